@@ -1,0 +1,136 @@
+"""Small helpers rules use to read calls and build replacement nodes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrator.context import PythonContext
+
+
+def module_ref(ctx: PythonContext, module: str) -> tuple[str, list[tuple[str, str | None]]]:
+    """How to spell ``module`` in this file, and the import to add when it is not imported.
+
+    ``import torch as tt`` gives ``("tt", [])``; no torch import gives ``("torch", [("torch", None)])``.
+    """
+    for local, full in ctx.imports.bindings.items():
+        if full == module:
+            return local, []
+    head = module.split(".", 1)[0]
+    for local, full in ctx.imports.bindings.items():
+        if full == head and local == head:
+            return module, []
+    return module, [(module, None)]
+
+
+def expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def arg(call: cst.Call, keyword: str | None = None, position: int | None = None) -> cst.Arg | None:
+    """The argument passed by ``keyword`` or at ``position`` (positional only), else None."""
+    if keyword is not None:
+        for argument in call.args:
+            if argument.keyword is not None and argument.keyword.value == keyword:
+                return argument
+    if position is not None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(argument.star for argument in call.args)
+
+
+def string_value(node: cst.BaseExpression | None) -> str | None:
+    """The value of a plain (non f-) string literal or implicit concatenation, else None."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def literal_value(node: cst.BaseExpression | None) -> object:
+    """Python value of simple literals (numbers, strings, True/False/None, tuples), else ``...``."""
+    if node is None:
+        return ...
+    if isinstance(node, cst.Name) and node.value in {"True", "False", "None"}:
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.evaluated_value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal_value(node.expression)
+        return -inner if isinstance(inner, (int, float)) else ...
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return string_value(node)
+    if isinstance(node, cst.Tuple):
+        values = [literal_value(element.value) for element in node.elements]
+        return ... if any(value is ... for value in values) else tuple(values)
+    return ...
+
+
+def with_comma(argument: cst.Arg) -> cst.Arg:
+    return argument.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+
+
+def replace_call(
+    call: cst.Call,
+    func: str,
+    *,
+    prepend: list[cst.Arg] | None = None,
+    drop: set[str] | None = None,
+) -> cst.Call:
+    """``call`` with a new callee, extra leading arguments and some keywords dropped;
+    the remaining arguments keep their formatting and comments."""
+    kept = [
+        a for a in call.args if not (a.keyword is not None and drop and a.keyword.value in drop)
+    ]
+    new_args = list(prepend or [])
+    if new_args and kept:
+        new_args = [with_comma(a) for a in new_args]
+    elif new_args:
+        new_args[-1] = new_args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    if kept:
+        last = kept[-1]
+        if drop and last.comma is not cst.MaybeSentinel.DEFAULT and call.args[-1] is not last:
+            kept[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(func=expr(func), args=[*new_args, *kept])
+
+
+def keyword_arg(name: str, value: str) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=expr(value),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+
+
+def positional_arg(value: str) -> cst.Arg:
+    return cst.Arg(value=expr(value))
+
+
+def unused_import_candidates(
+    ctx: PythonContext, func: cst.BaseExpression, prefix: str
+) -> list[tuple[str, ...]]:
+    """Imports that a rewrite of ``func`` may leave unused, as (module, obj, asname) tuples for
+    the fixer, which removes them only when nothing else in the file uses them."""
+    head = func
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not isinstance(head, cst.Name):
+        return []
+    local = head.value
+    full = ctx.imports.bindings.get(local)
+    if full is None or not full.startswith(prefix):
+        return []
+    if full in ctx.imports.modules:
+        # ``import a.b.c as local`` (or ``import a`` when local == a)
+        return [(full, None, local if local != full else None)]
+    module, _, obj = full.rpartition(".")
+    return [(module, obj, local if local != obj else None)]

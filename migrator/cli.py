@@ -1,0 +1,383 @@
+"""The ``migrate`` command line: scan, fix, rules, explain (verify, doctor, report, pr register
+themselves from their own modules). Data goes to stdout; progress and summaries to stderr."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from migrator import __version__
+from migrator.errors import MigrateError
+from migrator.model import Applicability, ScanResult, Severity
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+LAZY_COMMANDS = {
+    "verify": ("migrator.verify.cli", "verify_command"),
+    "doctor": ("migrator.doctor", "doctor_command"),
+    "report": ("migrator.reporting.cli", "report_command"),
+    "pr": ("migrator.pr", "pr_command"),
+}
+
+
+class _Group(click.Group):
+    """Loads heavy commands on first use and turns project errors into one-line messages
+    with exit code 2."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        available = [name for name, (module, _) in LAZY_COMMANDS.items() if _importable(module)]
+        return sorted({*super().list_commands(ctx), *available})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS:
+            module_name, attribute = LAZY_COMMANDS[cmd_name]
+            try:
+                command = getattr(importlib.import_module(module_name), attribute)
+            except ImportError:
+                return None
+            return command if isinstance(command, click.Command) else None
+        return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MigrateError as error:
+            click.echo(f"migrate: error: {error}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:
+            click.echo("migrate: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="migrate")
+def cli() -> None:
+    """Find and rewrite CUDA-only code so PyTorch projects run on AMD GPUs with ROCm."""
+
+
+def _severity(value: str | None) -> Severity | None:
+    if value is None:
+        return None
+    try:
+        return Severity.parse(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+_common = [
+    click.option("--select", multiple=True, help="Rule codes, code prefixes, names or categories."),
+    click.option("--ignore", multiple=True, help="Rules or categories to leave out."),
+    click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable)."),
+    click.option(
+        "--min-severity",
+        type=click.Choice(["info", "warning", "error"], case_sensitive=False),
+        default=None,
+        help="Report only findings at or above this severity.",
+    ),
+]
+
+
+def common_options(function: Any) -> Any:
+    for option in reversed(_common):
+        function = option(function)
+    return function
+
+
+def _check_paths(paths: tuple[str, ...]) -> list[Path]:
+    out = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise click.UsageError(f"path does not exist: {raw}")
+        out.append(path)
+    return out
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="text")
+@common_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write to FILE.")
+@click.option("--no-cache", is_flag=True, help="Ignore and do not update the result cache.")
+@click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (for testing).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes.")
+@click.option("--show-unused-suppressions", is_flag=True, help="Report `# migrate: ignore` comments that silence nothing.")
+def scan(
+    paths: tuple[str, ...],
+    output_format: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    min_severity: str | None,
+    output: str | None,
+    no_cache: bool,
+    no_prefilter: bool,
+    jobs: int | None,
+    show_unused_suppressions: bool,
+) -> None:
+    """Report every CUDA-only construct under PATHS.
+
+    Exit status: 0 when nothing at or above --min-severity is found, 1 when something is,
+    2 on a usage, configuration or internal error.
+    """
+    from migrator.runner import scan as scan_root
+
+    roots = _check_paths(paths)
+    results: list[ScanResult] = []
+    stderr = _console(stderr=True)
+    for root in roots:
+        run = _with_progress(
+            stderr,
+            lambda progress, total, root=root: scan_root(
+                root,
+                select=_split(select),
+                ignore=_split(ignore),
+                exclude=_split(exclude),
+                min_severity=_severity(min_severity),
+                use_cache=not no_cache,
+                prefilter=not no_prefilter,
+                jobs=jobs,
+                progress=progress,
+                on_total=total,
+            ),
+        )
+        results.append(run.scan)
+    text = _render(results, output_format, output)
+    if text is not None:
+        _emit(text, output)
+    if show_unused_suppressions:
+        for result in results:
+            for file in result.files:
+                for line, code in file.unused_suppressions:
+                    label = "" if code == "*" else f"[{code}]"
+                    click.echo(f"{file.path}:{line}: unused suppression `# migrate: ignore{label}`", err=True)
+    findings = [finding for result in results for finding in result.findings]
+    sys.exit(1 if findings else 0)
+
+
+def _with_progress(console: Any, action: Any) -> Any:
+    if not console.is_terminal:
+        return action(None, None)
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("scanning", total=None)
+
+        def on_total(total: int) -> None:
+            progress.update(task, total=total)
+
+        def advance(count: int) -> None:
+            progress.advance(task, count)
+
+        return action(advance, on_total)
+
+
+def _render(results: list[ScanResult], output_format: str, output: str | None) -> str | None:
+    if output_format == "json":
+        from migrator.reporting import json_out
+
+        return json_out.render(results)
+    if output_format == "sarif":
+        from migrator.reporting import sarif
+
+        return sarif.render(results)
+    if output_format == "github":
+        from migrator.reporting import github
+
+        return github.render(results)
+    from migrator.reporting import text
+
+    if output:
+        from rich.console import Console
+
+        with open(output, "w", encoding="utf-8") as handle:
+            text.render(results, Console(file=handle, width=120, no_color=True, highlight=False))
+        return None
+    text.render(results, _console())
+    return None
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--diff", is_flag=True, help="Print a unified diff and write nothing.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change semantics; review them.")
+@common_options
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
+def fix(
+    paths: tuple[str, ...],
+    diff: bool,
+    unsafe_fixes: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    min_severity: str | None,
+    jobs: int | None,
+) -> None:
+    """Rewrite CUDA-only code under PATHS to portable torch / ROCm equivalents.
+
+    Safe fixes only unless --unsafe-fixes. Exit 0 when nothing at or above the threshold
+    remains, 1 otherwise, 2 on error.
+    """
+    from migrator.runner import fix_tree
+
+    level = Applicability.UNSAFE if unsafe_fixes else Applicability.SAFE
+    stderr = _console(stderr=True)
+    remaining_total = 0
+    fixed_counter: Counter[str] = Counter()
+    for root in _check_paths(paths):
+        run = fix_tree(
+            root,
+            level=level,
+            select=_split(select),
+            ignore=_split(ignore),
+            exclude=_split(exclude),
+            min_severity=_severity(min_severity),
+            write=not diff,
+            jobs=jobs,
+        )
+        for outcome in run.outcomes:
+            if outcome.error:
+                stderr.print(f"[red]not fixed[/red] {outcome.relative}: {outcome.error}", markup=True, highlight=False)
+            if outcome.new_text is not None and outcome.error is None:
+                fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
+                if diff:
+                    click.echo(_unified_diff(root, outcome.relative, outcome.new_text), nl=False)
+        remaining = run.scan.findings
+        remaining_total += len(remaining)
+        _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes)
+    sys.exit(1 if remaining_total else 0)
+
+
+def _unified_diff(root: Path, relative: str, new_text: str) -> str:
+    path = root / relative if root.is_dir() else root
+    old = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    if old.startswith("\ufeff"):
+        old = old[1:]
+    if relative.endswith(".py"):
+        from migrator.sources import decode_python
+
+        old = decode_python(path.read_bytes()).text
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new_text.splitlines(keepends=True),
+        fromfile=f"a/{relative}",
+        tofile=f"b/{relative}",
+    )
+    out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return out
+
+
+def _fix_summary(
+    console: Any, fixed: Counter[str], remaining: list[Any], diff: bool, unsafe: bool
+) -> None:
+    from rich.markup import escape
+
+    verb = "Would fix" if diff else "Fixed"
+    total = sum(fixed.values())
+    console.print(f"{verb} {total} findings.", highlight=False)
+    for rule, count in sorted(fixed.items()):
+        console.print(f"  {count:4d}  {escape(rule)}", highlight=False)
+    if not remaining:
+        return
+    reasons: Counter[str] = Counter()
+    for finding in remaining:
+        if finding.fix is None:
+            reasons["no automatic fix (manual migration; see `migrate explain CODE`)"] += 1
+        elif finding.fix.applicability is Applicability.UNSAFE and not unsafe:
+            reasons["unsafe fix not enabled (use --unsafe-fixes)"] += 1
+        else:
+            reasons["fix could not be applied"] += 1
+    console.print(f"{len(remaining)} findings remain:", highlight=False)
+    for reason, count in reasons.most_common():
+        console.print(f"  {count:4d}  {escape(reason)}", highlight=False)
+
+
+@cli.command("rules")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
+def rules_command(output_format: str) -> None:
+    """List the rule catalog."""
+    from migrator.registry import all_rules
+
+    rules = all_rules()
+    if output_format == "json":
+        click.echo(json.dumps([rule_summary(rule) for rule in rules], indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    for column in ("code", "name", "category", "severity", "fix", "message"):
+        table.add_column(column)
+    for rule in rules:
+        table.add_row(
+            rule.code, rule.name, rule.category, rule.severity.label,
+            rule.applicability.value if rule.fix_availability() != "never" else "none",
+            rule.message,
+        )
+    _console().print(table)
+
+
+def rule_summary(rule: Any) -> dict[str, Any]:
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "category": rule.category,
+        "severity": rule.severity.label,
+        "message": rule.message,
+        "fix_title": rule.fix_title,
+        "fix_safety": rule.applicability.value,
+        "fix_availability": rule.fix_availability(),
+        "fact": rule.fact,
+        "file_kinds": sorted(rule.file_kinds),
+    }
+
+
+@cli.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Print a rule's documentation."""
+    from migrator.registry import rule_by_code
+    from migrator.ruledocs import render_rule
+
+    rule = rule_by_code(code)
+    from rich.markdown import Markdown
+
+    _console().print(Markdown(render_rule(rule)))
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()

@@ -1,0 +1,150 @@
+"""Per-file contexts handed to rules: name resolution, source access and ``report``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from migrator.imports import ImportTable
+from migrator.model import Applicability
+
+if TYPE_CHECKING:
+    from migrator.rule import Rule
+
+
+@dataclass(slots=True)
+class RawPythonFinding:
+    """A report made during traversal; positions are resolved once the traversal ends."""
+
+    rule: Rule
+    node: cst.CSTNode
+    message: str
+    replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None
+    imports: Sequence[tuple[str, str | None]]
+    remove_imports: Sequence[tuple[str, str | None]]
+    applicability: Applicability
+    fix_description: str | None
+
+
+@dataclass(slots=True)
+class RawTextFinding:
+    """A report on a span of a text file, with the replacement for that span when fixable."""
+
+    rule: Rule
+    start: int
+    end: int
+    message: str
+    replacement: str | None
+    applicability: Applicability
+    fix_description: str | None
+
+
+@dataclass(slots=True)
+class PythonContext:
+    """What a Python rule sees of the file being scanned."""
+
+    path: str
+    module: cst.Module
+    imports: ImportTable
+    reports: list[RawPythonFinding] = field(default_factory=list)
+
+    def qualname(self, node: cst.CSTNode) -> str | None:
+        """Qualified name of a Name/Attribute chain resolved through this file's imports."""
+        return self.imports.resolve(node)
+
+    def call_name(self, node: cst.Call) -> str | None:
+        return self.imports.resolve(node.func)
+
+    def code(self, node: cst.CSTNode) -> str:
+        """Source text of a node (as libcst prints it)."""
+        return self.module.code_for_node(node)
+
+    def report(
+        self,
+        rule: Rule,
+        node: cst.CSTNode,
+        *,
+        message: str | None = None,
+        replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None = None,
+        imports: Sequence[tuple[str, str | None]] = (),
+        remove_imports: Sequence[tuple[str, str | None]] = (),
+        applicability: Applicability | None = None,
+        fix_description: str | None = None,
+    ) -> None:
+        chosen = applicability if applicability is not None else rule.applicability
+        if replacement is None:
+            chosen = Applicability.NONE
+        self.reports.append(
+            RawPythonFinding(
+                rule=rule,
+                node=node,
+                message=message or rule.message,
+                replacement=replacement,
+                imports=imports,
+                remove_imports=remove_imports,
+                applicability=chosen,
+                fix_description=fix_description or rule.fix_title,
+            )
+        )
+
+
+@dataclass(slots=True)
+class TextContext:
+    """What a text rule sees: the decoded text, its lines and offsets, and ``report``."""
+
+    path: str
+    kind: str
+    text: str
+    reports: list[RawTextFinding] = field(default_factory=list)
+    _line_starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        for index, char in enumerate(self.text):
+            if char == "\n":
+                starts.append(index + 1)
+        self._line_starts = starts
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def offset(self, line: int, column: int = 0) -> int:
+        """Offset of 1-based ``line`` and 0-based ``column``."""
+        return self._line_starts[line - 1] + column
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based line and 0-based column of an offset."""
+        import bisect
+
+        line_index = bisect.bisect_right(self._line_starts, offset) - 1
+        return line_index + 1, offset - self._line_starts[line_index]
+
+    def report(
+        self,
+        rule: Rule,
+        start: int,
+        end: int,
+        *,
+        message: str | None = None,
+        replacement: str | None = None,
+        applicability: Applicability | None = None,
+        fix_description: str | None = None,
+    ) -> None:
+        chosen = applicability if applicability is not None else rule.applicability
+        if replacement is None:
+            chosen = Applicability.NONE
+        self.reports.append(
+            RawTextFinding(
+                rule=rule,
+                start=start,
+                end=end,
+                message=message or rule.message,
+                replacement=replacement,
+                applicability=chosen,
+                fix_description=fix_description or rule.fix_title,
+            )
+        )

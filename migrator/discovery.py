@@ -1,0 +1,180 @@
+"""Find the files to scan under each root: honour .gitignore files, skip virtual environments,
+build and cache folders, never follow a symlink loop, and tell each file's kind."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+DEFAULT_EXCLUDED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "site-packages",
+        "dist-packages", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache",
+        ".pytest_cache", ".migrate_cache", "build", "dist", ".eggs", ".ipynb_checkpoints",
+        ".cache", ".idea", ".vscode",
+    }
+)
+
+_REQUIREMENTS = re.compile(r"^(requirements|constraints)([-_.\w]*)\.(txt|in)$", re.IGNORECASE)
+_COMPOSE = re.compile(r"^(docker-)?compose([-_.\w]*)\.ya?ml$", re.IGNORECASE)
+_CONDA = re.compile(r"^(environment|conda)([-_.\w]*)\.ya?ml$", re.IGNORECASE)
+
+
+def file_kind(relative: str) -> str | None:
+    """The kind of file a rule family reads, from its path; None when nothing reads it."""
+    name = relative.rsplit("/", 1)[-1]
+    lower = name.lower()
+    if lower.endswith((".py", ".pyi")):
+        return "python"
+    if lower.endswith(".ipynb"):
+        return "notebook"
+    if _REQUIREMENTS.match(name) or (
+        "/requirements/" in f"/{relative}" and lower.endswith((".txt", ".in"))
+    ):
+        return "requirements"
+    if lower == "pyproject.toml":
+        return "pyproject"
+    if lower == "setup.cfg":
+        return "setupcfg"
+    if (
+        lower in {"dockerfile", "containerfile"}
+        or lower.startswith("dockerfile.")
+        or lower.endswith((".dockerfile", ".containerfile"))
+    ):
+        return "dockerfile"
+    if _COMPOSE.match(name):
+        return "compose"
+    if _CONDA.match(name):
+        return "conda"
+    if lower.endswith((".sh", ".bash", ".zsh")) or lower in {"makefile", ".envrc"}:
+        return "shell"
+    if lower.endswith((".yml", ".yaml")) and (
+        relative.startswith(".github/workflows/")
+        or lower in {".gitlab-ci.yml", "azure-pipelines.yml", ".travis.yml"}
+        or relative.startswith(".circleci/")
+        or relative.startswith(".buildkite/")
+    ):
+        return "ci-yaml"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to scan: absolute path, path relative to the scanned root (with ``/``), kind."""
+
+    path: Path
+    relative: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A path that discovery could not read (permission, broken link, loop); one-line reason."""
+
+    relative: str
+    reason: str
+
+
+def _load_gitignore(directory: Path) -> pathspec.PathSpec | None:
+    ignore_file = directory / ".gitignore"
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def discover(
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+) -> Iterator[SourceFile | Unreadable]:
+    """Yield every scannable file under ``root`` (or ``root`` itself when it is a file)."""
+    if root.is_file():
+        kind = file_kind(root.name)
+        if kind is not None:
+            yield SourceFile(root, root.name, kind)
+        return
+    visited: set[tuple[int, int]] = set()
+    # Each stack entry: directory, its path relative to root, active gitignore specs with bases.
+    stack: list[tuple[Path, str, list[tuple[str, pathspec.PathSpec]]]] = [(root, "", [])]
+    while stack:
+        directory, relative_dir, specs = stack.pop()
+        try:
+            stat = directory.stat()
+        except OSError as error:
+            yield Unreadable(relative_dir or ".", f"cannot read directory: {error.strerror}")
+            continue
+        key = (stat.st_dev, stat.st_ino)
+        if key in visited:
+            yield Unreadable(relative_dir, "symlink loop or repeated directory; not followed")
+            continue
+        visited.add(key)
+        if respect_gitignore:
+            spec = _load_gitignore(directory)
+            if spec is not None:
+                specs = [*specs, (relative_dir, spec)]
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as error:
+            yield Unreadable(relative_dir or ".", f"cannot list directory: {error.strerror}")
+            continue
+        subdirs = []
+        for entry in entries:
+            relative = f"{relative_dir}/{entry.name}" if relative_dir else entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if entry.name in DEFAULT_EXCLUDED_DIRS or _is_virtualenv(Path(entry.path)):
+                    continue
+                if _ignored(relative + "/", specs) or _excluded(relative, exclude):
+                    continue
+                subdirs.append((Path(entry.path), relative, specs))
+                continue
+            kind = file_kind(relative)
+            if kind is None or _ignored(relative, specs) or _excluded(relative, exclude):
+                continue
+            if entry.is_symlink() and not os.path.exists(entry.path):
+                yield Unreadable(relative, "broken symlink")
+                continue
+            yield SourceFile(Path(entry.path), relative, kind)
+        stack.extend(reversed(subdirs))
+
+
+def _is_virtualenv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").exists()
+
+
+def _ignored(relative: str, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        if base:
+            if not relative.startswith(base + "/"):
+                continue
+            local = relative[len(base) + 1 :]
+        else:
+            local = relative
+        if spec.match_file(local):
+            return True
+    return False
+
+
+def _excluded(relative: str, patterns: Sequence[str]) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        stripped = pattern.rstrip("/")
+        if (
+            fnmatch.fnmatch(relative, stripped)
+            or fnmatch.fnmatch(name, stripped)
+            or relative.startswith(stripped + "/")
+        ):
+            return True
+    return False

@@ -1,0 +1,423 @@
+"""Analyse one file: prefilter, parse once, run every selected rule in one traversal, resolve
+positions, apply suppressions and, when asked, apply fixes and prove the result is stable.
+
+Everything that can go wrong with one file ends as a ``FileResult`` with a one-line reason; the
+engine never raises for a single bad file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.fixer import FixError, apply_python_fixes, apply_text_edits, eligible
+from migrator.imports import ImportTable
+from migrator.model import Applicability, Finding, FixInfo, Status
+from migrator.rule import PythonRule, Rule, TextRule
+from migrator.sources import FailFile, SkipFile, notebook_cells
+from migrator.suppress import Suppressions
+
+MAX_FIX_PASSES = 6
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Findings of one text (or notebook), and the fixed text when fixing was asked for."""
+
+    findings: list[Finding] = field(default_factory=list)
+    new_text: str | None = None
+    fixed: list[Finding] = field(default_factory=list)
+    fix_error: str | None = None
+    unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
+
+
+class _Dispatcher(cst.CSTVisitor):
+    """Calls each rule's ``visit_<Node>``/``leave_<Node>`` methods in one walk of the tree."""
+
+    _method_cache: dict[type, dict[str, list[str]]] = {}
+
+    def __init__(self, rules: Sequence[PythonRule]) -> None:
+        super().__init__()
+        self.visits: dict[str, list[Callable[[Any], Any]]] = {}
+        self.leaves: dict[str, list[Callable[[Any], Any]]] = {}
+        for rule in rules:
+            methods = self._methods(type(rule))
+            for node_name in methods["visit"]:
+                self.visits.setdefault(node_name, []).append(getattr(rule, f"visit_{node_name}"))
+            for node_name in methods["leave"]:
+                self.leaves.setdefault(node_name, []).append(getattr(rule, f"leave_{node_name}"))
+
+    @classmethod
+    def _methods(cls, rule_type: type) -> dict[str, list[str]]:
+        cached = cls._method_cache.get(rule_type)
+        if cached is None:
+            cached = {"visit": [], "leave": []}
+            for attribute in dir(rule_type):
+                for kind in ("visit", "leave"):
+                    if attribute.startswith(kind + "_") and callable(getattr(rule_type, attribute)):
+                        cached[kind].append(attribute[len(kind) + 1 :])
+            cls._method_cache[rule_type] = cached
+        return cached
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        callbacks = self.visits.get(type(node).__name__)
+        if callbacks:
+            for callback in callbacks:
+                callback(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        callbacks = self.leaves.get(type(original_node).__name__)
+        if callbacks:
+            for callback in callbacks:
+                callback(original_node)
+
+
+def active_rules(rules: Iterable[type[Rule]], text: str, prefilter: bool) -> list[type[Rule]]:
+    """Rules that can fire on ``text``: those with a trigger string in it (all, without prefilter)."""
+    if not prefilter:
+        return list(rules)
+    return [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
+
+
+def _parse(text: str) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
+        raise FailFile(
+            f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {message}"
+        ) from None
+    except (RecursionError, MemoryError):
+        raise FailFile("too deeply nested to parse") from None
+
+
+def python_reports(
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    *,
+    prefilter: bool = True,
+    imports: ImportTable | None = None,
+    module: cst.Module | None = None,
+) -> tuple[cst.Module | None, list[RawPythonFinding]]:
+    """Parse once and run every active Python rule; (None, []) when the prefilter rules it out."""
+    chosen = [
+        rule
+        for rule in active_rules(rules, text, prefilter)
+        if issubclass(rule, PythonRule)
+    ]
+    if not chosen and prefilter:
+        return None, []
+    if module is None:
+        module = _parse(text)
+    table = imports if imports is not None else ImportTable.from_module(module)
+    context = PythonContext(path=path, module=module, imports=table)
+    instances = [rule(context) for rule in chosen]  # type: ignore[call-arg]
+    if instances:
+        module.visit(_Dispatcher(instances))  # type: ignore[arg-type]
+    return module, context.reports
+
+
+def _finding(
+    raw: RawPythonFinding | RawTextFinding,
+    path: str,
+    start: tuple[int, int],
+    end: tuple[int, int],
+    lines: list[str],
+    cell: int | None,
+) -> Finding:
+    rule = raw.rule
+    fix = None
+    if raw.replacement is not None and raw.applicability is not Applicability.NONE:
+        fix = FixInfo(raw.applicability, raw.fix_description or rule.fix_title or "apply fix")
+    line = start[0]
+    return Finding(
+        rule=rule.code,
+        name=rule.name,
+        category=rule.category,
+        severity=rule.severity,
+        path=path,
+        line=line,
+        column=start[1] + 1,
+        end_line=end[0],
+        end_column=end[1] + 1,
+        message=raw.message,
+        fix=fix,
+        cell=cell,
+        source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+    )
+
+
+def _python_findings(
+    module: cst.Module,
+    reports: list[RawPythonFinding],
+    path: str,
+    text: str,
+    cell: int | None,
+) -> list[tuple[RawPythonFinding, Finding]]:
+    if not reports:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = text.splitlines()
+    out = []
+    seen: set[tuple[str, int, int]] = set()
+    for raw in reports:
+        code_range = positions.get(raw.node)
+        if code_range is None:
+            continue
+        key = (raw.rule.code, code_range.start.line, code_range.start.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        start = (code_range.start.line, code_range.start.column)
+        end = (code_range.end.line, code_range.end.column)
+        out.append((raw, _finding(raw, path, start, end, lines, cell)))
+    return out
+
+
+def _suppress(
+    pairs: list[tuple[Any, Finding]], suppressions: Suppressions
+) -> list[tuple[Any, Finding]]:
+    return [
+        (raw, finding)
+        for raw, finding in pairs
+        if not suppressions.suppresses(finding.line, finding.rule)
+    ]
+
+
+def analyze_python(
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    *,
+    fix: Applicability | None = None,
+    prefilter: bool = True,
+    imports: ImportTable | None = None,
+    cell: int | None = None,
+) -> Analysis:
+    """Findings of a Python text; with ``fix`` (SAFE or UNSAFE) also the fixed text."""
+    module, reports = python_reports(text, path, rules, prefilter=prefilter, imports=imports)
+    if module is None:
+        return Analysis()
+    suppressions = Suppressions.parse(text)
+    pairs = _suppress(_python_findings(module, reports, path, text, cell), suppressions)
+    analysis = Analysis(
+        findings=[finding for _, finding in pairs],
+        unused_suppressions=suppressions.unused(),
+    )
+    if fix is None or not any(eligible(raw, fix) for raw, _ in pairs):
+        return analysis
+    try:
+        new_text, fixed = _fix_python_loop(text, path, rules, fix, prefilter, imports, cell)
+    except FixError as error:
+        analysis.fix_error = str(error)
+        return analysis
+    if new_text != text:
+        analysis.new_text = new_text
+        analysis.fixed = fixed
+        after = analyze_python(
+            new_text, path, rules, fix=None, prefilter=prefilter, imports=imports, cell=cell
+        )
+        analysis.findings = after.findings
+    return analysis
+
+
+def _fix_python_loop(
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    fix: Applicability,
+    prefilter: bool,
+    imports: ImportTable | None,
+    cell: int | None,
+) -> tuple[str, list[Finding]]:
+    current = text
+    fixed: list[Finding] = []
+    for _ in range(MAX_FIX_PASSES):
+        module, reports = python_reports(current, path, rules, prefilter=prefilter, imports=imports)
+        if module is None:
+            return current, fixed
+        pairs = _suppress(
+            _python_findings(module, reports, path, current, cell), Suppressions.parse(current)
+        )
+        chosen = [(raw, finding) for raw, finding in pairs if eligible(raw, fix)]
+        if not chosen:
+            return current, fixed
+        new_text = apply_python_fixes(module, [raw for raw, _ in chosen], path)
+        if new_text == current:
+            return current, fixed
+        fixed.extend(finding for _, finding in chosen)
+        current = new_text
+    raise FixError(f"fixes did not settle after {MAX_FIX_PASSES} passes; file left unchanged")
+
+
+def analyze_text(
+    text: str,
+    path: str,
+    kind: str,
+    rules: Sequence[type[Rule]],
+    *,
+    fix: Applicability | None = None,
+    prefilter: bool = True,
+    cell: int | None = None,
+    line_map: Callable[[int], int] | None = None,
+) -> Analysis:
+    """Findings of a non-Python text file of ``kind``; with ``fix`` also the fixed text."""
+    chosen = [
+        rule
+        for rule in active_rules(rules, text, prefilter)
+        if issubclass(rule, TextRule) and kind in rule.file_kinds
+    ]
+    if not chosen:
+        return Analysis()
+    context = TextContext(path=path, kind=kind, text=text)
+    for rule in chosen:
+        rule(context).check()  # type: ignore[call-arg]
+    lines = text.splitlines()
+    suppressions = Suppressions.parse(text)
+    pairs: list[tuple[RawTextFinding, Finding]] = []
+    for raw in sorted(context.reports, key=lambda item: (item.start, item.rule.code)):
+        start = context.position(raw.start)
+        end = context.position(raw.end)
+        finding = _finding(raw, path, start, end, lines, cell)
+        if line_map is not None:
+            finding = _remap(finding, line_map)
+        if not suppressions.suppresses(start[0], finding.rule):
+            pairs.append((raw, finding))
+    analysis = Analysis(
+        findings=[finding for _, finding in pairs], unused_suppressions=suppressions.unused()
+    )
+    if fix is None:
+        return analysis
+    chosen_raw = [raw for raw, _ in pairs if eligible(raw, fix)]
+    if not chosen_raw:
+        return analysis
+    new_text = apply_text_edits(text, chosen_raw)
+    if new_text == text:
+        return analysis
+    again = analyze_text(new_text, path, kind, rules, fix=fix, prefilter=prefilter)
+    if again.new_text is not None and again.new_text != new_text:
+        analysis.fix_error = "a second fix pass would change the file again; file left unchanged"
+        return analysis
+    analysis.new_text = new_text
+    analysis.fixed = [finding for raw, finding in pairs if eligible(raw, fix)]
+    analysis.findings = analyze_text(new_text, path, kind, rules, prefilter=prefilter).findings
+    return analysis
+
+
+def _remap(finding: Finding, line_map: Callable[[int], int]) -> Finding:
+    from dataclasses import replace
+
+    return replace(
+        finding, line=line_map(finding.line), end_line=line_map(finding.end_line)
+    )
+
+
+def analyze_notebook(
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    *,
+    fix: Applicability | None = None,
+    prefilter: bool = True,
+) -> Analysis:
+    """Scan (and fix) each code cell; findings carry the cell index and the line in the cell."""
+    document, cells = notebook_cells(text)
+    tables: list[ImportTable] = []
+    parsed: dict[int, cst.Module] = {}
+    errors: list[str] = []
+    for cell in cells:
+        if not cell.source.strip():
+            continue
+        try:
+            parsed[cell.index] = _parse(cell.source)
+        except FailFile as error:
+            errors.append(f"cell {cell.index}: {error}")
+            continue
+        tables.append(ImportTable.from_module(parsed[cell.index]))
+    shared = ImportTable()
+    for table in tables:
+        shared.bindings.update(table.bindings)
+        shared.modules.update(table.modules)
+    result = Analysis()
+    new_sources: dict[int, str] = {}
+    for cell in cells:
+        if cell.index in parsed:
+            part = analyze_python(
+                cell.source, path, rules, fix=fix, prefilter=prefilter, imports=shared,
+                cell=cell.index,
+            )
+            result.findings.extend(part.findings)
+            result.fixed.extend(part.fixed)
+            if part.fix_error:
+                result.fix_error = f"cell {cell.index}: {part.fix_error}"
+            if part.new_text is not None:
+                new_sources[cell.index] = _restore_magics(part.new_text, cell.shell_lines)
+        if cell.shell_lines:
+            numbers = [number for number, _ in cell.shell_lines]
+            shell_text = "\n".join(_strip_magic(line) for _, line in cell.shell_lines) + "\n"
+            part = analyze_text(
+                shell_text, path, "shell", rules, prefilter=prefilter, cell=cell.index,
+                line_map=lambda line, numbers=numbers: numbers[min(line, len(numbers)) - 1],
+            )
+            result.findings.extend(part.findings)
+    if errors and not result.findings and len(errors) == len([c for c in cells if c.source.strip()]):
+        raise FailFile("; ".join(errors))
+    if new_sources and result.fix_error is None:
+        result.new_text = _write_cells(text, document, new_sources)
+    return result
+
+
+def _strip_magic(line: str) -> str:
+    stripped = line.lstrip()
+    return stripped[1:] if stripped[:1] in "!%" else stripped
+
+
+def _restore_magics(source: str, shell_lines: tuple[tuple[int, str], ...]) -> str:
+    lines = source.split("\n")
+    for number, original in shell_lines:
+        if number - 1 < len(lines):
+            lines[number - 1] = original
+    return "\n".join(lines)
+
+
+def _write_cells(text: str, document: dict[str, Any], new_sources: dict[int, str]) -> str:
+    for index, source in new_sources.items():
+        cell = document["cells"][index]
+        original = cell.get("source")
+        if isinstance(original, list):
+            cell["source"] = source.splitlines(keepends=True)
+        else:
+            cell["source"] = source
+    match = re.search(r"\n( +)\"", text)
+    indent = len(match.group(1)) if match else 1
+    trailing = "\n" if text.endswith("\n") else ""
+    return json.dumps(document, indent=indent, ensure_ascii=False) + trailing
+
+
+def analyze(
+    text: str,
+    path: str,
+    kind: str,
+    rules: Sequence[type[Rule]],
+    *,
+    fix: Applicability | None = None,
+    prefilter: bool = True,
+) -> Analysis:
+    """Dispatch on the file kind; raises SkipFile/FailFile with a one-line reason."""
+    if kind == "python":
+        return analyze_python(text, path, rules, fix=fix, prefilter=prefilter)
+    if kind == "notebook":
+        return analyze_notebook(text, path, rules, fix=fix, prefilter=prefilter)
+    return analyze_text(text, path, kind, rules, fix=fix, prefilter=prefilter)
+
+
+__all__ = ["Analysis", "analyze", "SkipFile", "FailFile", "Status"]

@@ -1,0 +1,114 @@
+"""Resolve names to qualified names from a module's own import statements.
+
+Scope analysis (libcst's QualifiedNameProvider) costs about ten times the parse; the import table
+is enough for matching library APIs: ``import pynvml as nv`` makes ``nv.nvmlInit`` resolve to
+``pynvml.nvmlInit`` while a local ``def flash_attn_func`` stays unresolved.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression | cst.ImportFrom | cst.Attribute | cst.Name) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    current: cst.CSTNode = node
+    while isinstance(current, cst.Attribute):
+        parts.append(current.attr.value)
+        current = current.value
+    if isinstance(current, cst.Name):
+        parts.append(current.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class ImportTable:
+    """Maps each locally bound name to the dotted module path or object it was imported as."""
+
+    __slots__ = ("bindings", "modules")
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, str] = {}
+        self.modules: set[str] = set()
+
+    @classmethod
+    def from_module(cls, module: cst.Module) -> ImportTable:
+        table = cls()
+        table._collect(module.body)
+        return table
+
+    def _collect(self, body: object) -> None:
+        statements = body if isinstance(body, (list, tuple)) else ()
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Import):
+                        self._add_import(small)
+                    elif isinstance(small, cst.ImportFrom):
+                        self._add_import_from(small)
+            elif isinstance(statement, cst.BaseCompoundStatement):
+                self._collect_compound(statement)
+
+    def _collect_compound(self, statement: cst.BaseCompoundStatement) -> None:
+        block = statement.body
+        if isinstance(block, cst.IndentedBlock):
+            self._collect(block.body)
+        elif isinstance(block, cst.SimpleStatementSuite):
+            self._collect([cst.SimpleStatementLine(body=block.body)])
+        for attribute in ("orelse", "finalbody"):
+            extra = getattr(statement, attribute, None)
+            if isinstance(extra, (cst.Else, cst.Finally)):
+                self._collect_compound(extra)  # type: ignore[arg-type]
+            elif isinstance(extra, cst.If):
+                self._collect_compound(extra)
+        for handler in getattr(statement, "handlers", ()):
+            self._collect_compound(handler)
+
+    def _add_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            self.modules.add(full)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.bindings[alias.asname.name.value] = full
+            else:
+                head = full.split(".", 1)[0]
+                self.bindings[head] = head
+
+    def _add_import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        module = dotted_name(node.module)
+        if module is None:
+            return
+        self.modules.add(module)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.bindings[local] = f"{module}.{alias.name.value}"
+
+    def resolve(self, node: cst.CSTNode) -> str | None:
+        """Qualified name of a Name/Attribute chain whose head was imported, else None."""
+        parts: list[str] = []
+        current: cst.CSTNode = node
+        while isinstance(current, cst.Attribute):
+            parts.append(current.attr.value)
+            current = current.value
+        if not isinstance(current, cst.Name):
+            return None
+        base = self.bindings.get(current.value)
+        if base is None:
+            return None
+        parts.append(base)
+        return ".".join(reversed(parts))
+
+    def local_names_for(self, qualified: str) -> list[str]:
+        """Local spellings that resolve to ``qualified`` (for building replacement nodes)."""
+        return [local for local, full in self.bindings.items() if full == qualified]

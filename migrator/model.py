@@ -1,0 +1,105 @@
+"""Plain data passed between the engine, the fixer and the renderers (picklable, no CST nodes)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    """How bad a finding is on ROCm; ordered so that thresholds compare with ``>=``."""
+
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
+
+
+class Applicability(enum.Enum):
+    """Whether a rule's fix may be applied without review."""
+
+    NONE = "none"
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, slots=True)
+class FixInfo:
+    """A fix offered for one finding: how safe it is and what it does."""
+
+    applicability: Applicability
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace the characters ``start``..``end`` (offsets into the decoded text) with ``text``."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One place in one file that depends on CUDA-only software or behaves differently on ROCm."""
+
+    rule: str
+    name: str
+    category: str
+    severity: Severity
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    fix: FixInfo | None = None
+    cell: int | None = None
+    source_line: str = ""
+
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.line, self.column, self.rule)
+
+
+class Status(enum.Enum):
+    """What happened to one file."""
+
+    SCANNED = "scanned"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """The outcome for one file: findings, or a one-line reason it was skipped or failed."""
+
+    path: str
+    status: Status
+    findings: tuple[Finding, ...] = ()
+    reason: str = ""
+    unused_suppressions: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """All file results of one scan of one root."""
+
+    root: str
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        out = [finding for result in self.files for finding in result.findings]
+        out.sort(key=Finding.sort_key)
+        return out

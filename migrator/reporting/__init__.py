@@ -1,0 +1,1 @@
+"""Renderers: every output format reads the same ScanResult list."""

@@ -1,0 +1,28 @@
+"""GitHub Actions workflow commands: one annotation per finding."""
+
+from __future__ import annotations
+
+from migrator.model import ScanResult, Severity
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _escape(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(results: list[ScanResult]) -> str:
+    lines = []
+    for result in results:
+        for finding in result.findings:
+            lines.append(
+                f"::{_LEVEL[finding.severity]} file={_escape_property(finding.path)},"
+                f"line={finding.line},col={finding.column},endLine={finding.end_line},"
+                f"endColumn={finding.end_column},title={finding.rule} {finding.name}::"
+                f"{_escape(finding.message)}"
+            )
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,93 @@
+"""The JSON contract other tools read (pinned by tests): version, tool, findings, files, summary."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import migrator
+from migrator.model import Finding, ScanResult, Status
+
+SCHEMA_VERSION = "1"
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "rule": finding.rule,
+        "name": finding.name,
+        "category": finding.category,
+        "severity": finding.severity.label,
+        "path": finding.path,
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column,
+        "message": finding.message,
+        "fix": None
+        if finding.fix is None
+        else {"applicability": finding.fix.applicability.value, "description": finding.fix.description},
+    }
+    if finding.cell is not None:
+        data["cell"] = finding.cell
+    return data
+
+
+def summary(findings: list[Finding]) -> dict[str, Any]:
+    by_category = Counter(finding.category for finding in findings)
+    by_severity = Counter(finding.severity.label for finding in findings)
+    fixable = Counter(
+        finding.fix.applicability.value if finding.fix else "none" for finding in findings
+    )
+    return {
+        "total": len(findings),
+        "by_category": dict(sorted(by_category.items())),
+        "by_severity": {level: by_severity.get(level, 0) for level in ("error", "warning", "info")},
+        "by_fix": {key: fixable.get(key, 0) for key in ("safe", "unsafe", "none")},
+    }
+
+
+def scan_dict(results: list[ScanResult]) -> dict[str, Any]:
+    findings: list[Finding] = []
+    scanned = 0
+    skipped: list[dict[str, str]] = []
+    failed: list[dict[str, str]] = []
+    multiple = len(results) > 1
+    for result in results:
+        prefix = _prefix(result.root) if multiple else ""
+        for file in result.files:
+            path = prefix + file.path
+            if file.status is Status.SCANNED:
+                scanned += 1
+            elif file.status is Status.SKIPPED:
+                skipped.append({"path": path, "reason": file.reason})
+            else:
+                failed.append({"path": path, "reason": file.reason})
+        for finding in result.findings:
+            findings.append(_with_prefix(finding, prefix))
+    return {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "migrate", "version": migrator.__version__},
+        "findings": [finding_dict(finding) for finding in findings],
+        "files": {"scanned": scanned, "skipped": skipped, "failed": failed},
+        "summary": summary(findings),
+    }
+
+
+def _prefix(root: str) -> str:
+    from pathlib import Path
+
+    name = Path(root).name
+    return f"{name}/" if name else ""
+
+
+def _with_prefix(finding: Finding, prefix: str) -> Finding:
+    if not prefix:
+        return finding
+    from dataclasses import replace
+
+    return replace(finding, path=prefix + finding.path)
+
+
+def render(results: list[ScanResult]) -> str:
+    return json.dumps(scan_dict(results), indent=2) + "\n"

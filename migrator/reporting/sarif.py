@@ -1,0 +1,76 @@
+"""SARIF 2.1.0 for GitHub code scanning and other SARIF consumers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import migrator
+from migrator.model import ScanResult, Severity
+from migrator.reporting.json_out import _prefix, _with_prefix
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def render(results: list[ScanResult]) -> str:
+    from migrator.registry import all_rules
+
+    rules = all_rules()
+    index = {rule.code: position for position, rule in enumerate(rules)}
+    sarif_results: list[dict[str, Any]] = []
+    multiple = len(results) > 1
+    for result in results:
+        prefix = _prefix(result.root) if multiple else ""
+        for finding in result.findings:
+            finding = _with_prefix(finding, prefix)
+            entry: dict[str, Any] = {
+                "ruleId": finding.rule,
+                "ruleIndex": index.get(finding.rule, 0),
+                "level": _LEVEL[finding.severity],
+                "message": {"text": finding.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
+                            "region": {
+                                "startLine": finding.line,
+                                "startColumn": finding.column,
+                                "endLine": finding.end_line,
+                                "endColumn": finding.end_column,
+                            },
+                        }
+                    }
+                ],
+            }
+            if finding.cell is not None:
+                entry["properties"] = {"notebookCell": finding.cell}
+            sarif_results.append(entry)
+    document = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "migrate",
+                        "version": migrator.__version__,
+                        "informationUri": "https://github.com/migrate-rocm/migrate",
+                        "rules": [
+                            {
+                                "id": rule.code,
+                                "name": rule.name,
+                                "shortDescription": {"text": rule.message},
+                                "fullDescription": {"text": rule.doc().split("\n\n")[0] or rule.message},
+                                "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+                                "properties": {"category": rule.category, "fact": rule.fact},
+                            }
+                            for rule in rules
+                        ],
+                    }
+                },
+                "results": sarif_results,
+            }
+        ],
+    }
+    return json.dumps(document, indent=2) + "\n"

@@ -1,0 +1,79 @@
+"""Human output: findings grouped by file with the source line, then a summary table."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from migrator.model import Finding, ScanResult, Severity, Status
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _location(finding: Finding, prefix: str) -> str:
+    cell = f"[cell {finding.cell}]" if finding.cell is not None else ""
+    return f"{prefix}{finding.path}{cell}:{finding.line}:{finding.column}"
+
+
+def render(results: list[ScanResult], console: Console, *, show_source: bool = True) -> None:
+    findings_total: list[Finding] = []
+    multiple = len(results) > 1
+    for result in results:
+        prefix = f"{result.root.rstrip('/')}/" if multiple else ""
+        current = None
+        for finding in result.findings:
+            findings_total.append(finding)
+            if finding.path != current:
+                current = finding.path
+                console.print()
+                console.print(f"[bold]{escape(prefix + finding.path)}[/bold]")
+            marker = ""
+            if finding.fix is not None:
+                marker = " [green]\\[*][/green]" if finding.fix.applicability.value == "safe" else " [magenta]\\[unsafe fix][/magenta]"
+            console.print(
+                f"  {escape(_location(finding, prefix))} "
+                f"[{_STYLE[finding.severity]}]{finding.rule}[/] "
+                f"{escape(finding.message)}{marker}"
+            )
+            if show_source and finding.source_line:
+                console.print(f"      [dim]{escape(finding.source_line[:160])}[/dim]")
+        for file in result.files:
+            if file.status is Status.SKIPPED:
+                console.print(f"[dim]skipped[/dim] {escape(prefix + file.path)}: {escape(file.reason)}")
+            elif file.status is Status.FAILED:
+                console.print(f"[red]failed[/red]  {escape(prefix + file.path)}: {escape(file.reason)}")
+    _summary(results, findings_total, console)
+
+
+def _summary(results: list[ScanResult], findings: list[Finding], console: Console) -> None:
+    scanned = sum(1 for result in results for file in result.files if file.status is Status.SCANNED)
+    problems = sum(1 for result in results for file in result.files if file.status is not Status.SCANNED)
+    console.print()
+    if not findings:
+        console.print(f"[green]No CUDA-only constructs found[/green] in {scanned} files.")
+        return
+    table = Table(title="Findings by category", show_lines=False)
+    table.add_column("category")
+    table.add_column("error", justify="right", style="red")
+    table.add_column("warning", justify="right", style="yellow")
+    table.add_column("info", justify="right", style="cyan")
+    table.add_column("fixable", justify="right", style="green")
+    counts: Counter[tuple[str, Severity]] = Counter((f.category, f.severity) for f in findings)
+    fixable: Counter[str] = Counter(f.category for f in findings if f.fix is not None)
+    for category in sorted({f.category for f in findings}):
+        table.add_row(
+            category,
+            *(str(counts.get((category, level), "") or "") for level in (Severity.ERROR, Severity.WARNING, Severity.INFO)),
+            str(fixable.get(category, "") or ""),
+        )
+    console.print(table)
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability.value == "safe")
+    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability.value == "unsafe")
+    console.print(
+        f"Found {len(findings)} findings in {scanned} files"
+        + (f" ({problems} files skipped or failed)" if problems else "")
+        + f". {safe} fixable with `migrate fix`, {unsafe} more with `--unsafe-fixes`."
+    )

@@ -1,0 +1,193 @@
+"""The Rule base classes: a rule is data (code, name, message, severity, fix safety, fact, examples)
+plus a small matcher; the engine does the traversal, suppression, fixing and reporting."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from migrator.model import Applicability, Severity
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from migrator.context import PythonContext, TextContext
+
+
+@dataclass(frozen=True, slots=True)
+class Valid:
+    """Source that the rule must not flag."""
+
+    code: str
+    path: str = "example.py"
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """Source the rule must flag; ``fixed`` is the exact text after the fix (None: no fix).
+
+    ``line`` and ``column`` (1-based) pin the first finding's position when given;
+    ``unsafe`` says the fix is only applied with ``--unsafe-fixes``.
+    """
+
+    code: str
+    fixed: str | None = None
+    path: str = "example.py"
+    line: int | None = None
+    column: int | None = None
+    count: int | None = None
+
+
+#: File kinds the discovery layer assigns; rules declare which they read.
+FILE_KINDS = frozenset(
+    {
+        "python",
+        "requirements",
+        "pyproject",
+        "setupcfg",
+        "conda",
+        "dockerfile",
+        "compose",
+        "shell",
+        "ci-yaml",
+    }
+)
+
+_CODE_RE = re.compile(r"^ROC\d{3}$")
+_NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class Rule:
+    """Base of every rule. Subclasses set the class attributes; the docstring is the user doc."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    category: ClassVar[str]
+    severity: ClassVar[Severity]
+    message: ClassVar[str]
+    fix_title: ClassVar[str | None] = None
+    applicability: ClassVar[Applicability] = Applicability.NONE
+    #: Reference into shared ``rocm-facts.md`` (section) and its primary source ids.
+    fact: ClassVar[str]
+    #: Strings of which at least one must occur in a file for the rule to fire (the prefilter).
+    triggers: ClassVar[tuple[str, ...]]
+    file_kinds: ClassVar[frozenset[str]] = frozenset({"python"})
+    valid: ClassVar[Sequence[Valid]] = ()
+    invalid: ClassVar[Sequence[Invalid]] = ()
+    #: Which GPU targets a finding of this rule matters on (``all`` or gfx ids); used by reports.
+    targets: ClassVar[tuple[str, ...]] = ("all",)
+    #: Rough hours of manual work per finding when no automatic fix applies (report estimates).
+    effort_hours: ClassVar[float] = 0.5
+    #: True when a finding means the project cannot run on ROCm until someone acts by hand.
+    blocker: ClassVar[bool] = False
+
+    abstract: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if inspect.isabstract(cls) or cls.__dict__.get("abstract", False):
+            return
+        cls.abstract = False
+        for attribute in ("code", "name", "category", "severity", "message", "fact", "triggers"):
+            if not hasattr(cls, attribute):
+                raise TypeError(f"rule {cls.__name__} lacks {attribute!r}")
+        if not _CODE_RE.match(cls.code):
+            raise TypeError(f"rule {cls.__name__}: code {cls.code!r} is not ROC + three digits")
+        if not _NAME_RE.match(cls.name):
+            raise TypeError(f"rule {cls.__name__}: name {cls.name!r} is not kebab-case")
+        unknown = cls.file_kinds - FILE_KINDS
+        if unknown:
+            raise TypeError(f"rule {cls.__name__}: unknown file kinds {sorted(unknown)}")
+
+    @classmethod
+    def fix_availability(cls) -> str:
+        """Derived from the examples: ``always``, ``sometimes`` or ``never`` (Ruff's FixAvailability)."""
+        fixed = [example.fixed is not None for example in cls.invalid]
+        if fixed and all(fixed):
+            return "always"
+        if any(fixed):
+            return "sometimes"
+        return "never"
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+
+class PythonRule(Rule):
+    """A rule over Python source. Define ``visit_<Node>`` methods; call ``self.ctx.report``.
+
+    One instance is made per file, so a rule may keep per-file state on ``self``.
+    """
+
+    abstract = True
+
+    def __init__(self, ctx: PythonContext) -> None:
+        self.ctx = ctx
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        *,
+        message: str | None = None,
+        replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None = None,
+        imports: Sequence[tuple[str, str | None]] = (),
+        remove_imports: Sequence[tuple[str, str | None]] = (),
+        applicability: Applicability | None = None,
+        fix_description: str | None = None,
+    ) -> None:
+        self.ctx.report(
+            self,
+            node,
+            message=message,
+            replacement=replacement,
+            imports=imports,
+            remove_imports=remove_imports,
+            applicability=applicability,
+            fix_description=fix_description,
+        )
+
+
+class TextRule(Rule):
+    """A rule over a non-Python file (requirements, Dockerfile, compose, shell, TOML, YAML).
+
+    ``check`` sees the decoded text of one file through ``ctx`` and reports spans with optional
+    replacement text.
+    """
+
+    abstract = True
+    file_kinds: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, ctx: TextContext) -> None:
+        self.ctx = ctx
+
+    def check(self) -> None:
+        raise NotImplementedError
+
+
+def _text_report(
+    self: TextRule,
+    start: int,
+    end: int,
+    *,
+    message: str | None = None,
+    replacement: str | None = None,
+    applicability: Applicability | None = None,
+    fix_description: str | None = None,
+) -> None:
+    """Report the span ``start``..``end`` of the file, optionally with replacement text."""
+    self.ctx.report(
+        self,
+        start,
+        end,
+        message=message,
+        replacement=replacement,
+        applicability=applicability,
+        fix_description=fix_description,
+    )
+
+
+TextRule.report = _text_report  # type: ignore[attr-defined]

@@ -1,0 +1,66 @@
+"""Render a rule's user documentation (docstring, metadata, examples) as Markdown; the same text
+feeds ``migrate explain`` and the generated ``docs/rules/``."""
+
+from __future__ import annotations
+
+from migrator.rule import Rule
+
+BANNER = "<!-- generated from the rule catalog by scripts/gen_rule_docs.py; edit the rule, not this file -->"
+
+
+def render_rule(rule: type[Rule]) -> str:
+    lines = [
+        f"# {rule.code} `{rule.name}`",
+        "",
+        f"**{rule.message}**",
+        "",
+        f"- Category: `{rule.category}`",
+        f"- Severity: `{rule.severity.label}`",
+        f"- Fix: {rule.applicability.value} ({rule.fix_availability()})"
+        + (f" — {rule.fix_title}" if rule.fix_title else ""),
+        f"- Files: {', '.join(sorted(rule.file_kinds))}",
+        f"- Fact: {rule.fact} (shared/docs/rocm-facts.md)",
+        "",
+        rule.doc(),
+        "",
+    ]
+    if rule.invalid:
+        lines += ["## Flagged", ""]
+        for example in rule.invalid:
+            lines += [f"```{_lang(example.path)}", example.code.rstrip(), "```", ""]
+            if example.fixed is not None:
+                lines += ["becomes", "", f"```{_lang(example.path)}", example.fixed.rstrip(), "```", ""]
+    if rule.valid:
+        lines += ["## Not flagged", ""]
+        for valid in rule.valid:
+            lines += [f"```{_lang(valid.path)}", valid.code.rstrip(), "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _lang(path: str) -> str:
+    if path.endswith(".py"):
+        return "python"
+    if path.endswith((".yml", ".yaml")):
+        return "yaml"
+    if path.endswith(".toml"):
+        return "toml"
+    if path.endswith(".sh"):
+        return "bash"
+    if "Dockerfile" in path:
+        return "dockerfile"
+    return "text"
+
+
+def render_index(rules: tuple[type[Rule], ...]) -> str:
+    lines = [BANNER, "", "# Rule catalog", "", "| code | name | category | severity | fix | message |", "|---|---|---|---|---|---|"]
+    for rule in rules:
+        fix = rule.applicability.value if rule.fix_availability() != "never" else "none"
+        message = rule.message.replace("|", "\\|")
+        lines.append(
+            f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {rule.category} | {rule.severity.label} | {fix} | {message} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_rule_page(rule: type[Rule]) -> str:
+    return BANNER + "\n\n" + render_rule(rule)

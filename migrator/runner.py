@@ -1,0 +1,281 @@
+"""Run the engine over whole trees: discovery, cache, worker processes, selection and
+per-file ignores, and (for ``fix``) atomic writes. Used by the CLI, verify, report and pr."""
+
+from __future__ import annotations
+
+import fnmatch
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from migrator.cache import ResultCache, content_key
+from migrator.config import Config, load_config
+from migrator.discovery import SourceFile, Unreadable, discover
+from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
+from migrator.sources import FailFile, SkipFile, decode_python, decode_text
+
+#: Below this many files to analyse, worker processes cost more than they save.
+PARALLEL_THRESHOLD = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which rules and findings count: merged from ``[tool.migrate]`` and the command line."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    min_severity: Severity = Severity.INFO
+
+    @classmethod
+    def merge(
+        cls,
+        config: Config,
+        *,
+        select: Sequence[str] | None = None,
+        ignore: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
+        min_severity: Severity | None = None,
+    ) -> Selection:
+        return cls(
+            select=tuple(select) if select else config.select,
+            ignore=tuple(ignore) if ignore else config.ignore,
+            exclude=(*config.exclude, *exclude),
+            per_file_ignores=tuple(config.per_file_ignores.items()),
+            min_severity=min_severity if min_severity is not None else config.min_severity,
+        )
+
+    def codes(self) -> frozenset[str]:
+        from migrator.registry import select_rules
+
+        return frozenset(rule.code for rule in select_rules(list(self.select), list(self.ignore)))
+
+    def keep(self, finding: Finding, codes: frozenset[str]) -> bool:
+        if finding.rule not in codes or finding.severity < self.min_severity:
+            return False
+        for pattern, ignored in self.per_file_ignores:
+            if fnmatch.fnmatch(finding.path, pattern) and (
+                finding.rule in ignored
+                or finding.category in ignored
+                or any(finding.rule.startswith(code) for code in ignored)
+            ):
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    path: str
+    relative: str
+    kind: str
+    fix: Applicability | None
+    codes: frozenset[str] | None
+    prefilter: bool
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """One file's result, plus (for fix runs) its new text and what was fixed."""
+
+    result: FileResult
+    key: str = ""
+    new_text: str | None = None
+    encoding: str = "utf-8"
+    fixed: list[Finding] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def relative(self) -> str:
+        return self.result.path
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _work(task: _Task) -> FileOutcome:
+    """Analyse one file; every failure becomes a one-line reason (the per-file boundary)."""
+    from migrator.engine import analyze
+    from migrator.registry import all_rules
+
+    rules = all_rules()
+    if task.codes is not None:
+        rules = tuple(rule for rule in rules if rule.code in task.codes)
+    try:
+        data = _read(task.path)
+    except OSError as error:
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=f"cannot read: {error.strerror}"))
+    key = content_key(data)
+    try:
+        decoded = decode_python(data) if task.kind == "python" else decode_text(data)
+        analysis = analyze(
+            decoded.text, task.relative, task.kind, rules, fix=task.fix, prefilter=task.prefilter
+        )
+    except SkipFile as error:
+        return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)), key)
+    except FailFile as error:
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)), key)
+    except RecursionError:
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason="too deeply nested"), key)
+    except Exception as error:  # an internal error on one file must not stop the run
+        reason = f"internal error: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason), key)
+    findings = tuple(sorted(analysis.findings, key=Finding.sort_key))
+    result = FileResult(
+        task.relative,
+        Status.SCANNED,
+        findings=findings,
+        unused_suppressions=tuple(analysis.unused_suppressions),
+    )
+    return FileOutcome(
+        result,
+        key,
+        new_text=analysis.new_text,
+        encoding=decoded.encoding,
+        fixed=analysis.fixed,
+        error=analysis.fix_error,
+    )
+
+
+def _execute(
+    tasks: list[_Task], jobs: int | None, progress: Callable[[int], None] | None
+) -> list[FileOutcome]:
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
+        outcomes = []
+        for task in tasks:
+            outcomes.append(_work(task))
+            if progress:
+                progress(1)
+        return outcomes
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    chunk = max(1, min(16, len(tasks) // (workers * 8)))
+    outcomes = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for outcome in pool.map(_work, tasks, chunksize=chunk):
+            outcomes.append(outcome)
+            if progress:
+                progress(1)
+    return outcomes
+
+
+@dataclass(slots=True)
+class RootRun:
+    """A scan (or fix) of one root: results after selection, and fix outcomes."""
+
+    root: Path
+    scan: ScanResult
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    config: Config = field(default_factory=Config)
+
+
+def _sources(root: Path, selection: Selection) -> tuple[list[SourceFile], list[FileResult]]:
+    sources: list[SourceFile] = []
+    problems: list[FileResult] = []
+    for item in discover(root, exclude=selection.exclude):
+        if isinstance(item, Unreadable):
+            problems.append(FileResult(item.relative, Status.SKIPPED, reason=item.reason))
+        else:
+            sources.append(item)
+    return sources, problems
+
+
+def scan(
+    root: Path,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    min_severity: Severity | None = None,
+    use_cache: bool = True,
+    prefilter: bool = True,
+    jobs: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+) -> RootRun:
+    """Scan one root. The cache holds every rule's findings; selection filters afterwards."""
+    config = load_config(root)
+    selection = Selection.merge(
+        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+    )
+    sources, problems = _sources(root, selection)
+    cache = ResultCache(root) if use_cache else None
+    results: dict[str, FileResult] = {}
+    tasks: list[_Task] = []
+    keys: dict[str, str] = {}
+    for source in sources:
+        if cache is not None:
+            try:
+                data = _read(str(source.path))
+            except OSError:
+                data = None
+            if data is not None:
+                key = content_key(data)
+                keys[source.relative] = key
+                cached = cache.get(source.relative, key, source.kind)
+                if cached is not None:
+                    results[source.relative] = cached
+                    continue
+        tasks.append(_Task(str(source.path), source.relative, source.kind, None, None, prefilter))
+    if on_total:
+        on_total(len(tasks))
+    for outcome in _execute(tasks, jobs, progress):
+        results[outcome.relative] = outcome.result
+        if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
+            cache.put(outcome.relative, outcome.key, _kind_of(tasks, outcome.relative), outcome.result)
+    if cache is not None:
+        cache.save(set(keys))
+    codes = selection.codes()
+    files = [
+        replace(result, findings=tuple(f for f in result.findings if selection.keep(f, codes)))
+        for result in (results[source.relative] for source in sources if source.relative in results)
+    ]
+    files.extend(problems)
+    return RootRun(root, ScanResult(str(root), files), config=config)
+
+
+def _kind_of(tasks: list[_Task], relative: str) -> str:
+    for task in tasks:
+        if task.relative == relative:
+            return task.kind
+    return ""
+
+
+def fix_tree(
+    root: Path,
+    *,
+    level: Applicability = Applicability.SAFE,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    min_severity: Severity | None = None,
+    write: bool = True,
+    jobs: int | None = None,
+) -> RootRun:
+    """Compute (and with ``write``, apply atomically) the fixes for one root."""
+    from migrator.writer import write_atomic
+
+    config = load_config(root)
+    selection = Selection.merge(
+        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+    )
+    codes = selection.codes()
+    sources, problems = _sources(root, selection)
+    tasks = [_Task(str(s.path), s.relative, s.kind, level, codes, True) for s in sources]
+    outcomes = _execute(tasks, jobs, None)
+    files: list[FileResult] = []
+    for outcome in outcomes:
+        result = outcome.result
+        files.append(
+            replace(result, findings=tuple(f for f in result.findings if selection.keep(f, codes)))
+        )
+        if write and outcome.new_text is not None and outcome.error is None:
+            write_atomic(root / outcome.relative, outcome.new_text, outcome.encoding)
+    files.extend(problems)
+    run = RootRun(root, ScanResult(str(root), files), outcomes=outcomes, config=config)
+    return run

@@ -1,0 +1,110 @@
+"""Reading files safely: size limits, binary detection, encodings (PEP 263, BOM), notebooks."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass
+
+MAX_BYTES = 8 * 1024 * 1024
+
+
+class SkipFile(Exception):
+    """The file is not analysed; the message is the one-line reason shown to the user."""
+
+
+class FailFile(Exception):
+    """The file could not be analysed (parse error, malformed notebook); one-line reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedSource:
+    """Decoded text plus what is needed to write it back byte-for-byte compatible."""
+
+    text: str
+    encoding: str
+
+
+def decode_python(data: bytes) -> DecodedSource:
+    """Decode Python source honouring the coding cookie and BOM; reject binaries."""
+    _check_bytes(data)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SkipFile(f"cannot determine encoding: {error.msg}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        raise SkipFile(f"undecodable bytes ({encoding}): {_short(error)}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return DecodedSource(text=text, encoding=encoding)
+
+
+def decode_text(data: bytes) -> DecodedSource:
+    """Decode a non-Python text file as UTF-8 (with BOM) or reject it."""
+    _check_bytes(data)
+    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    try:
+        return DecodedSource(text=data.decode(encoding), encoding=encoding)
+    except UnicodeDecodeError as error:
+        raise SkipFile(f"undecodable bytes (utf-8): {_short(error)}") from None
+
+
+def _check_bytes(data: bytes) -> None:
+    if len(data) > MAX_BYTES:
+        raise SkipFile(f"larger than {MAX_BYTES // (1024 * 1024)} MiB ({len(data)} bytes)")
+    if b"\x00" in data[:8192]:
+        raise SkipFile("binary file (contains NUL bytes)")
+
+
+def _short(error: Exception) -> str:
+    return str(error).splitlines()[0][:160]
+
+
+_MAGIC = re.compile(r"^\s*([!%])")
+
+
+@dataclass(frozen=True, slots=True)
+class NotebookCell:
+    """One code cell: its index among all cells, its Python text (magics blanked) and shell lines."""
+
+    index: int
+    source: str
+    shell_lines: tuple[tuple[int, str], ...]
+
+
+def notebook_cells(text: str) -> tuple[dict[str, object], list[NotebookCell]]:
+    """Code cells of a notebook; shell (``!``) and magic (``%``) lines become comments."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FailFile(f"malformed notebook: {error.msg} at line {error.lineno}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
+        raise FailFile("malformed notebook: no 'cells' list")
+    cells: list[NotebookCell] = []
+    for index, cell in enumerate(document["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        raw = cell.get("source", "")
+        source = "".join(raw) if isinstance(raw, list) else str(raw)
+        lines = source.split("\n")
+        shell: list[tuple[int, str]] = []
+        if source.lstrip().startswith("%%"):
+            first = source.lstrip().split("\n", 1)[0]
+            if re.match(r"%%(bash|sh|script\s+(ba)?sh)\b", first):
+                shell = [(n, line) for n, line in enumerate(lines, start=1) if n > 1]
+            cells.append(NotebookCell(index, "", tuple(shell)))
+            continue
+        python_lines: list[str] = []
+        for number, line in enumerate(lines, start=1):
+            match = _MAGIC.match(line)
+            if match:
+                shell.append((number, line))
+                python_lines.append("#" + line[1:] if line.startswith(("!", "%")) else "#" + line)
+            else:
+                python_lines.append(line)
+        cells.append(NotebookCell(index, "\n".join(python_lines), tuple(shell)))
+    return document, cells

@@ -1,0 +1,56 @@
+"""Turns every rule's examples into checks (used by tests/test_rule_examples.py)."""
+
+from __future__ import annotations
+
+from migrator.discovery import file_kind
+from migrator.engine import Analysis, analyze
+from migrator.model import Applicability
+from migrator.rule import Invalid, Rule, Valid
+
+
+def kind_for(path: str) -> str:
+    kind = file_kind(path)
+    if kind is None:
+        raise ValueError(f"example path {path!r} has no known file kind")
+    return kind
+
+
+def run_example(rule: type[Rule], example: Valid | Invalid, fix: bool) -> Analysis:
+    return analyze(
+        example.code,
+        example.path,
+        kind_for(example.path),
+        (rule,),
+        fix=Applicability.UNSAFE if fix else None,
+    )
+
+
+def check_valid(rule: type[Rule], example: Valid) -> None:
+    analysis = run_example(rule, example, fix=False)
+    hits = [f for f in analysis.findings if f.rule == rule.code]
+    assert not hits, f"{rule.code} fired on a valid example: {hits[0].message} at line {hits[0].line}"
+
+
+def check_invalid(rule: type[Rule], example: Invalid) -> None:
+    analysis = run_example(rule, example, fix=False)
+    hits = [f for f in analysis.findings if f.rule == rule.code]
+    assert hits, f"{rule.code} did not fire on:\n{example.code}"
+    if example.count is not None:
+        assert len(hits) == example.count, f"expected {example.count} findings, got {len(hits)}"
+    first = hits[0]
+    if example.line is not None:
+        assert first.line == example.line, f"line {first.line} != {example.line}"
+    if example.column is not None:
+        assert first.column == example.column, f"column {first.column} != {example.column}"
+    fixed = run_example(rule, example, fix=True)
+    assert fixed.fix_error is None, fixed.fix_error
+    if example.fixed is None:
+        assert fixed.new_text is None, f"unexpected fix:\n{fixed.new_text}"
+        return
+    assert fixed.new_text == example.fixed, (
+        f"fix differs\n--- expected\n{example.fixed}\n--- got\n{fixed.new_text}"
+    )
+    again = analyze(
+        fixed.new_text, example.path, kind_for(example.path), (rule,), fix=Applicability.UNSAFE
+    )
+    assert again.new_text is None, f"second fix pass changed the text again:\n{again.new_text}"

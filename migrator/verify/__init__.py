@@ -1,0 +1,1 @@
+"""Verification of migrated projects."""

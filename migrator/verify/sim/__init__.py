@@ -1,0 +1,1 @@
+"""Emulated ROCm environment injected into smoke-test subprocesses."""

@@ -1,0 +1,1 @@
+"""The rule catalog, installed as ``migrator.rules``; each module is one rule family."""

@@ -1,0 +1,141 @@
+"""ROC52x: ``torch.cuda.amp`` (deprecated aliases) → ``torch.amp`` with device ``"cuda"``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrator.astutil import (
+    keyword_arg,
+    module_ref,
+    positional_arg,
+    replace_call,
+    unused_import_candidates,
+)
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+_TARGETS = {
+    "torch.cuda.amp.autocast": ("autocast", "positional"),
+    "torch.cuda.amp.GradScaler": ("GradScaler", "positional"),
+    "torch.cuda.amp.custom_fwd": ("custom_fwd", "keyword"),
+    "torch.cuda.amp.custom_bwd": ("custom_bwd", "keyword"),
+    "torch.cuda.amp.autocast_mode.autocast": ("autocast", "positional"),
+    "torch.cuda.amp.grad_scaler.GradScaler": ("GradScaler", "positional"),
+}
+
+
+class CudaAmpNamespace(PythonRule):
+    """
+    ## What it does
+    Flags `torch.cuda.amp.autocast`, `GradScaler`, `custom_fwd` and `custom_bwd`, however they
+    are imported.
+
+    ## Why it breaks on ROCm
+    ROCm builds of PyTorch keep the `torch.cuda` namespace, so these still run, but they are
+    deprecated aliases (a `FutureWarning` on every call since torch 2.4) of the device-generic
+    `torch.amp` API. Migrating to `torch.amp` with device `"cuda"` (which on ROCm means the AMD
+    GPU) removes the warning and the last `torch.cuda.amp` dependency.
+
+    ## Example
+    ```python
+    with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+        out = model(x)
+    ```
+
+    ## Fix
+    ```python
+    with torch.amp.autocast("cuda", dtype=torch.bfloat16):
+        out = model(x)
+    ```
+
+    ## Fix safety
+    Safe: `torch.cuda.amp.autocast(...)` is defined as `torch.amp.autocast("cuda", ...)`, and the
+    same holds for the other three names (torch ≥ 2.3 for `GradScaler`, ≥ 2.4 for `custom_fwd`).
+    """
+
+    code = "ROC520"
+    name = "cuda-amp-namespace"
+    category = "cuda-amp"
+    severity = Severity.INFO
+    message = "`torch.cuda.amp` is a deprecated alias of `torch.amp` with device 'cuda'"
+    fix_title = "Use the `torch.amp` form with device 'cuda'"
+    applicability = Applicability.SAFE
+    fact = "§5 torch.cuda.amp rows; [V][M1]"
+    triggers = ("amp",)
+    effort_hours = 0.1
+    valid = [
+        Valid('with torch.amp.autocast("cuda"):\n    pass\n'),
+        Valid("def autocast():\n    pass\nwith autocast():\n    pass\n"),
+        Valid('import torch\n"""torch.cuda.amp.autocast() in a docstring"""\n'),
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    pass\n",
+            fixed='import torch\nwith torch.amp.autocast("cuda", dtype=torch.bfloat16):\n    pass\n',
+            line=2,
+            column=6,
+        ),
+        Invalid(
+            "import torch as tt\nscaler = tt.cuda.amp.GradScaler()\n",
+            fixed='import torch as tt\nscaler = tt.amp.GradScaler("cuda")\n',
+        ),
+        Invalid(
+            "from torch.cuda.amp import autocast\nwith autocast():\n    pass\n",
+            fixed='import torch\n\nwith torch.amp.autocast("cuda"):\n    pass\n',
+        ),
+        Invalid(
+            "import torch.cuda.amp as amp\nscaler = amp.GradScaler(init_scale=2.0**16)\n",
+            fixed='import torch\n\nscaler = torch.amp.GradScaler("cuda", init_scale=2.0**16)\n',
+        ),
+        Invalid(
+            "import torch\n\n@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\ndef f(ctx, x):\n    return x\n",
+            fixed='import torch\n\n@torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)\ndef f(ctx, x):\n    return x\n',
+        ),
+        Invalid(
+            "import torch\n\n@torch.cuda.amp.custom_bwd\ndef b(ctx, g):\n    return g\n",
+            fixed='import torch\n\n@torch.amp.custom_bwd(device_type="cuda")\ndef b(ctx, g):\n    return g\n',
+        ),
+    ]
+
+    def _target(self, node: cst.BaseExpression) -> tuple[str, str, str] | None:
+        qualified = self.ctx.qualname(node)
+        if qualified not in _TARGETS:
+            return None
+        name, style = _TARGETS[qualified]
+        return qualified, name, style
+
+    def visit_Call(self, node: cst.Call) -> None:
+        target = self._target(node.func)
+        if target is None:
+            return
+        qualified, name, style = target
+        torch_name, imports = module_ref(self.ctx, "torch")
+        prepend = [positional_arg('"cuda"')] if style == "positional" else [keyword_arg("device_type", '"cuda"')]
+        replacement = replace_call(node, f"{torch_name}.amp.{name}", prepend=prepend)
+        self.report(
+            node,
+            replacement=replacement,
+            imports=imports,
+            remove_imports=self._removals(node.func, qualified),
+        )
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        if isinstance(node.decorator, cst.Call):
+            return  # handled as a call
+        target = self._target(node.decorator)
+        if target is None:
+            return
+        qualified, name, _ = target
+        torch_name, imports = module_ref(self.ctx, "torch")
+        replacement = node.with_changes(
+            decorator=cst.parse_expression(f'{torch_name}.amp.{name}(device_type="cuda")')
+        )
+        self.report(
+            node,
+            replacement=replacement,
+            imports=imports,
+            remove_imports=self._removals(node.decorator, qualified),
+        )
+
+    def _removals(self, func: cst.BaseExpression, qualified: str) -> list[tuple[str, ...]]:
+        return unused_import_candidates(self.ctx, func, "torch.cuda")

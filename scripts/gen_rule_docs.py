@@ -1,0 +1,40 @@
+"""Regenerate docs/rules/ from the rule catalog (``--check`` exits 1 when they are stale)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from migrator.registry import all_rules
+from migrator.ruledocs import render_index, render_rule_page
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+
+def expected() -> dict[str, str]:
+    rules = all_rules()
+    pages = {f"{rule.code}.md": render_rule_page(rule) for rule in rules}
+    pages["index.md"] = render_index(rules)
+    return pages
+
+
+def main(argv: list[str]) -> int:
+    pages = expected()
+    if "--check" in argv:
+        stale = [name for name, text in pages.items() if not (DOCS / name).is_file() or (DOCS / name).read_text() != text]
+        extra = [p.name for p in DOCS.glob("*.md") if p.name not in pages] if DOCS.is_dir() else []
+        for name in stale + extra:
+            print(f"stale: docs/rules/{name}")
+        return 1 if stale or extra else 0
+    DOCS.mkdir(parents=True, exist_ok=True)
+    for path in DOCS.glob("*.md"):
+        if path.name not in pages:
+            path.unlink()
+    for name, text in pages.items():
+        (DOCS / name).write_text(text)
+    print(f"wrote {len(pages)} pages to {DOCS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
