@@ -417,7 +417,33 @@ def analyze(
         return analyze_python(text, path, rules, fix=fix, prefilter=prefilter)
     if kind == "notebook":
         return analyze_notebook(text, path, rules, fix=fix, prefilter=prefilter)
+    if kind in _STRUCTURED:
+        _validate_structure(text, kind)
     return analyze_text(text, path, kind, rules, fix=fix, prefilter=prefilter)
+
+
+_STRUCTURED = {"pyproject", "compose", "conda", "ci-yaml"}
+
+
+def _validate_structure(text: str, kind: str) -> None:
+    """Reject malformed TOML/YAML with a one-line reason before text rules read it."""
+    if kind == "pyproject":
+        from migrator.config import tomllib
+
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise FailFile(f"invalid TOML: {error}") from None
+        return
+    import yaml
+
+    try:
+        list(yaml.safe_load_all(text))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise FailFile(f"invalid YAML{where}: {problem}") from None
 
 
 __all__ = ["Analysis", "analyze", "SkipFile", "FailFile", "Status"]

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set up, then run every check CI runs: generated docs current, lint, types, the test suite.
+# pytest exit code 5 (no tests collected) counts as a failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "warning: could not install chromium; the HTML rendering test will be skipped"
+fi
+status=0
+.venv/bin/python scripts/gen_rule_docs.py --check || { echo "docs/rules is stale: run python scripts/gen_rule_docs.py"; status=1; }
+.venv/bin/ruff check migrator rules tests scripts || status=1
+.venv/bin/mypy migrator || status=1
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+rc=$?
+if [ "$rc" = 5 ]; then echo "pytest collected no tests: failing"; rc=1; fi
+[ "$rc" = 0 ] || status=$rc
+exit $status

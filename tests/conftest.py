@@ -1,0 +1,52 @@
+"""Shared test helpers: a CLI runner and a private cache directory for every test."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from migrator.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("MIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def run_cli():
+    def invoke(*args: str, input: str | None = None):
+        runner = CliRunner()
+        return runner.invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def scan_json(run_cli):
+    def scan(*args: str):
+        result = run_cli("scan", "--format", "json", *args)
+        assert result.exit_code in (0, 1), result.output
+        return json.loads(result.output)
+
+    return scan
+
+
+def write(root: Path, relative: str, content: str | bytes) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+os.environ.setdefault("NO_COLOR", "1")

@@ -1,0 +1,43 @@
+"""The prefilter and the cache are optimisations: turning them off never changes findings."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.conftest import FIXTURES, write
+
+PROJECTS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.endswith("_fixed"))
+
+
+def _key(report):
+    return [(f["path"], f.get("cell"), f["line"], f["column"], f["rule"], f["message"]) for f in report["findings"]]
+
+
+@pytest.mark.parametrize("project", PROJECTS)
+def test_prefilter_and_cache_do_not_change_findings(project, scan_json):
+    root = str(FIXTURES / project)
+    baseline = scan_json("--no-cache", "--no-prefilter", root)
+    assert baseline["findings"], "fixture has no findings"
+    assert _key(scan_json("--no-cache", root)) == _key(baseline)
+    cold = scan_json(root)
+    warm = scan_json(root)
+    assert _key(cold) == _key(baseline) == _key(warm)
+    assert cold["files"] == baseline["files"] == warm["files"]
+
+
+def test_cache_sees_edits(tmp_path, scan_json):
+    path = write(tmp_path, "a.py", "import torch\n")
+    assert scan_json(str(tmp_path))["findings"] == []
+    path.write_text("import torch\nx = torch.cuda.amp.GradScaler()\n")
+    assert [f["line"] for f in scan_json(str(tmp_path))["findings"]] == [2]
+
+
+def test_parallel_and_serial_agree(tmp_path, scan_json):
+    for index in range(40):
+        write(tmp_path, f"m{index}.py", "import torch\n" * (index % 3) + "x = torch.cuda.amp.GradScaler()\n" if index % 2 else "y = 1\n")
+    shutil.copy(FIXTURES / "llm_app" / "llm_app" / "model.py", tmp_path / "model.py")
+    serial = scan_json("--no-cache", "--jobs", "1", str(tmp_path))
+    parallel = scan_json("--no-cache", "--jobs", "2", str(tmp_path))
+    assert _key(serial) == _key(parallel)

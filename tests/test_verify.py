@@ -1,0 +1,465 @@
+"""``migrate verify``: real subprocesses, real torch (CPU), the real emulation and fix engine.
+
+The only stand-ins are a ``docker`` and an ``nvidia-smi`` executable put on PATH (neither exists
+on CI) and, in one test, a fixer that changes the migrated copy so that outputs differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from migrator.verify.cli import verify_command
+from migrator.verify.compare import compare_outputs
+from migrator.verify.core import verify
+from migrator.verify.evidence import read_emulation_log, read_probe
+from migrator.verify.options import VerifyOptions
+from migrator.verify.process import run_process
+from migrator.verify.receipt import summary
+from migrator.verify.smoke import read_smoke_output
+from migrator.verify.targets import sim_invocation
+from migrator.verify.workspace import Workspace
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+PYTHON = sys.executable
+
+
+def _write(path: Path, text: str, mode: int | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    if mode is not None:
+        path.chmod(mode)
+    return path
+
+
+def _tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _no_fixes(tree: Path, unsafe: bool) -> object:
+    class Run:
+        outcomes: list[object] = []
+
+    return Run()
+
+
+# --- the emulation, run for real -------------------------------------------------------------
+
+SIM_CHECK = """
+    import importlib.util, json, os, shutil, subprocess, sys
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    result = {
+        "hip": torch.version.hip,
+        "cuda": torch.version.cuda,
+        "available": torch.cuda.is_available(),
+        "capability": list(torch.cuda.get_device_capability()),
+        "name": torch.cuda.get_device_name(0),
+        "arch": torch.cuda.get_device_properties(0).gcnArchName,
+        "warp": torch.cuda.get_device_properties(0).warp_size,
+        "cudnn": torch.backends.cudnn.version(),
+        "which_nvidia_smi": shutil.which("nvidia-smi"),
+        "env": {k: os.environ.get(k) for k in
+                ("HIP_VISIBLE_DEVICES", "ROCM_PATH", "CUDA_HOME", "CUDA_PATH")},
+        "find_spec_pynvml": importlib.util.find_spec("pynvml") is not None,
+    }
+    try:
+        import pynvml  # noqa: F401
+        result["pynvml"] = "imported"
+    except ImportError as error:
+        result["pynvml"] = f"{type(error).__name__}: {error}"
+    import pycuda  # allowed with --allow-module: a local stand-in package
+    result["pycuda"] = pycuda.__name__
+    try:
+        subprocess.run(["nvidia-smi", "-L"], check=False)
+        result["nvidia_smi"] = "ran"
+    except FileNotFoundError as error:
+        result["nvidia_smi"] = f"FileNotFoundError: {error}"
+    q = torch.randn(1, 2, 4, 8)
+    try:
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            F.scaled_dot_product_attention(q, q, q)
+        result["sdpa_cudnn"] = "ran"
+    except RuntimeError as error:
+        result["sdpa_cudnn"] = str(error)
+    with sdpa_kernel([SDPBackend.MATH]):
+        result["sdpa_math"] = list(F.scaled_dot_product_attention(q, q, q).shape)
+    print(json.dumps(result))
+"""
+
+
+def test_rocm_sim_emulates_a_rocm_mi300x_stack(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "check.py", SIM_CHECK)
+    _write(project / "pycuda" / "__init__.py", "")
+    fake_bin = tmp_path / "fake-nvidia-bin"
+    _write(fake_bin / "nvidia-smi", "#!/bin/sh\necho GPU 0: NVIDIA H200\n", 0o755)
+    _write(fake_bin / "other-tool", "#!/bin/sh\necho other\n", 0o755)
+    caller_env = {
+        "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}",
+        "HOME": os.environ.get("HOME", "/root"),
+        "CUDA_VISIBLE_DEVICES": "0",
+        "CUDA_HOME": "/usr/local/cuda",
+    }
+    workspace = Workspace.create(project, PYTHON)
+    try:
+        run_dir = workspace.run_dir("migrated", "rocm-sim")
+        invocation = sim_invocation(workspace, run_dir, "python check.py", [("CUDA_HOME",
+                                    "/usr/local/cuda")], caller_env, ["pycuda"])
+        assert "CUDA_HOME" not in invocation.env
+        result = run_process(invocation.argv, cwd=invocation.cwd, env=invocation.env,
+                             timeout=120, log_dir=run_dir)
+        assert result.ok, result.stderr
+        seen = json.loads(result.stdout.strip().splitlines()[-1])
+        log = read_emulation_log(invocation.sim_log, invocation.cwd)
+        probe = read_probe(invocation.probe_dir)
+    finally:
+        workspace.remove()
+
+    assert seen["hip"] == "6.3.42131" and seen["cuda"] is None
+    assert seen["available"] is False  # the software stack is emulated, not a GPU
+    assert seen["capability"] == [9, 4]
+    assert seen["name"] == "AMD Instinct MI300X"
+    assert seen["arch"] == "gfx942:sramecc+:xnack-" and seen["warp"] == 64
+    assert seen["cudnn"] == 3003000
+    assert seen["which_nvidia_smi"] is None
+    assert seen["nvidia_smi"].startswith("FileNotFoundError") and "nvidia-smi" in seen["nvidia_smi"]
+    assert seen["env"] == {"HIP_VISIBLE_DEVICES": "0", "ROCM_PATH": "/opt/rocm",
+                           "CUDA_HOME": None, "CUDA_PATH": None}
+    assert seen["pynvml"] == "ModuleNotFoundError: No module named 'pynvml'"
+    assert seen["find_spec_pynvml"] is False
+    assert seen["pycuda"] == "pycuda"  # --allow-module
+    assert seen["sdpa_cudnn"].startswith("No available kernel")
+    assert seen["sdpa_math"] == [1, 2, 4, 8]
+
+    apis = {(query["api"], query["caller"]) for query in log["device_queries"]}
+    lines = textwrap.dedent(SIM_CHECK).splitlines()
+
+    def at(text: str) -> str:
+        return f"check.py:{next(n for n, line in enumerate(lines, 1) if text in line)}"
+
+    assert ("torch.cuda.get_device_capability", at("get_device_capability")) in apis
+    assert ("torch.cuda.get_device_name", at("get_device_name")) in apis
+    assert ("torch.backends.cudnn.version", at("cudnn.version")) in apis
+    user_blocked = [entry for entry in log["blocked_imports"] if entry["caller"].startswith("check")]
+    assert {entry["module"] for entry in user_blocked} == {"pynvml"}
+    assert {entry["kind"] for entry in user_blocked} == {"import", "find_spec"}
+    assert log["blocked_executables"][0]["executable"] == "nvidia-smi"
+    assert log["sdpa_no_kernel"] and log["sdpa_no_kernel"][0]["caller"].startswith("check.py:")
+    # The probe reads the real build underneath, before the emulation patches torch.
+    assert probe["torch_build"]["hip"] is None and probe["torch_build"]["kind"] == "cpu"
+    assert probe["device_name"] == "cpu" and probe["ran_on_gpu"] is False
+
+
+def test_probe_records_cuda_only_imports_on_native_runs(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "smoke.py", """
+        import json, os
+        import torch
+        try:
+            import pynvml
+        except ImportError:
+            pass
+        json.dump({"tokens": [1, 2, 3], "logits": [0.5, 0.25]},
+                  open(os.environ["MIGRATE_SMOKE_OUTPUT"], "w"))
+        print("tokens_per_second=12.5")
+    """)
+    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("native",),
+                            timeout=120)
+    receipt = verify(options, fixer=_no_fixes)
+    base, migrated = receipt.runs
+    assert receipt.exit_code == 0
+    assert base.tree == "original" and base.baseline and migrated.tree == "migrated"
+    assert migrated.torch_build is not None and migrated.torch_build["kind"] == "cpu"
+    assert migrated.torch_build["torch"].startswith("2.")
+    assert migrated.real_device == "cpu" and migrated.emulated is False
+    assert migrated.emulation is None
+    assert migrated.tokens_per_second == 12.5
+    assert [entry["module"] for entry in migrated.cuda_only_imports] == ["pynvml"]
+    assert migrated.cuda_only_imports[0]["imported"] is False
+    assert migrated.comparison is not None and migrated.comparison.status == "equal"
+
+
+# --- the fixtures ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not (FIXTURES / "llm_app" / "smoke.py").exists(), reason="fixture missing")
+def test_llm_app_passes_native_and_rocm_sim(tmp_path: Path) -> None:
+    project = FIXTURES / "llm_app"
+    before = _tree_digest(project)
+    receipt_path = tmp_path / "receipt.json"
+    result = CliRunner().invoke(
+        verify_command,
+        [str(project), "--smoke", "python smoke.py", "--targets", "native,rocm-sim",
+         "--receipt", str(receipt_path), "--timeout", "300"],
+    )
+    assert result.exit_code == 0, result.output
+    assert _tree_digest(project) == before  # the user's tree is never touched
+    assert "rocm-sim (emulated ROCm over cpu): PASS" in result.output
+    assert "no AMD GPU was used" in result.output
+    receipt = json.loads(receipt_path.read_text())
+    assert receipt["passed"] is True and receipt["amd_gpu_used"] is False
+    assert receipt["fixes"]["engine_available"] is True
+    assert receipt["fixes"]["total"] == sum(receipt["fixes"]["applied"].values())
+    runs = {(run["tree"], run["target"]): run for run in receipt["runs"]}
+    assert set(runs) == {("original", "native"), ("migrated", "native"), ("migrated", "rocm-sim")}
+    sim = runs[("migrated", "rocm-sim")]
+    assert sim["emulated"] is True
+    assert sim["emulation"] == "ROCm 6.3 on AMD Instinct MI300X (gfx942), emulated"
+    assert sim["real_device"] == "cpu"
+    assert sim["torch_build"]["kind"] == "cpu" and sim["torch_build"]["hip"] is None
+    assert sim["comparison"]["status"] in ("equal", "within-tolerance")
+    refused = {entry["module"] for entry in sim["emulation_log"]["blocked_imports"]}
+    assert "pynvml" in refused
+    native = runs[("migrated", "native")]
+    assert native["emulated"] is False and native["emulation"] is None
+    assert native["tokens_per_second"] and native["tokens_per_second"] > 0
+    assert native["outputs"]["tokens"] == runs[("original", "native")]["outputs"]["tokens"]
+
+
+@pytest.mark.skipif(not (FIXTURES / "llm_app_incomplete" / "smoke.py").exists(),
+                    reason="fixture missing")
+def test_llm_app_incomplete_fails_rocm_sim_naming_the_module(tmp_path: Path) -> None:
+    receipt_path = tmp_path / "receipt.json"
+    result = CliRunner().invoke(
+        verify_command,
+        [str(FIXTURES / "llm_app_incomplete"), "--smoke", "python smoke.py",
+         "--targets", "rocm-sim", "--receipt", str(receipt_path), "--timeout", "120"],
+    )
+    assert result.exit_code == 1, result.output
+    assert "rocm-sim (emulated ROCm over cpu): FAIL" in result.output
+    receipt = json.loads(receipt_path.read_text())
+    sim = next(run for run in receipt["runs"] if run["target"] == "rocm-sim")
+    assert sim["passed"] is False and sim["exit_code"] != 0
+    refused = [entry["module"] for entry in sim["emulation_log"]["blocked_imports"]
+               if not entry["internal"]]
+    assert refused and refused[0] in ("pycuda", "tensorrt")
+    assert refused[0] in sim["missing_modules"]
+    assert refused[0] in result.output
+
+
+# --- timeouts, comparison, configuration ------------------------------------------------------
+
+
+def test_hanging_smoke_is_killed_with_its_process_group(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "hang.py", """
+        import os, subprocess, sys, time
+        child = subprocess.Popen(["sleep", "300"])
+        with open(sys.argv[1], "a") as handle:
+            handle.write(f"{child.pid}\\n")
+        time.sleep(300)
+    """)
+    pids = tmp_path / "pids.txt"
+    options = VerifyOptions(root=project, smoke=f"python hang.py {pids}", targets=("native",),
+                            timeout=1.5)
+    receipt = verify(options, fixer=_no_fixes)
+    assert receipt.exit_code == 1
+    for run in receipt.runs:
+        assert run.timed_out and run.exit_code is None
+        assert run.failure and "timed out" in run.failure
+        assert run.wall_time_s < 30
+    for pid in pids.read_text().split():
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)  # the grandchild died with the group
+    text = summary(receipt)
+    assert "killed at the timeout" in text and "result: FAIL" in text
+
+
+SMOKE_WRITER = (
+    "python -c \"import json, os; from values import TOKENS, LOGITS; "
+    "json.dump({'tokens': TOKENS, 'logits': LOGITS, 'device': 'cpu'}, "
+    "open(os.environ['MIGRATE_SMOKE_OUTPUT'], 'w'))\""
+)
+
+
+def test_outputs_that_differ_fail_with_the_place(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "values.py", "TOKENS = [5, 6, 7, 8]\nLOGITS = [0.1, 0.2, 0.3]\n")
+
+    def changing_fixer(tree: Path, unsafe: bool) -> object:
+        (tree / "values.py").write_text("TOKENS = [5, 6, 9, 8]\nLOGITS = [0.1, 0.2, 0.3]\n")
+        return _no_fixes(tree, unsafe)
+
+    options = VerifyOptions(root=project, smoke=SMOKE_WRITER, targets=("native",), timeout=60)
+    receipt = verify(options, fixer=changing_fixer)
+    migrated = receipt.runs[1]
+    assert receipt.exit_code == 1 and migrated.exited_ok and not migrated.passed
+    assert migrated.comparison is not None
+    first = migrated.comparison.first_difference
+    assert first is not None and (first.key, first.first_difference) == ("tokens", 2)
+    assert (first.baseline, first.migrated) == (7, 9)
+    assert "outputs different at tokens[2]" in summary(receipt)
+
+
+def test_float_outputs_within_tolerance_pass_and_report_the_max_diff(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "values.py", "TOKENS = [1]\nLOGITS = [1.0, 2.0, 3.0]\n")
+
+    def nudging_fixer(tree: Path, unsafe: bool) -> object:
+        (tree / "values.py").write_text("TOKENS = [1]\nLOGITS = [1.0, 2.00005, 3.0]\n")
+        return _no_fixes(tree, unsafe)
+
+    options = VerifyOptions(root=project, smoke=SMOKE_WRITER, targets=("native",), timeout=60)
+    receipt = verify(options, fixer=nudging_fixer)
+    comparison = receipt.runs[1].comparison
+    assert receipt.exit_code == 0 and comparison is not None
+    assert comparison.status == "within-tolerance"
+    assert comparison.max_abs_diff == pytest.approx(5e-5, rel=1e-3)
+
+
+def test_compare_outputs_rules() -> None:
+    same = compare_outputs({"tokens": [[1, 2], [3]], "text": "hi"},
+                           {"tokens": [[1, 2], [3]], "text": "hi"}, 1e-4, 1e-4)
+    assert same.status == "equal"
+    far = compare_outputs({"logits": [1.0, 2.0]}, {"logits": [1.0, 2.1]}, 1e-4, 1e-4)
+    key = far.keys[0]
+    assert far.status == "different" and key.first_difference == 1
+    assert key.max_abs_diff == pytest.approx(0.1)
+    loose = compare_outputs({"logits": [1.0, 2.0]}, {"logits": [1.0, 2.1]}, 0.1, 0.0)
+    assert loose.status == "within-tolerance"
+    missing = compare_outputs({"tokens": [1], "extra": 1}, {"tokens": [1]}, 1e-4, 1e-4)
+    assert missing.status == "different" and missing.first_difference is not None
+    assert missing.first_difference.key == "extra"
+    ignored = compare_outputs({"tokens": [1], "tokens_per_second": 3.0},
+                              {"tokens": [1], "tokens_per_second": 9.0}, 1e-4, 1e-4)
+    assert ignored.status == "equal" and ignored.ignored == ("tokens_per_second",)
+    assert compare_outputs(None, None, 0, 0).status == "not-compared"
+    assert compare_outputs({"tokens": [1]}, None, 0, 0).status == "different"
+    shape = compare_outputs({"tokens": [1, 2]}, {"tokens": [1, 2, 3]}, 0, 0)
+    assert shape.status == "different" and shape.keys[0].note == "shape differs"
+
+
+def test_smoke_output_from_stdout_and_tokens_per_second_line(tmp_path: Path) -> None:
+    stdout = 'loading\n{"partial": 1}\nnoise {"tokens": [4, 5], "logits": [0.5]}\n' \
+             "tokens_per_second=42.5\n"
+    parsed = read_smoke_output(tmp_path / "absent.json", stdout)
+    assert parsed.source == "stdout" and parsed.values == {"tokens": [4, 5], "logits": [0.5]}
+    assert parsed.tokens_per_second == 42.5
+    (tmp_path / "out.json").write_text('{"tokens": [1], "tokens_per_second": 7}')
+    from_file = read_smoke_output(tmp_path / "out.json", stdout)
+    assert from_file.source == "file" and from_file.tokens_per_second == 7.0
+    (tmp_path / "bad.json").write_text("{not json")
+    bad = read_smoke_output(tmp_path / "bad.json", "")
+    assert bad.values is None and bad.error is not None
+
+
+def test_pyproject_settings_and_usage_errors(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    smoke = SMOKE_WRITER.replace('"', '\\"')
+    _write(project / "pyproject.toml", f"""
+        [tool.migrate.verify]
+        smoke = "{smoke}"
+        targets = ["native"]
+        timeout = 60
+        rtol = 0.5
+        atol = 0.0
+    """)
+    _write(project / "values.py", "TOKENS = [1]\nLOGITS = [1.0]\n")
+    receipt_path = tmp_path / "r.json"
+    runner = CliRunner()
+    result = runner.invoke(verify_command, [str(project), "--receipt", str(receipt_path)])
+    assert result.exit_code == 0, result.output
+    settings = json.loads(receipt_path.read_text())["settings"]
+    assert settings["targets"] == ["native"] and settings["rtol"] == 0.5
+    assert settings["timeout_s"] == 60.0
+
+    bad_target = runner.invoke(verify_command, [str(project), "--targets", "native,cuda"])
+    assert bad_target.exit_code == 2 and "unknown verify target" in bad_target.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    no_smoke = runner.invoke(verify_command, [str(empty)])
+    assert no_smoke.exit_code == 2 and "no smoke command" in no_smoke.output
+    missing = runner.invoke(verify_command, [str(tmp_path / "nope"), "--smoke", "true"])
+    assert missing.exit_code == 2
+
+
+# --- docker target, with a stand-in docker executable -----------------------------------------
+
+FAKE_DOCKER = """\
+#!{python}
+import json, os, sys, time
+with open({log!r}, "a") as handle:
+    handle.write(json.dumps(sys.argv[1:]) + "\\n")
+args = sys.argv[1:]
+if args and args[0] == "run":
+    env = dict(item.split("=", 1) for flag, item in zip(args, args[1:]) if flag == "-e")
+    if os.environ.get("FAKE_DOCKER_HANG"):
+        time.sleep(300)
+    with open(env["MIGRATE_SMOKE_OUTPUT"], "w") as out:
+        json.dump({{"tokens": [1, 2]}}, out)
+    print("tokens_per_second=99")
+"""
+
+
+def test_docker_target_runs_rocm_pytorch_with_amd_device_flags(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "smoke.py", """
+        import json, os
+        json.dump({"tokens": [1, 2]}, open(os.environ["MIGRATE_SMOKE_OUTPUT"], "w"))
+    """)
+    bin_dir, log = tmp_path / "bin", tmp_path / "docker-argv.jsonl"
+    _write(bin_dir / "docker", FAKE_DOCKER.format(python=PYTHON, log=str(log)), 0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",),
+                            timeout=60, docker_image="rocm/pytorch:test")
+    receipt = verify(options, fixer=_no_fixes, caller_env=env)
+    assert receipt.exit_code == 0, summary(receipt)
+    argv = json.loads(log.read_text().splitlines()[0])
+    assert argv[:2] == ["run", "--rm"]
+    joined = " ".join(argv)
+    for flag in ("--device /dev/kfd", "--device /dev/dri", "--group-add video",
+                 "--security-opt seccomp=unconfined", "--ipc=host"):
+        assert flag in joined
+    mount = argv[argv.index("-v") + 1]
+    host, _, inside = mount.partition(":")
+    assert host == inside and argv[argv.index("-w") + 1] == f"{host}/migrated"
+    assert argv[-4:] == ["rocm/pytorch:test", "sh", "-c", "python smoke.py"]
+    assert any(item.startswith("PYTHONPATH=") for item in argv)
+    docker_run = receipt.runs[1]
+    assert docker_run.target == "docker" and docker_run.emulated is False
+    assert docker_run.real_device.startswith("unknown")
+    assert docker_run.tokens_per_second == 99.0
+    assert "docker (container; device unknown" in summary(receipt)
+
+
+def test_docker_target_timeout_kills_the_container(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "smoke.py", "print('{\"tokens\": [1]}')\n")
+    bin_dir, log = tmp_path / "bin", tmp_path / "docker-argv.jsonl"
+    _write(bin_dir / "docker", FAKE_DOCKER.format(python=PYTHON, log=str(log)), 0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_DOCKER_HANG": "1"}
+    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",),
+                            timeout=1.5)
+    receipt = verify(options, fixer=_no_fixes, caller_env=env)
+    docker_run = receipt.runs[1]
+    assert docker_run.timed_out and receipt.exit_code == 1
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert calls[-1] == ["kill", docker_run.container]
+
+
+def test_docker_missing_is_reported_not_raised(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "smoke.py", "print('{\"tokens\": [1]}')\n")
+    env = {"PATH": str(Path(PYTHON).parent) + os.pathsep + "/nonexistent"}
+    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",),
+                            timeout=30)
+    receipt = verify(options, fixer=_no_fixes, caller_env=env)
+    docker_run = receipt.runs[1]
+    assert docker_run.error and "docker" in docker_run.error
+    assert receipt.exit_code == 1
