@@ -1,0 +1,87 @@
+"""``migrate verify``: the click command (registered by ``migrator.cli`` with ``add_command``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from migrator.errors import MigrateError
+from migrator.verify.core import verify
+from migrator.verify.options import TARGETS, resolve_options
+from migrator.verify.receipt import summary
+
+
+class VerifyUsageError(click.UsageError):
+    """A bad option or configuration (exit 2)."""
+
+
+def _config_table(root: Path) -> dict[str, Any]:
+    from migrator.config import load_config
+
+    table = load_config(root).verify
+    return dict(table)
+
+
+@click.command("verify")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--smoke", help='Smoke command run in the project root, e.g. "python smoke.py".')
+@click.option(
+    "--targets", help=f"Comma-separated targets: {', '.join(TARGETS)} [default: native,rocm-sim]."
+)
+@click.option("--timeout", type=float, help="Seconds per run before the process group is killed.")
+@click.option("--rtol", type=float, help="Relative tolerance for float outputs [default: 1e-4].")
+@click.option("--atol", type=float, help="Absolute tolerance for float outputs [default: 1e-4].")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that need review.")
+@click.option(
+    "--allow-module",
+    "allow_modules",
+    multiple=True,
+    metavar="NAME",
+    help="A CUDA-only module you have a ROCm build of (rocm-sim imports it).",
+)
+@click.option(
+    "--receipt",
+    "receipt_path",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the JSON receipt here ('-' prints it instead of the summary).",
+)
+@click.option("--docker-image", help="Image for the docker target [default: rocm/pytorch:latest].")
+@click.option("--python", "python", help="Interpreter for the smoke runs [default: this one].")
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Extra environment variable for the smoke runs (repeatable).",
+)
+@click.option("--keep-workspace", is_flag=True, help="Keep the temporary copies and run logs.")
+def verify_command(path: Path, receipt_path: str | None, **overrides: Any) -> None:
+    """Apply the fixes to a copy of the project and prove it still runs: run a smoke command on
+    the original and the migrated copy, natively and under emulated ROCm, and compare outputs.
+
+    Exit 0 when every migrated run passes and matches the original, 1 otherwise, 2 on a usage
+    error. The rocm-sim target emulates ROCm's software stack; it is not an AMD GPU.
+    """
+    root = path.resolve()
+    try:
+        options = resolve_options(root, _config_table(root), overrides)
+    except MigrateError as error:
+        raise VerifyUsageError(str(error)) from None
+    receipt = verify(options)
+    if receipt_path == "-":
+        click.echo(_json(receipt.as_dict()))
+    else:
+        if receipt_path:
+            receipt.write(Path(receipt_path))
+        click.echo(summary(receipt, receipt_path))
+    sys.stdout.flush()
+    raise SystemExit(receipt.exit_code)
+
+
+def _json(data: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(data, indent=2)

@@ -1,0 +1,236 @@
+"""Orchestrate one ``migrate verify`` run: workspace, fixes, runs, comparison, receipt."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from typing import Any
+
+from migrator.verify import evidence
+from migrator.verify.compare import compare_outputs
+from migrator.verify.options import VerifyOptions
+from migrator.verify.process import run_process, tail
+from migrator.verify.receipt import Receipt, RunRecord
+from migrator.verify.smoke import read_smoke_output
+from migrator.verify.targets import (
+    EMULATION_LABEL,
+    Invocation,
+    docker_invocation,
+    native_invocation,
+    rocm_version_label,
+    sim_invocation,
+)
+from migrator.verify.workspace import FixFunction, Workspace, apply_fixes
+
+_HOST_CHECK = (
+    "import json, torch\n"
+    "available = torch.cuda.is_available()\n"
+    "print(json.dumps({'torch': torch.__version__, 'cuda': torch.version.cuda,"
+    " 'hip': getattr(torch.version, 'hip', None), 'available': available,"
+    " 'name': torch.cuda.get_device_name(0) if available else 'cpu'}))\n"
+)
+
+
+def host_torch(python: str, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """Ask the interpreter itself which torch build and device it has (None if no torch)."""
+    clean = {
+        name: env[name]
+        for name in ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
+        if name in env
+    }
+    try:
+        done = subprocess.run(
+            [python, "-c", _HOST_CHECK],
+            env=clean,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    try:
+        loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+class _Runner:
+    """Runs the smoke command for each (tree, target) and fills a :class:`RunRecord`."""
+
+    def __init__(
+        self, options: VerifyOptions, workspace: Workspace, caller_env: Mapping[str, str]
+    ) -> None:
+        self.options = options
+        self.workspace = workspace
+        self.caller_env = caller_env
+        self._host: dict[str, Any] | None = None
+        self._host_checked = False
+
+    def invocation(self, tree: str, target: str) -> Invocation:
+        run_dir = self.workspace.run_dir(tree, target)
+        options = self.options
+        if target == "rocm-sim":
+            return sim_invocation(
+                self.workspace,
+                run_dir,
+                options.smoke,
+                options.env,
+                self.caller_env,
+                options.allow_modules,
+            )
+        if target == "docker":
+            return docker_invocation(
+                self.workspace,
+                run_dir,
+                options.smoke,
+                options.docker_image,
+                options.env,
+                self.caller_env,
+            )
+        return native_invocation(
+            self.workspace, tree, run_dir, options.smoke, options.env, self.caller_env
+        )
+
+    def host(self) -> dict[str, Any] | None:
+        if not self._host_checked:
+            self._host_checked = True
+            self._host = host_torch(self.options.python, self.caller_env)
+        return self._host
+
+    def run(self, tree: str, target: str) -> RunRecord:
+        invocation = self.invocation(tree, target)
+        on_timeout = None
+        if invocation.container is not None:
+            container = invocation.container
+
+            def on_timeout() -> None:
+                try:
+                    subprocess.run(
+                        ["docker", "kill", container],
+                        env=invocation.env,
+                        capture_output=True,
+                        timeout=60,
+                        check=False,
+                    )
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+
+        result = run_process(
+            invocation.argv,
+            cwd=invocation.cwd,
+            env=invocation.env,
+            timeout=self.options.timeout,
+            log_dir=invocation.smoke_output.parent,
+            on_timeout=on_timeout,
+        )
+        record = RunRecord(
+            target=target,
+            tree=tree,
+            command=list(invocation.argv),
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            wall_time_s=result.wall_time_s,
+            stdout_tail=tail(result.stdout),
+            stderr_tail=tail(result.stderr),
+            error=result.error,
+            container=invocation.container,
+        )
+        if not result.ok:
+            record.failure = (
+                f"timed out after {self.options.timeout:g}s; process group killed"
+                if result.timed_out
+                else evidence.failure_reason(result.stderr)
+            )
+            record.missing_modules = evidence.missing_modules(result.stderr)
+        self._fill_probe(record, invocation)
+        outputs = read_smoke_output(invocation.smoke_output, result.stdout)
+        record.outputs = outputs.values
+        record.output_source = outputs.source
+        record.output_error = outputs.error
+        record.tokens_per_second = outputs.tokens_per_second
+        if target == "rocm-sim":
+            record.emulated = True
+            record.emulation = EMULATION_LABEL.format(
+                rocm=rocm_version_label(invocation.env["MIGRATE_SIM_HIP_VERSION"])
+            )
+            record.emulation_log = evidence.read_emulation_log(invocation.sim_log, invocation.cwd)
+        return record
+
+    def _fill_probe(self, record: RunRecord, invocation: Invocation) -> None:
+        probe = evidence.read_probe(invocation.probe_dir)
+        record.cuda_only_imports = probe["cuda_only_imports"]
+        if probe["torch_imported"]:
+            record.torch_build = probe["torch_build"]
+            record.device_name = probe["device_name"]
+            record.cuda_available = probe["cuda_available"]
+            record.ran_on_gpu = probe["ran_on_gpu"]
+            record.peak_gpu_memory_bytes = probe["peak_gpu_memory_bytes"]
+            record.real_device = str(probe["device_name"] or "unknown")
+            return
+        if record.target == "docker":
+            record.real_device = "unknown (no probe report from the container)"
+            return
+        host = self.host()
+        if host is None:
+            record.real_device = "unknown (torch not importable by the interpreter)"
+            return
+        build = {
+            "torch": host.get("torch"),
+            "cuda": host.get("cuda"),
+            "hip": host.get("hip"),
+            "source": "interpreter check (the smoke test did not import torch)",
+        }
+        build["kind"] = evidence.torch_build_kind(build)
+        record.torch_build = build
+        record.real_device = str(host.get("name") or "unknown")
+        record.cuda_available = bool(host.get("available"))
+
+
+def verify(
+    options: VerifyOptions,
+    *,
+    fixer: FixFunction | None = None,
+    caller_env: Mapping[str, str] | None = None,
+) -> Receipt:
+    """Copy, fix, run and compare; the user's tree is only read. Returns the receipt."""
+    env = dict(os.environ if caller_env is None else caller_env)
+    workspace = Workspace.create(options.root, options.python)
+    try:
+        fixes = apply_fixes(workspace.migrated, options.unsafe_fixes, fixer)
+        receipt = Receipt(
+            project=str(options.root),
+            smoke=options.smoke,
+            settings={
+                "targets": list(options.targets),
+                "timeout_s": options.timeout,
+                "rtol": options.rtol,
+                "atol": options.atol,
+                "unsafe_fixes": options.unsafe_fixes,
+                "allow_modules": list(options.allow_modules),
+                "docker_image": options.docker_image if "docker" in options.targets else None,
+                "python": options.python,
+                "env": [name for name, _ in options.env],
+            },
+            fixes=fixes.as_dict(),
+            workspace=str(workspace.root) if options.keep_workspace else None,
+        )
+        runner = _Runner(options, workspace, env)
+        baseline = runner.run("original", "native")
+        baseline.baseline = True
+        receipt.runs.append(baseline)
+        for target in options.targets:
+            record = runner.run("migrated", target)
+            record.comparison = compare_outputs(
+                baseline.outputs, record.outputs, options.rtol, options.atol
+            )
+            receipt.runs.append(record)
+        return receipt
+    finally:
+        if not options.keep_workspace:
+            workspace.remove()

@@ -1,0 +1,218 @@
+"""The temporary workspace of one verify run: two copies of the project and the injected files.
+
+Layout (under a fresh temporary directory; the user's tree is only ever read)::
+
+    original/            copy of the project, run as the baseline
+    migrated/            copy of the project with the fixes applied
+    pythonpath/          the probe and the ROCm emulation (sitecustomize.py and helpers)
+    bin/                 ``python`` / ``python3`` shims for the chosen interpreter
+    path-without-nvidia-smi/<n>/   PATH entries mirrored without nvidia-smi (rocm-sim only)
+    runs/<tree>-<target>/          stdout, stderr, smoke output, probe files, emulation log
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import stat
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+COPY_IGNORE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".migrate_cache",
+    ".tox",
+    ".nox",
+    "node_modules",
+)
+
+
+class _Finding(Protocol):
+    rule: str
+
+
+class _FileOutcome(Protocol):
+    relative: str
+    fixed: Sequence[_Finding]
+    error: str | None
+
+
+class _FixRun(Protocol):
+    """``migrator.runner.RootRun``: per-file outcomes in ``outcomes`` (``files`` also accepted)."""
+
+
+FixFunction = Callable[[Path, bool], _FixRun]
+"""``(tree, unsafe) -> run`` — applies fixes to ``tree`` in place."""
+
+
+@dataclass(slots=True)
+class FixSummary:
+    """Which fixes were applied to the migrated copy."""
+
+    level: str
+    available: bool = True
+    applied: dict[str, int] = field(default_factory=dict)
+    files_changed: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "level": self.level,
+            "engine_available": self.available,
+            "applied": dict(sorted(self.applied.items())),
+            "total": sum(self.applied.values()),
+            "files_changed": sorted(self.files_changed),
+            "errors": dict(sorted(self.errors.items())),
+            "note": self.note,
+        }
+
+
+def default_fixer(tree: Path, unsafe: bool) -> _FixRun:
+    """Call the project's fix engine, ``migrator.runner.fix_tree`` (imported lazily)."""
+    runner = importlib.import_module("migrator.runner")
+    model = importlib.import_module("migrator.model")
+    level = model.Applicability.UNSAFE if unsafe else model.Applicability.SAFE
+    run: _FixRun = runner.fix_tree(tree, level=level, write=True)
+    return run
+
+
+def apply_fixes(tree: Path, unsafe: bool, fixer: FixFunction | None = None) -> FixSummary:
+    """Apply fixes to ``tree`` and count them per rule; an unavailable engine is recorded."""
+    summary = FixSummary(level="unsafe" if unsafe else "safe")
+    try:
+        run = (fixer or default_fixer)(tree, unsafe)
+    except ImportError as error:
+        summary.available = False
+        summary.note = (
+            f"fix engine not importable ({error}); the migrated tree is an unchanged copy"
+        )
+        return summary
+    counts: Counter[str] = Counter()
+    found: Sequence[_FileOutcome] | None = getattr(run, "outcomes", None)
+    outcomes: Sequence[_FileOutcome] = found if found is not None else getattr(run, "files", ())
+    for outcome in outcomes:
+        if outcome.error:
+            summary.errors[outcome.relative] = outcome.error
+            continue
+        if outcome.fixed:
+            summary.files_changed.append(outcome.relative)
+            counts.update(finding.rule for finding in outcome.fixed)
+    summary.applied = dict(counts)
+    return summary
+
+
+def copy_project(source: Path, destination: Path) -> None:
+    """Copy ``source`` to ``destination`` without VCS folders, virtualenvs and caches."""
+    shutil.copytree(
+        source,
+        destination,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(*COPY_IGNORE),
+    )
+
+
+def sim_source_dir() -> Path:
+    """Where the packaged probe/emulation files are (``migrator/verify/sim``)."""
+    return Path(str(resources.files("migrator.verify").joinpath("sim")))
+
+
+def install_pythonpath(destination: Path) -> Path:
+    """Copy the probe and emulation files to ``destination`` (put first on PYTHONPATH)."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for path in sim_source_dir().glob("*.py"):
+        shutil.copy2(path, destination / path.name)
+    return destination
+
+
+def write_python_shims(directory: Path, python: str) -> Path:
+    """``python`` and ``python3`` scripts that exec ``python`` (kept out of venv detection)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    resolved = shutil.which(python) or python
+    for name in ("python", "python3"):
+        shim = directory / name
+        shim.write_text(f'#!/bin/sh\nexec "{resolved}" "$@"\n', encoding="utf-8")
+        shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return directory
+
+
+def path_without(executable: str, path_value: str, mirror_root: Path) -> str:
+    """``PATH`` where every entry holding ``executable`` is replaced by a mirror without it.
+
+    The mirror holds symlinks to every other entry of that folder, so the rest of the folder
+    (``/usr/bin`` for instance) stays reachable.
+    """
+    entries: list[str] = []
+    for index, entry in enumerate(path_value.split(os.pathsep)):
+        if not entry or not (Path(entry) / executable).exists():
+            entries.append(entry)
+            continue
+        mirror = mirror_root / str(index)
+        mirror.mkdir(parents=True, exist_ok=True)
+        for child in Path(entry).iterdir():
+            if child.name != executable and not (mirror / child.name).exists():
+                (mirror / child.name).symlink_to(child)
+        entries.append(str(mirror))
+    return os.pathsep.join(entries)
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """Paths of one verify run's temporary workspace."""
+
+    root: Path
+
+    @property
+    def original(self) -> Path:
+        return self.root / "original"
+
+    @property
+    def migrated(self) -> Path:
+        return self.root / "migrated"
+
+    @property
+    def pythonpath(self) -> Path:
+        return self.root / "pythonpath"
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    def run_dir(self, tree: str, target: str) -> Path:
+        """A fresh folder for the logs and outputs of one run."""
+        path = self.root / "runs" / f"{tree}-{target}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def tree(self, name: str) -> Path:
+        """``original`` or ``migrated``."""
+        return self.original if name == "original" else self.migrated
+
+    @classmethod
+    def create(cls, project: Path, python: str) -> Workspace:
+        """Make the temporary folder, copy the project twice and install the injected files."""
+        workspace = cls(Path(tempfile.mkdtemp(prefix="migrate-verify-")).resolve())
+        copy_project(project, workspace.original)
+        copy_project(project, workspace.migrated)
+        install_pythonpath(workspace.pythonpath)
+        write_python_shims(workspace.bin, python)
+        return workspace
+
+    def remove(self) -> None:
+        """Delete the workspace (errors ignored: a container may have left root-owned files)."""
+        shutil.rmtree(self.root, ignore_errors=True)
