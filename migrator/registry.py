@@ -48,25 +48,58 @@ def rule_by_code(code: str) -> type[Rule]:
 
 def select_rules(select: list[str] | None, ignore: list[str] | None) -> tuple[type[Rule], ...]:
     """Rules chosen by codes, code prefixes (``ROC1``), names or category slugs."""
-    rules = all_rules()
-    known_categories = {rule.category for rule in rules}
+    codes = select_codes(catalog_entries(), select, ignore)
+    return tuple(rule for rule in all_rules() if rule.code in codes)
 
-    def matches(rule: type[Rule], selector: str) -> bool:
+
+CatalogEntry = tuple[str, str, str]  # code, name, category
+
+
+def catalog_entries() -> list[CatalogEntry]:
+    """(code, name, category) of every rule, from a small file cached per catalog version so
+    that a warm scan never imports the rules (and libcst)."""
+    import json
+
+    from migrator.cache import cache_dir, catalog_fingerprint
+
+    path = cache_dir() / f"catalog-{catalog_fingerprint()}.json"
+    try:
+        return [tuple(entry) for entry in json.loads(path.read_text())]  # type: ignore[misc]
+    except (OSError, ValueError):
+        pass
+    entries = [(rule.code, rule.name, rule.category) for rule in all_rules()]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{id(entries)}.tmp")
+        temporary.write_text(json.dumps(entries))
+        temporary.replace(path)
+    except OSError:
+        pass
+    return entries
+
+
+def select_codes(
+    entries: list[CatalogEntry], select: list[str] | None, ignore: list[str] | None
+) -> frozenset[str]:
+    """Codes chosen by codes, code prefixes, names, categories or ``ALL``; unknown selectors
+    are a ConfigError so that a typo never silently selects nothing."""
+    known_categories = {category for _, _, category in entries}
+
+    def matches(entry: CatalogEntry, selector: str) -> bool:
+        code, name, category = entry
         selector = selector.strip()
         if selector.upper() == "ALL":
             return True
         if selector in known_categories:
-            return rule.category == selector
+            return category == selector
         if selector.upper().startswith("ROC"):
-            return rule.code.startswith(selector.upper())
-        return rule.name == selector
+            return code.startswith(selector.upper())
+        return name == selector
 
     for selector in [*(select or []), *(ignore or [])]:
-        if selector.strip().upper() == "ALL" or selector.strip() in known_categories:
-            continue
-        if not any(matches(rule, selector) for rule in rules):
+        if not any(matches(entry, selector) for entry in entries):
             raise ConfigError(f"unknown rule, prefix or category {selector!r} in select/ignore")
-    chosen = [rule for rule in rules if not select or any(matches(rule, s) for s in select)]
+    chosen = [entry for entry in entries if not select or any(matches(entry, s) for s in select)]
     if ignore:
-        chosen = [rule for rule in chosen if not any(matches(rule, s) for s in ignore)]
-    return tuple(chosen)
+        chosen = [entry for entry in chosen if not any(matches(entry, s) for s in ignore)]
+    return frozenset(code for code, _, _ in chosen)

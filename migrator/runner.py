@@ -50,9 +50,9 @@ class Selection:
         )
 
     def codes(self) -> frozenset[str]:
-        from migrator.registry import select_rules
+        from migrator.registry import catalog_entries, select_codes
 
-        return frozenset(rule.code for rule in select_rules(list(self.select), list(self.ignore)))
+        return select_codes(catalog_entries(), list(self.select), list(self.ignore))
 
     def keep(self, finding: Finding, codes: frozenset[str]) -> bool:
         if finding.rule not in codes or finding.severity < self.min_severity:

@@ -61,7 +61,7 @@ class CudaAmpNamespace(PythonRule):
     fix_title = "Use the `torch.amp` form with device 'cuda'"
     applicability = Applicability.SAFE
     fact = "§5 torch.cuda.amp rows; [V][M1]"
-    triggers = ("amp",)
+    triggers = ("cuda.amp", "cuda import amp")
     effort_hours = 0.1
     valid = [
         Valid('with torch.amp.autocast("cuda"):\n    pass\n'),

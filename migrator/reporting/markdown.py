@@ -1,0 +1,72 @@
+"""The readiness report as GitHub-flavoured Markdown (fits a PR or issue comment: GFM tables,
+``<details>`` for long lists). Text from scanned code is escaped so it cannot open HTML tags or
+break a table."""
+
+from __future__ import annotations
+
+import jinja2
+
+import migrator
+from migrator.reporting.html import CLASS_LABELS, TEMPLATES, hours
+from migrator.reporting.readiness import EFFORT_ASSUMPTIONS, FIX_CLASSES, FORMULA_LINES, Report
+
+#: GitHub rejects comments over 65,536 characters; long finding lists are cut to this many rows.
+MAX_FINDING_ROWS = 150
+
+
+def inline(value: object) -> str:
+    """Text safe to put in Markdown prose: no HTML tags, one line."""
+    text = str(value)
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("\r", " ")
+        .replace("\n", " ")
+    )
+
+
+def cell(value: object) -> str:
+    """Text safe inside a GFM table cell (pipes escaped as well)."""
+    return inline(value).replace("|", "\\|")
+
+
+def code(value: object) -> str:
+    """An inline code span that survives backticks and pipes in the value (for table cells)."""
+    text = str(value).replace("\n", " ").replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def environment() -> jinja2.Environment:
+    """Markdown templates: no autoescape (it is not HTML); values go through ``cell``/``inline``."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(cell=cell, inline=inline, code=code, hours=hours)
+    env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS)
+    return env
+
+
+def render(report: Report) -> str:
+    """The whole report as Markdown."""
+    text = (
+        environment()
+        .get_template("report.md.j2")
+        .render(
+            report=report,
+            version=migrator.__version__,
+            formula=FORMULA_LINES,
+            assumptions=EFFORT_ASSUMPTIONS,
+            max_rows=MAX_FINDING_ROWS,
+        )
+    )
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.strip() + "\n"
