@@ -50,3 +50,16 @@ def write(root: Path, relative: str, content: str | bytes) -> Path:
 
 
 os.environ.setdefault("NO_COLOR", "1")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-fixtures",
+        action="store_true",
+        help="Rewrite fixture snapshots (findings) and golden fixed trees; review the diff.",
+    )
+
+
+@pytest.fixture
+def update_fixtures(request) -> bool:
+    return bool(request.config.getoption("--update-fixtures"))
