@@ -381,3 +381,7 @@ def _importable(module: str) -> bool:
 def main() -> None:
     """Console-script entry point."""
     cli()
+
+
+if __name__ == "__main__":
+    main()
