@@ -1,0 +1,405 @@
+"""Shared helpers for the attention, apex, bitsandbytes and cuda-extension rule families
+(ROC400–ROC519, ROC600–ROC699): data tables, guarded-import detection, argument binding and
+argument-list rebuilding that keeps the original commas, whitespace and comments."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import literal_value
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_DATA = Path(__file__).parent / "data"
+
+#: Exception names whose handler makes an import optional (``try: import x / except ImportError``).
+IMPORT_GUARD_EXCEPTIONS = frozenset(
+    {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
+)
+
+
+@functools.cache
+def table(name: str) -> dict[str, Any]:
+    """The parsed ``rules/data/<name>.toml`` (loaded once per process)."""
+    with (_DATA / f"{name}.toml").open("rb") as handle:
+        return tomllib.load(handle)
+
+
+# --------------------------------------------------------------------------- imports
+
+
+class _ImportCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Import | cst.ImportFrom] = []
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.found.append(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.found.append(node)
+
+
+def _imports_in(nodes: Iterable[cst.CSTNode]) -> list[cst.Import | cst.ImportFrom]:
+    collector = _ImportCollector()
+    for node in nodes:
+        node.visit(collector)
+    return collector.found
+
+
+def _handler_catches_import_error(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    kind = handler.type
+    if kind is None:
+        return True
+    names: list[cst.BaseExpression] = (
+        [element.value for element in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+    )
+    for name in names:
+        while isinstance(name, cst.Attribute):
+            name = name.attr
+        if isinstance(name, cst.Name) and name.value in IMPORT_GUARD_EXCEPTIONS:
+            return True
+    return False
+
+
+class _GuardFinder(cst.CSTVisitor):
+    """Collects imports that cannot crash the module: in a ``try`` whose handlers catch
+    ImportError (or broader), or under an ``if`` (availability checks, TYPE_CHECKING)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.guarded: set[int] = set()
+
+    def visit_Try(self, node: cst.Try) -> None:
+        if any(_handler_catches_import_error(handler) for handler in node.handlers):
+            self.guarded.update(id(found) for found in _imports_in([node.body]))
+
+    def visit_TryStar(self, node: cst.TryStar) -> None:
+        if any(_handler_catches_import_error(handler) for handler in node.handlers):
+            self.guarded.update(id(found) for found in _imports_in([node.body]))
+
+    def visit_If(self, node: cst.If) -> None:
+        parts: list[cst.CSTNode] = [node.body]
+        if node.orelse is not None:
+            parts.append(node.orelse)
+        self.guarded.update(id(found) for found in _imports_in(parts))
+
+
+_guard_cache: dict[int, tuple[cst.Module, frozenset[int]]] = {}
+
+
+def guarded_imports(module: cst.Module) -> frozenset[int]:
+    """``id()`` of every Import/ImportFrom node of ``module`` that is guarded (see _GuardFinder)."""
+    cached = _guard_cache.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    finder = _GuardFinder()
+    module.visit(finder)
+    result = frozenset(finder.guarded)
+    _guard_cache.clear()
+    _guard_cache[id(module)] = (module, result)
+    return result
+
+
+def imported_modules(node: cst.Import | cst.ImportFrom) -> list[str]:
+    """Dotted names of the modules an import statement loads (``from a.b import c`` → a.b)."""
+    from migrator.imports import dotted_name
+
+    if isinstance(node, cst.Import):
+        names = [dotted_name(alias.name) for alias in node.names]
+        return [name for name in names if name]
+    if node.relative or node.module is None:
+        return []
+    module = dotted_name(node.module)
+    return [module] if module else []
+
+
+def matches_package(module: str, packages: Iterable[str]) -> str | None:
+    """The package of ``packages`` that ``module`` is (or is inside), else None."""
+    for package in packages:
+        if module == package or module.startswith(package + "."):
+            return package
+    return None
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+def is_simple(node: cst.BaseExpression) -> bool:
+    """True for expressions that are cheap and side-effect free to evaluate twice: names,
+    attribute chains and subscripts of those with literal/name indices."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return is_simple(node.value)
+    if isinstance(node, cst.Subscript):
+        if not is_simple(node.value):
+            return False
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index):
+                if not _simple_index(index.value):
+                    return False
+            elif isinstance(index, cst.Slice):
+                for part in (index.lower, index.upper, index.step):
+                    if part is not None and not _simple_index(part):
+                        return False
+        return True
+    return False
+
+
+def _simple_index(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Name)) or (
+        isinstance(node, cst.UnaryOperation) and isinstance(node.expression, cst.Integer)
+    )
+
+
+def has_comment(node: cst.CSTNode) -> bool:
+    """Whether a comment occurs anywhere inside ``node``."""
+
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Comment(self, _: cst.Comment) -> None:
+            self.found = True
+
+    finder = _Finder()
+    node.visit(finder)
+    return finder.found
+
+
+def is_literal(node: cst.BaseExpression | None, value: object) -> bool:
+    """Whether ``node`` is a literal equal to ``value`` (True/False/None, numbers, tuples)."""
+    found = literal_value(node)
+    if found is ...:
+        return False
+    if isinstance(value, bool) or value is None or isinstance(found, bool) or found is None:
+        return found is value
+    return bool(found == value)
+
+
+def literal_from_text(text: str) -> object:
+    """Python value of a literal written as source text in a data table (``"(-1, -1)"``)."""
+    return literal_value(cst.parse_expression(text))
+
+
+def bind_arguments(
+    call: cst.Call, positional: Sequence[str], keywords: Iterable[str] = ()
+) -> dict[str, cst.Arg] | str:
+    """Map ``call``'s arguments to parameter names: the first ``len(positional)`` positional
+    arguments by order, keywords by name. Returns a reason string when the call cannot be bound
+    (star arguments, more positional arguments than known, unknown or repeated keywords)."""
+    allowed = set(positional) | set(keywords)
+    bound: dict[str, cst.Arg] = {}
+    index = 0
+    for argument in call.args:
+        if argument.star:
+            return "it passes `*args`/`**kwargs`, so the arguments are unknown"
+        if argument.keyword is None:
+            if index >= len(positional):
+                return (
+                    f"it passes more than {len(positional)} positional arguments, whose meaning "
+                    "depends on the library version"
+                )
+            bound[positional[index]] = argument
+            index += 1
+            continue
+        name = argument.keyword.value
+        if name not in allowed:
+            return f"it passes `{name}=`, which has no equivalent here"
+        if name in bound:
+            return f"`{name}` is passed twice"
+        bound[name] = argument
+    return bound
+
+
+# --------------------------------------------------------------------------- building calls
+
+
+def parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` wrapped in parentheses unless it is atomic enough to take ``.attr`` directly."""
+    atomic = (
+        cst.Name,
+        cst.Attribute,
+        cst.Call,
+        cst.Subscript,
+        cst.SimpleString,
+        cst.Integer,
+        cst.Float,
+        cst.List,
+        cst.Tuple,
+        cst.Dict,
+    )
+    if isinstance(node, atomic) or node.lpar:
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def method_call(
+    value: cst.BaseExpression, method: str, args: Sequence[str] = ()
+) -> cst.Call:
+    """``value.method(args...)`` with ``args`` given as source text."""
+    return cst.Call(
+        func=cst.Attribute(value=parenthesize(value), attr=cst.Name(method)),
+        args=[cst.Arg(value=cst.parse_expression(text)) for text in args],
+    )
+
+
+def as_positional(argument: cst.Arg, value: cst.BaseExpression | None = None) -> cst.Arg:
+    """``argument`` (maybe a keyword argument) as a positional one, optionally with a new value."""
+    return argument.with_changes(
+        keyword=None,
+        equal=cst.MaybeSentinel.DEFAULT,
+        value=value if value is not None else argument.value,
+    )
+
+
+def as_keyword(argument: cst.Arg, name: str, value: cst.BaseExpression | None = None) -> cst.Arg:
+    """``argument`` passed as ``name=`` (keeps its value, comma and surrounding whitespace)."""
+    equal = argument.equal
+    if not isinstance(equal, cst.AssignEqual):
+        equal = cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        )
+    return argument.with_changes(
+        keyword=cst.Name(name),
+        equal=equal,
+        value=value if value is not None else argument.value,
+    )
+
+
+def new_keyword(name: str, value: str | cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=cst.parse_expression(value) if isinstance(value, str) else value,
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+
+
+def relayout(original: Sequence[cst.Arg], new: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """Give ``new`` arguments the comma/whitespace layout of ``original`` slot by slot, so a
+    rebuilt multi-line call keeps its line breaks; extra arguments get ``, `` and the last one
+    keeps the original last argument's trailing layout."""
+    default_comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    out: list[cst.Arg] = []
+    count = len(new)
+    for index, argument in enumerate(new):
+        if index == count - 1:
+            source = original[-1] if original else None
+        elif index < len(original) - 1:
+            source = original[index]
+        else:
+            source = None
+        if source is None:
+            comma: cst.Comma | cst.MaybeSentinel = (
+                default_comma if index < count - 1 else cst.MaybeSentinel.DEFAULT
+            )
+            whitespace: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace("")
+        else:
+            comma = source.comma
+            whitespace = source.whitespace_after_arg
+            if index < count - 1 and not isinstance(comma, cst.Comma):
+                comma = default_comma
+        out.append(argument.with_changes(comma=comma, whitespace_after_arg=whitespace))
+    return out
+
+
+def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(
+        first_line=cst.TrailingWhitespace(newline=cst.Newline()),
+        empty_lines=[],
+        indent=True,
+        last_line=cst.SimpleWhitespace(indent),
+    )
+
+
+def exploded(
+    call: cst.Call, args: Sequence[cst.Arg], unit: str
+) -> cst.Call:
+    """``call`` with ``args`` one per line (hanging indent ``unit`` below the statement's
+    indentation, magic trailing comma), the layout black gives a long call."""
+    laid = [
+        argument.with_changes(
+            comma=cst.Comma(
+                whitespace_after=_line_break("" if index == len(args) - 1 else unit)
+            ),
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+        )
+        for index, argument in enumerate(args)
+    ]
+    return call.with_changes(args=laid, whitespace_before_args=_line_break(unit))
+
+
+def string_nodes_with_value(
+    node: cst.BaseExpression, values: Iterable[str]
+) -> list[cst.SimpleString]:
+    """Plain string literals equal to one of ``values`` that ``node`` evaluates to: the node
+    itself, either branch of ``a if c else b``, either side of ``a or b`` / ``a and b``, and the
+    ``default=`` of a call such as ``field(default=...)``. Comparisons are never entered."""
+    wanted = set(values)
+    found: list[cst.SimpleString] = []
+
+    def walk(current: cst.BaseExpression) -> None:
+        if isinstance(current, cst.SimpleString):
+            value = current.evaluated_value
+            if isinstance(value, str) and value in wanted and "f" not in current.prefix.lower():
+                found.append(current)
+        elif isinstance(current, cst.IfExp):
+            walk(current.body)
+            walk(current.orelse)
+        elif isinstance(current, cst.BooleanOperation):
+            walk(current.left)
+            walk(current.right)
+        elif isinstance(current, cst.Call):
+            for argument in current.args:
+                if argument.keyword is not None and argument.keyword.value == "default":
+                    walk(argument.value)
+
+    walk(node)
+    return found
+
+
+def replace_string(node: cst.SimpleString, new_value: str) -> cst.SimpleString:
+    """The same literal (prefix and quote style kept) holding ``new_value``."""
+    quote = node.quote
+    return node.with_changes(value=f"{node.prefix}{quote}{new_value}{quote}")
+
+
+def docstring_nodes(module: cst.Module) -> frozenset[int]:
+    """``id()`` of the string nodes that are module, class or function docstrings."""
+    found: set[int] = set()
+
+    def first_string(body: Sequence[cst.CSTNode]) -> None:
+        if not body:
+            return
+        statement = body[0]
+        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+            small = statement.body[0]
+            if isinstance(small, cst.Expr) and isinstance(
+                small.value, (cst.SimpleString, cst.ConcatenatedString)
+            ):
+                found.add(id(small.value))
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            if isinstance(node.body, cst.IndentedBlock):
+                first_string(node.body.body)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if isinstance(node.body, cst.IndentedBlock):
+                first_string(node.body.body)
+
+    first_string(module.body)
+    module.visit(_Visitor())
+    return frozenset(found)

@@ -1,0 +1,873 @@
+"""ROC40x: flash-attn and transformers' FlashAttention switches (category ``flash-attn``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import module_ref, unused_import_candidates
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from ._attention_util import (
+    as_keyword,
+    as_positional,
+    bind_arguments,
+    exploded,
+    guarded_imports,
+    has_comment,
+    imported_modules,
+    is_literal,
+    is_simple,
+    literal_from_text,
+    matches_package,
+    method_call,
+    new_keyword,
+    parenthesize,
+    relayout,
+    replace_string,
+    string_nodes_with_value,
+    table,
+)
+
+
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = table("attention")
+    return data
+
+
+def sdpa_call(
+    call: cst.Call,
+    sdpa: str,
+    tensors: list[cst.Arg],
+    keywords: list[cst.Arg],
+    unit: str,
+) -> cst.BaseExpression:
+    """``sdpa(tensors..., keywords...).transpose(1, 2).contiguous()`` replacing ``call``.
+
+    The output goes back from (B, H, S, D) to flash-attn's/xformers' (B, S, H, D); ``contiguous``
+    keeps their contract of a contiguous output (callers often ``.view`` it), and is free when
+    SDPA's kernel already wrote (B, S, H, D) memory (the flash and efficient backends do).
+    Arguments go one per line; a call with comments inside keeps its own layout instead, so the
+    comments stay where they were."""
+    inner = cst.Call(
+        func=cst.parse_expression(sdpa),
+        whitespace_after_func=call.whitespace_after_func,
+        whitespace_before_args=call.whitespace_before_args,
+    )
+    arguments = [*tensors, *keywords]
+    if has_comment(call):
+        inner = inner.with_changes(args=relayout(call.args, arguments))
+    else:
+        inner = exploded(inner, arguments, unit)
+    outer = method_call(method_call(inner, "transpose", ["1", "2"]), "contiguous")
+    return outer.with_changes(lpar=call.lpar, rpar=call.rpar)
+
+
+def transposed(argument: cst.Arg) -> cst.Arg:
+    """The tensor argument as ``<value>.transpose(1, 2)`` (B,S,H,D ↔ B,H,S,D), positional."""
+    return as_positional(argument, method_call(argument.value, "transpose", ["1", "2"]))
+
+
+def unpacked(argument: cst.Arg) -> cst.Arg:
+    """A packed (B, S, n, H, D) tensor as ``*<value>.transpose(1, 3).unbind(2)``: n tensors of
+    shape (B, H, S, D), each evaluated once."""
+    value = method_call(method_call(argument.value, "transpose", ["1", "3"]), "unbind", ["2"])
+    return as_positional(argument, value).with_changes(star="*")
+
+
+def causal_mask(
+    causal: cst.BaseExpression, query: cst.BaseExpression, key: cst.BaseExpression
+) -> cst.BaseExpression:
+    """``causal_lower_right(q.size(1), k.size(1))`` (bottom-right aligned, as flash-attn ≥ 2.1),
+    made conditional when ``causal`` is not the literal True."""
+    mask = cst.parse_expression(
+        f"causal_lower_right({code_of(query)}.size(1), {code_of(key)}.size(1))"
+    )
+    if is_literal(causal, True):
+        return mask
+    return cst.IfExp(test=parenthesize(causal), body=mask, orelse=cst.Name("None"))
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+class FlashAttnFunc(PythonRule):
+    """
+    ## What it does
+    Flags calls of `flash_attn_func`, `flash_attn_qkvpacked_func` and
+    `flash_attn_kvpacked_func` from flash-attn 2, and rewrites them to
+    `torch.nn.functional.scaled_dot_product_attention` (SDPA) when every argument has an SDPA
+    equivalent.
+
+    ## Why it breaks on ROCm
+    PyPI's flash-attn wheels are CUDA builds. On ROCm the same API comes only from a source build
+    of ROCm/flash-attention (CK backend: MI200/MI300/MI350, fp16/bf16; Triton backend for other
+    GPUs), so a stock ROCm environment takes the import's fallback path or crashes. PyTorch's own
+    SDPA runs the AOTriton flash/efficient kernels on ROCm with no extra package.
+
+    ## Example
+    ```python
+    from flash_attn import flash_attn_func
+
+    out = flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=scale, causal=True)
+    ```
+
+    ## Fix
+    ```python
+    import torch.nn.functional as F
+    from torch.nn.attention.bias import causal_lower_right
+
+    out = F.scaled_dot_product_attention(
+        q.transpose(1, 2),
+        k.transpose(1, 2),
+        v.transpose(1, 2),
+        attn_mask=causal_lower_right(q.size(1), k.size(1)),
+        dropout_p=0.0,
+        scale=scale,
+        enable_gqa=True,
+    ).transpose(1, 2).contiguous()
+    ```
+    flash-attn takes (B, S, H, D) tensors and SDPA (B, H, S, D): the inputs and the output are
+    transposed. `softmax_scale` becomes `scale` (both default to 1/sqrt(D)), `dropout_p` is
+    kept. `causal=True` becomes a `causal_lower_right(Sq, Sk)` mask: flash-attn ≥ 2.1 aligns the
+    causal mask to the bottom-right corner when the query is shorter than the key (decoding,
+    chunked prefill), while SDPA's `is_causal=True` is top-left; with equal lengths the mask
+    dispatches to `is_causal=True` itself. `enable_gqa=True` keeps flash-attn's support for
+    fewer key/value heads (MQA/GQA); with equal head counts it changes nothing and every SDPA
+    backend still accepts the call. The packed variants unpack with
+    `*qkv.transpose(1, 3).unbind(2)` (each tensor evaluated once); `qkvpacked` has equal lengths
+    by construction, so it uses `is_causal`. The flash-attn import is removed when nothing else
+    uses it (inside `try: ... except ImportError:` the block keeps a `pass`).
+
+    Left unfixed, with the reason in the message: `window_size` other than (-1, -1), `softcap`,
+    `alibi_slopes`, `deterministic=True`, `return_attn_probs=True`, positional arguments past
+    `causal` (their order changed between flash-attn versions), `*args`, and causal calls whose
+    `q`/`k` are expressions the rewrite would have to evaluate twice (bind them to names first).
+
+    ## Fix safety
+    Unsafe. The math is the same (checked against a reference of flash-attn's documented
+    semantics in `tests/test_attention_semantics.py`), but: the kernel and its rounding change;
+    dropout draws a different random mask (both apply `dropout_p` unconditionally, so callers'
+    `p if self.training else 0.0` logic is kept as written); the rewrite needs torch ≥ 2.5
+    (`enable_gqa`; `causal_lower_right` is a prototype API); SDPA also accepts fp32 where
+    flash-attn raised; and code that relied on the flash-attn import failing (a `HAS_FLASH_ATTN`
+    flag) now always takes the SDPA path.
+
+    ## Known problems
+    With `causal=True` and more queries than keys, flash-attn returns zeros for the fully masked
+    rows; `causal_lower_right` warns about NaNs there (PyTorch's math kernel returns zeros too).
+
+    ## References
+    - ROCm/flash-attention README (backends, GPUs)
+    - https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
+    - https://docs.pytorch.org/docs/stable/nn.attention.bias.html
+    """
+
+    code = "ROC400"
+    name = "flash-attn-func-call"
+    category = "flash-attn"
+    severity = Severity.WARNING
+    message = (
+        "flash-attn needs a ROCm/flash-attention source build on ROCm; "
+        "torch SDPA computes the same attention"
+    )
+    fix_title = "Call `torch.nn.functional.scaled_dot_product_attention` (transposed to B,H,S,D)"
+    applicability = Applicability.UNSAFE
+    fact = "§4a §4b; [F1][S1][V]"
+    triggers = ("flash_attn",)
+    effort_hours = 0.5
+    valid = [
+        Valid(
+            "import torch.nn.functional as F\n"
+            "out = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        ),
+        Valid(
+            "def flash_attn_func(q, k, v, causal=False):\n    return q\n\n"
+            "out = flash_attn_func(q, k, v)\n"
+        ),
+        Valid('"""Calls flash_attn_func(q, k, v) when available."""\n# flash_attn_func(q, k, v)\n'),
+        Valid(
+            "from flash_attn import flash_attn_varlen_func\n"
+            "out = flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
+        ),
+    ]
+    invalid = [
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "from flash_attn import flash_attn_func\n\n"
+            "out = flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=scale, causal=True)\n",
+            fixed=(
+                "import torch.nn.functional as F\n"
+                "from torch.nn.attention.bias import causal_lower_right\n\n"
+                "out = F.scaled_dot_product_attention(\n"
+                "    q.transpose(1, 2),\n"
+                "    k.transpose(1, 2),\n"
+                "    v.transpose(1, 2),\n"
+                "    attn_mask=causal_lower_right(q.size(1), k.size(1)),\n"
+                "    dropout_p=0.0,\n"
+                "    scale=scale,\n"
+                "    enable_gqa=True,\n"
+                ").transpose(1, 2).contiguous()\n"
+            ),
+            line=4,
+            column=7,
+        ),
+        Invalid(
+            "import torch\n"
+            "import flash_attn as fa\n\n"
+            "def attend(q, k, v, p, training):\n"
+            "    return fa.flash_attn_func(q, k, v, p if training else 0.0)\n",
+            fixed=(
+                "import torch\n\n"
+                "def attend(q, k, v, p, training):\n"
+                "    return torch.nn.functional.scaled_dot_product_attention(\n"
+                "        q.transpose(1, 2),\n"
+                "        k.transpose(1, 2),\n"
+                "        v.transpose(1, 2),\n"
+                "        dropout_p=p if training else 0.0,\n"
+                "        enable_gqa=True,\n"
+                "    ).transpose(1, 2).contiguous()\n"
+            ),
+        ),
+        Invalid(
+            "import torch\n"
+            "try:\n"
+            "    from flash_attn.flash_attn_interface import flash_attn_qkvpacked_func\n"
+            "    HAS_FLASH = True\n"
+            "except ImportError:\n"
+            "    HAS_FLASH = False\n\n"
+            "out = flash_attn_qkvpacked_func(\n"
+            "    qkv,  # (B, S, 3, H, D)\n"
+            "    causal=self.causal,\n"
+            ")\n",
+            fixed=(
+                "import torch\n"
+                "try:\n"
+                "    HAS_FLASH = True\n"
+                "except ImportError:\n"
+                "    HAS_FLASH = False\n\n"
+                "out = torch.nn.functional.scaled_dot_product_attention(\n"
+                "    *qkv.transpose(1, 3).unbind(2),  # (B, S, 3, H, D)\n"
+                "    is_causal=self.causal,\n"
+                ").transpose(1, 2).contiguous()\n"
+            ),
+        ),
+        Invalid(
+            "import torch\n"
+            "from flash_attn import flash_attn_kvpacked_func\n\n"
+            "def decode(q, kv, causal):\n"
+            "    return flash_attn_kvpacked_func(q, kv, 0.0, None, causal)\n",
+            fixed=(
+                "import torch\n"
+                "from torch.nn.attention.bias import causal_lower_right\n\n"
+                "def decode(q, kv, causal):\n"
+                "    return torch.nn.functional.scaled_dot_product_attention(\n"
+                "        q.transpose(1, 2),\n"
+                "        *kv.transpose(1, 3).unbind(2),\n"
+                "        attn_mask=causal_lower_right(q.size(1), kv.size(1)) if causal else None,\n"
+                "        dropout_p=0.0,\n"
+                "        scale=None,\n"
+                "        enable_gqa=True,\n"
+                "    ).transpose(1, 2).contiguous()\n"
+            ),
+        ),
+        Invalid(
+            "from flash_attn import flash_attn_func\n"
+            "out = flash_attn_func(q, k, v, causal=True, window_size=(256, 0))\n",
+            fixed=None,
+        ),
+        Invalid(
+            "from flash_attn import flash_attn_func\n"
+            "out = flash_attn_func(proj(x), k, v, causal=True)\n",
+            fixed=None,
+        ),
+        Invalid(
+            "from flash_attn import flash_attn_func\n"
+            "out, lse, _ = flash_attn_func(q, k, v, return_attn_probs=True)\n",
+            fixed=None,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.call_name(node)
+        if qualified is None:
+            return
+        kind = _data()["flash_attn"]["rewritable"].get(qualified)
+        if kind is None:
+            return
+        short = qualified.rsplit(".", 1)[-1]
+        result = self._rewrite(node, kind)
+        if isinstance(result, str):
+            self.report(
+                node,
+                message=(
+                    f"`{short}` needs a ROCm/flash-attention build; "
+                    f"not rewritten to SDPA: {result}"
+                ),
+            )
+            return
+        replacement, imports = result
+        self.report(
+            node,
+            message=(
+                f"`{short}` needs a ROCm/flash-attention build on ROCm; "
+                "torch SDPA computes the same attention"
+            ),
+            replacement=replacement,
+            imports=imports,
+            remove_imports=unused_import_candidates(  # type: ignore[arg-type]
+                self.ctx, node.func, "flash_attn"
+            ),
+        )
+
+    def _rewrite(
+        self, node: cst.Call, kind: str
+    ) -> tuple[cst.BaseExpression, list[tuple[str, str | None]]] | str:
+        data = _data()["flash_attn"]
+        optional: dict[str, dict[str, str]] = data["optional"]
+        bound = bind_arguments(node, data["positional"][kind], optional)
+        if isinstance(bound, str):
+            return bound
+        for name, spec in optional.items():
+            default = literal_from_text(spec["default"])
+            if name in bound and not is_literal(bound[name].value, default):
+                return spec["reason"]
+        tensors = {"plain": ("q", "k", "v"), "qkvpacked": ("qkv",), "kvpacked": ("q", "kv")}[kind]
+        missing = [name for name in tensors if name not in bound]
+        if missing:
+            return f"it does not pass {', '.join(missing)}"
+
+        sdpa, imports = module_ref(self.ctx, "torch.nn.functional")
+        imports = list(imports)
+        keywords: list[cst.Arg] = []
+        causal = bound.get("causal")
+        if causal is not None and not is_literal(causal.value, False):
+            if kind == "qkvpacked":
+                keywords.append(as_keyword(causal, "is_causal"))
+            else:
+                query, key = bound["q"].value, bound["k" if kind == "plain" else "kv"].value
+                if not (is_simple(query) and is_simple(key)):
+                    return (
+                        "the causal mask needs the query and key lengths, and `q`/`k` are "
+                        "expressions the rewrite would evaluate twice; bind them to names first"
+                    )
+                mask = causal_mask(causal.value, query, key)
+                keywords.append(as_keyword(causal, "attn_mask", mask))
+                imports.append(("torch.nn.attention.bias", "causal_lower_right"))
+        if "dropout_p" in bound:
+            keywords.append(as_keyword(bound["dropout_p"], "dropout_p"))
+        if "softmax_scale" in bound:
+            keywords.append(as_keyword(bound["softmax_scale"], "scale"))
+        if kind == "plain":
+            arguments = [transposed(bound["q"]), transposed(bound["k"]), transposed(bound["v"])]
+        elif kind == "kvpacked":
+            arguments = [transposed(bound["q"]), unpacked(bound["kv"])]
+        else:
+            arguments = [unpacked(bound["qkv"])]
+        if kind != "qkvpacked":
+            keywords.append(new_keyword("enable_gqa", "True"))
+        replacement = sdpa_call(
+            node,
+            f"{sdpa}.scaled_dot_product_attention",
+            arguments,
+            keywords,
+            self.ctx.module.default_indent,
+        )
+        return replacement, imports
+
+
+class FlashAttnNoSdpaEquivalent(PythonRule):
+    """
+    ## What it does
+    Flags flash-attn functions with no SDPA equivalent: the variable-length (`*_varlen_*`)
+    functions, `flash_attn_with_kvcache`, and FlashAttention-3's `flash_attn_interface`.
+
+    ## Why it breaks on ROCm
+    They exist on ROCm only through a source build of ROCm/flash-attention (FlashAttention-3 not
+    at all: it targets Hopper, sm90), and PyTorch has no drop-in replacement: packed
+    variable-length batches (`cu_seqlens`) and the in-place KV-cache append have no SDPA argument.
+
+    ## Example
+    ```python
+    from flash_attn import flash_attn_varlen_func
+
+    out = flash_attn_varlen_func(q, k, v, cu_seqlens, cu_seqlens, max_len, max_len, causal=True)
+    ```
+
+    ## Manual migration
+    Build ROCm/flash-attention for the target GPUs (`GPU_ARCHS=gfx942`, CK backend; or the Triton
+    backend with `FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE`) and keep the call, or restructure:
+    pad the batch and pass a key-padding mask to SDPA, use a block-diagonal mask, or use
+    nested/jagged tensors; for KV caches, append to the cache tensors yourself and call SDPA with
+    a bottom-right causal mask (`torch.nn.attention.bias.causal_lower_right`).
+
+    ## References
+    - ROCm/flash-attention README
+    - https://docs.pytorch.org/docs/stable/nn.attention.html
+    """
+
+    code = "ROC401"
+    name = "flash-attn-no-sdpa-equivalent"
+    category = "flash-attn"
+    severity = Severity.WARNING
+    message = "this flash-attn function has no SDPA equivalent and needs ROCm/flash-attention"
+    fact = "§4a §4b; [F1][F2]"
+    triggers = ("flash_attn",)
+    effort_hours = 4.0
+    valid = [
+        Valid("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v)\n"),
+        Valid("def flash_attn_varlen_func(*a):\n    pass\nflash_attn_varlen_func(q, k, v)\n"),
+        Valid("# flash_attn_with_kvcache(q, k_cache, v_cache)\nx = 'flash_attn_with_kvcache'\n"),
+    ]
+    invalid = [
+        Invalid(
+            "from flash_attn import flash_attn_varlen_func\n"
+            "out = flash_attn_varlen_func(q, k, v, cu, cu, m, m, causal=True)\n",
+            line=2,
+            column=7,
+        ),
+        Invalid(
+            "import flash_attn as fa\n"
+            "out = fa.flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens)\n"
+        ),
+        Invalid(
+            "try:\n"
+            "    from flash_attn_interface import flash_attn_func as fa3\n"
+            "except ImportError:\n"
+            "    fa3 = None\n"
+            "out = fa3(q, k, v, causal=True)\n",
+            line=5,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.call_name(node)
+        if qualified is None:
+            return
+        data = _data()["flash_attn"]
+        package = qualified.split(".", 1)[0]
+        short = qualified.rsplit(".", 1)[-1]
+        if package in data["fa3_packages"]:
+            self.report(
+                node,
+                message=(
+                    f"`{short}` is FlashAttention-3, built for Hopper (sm90) only: no ROCm build; "
+                    "use flash-attn 2 (ROCm/flash-attention) or torch SDPA"
+                ),
+            )
+            return
+        if package in data["packages"] and short in data["manual"]:
+            self.report(node, message=f"`{short}`: {data['manual'][short]}")
+
+
+class FlashAttnHardImport(PythonRule):
+    """
+    ## What it does
+    Flags imports of `flash_attn` (and FlashAttention-3's `flash_attn_interface`) that are not
+    guarded by `try: ... except ImportError:` or an `if` (availability check).
+
+    ## Why it breaks on ROCm
+    PyPI's flash-attn wheels are built for CUDA; on ROCm the package exists only as a source
+    build of ROCm/flash-attention (CK backend for MI200/MI300/MI350; Triton backend for others),
+    and FlashAttention-3 not at all. An unguarded import makes the module fail with
+    `ImportError` on a stock ROCm install.
+
+    ## Example
+    ```python
+    from flash_attn import flash_attn_func
+    ```
+
+    ## Manual migration
+    Either build ROCm/flash-attention for the target GPUs (`GPU_ARCHS="gfx90a;gfx942"`), or make
+    the import optional and fall back to `torch.nn.functional.scaled_dot_product_attention`
+    (ROC400 rewrites `flash_attn_func` calls to SDPA and then drops the import):
+    ```python
+    try:
+        from flash_attn import flash_attn_func
+    except ImportError:
+        flash_attn_func = None
+    ```
+
+    ## References
+    - ROCm/flash-attention README and setup.py
+    """
+
+    code = "ROC402"
+    name = "flash-attn-hard-import"
+    category = "flash-attn"
+    severity = Severity.ERROR
+    message = "unguarded flash-attn import: no ROCm wheel on PyPI, so the module fails to import"
+    fact = "§4a §9 flash-attn row; [F1][F2]"
+    triggers = ("flash_attn",)
+    effort_hours = 2.0
+    blocker = True
+    valid = [
+        Valid("try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\n"),
+        Valid(
+            "from transformers.utils import is_flash_attn_2_available\n"
+            "if is_flash_attn_2_available():\n"
+            "    from flash_attn import flash_attn_func\n"
+        ),
+        Valid("import flash_attention_utils\n# import flash_attn\n"),
+    ]
+    invalid = [
+        Invalid("from flash_attn import flash_attn_func\n", line=1, column=1),
+        Invalid("import flash_attn.layers.rotary as rotary\n"),
+        Invalid("def f():\n    from flash_attn_interface import flash_attn_func\n", line=2),
+        Invalid(
+            "try:\n    import flash_attn\nexcept KeyError:\n    pass\n",
+            line=2,
+        ),
+    ]
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._check(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
+        data = _data()["flash_attn"]
+        for module in imported_modules(node):
+            fa3 = matches_package(module, data["fa3_packages"])
+            fa2 = matches_package(module, data["packages"])
+            if not (fa2 or fa3) or id(node) in guarded_imports(self.ctx.module):
+                continue
+            if fa3:
+                message = (
+                    f"unguarded import of `{module}` (FlashAttention-3): built for Hopper (sm90) "
+                    "only, it has no ROCm build"
+                )
+            else:
+                message = (
+                    f"unguarded import of `{module}`: PyPI flash-attn wheels are CUDA builds; "
+                    "build ROCm/flash-attention or fall back to torch SDPA"
+                )
+            self.report(node, message=message)
+            return
+
+
+class _HfAttnImplementation(PythonRule):
+    """Shared matcher of transformers ``attn_implementation`` values (ROC403, ROC404)."""
+
+    abstract = True
+    values_key = "fa2"
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self._dispatch: bool | None = None
+
+    # -- where the literal can be
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) >= 3:
+            target = node.args[1].value
+            if isinstance(target, cst.SimpleString) and "attn_impl" in str(target.evaluated_value):
+                self._check(node.args[2].value)
+        names_option = any(
+            isinstance(a.value, cst.SimpleString)
+            and a.keyword is None
+            and str(a.value.evaluated_value).replace("-", "_").find("attn_impl") >= 0
+            for a in node.args
+        )
+        for argument in node.args:
+            if argument.keyword is None:
+                continue
+            keyword = argument.keyword.value
+            if keyword == "attn_implementation" or (names_option and keyword == "default"):
+                self._check(argument.value)
+            elif keyword == "use_flash_attention_2" and self.values_key == "fa2":
+                self._use_flash_attention_2(node, argument)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        key = node.key
+        if not isinstance(key, cst.SimpleString):
+            return
+        if str(key.evaluated_value).lstrip("_") == "attn_implementation":
+            self._check(node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._names_attn(target.target) for target in node.targets):
+            self._check(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and self._names_attn(node.target):
+            self._check(node.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is not None and "attn_impl" in node.name.value:
+            self._check(node.default)
+
+    @staticmethod
+    def _names_attn(target: cst.BaseExpression) -> bool:
+        if isinstance(target, cst.Name):
+            return "attn_impl" in target.value.lower()
+        if isinstance(target, cst.Attribute):
+            return "attn_impl" in target.attr.value
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+                return "attn_impl" in str(index.value.evaluated_value)
+        return False
+
+    # -- reporting
+
+    def _values(self) -> list[str]:
+        values: list[str] = _data()["transformers"][self.values_key]
+        return values
+
+    def _check(self, value: cst.BaseExpression) -> None:
+        replacement_value: str = _data()["transformers"]["replacement"]
+        for string in string_nodes_with_value(value, self._values()):
+            if self._is_dispatch_code():
+                self.report(
+                    string,
+                    message=(
+                        f"{self.message}; not rewritten: this file also compares "
+                        "attn_implementation against flash-attention names, so change both sides "
+                        "by hand"
+                    ),
+                )
+                continue
+            self.report(string, replacement=replace_string(string, replacement_value))
+
+    def _use_flash_attention_2(self, call: cst.Call, argument: cst.Arg) -> None:
+        if is_literal(argument.value, False) or not self._is_hf_call(call):
+            return
+        base = (
+            "`use_flash_attention_2=True` selects FlashAttention-2, which needs "
+            "ROCm/flash-attention (and the flag is gone from transformers 5)"
+        )
+        if not is_literal(argument.value, True):
+            self.report(argument, message=f"{base}; not rewritten: the value is not a literal")
+            return
+        keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+        if "attn_implementation" in keywords:
+            self.report(
+                argument,
+                message=f"{base}; not rewritten: the call also passes attn_implementation",
+            )
+            return
+        self.report(
+            argument,
+            message=base,
+            replacement=argument.with_changes(
+                keyword=cst.Name("attn_implementation"), value=cst.SimpleString('"sdpa"')
+            ),
+        )
+
+    def _is_hf_call(self, call: cst.Call) -> bool:
+        data = _data()["transformers"]
+        qualified = self.ctx.call_name(call) or ""
+        if any(qualified.startswith(prefix) for prefix in data["hf_prefixes"]):
+            return True
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value in data["hf_methods"]
+
+    def _is_dispatch_code(self) -> bool:
+        """Whether the file compares some value against a flash-attention implementation name
+        (``== "flash_attention_2"``, ``in (...)``): then it dispatches on the name and rewriting
+        only the assignment side would silently change which branch runs."""
+        if self._dispatch is None:
+            names = set(_data()["transformers"]["fa2"]) | set(_data()["transformers"]["fa3"])
+            self._dispatch = _compares_against(self.ctx.module, names)
+        return self._dispatch
+
+
+def _compares_against(module: cst.Module, names: set[str]) -> bool:
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            parts: list[cst.BaseExpression] = [node.left] + [c.comparator for c in node.comparisons]
+            for part in parts:
+                elements: list[cst.BaseExpression] = [part]
+                if isinstance(part, (cst.Tuple, cst.List, cst.Set)):
+                    elements = [element.value for element in part.elements]
+                for element in elements:
+                    if isinstance(element, cst.SimpleString) and element.evaluated_value in names:
+                        self.found = True
+
+    finder = _Finder()
+    module.visit(finder)
+    return finder.found
+
+
+class HfFlashAttention2(_HfAttnImplementation):
+    """
+    ## What it does
+    Flags transformers' `attn_implementation="flash_attention_2"` (as a call keyword, in a config
+    dict, in an assignment to an `attn_implementation` variable/attribute/key, as a parameter
+    default, in either branch of `"flash_attention_2" if cond else "eager"`) and
+    `use_flash_attention_2=True` on `from_pretrained`/`from_config`.
+
+    ## Why it breaks on ROCm
+    transformers loads FlashAttention-2 from the `flash_attn` package, which on ROCm exists only
+    as a source build of ROCm/flash-attention; without it model loading raises `ImportError`.
+    `"sdpa"` uses PyTorch's scaled_dot_product_attention, which runs the AOTriton flash kernels
+    on ROCm with no extra package.
+
+    ## Example
+    ```python
+    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="flash_attention_2")
+    ```
+
+    ## Fix
+    ```python
+    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="sdpa")
+    ```
+    `use_flash_attention_2=True` becomes `attn_implementation="sdpa"` (the old flag was
+    deprecated in transformers 4.x and is gone in 5.x).
+
+    ## Fix safety
+    Safe per the facts table (§4c): both implementations compute the same attention and
+    transformers supports `"sdpa"` for every model that supports FlashAttention-2. Only the
+    literal string is replaced, so quotes and comments stay. Files that also compare a value
+    against `"flash_attention_2"` (dispatch code, e.g. padding-free packing paths) get no fix:
+    rewriting one side would change which branch runs.
+
+    ## Known problems
+    Older transformers releases handled padding-free packed batches (`position_ids` restarting
+    inside a row, `DataCollatorWithFlattening`) only in the FlashAttention-2 path; check such
+    training setups after switching.
+
+    ## References
+    - https://huggingface.co/docs/transformers/perf_infer_gpu_one
+    - https://huggingface.co/docs/optimum/amd/amdgpu/overview
+    """
+
+    code = "ROC403"
+    name = "hf-flash-attention-2"
+    category = "flash-attn"
+    severity = Severity.ERROR
+    message = "`flash_attention_2` needs ROCm/flash-attention; transformers raises without it"
+    fix_title = 'Use attn_implementation="sdpa"'
+    applicability = Applicability.SAFE
+    fact = "§4c; [X1][X2][V]"
+    triggers = ("flash_attention_2",)
+    effort_hours = 0.1
+    values_key = "fa2"
+    valid = [
+        Valid('model = AutoModel.from_pretrained(name, attn_implementation="sdpa")\n'),
+        Valid('if model.config._attn_implementation == "flash_attention_2":\n    pass\n'),
+        Valid(
+            '"""Pass attn_implementation="flash_attention_2" for speed."""\n'
+            'CHOICES = ["eager", "flash_attention_2"]\n'
+        ),
+        Valid(
+            "from llmfoundry import ComposerHFCausalLM\n"
+            "m = ComposerHFCausalLM(use_flash_attention_2=True)\n"
+        ),
+    ]
+    invalid = [
+        Invalid(
+            "from transformers import AutoModelForCausalLM\n"
+            "m = AutoModelForCausalLM.from_pretrained(\n"
+            "    name, attn_implementation='flash_attention_2')\n",
+            fixed=(
+                "from transformers import AutoModelForCausalLM\n"
+                "m = AutoModelForCausalLM.from_pretrained(\n"
+                "    name, attn_implementation='sdpa')\n"
+            ),
+            line=3,
+            column=30,
+        ),
+        Invalid(
+            'attn_impl = "flash_attention_2" if HAS_FLASH_ATTN and on_gpu else "eager"  # fast\n'
+            "model = AutoModelForCausalLM.from_config(config, attn_implementation=attn_impl)\n",
+            fixed=(
+                'attn_impl = "sdpa" if HAS_FLASH_ATTN and on_gpu else "eager"  # fast\n'
+                "model = AutoModelForCausalLM.from_config(config, attn_implementation=attn_impl)\n"
+            ),
+        ),
+        Invalid(
+            'model_kwargs = {"torch_dtype": dtype, "attn_implementation": "flash_attention_2"}\n'
+            'model_kwargs["attn_implementation"] = "flash_attention_2"\n',
+            fixed=(
+                'model_kwargs = {"torch_dtype": dtype, "attn_implementation": "sdpa"}\n'
+                'model_kwargs["attn_implementation"] = "sdpa"\n'
+            ),
+            count=2,
+        ),
+        Invalid(
+            "import transformers as tf\n"
+            "m = tf.AutoModel.from_pretrained(\n"
+            "    name,\n"
+            "    use_flash_attention_2=True,  # speed\n"
+            ")\n",
+            fixed=(
+                "import transformers as tf\n"
+                "m = tf.AutoModel.from_pretrained(\n"
+                "    name,\n"
+                '    attn_implementation="sdpa",  # speed\n'
+                ")\n"
+            ),
+        ),
+        Invalid(
+            'impl = "flash_attention_2"\n'
+            'cfg.attn_implementation = "flash_attention_2"\n'
+            'if cfg.attn_implementation == "flash_attention_2":\n'
+            "    pass\n",
+            fixed=None,
+            line=2,
+        ),
+    ]
+
+
+class HfFlashAttention3(_HfAttnImplementation):
+    """
+    ## What it does
+    Flags transformers' `attn_implementation="flash_attention_3"` wherever ROC403 looks for
+    `"flash_attention_2"`.
+
+    ## Why it breaks on ROCm
+    FlashAttention-3 targets Hopper GPUs (H100/H800, CUDA ≥ 12.3); there is no ROCm build, so
+    model loading fails on AMD GPUs.
+
+    ## Example
+    ```python
+    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="flash_attention_3")
+    ```
+
+    ## Fix
+    ```python
+    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="sdpa")
+    ```
+
+    ## Fix safety
+    Unsafe: on Hopper GPUs FlashAttention-3 is faster than SDPA and supports FP8 attention;
+    the switch changes performance there, and FP8 attention paths lose their kernel.
+
+    ## References
+    - Dao-AILab/flash-attention README (FlashAttention-3 requirements)
+    """
+
+    code = "ROC404"
+    name = "hf-flash-attention-3"
+    category = "flash-attn"
+    severity = Severity.ERROR
+    message = "`flash_attention_3` is Hopper-only (no ROCm build); transformers raises on AMD GPUs"
+    fix_title = 'Use attn_implementation="sdpa"'
+    applicability = Applicability.UNSAFE
+    fact = "§4c; [F2]"
+    triggers = ("flash_attention_3",)
+    effort_hours = 0.1
+    values_key = "fa3"
+    valid = [
+        Valid('model = AutoModel.from_pretrained(name, attn_implementation="flash_attention_2")\n'),
+        Valid('assert config._attn_implementation != "flash_attention_3"\n'),
+        Valid('# attn_implementation="flash_attention_3"\nx = 1\n'),
+    ]
+    invalid = [
+        Invalid(
+            'model = AutoModel.from_pretrained(name, attn_implementation="flash_attention_3")\n',
+            fixed='model = AutoModel.from_pretrained(name, attn_implementation="sdpa")\n',
+        ),
+        Invalid(
+            "def load(name, attn_implementation='flash_attention_3'):\n    pass\n",
+            fixed="def load(name, attn_implementation='sdpa'):\n    pass\n",
+        ),
+    ]
