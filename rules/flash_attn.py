@@ -773,7 +773,7 @@ class HfFlashAttention2(_HfAttnImplementation):
                 "    name, attn_implementation='sdpa')\n"
             ),
             line=3,
-            column=30,
+            column=31,
         ),
         Invalid(
             'attn_impl = "flash_attention_2" if HAS_FLASH_ATTN and on_gpu else "eager"  # fast\n'
