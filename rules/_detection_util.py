@@ -1,0 +1,476 @@
+"""Shared helpers of the detection, device-gate, fp8, warp-size, backend-flag and sdpa families.
+
+Parent links, scope-aware aliases of simple assignments, and "is this code reachable on a ROCm
+build?" guard analysis (``if torch.version.hip: ... else: <here>``), all computed once per parsed
+module and cached on the module object's identity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import tomllib
+
+from migrator.context import PythonContext
+
+DATA = Path(__file__).parent / "data"
+
+
+@cache
+def load_data(name: str) -> dict[str, Any]:
+    """The parsed ``rules/data/<name>.toml`` (loaded once)."""
+    with (DATA / f"{name}.toml").open("rb") as handle:
+        return tomllib.load(handle)
+
+
+# --------------------------------------------------------------------------------------------
+# Parent map (one per module, cached)
+
+
+class _ParentCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parents: dict[int, cst.CSTNode] = {}
+        self.nodes: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.append(node)
+        for child in node.children:
+            self.parents[id(child)] = node
+        return True
+
+
+@dataclass
+class Tree:
+    """Parent links and a flat pre-order node list of one module."""
+
+    module: cst.Module
+    parents: dict[int, cst.CSTNode]
+    nodes: list[cst.CSTNode]
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parents.get(id(node))
+        while current is not None:
+            yield current
+            current = self.parents.get(id(current))
+
+    def scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The innermost function (or lambda) around ``node``, else the module."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return ancestor
+        return self.module
+
+
+_TREES: list[Tree] = []
+
+
+def tree(module: cst.Module) -> Tree:
+    """The cached parent map of ``module`` (several rules share it within one file)."""
+    for cached in _TREES:
+        if cached.module is module:
+            return cached
+    collector = _ParentCollector()
+    module.visit(collector)
+    built = Tree(module, collector.parents, collector.nodes)
+    _TREES.insert(0, built)
+    del _TREES[2:]
+    return built
+
+
+# --------------------------------------------------------------------------------------------
+# Names
+
+
+def is_load_name(tree_: Tree, node: cst.CSTNode) -> bool:
+    """Whether a Name node is read as an expression (not an attribute name, keyword, target...)."""
+    parent = tree_.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
+        return False
+    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)):
+        target = getattr(parent, "target", None)
+        return target is not node
+    if isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
+        # tuple-unpacking targets are handled by the assignment scan; treat as loads here
+        return True
+    return not isinstance(parent, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal))
+
+
+def qualified_refs(ctx: PythonContext, tree_: Tree, names: set[str]) -> list[cst.CSTNode]:
+    """Name/Attribute nodes (outermost of a chain) that resolve to one of ``names``."""
+    memo_key = "refs:" + ",".join(sorted(names))
+    if memo_key in tree_.memo:
+        return list(tree_.memo[memo_key])
+    tails = {name.rsplit(".", 1)[-1] for name in names}
+    found: list[cst.CSTNode] = []
+    for node in tree_.nodes:
+        if isinstance(node, cst.Attribute):
+            if node.attr.value not in tails:
+                continue
+        elif isinstance(node, cst.Name):
+            if not is_load_name(tree_, node):
+                continue
+        else:
+            continue
+        qualified = ctx.qualname(node)
+        if qualified in names:
+            found.append(node)
+    tree_.memo[memo_key] = found
+    return list(found)
+
+
+def identifier(node: cst.CSTNode) -> str | None:
+    """The last identifier of a Name/Attribute/Call chain (``a.b.is_hip()`` -> ``is_hip``)."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Name):
+        return node.value
+    return None
+
+
+_CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def tokens(name: str) -> list[str]:
+    """Lower-case words of an identifier: ``kWarpSize`` -> ``["k", "warp", "size"]``."""
+    parts: list[str] = []
+    for chunk in name.split("_"):
+        parts.extend(match.group(0).lower() for match in _CAMEL.finditer(chunk))
+    return parts
+
+
+def assigned_value_aliases(
+    tree_: Tree,
+    predicate: Callable[[cst.BaseExpression, dict[tuple[int, str], str | None]], str | None],
+    tuple_parts: dict[str, list[str]] | None = None,
+) -> dict[tuple[int, str], str | None]:
+    """``(scope id, name) -> kind`` (None: bound, meaning unknown) for names assigned once in
+    a scope from an expression that ``predicate`` classifies (it may consult the aliases found so
+    far: ``p = props(); m = p.major``).
+    A tuple target takes the element kinds ``tuple_parts[kind]`` (``major, minor = capability()``).
+    Names bound more than once in a scope are dropped (their meaning is not fixed)."""
+    parts = tuple_parts or {}
+    found: dict[tuple[int, str], str | None] = {}
+    for _ in range(3):
+        seen: dict[tuple[int, str], str | None] = {}
+        for node in tree_.nodes:
+            if isinstance(node, cst.Assign):
+                kind = predicate(node.value, found)
+                for target in node.targets:
+                    _bind(tree_, node, target.target, kind, seen, parts)
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                _bind(tree_, node, node.target, predicate(node.value, found), seen, parts)
+            elif isinstance(node, (cst.AugAssign, cst.For, cst.CompFor)):
+                _bind(tree_, node, node.target, None, seen, parts)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                _bind(tree_, node, node.asname.name, None, seen, parts)
+            elif isinstance(node, cst.Param):
+                _bind(tree_, node, node.name, None, seen, parts)
+        result = dict(seen)
+        if result == found:
+            break
+        found = result
+    return found
+
+
+def _bind(
+    tree_: Tree,
+    statement: cst.CSTNode,
+    target: cst.BaseExpression,
+    kind: str | None,
+    seen: dict[tuple[int, str], str | None],
+    parts: dict[str, list[str]],
+) -> None:
+    scope = id(tree_.scope(statement))
+    if isinstance(target, cst.Name):
+        key = (scope, target.value)
+        seen[key] = None if key in seen else kind
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        element_kinds = parts.get(kind or "", [])
+        for index, element in enumerate(target.elements):
+            element_kind = element_kinds[index] if index < len(element_kinds) else None
+            _bind(tree_, statement, element.value, element_kind, seen, parts)
+
+
+def alias_kind(
+    tree_: Tree, aliases: dict[tuple[int, str], str | None], node: cst.CSTNode
+) -> str | None:
+    """Kind of a loaded Name bound by ``assigned_value_aliases`` in its scope or the module."""
+    if not isinstance(node, cst.Name) or not is_load_name(tree_, node):
+        return None
+    scope = tree_.scope(node)
+    key = (id(scope), node.value)
+    if key in aliases:
+        return aliases[key]
+    return aliases.get((id(tree_.module), node.value))
+
+
+# --------------------------------------------------------------------------------------------
+# Guards: code that cannot run on a ROCm build
+
+
+#: Tokens of a test name that mean "this is a ROCm/AMD build or device" and "an NVIDIA one".
+ROCM_TOKENS = {"hip", "rocm", "amd", "amdgpu", "gfx"}
+NVIDIA_TOKENS = {"nvidia"}
+_ROCM_STRINGS = {"hip", "rocm", "amd"}
+
+
+def _none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _rocm_atom(ctx: PythonContext, node: cst.BaseExpression) -> tuple[int, int] | None:
+    """(t, f): +1 when the test being true (t) / false (f) proves a non-ROCm build; else 0."""
+    qualified = ctx.qualname(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    if qualified == "torch.version.cuda":
+        return (1, 0)
+    if qualified == "torch.version.hip":
+        return (0, 1)
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        left = node.left
+        target = node.comparisons[0]
+        operator = target.operator
+        if _none(target.comparator):
+            inner = _rocm_atom(ctx, left)
+            if inner is None:
+                return None
+            if isinstance(operator, (cst.Is, cst.Equal)):
+                return (inner[1], inner[0]) if inner != (0, 0) else None
+            if isinstance(operator, (cst.IsNot, cst.NotEqual)):
+                return inner
+            return None
+        for one, other in ((left, target.comparator), (target.comparator, left)):
+            text = _string(other)
+            if text is not None and text.lower() in _ROCM_STRINGS:
+                if isinstance(operator, cst.Equal):
+                    return (0, 1)
+                if isinstance(operator, cst.NotEqual):
+                    return (1, 0)
+            if text is not None and text.lower() in {"cuda", "nvidia"} and _is_platform(one):
+                if isinstance(operator, cst.Equal):
+                    return (1, 0)
+                if isinstance(operator, cst.NotEqual):
+                    return (0, 1)
+        return None
+    name = identifier(node)
+    if name is None:
+        return None
+    parts = set(tokens(name))
+    if parts & ROCM_TOKENS:
+        return (0, 1)
+    if parts & NVIDIA_TOKENS:
+        return (1, 0)
+    return None
+
+
+def _is_platform(node: cst.BaseExpression) -> bool:
+    name = identifier(node)
+    return name is not None and bool(set(tokens(name)) & {"platform", "backend", "vendor"})
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    body: list[cst.CSTNode] = []
+    if isinstance(block, cst.IndentedBlock):
+        body = list(block.body)
+    elif isinstance(block, cst.SimpleStatementSuite):
+        body = [cst.SimpleStatementLine(body=block.body)]
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        for small in last.body:
+            if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                name = identifier(small.value)
+                if name in {"exit", "skip", "skipTest", "_exit"}:
+                    return True
+    return False
+
+
+def guarded_regions(
+    tree_: Tree,
+    atom: cst.BaseExpression,
+    truth: tuple[int, int],
+) -> list[cst.CSTNode]:
+    """Nodes (subtrees, or following statements) that only run when the property that ``atom``
+    tests holds: ``truth`` = (holds if atom is true, holds if atom is false)."""
+    regions: list[cst.CSTNode] = []
+    current: cst.CSTNode = atom
+    t, f = truth
+    while True:
+        parent = tree_.parent(current)
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            t, f = f, t
+        elif isinstance(parent, cst.BooleanOperation):
+            is_left = parent.left is current
+            if isinstance(parent.operator, cst.And):
+                if is_left and t == 1:
+                    regions.append(parent.right)
+                f = 0
+            else:
+                if is_left and f == 1:
+                    regions.append(parent.right)
+                t = 0
+        elif isinstance(parent, cst.Call) and identifier(parent) == "bool":
+            pass
+        elif isinstance(parent, cst.Arg):
+            grand = tree_.parent(parent)
+            if not (isinstance(grand, cst.Call) and identifier(grand) == "bool"):
+                return regions
+        elif isinstance(parent, cst.IfExp) and parent.test is current:
+            if t == 1:
+                regions.append(parent.body)
+            if f == 1:
+                regions.append(parent.orelse)
+            return regions
+        elif isinstance(parent, (cst.If, cst.While)) and parent.test is current:
+            if t == 1:
+                regions.append(parent.body)
+            if f == 1 and parent.orelse is not None:
+                regions.append(parent.orelse)
+            if isinstance(parent, cst.If) and f == 1 and _exits(parent.body):
+                regions.extend(following_statements(tree_, parent))
+            if isinstance(parent, cst.If) and t == 1 and parent.orelse is not None:
+                pass
+            return regions
+        elif isinstance(parent, cst.Assert) and parent.test is current:
+            if t == 1:
+                regions.extend(following_statements(tree_, tree_.parent(parent) or parent))
+            return regions
+        else:
+            return regions
+        if parent is None:
+            return regions
+        current = parent
+
+
+def following_statements(tree_: Tree, statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """Statements after ``statement`` in the same block."""
+    block = tree_.parent(statement)
+    body: list[cst.CSTNode] = []
+    if isinstance(block, (cst.IndentedBlock, cst.Module)):
+        body = list(block.body)
+    for index, item in enumerate(body):
+        if item is statement:
+            return body[index + 1 :]
+    return []
+
+
+def non_rocm_regions(ctx: PythonContext, tree_: Tree) -> set[int]:
+    """Ids of subtrees that cannot run on a ROCm build (by the guards in this file)."""
+    if "non_rocm" in tree_.memo:
+        return set(tree_.memo["non_rocm"])
+    regions: set[int] = set()
+    for node in tree_.nodes:
+        if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Comparison)):
+            continue
+        parent = tree_.parent(node)
+        if isinstance(node, (cst.Name, cst.Attribute)) and isinstance(parent, cst.Attribute):
+            continue  # part of a longer chain
+        if (
+            isinstance(node, (cst.Name, cst.Attribute))
+            and isinstance(parent, cst.Call)
+            and parent.func is node
+        ):
+            continue  # the call node is the atom
+        if isinstance(node, cst.Name) and not is_load_name(tree_, node):
+            continue
+        if isinstance(parent, cst.Comparison) and node is not parent:
+            continue  # the comparison is the atom
+        truth = _rocm_atom(ctx, node)
+        if truth is None or truth == (0, 0):
+            continue
+        for region in guarded_regions(tree_, node, truth):
+            regions.add(id(region))
+    tree_.memo["non_rocm"] = regions
+    return set(regions)
+
+
+def in_regions(tree_: Tree, node: cst.CSTNode, regions: set[int]) -> bool:
+    if id(node) in regions:
+        return True
+    return any(id(ancestor) in regions for ancestor in tree_.ancestors(node))
+
+
+def unreachable_on_rocm(ctx: PythonContext, tree_: Tree, node: cst.CSTNode) -> bool:
+    """Whether a guard in this file keeps ``node`` from running on a ROCm build."""
+    return in_regions(tree_, node, non_rocm_regions(ctx, tree_))
+
+
+def in_try_catching(tree_: Tree, node: cst.CSTNode, exceptions: set[str]) -> bool:
+    """Whether ``node`` sits in the body of a ``try`` whose handlers catch one of ``exceptions``
+    (bare ``except:`` and ``Exception``/``BaseException`` always count)."""
+    child: cst.CSTNode = node
+    for ancestor in tree_.ancestors(node):
+        if isinstance(ancestor, cst.Try) and ancestor.body is child:
+            for handler in ancestor.handlers:
+                if handler.type is None:
+                    return True
+                caught = handler.type
+                names = (
+                    [element.value for element in caught.elements]
+                    if isinstance(caught, cst.Tuple)
+                    else [caught]
+                )
+                for name in names:
+                    ident = identifier(name)
+                    if ident in exceptions or ident in {"Exception", "BaseException"}:
+                        return True
+        child = ancestor
+    return False
+
+
+def statement_of(tree_: Tree, node: cst.CSTNode) -> cst.CSTNode:
+    """The innermost statement holding ``node``."""
+    for ancestor in tree_.ancestors(node):
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return ancestor
+    return tree_.module
+
+
+def strings_in(node: cst.CSTNode) -> Iterator[str]:
+    """Values of the plain string literals (and static parts of f-strings) under ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString):
+            value = current.evaluated_value
+            if isinstance(value, str):
+                yield value
+            continue
+        if isinstance(current, cst.FormattedStringText):
+            yield current.value
+            continue
+        stack.extend(current.children)
+
+
+def is_docstring(tree_: Tree, node: cst.CSTNode) -> bool:
+    """Whether a string node is an expression statement of its own (docstring or bare string)."""
+    parent = tree_.parent(node)
+    while isinstance(parent, cst.ConcatenatedString):
+        parent = tree_.parent(parent)
+    return isinstance(parent, cst.Expr)
