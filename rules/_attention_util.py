@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -403,3 +403,211 @@ def docstring_nodes(module: cst.Module) -> frozenset[int]:
     first_string(module.body)
     module.visit(_Visitor())
     return frozenset(found)
+
+
+# --------------------------------------------------------------------------- SDPA rewrites
+
+
+def sdpa_call(
+    call: cst.Call,
+    sdpa: str,
+    tensors: list[cst.Arg],
+    keywords: list[cst.Arg],
+    unit: str,
+) -> cst.BaseExpression:
+    """``sdpa(tensors..., keywords...).transpose(1, 2).contiguous()`` replacing ``call``.
+
+    The output goes back from (B, H, S, D) to flash-attn's/xformers' (B, S, H, D); ``contiguous``
+    keeps their contract of a contiguous output (callers often ``.view`` it), and is free when
+    SDPA's kernel already wrote (B, S, H, D) memory (the flash and efficient backends do).
+    Arguments go one per line; a call with comments inside keeps its own layout instead, so the
+    comments stay where they were."""
+    inner = cst.Call(
+        func=cst.parse_expression(sdpa),
+        whitespace_after_func=call.whitespace_after_func,
+        whitespace_before_args=call.whitespace_before_args,
+    )
+    arguments = [*tensors, *keywords]
+    if has_comment(call):
+        inner = inner.with_changes(args=relayout(call.args, arguments))
+    else:
+        inner = exploded(inner, arguments, unit)
+    outer = method_call(method_call(inner, "transpose", ["1", "2"]), "contiguous")
+    return outer.with_changes(lpar=call.lpar, rpar=call.rpar)
+
+
+def transposed(argument: cst.Arg) -> cst.Arg:
+    """The tensor argument as ``<value>.transpose(1, 2)`` (B,S,H,D ↔ B,H,S,D), positional."""
+    return as_positional(argument, method_call(argument.value, "transpose", ["1", "2"]))
+
+
+def unpacked(argument: cst.Arg) -> cst.Arg:
+    """A packed (B, S, n, H, D) tensor as ``*<value>.transpose(1, 3).unbind(2)``: n tensors of
+    shape (B, H, S, D), each evaluated once."""
+    value = method_call(method_call(argument.value, "transpose", ["1", "3"]), "unbind", ["2"])
+    return as_positional(argument, value).with_changes(star="*")
+
+
+def causal_mask(
+    causal: cst.BaseExpression, query: cst.BaseExpression, key: cst.BaseExpression
+) -> cst.BaseExpression:
+    """``causal_lower_right(q.size(1), k.size(1))`` (bottom-right aligned, as flash-attn ≥ 2.1),
+    made conditional when ``causal`` is not the literal True."""
+    mask = cst.parse_expression(
+        f"causal_lower_right({code_of(query)}.size(1), {code_of(key)}.size(1))"
+    )
+    if is_literal(causal, True):
+        return mask
+    return cst.IfExp(test=parenthesize(causal), body=mask, orelse=cst.Name("None"))
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+# --------------------------------------------------------------------------- tensor rank evidence
+
+_RANK_PRESERVING = frozenset(
+    {"contiguous", "transpose", "to", "float", "half", "bfloat16", "type_as", "clone", "detach",
+     "cuda", "requires_grad_"}
+)
+_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
+
+
+def _positional(call: cst.Call) -> list[cst.BaseExpression] | None:
+    if any(argument.star for argument in call.args):
+        return None
+    values = [argument.value for argument in call.args if argument.keyword is None]
+    if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+        return [element.value for element in values[0].elements]
+    return values
+
+
+def _einops_rank(pattern: str) -> int | None:
+    if "->" not in pattern:
+        return None
+    right = pattern.split("->", 1)[1]
+    depth = 0
+    count = 0
+    for token in right.replace("(", " ( ").replace(")", " ) ").split():
+        if token == "(":
+            if depth == 0:
+                count += 1
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        elif depth == 0:
+            count += 1
+    return count
+
+
+def is_4d(node: cst.BaseExpression) -> bool:
+    """Whether ``node`` evidently builds a 4-D tensor: ``x.view(a, b, c, d)`` / ``reshape`` with
+    four sizes, ``x.view(a, b, 3, c, d).unbind(2)``, ``torch.randn(a, b, c, d)``, an einops
+    ``rearrange`` to four axes, or a rank-preserving method (``transpose``, ``to``, …) of one."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        if method in {"view", "reshape"}:
+            sizes = _positional(node)
+            return sizes is not None and len(sizes) == 4
+        if method == "unbind" and isinstance(func.value, cst.Call):
+            inner = func.value
+            inner_method = inner.func.attr.value if isinstance(inner.func, cst.Attribute) else ""
+            if inner_method in {"view", "reshape"}:
+                sizes = _positional(inner)
+                return sizes is not None and len(sizes) == 5
+            return False
+        if method in _RANK_PRESERVING:
+            return is_4d(func.value)
+        if method in _FACTORIES:
+            sizes = _positional(node)
+            return sizes is not None and len(sizes) == 4
+    name = func.attr.value if isinstance(func, cst.Attribute) else (
+        func.value if isinstance(func, cst.Name) else ""
+    )
+    if name == "rearrange" and len(node.args) >= 2:
+        pattern = node.args[1].value
+        if isinstance(pattern, cst.SimpleString):
+            return _einops_rank(str(pattern.evaluated_value)) == 4
+    return False
+
+
+def rank4_evidence(scope: cst.CSTNode, names: set[str]) -> bool:
+    """Whether an assignment in ``scope`` gives one of ``names`` an evidently 4-D value."""
+
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                self._target(target.target, node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None:
+                self._target(node.target, node.value)
+
+        def _target(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+            if isinstance(target, cst.Name):
+                if target.value in names and is_4d(value):
+                    self.found = True
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                elements = [element.value for element in target.elements]
+                if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(
+                    elements
+                ):
+                    for element, part in zip(elements, value.elements, strict=True):
+                        self._target(element, part.value)
+                elif any(isinstance(e, cst.Name) and e.value in names for e in elements) and is_4d(
+                    value
+                ):
+                    self.found = True
+
+    finder = _Finder()
+    scope.visit(finder)
+    return finder.found
+
+
+def mentions_package(ctx_resolve: Callable[[cst.CSTNode], str | None], node: cst.CSTNode,
+                     package: str) -> bool:
+    """Whether a Name/Attribute chain inside ``node`` resolves (through the file's imports)
+    to ``package`` or something in it."""
+
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            qualified = ctx_resolve(node)
+            if qualified and matches_package(qualified, [package]):
+                self.found = True
+                return False
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            qualified = ctx_resolve(node)
+            if qualified and matches_package(qualified, [package]):
+                self.found = True
+
+    finder = _Finder()
+    node.visit(finder)
+    return finder.found
+
+
+def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Values assigned to the plain name ``name`` anywhere in ``scope``."""
+    values: list[cst.BaseExpression] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    values.append(node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value == name and node.value:
+                values.append(node.value)
+
+    scope.visit(_Finder())
+    return values

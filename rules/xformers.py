@@ -1,0 +1,399 @@
+"""ROC41x: xformers memory-efficient attention and imports (category ``xformers``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import module_ref, unused_import_candidates
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from ._attention_util import (
+    as_keyword,
+    assigned_values,
+    bind_arguments,
+    code_of,
+    guarded_imports,
+    imported_modules,
+    is_literal,
+    is_simple,
+    matches_package,
+    mentions_package,
+    rank4_evidence,
+    sdpa_call,
+    table,
+    transposed,
+)
+
+
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = table("attention")["xformers"]
+    return data
+
+
+class XformersMemoryEfficientAttention(PythonRule):
+    """
+    ## What it does
+    Flags `xformers.ops.memory_efficient_attention` (and `..._forward`) and rewrites it to
+    `torch.nn.functional.scaled_dot_product_attention` (SDPA) when the inputs are evidently 4-D
+    and the `attn_bias` has an SDPA equivalent.
+
+    ## Why it breaks on ROCm
+    xformers publishes ROCm wheels only on its own experimental index (since 0.0.28, built on the
+    CK kernels); the PyPI wheels are CUDA builds. PyTorch's SDPA covers the common cases on
+    ROCm with no extra package (AOTriton flash/efficient kernels).
+
+    ## Example
+    ```python
+    import xformers.ops as xops
+
+    q = q.view(b, s, h, d)
+    out = xops.memory_efficient_attention(
+        q, k, v, attn_bias=xops.LowerTriangularMask(), p=0.0, scale=scale
+    )
+    ```
+
+    ## Fix
+    ```python
+    import torch.nn.functional as F
+
+    q = q.view(b, s, h, d)
+    out = F.scaled_dot_product_attention(
+        q.transpose(1, 2),
+        k.transpose(1, 2),
+        v.transpose(1, 2),
+        is_causal=True,
+        dropout_p=0.0,
+        scale=scale,
+    ).transpose(1, 2).contiguous()
+    ```
+    xformers takes (B, M, H, K) tensors and SDPA (B, H, M, K): inputs and output are transposed.
+    `attn_bias`: None → no mask; `LowerTriangularMask()` → `is_causal=True` (both align the
+    causal mask top-left); `LowerTriangularFromBottomRightMask()` →
+    `attn_mask=causal_lower_right(Mq, Mk)`; any other expression is passed as `attn_mask`
+    (an additive tensor bias in both); `p` → `dropout_p`; `scale` → `scale` (both default to
+    1/sqrt(K)). The xformers import is removed when nothing else uses it.
+
+    Left unfixed, with the reason in the message: inputs with no visible 4-D construction in the
+    same function (xformers also accepts 3-D (B, M, K) tensors, which diffusers passes, and
+    those must not be transposed), `BlockDiagonalMask` and the other xformers `AttentionBias`
+    classes (packed variable-length batches, local attention), `op=` and `output_dtype=`.
+
+    ## Fix safety
+    Unsafe: the kernel, its rounding and dropout's random mask change; a non-xformers
+    `attn_bias` expression is assumed to be a tensor (an `AttentionBias` object held in a
+    variable makes SDPA raise `TypeError`); the 4-D check looks for a `view`/`reshape` with four
+    sizes (or similar) assigned to the query in the same function, not at the call itself.
+
+    ## References
+    - facebookresearch/xformers README (ROCm wheels) and `xformers/ops/fmha/attn_bias.py`
+    - https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
+    """
+
+    code = "ROC410"
+    name = "xformers-memory-efficient-attention"
+    category = "xformers"
+    severity = Severity.WARNING
+    message = (
+        "xformers has only experimental ROCm wheels (own index); "
+        "torch SDPA computes the same attention"
+    )
+    fix_title = "Call `torch.nn.functional.scaled_dot_product_attention` (transposed to B,H,M,K)"
+    applicability = Applicability.UNSAFE
+    fact = "§4d; [X3][S1]"
+    triggers = ("xformers",)
+    effort_hours = 0.5
+    valid = [
+        Valid(
+            "import torch.nn.functional as F\n"
+            "out = F.scaled_dot_product_attention(q, k, v)\n"
+        ),
+        Valid(
+            "def memory_efficient_attention(q, k, v):\n    return q\n\n"
+            "out = memory_efficient_attention(q, k, v)\n"
+        ),
+        Valid('"""Uses xformers.ops.memory_efficient_attention(q, k, v)."""\n'),
+    ]
+    invalid = [
+        Invalid(
+            "import torch.nn.functional as F\n"
+            "import xformers.ops as xops\n\n"
+            "def attend(x, b, s, h, d, scale):\n"
+            "    q = k = v = x.view(b, s, h, d)\n"
+            "    return xops.memory_efficient_attention(\n"
+            "        q, k, v, attn_bias=xops.LowerTriangularMask(), p=0.0, scale=scale\n"
+            "    )\n",
+            fixed=(
+                "import torch.nn.functional as F\n\n"
+                "def attend(x, b, s, h, d, scale):\n"
+                "    q = k = v = x.view(b, s, h, d)\n"
+                "    return F.scaled_dot_product_attention(\n"
+                "        q.transpose(1, 2),\n"
+                "        k.transpose(1, 2),\n"
+                "        v.transpose(1, 2),\n"
+                "        is_causal=True,\n"
+                "        dropout_p=0.0,\n"
+                "        scale=scale,\n"
+                "    ).transpose(1, 2).contiguous()\n"
+            ),
+            line=6,
+            column=12,
+        ),
+        Invalid(
+            "import torch\n"
+            "from xformers.ops import memory_efficient_attention, fmha\n\n"
+            "def decode(q, k, v, bias):\n"
+            "    q = q.reshape(1, -1, 8, 64)\n"
+            "    a = memory_efficient_attention(\n"
+            "        q, k, v, fmha.attn_bias.LowerTriangularFromBottomRightMask()\n"
+            "    )\n"
+            "    return a + memory_efficient_attention(q, k, v, bias, 0.1)\n",
+            fixed=(
+                "import torch\n"
+                "from torch.nn.attention.bias import causal_lower_right\n\n"
+                "def decode(q, k, v, bias):\n"
+                "    q = q.reshape(1, -1, 8, 64)\n"
+                "    a = torch.nn.functional.scaled_dot_product_attention(\n"
+                "        q.transpose(1, 2),\n"
+                "        k.transpose(1, 2),\n"
+                "        v.transpose(1, 2),\n"
+                "        attn_mask=causal_lower_right(q.size(1), k.size(1)),\n"
+                "    ).transpose(1, 2).contiguous()\n"
+                "    return a + torch.nn.functional.scaled_dot_product_attention(\n"
+                "        q.transpose(1, 2),\n"
+                "        k.transpose(1, 2),\n"
+                "        v.transpose(1, 2),\n"
+                "        attn_mask=bias,\n"
+                "        dropout_p=0.1,\n"
+                "    ).transpose(1, 2).contiguous()\n"
+            ),
+            count=2,
+        ),
+        Invalid(
+            # 3-D (B*H, M, K) inputs, as diffusers' processors pass them: not rewritten
+            "import xformers\n"
+            "import xformers.ops\n\n"
+            "def proc(attn, query, key, value, attention_mask):\n"
+            "    query = attn.head_to_batch_dim(query).contiguous()\n"
+            "    return xformers.ops.memory_efficient_attention(\n"
+            "        query, key, value, attn_bias=attention_mask\n"
+            "    )\n",
+            fixed=None,
+        ),
+        Invalid(
+            "import xformers.ops as xops\n\n"
+            "def packed(x, seqlens):\n"
+            "    q = k = v = x.view(1, -1, 8, 64)\n"
+            "    bias = xops.fmha.BlockDiagonalMask.from_seqlens(seqlens)\n"
+            "    return xops.memory_efficient_attention(q, k, v, attn_bias=bias)\n",
+            fixed=None,
+        ),
+    ]
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self._scopes: list[cst.CSTNode] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.call_name(node)
+        if qualified is None:
+            return
+        data = _data()
+        short = qualified.rsplit(".", 1)[-1]
+        if qualified in data["manual"]:
+            self.report(
+                node,
+                message=(
+                    f"`{short}` needs xformers (experimental ROCm wheels only) and has no SDPA "
+                    "equivalent"
+                ),
+            )
+            return
+        if qualified not in data["rewritable"]:
+            return
+        result = self._rewrite(node)
+        if isinstance(result, str):
+            self.report(
+                node,
+                message=(
+                    f"`{short}` needs xformers (experimental ROCm wheels only); "
+                    f"not rewritten to SDPA: {result}"
+                ),
+            )
+            return
+        replacement, imports = result
+        self.report(
+            node,
+            message=(
+                f"`{short}` needs xformers, which has only experimental ROCm wheels; "
+                "torch SDPA computes the same attention"
+            ),
+            replacement=replacement,
+            imports=imports,
+            remove_imports=self._removals(node),  # type: ignore[arg-type]
+        )
+
+    def _removals(self, node: cst.Call) -> list[tuple[str, ...]]:
+        """Imports the rewrite may leave unused: the callee's and the causal mask class's."""
+        removals = unused_import_candidates(self.ctx, node.func, "xformers")
+        for argument in node.args:
+            if isinstance(argument.value, cst.Call) and not argument.value.args:
+                removals += unused_import_candidates(self.ctx, argument.value.func, "xformers")
+        return removals
+
+    def _rewrite(
+        self, node: cst.Call
+    ) -> tuple[cst.BaseExpression, list[tuple[str, str | None]]] | str:
+        data = _data()
+        bound = bind_arguments(node, data["positional"], data["keywords"])
+        if isinstance(bound, str):
+            return bound
+        for name in data["keywords"]:
+            if name in bound and not is_literal(bound[name].value, None):
+                return f"`{name}=` has no SDPA equivalent"
+        missing = [name for name in ("query", "key", "value") if name not in bound]
+        if missing:
+            return f"it does not pass {', '.join(missing)}"
+        scope = self._scopes[-1] if self._scopes else self.ctx.module
+        names = {
+            value.value
+            for value in (bound[name].value for name in ("query", "key", "value"))
+            if isinstance(value, cst.Name)
+        }
+        if not rank4_evidence(scope, names):
+            return (
+                "no 4-D (B, M, H, K) construction of the inputs is visible in this function; "
+                "xformers also takes 3-D (B, M, K) tensors, which must not be transposed"
+            )
+        sdpa, imports = module_ref(self.ctx, "torch.nn.functional")
+        imports = list(imports)
+        keywords: list[cst.Arg] = []
+        bias = bound.get("attn_bias")
+        if bias is not None and not is_literal(bias.value, None):
+            mask = self._mask(bias.value, bound["query"].value, bound["key"].value, scope)
+            if isinstance(mask, str):
+                return mask
+            kind, expression = mask
+            if kind == "is_causal":
+                keywords.append(as_keyword(bias, "is_causal", cst.Name("True")))
+            else:
+                keywords.append(as_keyword(bias, "attn_mask", expression))
+                if kind == "lower_right":
+                    imports.append(("torch.nn.attention.bias", "causal_lower_right"))
+        if "p" in bound:
+            keywords.append(as_keyword(bound["p"], "dropout_p"))
+        if "scale" in bound:
+            keywords.append(as_keyword(bound["scale"], "scale"))
+        tensors = [transposed(bound[name]) for name in ("query", "key", "value")]
+        replacement = sdpa_call(
+            node,
+            f"{sdpa}.scaled_dot_product_attention",
+            tensors,
+            keywords,
+            self.ctx.module.default_indent,
+        )
+        return replacement, imports
+
+    def _mask(
+        self,
+        bias: cst.BaseExpression,
+        query: cst.BaseExpression,
+        key: cst.BaseExpression,
+        scope: cst.CSTNode,
+    ) -> tuple[str, cst.BaseExpression] | str:
+        data = _data()
+        if isinstance(bias, cst.Call) and not bias.args:
+            qualified = self.ctx.call_name(bias) or ""
+            if matches_package(qualified, data["packages"]):
+                last = qualified.rsplit(".", 1)[-1]
+                if last in data["causal_top_left"]:
+                    return "is_causal", cst.Name("True")
+                if last in data["causal_bottom_right"]:
+                    if not (is_simple(query) and is_simple(key)):
+                        return (
+                            "the bottom-right causal mask needs the query and key lengths, and "
+                            "they are expressions the rewrite would evaluate twice"
+                        )
+                    mask = cst.parse_expression(
+                        f"causal_lower_right({code_of(query)}.size(1), {code_of(key)}.size(1))"
+                    )
+                    return "lower_right", mask
+        resolve = self.ctx.qualname
+        sources = [bias]
+        if isinstance(bias, cst.Name):
+            sources += assigned_values(scope, bias.value)
+        for source in sources:
+            if mentions_package(resolve, source, "xformers"):
+                return (
+                    "`attn_bias` is an xformers AttentionBias (block-diagonal / packed "
+                    "variable-length or local attention) with no SDPA argument"
+                )
+        return "mask", bias
+
+
+class XformersHardImport(PythonRule):
+    """
+    ## What it does
+    Flags imports of `xformers` that are not guarded by `try: ... except ImportError:` or an
+    `if` (availability check).
+
+    ## Why it breaks on ROCm
+    PyPI's xformers wheels are CUDA builds. ROCm wheels exist only on xformers' own index
+    (`whl/rocm6.1` since 0.0.28; the current README lists an experimental `rocm7.1` index), built
+    on the composable-kernel (CK) operators, and they are labelled experimental.
+
+    ## Example
+    ```python
+    import xformers.ops as xops
+    ```
+
+    ## Manual migration
+    Install the ROCm wheel from xformers' index matching the ROCm version of the torch build, or
+    make the import optional and fall back to `torch.nn.functional.scaled_dot_product_attention`
+    (ROC410 rewrites `memory_efficient_attention` calls with 4-D inputs).
+
+    ## References
+    - facebookresearch/xformers README (installation, ROCm)
+    """
+
+    code = "ROC411"
+    name = "xformers-hard-import"
+    category = "xformers"
+    severity = Severity.WARNING
+    message = "unguarded xformers import: ROCm wheels are experimental and only on xformers' index"
+    fact = "§4d §9 xformers row; [X3]"
+    triggers = ("xformers",)
+    effort_hours = 1.0
+    valid = [
+        Valid("try:\n    import xformers.ops as xops\nexcept ImportError:\n    xops = None\n"),
+        Valid("if is_xformers_available():\n    import xformers\n"),
+        Valid("import xformers_utils\n# import xformers\n"),
+    ]
+    invalid = [
+        Invalid("import xformers.ops as xops\n", line=1, column=1),
+        Invalid("from xformers.ops import memory_efficient_attention\n"),
+        Invalid("def enable():\n    import xformers\n    return xformers.__version__\n", line=2),
+    ]
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._check(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
+        for module in imported_modules(node):
+            if matches_package(module, _data()["packages"]) and id(node) not in guarded_imports(
+                self.ctx.module
+            ):
+                self.report(node)
+                return
+
