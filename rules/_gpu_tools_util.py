@@ -1,0 +1,314 @@
+"""Shared helpers for the nvml, nvidia-smi, env-var, onnxruntime and no-rocm-equivalent families:
+TOML table loading, tracking whether a node sits inside a guarded ``try`` or a function, and a
+little shell-line lexing for the text rules."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from migrator.context import PythonContext
+from migrator.rule import PythonRule
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+_DATA = Path(__file__).parent / "data"
+
+
+@functools.cache
+def load_table(name: str) -> dict[str, Any]:
+    """The parsed ``rules/data/<name>.toml`` (loaded once per process)."""
+    with open(_DATA / f"{name}.toml", "rb") as handle:
+        return tomllib.load(handle)
+
+
+# --------------------------------------------------------------------------------------------
+# Python: where a node sits
+
+
+def handler_names(node: cst.Try | cst.TryStar) -> set[str]:
+    """Exception names (last dotted part) caught by the handlers of a ``try``; ``*`` for a bare
+    ``except:``."""
+    names: set[str] = set()
+    for handler in node.handlers:
+        if _reraises(handler):
+            continue  # ``except X: log(...); raise`` is no fallback
+        kind = handler.type
+        if kind is None:
+            names.add("*")
+            continue
+        elements = kind.elements if isinstance(kind, cst.Tuple) else [cst.Element(kind)]
+        for element in elements:
+            value = element.value
+            while isinstance(value, cst.Attribute):
+                names.add(value.attr.value)
+                break
+            if isinstance(value, cst.Name):
+                names.add(value.value)
+    return names
+
+
+def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    body = handler.body
+    statements = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Raise) for small in last.body)
+    return isinstance(last, cst.Raise)
+
+
+IMPORT_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"})
+
+
+class ScopeTracking(PythonRule):
+    """Mixin that tracks, during the one traversal, the enclosing functions, ``if`` blocks and
+    the handlers of every ``try`` whose *body* contains the current node."""
+
+    abstract = True
+
+    def __init__(self, ctx: PythonContext) -> None:
+        super().__init__(ctx)
+        self._function_depth = 0
+        self._if_depth = 0
+        self._tries: list[cst.Try | cst.TryStar] = []
+        self._guards: list[set[str]] = []
+        self._guard_blocks: list[cst.CSTNode] = []
+
+    # functions (and lambdas) run later, not at import time
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._function_depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._function_depth -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._function_depth += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._function_depth -= 1
+
+    def visit_If(self, node: cst.If) -> None:
+        self._if_depth += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._if_depth -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._tries.append(node)
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self._tries.pop()
+
+    def visit_TryStar(self, node: cst.TryStar) -> None:
+        self._tries.append(node)
+
+    def leave_TryStar(self, original_node: cst.TryStar) -> None:
+        self._tries.pop()
+
+    def _enter_block(self, node: cst.CSTNode) -> None:
+        if self._tries and self._tries[-1].body is node:
+            self._guards.append(handler_names(self._tries[-1]))
+            self._guard_blocks.append(node)
+
+    def _leave_block(self, node: cst.CSTNode) -> None:
+        if self._guard_blocks and self._guard_blocks[-1] is node:
+            self._guard_blocks.pop()
+            self._guards.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._enter_block(node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._leave_block(original_node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._enter_block(node)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._leave_block(original_node)
+
+    # queries
+    @property
+    def in_function(self) -> bool:
+        return self._function_depth > 0
+
+    @property
+    def in_if(self) -> bool:
+        return self._if_depth > 0
+
+    def guarded_by(self, accepted: frozenset[str] | set[str], prefix: str = "") -> bool:
+        """Whether an enclosing ``try`` body catches one of ``accepted`` (or a name starting
+        with ``prefix`` when given)."""
+        for names in self._guards:
+            if names & accepted:
+                return True
+            if prefix and any(name.startswith(prefix) for name in names):
+                return True
+        return False
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    current: cst.BaseExpression = node
+    while isinstance(current, cst.Attribute):
+        parts.append(current.attr.value)
+        current = current.value
+    if isinstance(current, cst.Name):
+        parts.append(current.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def star_imported(module: cst.Module, modules: frozenset[str]) -> bool:
+    """Whether the module body has ``from <one of modules> import *``."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, cst.ImportFrom)
+                and isinstance(small.names, cst.ImportStar)
+                and small.module is not None
+                and dotted(small.module) in modules
+            ):
+                return True
+    return False
+
+
+def module_level_names(module: cst.Module) -> set[str]:
+    """Names a module binds itself outside functions and classes (def, class, simple assignment
+    targets), including inside module-level ``if``/``try``/``with`` blocks."""
+    names: set[str] = set()
+    _collect_names(module.body, names)
+    return names
+
+
+def _collect_names(body: Sequence[cst.CSTNode], names: set[str]) -> None:
+    for statement in body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            names.add(statement.name.value)
+        elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+            for child in _blocks(statement):
+                _collect_names(child, names)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        if isinstance(target.target, cst.Name):
+                            names.add(target.target.value)
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    names.add(small.target.value)
+
+
+def _blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
+    """Statement lists directly nested in a compound statement (bodies, else, handlers)."""
+    for attribute in ("body", "orelse", "finalbody"):
+        child = getattr(statement, attribute, None)
+        if child is None:
+            continue
+        if isinstance(child, cst.IndentedBlock):
+            yield child.body
+        elif isinstance(child, (cst.Else, cst.Finally)):
+            yield from _blocks(child)
+        elif isinstance(child, cst.If):
+            yield from _blocks(child)
+    for handler in getattr(statement, "handlers", ()):
+        yield from _blocks(handler)
+
+
+# --------------------------------------------------------------------------------------------
+# Text files: lines, comments, shell words
+
+
+_COMMENT_START = re.compile(r"(^|\s)#")
+
+
+def code_part(line: str) -> str:
+    """``line`` up to a ``#`` comment (at line start or after whitespace, outside quotes)."""
+    quote: str | None = None
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+            continue
+        if char in "\"'":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            return line[:index]
+    return line
+
+
+def iter_lines(text: str) -> Iterator[tuple[int, str, str]]:
+    """(offset of the line start, line without newline, code part of the line)."""
+    offset = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        yield offset, line, code_part(line)
+        offset += len(raw)
+
+
+def in_quotes(code: str, index: int) -> str | None:
+    """The quote character open at ``index`` of ``code`` (None when outside quotes)."""
+    quote: str | None = None
+    for char in code[:index]:
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+    return quote
+
+
+_SEPARATORS = ("&&", "||", ";", "|", "(", "$(", "`", "{", "!", "&")
+_COMMAND_WORDS = frozenset(
+    {
+        "then", "do", "else", "exec", "sudo", "time", "nohup", "RUN", "CMD", "ENTRYPOINT",
+        "run:", "-", "script:", "command:", "test:", "entrypoint:", "cmd:",
+    }
+)
+_WRAPPERS = re.compile(r"(?:^|\s)(?:watch|timeout)(?:\s+-{1,2}[\w-]+(?:[= ]\S+)?)*(?:\s+\d+\S*)?\s*$")
+
+
+def command_position(before: str) -> bool:
+    """Whether a word preceded by ``before`` (text on the same line) is in command position."""
+    stripped = before.rstrip()
+    if not stripped:
+        return True
+    if stripped.endswith(_SEPARATORS):
+        return True
+    last = stripped.split()[-1]
+    if last in _COMMAND_WORDS:
+        return True
+    return bool(_WRAPPERS.search(stripped))
+
+
+_END_OF_COMMAND = re.compile(r"[;&|)`<>]")
+
+
+def command_args(code: str, start: int, quote: str | None) -> tuple[list[str], int]:
+    """The argument words following a command name that ends at ``start`` and the offset (in
+    ``code``) where the command ends: a shell separator, a redirection, the closing quote."""
+    end = len(code)
+    if quote:
+        closing = code.find(quote, start)
+        if closing != -1:
+            end = closing
+    match = _END_OF_COMMAND.search(code, start, end)
+    if match:
+        end = match.start()
+    segment = code[start:end]
+    if segment.rstrip().endswith("\\"):
+        segment = segment.rstrip()[:-1]
+    return segment.split(), start + len(segment.rstrip())

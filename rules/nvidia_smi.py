@@ -1,0 +1,500 @@
+"""ROC21x: running ``nvidia-smi`` (from Python and from shell, Docker, compose and CI files).
+
+The flag mapping nvidia-smi → amd-smi lives in ``rules/data/nvidia_smi.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import libcst as cst
+
+from migrator.astutil import module_ref, string_value
+from migrator.context import PythonContext
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, PythonRule, TextRule, Valid
+
+from ._gpu_tools_util import (
+    command_args,
+    command_position,
+    in_quotes,
+    iter_lines,
+    load_table,
+)
+
+_PROGRAM = "nvidia-smi"
+_FACT = "§3c, §10 item 2; [A3][A4][P2]"
+
+
+def _is_program(word: str) -> bool:
+    return word == _PROGRAM or word.endswith("/" + _PROGRAM)
+
+
+def suggest(args: list[str]) -> tuple[str, bool]:
+    """How to say ``nvidia-smi <args>`` with amd-smi (a phrase with backticked commands) and
+    whether it maps one to one."""
+    table = load_table("nvidia_smi")
+    for entry in table["exact"]:
+        if args == entry["nvidia"]:
+            return "`" + " ".join(["amd-smi", *entry["amd"]]) + "`", True
+    fields: list[str] = []
+    unmapped: list[str] = []
+    output = ""
+    for index, arg in enumerate(args):
+        name, _, value = arg.partition("=")
+        if not value and index + 1 < len(args) and name in {"--query-gpu", "--format"}:
+            value = args[index + 1]
+        if name == "--query-gpu":
+            for field in filter(None, (part.strip() for part in value.split(","))):
+                option = table["query_fields"].get(field)
+                if option is None:
+                    unmapped.append(field)
+                elif option not in fields:
+                    fields.append(option)
+        elif name == "--format":
+            output = table["formats"].get(value.split(",")[0].strip(), "")
+    if any(arg.startswith("--query-gpu") for arg in args):
+        phrase = ""
+        if fields:
+            phrase = "`" + " ".join(["amd-smi metric", *fields, *([output] if output else [])]) + "`"
+        if unmapped:
+            static = "`amd-smi static" + (f" {output}" if output else "") + "`"
+            phrase += (" and " if phrase else "") + f"{static} for {', '.join(unmapped)}"
+        return phrase, False
+    for arg in args:
+        name = arg.partition("=")[0]
+        if name in table["options"]:
+            return "`" + table["options"][name] + "`", False
+    return "`amd-smi` (see `amd-smi --help`)", False
+
+
+def _message(args: list[str] | None, parsed: bool, shell: bool = False) -> str:
+    shown = " ".join([_PROGRAM, *(args or [])]) if args is not None else _PROGRAM
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    equivalent = suggest(args)[0] if args is not None else "`amd-smi`"
+    failure = "command not found, exit 127" if shell else "FileNotFoundError / exit 127"
+    text = f"`{shown}` does not exist on ROCm ({failure}); use {equivalent}"
+    if parsed:
+        text += "; port the parser: amd-smi output differs (use its --json or --csv)"
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Python
+
+_SPAWN = {
+    "subprocess.run": "runs",
+    "subprocess.call": "runs",
+    "subprocess.check_call": "runs",
+    "os.system": "runs",
+    "subprocess.check_output": "reads",
+    "subprocess.getoutput": "reads",
+    "subprocess.getstatusoutput": "reads",
+    "subprocess.Popen": "reads",
+    "os.popen": "reads",
+    "asyncio.create_subprocess_exec": "exec",
+    "asyncio.create_subprocess_shell": "reads",
+}
+_CAPTURE_KEYWORDS = frozenset({"stdout", "capture_output"})
+
+
+def _string_words(value: str) -> tuple[list[str], bool] | None:
+    """For a command string whose first command word is nvidia-smi: its arguments and whether
+    the string is exactly that one command (no pipes, separators or redirections)."""
+    try:
+        words = shlex.split(value, posix=True)
+    except ValueError:
+        return None
+    if not words:
+        return None
+    if _is_program(words[0]):
+        simple = not re.search(r"[;&|<>`$()]", value)
+        rest = words[1:]
+        return rest, simple
+    # nvidia-smi later in a shell pipeline or list: report, never fix
+    for match in re.finditer(r"(?<![\w./-])(?:/[\w./-]*/)?nvidia-smi(?![\w.-])", value):
+        if command_position(value[: match.start()]):
+            args, _ = command_args(value, match.end(), None)
+            return args, False
+    return None
+
+
+class NvidiaSmiSubprocess(PythonRule):
+    """
+    ## What it does
+    Flags Python code that runs `nvidia-smi`: `subprocess.run/call/check_call/check_output/
+    Popen/getoutput`, `os.system`, `os.popen`, asyncio subprocesses, and command lists whose
+    first element is `nvidia-smi`.
+
+    ## Why it breaks on ROCm
+    ROCm machines have no `nvidia-smi`: the list form raises `FileNotFoundError`, the shell
+    form exits with 127. The ROCm tool is `amd-smi` (`rocm-smi` on older stacks), whose flags
+    and output formats differ, so any parser of the output must be ported by hand.
+
+    ## Example
+    ```python
+    import subprocess
+
+    subprocess.run(["nvidia-smi", "-L"])
+    out = subprocess.check_output(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])
+    ```
+
+    ## Fix
+    When the output is only displayed (the call is a statement and captures nothing) and
+    the flags map one to one (`nvidia-smi`, `-L`, `topo -m`, `dmon`):
+    ```python
+    import shutil
+    import subprocess
+
+    subprocess.run(["nvidia-smi", "-L"] if shutil.which("nvidia-smi") else ["amd-smi", "list"])
+    ```
+    Calls whose output is read are reported with the amd-smi command to use
+    (`amd-smi metric --mem-usage --csv` above).
+
+    ## Fix safety
+    Unsafe. On NVIDIA machines the original command still runs (nvidia-smi is on `PATH`), but
+    on ROCm the displayed text is amd-smi's, whose layout differs; `amd-smi` without arguments
+    shows a summary only from ROCm 7.13 (older versions print the command list).
+
+    ## References
+    - ROCm/amdsmi `amdsmi_cli/README.md`
+    - rocm.docs.amd.com amdsmi "AMD SMI CLI tool usage"
+    """
+
+    code = "ROC210"
+    name = "nvidia-smi-subprocess"
+    category = "nvidia-smi"
+    severity = Severity.ERROR
+    message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
+    fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
+    applicability = Applicability.UNSAFE
+    fact = _FACT
+    triggers = ("nvidia-smi",)
+    effort_hours = 1.0
+    valid = [
+        Valid('import subprocess\n\nsubprocess.run(["amd-smi", "list"])\n'),
+        Valid('import subprocess\n"""Runs nvidia-smi -L to list GPUs."""\n# nvidia-smi -L\n'),
+        Valid('def run(cmd):\n    pass\n\nrun("nvidia-smi")\n'),
+        Valid(
+            'import shutil\nimport subprocess\n\nsubprocess.run(["nvidia-smi"] if '
+            'shutil.which("nvidia-smi") else ["amd-smi"])\n'
+        ),
+        Valid('import subprocess\n\nsubprocess.run(["echo", "nvidia-smi"])\n'),
+        Valid('import shutil\n\nif shutil.which("nvidia-smi"):\n    print("nvidia-smi")\n'),
+    ]
+    invalid = [
+        Invalid(
+            'import subprocess\n\nsubprocess.run(["nvidia-smi", "-L"])\n',
+            fixed='import subprocess\nimport shutil\n\nsubprocess.run(["nvidia-smi", "-L"] if '
+            'shutil.which("nvidia-smi") else ["amd-smi", "list"])\n',
+            line=3,
+            column=1,
+        ),
+        Invalid(
+            'import os\n\nos.system("nvidia-smi")\n',
+            fixed='import os\nimport shutil\n\nos.system("nvidia-smi" if shutil.which("nvidia-smi") '
+            'else "amd-smi")\n',
+        ),
+        Invalid(
+            'from subprocess import check_output\n\n'
+            'out = check_output(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])\n',
+        ),
+        Invalid(
+            'import subprocess as sp\n\nsmi = sp.run(["nvidia-smi"], capture_output=True, text=True)\n'
+        ),
+        Invalid('import subprocess\n\nsubprocess.run("nvidia-smi | grep MiB", shell=True)\n'),
+        Invalid('CMD = ["nvidia-smi", "topo", "-m"]\n', line=1, column=7),
+        Invalid('import subprocess\n\nsubprocess.call("/usr/bin/nvidia-smi topo -m", shell=True)\n',
+                fixed='import subprocess\nimport shutil\n\nsubprocess.call("/usr/bin/nvidia-smi '
+                'topo -m" if shutil.which("nvidia-smi") else "amd-smi topology", shell=True)\n'),
+    ]
+
+    def __init__(self, ctx: PythonContext) -> None:
+        super().__init__(ctx)
+        self._statements: set[int] = set()
+        self._handled: set[int] = set()
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._statements.add(id(node.value))
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        # ``[...] if shutil.which("nvidia-smi") else [...]``: already dual-backend
+        if "nvidia-smi" in self.ctx.code(node.test):
+            self._mark(node)
+
+    def _mark(self, node: cst.CSTNode) -> None:
+        for child in node.children:
+            self._handled.add(id(child))
+            self._mark(child)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if id(node) in self._handled:
+            return
+        qualified = self.ctx.call_name(node)
+        mode = _SPAWN.get(qualified or "")
+        if mode is None or not node.args or node.args[0].keyword is not None:
+            return
+        first = node.args[0].value
+        if id(first) in self._handled:
+            return
+        if mode == "exec":
+            program = string_value(first)
+            if program is None or not _is_program(program):
+                return
+            rest = [string_value(argument.value) for argument in node.args[1:] if argument.keyword is None]
+            args = None if any(value is None for value in rest) else [str(value) for value in rest]
+            self._handled.add(id(first))
+            self.report(node, message=_message(args, parsed=True))
+            return
+        found = self._command(first)
+        if found is None:
+            return
+        args, simple = found
+        self._handled.add(id(first))
+        keywords = {argument.keyword.value for argument in node.args if argument.keyword}
+        displayed = (
+            mode == "runs" and id(node) in self._statements and not (keywords & _CAPTURE_KEYWORDS)
+        )
+        replacement = None
+        imports: list[tuple[str, str | None]] = []
+        if displayed and simple and args is not None:
+            amd, exact = suggest(args)
+            amd = amd.strip("`")
+            if exact:
+                shutil_name, imports = module_ref(self.ctx, "shutil")
+                amd_node = self._amd_literal(first, amd)
+                test = cst.parse_expression(f'{shutil_name}.which("nvidia-smi")')
+                new_first = cst.IfExp(
+                    test=test,
+                    body=first,
+                    orelse=amd_node,
+                    whitespace_before_if=cst.SimpleWhitespace(" "),
+                    whitespace_after_if=cst.SimpleWhitespace(" "),
+                    whitespace_before_else=cst.SimpleWhitespace(" "),
+                    whitespace_after_else=cst.SimpleWhitespace(" "),
+                )
+                new_args = [node.args[0].with_changes(value=new_first), *node.args[1:]]
+                replacement = node.with_changes(args=new_args)
+        self.report(
+            node,
+            message=_message(args, parsed=not displayed),
+            replacement=replacement,
+            imports=imports,
+        )
+
+    def _amd_literal(self, first: cst.BaseExpression, command: str) -> cst.BaseExpression:
+        words = command.split()
+        if isinstance(first, (cst.List, cst.Tuple)):
+            inner = ", ".join(f'"{word}"' for word in words)
+            return cst.parse_expression(f"[{inner}]" if isinstance(first, cst.List) else f"({inner},)")
+        return cst.parse_expression(f'"{command}"')
+
+    def _command(self, first: cst.BaseExpression) -> tuple[list[str] | None, bool] | None:
+        """(arguments or None when not all literal, whether the command is exactly one simple
+        nvidia-smi invocation) when ``first`` runs nvidia-smi."""
+        if isinstance(first, (cst.List, cst.Tuple)):
+            if not first.elements:
+                return None
+            program = string_value(first.elements[0].value)
+            if program is None or not _is_program(program):
+                return None
+            rest = [string_value(element.value) for element in first.elements[1:]]
+            if any(value is None for value in rest) or any(
+                isinstance(element, cst.StarredElement) for element in first.elements
+            ):
+                return None, False
+            return [str(value) for value in rest], True
+        if (
+            isinstance(first, cst.Call)
+            and isinstance(first.func, cst.Attribute)
+            and first.func.attr.value == "split"
+        ):
+            value = string_value(first.func.value)
+            found = _string_words(value) if value is not None else None
+            return (found[0], False) if found else None
+        value = string_value(first)
+        if value is None:
+            return None
+        found = _string_words(value)
+        if found is None:
+            return None
+        return found[0], found[1]
+
+    def _visit_sequence(self, node: cst.List | cst.Tuple) -> None:
+        if id(node) in self._handled or not node.elements:
+            return
+        program = string_value(node.elements[0].value)
+        if program is None or not _is_program(program):
+            return
+        rest = [string_value(element.value) for element in node.elements[1:]]
+        args = None if any(value is None for value in rest) else [str(value) for value in rest]
+        self.report(node, message=_message(args, parsed=True))
+
+    def visit_List(self, node: cst.List) -> None:
+        self._visit_sequence(node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._visit_sequence(node)
+
+
+# --------------------------------------------------------------------------------------------
+# Shell, Dockerfile, compose, CI YAML (and notebook ``!`` lines)
+
+_WORD = re.compile(r"(?<![\w./$-])(?:/[\w.-]+)*/?nvidia-smi(?![\w.-])")
+_PROBES = frozenset({"-v", "which", "type", "hash", "-V"})
+_STATEMENT_PREFIX = re.compile(r"^\s*(?:(?:RUN|run:|-|script:)\s+)*$")
+_GUARD = "if command -v nvidia-smi >/dev/null 2>&1; then {original}; else {amd}; fi"
+
+
+class NvidiaSmiShellCommand(TextRule):
+    """
+    ## What it does
+    Flags `nvidia-smi` run as a command in shell scripts, Dockerfiles, compose files, CI
+    workflows and notebook `!` lines (not in comments, not as an argument of `echo`, not in
+    presence probes such as `command -v nvidia-smi`).
+
+    ## Why it breaks on ROCm
+    ROCm machines have no `nvidia-smi`: the command exits with 127 (`command not found`),
+    which aborts scripts running under `set -e` and fails CI steps and health checks. The
+    ROCm tool is `amd-smi`, with different flags and output formats.
+
+    ## Example
+    ```python
+    # launch.sh
+    nvidia-smi -L
+    nvidia-smi --query-gpu=memory.used,memory.total --format=csv
+    ```
+
+    ## Fix
+    A command that is a whole line and whose flags map one to one (`nvidia-smi`, `-L`,
+    `topo -m`, `dmon`) keeps working on both vendors:
+    ```python
+    # launch.sh
+    if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L; else amd-smi list; fi
+    nvidia-smi --query-gpu=memory.used,memory.total --format=csv
+    ```
+    Other invocations are reported with the amd-smi command to use (here
+    `amd-smi metric --mem-usage --csv`).
+
+    ## Fix safety
+    Unsafe. NVIDIA machines run the original command; ROCm machines print amd-smi's layout,
+    which differs (`amd-smi` alone shows a summary only from ROCm 7.13, older versions print
+    the command list). Lines that mention `amd-smi` or `rocm-smi` are treated as already
+    ported.
+
+    ## References
+    - ROCm/amdsmi `amdsmi_cli/README.md`
+    """
+
+    code = "ROC211"
+    name = "nvidia-smi-shell-command"
+    category = "nvidia-smi"
+    severity = Severity.ERROR
+    message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
+    fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
+    applicability = Applicability.UNSAFE
+    fact = _FACT
+    triggers = ("nvidia-smi",)
+    file_kinds = frozenset({"shell", "dockerfile", "compose", "ci-yaml"})
+    effort_hours = 0.5
+    valid = [
+        Valid("# check GPUs with nvidia-smi\namd-smi list\n", path="run.sh"),
+        Valid('echo "install nvidia-smi first"\n', path="run.sh"),
+        Valid("if command -v nvidia-smi >/dev/null; then nvidia-smi; else amd-smi; fi\n", path="run.sh"),
+        Valid("pip install nvidia-smi-exporter\n", path="run.sh"),
+        Valid("services:\n  app:\n    image: x  # nvidia-smi inside\n", path="docker-compose.yml"),
+    ]
+    invalid = [
+        Invalid(
+            "#!/bin/bash\nset -e\nnvidia-smi\n",
+            fixed="#!/bin/bash\nset -e\n"
+            "if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi; else amd-smi; fi\n",
+            path="run.sh",
+            line=3,
+            column=1,
+        ),
+        Invalid(
+            "  nvidia-smi -L  # list GPUs\n",
+            fixed="  if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L; else amd-smi list; "
+            "fi  # list GPUs\n",
+            path="run.sh",
+        ),
+        Invalid(
+            "nvidia-smi --query-gpu=name,memory.total --format=csv\n",
+            path="scripts/launch.sh",
+        ),
+        Invalid("MEM=$(nvidia-smi --query-gpu=memory.used --format=csv)\n", path="x.sh", column=7),
+        Invalid(
+            "FROM ubuntu:22.04\nRUN nvidia-smi topo -m\n",
+            fixed="FROM ubuntu:22.04\nRUN if command -v nvidia-smi >/dev/null 2>&1; then "
+            "nvidia-smi topo -m; else amd-smi topology; fi\n",
+            path="Dockerfile",
+            line=2,
+            column=5,
+        ),
+        Invalid(
+            "services:\n  app:\n    healthcheck:\n      test: [\"CMD\", \"nvidia-smi\"]\n",
+            path="docker-compose.yml",
+            line=4,
+        ),
+        Invalid(
+            "jobs:\n  gpu:\n    steps:\n      - run: nvidia-smi\n",
+            fixed="jobs:\n  gpu:\n    steps:\n      - run: if command -v nvidia-smi >/dev/null 2>&1; "
+            "then nvidia-smi; else amd-smi; fi\n",
+            path=".github/workflows/gpu.yml",
+        ),
+        Invalid("watch -n 1 nvidia-smi\n", path="x.sh", column=12),
+    ]
+
+    def check(self) -> None:
+        for offset, line, code in iter_lines(self.ctx.text):
+            if "nvidia-smi" not in code or "amd-smi" in line or "rocm-smi" in line:
+                continue
+            for match in _WORD.finditer(code):
+                self._check_match(offset, code, match)
+
+    def _check_match(self, offset: int, code: str, match: re.Match[str]) -> None:
+        start, end = match.span()
+        quote = in_quotes(code, start)
+        before = code[:start]
+        if quote:
+            # inside quotes: a command string ("nvidia-smi -L") or an exec-form element
+            opening = before.rfind(quote)
+            if before[opening + 1 :].strip():
+                if not command_position(before[opening + 1 :]):
+                    return
+            before = before[:opening]
+            tail = before.rstrip()
+            if tail and not tail.endswith(("[", ",", "-c")) and not command_position(before):
+                return
+        else:
+            words = before.split()
+            if words and words[-1] in _PROBES:
+                return
+            if not command_position(before):
+                return
+        args, command_end = command_args(code, end, quote)
+        amd, exact = suggest(args)
+        amd = amd.strip("`")
+        statement = (
+            self.ctx.kind != "compose"  # compose `command:` lists are exec arrays, not shell
+            and not quote
+            and _STATEMENT_PREFIX.match(before) is not None
+            and not code[command_end:].strip()
+            and "\\" not in code[end:]
+        )
+        replacement = None
+        if statement and exact and not self.ctx.path.endswith(".ipynb"):
+            # notebook `!` lines are reported but never rewritten by the engine
+            original = code[start:command_end]
+            replacement = _GUARD.format(original=original, amd=amd)
+        # whole-line commands are displayed; anything else (pipes, $(...), quoted) is read
+        parsed = not statement
+        self.report(  # type: ignore[attr-defined]
+            offset + start,
+            offset + (command_end if replacement else end),
+            message=_message(args, parsed=parsed, shell=True),
+            replacement=replacement,
+        )

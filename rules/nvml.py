@@ -1,0 +1,486 @@
+"""ROC20x: NVML telemetry (``pynvml`` / ``nvidia-ml-py``, ``py3nvml``, ``nvidia_smi``) on ROCm.
+
+The mapping NVML → torch.cuda / amdsmi lives in ``rules/data/nvml.toml``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import module_ref
+from migrator.context import PythonContext
+from migrator.imports import dotted_name
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from ._gpu_tools_util import (
+    ScopeTracking,
+    load_table,
+    module_level_names,
+    star_imported,
+)
+
+_BINDING_PACKAGES = ("pynvml", "py3nvml", "nvidia_smi", "pynvml_utils")
+_QUERY_PREFIXES = ("nvmlDevice", "nvmlSystem", "nvmlUnit", "nvmlGpuInstance", "nvmlVgpu")
+_PLUMBING = ("nvmlDeviceGetHandleBy",)
+_NVML_FACT = "§3a; [A1][A2][P2]"
+
+
+def _table() -> dict[str, Any]:
+    return load_table("nvml")
+
+
+def _is_binding(module: str) -> bool:
+    return module.split(".", 1)[0] in _BINDING_PACKAGES
+
+
+def _imports_amdsmi(ctx: PythonContext) -> bool:
+    """A file that already talks to amdsmi has been ported by hand; its NVML code is the CUDA
+    branch of a dual-backend implementation."""
+    return any(module.split(".", 1)[0] == "amdsmi" for module in ctx.imports.modules)
+
+
+class _NvmlResolver(PythonRule):
+    """Resolves a call to the NVML function it names, through the file's imports (including
+    ``from pynvml import *`` when the module does not redefine the name)."""
+
+    abstract = True
+
+    def __init__(self, ctx: PythonContext) -> None:
+        super().__init__(ctx)
+        modules = frozenset(_table()["modules"])
+        self._skip_file = _imports_amdsmi(ctx)
+        self._star = star_imported(ctx.module, modules)
+        self._own_names = module_level_names(ctx.module) if self._star else set()
+        self._prefixes = tuple(f"{module}." for module in modules)
+
+    def nvml_function(self, func: cst.BaseExpression) -> str | None:
+        """``nvmlDeviceGetName`` for ``pynvml.nvmlDeviceGetName`` (however imported), else None."""
+        if self._skip_file:
+            return None
+        qualified = self.ctx.qualname(func)
+        if qualified is not None:
+            for prefix in self._prefixes:
+                if qualified.startswith(prefix):
+                    name = qualified[len(prefix) :]
+                    return name if "." not in name and name.startswith("nvml") else None
+            return None
+        if (
+            self._star
+            and isinstance(func, cst.Name)
+            and func.value.startswith("nvml")
+            and func.value not in self._own_names
+            and func.value not in self.ctx.imports.bindings
+        ):
+            return func.value
+        return None
+
+
+class NvmlImport(ScopeTracking):
+    """
+    ## What it does
+    Flags imports of the NVML bindings: `pynvml` (PyPI `nvidia-ml-py` / `pynvml`), `py3nvml`
+    and the `nvidia_smi` module of `nvidia-ml-py3`.
+
+    ## Why it breaks on ROCm
+    NVML is the NVIDIA driver's management library. On ROCm there is no `libnvidia-ml.so`: the
+    package may still import, but `nvmlInit()` raises `NVMLError_LibraryNotFound` and every
+    query after it fails, so GPU telemetry built on it is gone. The ROCm counterpart is the
+    `amdsmi` Python library shipped with ROCm; PyTorch on ROCm itself imports `amdsmi`
+    instead of `pynvml` for `torch.cuda.utilization()` and friends.
+
+    ## Example
+    ```python
+    import pynvml
+
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    used = pynvml.nvmlDeviceGetMemoryInfo(handle).used
+    ```
+
+    ## Manual migration
+    Prefer the portable `torch.cuda` telemetry (`mem_get_info`, `device_memory_used`,
+    `utilization`, `memory_usage`, `temperature`, `power_draw`), which uses NVML on CUDA
+    builds and amdsmi on ROCm builds. For data torch does not expose, add an `amdsmi` branch
+    (`amdsmi_init()`, `amdsmi_get_processor_handles()`, ...; see ROC202 for each call).
+
+    ## Known problems
+    A file that also imports `amdsmi` is treated as already ported and is not reported.
+
+    ## References
+    - ROCm/amdsmi `py-interface/README.md`
+    - pytorch/pytorch `torch/cuda/__init__.py` (amdsmi on ROCm builds)
+    """
+
+    code = "ROC200"
+    name = "nvml-import"
+    category = "nvml"
+    severity = Severity.WARNING
+    message = "NVML bindings talk only to the NVIDIA driver; on ROCm every NVML call fails"
+    fact = "§3a, §3b dependency row, §9 pynvml row; [A1][P2]"
+    triggers = ("pynvml", "py3nvml", "nvidia_smi")
+    effort_hours = 2.0
+    valid = [
+        Valid("import amdsmi\n\namdsmi.amdsmi_init()\n"),
+        Valid('"""Uses pynvml when present."""\nimport torch\n'),
+        Valid("# import pynvml\nimport torch\n"),
+        Valid("from .pynvml import helpers\n"),
+        Valid("try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\nimport amdsmi\n"),
+    ]
+    invalid = [
+        Invalid("import pynvml\n", line=1, column=1),
+        Invalid("import pynvml as nv\n\nnv.nvmlInit()\n"),
+        Invalid("from pynvml import nvmlInit, nvmlDeviceGetCount\n"),
+        Invalid("from py3nvml import py3nvml\n"),
+        Invalid("import nvidia_smi\n"),
+        Invalid("try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n", line=2),
+        Invalid("import os, pynvml\n", count=1),
+    ]
+
+    def _report_import(self, node: cst.CSTNode, module: str) -> None:
+        if _imports_amdsmi(self.ctx):
+            return
+        if self.guarded_by({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"}):
+            message = (
+                f"`{module}` (NVML) is optional here, but on ROCm it finds no NVIDIA driver: "
+                "the NVML path fails at nvmlInit; use torch.cuda telemetry or amdsmi"
+            )
+        else:
+            message = (
+                f"`{module}` (NVML) talks only to the NVIDIA driver; on ROCm nvmlInit raises "
+                "NVMLError_LibraryNotFound; use torch.cuda telemetry or amdsmi"
+            )
+        self.report(node, message=message)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            module = dotted_name(alias.name)
+            if module is not None and _is_binding(module):
+                self._report_import(node, module)
+                return
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        module = dotted_name(node.module)
+        if module is not None and _is_binding(module):
+            self._report_import(node, module)
+
+
+_NVML_GUARDS = frozenset({"Exception", "BaseException", "*", "OSError", "RuntimeError"})
+
+
+class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
+    """
+    ## What it does
+    Flags `nvmlInit()` / `nvmlInitWithFlags()` calls that no enclosing `try` protects (no
+    handler for `NVMLError`, `Exception` or a bare `except`).
+
+    ## Why it breaks on ROCm
+    There is no NVML library on ROCm, so `nvmlInit()` raises `NVMLError_LibraryNotFound`.
+    At module level that makes the module fail to import; inside a function the call path
+    crashes (for example a `/health` endpoint or a logging hook).
+
+    ## Example
+    ```python
+    import pynvml
+
+    pynvml.nvmlInit()  # NVMLError_LibraryNotFound on ROCm
+    ```
+
+    ## Manual migration
+    Use the portable `torch.cuda` telemetry, or initialise amdsmi on ROCm builds:
+    ```python
+    import torch
+
+    if torch.version.hip:
+        import amdsmi
+        amdsmi.amdsmi_init()
+    else:
+        import pynvml
+        pynvml.nvmlInit()
+    ```
+    At the very least guard the call (`except pynvml.NVMLError:`) and fall back.
+
+    ## References
+    - ROCm/amdsmi `py-interface/README.md` (`amdsmi_init`, `amdsmi_shut_down`)
+    """
+
+    code = "ROC201"
+    name = "nvml-init-unguarded"
+    category = "nvml"
+    severity = Severity.ERROR
+    message = "`nvmlInit()` raises NVMLError_LibraryNotFound on ROCm (no NVML library)"
+    fact = "§3a nvmlInit row, §10 item 2; [A1][P2]"
+    triggers = ("nvmlInit",)
+    effort_hours = 1.0
+    valid = [
+        Valid(
+            "import pynvml\n\ntry:\n    pynvml.nvmlInit()\nexcept pynvml.NVMLError:\n"
+            "    pynvml = None\n"
+        ),
+        Valid("def nvmlInit():\n    pass\n\nnvmlInit()\n"),
+        Valid('import pynvml\n"""pynvml.nvmlInit() in a docstring"""\n'),
+        Valid(
+            "from pynvml import *\n\ndef nvmlInit():\n    pass\n\nnvmlInit()\n"
+        ),
+        Valid("import amdsmi\nimport pynvml\n\npynvml.nvmlInit()\n"),
+    ]
+    invalid = [
+        Invalid("import pynvml\n\npynvml.nvmlInit()\n", line=3, column=1),
+        Invalid("import pynvml as nv\n\ndef stats():\n    nv.nvmlInit()\n"),
+        Invalid("from pynvml import nvmlInit\n\nnvmlInit()\n"),
+        Invalid("from pynvml import *\n\nnvmlInit()\n"),
+        Invalid("from py3nvml.py3nvml import nvmlInitWithFlags\n\nnvmlInitWithFlags(0)\n"),
+        Invalid(
+            "import pynvml\n\ntry:\n    pynvml.nvmlInit()\nexcept pynvml.NVMLError:\n"
+            "    log('no NVML')\n    raise\n"
+        ),
+        Invalid(
+            "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n\n"
+            "def stats():\n    pynvml.nvmlInit()\n"
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        function = self.nvml_function(node.func)
+        if function not in _table()["init"]:
+            return
+        if self.guarded_by(_NVML_GUARDS, prefix="NVMLError"):
+            return
+        if self.in_function:
+            message = (
+                f"`{function}()` raises NVMLError_LibraryNotFound on ROCm (no NVML library) "
+                "and nothing catches it; use torch.cuda telemetry or `amdsmi.amdsmi_init()`"
+            )
+        else:
+            message = (
+                f"`{function}()` at module level raises NVMLError_LibraryNotFound on ROCm, so "
+                "importing or running this file fails; use torch.cuda telemetry or "
+                "`amdsmi.amdsmi_init()`"
+            )
+        self.report(node, message=message)
+
+
+def _handle_index(resolver: _NvmlResolver, node: cst.Call) -> cst.BaseExpression | None:
+    """``i`` when the call's first argument is ``nvmlDeviceGetHandleByIndex(i)`` (a direct
+    nested call, the only case where the index is known without data-flow analysis)."""
+    positional = [argument for argument in node.args if argument.keyword is None]
+    if not positional or positional[0].star:
+        return None
+    inner = positional[0].value
+    if not isinstance(inner, cst.Call):
+        return None
+    if resolver.nvml_function(inner.func) != "nvmlDeviceGetHandleByIndex":
+        return None
+    inner_args = [argument for argument in inner.args if argument.keyword is None]
+    if len(inner.args) != 1 or len(inner_args) != 1 or inner_args[0].star:
+        return None
+    return inner_args[0].value
+
+
+class NvmlDeviceQuery(_NvmlResolver):
+    """
+    ## What it does
+    Flags NVML queries (`nvmlDeviceGet*`, `nvmlSystemGet*`, ...) called through `pynvml`,
+    `py3nvml` or `nvidia_smi`, and names the `torch.cuda` and `amdsmi` equivalents with their
+    differences in units and semantics.
+
+    ## Why it breaks on ROCm
+    Without an NVML library every query raises `NVMLError` (uninitialised / library not
+    found). The equivalents differ: amdsmi reports power in **W** (NVML: mW), temperature
+    from the junction/hotspot sensor, VRAM in MB from `amdsmi_get_gpu_vram_usage` and no
+    `.free` field; amdsmi handles are in physical order and ignore `HIP_VISIBLE_DEVICES`,
+    while `torch.cuda` calls take the visible index.
+
+    ## Example
+    ```python
+    import pynvml
+
+    count = pynvml.nvmlDeviceGetCount()
+    name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
+    used = pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(0)).used
+    ```
+
+    ## Fix
+    Where the rewrite is a valid expression (the device index is known because the handle
+    comes straight from `nvmlDeviceGetHandleByIndex(i)`):
+    ```python
+    import torch
+
+    count = torch.cuda.device_count()
+    name = torch.cuda.get_device_name(0)
+    used = torch.cuda.device_memory_used(0)
+    ```
+    `nvmlDeviceGetMemoryInfo(...).total` / `.free` become `torch.cuda.mem_get_info(i)[1]` /
+    `[0]`, `nvmlDeviceGetUtilizationRates(...).gpu` / `.memory` become
+    `torch.cuda.utilization(i)` / `torch.cuda.memory_usage(i)`, and
+    `nvmlDeviceGetTemperature(..., NVML_TEMPERATURE_GPU)` becomes `torch.cuda.temperature(i)`.
+    Calls on a handle kept in a variable are reported with the equivalents in the message.
+
+    ## Fix safety
+    Unsafe. The torch calls take the *visible* device index (remapped through
+    `CUDA_VISIBLE_DEVICES`), NVML the physical one, so the two differ when the variable is
+    set; `nvmlDeviceGetCount()` counts every GPU while `torch.cuda.device_count()` counts the
+    visible ones. `torch.cuda.mem_get_info(i)` creates a GPU context on device `i` (hundreds
+    of MB) and reports the CUDA runtime's total, which can differ slightly from NVML's.
+    `get_device_name` returns `str` where old pynvml returned `bytes`. The torch telemetry
+    calls still need `pynvml` installed on CUDA builds (and `amdsmi` on ROCm builds).
+    `nvmlDeviceGetPowerUsage` is never rewritten: `torch.cuda.power_draw()` is mW on CUDA
+    and W on ROCm.
+
+    ## References
+    - ROCm/amdsmi `py-interface/README.md`, `include/amd_smi/amdsmi.h`
+    - pytorch/pytorch `torch/cuda/__init__.py`
+    """
+
+    code = "ROC202"
+    name = "nvml-device-query"
+    category = "nvml"
+    severity = Severity.WARNING
+    message = "NVML query fails on ROCm; use torch.cuda telemetry or amdsmi"
+    fix_title = "Use the portable torch.cuda telemetry call"
+    applicability = Applicability.UNSAFE
+    fact = "§3a, §3b; [A1][A2][P2]"
+    triggers = ("nvml",)
+    effort_hours = 0.5
+    valid = [
+        Valid("import torch\n\nn = torch.cuda.device_count()\n"),
+        Valid("def nvmlDeviceGetCount():\n    return 1\n\nn = nvmlDeviceGetCount()\n"),
+        Valid('import pynvml\n"""pynvml.nvmlDeviceGetCount() in a docstring"""\n'),
+        Valid("import pynvml\n\nh = pynvml.nvmlDeviceGetHandleByIndex(0)\npynvml.nvmlShutdown()\n"),
+        Valid("from nvitop.api import libnvml\n\nn = libnvml.nvmlDeviceGetCount()\n"),
+    ]
+    invalid = [
+        Invalid(
+            "import pynvml\n\nn = pynvml.nvmlDeviceGetCount()\n",
+            fixed="import pynvml\nimport torch\n\nn = torch.cuda.device_count()\n",
+            line=3,
+            column=5,
+        ),
+        Invalid(
+            "import torch as tt\nimport pynvml as nv\n\n"
+            "name = nv.nvmlDeviceGetName(nv.nvmlDeviceGetHandleByIndex(i))\n",
+            fixed="import torch as tt\nimport pynvml as nv\n\nname = tt.cuda.get_device_name(i)\n",
+        ),
+        Invalid(
+            "import torch\nfrom pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
+            "used = nvmlDeviceGetMemoryInfo(nvmlDeviceGetHandleByIndex(0)).used / 2**20\n",
+            fixed="import torch\nfrom pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
+            "used = torch.cuda.device_memory_used(0) / 2**20\n",
+        ),
+        Invalid(
+            "import torch\nimport pynvml\n\n"
+            "util = pynvml.nvmlDeviceGetUtilizationRates(pynvml.nvmlDeviceGetHandleByIndex(1)).gpu\n",
+            fixed="import torch\nimport pynvml\n\nutil = torch.cuda.utilization(1)\n",
+        ),
+        Invalid(
+            "import torch\nimport pynvml\n\nh = pynvml.nvmlDeviceGetHandleByIndex(0)\n"
+            "mem = pynvml.nvmlDeviceGetMemoryInfo(h)\n",
+            line=5,
+        ),
+        Invalid(
+            "import torch\nimport pynvml\n\n"
+            "t = pynvml.nvmlDeviceGetTemperature(pynvml.nvmlDeviceGetHandleByIndex(0), "
+            "pynvml.NVML_TEMPERATURE_GPU)\n",
+            fixed="import torch\nimport pynvml\n\nt = torch.cuda.temperature(0)\n",
+        ),
+        Invalid(
+            "import pynvml\n\nmw = pynvml.nvmlDeviceGetPowerUsage(pynvml.nvmlDeviceGetHandleByIndex(0))\n",
+        ),
+        Invalid(
+            "from pynvml import *\n\nbus = nvmlDeviceGetPciInfo(handle).busId\n",
+        ),
+    ]
+
+    def __init__(self, ctx: PythonContext) -> None:
+        super().__init__(ctx)
+        self._handled: set[int] = set()
+
+    def _message(self, function: str) -> str:
+        entry = _table()["functions"].get(function)
+        if entry is None:
+            return (
+                f"`{function}` (NVML) fails on ROCm; find the amdsmi counterpart in the amdsmi "
+                "Python API or use torch.cuda telemetry"
+            )
+        text = f"`{function}` fails on ROCm (no NVML)."
+        if "torch" in entry:
+            text += f" Portable: `{entry['torch']}`."
+        text += f" amdsmi: `{entry['amdsmi']}`."
+        if entry.get("note"):
+            text += f" Differences: {entry['note']}."
+        return text
+
+    def _torch(self, template: str, index: cst.BaseExpression | None) -> tuple[cst.BaseExpression, list[tuple[str, str | None]]]:
+        torch_name, imports = module_ref(self.ctx, "torch")
+        text = template
+        if index is not None:
+            text = text.replace("{index}", self.ctx.code(index))
+        text = torch_name + text[len("torch") :]
+        return cst.parse_expression(text), imports
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        call = node.value
+        if not isinstance(call, cst.Call):
+            return
+        function = self.nvml_function(call.func)
+        if function is None:
+            return
+        entry = _table()["functions"].get(function, {})
+        fields = entry.get("fields") if entry.get("fix") == "fields" else None
+        if not fields or node.attr.value not in fields:
+            return
+        index = _handle_index(self, call)
+        if index is None:
+            return
+        self._handled.add(id(call))
+        replacement, imports = self._torch(fields[node.attr.value], index)
+        self.report(
+            node,
+            message=self._message(function),
+            replacement=replacement,
+            imports=imports,
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if id(node) in self._handled:
+            return
+        function = self.nvml_function(node.func)
+        if function is None or not function.startswith(_QUERY_PREFIXES):
+            return
+        if function.startswith(_PLUMBING):
+            return
+        entry = _table()["functions"].get(function, {})
+        replacement: cst.BaseExpression | None = None
+        imports: list[tuple[str, str | None]] = []
+        fix = entry.get("fix")
+        if fix == "count" and not node.args:
+            replacement, imports = self._torch(entry["torch"], None)
+        elif fix == "by-index":
+            index = _handle_index(self, node)
+            extra = [argument for argument in node.args][1:]
+            allowed = entry.get("second_arg")
+            ok = not extra if allowed is None else (
+                len(extra) == 1 and extra[0].keyword is None and self._matches(extra[0].value, allowed)
+            )
+            if index is not None and ok:
+                replacement, imports = self._torch(entry["template"], index)
+        self.report(
+            node,
+            message=self._message(function),
+            replacement=replacement,
+            imports=imports,
+        )
+
+    def _matches(self, value: cst.BaseExpression, allowed: list[str]) -> bool:
+        if isinstance(value, cst.Integer):
+            return value.value in allowed
+        if isinstance(value, cst.Name) and self._star and value.value in allowed:
+            return True
+        qualified = self.ctx.qualname(value)
+        if qualified is None:
+            return False
+        return any(qualified == f"{prefix}{name}" for prefix in self._prefixes for name in allowed)
