@@ -5,6 +5,7 @@ autoescape; rule documentation (Markdown) is rendered with raw HTML disabled."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,10 +137,14 @@ def stacked_chart(
             x += span
         bars.append(Bar(20 + index * (bar_height + gap), label, sum(counts.values()), segments))
     height = 20 + len(rows) * (bar_height + gap) + 30
-    return BarChart(width, height, label_width, bars, bar_height, _ticks(maximum, plot, label_width))
+    return BarChart(
+        width, height, label_width, bars, bar_height, _ticks(maximum, plot, label_width)
+    )
 
 
-def score_chart(projects: list[ProjectReport], *, width: int = 640, label_width: int = 180) -> BarChart:
+def score_chart(
+    projects: list[ProjectReport], *, width: int = 640, label_width: int = 180
+) -> BarChart:
     """Horizontal bars of the fleet's scores (0–100)."""
     bar_height = 22
     gap = 8
@@ -147,7 +152,9 @@ def score_chart(projects: list[ProjectReport], *, width: int = 640, label_width:
     bars = []
     for index, project in enumerate(projects):
         span = plot * project.score / 100
-        segment = Segment(label_width, span, score_colour(project.score), project.verdict.label, project.score)
+        segment = Segment(
+            label_width, span, score_colour(project.score), project.verdict.label, project.score
+        )
         bars.append(Bar(20 + index * (bar_height + gap), project.name, project.score, [segment]))
     height = 20 + len(projects) * (bar_height + gap) + 30
     ticks = [(label_width + plot * value / 100, str(value)) for value in (0, 25, 50, 75, 100)]
@@ -162,6 +169,15 @@ def markdown(text: str) -> Markup:
         return Markup("<pre>") + escape(text) + Markup("</pre>")
     renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
     return Markup(renderer.render(text))  # noqa: S704 - html disabled above, input is escaped
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def code_spans(text: object) -> Markup:
+    """Escape text, then show its `backtick` spans as ``<code>`` (messages are Markdown-ish)."""
+    escaped = str(escape(str(text)))
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", escaped))  # noqa: S704 - escaped first
 
 
 def hours(value: float) -> str:
@@ -180,6 +196,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["markdown"] = markdown
     env.filters["hours"] = hours
+    env.filters["code_spans"] = code_spans
     env.globals.update(
         colours=COLOURS,
         class_labels=CLASS_LABELS,
@@ -198,8 +215,17 @@ def render(report: Report) -> str:
         project.name: stacked_chart([(row.category, row.by_class) for row in project.categories])
         for project in report.projects
     }
+    overview_charts = {
+        project.name: stacked_chart(
+            [(row.category, row.by_class) for row in project.categories[:6]],
+            width=420,
+            label_width=120,
+        )
+        for project in report.projects
+    }
     return template.render(
         report=report,
+        overview_charts=overview_charts,
         version=migrator.__version__,
         formula=FORMULA_LINES,
         assumptions=EFFORT_ASSUMPTIONS,

@@ -4,6 +4,8 @@ break a table."""
 
 from __future__ import annotations
 
+import re
+
 import jinja2
 
 import migrator
@@ -14,16 +16,40 @@ from migrator.reporting.readiness import EFFORT_ASSUMPTIONS, FIX_CLASSES, FORMUL
 MAX_FINDING_ROWS = 150
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+
+
+def _escape_prose(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def inline(value: object) -> str:
-    """Text safe to put in Markdown prose: no HTML tags, one line."""
-    text = str(value)
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("\r", " ")
-        .replace("\n", " ")
-    )
+    """Text safe to put in Markdown prose: one line, no HTML tags outside code spans (inside a
+    code span GitHub shows ``<`` literally, so it is left alone there)."""
+    text = str(value).replace("\r", " ").replace("\n", " ")
+    out = []
+    position = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(_escape_prose(text[position : match.start()]))
+        out.append(match.group(0))
+        position = match.end()
+    out.append(_escape_prose(text[position:]))
+    return "".join(out)
+
+
+def block(value: object) -> str:
+    """Multi-line Markdown (rule documentation) with HTML tags escaped outside code."""
+    out = []
+    fenced = False
+    for line in str(value).splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            out.append(line)
+        elif fenced or line.startswith("    "):
+            out.append(line)
+        else:
+            out.append(inline(line))
+    return "\n".join(out)
 
 
 def cell(value: object) -> str:
@@ -49,7 +75,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(cell=cell, inline=inline, code=code, hours=hours)
+    env.filters.update(cell=cell, inline=inline, code=code, block=block, hours=hours)
     env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS)
     return env
 

@@ -1,0 +1,172 @@
+"""``migrate report``: readiness of one project or a fleet, as HTML, Markdown or JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+from migrator.reporting.readiness import (
+    DEFAULT_TARGETS,
+    ReceiptError,
+    Report,
+    Verification,
+    build_report,
+    parse_targets,
+    read_receipt,
+    unique_names,
+)
+
+FORMATS = ("html", "md", "json")
+
+
+def read_repos_file(path: str) -> list[str]:
+    """One project path per line; blank lines and ``#`` comments are skipped. Relative paths are
+    taken relative to the file's folder."""
+    base = Path(path).resolve().parent
+    out = []
+    for raw in Path(path).read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        candidate = Path(line).expanduser()
+        out.append(str(candidate if candidate.is_absolute() else base / candidate))
+    return out
+
+
+def make_report(
+    roots: Sequence[str],
+    *,
+    targets: Sequence[str] = DEFAULT_TARGETS,
+    verification: Verification | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    use_cache: bool = True,
+    jobs: int | None = None,
+) -> Report:
+    """Scan every root and compute the report (shared by ``report`` and ``pr``)."""
+    from migrator.runner import scan
+
+    names = unique_names(roots)
+    scans = []
+    for name, root in zip(names, roots, strict=True):
+        run = scan(
+            Path(root),
+            select=select,
+            ignore=ignore,
+            exclude=exclude,
+            use_cache=use_cache,
+            jobs=jobs,
+        )
+        scans.append((name, run.scan))
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return build_report(scans, targets=targets, verification=verification, generated=generated)
+
+
+def render(report: Report, output_format: str) -> str:
+    """The report in ``html``, ``md`` or ``json``."""
+    if output_format == "json":
+        from migrator.reporting import report_json
+
+        return report_json.render(report)
+    if output_format == "md":
+        from migrator.reporting import markdown
+
+        return markdown.render(report)
+    from migrator.reporting import html
+
+    return html.render(report)
+
+
+def _split(values: Sequence[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="html",
+    show_default=True,
+    help="html: one self-contained file; md: GitHub comment; json: see report.schema.json.",
+)
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout."
+)
+@click.option(
+    "--receipt",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A `migrate verify` receipt (JSON) to include.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="GFX[,GFX...]",
+    help=f"AMD GPU targets to report on (default {','.join(DEFAULT_TARGETS)}).",
+)
+@click.option(
+    "--repos",
+    type=click.Path(dir_okay=False, exists=True),
+    help="File with one project path per line (a fleet report).",
+)
+@click.option("--select", multiple=True, help="Rule codes, code prefixes, names or categories.")
+@click.option("--ignore", multiple=True, help="Rules or categories to leave out.")
+@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
+@click.option("--no-cache", is_flag=True, help="Ignore and do not update the result cache.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes.")
+def report_command(
+    paths: tuple[str, ...],
+    output_format: str,
+    output: str | None,
+    receipt: str | None,
+    targets: tuple[str, ...],
+    repos: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    no_cache: bool,
+    jobs: int | None,
+) -> None:
+    """Readiness report for PATHS: score, verdict, blockers, dependencies, GPU targets, effort.
+
+    Several PATHS (or --repos FILE) give one fleet report with a row per project.
+    Exit status 0 when the report was written, 2 on a usage error.
+    """
+    roots = list(paths) + (read_repos_file(repos) if repos else [])
+    if not roots:
+        raise click.UsageError("give at least one PATH or --repos FILE")
+    for root in roots:
+        if not Path(root).exists():
+            raise click.UsageError(f"path does not exist: {root}")
+    try:
+        chosen = parse_targets(targets)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--target") from None
+    try:
+        verification = read_receipt(receipt) if receipt else None
+    except ReceiptError as error:
+        raise click.BadParameter(str(error), param_hint="--receipt") from None
+    report = make_report(
+        roots,
+        targets=chosen,
+        verification=verification,
+        select=_split(select) or None,
+        ignore=_split(ignore) or None,
+        exclude=_split(exclude),
+        use_cache=not no_cache,
+        jobs=jobs,
+    )
+    text = render(report, output_format)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        summary = ", ".join(f"{p.name} {p.score} ({p.verdict.label})" for p in report.projects[:5])
+        more = f", +{len(report.projects) - 5} more" if len(report.projects) > 5 else ""
+        click.echo(f"wrote {output}: {summary}{more}", err=True)
+    else:
+        click.echo(text, nl=False)

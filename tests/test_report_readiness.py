@@ -1,0 +1,490 @@
+"""Readiness arithmetic: fix classes, score formula, verdicts, breakdowns, effort, targets,
+dependencies and receipts, on synthetic findings with injected rule metadata."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from migrator.model import Applicability, FileResult, Finding, FixInfo, ScanResult, Severity, Status
+from migrator.reporting import readiness as r
+
+
+def meta(code: str, **changes) -> r.RuleMeta:
+    base = r.RuleMeta(
+        code=code,
+        name=f"rule-{code.lower()}",
+        category="misc",
+        severity=Severity.WARNING,
+        message=f"message of {code}",
+        fix_title=None,
+        applicability=Applicability.NONE,
+        fact="§0 [X]",
+        targets=("all",),
+        effort_hours=2.0,
+        blocker=False,
+        manual_steps="Do it by hand.",
+        references="",
+    )
+    return replace(base, **changes)
+
+
+CATALOG = {
+    "ROC901": meta(
+        "ROC901", name="hard-pycuda", category="dependency", blocker=True, effort_hours=8.0
+    ),
+    "ROC902": meta("ROC902", name="nvml-query", category="monitoring", effort_hours=1.0),
+    "ROC903": meta("ROC903", name="amp-alias", category="amp", effort_hours=0.1),
+    "ROC904": meta("ROC904", name="fp8-e4m3fn-dtype", category="fp8", targets=("gfx942",)),
+    "ROC905": meta("ROC905", name="hardcoded-warp-size", category="kernels", targets=("cdna",)),
+    "ROC906": meta("ROC906", name="cuda-wheel", category="dependency"),
+}
+
+
+def lookup(code: str) -> r.RuleMeta | None:
+    return CATALOG.get(code)
+
+
+def finding(
+    code: str,
+    *,
+    path: str = "pkg/a.py",
+    line: int = 1,
+    severity: Severity = Severity.WARNING,
+    fix: Applicability | None = None,
+    source: str = "",
+    message: str | None = None,
+) -> Finding:
+    info = CATALOG.get(code)
+    return Finding(
+        rule=code,
+        name=info.name if info else "unknown-rule",
+        category=info.category if info else "other",
+        severity=severity,
+        path=path,
+        line=line,
+        column=1,
+        end_line=line,
+        end_column=2,
+        message=message or f"message of {code}",
+        fix=None if fix is None else FixInfo(fix, "rewrite it"),
+        source_line=source,
+    )
+
+
+def scan_of(*findings: Finding, root: str = "/x/proj") -> ScanResult:
+    paths = sorted({f.path for f in findings}) or ["pkg/a.py"]
+    files = [
+        FileResult(path, Status.SCANNED, tuple(f for f in findings if f.path == path))
+        for path in paths
+    ]
+    return ScanResult(root, files)
+
+
+def project(*findings: Finding, targets=r.DEFAULT_TARGETS) -> r.ProjectReport:
+    return r.build_project(scan_of(*findings), name="proj", targets=targets, lookup=lookup)
+
+
+# -- fix classes, weights, score --------------------------------------------------------------
+
+
+def test_fix_class_follows_the_finding_fix_and_the_blocker_flag():
+    items = r.classify(
+        [
+            finding("ROC901"),
+            finding("ROC901", fix=Applicability.SAFE),
+            finding("ROC902"),
+            finding("ROC903", fix=Applicability.UNSAFE),
+            finding("ROC903", fix=Applicability.SAFE),
+        ],
+        lookup,
+    )
+    assert [item.fix_class for item in items] == ["blocker", "safe", "manual", "unsafe", "safe"]
+
+
+def test_no_findings_scores_100_and_is_ready():
+    report = project()
+    assert report.score == 100
+    assert report.verdict is r.Verdict.READY
+    assert report.verdict_reason() == "no CUDA-only construct found"
+
+
+def test_one_blocker_halves_the_score():
+    assert project(finding("ROC901")).score == 50
+    assert project(finding("ROC901"), finding("ROC901", line=2)).score == 25
+
+
+def test_blockers_weigh_most_and_safe_fixes_least():
+    safe = project(finding("ROC903", severity=Severity.ERROR, fix=Applicability.SAFE)).score
+    unsafe = project(finding("ROC903", severity=Severity.ERROR, fix=Applicability.UNSAFE)).score
+    manual = project(finding("ROC902", severity=Severity.ERROR)).score
+    blocker = project(finding("ROC901", severity=Severity.ERROR)).score
+    assert safe > unsafe > manual > blocker
+
+
+def test_severity_scales_non_blocker_weights():
+    assert r.finding_weight(finding("ROC902", severity=Severity.ERROR), "manual") == 6.0
+    assert r.finding_weight(finding("ROC902", severity=Severity.WARNING), "manual") == 3.0
+    assert r.finding_weight(finding("ROC902", severity=Severity.INFO), "manual") == pytest.approx(
+        1.2
+    )
+    assert r.finding_weight(finding("ROC901", severity=Severity.INFO), "blocker") == 25.0
+
+
+def test_score_formula_matches_the_documented_one():
+    for penalty in (0.0, 1.0, 12.5, 25.0, 60.0, 500.0):
+        assert r.score_from_penalty(penalty) == round(100 * 0.5 ** (penalty / 25))
+
+
+@pytest.mark.parametrize(
+    ("findings", "verdict"),
+    [
+        ([], r.Verdict.READY),
+        ([finding("ROC902", severity=Severity.INFO)], r.Verdict.READY),
+        ([finding("ROC903", fix=Applicability.SAFE)], r.Verdict.READY_AFTER_FIXES),
+        ([finding("ROC903", fix=Applicability.UNSAFE)], r.Verdict.READY_AFTER_FIXES),
+        (
+            [finding("ROC902"), finding("ROC903", fix=Applicability.SAFE)],
+            r.Verdict.NEEDS_MANUAL_WORK,
+        ),
+        ([finding("ROC901"), finding("ROC902")], r.Verdict.BLOCKED),
+    ],
+    ids=["nothing", "info-hint", "safe-only", "unsafe-only", "manual", "blocker"],
+)
+def test_verdicts(findings, verdict):
+    assert r.verdict_for(r.classify(findings, lookup)) is verdict
+
+
+def test_unknown_rule_codes_fall_back_to_the_finding():
+    report = project(finding("ROC999"))
+    [item] = report.items
+    assert item.meta.known is False
+    assert item.fix_class == "manual"
+    assert item.meta.category == "other"
+
+
+# -- breakdowns, blockers, effort ----------------------------------------------------------------
+
+
+def test_breakdown_by_category_severity_fix_and_file():
+    report = project(
+        finding("ROC902", path="a.py", severity=Severity.ERROR),
+        finding("ROC902", path="a.py", line=2),
+        finding("ROC903", path="b.py", fix=Applicability.SAFE, severity=Severity.INFO),
+        finding("ROC901", path="c.py"),
+    )
+    assert [row.category for row in report.categories] == ["dependency", "monitoring", "amp"]
+    monitoring = report.categories[1]
+    assert monitoring.by_severity == {"error": 1, "warning": 1, "info": 0}
+    assert monitoring.by_class["manual"] == 2
+    assert report.class_counts() == {"blocker": 1, "manual": 2, "unsafe": 0, "safe": 1}
+    assert report.severity_counts() == {"error": 1, "warning": 2, "info": 1}
+    assert [row.path for row in report.files] == ["c.py", "a.py", "b.py"]
+
+
+def test_blockers_come_first_with_manual_steps():
+    report = project(finding("ROC902"), finding("ROC902", line=3), finding("ROC901"))
+    assert [group.meta.code for group in report.blockers] == ["ROC901", "ROC902"]
+    assert report.blockers[0].fix_class == "blocker"
+    assert report.blockers[1].findings[1].line == 3
+    assert report.blockers[0].meta.manual_steps == "Do it by hand."
+
+
+def test_effort_uses_rule_hours_review_constant_and_zero_for_safe():
+    report = project(
+        finding("ROC901"),
+        finding("ROC902"),
+        finding("ROC903", fix=Applicability.UNSAFE),
+        finding("ROC903", fix=Applicability.SAFE),
+    )
+    rows = {row.category: row for row in report.effort.rows}
+    assert rows["dependency"].manual_hours == 8.0
+    assert rows["monitoring"].manual_hours == 1.0
+    assert rows["amp"].review_hours == r.REVIEW_HOURS
+    assert rows["amp"].safe_count == 1
+    assert report.effort.total_hours == pytest.approx(9.0 + r.REVIEW_HOURS)
+    assert any("effort_hours" in line for line in report.effort.assumptions)
+
+
+def test_manual_steps_come_from_the_manual_migration_section():
+    class Documented:
+        """
+        ## What it does
+        Flags things.
+
+        ## Manual migration
+        Step one.
+
+        ## References
+        - somewhere
+        """
+
+        code = "ROC999"
+
+        @classmethod
+        def doc(cls) -> str:
+            import inspect
+
+            return inspect.cleandoc(cls.__doc__ or "")
+
+    info = r.meta_from_rule(Documented)
+    assert info.manual_steps == "Step one."
+    assert info.references == "- somewhere"
+    assert info.targets == ("all",)
+
+
+# -- targets -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rule_targets", "target", "expected"),
+    [
+        (("all",), "gfx1100", True),
+        (("gfx942",), "gfx942", True),
+        (("gfx942",), "gfx950", False),
+        (("gfx94x",), "gfx942", True),
+        (("gfx11",), "gfx1101", True),
+        (("cdna",), "gfx90a", True),
+        (("cdna",), "gfx1100", False),
+        (("rdna3",), "gfx1100", True),
+        (("cdna3",), "gfx950", False),
+    ],
+)
+def test_target_matching(rule_targets, target, expected):
+    assert r.target_matches(rule_targets, target) is expected
+
+
+def test_target_matrix_uses_rule_targets_and_arch_notes():
+    report = project(finding("ROC904"), finding("ROC905"), finding("ROC902"))
+    matrix = report.targets
+    assert [t.gfx for t in matrix.targets] == list(r.DEFAULT_TARGETS)
+    rows = {row.meta.code: row for row in matrix.rows}
+    fp8 = dict(zip(r.DEFAULT_TARGETS, rows["ROC904"].cells, strict=True))
+    assert fp8["gfx942"].applies and "FNUZ" in (fp8["gfx942"].note or "")
+    assert not fp8["gfx950"].applies and "OCP" in (fp8["gfx950"].note or "")
+    warp = dict(zip(r.DEFAULT_TARGETS, rows["ROC905"].cells, strict=True))
+    assert warp["gfx90a"].applies and "64" in (warp["gfx90a"].note or "")
+    assert not warp["gfx1100"].applies and "32" in (warp["gfx1100"].note or "")
+    summaries = {t.gfx: t for t in matrix.targets}
+    assert summaries["gfx942"].findings == 3
+    assert summaries["gfx1100"].findings == 1
+    assert summaries["gfx1100"].score > summaries["gfx942"].score
+    assert summaries["gfx942"].arch is not None and summaries["gfx942"].arch.wave_size == 64
+
+
+def test_topics_cover_flash_attention_bitsandbytes_and_sdpa():
+    assert r.topic_for(meta("X", name="flash-attn-import")).key == "flash-attn"
+    assert r.topic_for(meta("X", name="bitsandbytes-version")).key == "bitsandbytes"
+    assert r.topic_for(meta("X", name="sdpa-cudnn-only")).key == "sdpa"
+    assert r.topic_for(meta("X", name="nothing-special")) is None
+    note = r.arch_note(r.topic_for(meta("X", name="flash-attn-import")), "gfx1100")
+    assert note is not None and "Triton" in note
+
+
+def test_parse_targets():
+    assert r.parse_targets(()) == r.DEFAULT_TARGETS
+    assert r.parse_targets(["gfx942, gfx90a", "gfx942"]) == ("gfx942", "gfx90a")
+    with pytest.raises(ValueError, match="unknown GPU target"):
+        r.parse_targets(["mi300x"])
+
+
+# -- dependencies ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "item", "kind"),
+    [
+        ("requirements.txt", "flash-attn==2.5.8", "flash-attn", "package"),
+        (
+            "requirements.txt",
+            "bitsandbytes>=0.41 ; sys_platform == 'linux'",
+            "bitsandbytes",
+            "package",
+        ),
+        (
+            "requirements.txt",
+            "--extra-index-url https://download.pytorch.org/whl/cu121",
+            "https://download.pytorch.org/whl/cu121",
+            "index",
+        ),
+        (
+            "Dockerfile",
+            "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04",
+            "nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04",
+            "image",
+        ),
+        ("pyproject.toml", '    "xformers==0.0.26",', "xformers", "package"),
+        (
+            "docker-compose.yml",
+            "    image: nvcr.io/nvidia/pytorch:24.01-py3",
+            "nvcr.io/nvidia/pytorch:24.01-py3",
+            "image",
+        ),
+    ],
+)
+def test_dependency_items(path, source, item, kind):
+    assert r.dependency_item(finding("ROC906", path=path, source=source)) == (item, kind)
+
+
+def test_dependency_rows_merge_locations_and_look_up_counterparts(tmp_path):
+    table_path = tmp_path / "packages.toml"
+    table_path.write_text(
+        '[packages.flash-attn]\nrocm = "ROCm/flash-attention"\nmin_version = "2.0.4"\n'
+        'source = "§4a [F1]"\n'
+        '[[package]]\nname = "xformers"\nequivalent = "xformers ROCm wheel"\nsince = "0.0.28"\n'
+        "not_a_table = 3\n",
+        encoding="utf-8",
+    )
+    table = r.package_table(str(table_path))
+    assert table["flash-attn"].min_version == "2.0.4"
+    assert table["xformers"].rocm == "xformers ROCm wheel"
+    items = r.classify(
+        [
+            finding("ROC906", path="requirements.txt", line=3, source="flash-attn==2.5.8"),
+            finding("ROC906", path="pyproject.toml", line=9, source='"flash_attn>=2"'),
+            finding("ROC906", path="requirements.txt", line=4, source="xformers"),
+            finding("ROC906", path="requirements.txt", line=5, source="bitsandbytes==0.41.1"),
+            finding("ROC906", path="requirements.txt", line=6, source="mystery-cuda-thing"),
+            finding("ROC902", path="pkg/a.py", source="import pynvml"),
+        ],
+        lookup,
+    )
+    rows = {row.item: row for row in r.dependency_rows(items, table)}
+    assert set(rows) == {"flash-attn", "xformers", "bitsandbytes", "mystery-cuda-thing"}
+    assert rows["flash-attn"].locations == [("requirements.txt", 3), ("pyproject.toml", 9)]
+    assert rows["flash-attn"].rocm == "ROCm/flash-attention"
+    assert rows["xformers"].min_version == "0.0.28"
+    assert "0.49" in rows["bitsandbytes"].min_version  # from the built-in fallback table
+    assert rows["mystery-cuda-thing"].min_version == "unknown"
+
+
+def test_broken_or_missing_packages_toml_is_empty(tmp_path):
+    broken = tmp_path / "broken.toml"
+    broken.write_text("this is [not toml", encoding="utf-8")
+    assert r.package_table(str(broken)) == {}
+    assert r.package_table(str(tmp_path / "absent.toml")) == {}
+
+
+def test_image_and_index_lookups_use_the_fallback_table():
+    assert r.package_info("nvidia/cuda:12.1.1-devel", {}) is not None
+    info = r.package_info("https://download.pytorch.org/whl/cu121", {})
+    assert info is not None and "rocm" in info.rocm
+    assert r.package_info("nvidia-cublas-cu12", {}) is not None
+
+
+# -- receipts ----------------------------------------------------------------------------
+
+
+def receipt(**overrides) -> dict:
+    data = {
+        "schema": "migrate-verify-receipt/1",
+        "project": "/p",
+        "created": "2026-01-01T00:00:00+00:00",
+        "passed": True,
+        "amd_gpu_used": False,
+        "runs": [
+            {
+                "target": "native",
+                "tree": "original",
+                "baseline": True,
+                "emulated": False,
+                "real_device": "NVIDIA H200",
+                "torch_build": {"torch": "2.13.0", "cuda": "13.0", "hip": None, "kind": "cuda"},
+                "tokens_per_second": 100.0,
+                "passed": True,
+                "ran_on_gpu": True,
+            },
+            {
+                "target": "rocm-sim",
+                "tree": "migrated",
+                "baseline": False,
+                "emulated": True,
+                "emulation": "ROCm 7.2 on AMD Instinct MI300X (gfx942), emulated",
+                "real_device": "NVIDIA H200",
+                "torch_build": {"torch": "2.13.0", "cuda": "13.0", "hip": None, "kind": "cuda"},
+                "tokens_per_second": 90.0,
+                "passed": True,
+                "ran_on_gpu": True,
+            },
+        ],
+    }
+    data.update(overrides)
+    return data
+
+
+def test_emulated_receipt_says_emulated_rocm_and_never_claims_amd_hardware():
+    view = r.verification_from_dict(receipt())
+    assert view.emulated and not view.amd_hardware
+    assert "emulated ROCm" in view.headline and "no AMD GPU ran" in view.headline
+    assert view.tokens_before == 100.0 and view.tokens_after == 90.0
+    assert view.speedup == pytest.approx(0.9)
+    assert all(run.amd_hardware is False for run in view.runs)
+    assert "emulated ROCm" in view.runs[1].device
+
+
+def test_amd_claimed_only_for_a_rocm_build_on_a_real_amd_device():
+    real = receipt(amd_gpu_used=True)
+    real["runs"][1] = {
+        "target": "native",
+        "tree": "migrated",
+        "emulated": False,
+        "real_device": "AMD Instinct MI300X",
+        "device_name": "AMD Instinct MI300X",
+        "torch_build": {"torch": "2.13.0", "hip": "7.2.0"},
+        "tokens_per_second": 120.0,
+        "passed": True,
+        "ran_on_gpu": True,
+    }
+    view = r.verification_from_dict(real)
+    assert view.amd_hardware and "AMD Instinct MI300X" in view.headline
+    # the same run, but the receipt itself says no AMD GPU was used: trust the receipt
+    assert not r.verification_from_dict({**real, "amd_gpu_used": False}).amd_hardware
+    # a ROCm build that did not touch the GPU is not AMD hardware either
+    cpu_only = json.loads(json.dumps(real))
+    cpu_only["runs"][1]["ran_on_gpu"] = False
+    assert not r.verification_from_dict(cpu_only).amd_hardware
+    # a CUDA build on an AMD-named device string is not a ROCm run
+    cuda = json.loads(json.dumps(real))
+    cuda["runs"][1]["torch_build"] = {"torch": "2.13.0", "cuda": "13.0"}
+    assert not r.verification_from_dict(cuda).amd_hardware
+
+
+def test_receipt_reader_tolerates_missing_and_odd_fields(tmp_path):
+    view = r.verification_from_dict({"runs": [{"target": 3}, "junk", {"emulated": "yes"}]})
+    assert view.passed is None and not view.amd_hardware
+    assert view.runs[1].emulated and "emulated ROCm" in view.runs[1].device
+    path = tmp_path / "receipt.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(r.ReceiptError):
+        r.read_receipt(str(path))
+    with pytest.raises(r.ReceiptError):
+        r.read_receipt(str(tmp_path / "missing.json"))
+
+
+# -- fleet -------------------------------------------------------------------------------
+
+
+def test_fleet_is_sorted_by_readiness_then_name():
+    report = r.build_report(
+        [
+            ("blocked", scan_of(finding("ROC901"))),
+            ("clean-b", scan_of()),
+            ("clean-a", scan_of()),
+            ("manual", scan_of(finding("ROC902"))),
+        ],
+        lookup=lookup,
+    )
+    assert [p.name for p in report.projects] == ["clean-a", "clean-b", "manual", "blocked"]
+    assert report.is_fleet
+
+
+def test_unique_names_add_parents_for_duplicates(tmp_path):
+    (tmp_path / "a" / "app").mkdir(parents=True)
+    (tmp_path / "b" / "app").mkdir(parents=True)
+    (tmp_path / "solo").mkdir()
+    names = r.unique_names(
+        [str(tmp_path / "a" / "app"), str(tmp_path / "b" / "app"), str(tmp_path / "solo")]
+    )
+    assert names == ["a/app", "b/app", "solo"]
