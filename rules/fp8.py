@@ -1,0 +1,230 @@
+"""ROC12x: OCP FP8 dtypes and their 448 maximum on MI300 (gfx942 implements FNUZ FP8 only)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrator.context import PythonContext
+from migrator.model import Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from ._detection_util import Tree, identifier, qualified_refs, tree, unreachable_on_rocm
+
+OCP = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
+FNUZ = {"torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"}
+E4M3FN = "torch.float8_e4m3fn"
+
+
+def _inside_finfo(ctx: PythonContext, tree_: Tree, node: cst.CSTNode) -> bool:
+    parent = tree_.parent(node)
+    if isinstance(parent, cst.Arg):
+        call = tree_.parent(parent)
+        if isinstance(call, cst.Call):
+            qualified = ctx.qualname(call.func)
+            return qualified in {"torch.finfo", "torch.iinfo"}
+    return False
+
+
+class OcpFp8Dtype(PythonRule):
+    """
+    ## What it does
+    Flags uses of the OCP FP8 dtypes `torch.float8_e4m3fn` and `torch.float8_e5m2` (casts,
+    `dtype=` arguments, dtype checks) in files that never mention the FNUZ variants.
+
+    ## Why it breaks on ROCm
+    MI300X/MI325X (gfx942) implement FP8 in the FNUZ encoding only (`float8_e4m3fnuz`,
+    `float8_e5m2fnuz`: no infinities, no negative zero, NaN = 0x80). OCP tensors cast and store
+    fine, but FP8 GEMMs (`torch._scaled_mm`, hipBLASLt, FP8 kernels) expect FNUZ on gfx942, and
+    the same bits mean half the value in e4m3fnuz. gfx950 (MI350X) and RDNA4 use OCP, so the dtype
+    has to be chosen at run time.
+
+    ## Example
+    ```python
+    q = (w / scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    ```
+
+    ## Manual migration
+    Pick the dtype from the device, as vLLM does, and derive the range from it:
+    ```python
+    def fp8_dtype(device=0):
+        if torch.version.hip and "gfx94" in torch.cuda.get_device_properties(device).gcnArchName:
+            return torch.float8_e4m3fnuz
+        return torch.float8_e4m3fn
+
+    FP8 = fp8_dtype()
+    q = (w / scale).clamp(-torch.finfo(FP8).max, torch.finfo(FP8).max).to(FP8)
+    ```
+    Checkpoints stored as e4m3fn need converting for gfx942 (reinterpret as e4m3fnuz, zero the
+    0x80 byte, double the scales).
+
+    ## Known problems
+    `torch.finfo(torch.float8_e4m3fn)` is not reported (the dtype choice, not the lookup, is the
+    problem); files that also name an FNUZ dtype are taken as already choosing at run time.
+
+    ## References
+    - ROCm HIP FP8 numbers: https://rocm.docs.amd.com/projects/HIP/en/latest/reference/fp8_numbers.html
+    - vLLM `vllm/platforms/rocm.py` (`fp8_dtype`), `normalize_e4m3fn_to_e4m3fnuz`
+    """
+
+    code = "ROC120"
+    name = "ocp-fp8-dtype"
+    category = "fp8"
+    severity = Severity.WARNING
+    message = "OCP FP8 dtype: MI300X (gfx942) supports only FNUZ FP8 (`float8_e4m3fnuz`)"
+    fact = "§8 dtypes, hardware, rewrite rule; §10.4; [H4][L4][L5]"
+    triggers = ("float8_e4m3fn", "float8_e5m2")
+    targets = ("gfx942",)
+    effort_hours = 1.0
+    valid = [
+        Valid("import torch\nx = torch.zeros(4).to(torch.bfloat16)\n"),
+        Valid(
+            "import torch\nfp8 = torch.float8_e4m3fnuz if torch.version.hip "
+            "else torch.float8_e4m3fn\n"
+        ),
+        Valid("import torch\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n"),
+        Valid("class torch:\n    float8_e4m3fn = 1\nx = torch.float8_e4m3fn\n"),
+        Valid('import torch\n"""Quantize to torch.float8_e4m3fn."""\n# torch.float8_e5m2\n'),
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nq = torch.ones(4).to(torch.float8_e4m3fn)\n",
+            line=2,
+            column=22,
+        ),
+        Invalid("import torch as tt\ngrad = tt.empty(8, dtype=tt.float8_e5m2)\n"),
+        Invalid("from torch import float8_e4m3fn\nDTYPE = float8_e4m3fn\n"),
+        Invalid(
+            "import torch\ndef is_fp8(t):\n"
+            "    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)\n",
+            count=2,
+        ),
+    ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        tree_ = tree(node)
+        if qualified_refs(self.ctx, tree_, FNUZ):
+            return
+        for ref in qualified_refs(self.ctx, tree_, OCP):
+            if _inside_finfo(self.ctx, tree_, ref):
+                continue
+            if unreachable_on_rocm(self.ctx, tree_, ref):
+                continue
+            dtype = self.ctx.qualname(ref) or ""
+            fnuz = dtype.replace("torch.", "") + "uz"
+            self.report(
+                ref,
+                message=(
+                    f"`{dtype}` is OCP FP8: MI300X (gfx942) supports only FNUZ FP8 "
+                    f"(`torch.{fnuz}`); choose the dtype at run time"
+                ),
+            )
+
+
+_SIZE_WORDS = ("size", "width", "height", "res", "dim", "shape", "len", "pixels")
+
+
+def _is_448(node: cst.CSTNode) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        try:
+            return float(node.evaluated_value) == 448.0
+        except (ValueError, OverflowError):
+            return False
+    return False
+
+
+def _looks_like_size(tree_: Tree, literal: cst.CSTNode) -> bool:
+    node: cst.CSTNode = literal
+    parent = tree_.parent(node)
+    if isinstance(parent, cst.UnaryOperation):
+        node, parent = parent, tree_.parent(parent)
+    if isinstance(parent, cst.Element):
+        return True  # (448, 448) image sizes, lists of resolutions
+    if isinstance(parent, cst.Arg) and parent.keyword is not None:
+        return any(word in parent.keyword.value.lower() for word in _SIZE_WORDS)
+    if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+        targets = (
+            [t.target for t in parent.targets]
+            if isinstance(parent, cst.Assign)
+            else [parent.target]
+        )
+        names = [identifier(target) or "" for target in targets]
+        return any(word in name.lower() for name in names for word in _SIZE_WORDS)
+    return False
+
+
+class Fp8E4m3MaxLiteral(PythonRule):
+    """
+    ## What it does
+    Flags the literal `448` (the largest `float8_e4m3fn` value) in files that use
+    `torch.float8_e4m3fn`: scale computations, clamps and `FP8_MAX = 448.0` constants.
+
+    ## Why it breaks on ROCm
+    On MI300X (gfx942) FP8 is `float8_e4m3fnuz`, whose largest value is **240**. Scales computed
+    against 448 push values past the FNUZ range: they saturate or turn into NaN (FNUZ has no
+    infinity), silently corrupting quantized weights and activations.
+
+    ## Example
+    ```python
+    FP8_MAX = 448.0
+    scale = w.abs().max() / FP8_MAX
+    ```
+
+    ## Manual migration
+    Derive the maximum from the dtype chosen at run time (see ROC120):
+    ```python
+    FP8_MAX = torch.finfo(fp8_dtype()).max   # 448.0 for e4m3fn, 240.0 for e4m3fnuz
+    ```
+
+    ## Known problems
+    Only files that also name `torch.float8_e4m3fn` are checked; `448` as an element of a tuple
+    or list, or passed as a size/width/height/resolution, is taken to be an image size.
+
+    ## References
+    - ROCm HIP FP8 numbers: https://rocm.docs.amd.com/projects/HIP/en/latest/reference/fp8_numbers.html
+    """
+
+    code = "ROC121"
+    name = "fp8-e4m3fn-max-literal"
+    category = "fp8"
+    severity = Severity.WARNING
+    message = "448 is the e4m3fn maximum; MI300X's float8_e4m3fnuz tops out at 240"
+    fact = "§8 maxima, rewrite rule; §10.4; [V][H4][L4]"
+    triggers = ("448",)
+    targets = ("gfx942",)
+    effort_hours = 0.25
+    valid = [
+        Valid("import torch\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n"),
+        Valid("import torch\nFP8_MAX = 448.0\nx = torch.zeros(2).to(torch.bfloat16)\n"),
+        Valid("import torch\nq = torch.ones(2).to(torch.float8_e4m3fn)\nimage_size = 448\n"),
+        Valid(
+            "import torch\nFP8 = torch.float8_e4m3fnuz if torch.version.hip "
+            "else torch.float8_e4m3fn\nMAX = 240.0 if torch.version.hip else 448.0\n"
+        ),
+        Valid("import torch\nq = torch.ones(2).to(torch.float8_e4m3fn)\n# clamp at 448\n"),
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nFP8_MAX = 448.0\n"
+            "def q(w):\n    return (w / (w.abs().max() / FP8_MAX)).to(torch.float8_e4m3fn)\n",
+            line=2,
+            column=11,
+        ),
+        Invalid(
+            "from torch import float8_e4m3fn\n"
+            "def q(x):\n    return x.clamp(-448, 448).to(float8_e4m3fn)\n",
+            count=2,
+        ),
+    ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        tree_ = tree(node)
+        if not qualified_refs(self.ctx, tree_, {E4M3FN}):
+            return
+        if qualified_refs(self.ctx, tree_, FNUZ):
+            return
+        for candidate in tree_.nodes:
+            if not _is_448(candidate) or _looks_like_size(tree_, candidate):
+                continue
+            if unreachable_on_rocm(self.ctx, tree_, candidate):
+                continue
+            self.report(candidate)
