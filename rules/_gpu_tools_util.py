@@ -59,7 +59,9 @@ def handler_names(node: cst.Try | cst.TryStar) -> set[str]:
 
 def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     body = handler.body
-    statements = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    statements = (
+        body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    )
     if not statements:
         return False
     last = statements[-1]
@@ -80,17 +82,20 @@ class ScopeTracking(PythonRule):
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)
         self._function_depth = 0
+        self._functions: list[cst.FunctionDef] = []
+        self._function_blocks: list[cst.CSTNode] = []
         self._if_depth = 0
         self._tries: list[cst.Try | cst.TryStar] = []
         self._guards: list[set[str]] = []
         self._guard_blocks: list[cst.CSTNode] = []
 
-    # functions (and lambdas) run later, not at import time
+    # function bodies (and lambdas) run later, not at import time; decorators and defaults
+    # run when the ``def`` does
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._function_depth += 1
+        self._functions.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._function_depth -= 1
+        self._functions.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._function_depth += 1
@@ -117,11 +122,17 @@ class ScopeTracking(PythonRule):
         self._tries.pop()
 
     def _enter_block(self, node: cst.CSTNode) -> None:
+        if self._functions and self._functions[-1].body is node:
+            self._function_depth += 1
+            self._function_blocks.append(node)
         if self._tries and self._tries[-1].body is node:
             self._guards.append(handler_names(self._tries[-1]))
             self._guard_blocks.append(node)
 
     def _leave_block(self, node: cst.CSTNode) -> None:
+        if self._function_blocks and self._function_blocks[-1] is node:
+            self._function_blocks.pop()
+            self._function_depth -= 1
         if self._guard_blocks and self._guard_blocks[-1] is node:
             self._guard_blocks.pop()
             self._guards.pop()
@@ -274,11 +285,28 @@ def in_quotes(code: str, index: int) -> str | None:
 _SEPARATORS = ("&&", "||", ";", "|", "(", "$(", "`", "{", "!", "&")
 _COMMAND_WORDS = frozenset(
     {
-        "then", "do", "else", "exec", "sudo", "time", "nohup", "RUN", "CMD", "ENTRYPOINT",
-        "run:", "-", "script:", "command:", "test:", "entrypoint:", "cmd:",
+        "then",
+        "do",
+        "else",
+        "exec",
+        "sudo",
+        "time",
+        "nohup",
+        "RUN",
+        "CMD",
+        "ENTRYPOINT",
+        "run:",
+        "-",
+        "script:",
+        "command:",
+        "test:",
+        "entrypoint:",
+        "cmd:",
     }
 )
-_WRAPPERS = re.compile(r"(?:^|\s)(?:watch|timeout)(?:\s+-{1,2}[\w-]+(?:[= ]\S+)?)*(?:\s+\d+\S*)?\s*$")
+_WRAPPERS = re.compile(
+    r"(?:^|\s)(?:watch|timeout)(?:\s+-{1,2}[\w-]+(?:[= ]\S+)?)*(?:\s+\d+\S*)?\s*$"
+)
 
 
 def command_position(before: str) -> bool:

@@ -50,8 +50,14 @@ class EnvAccess:
 
 
 _ENVIRON = "os.environ"
-_GETTERS = {"os.environ.get": "get", "os.getenv": "get", "os.environ.setdefault": "setdefault",
-            "os.putenv": "putenv", "os.environ.pop": "pop", "os.environ.update": "update"}
+_GETTERS = {
+    "os.environ.get": "get",
+    "os.getenv": "get",
+    "os.environ.setdefault": "setdefault",
+    "os.putenv": "putenv",
+    "os.environ.pop": "pop",
+    "os.environ.update": "update",
+}
 
 
 def _key_of(subscript: cst.Subscript) -> tuple[str, cst.BaseExpression] | None:
@@ -174,7 +180,11 @@ class _EnvAccessRule(PythonRule):
             self._lines.setdefault(id(node.value), self._lines.get(id(node), (None, frozenset())))
 
     def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None and node.keyword.value == "env" and isinstance(node.value, cst.Dict):
+        if (
+            node.keyword is not None
+            and node.keyword.value == "env"
+            and isinstance(node.value, cst.Dict)
+        ):
             self._env_dicts.add(id(node.value))
 
     def visit_Dict(self, node: cst.Dict) -> None:
@@ -287,9 +297,7 @@ class _PairedVariable(_EnvAccessRule):
             if access.kind == "setdefault" and access.call is not None:
                 func = self.ctx.code(access.call.func)
                 environ = self.ctx.code(cast(cst.Attribute, access.call.func).value)
-                extra = (
-                    f"{func}({quote}{rocm}{quote}, {environ}[{quote}{self.cuda_name}{quote}])"
-                )
+                extra = f"{func}({quote}{rocm}{quote}, {environ}[{quote}{self.cuda_name}{quote}])"
             else:
                 small = line.body[0]
                 assert isinstance(small, cst.Assign)
@@ -382,9 +390,11 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
     ]
     invalid = [
         Invalid(
-            'import os\n\ndef pin(ids):\n    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)  # first\n'
+            "import os\n\ndef pin(ids):\n"
+            '    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)  # first\n'
             "    return ids\n",
-            fixed='import os\n\ndef pin(ids):\n    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)  # first\n'
+            fixed="import os\n\ndef pin(ids):\n"
+            '    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)  # first\n'
             '    os.environ["HIP_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]\n'
             "    return ids\n",
             line=4,
@@ -406,7 +416,8 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
             'env["HIP_VISIBLE_DEVICES"] = env["CUDA_VISIBLE_DEVICES"]\n',
         ),
         Invalid(
-            'import os, subprocess\n\nsubprocess.run(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": "1"})\n',
+            "import os, subprocess\n\n"
+            'subprocess.run(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": "1"})\n',
         ),
         Invalid('import os\n\nif x: os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'),
     ]
@@ -478,7 +489,8 @@ class CudaLaunchBlockingWithoutHip(_PairedVariable):
         ),
         Invalid(
             'from os import environ as env\n\nif debug:\n    env["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-            fixed='from os import environ as env\n\nif debug:\n    env["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+            fixed="from os import environ as env\n\nif debug:\n"
+            '    env["CUDA_LAUNCH_BLOCKING"] = "1"\n'
             '    env["HIP_LAUNCH_BLOCKING"] = env["CUDA_LAUNCH_BLOCKING"]\n',
         ),
         Invalid('import os\n\nos.putenv("CUDA_LAUNCH_BLOCKING", "1")\n'),
@@ -512,7 +524,9 @@ class CudaHomeLookup(_EnvAccessRule):
     ```python
     import os
 
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or os.environ.get("ROCM_HOME") or os.environ.get("ROCM_PATH")
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or os.environ.get(
+        "ROCM_HOME"
+    ) or os.environ.get("ROCM_PATH")
     ```
 
     ## Fix safety
@@ -646,7 +660,9 @@ class CudaHomeLookup(_EnvAccessRule):
 
     def _rocm_read(self, call: cst.Call, name: str) -> cst.Call:
         quote = _quote(call.args[0].value)
-        return cast(cst.Call, cst.parse_expression(f"{self.ctx.code(call.func)}({quote}{name}{quote})"))
+        return cast(
+            cst.Call, cst.parse_expression(f"{self.ctx.code(call.func)}({quote}{name}{quote})")
+        )
 
     def _chain(self, operands: list[cst.BaseExpression]) -> cst.BooleanOperation:
         result = operands[0]
@@ -666,7 +682,9 @@ class CudaHomeLookup(_EnvAccessRule):
             "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm (torch looks at `ROCM_HOME`, "
             "`ROCM_PATH`, hipcc, /opt/rocm)"
         )
-        return text + (f"; {detail}" if detail else "; review what the path is used for (nvcc, lib64)")
+        return text + (
+            f"; {detail}" if detail else "; review what the path is used for (nvcc, lib64)"
+        )
 
     def on_access(self, access: EnvAccess) -> None:
         if access.name not in self._CUDA or id(access.node) in self._chained:
@@ -728,12 +746,20 @@ class CudaOnlyEnvVar(_EnvAccessRule):
     severity = Severity.WARNING
     message = "This CUDA environment variable has no effect on ROCm"
     fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
-    triggers = ("TORCH_CUDA_ARCH_LIST", "TORCH_USE_CUDA_DSA", "NVIDIA_VISIBLE_DEVICES",
-                "NVIDIA_DRIVER_CAPABILITIES")
+    triggers = (
+        "TORCH_CUDA_ARCH_LIST",
+        "TORCH_USE_CUDA_DSA",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+    )
     effort_hours = 0.25
     variables = frozenset(
-        {"TORCH_CUDA_ARCH_LIST", "TORCH_USE_CUDA_DSA", "NVIDIA_VISIBLE_DEVICES",
-         "NVIDIA_DRIVER_CAPABILITIES"}
+        {
+            "TORCH_CUDA_ARCH_LIST",
+            "TORCH_USE_CUDA_DSA",
+            "NVIDIA_VISIBLE_DEVICES",
+            "NVIDIA_DRIVER_CAPABILITIES",
+        }
     )
     valid = [
         Valid('import os\n\nos.environ["PYTORCH_ROCM_ARCH"] = "gfx942"\n'),
@@ -752,7 +778,9 @@ class CudaOnlyEnvVar(_EnvAccessRule):
         entry = _table()["cuda_only"][access.name]
         self.report(
             access.node,
-            message=f"`{access.name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}",
+            message=(
+                f"`{access.name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
+            ),
         )
 
 
@@ -769,7 +797,8 @@ class TextSetting:
     """One place a text file sets (or passes through) a variable."""
 
     start: int  # offset of the variable name
-    form: str  # "assign" (NAME=value), "env-space" (ENV NAME value), "yaml-map", "yaml-list", "docker-e"
+    #: "assign" (NAME=value), "env-space" (ENV NAME value), "yaml-map", "yaml-list", "docker-e"
+    form: str
     value: str  # the value text as written (may be quoted; "" for docker -e NAME)
     value_end: int  # offset just after the value
     line_end: int  # offset of the end of the line (before the newline)
@@ -798,8 +827,15 @@ def find_settings(text: str, name: str) -> list[TextSetting]:
             stripped = before.strip()
             if re.match(r"^\s*-\s*$", before) and after.startswith("="):
                 value = after[1:].strip()
-                setting = TextSetting(offset + start, "yaml-list", value, offset + len(code.rstrip()),
-                                      offset + len(line), indent, line)
+                setting = TextSetting(
+                    offset + start,
+                    "yaml-list",
+                    value,
+                    offset + len(code.rstrip()),
+                    offset + len(line),
+                    indent,
+                    line,
+                )
             elif after.startswith("="):
                 value_match = re.match(r"""=("[^"]*"|'[^']*'|[^\s;&|)]*)""", after)
                 assert value_match is not None
@@ -807,21 +843,51 @@ def find_settings(text: str, name: str) -> list[TextSetting]:
                 value_end = offset + end + value_match.end()
                 flag_match = re.search(r"(?:^|\s)(-e|--env)\s*$", before)
                 form = "docker-e" if flag_match else "assign"
-                setting = TextSetting(offset + start, form, value, value_end, offset + len(line),
-                                      indent, line, flag_match.group(1) if flag_match else "")
+                setting = TextSetting(
+                    offset + start,
+                    form,
+                    value,
+                    value_end,
+                    offset + len(line),
+                    indent,
+                    line,
+                    flag_match.group(1) if flag_match else "",
+                )
             elif re.match(r"^\s*:\s", after + " ") and (not stripped or stripped == "-"):
                 value = after.split(":", 1)[1].strip()
-                setting = TextSetting(offset + start, "yaml-map", value, offset + len(code.rstrip()),
-                                      offset + len(line), indent, line)
+                setting = TextSetting(
+                    offset + start,
+                    "yaml-map",
+                    value,
+                    offset + len(code.rstrip()),
+                    offset + len(line),
+                    indent,
+                    line,
+                )
             elif re.match(r"^\s*ENV\s+$", before) and re.match(r"^\s+\S", after):
                 value = after.strip()
-                setting = TextSetting(offset + start, "env-space", value, offset + len(code.rstrip()),
-                                      offset + len(line), indent, line)
+                setting = TextSetting(
+                    offset + start,
+                    "env-space",
+                    value,
+                    offset + len(code.rstrip()),
+                    offset + len(line),
+                    indent,
+                    line,
+                )
             else:
                 flag_match = re.search(r"(?:^|\s)(-e|--env)\s+$", before)
                 if flag_match and (not after or after[0].isspace() or after[0] in "\\\"'"):
-                    setting = TextSetting(offset + start, "docker-e", "", offset + end,
-                                          offset + len(line), indent, line, flag_match.group(1))
+                    setting = TextSetting(
+                        offset + start,
+                        "docker-e",
+                        "",
+                        offset + end,
+                        offset + len(line),
+                        indent,
+                        line,
+                        flag_match.group(1),
+                    )
             if setting is not None:
                 settings.append(setting)
     return settings
@@ -884,7 +950,9 @@ class _TextPaired(TextRule):
         original_line = self.ctx.text[setting.start : setting.line_end]
         if setting.form == "yaml-list":
             dash = setting.line[: setting.line.index("-") + 1]
-            spacing = setting.line[len(dash) :][: len(setting.line[len(dash):]) - len(setting.line[len(dash):].lstrip())]
+            spacing = setting.line[len(dash) :][
+                : len(setting.line[len(dash) :]) - len(setting.line[len(dash) :].lstrip())
+            ]
             return f"{original_line}\n{dash}{spacing}{rocm}={value}", setting.line_end
         if setting.form == "yaml-map":
             if setting.line.lstrip().startswith("-"):
@@ -969,9 +1037,9 @@ class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
             path="docker-compose.yml",
         ),
         Invalid(
-            "services:\n  app:\n    environment:\n      CUDA_VISIBLE_DEVICES: \"0\"\n",
-            fixed="services:\n  app:\n    environment:\n      CUDA_VISIBLE_DEVICES: \"0\"\n"
-            "      HIP_VISIBLE_DEVICES: \"0\"\n",
+            'services:\n  app:\n    environment:\n      CUDA_VISIBLE_DEVICES: "0"\n',
+            fixed='services:\n  app:\n    environment:\n      CUDA_VISIBLE_DEVICES: "0"\n'
+            '      HIP_VISIBLE_DEVICES: "0"\n',
             path="docker-compose.yml",
         ),
         Invalid(
@@ -981,12 +1049,14 @@ class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
         ),
         Invalid(
             "docker run --rm \\\n  -e CUDA_VISIBLE_DEVICES \\\n  img\n",
-            fixed="docker run --rm \\\n  -e CUDA_VISIBLE_DEVICES -e HIP_VISIBLE_DEVICES \\\n  img\n",
+            fixed="docker run --rm \\\n"
+            "  -e CUDA_VISIBLE_DEVICES -e HIP_VISIBLE_DEVICES \\\n  img\n",
             path="run.sh",
         ),
         Invalid(
             "jobs:\n  t:\n    env:\n      CUDA_VISIBLE_DEVICES: 0\n",
-            fixed="jobs:\n  t:\n    env:\n      CUDA_VISIBLE_DEVICES: 0\n      HIP_VISIBLE_DEVICES: 0\n",
+            fixed="jobs:\n  t:\n    env:\n"
+            "      CUDA_VISIBLE_DEVICES: 0\n      HIP_VISIBLE_DEVICES: 0\n",
             path=".github/workflows/ci.yml",
         ),
         Invalid("export CUDA_VISIBLE_DEVICES=$(pick_gpus)\n", path="run.sh"),
@@ -1102,8 +1172,11 @@ class ShellCudaHome(_TextVariables):
     invalid = [
         Invalid("FROM x\nENV CUDA_HOME=/usr/local/cuda\n", path="Dockerfile", line=2, column=5),
         Invalid("export PATH=$CUDA_HOME/bin:$PATH\n", path="run.sh", column=13),
-        Invalid("export CUDA_PATH=/usr/local/cuda LD_LIBRARY_PATH=$CUDA_PATH/lib64\n", path="run.sh",
-                count=1),
+        Invalid(
+            "export CUDA_PATH=/usr/local/cuda LD_LIBRARY_PATH=$CUDA_PATH/lib64\n",
+            path="run.sh",
+            count=1,
+        ),
     ]
 
     def check(self) -> None:
@@ -1169,8 +1242,12 @@ class ShellCudaOnlyEnvVar(_TextVariables):
     severity = Severity.WARNING
     message = "This CUDA environment variable has no effect on ROCm"
     fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
-    triggers = ("TORCH_CUDA_ARCH_LIST", "TORCH_USE_CUDA_DSA", "NVIDIA_VISIBLE_DEVICES",
-                "NVIDIA_DRIVER_CAPABILITIES")
+    triggers = (
+        "TORCH_CUDA_ARCH_LIST",
+        "TORCH_USE_CUDA_DSA",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+    )
     effort_hours = 0.25
     valid = [
         Valid('ENV PYTORCH_ROCM_ARCH="gfx942"\n', path="Dockerfile"),
@@ -1178,7 +1255,9 @@ class ShellCudaOnlyEnvVar(_TextVariables):
         Valid('echo "$TORCH_CUDA_ARCH_LIST"\n', path="run.sh"),
     ]
     invalid = [
-        Invalid('FROM x\nENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n', path="Dockerfile", line=2, column=5),
+        Invalid(
+            'FROM x\nENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n', path="Dockerfile", line=2, column=5
+        ),
         Invalid(
             "services:\n  a:\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=all\n",
             path="docker-compose.yml",
@@ -1195,5 +1274,7 @@ class ShellCudaOnlyEnvVar(_TextVariables):
                 self.report(  # type: ignore[attr-defined]
                     setting.start,
                     setting.start + len(name),
-                    message=f"`{name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}",
+                    message=(
+                        f"`{name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
+                    ),
                 )

@@ -57,7 +57,9 @@ def suggest(args: list[str]) -> tuple[str, bool]:
     if any(arg.startswith("--query-gpu") for arg in args):
         phrase = ""
         if fields:
-            phrase = "`" + " ".join(["amd-smi metric", *fields, *([output] if output else [])]) + "`"
+            phrase = (
+                "`" + " ".join(["amd-smi metric", *fields, *([output] if output else [])]) + "`"
+            )
         if unmapped:
             static = "`amd-smi static" + (f" {output}" if output else "") + "`"
             phrase += (" and " if phrase else "") + f"{static} for {', '.join(unmapped)}"
@@ -194,21 +196,24 @@ class NvidiaSmiSubprocess(PythonRule):
         ),
         Invalid(
             'import os\n\nos.system("nvidia-smi")\n',
-            fixed='import os\nimport shutil\n\nos.system("nvidia-smi" if shutil.which("nvidia-smi") '
-            'else "amd-smi")\n',
+            fixed="import os\nimport shutil\n\n"
+            'os.system("nvidia-smi" if shutil.which("nvidia-smi") else "amd-smi")\n',
         ),
         Invalid(
-            'from subprocess import check_output\n\n'
+            "from subprocess import check_output\n\n"
             'out = check_output(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])\n',
         ),
         Invalid(
-            'import subprocess as sp\n\nsmi = sp.run(["nvidia-smi"], capture_output=True, text=True)\n'
+            "import subprocess as sp\n\n"
+            'smi = sp.run(["nvidia-smi"], capture_output=True, text=True)\n'
         ),
         Invalid('import subprocess\n\nsubprocess.run("nvidia-smi | grep MiB", shell=True)\n'),
         Invalid('CMD = ["nvidia-smi", "topo", "-m"]\n', line=1, column=7),
-        Invalid('import subprocess\n\nsubprocess.call("/usr/bin/nvidia-smi topo -m", shell=True)\n',
-                fixed='import subprocess\nimport shutil\n\nsubprocess.call("/usr/bin/nvidia-smi '
-                'topo -m" if shutil.which("nvidia-smi") else "amd-smi topology", shell=True)\n'),
+        Invalid(
+            'import subprocess\n\nsubprocess.call("/usr/bin/nvidia-smi topo -m", shell=True)\n',
+            fixed='import subprocess\nimport shutil\n\nsubprocess.call("/usr/bin/nvidia-smi '
+            'topo -m" if shutil.which("nvidia-smi") else "amd-smi topology", shell=True)\n',
+        ),
     ]
 
     def __init__(self, ctx: PythonContext) -> None:
@@ -243,7 +248,11 @@ class NvidiaSmiSubprocess(PythonRule):
             program = string_value(first)
             if program is None or not _is_program(program):
                 return
-            rest = [string_value(argument.value) for argument in node.args[1:] if argument.keyword is None]
+            rest = [
+                string_value(argument.value)
+                for argument in node.args[1:]
+                if argument.keyword is None
+            ]
             args = None if any(value is None for value in rest) else [str(value) for value in rest]
             self._handled.add(id(first))
             self.report(node, message=_message(args, parsed=True))
@@ -288,7 +297,9 @@ class NvidiaSmiSubprocess(PythonRule):
         words = command.split()
         if isinstance(first, (cst.List, cst.Tuple)):
             inner = ", ".join(f'"{word}"' for word in words)
-            return cst.parse_expression(f"[{inner}]" if isinstance(first, cst.List) else f"({inner},)")
+            return cst.parse_expression(
+                f"[{inner}]" if isinstance(first, cst.List) else f"({inner},)"
+            )
         return cst.parse_expression(f'"{command}"')
 
     def _command(self, first: cst.BaseExpression) -> tuple[list[str] | None, bool] | None:
@@ -402,7 +413,10 @@ class NvidiaSmiShellCommand(TextRule):
     valid = [
         Valid("# check GPUs with nvidia-smi\namd-smi list\n", path="run.sh"),
         Valid('echo "install nvidia-smi first"\n', path="run.sh"),
-        Valid("if command -v nvidia-smi >/dev/null; then nvidia-smi; else amd-smi; fi\n", path="run.sh"),
+        Valid(
+            "if command -v nvidia-smi >/dev/null; then nvidia-smi; else amd-smi; fi\n",
+            path="run.sh",
+        ),
         Valid("pip install nvidia-smi-exporter\n", path="run.sh"),
         Valid("services:\n  app:\n    image: x  # nvidia-smi inside\n", path="docker-compose.yml"),
     ]
@@ -417,8 +431,8 @@ class NvidiaSmiShellCommand(TextRule):
         ),
         Invalid(
             "  nvidia-smi -L  # list GPUs\n",
-            fixed="  if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L; else amd-smi list; "
-            "fi  # list GPUs\n",
+            fixed="  if command -v nvidia-smi >/dev/null 2>&1; "
+            "then nvidia-smi -L; else amd-smi list; fi  # list GPUs\n",
             path="run.sh",
         ),
         Invalid(
@@ -435,13 +449,14 @@ class NvidiaSmiShellCommand(TextRule):
             column=5,
         ),
         Invalid(
-            "services:\n  app:\n    healthcheck:\n      test: [\"CMD\", \"nvidia-smi\"]\n",
+            'services:\n  app:\n    healthcheck:\n      test: ["CMD", "nvidia-smi"]\n',
             path="docker-compose.yml",
             line=4,
         ),
         Invalid(
             "jobs:\n  gpu:\n    steps:\n      - run: nvidia-smi\n",
-            fixed="jobs:\n  gpu:\n    steps:\n      - run: if command -v nvidia-smi >/dev/null 2>&1; "
+            fixed="jobs:\n  gpu:\n    steps:\n"
+            "      - run: if command -v nvidia-smi >/dev/null 2>&1; "
             "then nvidia-smi; else amd-smi; fi\n",
             path=".github/workflows/gpu.yml",
         ),

@@ -142,7 +142,9 @@ class NvmlImport(ScopeTracking):
     def _report_import(self, node: cst.CSTNode, module: str) -> None:
         if _imports_amdsmi(self.ctx):
             return
-        if self.guarded_by({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"}):
+        if self.guarded_by(
+            {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"}
+        ):
             message = (
                 f"`{module}` (NVML) is optional here, but on ROCm it finds no NVIDIA driver: "
                 "the NVML path fails at nvmlInit; use torch.cuda telemetry or amdsmi"
@@ -223,9 +225,7 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
         ),
         Valid("def nvmlInit():\n    pass\n\nnvmlInit()\n"),
         Valid('import pynvml\n"""pynvml.nvmlInit() in a docstring"""\n'),
-        Valid(
-            "from pynvml import *\n\ndef nvmlInit():\n    pass\n\nnvmlInit()\n"
-        ),
+        Valid("from pynvml import *\n\ndef nvmlInit():\n    pass\n\nnvmlInit()\n"),
         Valid("import amdsmi\nimport pynvml\n\npynvml.nvmlInit()\n"),
     ]
     invalid = [
@@ -366,14 +366,17 @@ class NvmlDeviceQuery(_NvmlResolver):
             fixed="import torch as tt\nimport pynvml as nv\n\nname = tt.cuda.get_device_name(i)\n",
         ),
         Invalid(
-            "import torch\nfrom pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
+            "import torch\n"
+            "from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
             "used = nvmlDeviceGetMemoryInfo(nvmlDeviceGetHandleByIndex(0)).used / 2**20\n",
-            fixed="import torch\nfrom pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
+            fixed="import torch\n"
+            "from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
             "used = torch.cuda.device_memory_used(0) / 2**20\n",
         ),
         Invalid(
             "import torch\nimport pynvml\n\n"
-            "util = pynvml.nvmlDeviceGetUtilizationRates(pynvml.nvmlDeviceGetHandleByIndex(1)).gpu\n",
+            "util = pynvml.nvmlDeviceGetUtilizationRates(\n"
+            "    pynvml.nvmlDeviceGetHandleByIndex(1)).gpu\n",
             fixed="import torch\nimport pynvml\n\nutil = torch.cuda.utilization(1)\n",
         ),
         Invalid(
@@ -388,7 +391,8 @@ class NvmlDeviceQuery(_NvmlResolver):
             fixed="import torch\nimport pynvml\n\nt = torch.cuda.temperature(0)\n",
         ),
         Invalid(
-            "import pynvml\n\nmw = pynvml.nvmlDeviceGetPowerUsage(pynvml.nvmlDeviceGetHandleByIndex(0))\n",
+            "import pynvml\n\n"
+            "mw = pynvml.nvmlDeviceGetPowerUsage(pynvml.nvmlDeviceGetHandleByIndex(0))\n",
         ),
         Invalid(
             "from pynvml import *\n\nbus = nvmlDeviceGetPciInfo(handle).busId\n",
@@ -414,7 +418,9 @@ class NvmlDeviceQuery(_NvmlResolver):
             text += f" Differences: {entry['note']}."
         return text
 
-    def _torch(self, template: str, index: cst.BaseExpression | None) -> tuple[cst.BaseExpression, list[tuple[str, str | None]]]:
+    def _torch(
+        self, template: str, index: cst.BaseExpression | None
+    ) -> tuple[cst.BaseExpression, list[tuple[str, str | None]]]:
         torch_name, imports = module_ref(self.ctx, "torch")
         text = template
         if index is not None:
@@ -463,8 +469,14 @@ class NvmlDeviceQuery(_NvmlResolver):
             index = _handle_index(self, node)
             extra = [argument for argument in node.args][1:]
             allowed = entry.get("second_arg")
-            ok = not extra if allowed is None else (
-                len(extra) == 1 and extra[0].keyword is None and self._matches(extra[0].value, allowed)
+            ok = (
+                not extra
+                if allowed is None
+                else (
+                    len(extra) == 1
+                    and extra[0].keyword is None
+                    and self._matches(extra[0].value, allowed)
+                )
             )
             if index is not None and ok:
                 replacement, imports = self._torch(entry["template"], index)
