@@ -611,3 +611,53 @@ def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 
     scope.visit(_Finder())
     return values
+
+
+def non_call_references(
+    resolve: Callable[[cst.CSTNode], str | None], module: cst.Module, qualified: str
+) -> int:
+    """How often ``qualified`` is referenced other than as the callee of a call (``isinstance``
+    checks, ``type(m) is X``, aliases): a rewrite of the calls leaves those pointing at the old
+    class, so the fix is not behaviour-preserving there."""
+
+    class _Counter(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.callees: set[int] = set()
+            self.count = 0
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            self.callees.add(id(node.func))
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if resolve(node) == qualified:
+                if id(node) not in self.callees:
+                    self.count += 1
+            else:
+                node.value.visit(self)  # not ``attr``: ``x.FusedRMSNorm`` is another object
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if resolve(node) == qualified and id(node) not in self.callees:
+                self.count += 1
+
+    counter = _Counter()
+    module.visit(counter)
+    return counter.count
+
+
+def torch_ref(ctx: Any, module: str) -> tuple[str, list[tuple[str, str | None]]]:
+    """How to spell ``module`` (a submodule that ``import torch`` loads: torch.nn,
+    torch.nn.functional, torch.optim) here, importing plain ``torch`` when nothing binds it."""
+    from migrator.astutil import module_ref
+
+    name, imports = module_ref(ctx, module)
+    if imports:
+        return module, [("torch", None)]
+    return name, []

@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import module_ref, unused_import_candidates
+from migrator.astutil import unused_import_candidates
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
@@ -25,6 +25,7 @@ from ._attention_util import (
     sdpa_call,
     string_nodes_with_value,
     table,
+    torch_ref,
     transposed,
     unpacked,
 )
@@ -281,7 +282,7 @@ class FlashAttnFunc(PythonRule):
         if missing:
             return f"it does not pass {', '.join(missing)}"
 
-        sdpa, imports = module_ref(self.ctx, "torch.nn.functional")
+        sdpa, imports = torch_ref(self.ctx, "torch.nn.functional")
         imports = list(imports)
         keywords: list[cst.Arg] = []
         causal = bound.get("causal")

@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import module_ref, unused_import_candidates
+from migrator.astutil import unused_import_candidates
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
@@ -24,6 +24,7 @@ from ._attention_util import (
     rank4_evidence,
     sdpa_call,
     table,
+    torch_ref,
     transposed,
 )
 
@@ -273,7 +274,7 @@ class XformersMemoryEfficientAttention(PythonRule):
                 "no 4-D (B, M, H, K) construction of the inputs is visible in this function; "
                 "xformers also takes 3-D (B, M, K) tensors, which must not be transposed"
             )
-        sdpa, imports = module_ref(self.ctx, "torch.nn.functional")
+        sdpa, imports = torch_ref(self.ctx, "torch.nn.functional")
         imports = list(imports)
         keywords: list[cst.Arg] = []
         bias = bound.get("attn_bias")
