@@ -57,6 +57,10 @@ PASSED_THROUGH = (
 )
 """Variables kept from the caller's environment; everything else is dropped."""
 
+PASSED_THROUGH_PREFIXES = ("NCCL_", "RCCL_", "NVSHMEM_", "TORCH_", "PYTORCH_", "HSA_", "HIP_",
+                           "ROCR_", "AMD_", "MIOPEN_", "HIPBLASLT_")
+"""Runtime settings kept too (allocator, NCCL/RCCL, ROCm runtime knobs: rocm-facts.md §6)."""
+
 DOCKER_CLIENT_VARS = (
     "HOME",
     "DOCKER_HOST",
@@ -92,7 +96,11 @@ def base_environment(
     caller_env: Mapping[str, str],
 ) -> dict[str, str]:
     """The clean environment shared by the native and rocm-sim targets."""
-    env = {name: caller_env[name] for name in PASSED_THROUGH if name in caller_env}
+    env = {
+        name: value
+        for name, value in caller_env.items()
+        if name in PASSED_THROUGH or name.startswith(PASSED_THROUGH_PREFIXES)
+    }
     env["PATH"] = os.pathsep.join([str(workspace.bin), caller_env.get("PATH", os.defpath)])
     env.update(
         {

@@ -206,8 +206,7 @@ def _patch_torch(torch: ModuleType) -> None:
     cuda.get_device_properties = _wrap("get_device_properties", device_properties, real_properties)
 
     # [P1][P2] fact §1: ROCm builds report torch.version.hip as a string, torch.version.cuda None.
-    torch.version.hip = hip_version()
-    torch.version.cuda = None
+    _patch_version(torch.version)
 
     # [P3] fact §2: cudnn.version() returns the MIOpen version; is_available() True with MIOpen.
     cudnn = torch.backends.cudnn
@@ -221,6 +220,29 @@ def _patch_torch(torch: ModuleType) -> None:
 
     _patch_sdpa(torch)
     log("torch_patched", torch=str(torch.__version__), hip=torch.version.hip)
+
+
+class _EmulatedVersionModule(ModuleType):
+    """``torch.version`` as the code under test sees it on ROCm; torch/triton see the real one.
+
+    Triton picks its AMD backend when it reads ``torch.version.hip`` (and Inductor follows), so
+    the real GPU underneath would break if torch's own code saw the emulated value.
+    """
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _EMULATED_VERSION and not _is_internal(
+            str(sys._getframe(1).f_globals.get("__name__", ""))
+        ):
+            return _EMULATED_VERSION[name]
+        return ModuleType.__getattribute__(self, name)
+
+
+_EMULATED_VERSION: dict[str, Any] = {}
+
+
+def _patch_version(version: ModuleType) -> None:
+    _EMULATED_VERSION.update(hip=hip_version(), cuda=None)
+    version.__class__ = _EmulatedVersionModule
 
 
 def _patch_sdpa(torch: ModuleType) -> None:
