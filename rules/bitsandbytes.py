@@ -1,0 +1,258 @@
+"""ROC51x: bitsandbytes quantization and 8-bit optimizers (category ``bitsandbytes``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.model import Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from ._attention_util import imported_modules, is_literal, matches_package, table
+
+
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = table("bitsandbytes")
+    return data
+
+
+class _ApiUses(cst.CSTVisitor):
+    """Maximal Name/Attribute chains that resolve into a package (imports excluded)."""
+
+    def __init__(self, resolve: Any, package: str) -> None:
+        super().__init__()
+        self._resolve = resolve
+        self.package = package
+        self.uses: list[tuple[cst.CSTNode, str]] = []
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        qualified = self._resolve(node)
+        if qualified and matches_package(qualified, [self.package]) and qualified != self.package:
+            self.uses.append((node, qualified))
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        qualified = self._resolve(node)
+        if qualified and matches_package(qualified, [self.package]) and qualified != self.package:
+            self.uses.append((node, qualified))
+
+
+class BitsandbytesDependency(PythonRule):
+    """
+    ## What it does
+    Flags a file's use of bitsandbytes (`bnb.optim.*8bit`, `bnb.nn.Linear8bitLt`,
+    `bnb.nn.Linear4bit`, `bnb.functional.*`, …) once, at the first use (or at the import when
+    the module is only imported), naming the APIs the file uses.
+
+    ## Why it breaks on ROCm
+    Up to 0.48 bitsandbytes had ROCm support only in alpha/preview wheels of its multi-backend
+    refactor; the PyPI wheel carries ROCm binaries from 0.49.0 (Dec 2025, labelled preview)
+    and 0.50.0 (Jul 2026) is the first release with official ROCm support for LLM.int8, QLoRA
+    4-bit and the 8-bit optimizers (Linux: gfx90a, gfx942, gfx950, gfx110x, gfx115x, gfx120x).
+    An older pin fails to load its CUDA library on ROCm. On CDNA GPUs 0.49 lacks 4-bit
+    blocksize 64 and falls back to 128.
+
+    ## Example
+    ```python
+    import bitsandbytes as bnb
+
+    optimizer = bnb.optim.AdamW8bit(model.parameters(), lr=1e-4)
+    ```
+
+    ## Manual migration
+    Require `bitsandbytes>=0.49` (prefer `>=0.50`) in the project's requirements (the
+    dependency rules flag the pin itself), and re-validate 4-bit accuracy on MI200/MI300 when
+    0.49 is used (blocksize 128 instead of 64). The Python code needs no change.
+
+    ## References
+    - bitsandbytes-foundation/bitsandbytes `docs/source/installation.mdx` (0.44.0–0.50.0)
+    """
+
+    code = "ROC510"
+    name = "bitsandbytes-dependency"
+    category = "bitsandbytes"
+    severity = Severity.WARNING
+    message = "bitsandbytes has ROCm binaries only from 0.49 (preview; 0.50 official)"
+    fact = "§5 bitsandbytes row, §10.7; [B1]"
+    triggers = ("bitsandbytes",)
+    effort_hours = 0.5
+    valid = [
+        Valid("import torch\nopt = torch.optim.AdamW(params)\n"),
+        Valid('"""Optionally uses bitsandbytes 8-bit Adam."""\n# import bitsandbytes as bnb\n'),
+        Valid("from bitsandbytes_utils import AdamW8bit\nopt = AdamW8bit(params)\n"),
+    ]
+    invalid = [
+        Invalid(
+            "import bitsandbytes as bnb\n\n"
+            "opt = bnb.optim.AdamW8bit(params, lr=1e-4)\n"
+            "layer = bnb.nn.Linear8bitLt(1024, 1024)\n",
+            line=3,
+            column=7,
+            count=1,
+        ),
+        Invalid("import bitsandbytes\nprint(bitsandbytes.__version__)\n", line=2, count=1),
+        Invalid(
+            "try:\n    import bitsandbytes\nexcept ImportError:\n    bitsandbytes = None\n",
+            line=2,
+        ),
+        Invalid(
+            "from bitsandbytes.nn import Linear4bit\n"
+            "layer = Linear4bit(4096, 4096, quant_type='nf4')\n",
+            line=2,
+        ),
+    ]
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        data = _data()
+        package = data["package"]
+        uses = _ApiUses(self.ctx.qualname, package)
+        original_node.visit(uses)
+        if uses.uses:
+            apis: list[str] = []
+            for _, qualified in uses.uses:
+                short = qualified[len(package) + 1 :]
+                if short not in apis and not short.startswith("__"):
+                    apis.append(short)
+            node = uses.uses[0][0]
+            four_bit = any(api.rsplit(".", 1)[-1] in data["four_bit"] for api in apis)
+            listed = ", ".join(f"`{api}`" for api in apis[:5]) + (", …" if len(apis) > 5 else "")
+            message = f"uses bitsandbytes ({listed or 'the module'}): {data['version_note']}"
+            if four_bit:
+                message += f"; {data['four_bit_note']}"
+            self.report(node, message=message)
+            return
+        imports = _Imports(package)
+        original_node.visit(imports)
+        if imports.first is not None:
+            self.report(imports.first, message=f"imports bitsandbytes: {data['version_note']}")
+
+
+class _Imports(cst.CSTVisitor):
+    def __init__(self, package: str) -> None:
+        super().__init__()
+        self.package = package
+        self.first: cst.CSTNode | None = None
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._check(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
+        if self.first is None and any(
+            matches_package(module, [self.package]) for module in imported_modules(node)
+        ):
+            self.first = node
+
+
+class BitsandbytesTransformersQuantization(PythonRule):
+    """
+    ## What it does
+    Flags `BitsAndBytesConfig(...)` (transformers, diffusers, …) and `load_in_4bit=` /
+    `load_in_8bit=` passed to `from_pretrained`/`from_config`: model loading that quantizes
+    through bitsandbytes.
+
+    ## Why it breaks on ROCm
+    The quantized layers run bitsandbytes kernels, which exist for ROCm only from bitsandbytes
+    0.49 (preview; 0.50 official). With an older bitsandbytes, loading fails or falls back to
+    CPU; with 0.49 on CDNA GPUs, 4-bit (QLoRA/NF4) quantization uses blocksize 128 instead of 64.
+
+    ## Example
+    ```python
+    config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
+    model = AutoModelForCausalLM.from_pretrained(name, quantization_config=config)
+    ```
+
+    ## Manual migration
+    Require `bitsandbytes>=0.49` (prefer `>=0.50`) and re-check 4-bit accuracy on MI200/MI300.
+    Alternatives on AMD: AMD Quark (FP8/INT8/INT4) or GPTQ checkpoints (GPTQModel).
+    `load_in_4bit=`/`load_in_8bit=` on `from_pretrained` are deprecated in transformers: pass
+    `quantization_config=BitsAndBytesConfig(...)` instead.
+
+    ## References
+    - bitsandbytes-foundation/bitsandbytes `docs/source/installation.mdx`
+    - https://huggingface.co/docs/transformers/quantization/bitsandbytes
+    """
+
+    code = "ROC511"
+    name = "bitsandbytes-model-quantization"
+    category = "bitsandbytes"
+    severity = Severity.WARNING
+    message = "bitsandbytes quantization needs bitsandbytes>=0.49 on ROCm"
+    fact = "§5 bitsandbytes row; [B1]"
+    triggers = ("BitsAndBytesConfig", "load_in_4bit", "load_in_8bit")
+    effort_hours = 0.5
+    valid = [
+        Valid("from transformers import AutoModel\nm = AutoModel.from_pretrained(name)\n"),
+        Valid("m = AutoModel.from_pretrained(name, load_in_8bit=False)\n"),
+        Valid("def load(load_in_8bit=True):\n    pass\nload(load_in_8bit=True)\n"),
+        Valid('"""BitsAndBytesConfig(load_in_4bit=True)"""\n'),
+    ]
+    invalid = [
+        Invalid(
+            "from transformers import BitsAndBytesConfig\n"
+            "config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4')\n",
+            line=2,
+            column=10,
+        ),
+        Invalid(
+            "import transformers\n"
+            "model = transformers.AutoModelForCausalLM.from_pretrained(\n"
+            "    base_model, load_in_8bit=load_8bit, device_map='auto'\n"
+            ")\n",
+            line=3,
+            column=17,
+        ),
+        Invalid(
+            "from diffusers import BitsAndBytesConfig as DiffusersBnb\n"
+            "q = DiffusersBnb(load_in_8bit=True)\n"
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        data = _data()
+        qualified = self.ctx.call_name(node) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last in data["config_classes"] and matches_package(qualified, data["config_packages"]):
+            message = f"{self.message}: {data['version_note']}"
+            if self._four_bit(node):
+                message += f"; {data['four_bit_note']}"
+            self.report(node, message=message)
+            return
+        if not self._is_hf_loader(node, qualified):
+            return
+        for argument in node.args:
+            keyword = argument.keyword.value if argument.keyword is not None else None
+            if keyword in data["load_keywords"] and not is_literal(argument.value, False):
+                message = f"`{keyword}=` quantizes through bitsandbytes: {data['version_note']}"
+                if keyword == "load_in_4bit":
+                    message += f"; {data['four_bit_note']}"
+                self.report(argument, message=message)
+                return
+
+    def _four_bit(self, node: cst.Call) -> bool:
+        for argument in node.args:
+            if argument.keyword is None:
+                continue
+            name = argument.keyword.value
+            if name == "load_in_4bit" and not is_literal(argument.value, False):
+                return True
+            if name.startswith("bnb_4bit"):
+                return True
+        return False
+
+    @staticmethod
+    def _is_hf_loader(node: cst.Call, qualified: str) -> bool:
+        data = _data()
+        if any(qualified.startswith(prefix) for prefix in data["hf_prefixes"]):
+            return True
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value in data["hf_methods"]
