@@ -1,0 +1,474 @@
+"""ROC60x: CUDA C++ extensions and CUDA source kept in Python strings (category
+``cuda-extension``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+
+from migrator.model import Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from ._attention_util import docstring_nodes, is_literal, table
+
+
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = table("cuda_extension")
+    return data
+
+
+def string_text(node: cst.CSTNode) -> str | None:
+    """Source text of a string literal (plain, concatenated or f-string), else None."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd escapes: fall back to nothing
+            return None
+        if isinstance(value, str):
+            return value
+        return None if isinstance(node, cst.ConcatenatedString) else node.value
+    if isinstance(node, cst.FormattedString):
+        return "".join(
+            part.value if isinstance(part, cst.FormattedStringText) else "{}"
+            for part in node.parts
+        )
+    return None
+
+
+class _KernelSource(PythonRule):
+    """Shared matcher: string literals that hold CUDA source, either because they are passed to
+    a kernel-compiling API (``load_inline(cuda_sources=...)``, ``cupy.RawKernel``, …) or because
+    they contain CUDA markers (``__global__``, ``threadIdx``, …). Docstrings never count."""
+
+    abstract = True
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self._kernel_args: set[int] = set()
+        self._parts: set[int] = set()  # pieces of an implicit concatenation, checked as a whole
+        self._docstrings: frozenset[int] | None = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.call_name(node)
+        if qualified is None:
+            return
+        spec = _data()["kernel_sources"].get(qualified)
+        if spec is None:
+            return
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for key in spec:
+            if isinstance(key, int):
+                if key < len(positional):
+                    self._mark(positional[key].value)
+            else:
+                for argument in node.args:
+                    if argument.keyword is not None and argument.keyword.value == key:
+                        self._mark(argument.value)
+
+    def _mark(self, value: cst.BaseExpression) -> None:
+        values = [value]
+        if isinstance(value, (cst.List, cst.Tuple)):
+            values = [element.value for element in value.elements]
+        for item in values:
+            self._kernel_args.add(id(item))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._string(node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._string(node)
+
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        if id(node) in self._parts:
+            self._parts.update((id(node.left), id(node.right)))
+            return
+        if id(node) in self._kernel_args:
+            self._kernel_args.update((id(node.left), id(node.right)))
+        self._parts.update((id(node.left), id(node.right)))
+        self._string(node)
+
+    def _string(self, node: cst.BaseExpression) -> None:
+        if id(node) in self._parts:
+            return
+        text = string_text(node)
+        if text is None:
+            return
+        if self._docstrings is None:
+            self._docstrings = docstring_nodes(self.ctx.module)
+        if id(node) in self._docstrings:
+            return
+        markers = _data()["source_markers"]["cuda"]
+        if id(node) in self._kernel_args or any(marker in text for marker in markers):
+            self.check_source(node, text)
+
+    def check_source(self, node: cst.BaseExpression, text: str) -> None:
+        raise NotImplementedError
+
+
+_ASM = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
+
+
+def _line_of(text: str, start: int) -> str:
+    line = text[text.rfind("\n", 0, start) + 1 :]
+    line = line.split("\n", 1)[0].split("\\n", 1)[0]
+    return line.strip()[:80]
+
+
+class InlinePtxAsm(_KernelSource):
+    """
+    ## What it does
+    Flags inline assembly (`asm(...)`, `asm volatile(...)`) inside CUDA source kept in Python
+    strings: `load_inline(cuda_sources=...)`, `cupy.RawKernel`/`RawModule`, `SourceModule`,
+    or any string with CUDA markers (`__global__`, `threadIdx`, …).
+
+    ## Why it breaks on ROCm
+    Inline PTX is NVIDIA's virtual ISA; HIP-Clang accepts AMD GCN assembly only, and hipify has
+    no mapping for PTX. The kernel fails to compile on ROCm.
+
+    ## Example
+    ```python
+    kernel = cupy.RawKernel(r'''
+    extern "C" __global__ void lane(int* out) {
+        int id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));
+        out[threadIdx.x] = id;
+    }''', "lane")
+    ```
+
+    ## Manual migration
+    Replace each PTX block with a HIP/CUDA intrinsic that hipify maps (`__lane_id()`,
+    `__shfl_sync`, `__ballot`, `__builtin_amdgcn_*`, …) or with plain C++; guard CUDA-only
+    paths with `#if defined(__HIP_PLATFORM_AMD__)` / `USE_ROCM`. Mind the 64-lane wavefront on
+    CDNA when the assembly read lane ids or warp masks.
+
+    ## References
+    - ROCm/HIP `docs/how-to/faq.md` (inline assembly), `docs/how-to/hip_porting_guide.md`
+    """
+
+    code = "ROC601"
+    name = "inline-ptx-asm"
+    category = "cuda-extension"
+    severity = Severity.ERROR
+    message = "inline PTX assembly does not compile on ROCm (HIP-Clang takes GCN asm only)"
+    fact = "§7 inline PTX row, §10.11; [H1][P1]"
+    triggers = ("asm",)
+    effort_hours = 4.0
+    blocker = True
+    valid = [
+        Valid(
+            'import cupy\nk = cupy.RawKernel(r"""extern "C" __global__ void f(float* x)'
+            ' { x[threadIdx.x] = 1; }""", "f")\n'
+        ),
+        Valid('"""Kernels avoid asm("...") PTX; see __global__ docs."""\n'),
+        Valid('CPP = "int f() { asm volatile(\\"nop\\"); return 0; }"\n'),
+    ]
+    invalid = [
+        Invalid(
+            "import cupy as cp\n"
+            "kernel = cp.RawKernel(r'''\n"
+            'extern "C" __global__ void lane(int* out) {\n'
+            '    int id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));\n'
+            "    out[threadIdx.x] = id;\n"
+            "}''', 'lane')\n",
+            line=2,
+            column=23,
+        ),
+        Invalid(
+            "from torch.utils.cpp_extension import load_inline\n"
+            'SRC = ("__device__ int lane() { int id; "\n'
+            '       "asm(\\"mov.u32 %0, %%laneid;\\" : \\"=r\\"(id)); return id; }")\n'
+            'mod = load_inline("m", cpp_sources="", cuda_sources=SRC)\n',
+            line=2,
+        ),
+        Invalid(
+            "from torch.utils.cpp_extension import load_inline\n"
+            "mod = load_inline(\n"
+            "    'm', cpp_sources='', cuda_sources=['int f() { __asm__(\"trap;\"); }'])\n",
+            line=3,
+        ),
+    ]
+
+    def check_source(self, node: cst.BaseExpression, text: str) -> None:
+        match = _ASM.search(text)
+        if match is not None:
+            line = _line_of(text, match.start())
+            self.report(node, message=f"{self.message}: `{line}`")
+
+
+class CudaVersionMacroInSource(_KernelSource):
+    """
+    ## What it does
+    Flags `__CUDA_ARCH__`, `CUDA_VERSION`, `CUDART_VERSION` and `__CUDACC_VER_*__` tests inside
+    CUDA source kept in Python strings.
+
+    ## Why it breaks on ROCm
+    When the source is hipified and compiled with hipcc, `__CUDA_ARCH__` is undefined (device
+    code is selected with `__HIP_DEVICE_COMPILE__`), and `CUDA_VERSION`-style numbers are
+    missing or hold HIP values, so `#if __CUDA_ARCH__ >= 800` / `#if CUDA_VERSION >= 11000`
+    silently drops the fast path (or picks the wrong one).
+
+    ## Example
+    ```python
+    SRC = r'''
+    __global__ void k(half* x) {
+    #if __CUDA_ARCH__ >= 800
+        x[threadIdx.x] = __hmax(x[threadIdx.x], 0);
+    #endif
+    }'''
+    ```
+
+    ## Manual migration
+    Add the HIP side explicitly: `#if defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__)` for
+    ROCm paths, `__HIP_DEVICE_COMPILE__` for device-code detection, `__gfx942__`-style macros
+    (or `__HIP_ARCH_*` feature macros) for architecture features, and
+    `&& !defined(USE_ROCM)` on CUDA-version gates.
+
+    ## References
+    - ROCm/HIP `docs/how-to/hip_porting_guide.md`; pytorch `docs/source/notes/hip.rst`
+    """
+
+    code = "ROC602"
+    name = "cuda-version-macro-in-source"
+    category = "cuda-extension"
+    severity = Severity.WARNING
+    message = "CUDA arch/version macros in kernel source are undefined or differ under HIP"
+    fact = "§7 CUDA_VERSION/__CUDA_ARCH__ row; [P1][H2]"
+    triggers = ("__CUDA_ARCH__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER")
+    effort_hours = 1.0
+    valid = [
+        Valid('SRC = r"""__global__ void k(float* x) { x[threadIdx.x] = 0; }"""\n'),
+        Valid('"""Checks __CUDA_ARCH__ >= 800 in the kernels."""\nimport os\n'),
+        Valid('v = os.environ.get("CUDA_VERSION")\n'),
+    ]
+    invalid = [
+        Invalid(
+            "SRC = r'''\n"
+            "__global__ void k(float* x) {\n"
+            "#if __CUDA_ARCH__ >= 800\n"
+            "    x[threadIdx.x] = 1;\n"
+            "#endif\n"
+            "}'''\n",
+            line=1,
+            column=7,
+        ),
+        Invalid(
+            "import cupy\n"
+            "k = cupy.RawModule(\n"
+            "    code='#if CUDA_VERSION >= 11000\\nextern \"C\" void f() {}\\n#endif')\n"
+        ),
+    ]
+
+    def check_source(self, node: cst.BaseExpression, text: str) -> None:
+        names = _data()["macros"]["names"]
+        found = [name for name in names if re.search(rf"\b{re.escape(name)}\b", text)]
+        if found:
+            listed = ", ".join(f"`{name}`" for name in found)
+            self.report(
+                node,
+                message=(
+                    f"{listed} in kernel source: undefined or different under HIP; add "
+                    "`__HIP_PLATFORM_AMD__`/`USE_ROCM` branches"
+                ),
+            )
+
+
+class CudaExtensionBuild(PythonRule):
+    """
+    ## What it does
+    Flags `torch.utils.cpp_extension.CUDAExtension(...)`, `load(...)` with `.cu` sources (or
+    `with_cuda=True`) and `load_inline(..., cuda_sources=...)`.
+
+    ## Why it breaks on ROCm
+    On a ROCm build of PyTorch these run `hipify_python` over the CUDA sources and compile them
+    with hipcc for the archs in `PYTORCH_ROCM_ARCH` (default: the visible GPUs'; the CUDA-side
+    `TORCH_CUDA_ARCH_LIST` is ignored), linking `amdhip64`, `c10_hip` and `torch_hip`. Plain
+    CUDA C++ usually builds unchanged, but hipify has no mapping for inline PTX, CUTLASS/CuTe,
+    cuDNN-frontend code or 32-bit warp masks, and `CUDA_VERSION`/`__CUDA_ARCH__` gates change
+    meaning, so each extension needs a build and a numerical check on ROCm.
+
+    ## Example
+    ```python
+    from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+    setup(
+        ext_modules=[CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])],
+        cmdclass={"build_ext": BuildExtension},
+    )
+    ```
+
+    ## Manual migration
+    Build on ROCm with `PYTORCH_ROCM_ARCH="gfx90a;gfx942"` (not `TORCH_CUDA_ARCH_LIST`), read the
+    hipified copies (`*_hip.cpp`, `*.hip`) for warnings, fix what hipify cannot map (ROC601
+    inline PTX, ROC602 version macros, warp-size assumptions), keep nvcc-only flags out of the
+    ROCm build (ROC603), and compare the extension's outputs with a PyTorch reference on the AMD
+    GPU.
+
+    ## References
+    - pytorch `torch/utils/cpp_extension.py`; pytorch `docs/source/notes/hip.rst`
+    """
+
+    code = "ROC600"
+    name = "cuda-extension-build"
+    category = "cuda-extension"
+    severity = Severity.WARNING
+    message = (
+        "CUDA extension: hipified and built with hipcc on ROCm for PYTORCH_ROCM_ARCH "
+        "(TORCH_CUDA_ARCH_LIST is ignored); build and check it on ROCm"
+    )
+    fact = "§7 CUDAExtension row, §6 TORCH_CUDA_ARCH_LIST row; [P9][P1]"
+    triggers = ("cpp_extension",)
+    effort_hours = 2.0
+    valid = [
+        Valid(
+            "from torch.utils.cpp_extension import CppExtension\n"
+            "ext = CppExtension('ops', ['ops.cpp'])\n"
+        ),
+        Valid(
+            "from torch.utils.cpp_extension import load\n"
+            "mod = load('ops', sources=['ops.cpp'])\n"
+        ),
+        Valid("def CUDAExtension(*a):\n    pass\n# torch.utils.cpp_extension.CUDAExtension\n"),
+    ]
+    invalid = [
+        Invalid(
+            "from setuptools import setup\n"
+            "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+            "setup(\n"
+            "    ext_modules=[CUDAExtension('ops', ['ops.cpp', 'kernel.cu'])],\n"
+            "    cmdclass={'build_ext': BuildExtension},\n"
+            ")\n",
+            path="setup.py",
+            line=4,
+            column=18,
+        ),
+        Invalid(
+            "import torch.utils.cpp_extension as ext\n"
+            "mod = ext.load(name='ops', sources=['ops.cpp', 'ops_kernel.cu'])\n"
+        ),
+        Invalid(
+            "from torch.utils import cpp_extension\n"
+            "mod = cpp_extension.load_inline('m', cpp_sources=CPP, cuda_sources=CUDA)\n"
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.call_name(node)
+        if qualified is None:
+            return
+        data = _data()
+        if qualified in data["cuda_extension"]:
+            self.report(node)
+        elif qualified in data["inline_loaders"]:
+            if any(a.keyword is not None and a.keyword.value == "cuda_sources" for a in node.args):
+                self.report(node)
+        elif qualified in data["loaders"] and self._gpu_load(node, data):
+            self.report(node)
+
+    @staticmethod
+    def _gpu_load(node: cst.Call, data: dict[str, Any]) -> bool:
+        for argument in node.args:
+            keyword = argument.keyword.value if argument.keyword is not None else None
+            if keyword == "with_cuda" and not is_literal(argument.value, False):
+                if not is_literal(argument.value, None):
+                    return True
+            if keyword in (None, "sources"):
+                values = [argument.value]
+                if isinstance(argument.value, (cst.List, cst.Tuple)):
+                    values = [element.value for element in argument.value.elements]
+                for value in values:
+                    text = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+                    if isinstance(text, str) and text.endswith(tuple(data["cuda_suffixes"])):
+                        return True
+        return False
+
+
+class NvccArchFlags(PythonRule):
+    """
+    ## What it does
+    Flags nvcc-only architecture flags (`-gencode arch=compute_80,code=sm_80`, `-arch=sm_90`,
+    `--generate-code`, `--gpu-architecture`) in string literals of files that use
+    `torch.utils.cpp_extension`.
+
+    ## Why it breaks on ROCm
+    On ROCm, `cpp_extension` hands `extra_compile_args["nvcc"]` / `extra_cuda_cflags` to hipcc
+    unchanged (it only renames `-D...CUDA...` macros to HIP) and adds its own
+    `--offload-arch` flags from `PYTORCH_ROCM_ARCH`. The NVIDIA architecture flags mean
+    nothing to hipcc (clang) and break or confuse the build.
+
+    ## Example
+    ```python
+    nvcc_flags = ["-O3", "-gencode", "arch=compute_80,code=sm_80"]
+    CUDAExtension("ops", ["ops.cu"], extra_compile_args={"nvcc": nvcc_flags})
+    ```
+
+    ## Manual migration
+    Add the NVIDIA arch flags only for CUDA builds, and let `PYTORCH_ROCM_ARCH` (or explicit
+    `--offload-arch=gfx942`) choose the AMD targets:
+    ```python
+    from torch.utils.cpp_extension import IS_HIP_EXTENSION
+
+    nvcc_flags = ["-O3"]
+    if not IS_HIP_EXTENSION:
+        nvcc_flags += ["-gencode", "arch=compute_80,code=sm_80"]
+    ```
+
+    ## References
+    - pytorch `torch/utils/cpp_extension.py` (`_hipify_compile_flags`, `_get_rocm_arch_flags`)
+    """
+
+    code = "ROC603"
+    name = "nvcc-arch-flags"
+    category = "cuda-extension"
+    severity = Severity.WARNING
+    message = "nvcc architecture flag reaches hipcc on ROCm (cpp_extension passes nvcc flags on)"
+    fact = "§6 TORCH_CUDA_ARCH_LIST row, §7 CUDAExtension row; [P9]"
+    triggers = ("-gencode", "arch=compute_", "-arch=sm_", "--generate-code", "--gpu-architecture")
+    effort_hours = 0.5
+    valid = [
+        Valid(
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "ext = CUDAExtension('ops', ['ops.cu'], extra_compile_args={'nvcc': ['-O3']})\n"
+        ),
+        Valid("HELP = '-gencode arch=compute_80,code=sm_80 builds for A100'\n"),
+        Valid(
+            '"""Pass -gencode arch=compute_80,code=sm_80 on CUDA."""\n'
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+        ),
+    ]
+    invalid = [
+        Invalid(
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "ext = CUDAExtension('ops', ['ops.cu'],\n"
+            "    extra_compile_args={'nvcc': ['-O3', '-gencode', 'arch=compute_80,code=sm_80']})\n",
+            line=3,
+            column=41,
+            count=2,
+        ),
+        Invalid(
+            "import torch.utils.cpp_extension as ext\n"
+            "flags = ['-arch=sm_90a']\n"
+            "mod = ext.load('ops', ['ops.cu'], extra_cuda_cflags=flags)\n",
+            line=2,
+        ),
+    ]
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self._active: bool | None = None
+        self._patterns = [re.compile(p) for p in _data()["nvcc_flags"]["patterns"]]
+        self._docstrings: frozenset[int] | None = None
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        if not isinstance(value, str) or not any(p.search(value) for p in self._patterns):
+            return
+        if self._active is None:
+            # only files that build extensions: the flags then reach cpp_extension
+            self._active = "cpp_extension" in self.ctx.module.code
+        if not self._active:
+            return
+        if self._docstrings is None:
+            self._docstrings = docstring_nodes(self.ctx.module)
+        if id(node) not in self._docstrings:
+            self.report(node, message=f"{self.message}: `{value[:60]}`")
