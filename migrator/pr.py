@@ -168,6 +168,21 @@ def fix_order() -> list[str]:
     return sorted(first, key=lambda category: first[category])
 
 
+def _fixable_families(scan_path: Path, level: Applicability) -> list[str]:
+    """Families with at least one finding that ``fix`` at ``level`` rewrites, in catalog order."""
+    from migrator.runner import scan
+
+    allowed = {Applicability.SAFE} | (
+        {Applicability.UNSAFE} if level is Applicability.UNSAFE else set()
+    )
+    wanted = {
+        finding.category
+        for finding in scan(scan_path).scan.findings
+        if finding.fix is not None and finding.fix.applicability in allowed
+    }
+    return [category for category in fix_order() if category in wanted]
+
+
 def _scan_report(root: Path, name: str, use_cache: bool = True) -> ProjectReport:
     from migrator.reporting.cli import make_report
 
@@ -454,7 +469,7 @@ def create_pr(options: PrOptions) -> PrResult:
             start.created = True
         start.switched = True
         commits = []
-        for category in fix_order():
+        for category in _fixable_families(scan_path, level):
             commit = _apply_family(git, scan_path, category, level)
             if commit is not None:
                 commits.append(commit)

@@ -325,7 +325,9 @@ def test_parse_targets():
     ],
 )
 def test_dependency_items(path, source, item, kind):
-    assert r.dependency_item(finding("ROC906", path=path, source=source)) == (item, kind)
+    message = "`flash-attn` is CUDA-only" if "pip install" in source else None
+    found = finding("ROC906", path=path, source=source, message=message)
+    assert r.dependency_item(found) == (item, kind)
 
 
 def test_dependency_rows_merge_locations_and_look_up_counterparts(tmp_path):
@@ -338,8 +340,8 @@ def test_dependency_rows_merge_locations_and_look_up_counterparts(tmp_path):
         encoding="utf-8",
     )
     table = r.package_table(str(table_path))
-    assert table["flash-attn"].min_version == "2.0.4"
-    assert table["xformers"].rocm == "xformers ROCm wheel"
+    assert table.names["flash-attn"].min_version == "2.0.4"
+    assert table.names["xformers"].rocm == "xformers ROCm wheel"
     items = r.classify(
         [
             finding("ROC906", path="requirements.txt", line=3, source="flash-attn==2.5.8"),
@@ -363,15 +365,38 @@ def test_dependency_rows_merge_locations_and_look_up_counterparts(tmp_path):
 def test_broken_or_missing_packages_toml_is_empty(tmp_path):
     broken = tmp_path / "broken.toml"
     broken.write_text("this is [not toml", encoding="utf-8")
-    assert r.package_table(str(broken)) == {}
-    assert r.package_table(str(tmp_path / "absent.toml")) == {}
+    assert r.package_table(str(broken)) == r.PackageTable()
+    assert r.package_table(str(tmp_path / "absent.toml")) == r.PackageTable()
+
+
+def test_packages_toml_shapes_the_rules_use(tmp_path):
+    path = tmp_path / "packages.toml"
+    path.write_text(
+        '[cupy]\npattern = \'^cupy-cuda[0-9]+x?$\'\nby_major = { "14" = "cupy-rocm-7-0" }\n'
+        '[bitsandbytes]\nnames = ["bitsandbytes"]\nfirst_rocm = "0.49.0"\nofficial = "0.50.0"\n'
+        '[nvml]\nnames = ["pynvml", "nvidia-ml-py"]\nrocm = "amdsmi"\n'
+        '[no_equivalent]\ntensorrt = "no ROCm build; use MIGraphX"\n'
+        '[torch_builds]\npackages_only = ["torch"]\n',
+        encoding="utf-8",
+    )
+    table = r.package_table(str(path))
+    cupy = r.package_info("cupy-cuda12x", table)
+    assert cupy is not None and "cupy-rocm-7-0" in cupy.rocm
+    bnb = r.package_info("bitsandbytes", table)
+    assert bnb is not None and bnb.min_version == "0.49.0 (official 0.50.0)"
+    nvml = r.package_info("nvidia_ml_py", table)
+    assert nvml is not None and nvml.rocm == "amdsmi"
+    assert nvml.min_version == "ROCm 6.0"  # completed from the fallback table
+    trt = r.package_info("tensorrt", table)
+    assert trt is not None and "MIGraphX" in trt.rocm
 
 
 def test_image_and_index_lookups_use_the_fallback_table():
-    assert r.package_info("nvidia/cuda:12.1.1-devel", {}) is not None
-    info = r.package_info("https://download.pytorch.org/whl/cu121", {})
+    empty = r.PackageTable()
+    assert r.package_info("nvidia/cuda:12.1.1-devel", empty) is not None
+    info = r.package_info("https://download.pytorch.org/whl/cu121", empty)
     assert info is not None and "rocm" in info.rocm
-    assert r.package_info("nvidia-cublas-cu12", {}) is not None
+    assert r.package_info("nvidia-cublas-cu12", empty) is not None
 
 
 # -- receipts ----------------------------------------------------------------------------

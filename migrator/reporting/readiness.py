@@ -824,9 +824,7 @@ DEPENDENCY_CATEGORIES = frozenset(
     }
 )
 #: File kinds (see ``migrator.discovery.file_kind``) that declare dependencies or images.
-DEPENDENCY_FILE_KINDS = frozenset(
-    {"requirements", "pyproject", "setupcfg", "conda", "dockerfile", "compose"}
-)
+DEPENDENCY_FILE_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -961,25 +959,48 @@ def _normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name.strip().lower())
 
 
+_BACKTICK = re.compile(r"`([^`]+)`")
+_PACKAGE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:[=<>!~@;]|$)")
+_QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
+_NOT_PACKAGES = frozenset(
+    {"run", "env", "pip", "pip3", "from", "arg", "python", "apt-get", "conda"}
+)
+
+
+def _package(text: str) -> str | None:
+    match = _PACKAGE.match(text.strip())
+    if not match or match.group(1).lower() in _NOT_PACKAGES:
+        return None
+    return _normalize(match.group(1)) + (match.group(2) or "")
+
+
 def dependency_item(finding: Finding) -> tuple[str, str]:
-    """``(item, kind)``: the package, image or URL a dependency finding is about."""
-    line = finding.source_line
+    """``(item, kind)``: the package, image, index URL or setting a dependency finding is about.
+
+    Tried in order: a ``FROM``/``image:`` reference, a URL, the first package named in
+    backticks in the message, a quoted requirement on the line, a requirement at the start of
+    the line; otherwise the line itself (a container setting) or the rule name.
+    """
+    line = finding.source_line.strip()
     match = _FROM.match(line) or _IMAGE.search(line)
     if match:
         return match.group(1), "image"
     url = _URL.search(line)
     if url:
         return url.group(0), "index"
-    if "--index-url" not in line and "--extra-index-url" not in line:
-        requirement = _REQUIREMENT.match(line.split("#", 1)[0])
-        if requirement and requirement.group(1).lower() not in {
-            "run",
-            "env",
-            "pip",
-            "pip3",
-            "from",
-        }:
-            return _normalize(requirement.group(1)) + (requirement.group(2) or ""), "package"
+    from migrator.discovery import file_kind
+
+    candidates = list(_BACKTICK.findall(finding.message))
+    start = [] if "--index-url" in line else [line.split("#", 1)[0]]
+    quoted = _QUOTED.findall(line)
+    toml = file_kind(finding.path) in {"pyproject", "conda"} or line.startswith(("'", '"'))
+    candidates += quoted + start if toml else start + quoted
+    for candidate in candidates:
+        name = _package(candidate)
+        if name and (candidate in finding.source_line or name.split("[")[0] in _normalize(line)):
+            return name, "package"
+    if line:
+        return (line if len(line) <= 60 else line[:57] + "..."), "setting"
     return finding.name, "other"
 
 
@@ -1004,19 +1025,23 @@ _ROCM_KEYS = (
     "alternative",
     "rocm_side",
     "to",
+    "by_major",
 )
 _VERSION_KEYS = (
     "min_version",
     "rocm_min_version",
     "min_rocm_version",
     "minimum_version",
+    "first_rocm",
+    "first_rocm_version",
     "rocm_since",
     "since",
-    "first_rocm_version",
     "min_rocm",
 )
+_OFFICIAL_KEYS = ("official", "official_version", "stable")
 _SOURCE_KEYS = ("source", "sources", "reference", "references", "fact", "url", "link")
-_NAME_KEYS = ("name", "package", "names", "aliases", "pattern", "patterns", "match")
+_NAME_KEYS = ("name", "package", "names", "aliases", "packages")
+_PATTERN_KEYS = ("pattern", "patterns", "match", "regex")
 
 
 def _text(value: object) -> str:
@@ -1034,34 +1059,79 @@ def _first(entry: dict[str, object], keys: Sequence[str]) -> str:
     return ""
 
 
-def _entries(data: object, key: str | None = None) -> Iterable[tuple[list[str], dict[str, object]]]:
-    """Every table that looks like a package description, with the names it covers."""
+def _listed(entry: dict[str, object], keys: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for key in keys:
+        value = entry.get(key)
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, str) and part:
+                out.append(part)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PackageTable:
+    """``packages.toml`` as exact names and regular expressions, each with its ROCm side."""
+
+    names: dict[str, PackageInfo] = field(default_factory=dict)
+    patterns: tuple[tuple[re.Pattern[str], PackageInfo], ...] = ()
+
+    def get(self, name: str) -> PackageInfo | None:
+        """The entry for a normalised package name, exact names first."""
+        if name in self.names:
+            return self.names[name]
+        for pattern, info in self.patterns:
+            if pattern.search(name):
+                return info
+        return None
+
+
+def _info(entry: dict[str, object]) -> PackageInfo:
+    version = _first(entry, _VERSION_KEYS)
+    official = _first(entry, _OFFICIAL_KEYS)
+    if official and official != version:
+        version = f"{version} (official {official})" if version else f"official {official}"
+    return PackageInfo(_first(entry, _ROCM_KEYS), version, _first(entry, _SOURCE_KEYS))
+
+
+def _collect(
+    data: object,
+    key: str,
+    names: dict[str, PackageInfo],
+    patterns: list[tuple[re.Pattern[str], PackageInfo]],
+) -> None:
+    """Walk the TOML: described tables, ``name = "description"`` tables, nested tables."""
     if isinstance(data, list):
         for element in data:
-            yield from _entries(element)
+            _collect(element, key, names, patterns)
         return
     if not isinstance(data, dict):
         return
-    described = any(k in data for k in _ROCM_KEYS + _VERSION_KEYS)
-    if described:
-        names = [
-            _text(part)
-            for k in _NAME_KEYS
-            if k in data
-            for part in (data[k] if isinstance(data[k], list) else [data[k]])
-        ]
-        if key and not names:
-            names = [key]
-        if names:
-            yield names, data
+    if any(k in data for k in _ROCM_KEYS + _VERSION_KEYS):
+        info = _info(data)
+        listed = _listed(data, _NAME_KEYS) or (
+            [key] if key and not _listed(data, _PATTERN_KEYS) else []
+        )
+        for name in listed:
+            names.setdefault(_normalize(name), info)
+        for raw in _listed(data, _PATTERN_KEYS):
+            try:
+                patterns.append((re.compile(raw), info))
+            except re.error:
+                continue
+        return
+    strings = {k: v for k, v in data.items() if isinstance(v, str)}
+    if strings and len(strings) == len(data) and not set(strings) & set(_PATTERN_KEYS + _NAME_KEYS):
+        for name, description in strings.items():
+            names.setdefault(_normalize(name), PackageInfo(description, "", ""))
         return
     for child_key, child in data.items():
-        yield from _entries(child, str(child_key))
+        _collect(child, str(child_key), names, patterns)
 
 
 @functools.cache
-def package_table(path: str | None = None) -> dict[str, PackageInfo]:
-    """``rules/data/packages.toml`` read tolerantly into name -> PackageInfo (empty if absent)."""
+def package_table(path: str | None = None) -> PackageTable:
+    """``rules/data/packages.toml`` read tolerantly (empty when absent or broken)."""
     import sys
 
     if sys.version_info >= (3, 11):
@@ -1070,19 +1140,15 @@ def package_table(path: str | None = None) -> dict[str, PackageInfo]:
         import tomli as tomllib
     location = Path(path) if path else _packages_path()
     if location is None or not location.is_file():
-        return {}
+        return PackageTable()
     try:
         data = tomllib.loads(location.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-    table: dict[str, PackageInfo] = {}
-    for names, entry in _entries(data):
-        info = PackageInfo(
-            _first(entry, _ROCM_KEYS), _first(entry, _VERSION_KEYS), _first(entry, _SOURCE_KEYS)
-        )
-        for name in names:
-            table.setdefault(name.strip().lower(), info)
-    return table
+        return PackageTable()
+    names: dict[str, PackageInfo] = {}
+    patterns: list[tuple[re.Pattern[str], PackageInfo]] = []
+    _collect(data, "", names, patterns)
+    return PackageTable(names, tuple(patterns))
 
 
 def _packages_path() -> Path | None:
@@ -1099,33 +1165,37 @@ def _packages_path() -> Path | None:
     return None
 
 
-def package_info(item: str, table: dict[str, PackageInfo] | None = None) -> PackageInfo | None:
-    """The ROCm side of a package, image or URL: packages.toml first, then the fallback table.
-
-    Keys match exactly (after normalising ``-``/``_``/``.``), as ``prefix*`` globs, or as a
-    substring of an image name or URL.
-    """
-    lookup = package_table() if table is None else table
-    bare = item.split("[", 1)[0]
-    candidates = {item.lower(), _normalize(bare)}
-    for source in (lookup, FALLBACK_PACKAGES):
-        for key, info in source.items():
-            norm = key.lower()
-            if norm in candidates or _normalize(norm) in candidates:
-                return info
-            if norm.endswith("*") and any(c.startswith(norm[:-1]) for c in candidates):
-                return info
-            if (
-                ("/" in norm or "." in norm)
-                and norm in item.lower()
-                and ("/" in item or ":" in item)
-            ):
-                return info
+def _fallback(item: str) -> PackageInfo | None:
+    lowered = item.lower()
+    name = _normalize(item.split("[", 1)[0])
+    if name in FALLBACK_PACKAGES:
+        return FALLBACK_PACKAGES[name]
+    for key, info in FALLBACK_PACKAGES.items():
+        if key.endswith("*") and name.startswith(key[:-1]):
+            return info
+        if ("/" in key or "." in key) and key in lowered and ("/" in item or ":" in item):
+            return info
     return None
 
 
+def package_info(item: str, table: PackageTable | None = None) -> PackageInfo | None:
+    """The ROCm side of a package, image or URL: ``packages.toml`` first, field by field
+    completed from the fallback table (keys there match exactly, as ``prefix*`` globs, or as a
+    substring of an image name or URL)."""
+    lookup = package_table() if table is None else table
+    declared = lookup.get(_normalize(item.split("[", 1)[0]))
+    fallback = _fallback(item)
+    if declared is None or fallback is None:
+        return declared or fallback
+    return PackageInfo(
+        declared.rocm or fallback.rocm,
+        declared.min_version or fallback.min_version,
+        declared.source or fallback.source,
+    )
+
+
 def dependency_rows(
-    items: Sequence[Item], table: dict[str, PackageInfo] | None = None
+    items: Sequence[Item], table: PackageTable | None = None
 ) -> list[DependencyRow]:
     """Dependency findings merged per item, with the ROCm counterpart and first ROCm version."""
     rows: dict[tuple[str, str], DependencyRow] = {}
@@ -1144,7 +1214,7 @@ def dependency_rows(
                 locations=[],
                 rules=[],
                 fix_class=item.fix_class,
-                rocm=(info.rocm if info and info.rocm else fallback_fix or "see the finding"),
+                rocm=(info.rocm if info and info.rocm else fallback_fix or finding.message),
                 min_version=(info.min_version if info and info.min_version else "unknown"),
                 source=(info.source if info and info.source else item.meta.fact),
                 message=finding.message,
@@ -1154,7 +1224,7 @@ def dependency_rows(
             row.rules.append(finding.rule)
         if FIX_CLASSES.index(item.fix_class) < FIX_CLASSES.index(row.fix_class):
             row.fix_class = item.fix_class
-    order = {"index": 0, "image": 1, "package": 2, "other": 3}
+    order = {"index": 0, "image": 1, "package": 2, "setting": 3, "other": 4}
     return sorted(
         rows.values(), key=lambda row: (FIX_CLASSES.index(row.fix_class), order[row.kind], row.item)
     )

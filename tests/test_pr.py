@@ -1,0 +1,316 @@
+"""`migrate pr` end to end, with real git in temporary folders: a copy of fixtures/llm_app as the
+repository, a local bare repository as the remote, and a stand-in ``gh`` that records its
+arguments."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from migrator import pr
+from tests.conftest import FIXTURES, write
+
+GH = """#!/bin/sh
+printf '%s\\0' "$@" > "$GH_LOG"
+echo https://github.com/example/llm_app/pull/1
+"""
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_COMMITTER_NAME": "Test Committer",
+        "GIT_COMMITTER_EMAIL": "committer@example.com",
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = tmp_path / "llm_app"
+    shutil.copytree(FIXTURES / "llm_app", root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial import")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(root, "remote", "add", "origin", str(remote))
+    git(root, "push", "-q", "origin", "main")
+    return root
+
+
+@pytest.fixture
+def gh_log(tmp_path, monkeypatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "gh"
+    script.write_text(GH, encoding="utf-8")
+    script.chmod(0o755)
+    log = tmp_path / "gh-args"
+    monkeypatch.setenv("GH_LOG", str(log))
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    return log
+
+
+def state(root: Path) -> tuple[str, str, str]:
+    """(current branch, HEAD, porcelain status)."""
+    return (
+        git(root, "symbolic-ref", "--short", "HEAD"),
+        git(root, "rev-parse", "HEAD"),
+        git(root, "status", "--porcelain", "--untracked-files=normal"),
+    )
+
+
+def branches(root: Path) -> set[str]:
+    return set(git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads").split())
+
+
+def commits(root: Path, revisions: str) -> list[str]:
+    out = git(root, "rev-list", "--reverse", revisions)
+    return out.split() if out else []
+
+
+def test_end_to_end_commits_per_family_push_and_open(repo, gh_log, run_cli):
+    before = state(repo)
+    result = run_cli("pr", str(repo), "--push", "origin", "--open")
+    assert result.exit_code == 0, result.output
+    assert state(repo) == before  # back on main, nothing left over
+
+    new = commits(repo, "main..migrate/rocm")
+    assert len(new) >= 2
+    categories = []
+    for sha in new:
+        message = git(repo, "log", "-1", "--format=%B", sha)
+        subject = message.splitlines()[0]
+        assert subject.startswith("migrate: ") and subject.endswith(")")
+        category = subject.split()[1]
+        categories.append(category)
+        assert "Rules:\n- ROC" in message
+        listed = {
+            line[2:].rsplit(" (", 1)[0]
+            for line in message.split("Files:\n", 1)[1].splitlines()
+            if line.startswith("- ")
+        }
+        touched = set(git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", sha).split())
+        assert touched == listed
+        assert f"--select {category}" in message
+    assert len(set(categories)) == len(categories)
+
+    assert git(repo, "ls-remote", "origin", "refs/heads/migrate/rocm").split()[0] == new[-1]
+
+    body_path = repo / ".git" / "migrate" / "PR_BODY.md"
+    assert str(body_path) in result.output
+    body = body_path.read_text(encoding="utf-8")
+    for heading in ("## Summary", "## Manual follow-ups", "## Verification", "## How to reproduce"):
+        assert heading in body
+    assert "Readiness score: **" in body
+    assert "- [ ] [" in body and "#L" in body
+    assert "not run (pass --verify)" in body
+    assert new[0][:10] in body
+
+    args = gh_log.read_bytes().decode().split("\0")[:-1]
+    title = (repo / ".git" / "migrate" / "PR_TITLE.txt").read_text(encoding="utf-8").strip()
+    assert args == [
+        "pr",
+        "create",
+        "--title",
+        title,
+        "--body-file",
+        str(body_path),
+        "--base",
+        "main",
+        "--head",
+        "migrate/rocm",
+    ]
+    assert "pull/1" in result.output
+
+
+def test_second_run_updates_the_branch_without_duplicating(repo, run_cli):
+    first = run_cli("pr", str(repo))
+    assert first.exit_code == 0, first.output
+    tip = git(repo, "rev-parse", "migrate/rocm")
+    second = run_cli("pr", str(repo))
+    assert second.exit_code == 0, second.output
+    assert "updated branch migrate/rocm" in second.output
+    assert "0 new commit(s)" in second.output
+    assert git(repo, "rev-parse", "migrate/rocm") == tip
+    body = (repo / ".git" / "migrate" / "PR_BODY.md").read_text(encoding="utf-8")
+    assert tip[:10] in body  # the body still lists every commit on the branch
+
+
+def test_second_run_with_more_fixes_builds_on_the_existing_branch(repo, run_cli):
+    assert run_cli("pr", str(repo)).exit_code == 0
+    tip = git(repo, "rev-parse", "migrate/rocm")
+    result = run_cli("pr", str(repo), "--unsafe-fixes")
+    assert result.exit_code == 0, result.output
+    added = commits(repo, f"{tip}..migrate/rocm")
+    assert added, "llm_app has unsafe fixes left after the safe pass"
+    assert git(repo, "merge-base", tip, "migrate/rocm") == tip
+    assert git(repo, "symbolic-ref", "--short", "HEAD") == "main"
+
+
+@pytest.mark.parametrize("dirt", ["modified", "untracked", "staged"])
+def test_refuses_a_dirty_tree(repo, run_cli, dirt):
+    if dirt == "modified":
+        (repo / "smoke.py").write_text("# changed\n", encoding="utf-8")
+    elif dirt == "untracked":
+        write(repo, "notes.txt", "todo\n")
+    else:
+        write(repo, "new.py", "x = 1\n")
+        git(repo, "add", "new.py")
+    before = state(repo)
+    result = run_cli("pr", str(repo))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "uncommitted changes" in lines[0]
+    assert state(repo) == before
+    assert branches(repo) == {"main"}
+
+
+def test_refuses_outside_a_git_repository(tmp_path, run_cli):
+    plain = tmp_path / "plain"
+    write(plain, "a.py", "import torch\n")
+    result = run_cli("pr", str(plain))
+    assert result.exit_code == 2
+    assert result.output.strip() == f"migrate pr: not inside a git repository: {plain}"
+
+
+def test_push_failure_rolls_everything_back(repo, run_cli):
+    before = state(repo)
+    result = run_cli("pr", str(repo), "--push", "no-such-remote")
+    assert result.exit_code == 2
+    assert "git push failed" in result.output
+    assert state(repo) == before
+    assert branches(repo) == {"main"}
+
+
+def test_failure_on_an_existing_branch_restores_it(repo, run_cli):
+    assert run_cli("pr", str(repo)).exit_code == 0
+    tip = git(repo, "rev-parse", "migrate/rocm")
+    before = state(repo)
+    result = run_cli("pr", str(repo), "--unsafe-fixes", "--push", "no-such-remote")
+    assert result.exit_code == 2
+    assert git(repo, "rev-parse", "migrate/rocm") == tip
+    assert state(repo) == before
+
+
+def test_failure_in_the_middle_rolls_back(repo, run_cli, monkeypatch):
+    calls = []
+    real = pr._apply_family
+
+    def flaky(git_, scan_path, category, level):
+        calls.append(category)
+        if len(calls) == 2:
+            raise pr.PrError("simulated failure")
+        return real(git_, scan_path, category, level)
+
+    monkeypatch.setattr(pr, "_apply_family", flaky)
+    before = state(repo)
+    result = run_cli("pr", str(repo))
+    assert result.exit_code == 2
+    assert "simulated failure" in result.output
+    assert state(repo) == before
+    assert branches(repo) == {"main"}
+
+
+def test_open_without_gh_prints_the_command(repo, run_cli, monkeypatch):
+    monkeypatch.setattr(pr.shutil, "which", lambda name: None)
+    result = run_cli("pr", str(repo), "--push", "origin", "--open")
+    assert result.exit_code == 1
+    assert "gh is not installed; open the pull request with:" in result.output
+    assert "gh pr create --title" in result.output and "--head migrate/rocm" in result.output
+
+
+def test_custom_branch_and_base(repo, run_cli):
+    git(repo, "checkout", "-q", "-b", "develop")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "develop work")
+    result = run_cli("pr", str(repo), "--branch", "rocm/port", "--base", "main")
+    assert result.exit_code == 0, result.output
+    assert git(repo, "symbolic-ref", "--short", "HEAD") == "develop"
+    assert git(repo, "merge-base", "main", "rocm/port") == git(repo, "rev-parse", "main")
+    assert "git checkout main" in (repo / ".git" / "migrate" / "PR_BODY.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--base", "nope"), "base 'nope' is not a branch or commit"),
+        (("--branch", "main"), "the branch and the base are both 'main'"),
+        (("--branch", "bad..name"), "invalid branch name"),
+    ],
+)
+def test_bad_branch_arguments(repo, run_cli, args, message):
+    result = run_cli("pr", str(repo), *args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_verify_without_a_smoke_command_says_unavailable(repo, run_cli):
+    result = run_cli("pr", str(repo), "--verify")
+    assert result.exit_code == 0, result.output
+    body = (repo / ".git" / "migrate" / "PR_BODY.md").read_text(encoding="utf-8")
+    assert "Verification: unavailable:" in body
+    assert "smoke" in body
+
+
+def test_verify_with_a_smoke_command_embeds_the_receipt(repo, run_cli):
+    write(
+        repo.parent,
+        "smoke_ok.py",
+        'import json\nprint(json.dumps({"tokens": [1, 2], "tokens_per_second": 7.5}))\n',
+    )
+    smoke = f"python {repo.parent / 'smoke_ok.py'}"
+    result = run_cli("pr", str(repo), "--verify", "--smoke", smoke)
+    assert result.exit_code == 0, result.output
+    body = (repo / ".git" / "migrate" / "PR_BODY.md").read_text(encoding="utf-8")
+    section = body.split("## Verification", 1)[1].split("## How to reproduce", 1)[0]
+    assert "emulated ROCm" in section
+    assert "no AMD GPU ran" in section
+    assert "Tokens per second before: 7.5" in section
+    assert (repo / ".git" / "migrate" / "verify-receipt.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://github.com/o/r.git", "https://github.com/o/r/blob/abc/"),
+        ("git@github.com:o/r.git", "https://github.com/o/r/blob/abc/"),
+        ("ssh://git@gitlab.com/g/sub/r.git", "https://gitlab.com/g/sub/r/-/blob/abc/"),
+        ("/srv/git/r.git", ""),
+        ("", ""),
+    ],
+)
+def test_link_base(url, expected):
+    assert pr.link_base(url, "abc") == expected
+
+
+def test_gitlab_remotes_use_glab(repo):
+    git(repo, "remote", "set-url", "origin", "git@gitlab.com:group/llm_app.git")
+    result = pr.PrResult(
+        branch="migrate/rocm",
+        base="main",
+        created=True,
+        commits=[],
+        before=None,
+        after=None,  # type: ignore[arg-type]
+        title="T",
+        body="B",
+        body_path=repo / ".git" / "migrate" / "PR_BODY.md",
+    )
+    command = pr.open_command(pr.Git(repo), result, None)
+    assert command[:3] == ["glab", "mr", "create"]
+    assert "--source-branch" in command and "--target-branch" in command
