@@ -50,6 +50,21 @@ class PythonContext:
     module: cst.Module
     imports: ImportTable
     reports: list[RawPythonFinding] = field(default_factory=list)
+    #: Parent of every node visited so far (filled by the engine's single traversal, so the
+    #: ancestors of the node a rule is visiting are always known).
+    parents: dict[int, cst.CSTNode] = field(default_factory=dict)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """Enclosing nodes of ``node``, innermost first (for nodes already visited)."""
+        out = []
+        current = self.parents.get(id(node))
+        while current is not None:
+            out.append(current)
+            current = self.parents.get(id(current))
+        return out
 
     def qualname(self, node: cst.CSTNode) -> str | None:
         """Qualified name of a Name/Attribute chain resolved through this file's imports."""
