@@ -473,3 +473,26 @@ def test_docker_missing_is_reported_not_raised(tmp_path: Path) -> None:
     docker_run = receipt.runs[1]
     assert docker_run.error and "docker" in docker_run.error
     assert receipt.exit_code == 1
+
+
+def test_real_fix_engine_changes_only_the_copy(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    source = "import torch\n\nwith torch.cuda.amp.autocast():\n    pass\n"
+    _write(project / "train.py", source)
+    options = VerifyOptions(root=project, smoke="true", targets=("native",), timeout=60,
+                            unsafe_fixes=True, keep_workspace=True)
+    receipt = verify(options)
+    try:
+        assert receipt.fixes["engine_available"] is True and receipt.fixes["level"] == "unsafe"
+        assert receipt.fixes["files_changed"] == ["train.py"]
+        assert receipt.fixes["applied"] and receipt.fixes["total"] >= 1
+        assert receipt.workspace is not None
+        migrated = (Path(receipt.workspace) / "migrated" / "train.py").read_text()
+        assert migrated != source and "torch.cuda.amp.autocast" not in migrated
+        assert (project / "train.py").read_text() == source
+        assert receipt.exit_code == 0  # no outputs on either side: judged by exit codes
+        assert receipt.runs[1].comparison is not None
+        assert receipt.runs[1].comparison.status == "not-compared"
+    finally:
+        if receipt.workspace:
+            Workspace(Path(receipt.workspace)).remove()
