@@ -646,6 +646,9 @@ def pr_command(
     except PrError as error:
         click.echo(f"migrate pr: {error}", err=True)
         sys.exit(2)
+    except (MigrateError, OSError, subprocess.SubprocessError) as error:
+        click.echo(f"migrate pr: failed, repository restored: {error}", err=True)
+        sys.exit(2)
     verb = "created" if result.created else "updated"
     fixes = sum(commit.fixes for commit in result.commits)
     click.echo(

@@ -39,10 +39,22 @@ def _git_identity(monkeypatch, tmp_path):
         monkeypatch.setenv(key, value)
 
 
+#: Enough of fixtures/llm_app for several fix families (safe and unsafe) and manual findings.
+SUBSET = (
+    "requirements.txt",
+    "Dockerfile",
+    "llm_app/__init__.py",
+    "llm_app/generate.py",
+    "llm_app/gpu_utils.py",
+)
+
+
 @pytest.fixture
 def repo(tmp_path) -> Path:
     root = tmp_path / "llm_app"
-    shutil.copytree(FIXTURES / "llm_app", root)
+    for relative in SUBSET:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(FIXTURES / "llm_app" / relative, root / relative)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial import")
@@ -166,7 +178,7 @@ def test_second_run_with_more_fixes_builds_on_the_existing_branch(repo, run_cli)
 @pytest.mark.parametrize("dirt", ["modified", "untracked", "staged"])
 def test_refuses_a_dirty_tree(repo, run_cli, dirt):
     if dirt == "modified":
-        (repo / "smoke.py").write_text("# changed\n", encoding="utf-8")
+        (repo / "llm_app" / "__init__.py").write_text("# changed\n", encoding="utf-8")
     elif dirt == "untracked":
         write(repo, "notes.txt", "todo\n")
     else:
@@ -314,3 +326,18 @@ def test_gitlab_remotes_use_glab(repo):
     command = pr.open_command(pr.Git(repo), result, None)
     assert command[:3] == ["glab", "mr", "create"]
     assert "--source-branch" in command and "--target-branch" in command
+
+
+def test_a_project_in_a_subfolder_links_from_the_repository_root(tmp_path, run_cli):
+    top = tmp_path / "mono"
+    shutil.copytree(FIXTURES / "llm_app", top / "services" / "llm")
+    write(top, "README.md", "monorepo\n")
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "import")
+    result = run_cli("pr", str(top / "services" / "llm"))
+    assert result.exit_code == 0, result.output
+    body = (top / ".git" / "migrate" / "PR_BODY.md").read_text(encoding="utf-8")
+    assert "](services/llm/llm_app/" in body
+    touched = git(top, "diff", "--name-only", "main", "migrate/rocm").split()
+    assert touched and all(path.startswith("services/llm/") for path in touched)

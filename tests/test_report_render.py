@@ -141,6 +141,11 @@ def test_markdown_cell_helpers():
     assert markdown.inline("a <b> `c <d>`") == "a &lt;b&gt; `c <d>`"
     assert markdown.cell("x | y") == "x \\| y"
     assert markdown.code("a`b") == "``a`b``"
+    long = "first clause with `code span`; " * 20
+    cut = markdown.short(long, 100)
+    assert len(cut) <= 102 and cut.endswith(" …") and cut.count("`") % 2 == 0
+    assert markdown.short("x" * 300, 50) == "x" * 50 + " …"
+    assert markdown.short("brief") == "brief"
 
 
 def test_json_validates_against_the_schema():

@@ -37,6 +37,29 @@ def inline(value: object) -> str:
     return "".join(out)
 
 
+def short(value: object, limit: int = 220) -> str:
+    """Cut long text at a clause boundary before ``limit`` characters, keeping code spans whole."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    depth = 0
+    ticks = 0
+    cut = -1
+    for index, char in enumerate(text[:limit]):
+        if char == "`":
+            ticks += 1
+        elif ticks % 2 == 0 and char in "([":
+            depth += 1
+        elif ticks % 2 == 0 and char in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ticks % 2 == 0 and char in ";.:" and text[index + 1 : index + 2] == " ":
+            cut = index
+    head = text[: cut if cut > limit // 3 else limit].rstrip(" ;.,:")
+    if head.count("`") % 2:
+        head = head[: head.rfind("`")].rstrip()
+    return head + " …"
+
+
 def block(value: object) -> str:
     """Multi-line Markdown (rule documentation) with HTML tags escaped outside code."""
     out = []
@@ -75,7 +98,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(cell=cell, inline=inline, code=code, block=block, hours=hours)
+    env.filters.update(cell=cell, inline=inline, code=code, block=block, short=short, hours=hours)
     env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS)
     return env
 
