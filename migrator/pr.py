@@ -201,7 +201,10 @@ def _report_at(git: Git, commit: str, head: str, scan_path: Path, name: str) -> 
         archive = Path(temporary) / "tree.tar"
         git.run("archive", "--format=tar", "-o", str(archive), commit)
         with tarfile.open(archive) as tar:
-            tar.extractall(Path(temporary) / "tree", filter="data")
+            try:
+                tar.extractall(Path(temporary) / "tree", filter="data")
+            except TypeError:  # Python < 3.10.12 has no extraction filters; git made this archive
+                tar.extractall(Path(temporary) / "tree")  # noqa: S202
         return _scan_report(Path(temporary) / "tree" / relative, name, use_cache=False)
 
 

@@ -272,3 +272,18 @@ def test_every_template_renders_without_undefined_names(tmp_path):
     assert "No findings." in markdown.render(empty)
     jsonschema.validate(report_json.report_dict(empty), SCHEMA)
     assert Path(html.TEMPLATES, "report.html.j2").is_file()
+
+
+def test_markdown_tables_parse_as_gfm_tables():
+    from markdown_it import MarkdownIt
+
+    from migrator.reporting.cli import make_report
+
+    text = markdown.render(
+        make_report([str(FIXTURES / "llm_app"), str(FIXTURES / "llm_app_incomplete")])
+    )
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
+    separators = [line for line in text.splitlines() if line.startswith("|---")]
+    assert separators and rendered.count("<table") == len(separators)
+    assert rendered.count("<details") == rendered.count("</details>")
+    assert len(text) < 65_536 * 2  # two projects, each within GitHub's comment limit
