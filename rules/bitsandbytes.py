@@ -9,7 +9,13 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from ._attention_util import imported_modules, is_literal, matches_package, table
+from ._attention_util import (
+    guarded_imports,
+    imported_modules,
+    is_literal,
+    matches_package,
+    table,
+)
 
 
 def _data() -> dict[str, Any]:
@@ -88,6 +94,10 @@ class BitsandbytesDependency(PythonRule):
         Valid("import torch\nopt = torch.optim.AdamW(params)\n"),
         Valid('"""Optionally uses bitsandbytes 8-bit Adam."""\n# import bitsandbytes as bnb\n'),
         Valid("from bitsandbytes_utils import AdamW8bit\nopt = AdamW8bit(params)\n"),
+        Valid(
+            "try:\n    import bitsandbytes\n    info = bitsandbytes.__version__\n"
+            "except Exception:\n    pass\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -98,10 +108,11 @@ class BitsandbytesDependency(PythonRule):
             column=7,
             count=1,
         ),
-        Invalid("import bitsandbytes\nprint(bitsandbytes.__version__)\n", line=2, count=1),
+        Invalid("import bitsandbytes\nprint(bitsandbytes.__version__)\n", line=1, count=1),
         Invalid(
-            "try:\n    import bitsandbytes\nexcept ImportError:\n    bitsandbytes = None\n",
-            line=2,
+            "try:\n    import bitsandbytes as bnb\nexcept ImportError:\n    bnb = None\n"
+            "opt_class = bnb.optim.AdamW8bit if bnb else None\n",
+            line=5,
         ),
         Invalid(
             "from bitsandbytes.nn import Linear4bit\n"
@@ -115,30 +126,37 @@ class BitsandbytesDependency(PythonRule):
         package = data["package"]
         uses = _ApiUses(self.ctx.qualname, package)
         original_node.visit(uses)
-        if uses.uses:
-            apis: list[str] = []
-            for _, qualified in uses.uses:
-                short = qualified[len(package) + 1 :]
-                if short not in apis and not short.startswith("__"):
-                    apis.append(short)
-            node = uses.uses[0][0]
+        apis: list[str] = []
+        first: cst.CSTNode | None = None
+        for node, qualified in uses.uses:
+            short = qualified[len(package) + 1 :]
+            if short.startswith("__"):  # __version__ and friends: no kernels involved
+                continue
+            first = first or node
+            if short not in apis:
+                apis.append(short)
+        if first is not None:
             four_bit = any(api.rsplit(".", 1)[-1] in data["four_bit"] for api in apis)
             listed = ", ".join(f"`{api}`" for api in apis[:5]) + (", …" if len(apis) > 5 else "")
-            message = f"uses bitsandbytes ({listed or 'the module'}): {data['version_note']}"
+            message = f"uses bitsandbytes ({listed}): {data['version_note']}"
             if four_bit:
                 message += f"; {data['four_bit_note']}"
-            self.report(node, message=message)
+            self.report(first, message=message)
             return
-        imports = _Imports(package)
+        # Only imported (maybe to print its version): matters when the import is unguarded.
+        imports = _Imports(package, guarded_imports(original_node))
         original_node.visit(imports)
         if imports.first is not None:
             self.report(imports.first, message=f"imports bitsandbytes: {data['version_note']}")
 
 
 class _Imports(cst.CSTVisitor):
-    def __init__(self, package: str) -> None:
+    """The first unguarded import of ``package``."""
+
+    def __init__(self, package: str, guarded: frozenset[int]) -> None:
         super().__init__()
         self.package = package
+        self.guarded = guarded
         self.first: cst.CSTNode | None = None
 
     def visit_Import(self, node: cst.Import) -> None:
@@ -148,7 +166,7 @@ class _Imports(cst.CSTVisitor):
         self._check(node)
 
     def _check(self, node: cst.Import | cst.ImportFrom) -> None:
-        if self.first is None and any(
+        if self.first is None and id(node) not in self.guarded and any(
             matches_package(module, [self.package]) for module in imported_modules(node)
         ):
             self.first = node

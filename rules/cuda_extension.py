@@ -152,7 +152,7 @@ class InlinePtxAsm(_KernelSource):
     severity = Severity.ERROR
     message = "inline PTX assembly does not compile on ROCm (HIP-Clang takes GCN asm only)"
     fact = "§7 inline PTX row, §10.11; [H1][P1]"
-    triggers = ("asm",)
+    triggers = ("asm(", "asm (", "asm volatile", "asm __volatile__", "__asm__")
     effort_hours = 4.0
     blocker = True
     valid = [
