@@ -18,7 +18,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -31,6 +31,8 @@ PostImportHook = Callable[[ModuleType], None]
 _observers: list[Observer] = []
 _blockers: list[Blocker] = []
 _post_hooks: dict[str, list[PostImportHook]] = {}
+_interesting: set[str] = set()
+"""Top-level names some observer or blocker cares about; other imports pass straight through."""
 _state = threading.local()
 _INTERNAL_FILES = ("importlib", "_migrate_hooks", "<frozen")
 
@@ -99,6 +101,8 @@ class _Finder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
+        if fullname.partition(".")[0] not in _interesting and fullname not in _post_hooks:
+            return None
         busy: set[str] = getattr(_state, "busy", set())
         if fullname in busy:
             return None
@@ -141,6 +145,8 @@ _real_find_spec = importlib.util.find_spec
 def _find_spec(name: str, package: str | None = None) -> importlib.machinery.ModuleSpec | None:
     """``importlib.util.find_spec`` that reports blocked modules as absent (returns None)."""
     resolved = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+    if resolved.partition(".")[0] not in _interesting:
+        return _real_find_spec(name, package)
     importer = importer_name(2)
     previous = getattr(_state, "probing", False)
     _state.probing = True
@@ -167,13 +173,15 @@ def install() -> None:
         importlib.util.find_spec = _find_spec
 
 
-def add_observer(observer: Observer) -> None:
-    """Call ``observer`` for every import attempt from now on."""
+def add_observer(observer: Observer, top_level: Iterable[str]) -> None:
+    """Call ``observer`` for every import attempt of a module under ``top_level`` names."""
+    _interesting.update(top_level)
     _observers.append(observer)
 
 
-def add_blocker(blocker: Blocker) -> None:
-    """Refuse modules for which ``blocker`` returns True (ModuleNotFoundError, as if absent)."""
+def add_blocker(blocker: Blocker, top_level: Iterable[str]) -> None:
+    """Refuse modules (under ``top_level`` names) for which ``blocker`` returns True."""
+    _interesting.update(top_level)
     _blockers.append(blocker)
 
 

@@ -144,6 +144,6 @@ def install() -> None:
     if not os.environ.get("MIGRATE_PROBE_DIR"):
         return
     _migrate_hooks.install()
-    _migrate_hooks.add_observer(_observe)
+    _migrate_hooks.add_observer(_observe, CUDA_ONLY_TOP_LEVEL)
     _migrate_hooks.add_post_import_hook("torch", _on_torch)
     atexit.register(_write)

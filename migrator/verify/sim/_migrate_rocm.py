@@ -311,7 +311,7 @@ def install() -> None:
     )
     _fix_environment()
     _migrate_hooks.install()
-    _migrate_hooks.add_blocker(_blocker)
+    _migrate_hooks.add_blocker(_blocker, BLOCKED_TOP_LEVEL)
     _migrate_hooks.add_post_import_hook("torch", _patch_torch)
     _patch_subprocess()
     log("start", profile=PROFILE, argv=list(sys.argv), allowed=sorted(_allowed))
