@@ -216,7 +216,7 @@ def test_llm_app_passes_native_and_rocm_sim(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         verify_command,
         [str(project), "--smoke", "python smoke.py", "--targets", "native,rocm-sim",
-         "--receipt", str(receipt_path), "--timeout", "300"],
+         "--unsafe-fixes", "--receipt", str(receipt_path), "--timeout", "300"],
     )
     assert result.exit_code == 0, result.output
     assert _tree_digest(project) == before  # the user's tree is never touched
@@ -226,6 +226,8 @@ def test_llm_app_passes_native_and_rocm_sim(tmp_path: Path) -> None:
     assert receipt["passed"] is True and receipt["amd_gpu_used"] is False
     assert receipt["fixes"]["engine_available"] is True
     assert receipt["fixes"]["total"] == sum(receipt["fixes"]["applied"].values())
+    # the flash-attn call really became SDPA (with causal_lower_right + GQA) and ran under the sim
+    assert receipt["fixes"]["applied"].get("ROC400") == 1
     runs = {(run["tree"], run["target"]): run for run in receipt["runs"]}
     assert set(runs) == {("original", "native"), ("migrated", "native"), ("migrated", "rocm-sim")}
     sim = runs[("migrated", "rocm-sim")]

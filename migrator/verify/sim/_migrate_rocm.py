@@ -245,6 +245,14 @@ def _patch_version(version: ModuleType) -> None:
     version.__class__ = _EmulatedVersionModule
 
 
+def _causal_bias_type(torch: ModuleType) -> Any:
+    try:
+        from torch.nn.attention.bias import CausalBias
+    except ImportError:
+        return None
+    return CausalBias
+
+
 def _patch_sdpa(torch: ModuleType) -> None:
     """[G3] fact §2, §10.6: cuDNN attention is not compiled on ROCm; cuDNN alone → no kernel."""
     functional = torch.nn.functional
@@ -264,6 +272,12 @@ def _patch_sdpa(torch: ModuleType) -> None:
                 "No available kernel. Aborting execution. (emulated ROCm: the cuDNN attention "
                 "backend is not compiled on ROCm; enable FLASH/EFFICIENT/MATH)"
             )
+        mask = kwargs.get("attn_mask", args[3] if len(args) > 3 else None)
+        bias_type = _causal_bias_type(torch)
+        if bias_type is not None and isinstance(mask, bias_type):
+            # CausalBias dispatches on `func is F.scaled_dot_product_attention`, which this
+            # wrapper would defeat; hand it to the same dispatcher torch uses.
+            return bias_type._dispatch(*args, **kwargs)
         return real_sdpa(*args, **kwargs)
 
     scaled_dot_product_attention.__doc__ = real_sdpa.__doc__
