@@ -805,7 +805,7 @@ class CapabilityGate(PythonRule):
             if unreachable_on_rocm(self.ctx, gates.tree, candidate):
                 continue
             verdict = _capability_verdict(candidate, kinds, operands)
-            code = self.ctx.code(candidate).strip()
+            code = " ".join(self.ctx.code(candidate).split()).replace("( ", "(").replace(", )", ")")
             if verdict is None:
                 message = (
                     f"`{code}` compares an AMD gfx version (MI300X = (9, 4)) with NVIDIA "
@@ -819,7 +819,9 @@ class CapabilityGate(PythonRule):
             self.report(candidate, message=message)
 
 
-_AMD_WORDS = re.compile(r"amd|instinct|radeon|\bmi\d{2,3}|gfx|rocm|hip", re.IGNORECASE)
+_AMD_WORDS = re.compile(
+    r"amd|advanced micro|instinct|radeon|\bmi\d{2,3}|gfx|rocm|hip", re.IGNORECASE
+)
 _STRING_METHODS = {"startswith", "endswith", "find", "rfind", "index", "count", "__contains__"}
 _REGEX_FUNCS = {"re.search", "re.match", "re.fullmatch", "re.findall", "re.finditer"}
 
@@ -905,6 +907,12 @@ class DeviceNameGate(PythonRule):
             "if torch.version.hip is None and 'A100' in torch.cuda.get_device_name():\n"
             "    pass\n"
         ),
+        Valid(
+            "import torch\ndef vendor():\n"
+            "    name = torch.cuda.get_device_properties(0).name.lower()\n"
+            "    if 'nvidia' in name:\n        return 'nv'\n"
+            "    elif 'amd' in name:\n        return 'amd'\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -935,6 +943,8 @@ class DeviceNameGate(PythonRule):
     def visit_Module(self, node: cst.Module) -> None:
         gates = _gate_analysis(self.ctx)
         tree_ = gates.tree
+        vendor_aware: set[int] = set()
+        tests: list[tuple[int, cst.CSTNode, list[str]]] = []
         for candidate in tree_.nodes:
             strings: list[str] | None = None
             if isinstance(candidate, cst.Comparison) and len(candidate.comparisons) == 1:
@@ -960,10 +970,18 @@ class DeviceNameGate(PythonRule):
                 elif self.ctx.qualname(func) in _REGEX_FUNCS and len(candidate.args) >= 2:
                     if _kind(self.ctx, gates, candidate.args[1].value) == "name":
                         strings = _literal_strings(candidate.args[0].value)
-            if not strings or _mentions_amd(strings):
+            if not strings:
+                continue
+            scope = id(tree_.scope(candidate))
+            if _mentions_amd(strings):
+                vendor_aware.add(scope)
                 continue
             if unreachable_on_rocm(self.ctx, tree_, candidate):
                 continue
+            tests.append((scope, candidate, strings))
+        for scope, candidate, strings in tests:
+            if scope in vendor_aware:
+                continue  # the same function also tests for AMD names: a vendor dispatch
             shown = ", ".join(repr(s) for s in strings[:3])
             self.report(
                 candidate,

@@ -247,6 +247,17 @@ class DeprecatedSdpKernel(PythonRule):
                 "with sdpa_kernel([B.MATH]):\n    pass\n"
             ),
         ),
+        Invalid(
+            "import torch\nfrom torch.backends.cuda import SDPBackend\n"
+            "with torch.backends.cuda.sdp_kernel(enable_math=False, enable_cudnn=False):\n"
+            "    pass\n",
+            fixed=(
+                "import torch\nfrom torch.backends.cuda import SDPBackend\n"
+                "from torch.nn.attention import sdpa_kernel\n\n"
+                "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):\n"
+                "    pass\n"
+            ),
+        ),
         Invalid("import torch\ncfg = {}\nwith torch.backends.cuda.sdp_kernel(**cfg):\n    pass\n"),
         Invalid(
             "import torch\ndef sdpa_kernel():\n    pass\n"
@@ -270,7 +281,11 @@ class DeprecatedSdpKernel(PythonRule):
             return
         tree_ = tree(self.ctx.module)
         kernel_names = self.ctx.imports.local_names_for(SDPA_KERNEL)
-        backend_names = self.ctx.imports.local_names_for(SDP_BACKEND)
+        backend_names = [
+            local
+            for prefix in _BACKEND_PREFIXES
+            for local in self.ctx.imports.local_names_for(prefix)
+        ]
         needed: dict[str, str] = {}
         if not kernel_names:
             needed["sdpa_kernel"] = SDPA_KERNEL
