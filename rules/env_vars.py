@@ -47,6 +47,13 @@ class EnvAccess:
     block_writes: frozenset[str] = frozenset()
     #: the value written, when known
     value: cst.BaseExpression | None = None
+    #: every variable removed (``pop``/``del``) by a statement of the same block
+    block_removes: frozenset[str] = frozenset()
+    #: how the code spells ``os.environ`` at this access
+    environ: str = "os.environ"
+    #: for ``dict-key``: the dict literal and the element
+    mapping: cst.Dict | None = None
+    element: cst.DictElement | None = None
 
 
 _ENVIRON = "os.environ"
@@ -82,6 +89,7 @@ class _EnvAccessRule(PythonRule):
         self._targets: set[int] = set()
         self._env_dicts: set[int] = set()
         self._done: set[int] = set()
+        self._block_removes: dict[int, frozenset[str]] = {}
 
     def on_access(self, access: EnvAccess) -> None:
         raise NotImplementedError
@@ -112,17 +120,34 @@ class _EnvAccessRule(PythonRule):
                     names.add(value)
         return names
 
+    def _removed(self, small: cst.BaseSmallStatement) -> set[str]:
+        names: set[str] = set()
+        if isinstance(small, cst.Del) and isinstance(small.target, cst.Subscript):
+            key = _key_of(small.target)
+            if key is not None:
+                names.add(key[0])
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            if _GETTERS.get(self.ctx.call_name(call) or "") == "pop" and call.args:
+                value = string_value(call.args[0].value)
+                if value is not None:
+                    names.add(value)
+        return names
+
     def _scan_block(self, body: Any) -> None:
         written: set[str] = set()
+        removed: set[str] = set()
         lines = [statement for statement in body if isinstance(statement, cst.SimpleStatementLine)]
         for line in lines:
             for small in line.body:
                 written |= self._written(small)
+                removed |= self._removed(small)
         frozen = frozenset(written)
         for line in lines:
             only = line if len(line.body) == 1 else None
             for small in line.body:
                 self._lines[id(small)] = (only, frozen)
+                self._block_removes[id(small)] = frozenset(removed)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scan_block(node.body)
@@ -167,8 +192,24 @@ class _EnvAccessRule(PythonRule):
             )
 
     def visit_Del(self, node: cst.Del) -> None:
-        if isinstance(node.target, cst.Subscript):
-            self._targets.add(id(node.target))
+        if not isinstance(node.target, cst.Subscript):
+            return
+        self._targets.add(id(node.target))
+        key = _key_of(node.target)
+        if key is None or not self.is_environ(node.target.value):
+            return
+        line, _ = self._lines.get(id(node), (None, frozenset()))
+        self._emit(
+            EnvAccess(
+                node=line if line is not None else node,
+                name=key[0],
+                kind="del",
+                key=key[1],
+                line=line,
+                block_removes=self._block_removes.get(id(node), frozenset()),
+                environ=self.ctx.code(node.target.value),
+            )
+        )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Subscript):
@@ -178,6 +219,8 @@ class _EnvAccessRule(PythonRule):
         # remember statement-level setdefault calls with their line
         if isinstance(node.value, cst.Call):
             self._lines.setdefault(id(node.value), self._lines.get(id(node), (None, frozenset())))
+            if id(node) in self._block_removes:
+                self._block_removes[id(node.value)] = self._block_removes[id(node)]
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if (
@@ -192,13 +235,30 @@ class _EnvAccessRule(PythonRule):
             isinstance(element, cst.StarredDictElement) and self.is_environ(element.value)
             for element in node.elements
         )
+        keys = {
+            string_value(element.key): element
+            for element in node.elements
+            if isinstance(element, cst.DictElement)
+        }
+        # an environment dict: spreads os.environ, is passed as env=, or names our variables
         if not splats_environ and id(node) not in self._env_dicts:
-            return
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                name = string_value(element.key)
-                if name is not None:
-                    self._emit(EnvAccess(node=element.key, name=name, kind="dict-key"))
+            if not set(keys) & self.variables:
+                return
+        names = frozenset(name for name in keys if name is not None)
+        for name, element in keys.items():
+            if name is not None:
+                self._emit(
+                    EnvAccess(
+                        node=element.key,
+                        name=name,
+                        kind="dict-key",
+                        key=element.key,
+                        value=element.value,
+                        block_writes=names,
+                        mapping=node,
+                        element=element,
+                    )
+                )
 
     def visit_Call(self, node: cst.Call) -> None:
         kind = _GETTERS.get(self.ctx.call_name(node) or "")
@@ -227,6 +287,10 @@ class _EnvAccessRule(PythonRule):
                 line=line,
                 block_writes=block,
                 value=written,
+                block_removes=self._block_removes.get(id(node), frozenset()),
+                environ=self.ctx.code(node.func.value)
+                if isinstance(node.func, cst.Attribute) and kind != "putenv"
+                else "os.environ",
             )
         )
 
@@ -277,6 +341,9 @@ class _PairedVariable(_EnvAccessRule):
         return cast(dict[str, Any], _table()["paired"][self.cuda_name])
 
     def on_access(self, access: EnvAccess) -> None:
+        if access.kind in {"pop", "del"}:
+            self._removal(access)
+            return
         if access.kind not in {"assign", "assign-other", "setdefault", "putenv", "dict-key"}:
             return
         entry = self._entry()
@@ -292,6 +359,16 @@ class _PairedVariable(_EnvAccessRule):
         replacement = None
         applicability = None
         line = access.line
+        if access.kind == "dict-key" and access.mapping is not None:
+            fixed = self._dict_fix(access, rocm)
+            if fixed is not None:
+                self.report(
+                    access.mapping,
+                    message=message,
+                    replacement=fixed,
+                    applicability=Applicability.UNSAFE,
+                )
+                return
         if line is not None and access.kind in {"assign", "assign-other", "setdefault"}:
             quote = _quote(access.key)
             if access.kind == "setdefault" and access.call is not None:
@@ -321,13 +398,71 @@ class _PairedVariable(_EnvAccessRule):
             applicability=applicability,
         )
 
+    def _dict_fix(self, access: EnvAccess, rocm: str) -> cst.Dict | None:
+        """The dict with ``"HIP_...": <same value>`` after the CUDA entry, when the value is a
+        literal or a plain name (copying it cannot evaluate anything twice)."""
+        mapping, element = access.mapping, access.element
+        if mapping is None or element is None:
+            return None
+        value = element.value
+        simple = isinstance(value, (cst.Name, cst.Integer, cst.SimpleString)) or (
+            isinstance(value, cst.Attribute)
+            and self.ctx.qualname(value) is None
+            and isinstance(value.value, cst.Name)
+        )
+        if not simple:
+            return None
+        quote = _quote(access.key)
+        comma = element.comma
+        last = not isinstance(comma, cst.Comma)
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        new = cst.DictElement(
+            key=cst.SimpleString(f"{quote}{rocm}{quote}"),
+            value=value,
+            whitespace_before_colon=element.whitespace_before_colon,
+            whitespace_after_colon=element.whitespace_after_colon,
+            comma=cst.MaybeSentinel.DEFAULT if last else comma,
+        )
+        elements = list(mapping.elements)
+        index = elements.index(element)
+        previous = elements[index - 1].comma if index > 0 else None
+        if last and isinstance(previous, cst.Comma):
+            separator = previous  # keep the one-entry-per-line layout
+        elements[index] = element.with_changes(comma=separator if last else comma)
+        elements.insert(index + 1, new)
+        return mapping.with_changes(elements=elements)
+
+    def _removal(self, access: EnvAccess) -> None:
+        entry = self._entry()
+        rocm = entry["add"]
+        if access.block_removes & set(entry["handled"]):
+            return
+        message = (
+            f"`{self.cuda_name}` is removed but `{rocm}` is not: on ROCm a `{rocm}` set "
+            f"earlier (or by the launcher) stays in force; remove `{rocm}` too"
+        )
+        replacement = None
+        line = access.line
+        if line is not None:
+            quote = _quote(access.key)
+            extra = f"{access.environ}.pop({quote}{rocm}{quote}, None)"
+            second = cast(cst.SimpleStatementLine, cst.parse_statement(extra + "\n"))
+            pair = cst.FlattenSentinel([line, second.with_changes(leading_lines=[])])
+            replacement = cast(Any, lambda pair=pair: pair)
+        self.report(
+            line if replacement is not None and line is not None else access.node,
+            message=message,
+            replacement=replacement,
+        )
+
 
 class CudaVisibleDevicesWithoutHip(_PairedVariable):
     """
     ## What it does
     Flags Python code that sets `CUDA_VISIBLE_DEVICES` (`os.environ[...] = ...`,
     `os.environ.setdefault`, `os.putenv`, `os.environ.update`, environment dicts passed as
-    `env=`) without setting `HIP_VISIBLE_DEVICES` (or `ROCR_VISIBLE_DEVICES`) next to it.
+    `env=`) without setting `HIP_VISIBLE_DEVICES` (or `ROCR_VISIBLE_DEVICES`) next to it, and
+    code that removes it (`os.environ.pop`, `del`) without removing `HIP_VISIBLE_DEVICES`.
 
     ## Why it breaks on ROCm
     HIP documents `CUDA_VISIBLE_DEVICES` only as a legacy alias of `HIP_VISIBLE_DEVICES`
@@ -352,9 +487,11 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
     ```
 
     ## Fix safety
-    Safe for `os.environ[...] = ...` and `os.environ.setdefault(...)`: the CUDA runtime and
-    PyTorch's CUDA builds never read `HIP_VISIBLE_DEVICES`, so nothing changes on NVIDIA, and
-    the copy re-reads the variable instead of evaluating the value twice. Unsafe for an
+    Safe for `os.environ[...] = ...`, `os.environ.setdefault(...)`, `os.environ.pop(...)` and
+    `del os.environ[...]` (the removal gets `os.environ.pop("HIP_VISIBLE_DEVICES", None)`):
+    the CUDA runtime and PyTorch's CUDA builds never read `HIP_VISIBLE_DEVICES`, so nothing
+    changes on NVIDIA, and the copy re-reads the variable instead of evaluating the value
+    twice. Unsafe for an
     assignment into another mapping (`env["CUDA_VISIBLE_DEVICES"] = ...`), which may not be
     an environment. Other forms are reported without a fix.
 
@@ -383,9 +520,14 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
         Valid('import os\n\nprint(os.environ.get("CUDA_VISIBLE_DEVICES"))\n'),
         Valid('"""Set os.environ["CUDA_VISIBLE_DEVICES"] = "0" first."""\n'),
         Valid('config = {}\nconfig.CUDA_VISIBLE_DEVICES = "0"\n'),
+        Valid('env = {"CUDA_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "0"}\n'),
         Valid(
             'import os\n\nos.environ["ROCR_VISIBLE_DEVICES"] = "1"\n'
             'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n'
+        ),
+        Valid(
+            'import os\n\nos.environ.pop("CUDA_VISIBLE_DEVICES", None)\n'
+            'os.environ.pop("HIP_VISIBLE_DEVICES", None)\n'
         ),
     ]
     invalid = [
@@ -418,8 +560,26 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
         Invalid(
             "import os, subprocess\n\n"
             'subprocess.run(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": "1"})\n',
+            fixed="import os, subprocess\n\n"
+            'subprocess.run(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": "1", '
+            '"HIP_VISIBLE_DEVICES": "1"})\n',
         ),
+        Invalid(
+            'env = {"CUDA_VISIBLE_DEVICES": "0,1"}\n',
+            fixed='env = {"CUDA_VISIBLE_DEVICES": "0,1", "HIP_VISIBLE_DEVICES": "0,1"}\n',
+        ),
+        Invalid('env = {"CUDA_VISIBLE_DEVICES": pick(), "PATH": path}\n'),
         Invalid('import os\n\nif x: os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'),
+        Invalid(
+            "import os\n\nos.environ.pop('CUDA_VISIBLE_DEVICES', None)\n",
+            fixed="import os\n\nos.environ.pop('CUDA_VISIBLE_DEVICES', None)\n"
+            "os.environ.pop('HIP_VISIBLE_DEVICES', None)\n",
+        ),
+        Invalid(
+            'import os\n\ndel os.environ["CUDA_VISIBLE_DEVICES"]\n',
+            fixed='import os\n\ndel os.environ["CUDA_VISIBLE_DEVICES"]\n'
+            'os.environ.pop("HIP_VISIBLE_DEVICES", None)\n',
+        ),
     ]
 
 
@@ -689,6 +849,8 @@ class CudaHomeLookup(_EnvAccessRule):
     def on_access(self, access: EnvAccess) -> None:
         if access.name not in self._CUDA or id(access.node) in self._chained:
             return
+        if access.kind in {"pop", "del"}:
+            return
         if access.kind == "get" and not access.has_default and access.call is not None:
             call = access.call
             chain = self._chain(
@@ -775,6 +937,8 @@ class CudaOnlyEnvVar(_EnvAccessRule):
     ]
 
     def on_access(self, access: EnvAccess) -> None:
+        if access.kind in {"pop", "del"}:
+            return  # removing a variable that has no effect is harmless
         entry = _table()["cuda_only"][access.name]
         self.report(
             access.node,

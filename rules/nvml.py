@@ -107,7 +107,8 @@ class NvmlImport(ScopeTracking):
     (`amdsmi_init()`, `amdsmi_get_processor_handles()`, ...; see ROC202 for each call).
 
     ## Known problems
-    A file that also imports `amdsmi` is treated as already ported and is not reported.
+    Reported once per file (the first NVML import). A file that also imports `amdsmi` is
+    treated as already ported and is not reported.
 
     ## References
     - ROCm/amdsmi `py-interface/README.md`
@@ -137,11 +138,18 @@ class NvmlImport(ScopeTracking):
         Invalid("import nvidia_smi\n"),
         Invalid("try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n", line=2),
         Invalid("import os, pynvml\n", count=1),
+        Invalid("import pynvml\nfrom pynvml import nvmlInit\n", count=1),
     ]
 
+    def __init__(self, ctx: PythonContext) -> None:
+        super().__init__(ctx)
+        self._reported = False
+
     def _report_import(self, node: cst.CSTNode, module: str) -> None:
-        if _imports_amdsmi(self.ctx):
+        # one finding per file: the file depends on NVML (ROC201/ROC202 point at the calls)
+        if self._reported or _imports_amdsmi(self.ctx):
             return
+        self._reported = True
         if self.guarded_by(
             {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"}
         ):
