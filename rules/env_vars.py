@@ -860,7 +860,7 @@ class CudaHomeLookup(_EnvAccessRule):
                 chain = chain.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             self.report(call, message=self._message(), replacement=chain)
             return
-        if access.kind in {"assign", "setdefault", "putenv", "dict-key"}:
+        if access.kind in {"assign", "assign-other", "setdefault", "putenv", "dict-key"}:
             detail = "set `ROCM_PATH` (usually /opt/rocm) for ROCm builds"
         elif access.kind == "subscript":
             detail = "`os.environ[...]` raises KeyError where only `ROCM_PATH` is set"

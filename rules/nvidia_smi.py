@@ -113,7 +113,12 @@ def _string_words(value: str) -> tuple[list[str], bool] | None:
         return None
     if _is_program(words[0]):
         simple = not re.search(r"[;&|<>`$()]", value)
-        rest = words[1:]
+        start = value.find(_PROGRAM) + len(_PROGRAM)
+        _, end = command_args(value, start, None)
+        try:
+            rest = shlex.split(value[start:end], posix=True)
+        except ValueError:
+            rest = value[start:end].split()
         return rest, simple
     # nvidia-smi later in a shell pipeline or list: report, never fix
     for match in re.finditer(r"(?<![\w./-])(?:/[\w./-]*/)?nvidia-smi(?![\w.-])", value):

@@ -405,11 +405,16 @@ class NvmlDeviceQuery(_NvmlResolver):
         Invalid(
             "from pynvml import *\n\nbus = nvmlDeviceGetPciInfo(handle).busId\n",
         ),
+        Invalid(
+            "import pynvml\n\n"
+            "name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0)).decode()\n",
+        ),
     ]
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)
         self._handled: set[int] = set()
+        self._no_fix: set[int] = set()
 
     def _message(self, function: str) -> str:
         entry = _table()["functions"].get(function)
@@ -443,6 +448,10 @@ class NvmlDeviceQuery(_NvmlResolver):
         function = self.nvml_function(call.func)
         if function is None:
             return
+        if node.attr.value == "decode":
+            # ``nvmlDeviceGetName(h).decode()``: torch returns str, which has no decode()
+            self._no_fix.add(id(call))
+            return
         entry = _table()["functions"].get(function, {})
         fields = entry.get("fields") if entry.get("fix") == "fields" else None
         if not fields or node.attr.value not in fields:
@@ -470,7 +479,7 @@ class NvmlDeviceQuery(_NvmlResolver):
         entry = _table()["functions"].get(function, {})
         replacement: cst.BaseExpression | None = None
         imports: list[tuple[str, str | None]] = []
-        fix = entry.get("fix")
+        fix = entry.get("fix") if id(node) not in self._no_fix else None
         if fix == "count" and not node.args:
             replacement, imports = self._torch(entry["torch"], None)
         elif fix == "by-index":
