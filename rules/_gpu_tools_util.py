@@ -243,9 +243,6 @@ def _blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
 # Text files: lines, comments, shell words
 
 
-_COMMENT_START = re.compile(r"(^|\s)#")
-
-
 def code_part(line: str) -> str:
     """``line`` up to a ``#`` comment (at line start or after whitespace, outside quotes)."""
     quote: str | None = None

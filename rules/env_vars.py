@@ -1107,7 +1107,9 @@ class _TextPaired(TextRule):
         if setting.form == "docker-e":
             suffix = f"={value}" if value else ""
             return f"{original} {setting.flag} {rocm}{suffix}", setting.value_end
-        if not _SIMPLE_VALUE.match(value) and not re.fullmatch(r"\$\{?\w+\}?", value):
+        if not _SIMPLE_VALUE.match(value) and not re.fullmatch(
+            r"\$\w+|\$\{\w+(?::?[-=+?][\w.,:/@%+-]*)?\}", value
+        ):
             return None, 0
         if setting.form == "assign":
             return f"{original} {rocm}={value}", setting.value_end
@@ -1224,6 +1226,11 @@ class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
             path=".github/workflows/ci.yml",
         ),
         Invalid("export CUDA_VISIBLE_DEVICES=$(pick_gpus)\n", path="run.sh"),
+        Invalid(
+            "export CUDA_VISIBLE_DEVICES=${GPUS:-0}\n",
+            fixed="export CUDA_VISIBLE_DEVICES=${GPUS:-0} HIP_VISIBLE_DEVICES=${GPUS:-0}\n",
+            path="run.sh",
+        ),
     ]
 
 
