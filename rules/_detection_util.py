@@ -39,11 +39,17 @@ class _ParentCollector(cst.CSTVisitor):
         self.parents: dict[int, cst.CSTNode] = {}
         self.nodes: list[cst.CSTNode] = []
 
+        self._stack: list[cst.CSTNode] = []
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.nodes.append(node)
-        for child in node.children:
-            self.parents[id(child)] = node
+        if self._stack:
+            self.parents[id(node)] = self._stack[-1]
+        self._stack.append(node)
         return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
 
 
 @dataclass

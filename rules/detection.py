@@ -798,8 +798,8 @@ class CapabilityGate(PythonRule):
                 continue
             operands = [candidate.left, *[c.comparator for c in candidate.comparisons]]
             kinds = [_kind(self.ctx, gates, operand) for operand in operands]
-            if not any(kind in {"cap", "major", "minor"} for kind in kinds):
-                continue
+            if not any(kind in {"cap", "major"} for kind in kinds):
+                continue  # `minor >= 9` alone sits under a `major` gate, which is reported
             if not all(isinstance(c.operator, _CAP_OPERATORS) for c in candidate.comparisons):
                 continue
             if unreachable_on_rocm(self.ctx, gates.tree, candidate):

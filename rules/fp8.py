@@ -58,8 +58,10 @@ class OcpFp8Dtype(PythonRule):
     0x80 byte, double the scales).
 
     ## Known problems
-    `torch.finfo(torch.float8_e4m3fn)` is not reported (the dtype choice, not the lookup, is the
-    problem); files that also name an FNUZ dtype are taken as already choosing at run time.
+    One finding per function (the first use; the message counts the others).
+    `torch.finfo(torch.float8_e4m3fn)` and `storage_dtype=` arguments (FP8 used only to store
+    weights that are upcast before compute, which works on every GPU) are not reported; files
+    that also name an FNUZ dtype are taken as already choosing at run time.
 
     ## References
     - ROCm HIP FP8 numbers: https://rocm.docs.amd.com/projects/HIP/en/latest/reference/fp8_numbers.html
@@ -84,6 +86,7 @@ class OcpFp8Dtype(PythonRule):
         Valid("import torch\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n"),
         Valid("class torch:\n    float8_e4m3fn = 1\nx = torch.float8_e4m3fn\n"),
         Valid('import torch\n"""Quantize to torch.float8_e4m3fn."""\n# torch.float8_e5m2\n'),
+        Valid("import torch\nmodel.enable_layerwise_casting(storage_dtype=torch.float8_e4m3fn)\n"),
     ]
     invalid = [
         Invalid(
@@ -95,7 +98,8 @@ class OcpFp8Dtype(PythonRule):
         Invalid("from torch import float8_e4m3fn\nDTYPE = float8_e4m3fn\n"),
         Invalid(
             "import torch\ndef is_fp8(t):\n"
-            "    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)\n",
+            "    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)\n"
+            "def to_fp8(t):\n    return t.to(torch.float8_e5m2)\n",
             count=2,
         ),
     ]
@@ -104,20 +108,40 @@ class OcpFp8Dtype(PythonRule):
         tree_ = tree(node)
         if qualified_refs(self.ctx, tree_, FNUZ):
             return
+        by_scope: dict[int, list[cst.CSTNode]] = {}
         for ref in qualified_refs(self.ctx, tree_, OCP):
-            if _inside_finfo(self.ctx, tree_, ref):
+            if _inside_finfo(self.ctx, tree_, ref) or _storage_only(tree_, ref):
                 continue
             if unreachable_on_rocm(self.ctx, tree_, ref):
                 continue
-            dtype = self.ctx.qualname(ref) or ""
-            fnuz = dtype.replace("torch.", "") + "uz"
+            by_scope.setdefault(id(tree_.scope(ref)), []).append(ref)
+        for refs in by_scope.values():
+            first = refs[0]
+            dtype = self.ctx.qualname(first) or ""
+            more = f" ({len(refs) - 1} more use(s) in this scope)" if len(refs) > 1 else ""
             self.report(
-                ref,
+                first,
                 message=(
                     f"`{dtype}` is OCP FP8: MI300X (gfx942) supports only FNUZ FP8 "
-                    f"(`torch.{fnuz}`); choose the dtype at run time"
+                    f"(`{_FNUZ_OF[dtype]}`); choose the dtype at run time{more}"
                 ),
             )
+
+
+_FNUZ_OF = {
+    "torch.float8_e4m3fn": "torch.float8_e4m3fnuz",
+    "torch.float8_e5m2": "torch.float8_e5m2fnuz",
+}
+
+
+def _storage_only(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """``storage_dtype=torch.float8_e4m3fn``: FP8 used only to store weights between upcasts."""
+    parent = tree_.parent(ref)
+    return (
+        isinstance(parent, cst.Arg)
+        and parent.keyword is not None
+        and parent.keyword.value == "storage_dtype"
+    )
 
 
 _SIZE_WORDS = ("size", "width", "height", "res", "dim", "shape", "len", "pixels")
