@@ -205,6 +205,9 @@ def scan(
     )
     sources, problems = _sources(root, selection)
     cache = ResultCache(root) if use_cache else None
+    # The cache holds every rule's findings so that a later scan with another selection can
+    # reuse it; without the cache only the selected rules need to run.
+    task_codes = None if use_cache else selection.codes()
     results: dict[str, FileResult] = {}
     tasks: list[_Task] = []
     keys: dict[str, str] = {}
@@ -221,7 +224,9 @@ def scan(
                 if cached is not None:
                     results[source.relative] = cached
                     continue
-        tasks.append(_Task(str(source.path), source.relative, source.kind, None, None, prefilter))
+        tasks.append(
+            _Task(str(source.path), source.relative, source.kind, None, task_codes, prefilter)
+        )
     if on_total:
         on_total(len(tasks))
     for outcome in _execute(tasks, jobs, progress):
