@@ -337,7 +337,8 @@ class Req:
     """
 
     parsed: ParsedRequirement
-    source: str  # requirements | pyproject | poetry | setupcfg | conda | conda-pip | setup.py | command
+    # requirements | pyproject | poetry | setupcfg | conda | conda-pip | setup.py | command
+    source: str
     offset: int | None
     remove: tuple[int, int] | None = None
     poetry_spans: tuple[tuple[int, int] | None, tuple[int, int] | None] | None = None
@@ -505,7 +506,7 @@ def requirements_file(text: str) -> tuple[list[Req], list[OptionValue]]:
             continue
         remove_end = end
         # pip-compile annotations ("    # via torch") that follow belong to this line.
-        for later_start, later_end, later_pieces in logical[number + 1 :]:
+        for later_start, later_end, _pieces in logical[number + 1 :]:
             line = text[later_start:later_end]
             if re.match(r"^[ \t]+#", line):
                 remove_end = later_end
@@ -769,7 +770,9 @@ _REQ_ARRAYS = (
 
 
 def _path_matches(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
-    return len(path) == len(pattern) and all(p == "*" or p == q for p, q in zip(pattern, path))
+    return len(path) == len(pattern) and all(
+        p == "*" or p == q for p, q in zip(pattern, path, strict=True)
+    )
 
 
 def _poetry_table(path: tuple[str, ...]) -> bool:
@@ -820,8 +823,12 @@ def pyproject_file(text: str) -> tuple[list[Req], list[TomlValue]]:
                         spec = entry.string or ""
                         if entry.editable:
                             spec_span = (entry.start + 1, entry.end - 1)
-            key_text = text[value.key_span[0] : value.key_span[1]]
-            name_span = value.key_span if re.fullmatch(r"[A-Za-z0-9_.-]+", key_text) else None
+            key_text = text[value.key_span[0] : value.key_span[1]].rstrip()
+            name_span = (
+                (value.key_span[0], value.key_span[0] + len(key_text))
+                if re.fullmatch(r"[A-Za-z0-9_.-]+", key_text)
+                else None
+            )
             parsed = ParsedRequirement(
                 text=name, name=normalize(name), raw_name=name, name_span=(0, len(name)),
                 extras=(), extras_span=(len(name), len(name)), spec=spec,
@@ -836,7 +843,7 @@ def pyproject_file(text: str) -> tuple[list[Req], list[TomlValue]]:
                     None,
                     remove=(line_start, line_end) if single_line else None,
                     poetry_spans=(name_span, spec_span),
-                    report_span=value.key_span,
+                    report_span=(value.key_span[0], value.key_span[0] + len(key_text)),
                 )
             )
     strings = [v for v in walk_toml(values) if v.kind == "string"]
@@ -956,7 +963,8 @@ def _yaml_item_removal(text: str, start: int, end: int) -> tuple[int, int] | Non
     line_start, line_end = line_bounds(text, start)
     before = text[line_start:start]
     after = text[end:line_end]
-    if re.fullmatch(r"\s*-\s*['\"]?", before) and not after[: comment_start(after)].strip(" \t\r\n'\""):
+    rest = after[: comment_start(after)].strip(" \t\r\n'\"")
+    if re.fullmatch(r"\s*-\s*['\"]?", before) and not rest:
         return line_start, line_end
     return None
 
@@ -1036,7 +1044,7 @@ def _assigned(module: cst.Module, name: str) -> list[cst.BaseExpression]:
     for small in _module_statements(module.body):
         if isinstance(small, cst.Assign):
             for target in small.targets:
-                head = target.target
+                head: cst.BaseExpression = target.target
                 if isinstance(head, cst.Subscript):
                     head = head.value
                 if isinstance(head, cst.Name) and head.value == name:
@@ -1140,7 +1148,7 @@ class Token:
     quoted: bool
 
 
-_OPERATORS = ("&&", "||", ";", "|", "(", ")", "`", "$(")
+_OPERATORS = ("&&", "||", ";", "|", "&", "(", ")", "`", "$(")
 
 
 def command_segments(text: str) -> Iterator[list[Token]]:
@@ -1196,6 +1204,9 @@ def command_segments(text: str) -> Iterator[list[Token]]:
                 continue
             value.append(char)
             position += 1
+        if position == start:  # a character no rule above consumed: skip it
+            position += 1
+            continue
         current.append(Token("".join(value), start, position, quoted))
     if current:
         yield current
@@ -1217,7 +1228,7 @@ def _is_pip(token: str) -> bool:
 
 
 def pip_install_args(segment: list[Token]) -> list[Token] | None:
-    """The argument tokens after ``pip install`` / ``uv pip install`` / ``python -m pip install``."""
+    """Argument tokens after ``pip install``, ``uv pip install`` or ``python -m pip install``."""
     values = [token.value for token in segment]
     for index, value in enumerate(values):
         if index + 1 < len(values) and values[index + 1] == "install":
@@ -1392,6 +1403,8 @@ class RequirementRule(PythonRule, TextRule):
         {"python", "requirements", "pyproject", "setupcfg", "conda"}
     )
 
+    ctx: Any  # a PythonContext in setup.py, a TextContext elsewhere
+
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self._torch_specs: list[str] | None = None
@@ -1424,7 +1437,8 @@ class RequirementRule(PythonRule, TextRule):
         return self._setup_reqs
 
     def check(self) -> None:
-        for req in all_requirements(self.ctx):
+        ctx: TextContext = self.ctx
+        for req in all_requirements(ctx):
             if req.source == "command" or not req.on_linux:
                 continue
             verdict = self.examine(req)

@@ -13,8 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from migrator.rules import dependencies
-from migrator.rules._deps_util import (
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, TextRule, Valid
+
+from . import dependencies
+from ._deps_util import (
     LOCAL_CUDA_RE,
     Change,
     Req,
@@ -30,12 +33,11 @@ from migrator.rules._deps_util import (
     rocm_for_specs,
     rocm_for_torch_version,
 )
-from migrator.rules.dependencies import cuda_index_edits, url_matches
+from .dependencies import cuda_index_edits, url_matches
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
-
-_DEVICE_FLAGS = "--device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined"
+_DEVICE_FLAGS = (
+    "--device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined"
+)
 
 
 def _images() -> dict[str, Any]:
@@ -174,8 +176,13 @@ class CudaBaseImage(TextRule):
     effort_hours = 1.0
     valid = [
         Valid("FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n", path="Dockerfile"),
-        Valid("# was: FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\nFROM ubuntu:22.04\n", path="Dockerfile"),
-        Valid("FROM ubuntu:22.04\nRUN echo nvidia/cuda:12.1.1-devel-ubuntu22.04\n", path="Dockerfile"),
+        Valid(
+            "# was: FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\nFROM ubuntu:22.04\n",
+            path="Dockerfile",
+        ),
+        Valid(
+            "FROM ubuntu:22.04\nRUN echo nvidia/cuda:12.1.1-devel-ubuntu22.04\n", path="Dockerfile"
+        ),
     ]
     invalid = [
         Invalid(
@@ -379,7 +386,8 @@ class DockerGpuFlags(TextRule):
     ## Fix
     ```python
     # launch.sh
-    docker run --rm --device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined -p 8000:8000 "$IMAGE"
+    docker run --rm --device /dev/kfd --device /dev/dri --group-add video \
+        --security-opt seccomp=unconfined -p 8000:8000 "$IMAGE"
     ```
 
     ## Fix safety
@@ -662,7 +670,8 @@ class ComposeNvidiaGpu(TextRule):
         Invalid(
             "services:\n  app:\n    image: x\n    deploy:\n      replicas: 2\n      resources:\n"
             "        limits:\n          memory: 8g\n        reservations:\n          devices:\n"
-            "          - driver: nvidia\n            count: all\n            capabilities: [ gpu ]\n"
+            "          - driver: nvidia\n            count: all\n"
+            "            capabilities: [ gpu ]\n"
             "    restart: always\n",
             path="compose.yaml",
             fixed="services:\n  app:\n    image: x\n    devices:\n      - /dev/kfd\n"
@@ -831,8 +840,9 @@ class AptCudaPackages(TextRule):
     ```
 
     ## Manual migration
-    Start from a ROCm image that already carries the ROCm stack (`rocm/dev-ubuntu-22.04:<ver>-complete`)
-    and install the ROCm library packages you need (hipcc, MIOpen, RCCL, hipBLAS ...) instead.
+    Start from a ROCm image that already carries the ROCm stack
+    (`rocm/dev-ubuntu-22.04:<ver>-complete`) and install the ROCm library packages you
+    need (hipcc, MIOpen, RCCL, hipBLAS ...) instead.
 
     ## References
     - rocm-facts.md §9 (`FROM nvidia/cuda` row); AMD "ROCm Docker images" [C1]
@@ -933,13 +943,18 @@ class PipCudaWheelIndex(TextRule):
             "RUN pip install torch --index-url https://download.pytorch.org/whl/rocm6.4\n",
             path="Dockerfile",
         ),
-        Valid("# pip install torch --index-url https://download.pytorch.org/whl/cu121\n", path="setup.sh"),
-        Valid("pip install torch --index-url https://download.pytorch.org/whl/cpu\n", path="setup.sh"),
+        Valid(
+            "# pip install torch --index-url https://download.pytorch.org/whl/cu121\n",
+            path="setup.sh",
+        ),
+        Valid(
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu\n", path="setup.sh"
+        ),
     ]
     invalid = [
         Invalid(
-            "RUN uv pip install --no-cache-dir \\\n    torch==2.10.0 \\\n    torchvision==0.25.0 \\\n"
-            "    --index-url https://download.pytorch.org/whl/cu129\n",
+            "RUN uv pip install --no-cache-dir \\\n    torch==2.10.0 \\\n"
+            "    torchvision==0.25.0 \\\n    --index-url https://download.pytorch.org/whl/cu129\n",
             path="Dockerfile",
             fixed="RUN uv pip install --no-cache-dir \\\n    torch==2.10.0 \\\n"
             "    torchvision==0.25.0 \\\n    --index-url https://download.pytorch.org/whl/rocm7.1\n",
@@ -1114,6 +1129,11 @@ class PipInstallCudaPackage(TextRule):
         Valid("RUN pip install --no-cache-dir transformers accelerate\n", path="Dockerfile"),
         Valid("# pip install flash-attn\npip install torch\n", path="setup.sh"),
         Valid("pip download flash-attn\n", path="setup.sh"),
+        Valid(
+            "ARG BASE=rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.7.1\n"
+            "FROM ${BASE}\nRUN pip install flash-attn --no-build-isolation\n",
+            path="Dockerfile",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1149,8 +1169,16 @@ class PipInstallCudaPackage(TextRule):
         if not reqs:
             return
         examiners = [rule(self.ctx) for rule in self._RULES]
+        # A Dockerfile built on a ROCm image that installs flash-attn is building it from
+        # source for ROCm on purpose: leave that one alone.
+        rocm_based = self.ctx.kind == "dockerfile" and any(
+            split_image(ref.image)[0].startswith("rocm/")
+            for ref in image_refs(self.ctx.text, "dockerfile")
+        )
         for req in reqs:
             if not req.on_linux:
+                continue
+            if rocm_based and req.name in load_data("packages.toml")["flash_attn"]["names"]:
                 continue
             for examiner in examiners:
                 verdict = examiner.examine(req)

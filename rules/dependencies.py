@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from migrator.rules._deps_util import (
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, TextRule, Valid
+
+from ._deps_util import (
     CUDA_INDEX_RE,
     LOCAL_CUDA_RE,
     Change,
@@ -30,9 +33,6 @@ from migrator.rules._deps_util import (
     rocm_for_torch_version,
     spec_admits,
 )
-
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
 
 
 def _table(section: str) -> Any:
@@ -237,7 +237,8 @@ class TorchCudaLocalVersion(RequirementRule):
         Invalid(
             'import setuptools\nsetuptools.setup(install_requires=["torch==2.4.0+cu121"])\n',
             path="setup.py",
-            fixed='import setuptools\nsetuptools.setup(install_requires=["torch==2.4.0+rocm6.1"])\n',
+            fixed='import setuptools\n'
+            'setuptools.setup(install_requires=["torch==2.4.0+rocm6.1"])\n',
         ),
     ]
 
@@ -280,13 +281,14 @@ def cuda_index_edits(
     matches: list[tuple[int, int, re.Match[str]]], rocm: str | None
 ) -> list[tuple[int, int, str, str | None]]:
     """(start, end, message, replacement) for each PyTorch CUDA index URL found."""
-    out = []
+    out: list[tuple[int, int, str, str | None]] = []
     for start, end, match in matches:
         cuda = match.group("cuda")
         nightly = match.group("nightly")
         if nightly or rocm is None:
             why = (
-                "the nightly ROCm index tracks its own ROCm release; choose it by hand"
+                f"the {nightly.rstrip('/')} ROCm index tracks its own ROCm release; "
+                "choose it by hand"
                 if nightly
                 else "no ROCm release is known for the torch pinned here; choose it by hand"
             )
@@ -935,7 +937,7 @@ class XformersCudaWheel(RequirementRule):
         if req.name not in table["names"]:
             return None
         first = table["first_rocm"]
-        if req.spec and spec_admits(req.spec, "99.0") is False and not _admits_from(req.spec, first):
+        if req.spec and not _admits_from(req.spec, first):
             return Verdict(
                 f"`{req.parsed.raw_name}{req.parsed.spec}` predates xformers' ROCm wheels "
                 f"({first}); raise it and install from the PyTorch ROCm index, or use SDPA"
@@ -1088,7 +1090,9 @@ class CudaOnlyPackage(RequirementRule):
     severity = Severity.ERROR
     message = "CUDA-only package with no ROCm build"
     fact = "§9 tensorrt/pycuda/dali rows; [R1][K3]"
-    triggers = _cases("tensorrt", "TensorRT", "pycuda", "PyCUDA", "cuda-python", "cuda_python", "dali")
+    triggers = _cases(
+        "tensorrt", "TensorRT", "pycuda", "PyCUDA", "cuda-python", "cuda_python", "dali"
+    )
     effort_hours = 8.0
     blocker = True
     valid = [
@@ -1264,7 +1268,10 @@ class CondaCudaPackages(TextRule):
     effort_hours = 0.5
     valid = [
         Valid("name: x\ndependencies:\n  - python=3.11\n  - pip\n", path="environment.yml"),
-        Valid("name: x\n# pytorch-cuda=12.1 removed\ndependencies:\n  - numpy\n", path="environment.yml"),
+        Valid(
+            "name: x\n# pytorch-cuda=12.1 removed\ndependencies:\n  - numpy\n",
+            path="environment.yml",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1285,7 +1292,8 @@ class CondaCudaPackages(TextRule):
             if entry.section == "channels" and entry.value.strip() in table["channels"]:
                 self.report(  # type: ignore[attr-defined]
                     entry.start, entry.end,
-                    message=f"conda channel `{entry.value}` serves CUDA packages; not needed on ROCm",
+                    message=f"conda channel `{entry.value}` serves CUDA packages; "
+                    "not needed on ROCm",
                 )
         for req in reqs:
             if req.source == "conda" and req.name in table["packages"]:
