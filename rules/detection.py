@@ -882,6 +882,11 @@ class DeviceNameGate(PythonRule):
     Gate on what the branch needs (memory size, `multi_processor_count`, a feature check) or add
     an AMD branch keyed on `get_device_properties(i).gcnArchName.split(":")[0]` (e.g. `gfx942`).
 
+    ## Known problems
+    One finding per function (at the first test; the message lists the names tested). A function
+    that also tests for AMD names (`"amd"`, `"MI300"`, `"Instinct"`) is taken as a vendor
+    dispatch and not reported.
+
     ## References
     - pytorch/ao PR #2853 (MI300X `name`, `gcnArchName`)
     """
@@ -979,12 +984,16 @@ class DeviceNameGate(PythonRule):
             if unreachable_on_rocm(self.ctx, tree_, candidate):
                 continue
             tests.append((scope, candidate, strings))
+        by_scope: dict[int, list[tuple[cst.CSTNode, list[str]]]] = {}
         for scope, candidate, strings in tests:
             if scope in vendor_aware:
                 continue  # the same function also tests for AMD names: a vendor dispatch
-            shown = ", ".join(repr(s) for s in strings[:3])
+            by_scope.setdefault(scope, []).append((candidate, strings))
+        for found in by_scope.values():
+            names = list(dict.fromkeys(s for _, strings in found for s in strings))
+            shown = ", ".join(repr(s) for s in names[:4]) + (", ..." if len(names) > 4 else "")
             self.report(
-                candidate,
+                found[0][0],
                 message=(
                     f"GPU-name test for {shown} never matches an AMD GPU (MI300X reports "
                     "'AMD Instinct MI300X'): the branch meant for that NVIDIA part is decided "
