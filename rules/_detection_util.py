@@ -480,3 +480,30 @@ def is_docstring(tree_: Tree, node: cst.CSTNode) -> bool:
     while isinstance(parent, cst.ConcatenatedString):
         parent = tree_.parent(parent)
     return isinstance(parent, cst.Expr)
+
+
+def bound_at_module_level(module: cst.Module, local: str) -> bool:
+    """Whether ``local`` is bound by an import at module level (also inside top-level ``try``/
+    ``if``), as opposed to only by imports inside functions (a deliberately lazy import)."""
+    statements: list[cst.CSTNode] = list(module.body)
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
+                    for alias in small.names:
+                        name = alias.evaluated_alias or alias.evaluated_name
+                        if name.split(".", 1)[0] == local:
+                            return True
+        elif isinstance(statement, (cst.Try, cst.If, cst.Else, cst.ExceptHandler, cst.Finally)):
+            body = statement.body
+            if isinstance(body, cst.IndentedBlock):
+                statements.extend(body.body)
+            for extra in ("orelse", "finalbody"):
+                part = getattr(statement, extra, None)
+                if part is not None:
+                    statements.append(part)
+            statements.extend(getattr(statement, "handlers", ()))
+    return False

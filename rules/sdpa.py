@@ -12,7 +12,13 @@ from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from ._detection_util import Tree, is_load_name, tree, unreachable_on_rocm
+from ._detection_util import (
+    Tree,
+    bound_at_module_level,
+    is_load_name,
+    tree,
+    unreachable_on_rocm,
+)
 
 SDP_KERNEL = "torch.backends.cuda.sdp_kernel"
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
@@ -194,7 +200,8 @@ class DeprecatedSdpKernel(PythonRule):
     Only literal `True`/`False` arguments are mapped; other calls are reported without a fix. The
     fix is unsafe (applied only with `--unsafe-fixes`) when the call holds comments, which the
     rewrite would drop, and is not offered when `sdpa_kernel` or `SDPBackend` already names
-    something else in the file.
+    something else in the file, or when torch is imported only inside a function (the added
+    module-level import would import torch earlier than the file intends).
 
     ## References
     - https://docs.pytorch.org/docs/stable/nn.attention.html
@@ -260,6 +267,12 @@ class DeprecatedSdpKernel(PythonRule):
         ),
         Invalid("import torch\ncfg = {}\nwith torch.backends.cuda.sdp_kernel(**cfg):\n    pass\n"),
         Invalid(
+            "import os\ndef main():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
+            "    import torch\n"
+            "    with torch.backends.cuda.sdp_kernel(enable_math=False):\n        pass\n",
+            line=5,
+        ),
+        Invalid(
             "import torch\ndef sdpa_kernel():\n    pass\n"
             "with torch.backends.cuda.sdp_kernel(enable_math=False):\n    pass\n"
         ),
@@ -280,6 +293,19 @@ class DeprecatedSdpKernel(PythonRule):
             )
             return
         tree_ = tree(self.ctx.module)
+        head = node.func
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if isinstance(head, cst.Name) and not bound_at_module_level(self.ctx.module, head.value):
+            self.report(
+                node,
+                message=(
+                    "`torch.backends.cuda.sdp_kernel` is deprecated: use "
+                    "`torch.nn.attention.sdpa_kernel` (no fix: torch is imported lazily inside a "
+                    "function here, and the fix would import it at module level)"
+                ),
+            )
+            return
         kernel_names = self.ctx.imports.local_names_for(SDPA_KERNEL)
         backend_names = [
             local
