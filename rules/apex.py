@@ -98,16 +98,16 @@ class ApexFusedNorm(_ApexRewrite):
     checkpoints load unchanged. Needs torch ≥ 2.4 for `RMSNorm`.
 
     ## Fix safety
-    Safe: same formula (LayerNorm: (x − mean)/sqrt(var + eps)·w + b; RMSNorm:
-    x·rsqrt(mean(x²) + eps)·w, checked in `tests/test_apex_semantics.py`), same defaults once eps
-    is explicit, same state-dict keys. The fix becomes unsafe when the apex class is also used
-    outside calls (e.g. `isinstance(m, FusedLayerNorm)` in a weight-decay filter), since that
-    reference keeps meaning the apex class.
-
-    ## Known problems
-    Under `torch.autocast`, apex casts input and weight to the autocast dtype and returns it,
-    while PyTorch runs `layer_norm` in float32 on CUDA autocast; outputs can then be float32
-    instead of fp16/bf16 (values agree to rounding).
+    Unsafe, though the formula is the same (LayerNorm: (x − mean)/sqrt(var + eps)·w + b;
+    RMSNorm: x·rsqrt(mean(x²) + eps)·w; checked in `tests/test_apex_semantics.py`), the defaults
+    match once eps is explicit and the state-dict keys are the same: under `torch.autocast`
+    apex casts input and weight to the autocast dtype and returns that dtype, while PyTorch
+    returns float32 from `LayerNorm` (its CUDA autocast runs `layer_norm` in float32) and from
+    either norm given float32 input (measured on an H200, torch 2.11, bf16 autocast). Training
+    code under autocast then carries float32 activations where it had fp16/bf16 ones (more
+    memory, slightly different rounding). Outside autocast the output dtype is the input's in
+    both libraries. References to the apex class outside calls (`isinstance(m,
+    FusedLayerNorm)` in a weight-decay filter) keep meaning the apex class; the message says so.
 
     ## References
     - NVIDIA/apex `apex/normalization/fused_layer_norm.py`; ROCm/apex README
@@ -120,7 +120,7 @@ class ApexFusedNorm(_ApexRewrite):
     severity = Severity.WARNING
     message = "apex needs a ROCm/apex source build; torch.nn has the same normalization"
     fix_title = "Use `torch.nn.LayerNorm` / `torch.nn.RMSNorm` (explicit eps)"
-    applicability = Applicability.SAFE
+    applicability = Applicability.UNSAFE
     fact = "§5 apex.normalization rows; [AP1][AP2][N1]"
     triggers = ("apex",)
     effort_hours = 0.2

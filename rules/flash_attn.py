@@ -91,7 +91,9 @@ class FlashAttnFunc(PythonRule):
 
     ## Fix safety
     Unsafe. The math is the same (checked against a reference of flash-attn's documented
-    semantics in `tests/test_attention_semantics.py`), but: the kernel and its rounding change;
+    semantics in `tests/test_attention_semantics.py` on CPU, and on an H200 with torch 2.11 for
+    every SDPA backend, fp16/bf16/fp32, forward and backward), but: the kernel and its rounding
+    change;
     dropout draws a different random mask (both apply `dropout_p` unconditionally, so callers'
     `p if self.training else 0.0` logic is kept as written); the rewrite needs torch ≥ 2.5
     (`enable_gqa`; `causal_lower_right` is a prototype API); SDPA also accepts fp32 where
@@ -99,8 +101,12 @@ class FlashAttnFunc(PythonRule):
     flag) now always takes the SDPA path.
 
     ## Known problems
-    With `causal=True` and more queries than keys, flash-attn returns zeros for the fully masked
-    rows; `causal_lower_right` warns about NaNs there (PyTorch's math kernel returns zeros too).
+    With `causal=True` and more queries than keys, flash-attn returns zeros for the query rows
+    that see no key. SDPA's flash and math kernels do too, but its memory-efficient kernel (what
+    CUDA picks for fp32) returned other values for those rows on an H200 (torch 2.11), and
+    `causal_lower_right` warns about NaNs; decoding and chunked prefill (Sq ≤ Sk) are unaffected.
+    On ROCm the memory-efficient kernel does not take GQA, so calls with fewer key/value heads run
+    on the flash kernel (fp16/bf16) or the math fallback.
 
     ## References
     - ROCm/flash-attention README (backends, GPUs)

@@ -32,13 +32,13 @@ def flash_reference(q, k, v, softmax_scale=None, causal=False):
     seq_k, heads_k = k.shape[1], k.shape[2]
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(dim)
     group = heads_q // heads_k
-    kv_head = torch.arange(heads_q) // group
+    kv_head = torch.arange(heads_q, device=q.device) // group
     k = k[:, :, kv_head]  # (B, Sk, Hq, D)
     v = v[:, :, kv_head]
     scores = torch.einsum("bqhd,bkhd->bhqk", q.double(), k.double()) * scale
     if causal:
-        i = torch.arange(seq_q)[:, None]
-        j = torch.arange(seq_k)[None, :]
+        i = torch.arange(seq_q, device=q.device)[:, None]
+        j = torch.arange(seq_k, device=q.device)[None, :]
         visible = j <= i + seq_k - seq_q
         scores = scores.masked_fill(~visible, float("-inf"))
     probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # fully masked rows -> 0
@@ -52,8 +52,8 @@ def xformers_reference(q, k, v, bias=None, scale=None):
     seq_q, seq_k, dim = q.shape[1], k.shape[1], q.shape[3]
     scale = scale if scale is not None else 1.0 / math.sqrt(dim)
     scores = torch.einsum("bqhd,bkhd->bhqk", q.double(), k.double()) * scale
-    i = torch.arange(seq_q)[:, None]
-    j = torch.arange(seq_k)[None, :]
+    i = torch.arange(seq_q, device=q.device)[:, None]
+    j = torch.arange(seq_k, device=q.device)[None, :]
     if isinstance(bias, str):
         visible = j <= i if bias == "top-left" else j <= i + seq_k - seq_q
         scores = scores.masked_fill(~visible, float("-inf"))
