@@ -74,7 +74,7 @@ def _our_hip(ctx: PythonContext, tree_: Tree, hip: cst.CSTNode) -> bool:
     """Whether a ``torch.version.hip`` ref is the second half of this rule's own fix."""
     parent = tree_.parent(hip)
     if isinstance(parent, cst.BooleanOperation) and parent.right is hip:
-        return _is_ref(ctx, parent.left, CUDA)
+        return isinstance(parent.operator, cst.Or) and _is_ref(ctx, parent.left, CUDA)
     if isinstance(parent, cst.Comparison) and parent.left is hip:
         grand = tree_.parent(parent)
         if isinstance(grand, cst.BooleanOperation) and grand.right is parent:
@@ -328,6 +328,10 @@ class CudaVersionAsGpuCheck(PythonRule):
             "IS_CUDA = torch.version.cuda is not None\n"
         ),
         Valid("class version:\n    cuda = None\nif version.cuda:\n    pass\n"),
+        Valid(
+            "import torch\nboth = torch.version.cuda and torch.version.hip\n"
+            "ok = torch.version.cuda is not None\n"
+        ),
         Valid(
             'import torch\n"""if torch.version.cuda: in a docstring"""\n# if torch.version.cuda:\n'
         ),
@@ -678,26 +682,63 @@ def _collection_value(node: cst.BaseExpression) -> object:
     return value
 
 
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Divide)
+
+
+def _involves_capability(ctx: PythonContext, gates: _GateAnalysis, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is a capability value or arithmetic on one (``major * 10 + minor``)."""
+    if _kind(ctx, gates, node) in {"cap", "major"}:
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+        return _involves_capability(ctx, gates, node.left) or _involves_capability(
+            ctx, gates, node.right
+        )
+    return False
+
+
+def _value_on(
+    ctx: PythonContext, gates: _GateAnalysis, node: cst.BaseExpression, gpu: dict[str, Any]
+) -> object:
+    """The value of a capability expression (or literal) on ``gpu``; ``...`` when unknown."""
+    major, minor = gpu["capability"]
+    kind = _kind(ctx, gates, node)
+    if kind == "cap":
+        return (major, minor)
+    if kind == "major":
+        return major
+    if kind == "minor":
+        return minor
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+        left = _value_on(ctx, gates, node.left, gpu)
+        right = _value_on(ctx, gates, node.right, gpu)
+        if not isinstance(left, (int, float)) or not isinstance(right, (int, float)):
+            return ...
+        operator = node.operator
+        try:
+            if isinstance(operator, cst.Add):
+                return left + right
+            if isinstance(operator, cst.Subtract):
+                return left - right
+            if isinstance(operator, cst.Multiply):
+                return left * right
+            if isinstance(operator, cst.FloorDivide):
+                return left // right
+            return left / right
+        except ZeroDivisionError:
+            return ...
+    return _collection_value(node)
+
+
 def _capability_verdict(
-    comparison: cst.Comparison, kinds: list[str | None], operands: list[cst.BaseExpression]
+    ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison
 ) -> str | None:
     """'true on gfx90a, gfx942 ...; false on ...' for literal thresholds, else None."""
+    operands = [comparison.left, *[c.comparator for c in comparison.comparisons]]
     results: dict[str, bool] = {}
     for gpu in _gpus():
-        major, minor = gpu["capability"]
-        values: list[object] = []
-        for kind, operand in zip(kinds, operands, strict=True):
-            if kind == "cap":
-                values.append((major, minor))
-            elif kind == "major":
-                values.append(major)
-            elif kind == "minor":
-                values.append(minor)
-            else:
-                value = _collection_value(operand)
-                if value is ...:
-                    return None
-                values.append(value)
+        values = [_value_on(ctx, gates, operand, gpu) for operand in operands]
+        if any(value is ... for value in values):
+            return None
         outcome = True
         for index, target in enumerate(comparison.comparisons):
             result = _compare(target.operator, values[index], values[index + 1])
@@ -772,6 +813,9 @@ class CapabilityGate(PythonRule):
             "ok = get_device_capability() >= (8, 0)\n"
         ),
         Valid("import torch\nok = torch.cuda.is_bf16_supported()\n"),
+        Valid(
+            "import torch\ndef f(major, minor):\n    if major == 8:\n        return minor >= 9\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -789,6 +833,11 @@ class CapabilityGate(PythonRule):
             "hopper = props.major == 9\n"
         ),
         Invalid("import torch\nsm90 = torch.cuda.get_device_capability(0)[0] >= 9\n"),
+        Invalid(
+            "import torch\ncc = torch.cuda.get_device_capability()\n"
+            "ampere = cc[0] * 10 + cc[1] >= 80\n",
+            line=3,
+        ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -797,14 +846,13 @@ class CapabilityGate(PythonRule):
             if not isinstance(candidate, cst.Comparison):
                 continue
             operands = [candidate.left, *[c.comparator for c in candidate.comparisons]]
-            kinds = [_kind(self.ctx, gates, operand) for operand in operands]
-            if not any(kind in {"cap", "major"} for kind in kinds):
+            if not any(_involves_capability(self.ctx, gates, operand) for operand in operands):
                 continue  # `minor >= 9` alone sits under a `major` gate, which is reported
             if not all(isinstance(c.operator, _CAP_OPERATORS) for c in candidate.comparisons):
                 continue
             if unreachable_on_rocm(self.ctx, gates.tree, candidate):
                 continue
-            verdict = _capability_verdict(candidate, kinds, operands)
+            verdict = _capability_verdict(self.ctx, gates, candidate)
             code = " ".join(self.ctx.code(candidate).split()).replace("( ", "(").replace(", )", ")")
             if verdict is None:
                 message = (
