@@ -266,9 +266,10 @@ class TorchCudaLocalVersion(RequirementRule):
     def _rocm(self, req: Req) -> str | None:
         version = re.sub(r"^[=~<>! ]+", "", req.spec.split(",")[0])
         if req.name != "torch":
-            found = rocm_for_specs([s for s in self.torch_specs() if s])
-            if self.torch_specs() and found is not None:
-                return found[1]
+            specs = [spec for spec in self.torch_specs() if spec]
+            if specs:
+                found = rocm_for_specs(specs)
+                return None if found is None else found[1]
             torch_version = companion_torch_version(req.name, version)
             return None if torch_version is None else rocm_for_torch_version(torch_version)
         return rocm_for_torch_version(version)
@@ -518,7 +519,8 @@ class CupyCudaWheel(RequirementRule):
                 "(`cupy-rocm-5-0`) and 14.x (`cupy-rocm-7-0`): raise the pin and switch package"
             )
         return Verdict(
-            f"`{req.parsed.raw_name}` is a CuPy CUDA wheel that fails on ROCm; use `{target}`",
+            f"`{req.parsed.raw_name}` is a CuPy CUDA wheel that fails on ROCm; use `{target}` "
+            f"(built for ROCm {target.split('-', 2)[2].replace('-', '.')})",
             Change(name=target),
         )
 
@@ -828,9 +830,10 @@ class FlashAttnCudaWheel(RequirementRule):
     Flags `flash-attn` listed as a dependency.
 
     ## Why it breaks on ROCm
-    The prebuilt `flash-attn` wheels target CUDA, and a source build from the PyPI sdist needs
-    `nvcc`. On ROCm the same `flash_attn` API comes from ROCm/flash-attention, built from
-    source (CK backend for MI200/MI300, Triton backend for other AMD GPUs, ROCm ≥ 6.0).
+    The prebuilt `flash-attn` wheels target CUDA, so `pip install flash-attn` gets no usable
+    binary on an AMD machine. On ROCm the same `flash_attn` API comes from
+    ROCm/flash-attention, built from source (CK backend for MI200/MI300, Triton backend for
+    other AMD GPUs, ROCm ≥ 6.0).
     PyTorch's `scaled_dot_product_attention` covers most uses without any extra package.
 
     ## Example

@@ -180,6 +180,13 @@ def test_pyproject_dependency_groups_poetry_and_uv():
     assert fix(fixed, "pyproject.toml") == fixed
 
 
+def test_companion_packages_without_a_torch_pin():
+    text = "torch\ntorchvision==0.18.1+cu121\ntorchaudio==2.3.1+cu121\n"
+    assert fix(text, "requirements.txt") == (
+        "torch\ntorchvision==0.18.1+rocm6.0\ntorchaudio==2.3.1+rocm6.0\n"
+    )
+
+
 def test_setup_py_requirements_lists():
     text = (
         "import setuptools\n\n"
