@@ -286,13 +286,17 @@ def cuda_index_edits(
     for start, end, match in matches:
         cuda = match.group("cuda")
         nightly = match.group("nightly")
-        if nightly or rocm is None:
-            why = (
-                f"the {nightly.rstrip('/')} ROCm index tracks its own ROCm release; "
-                "choose it by hand"
-                if nightly
-                else "no ROCm release is known for the torch pinned here; choose it by hand"
-            )
+        page = re.match(r"/[\w.-]", match.string[match.end() : match.end() + 2])
+        if nightly or rocm is None or page:
+            if nightly:
+                why = (
+                    f"the {nightly.rstrip('/')} ROCm index tracks its own ROCm release; "
+                    "choose it by hand"
+                )
+            elif page:
+                why = "point it at the `whl/rocmX.Y` index of your torch release instead"
+            else:
+                why = "no ROCm release is known for the torch pinned here; choose it by hand"
             out.append(
                 (start, end, f"PyTorch {cuda} wheel index: pip installs CUDA builds of torch, "
                  f"which find no GPU on ROCm; {why}", None)
@@ -407,6 +411,11 @@ class PytorchCudaWheelIndex(TextRule):
         ),
         Invalid(
             "--extra-index-url https://download.pytorch.org/whl/nightly/cu126\n--pre\ntorch\n",
+            path="requirements.txt",
+            fixed=None,
+        ),
+        Invalid(
+            "-f https://download.pytorch.org/whl/cu113/torch_stable.html\ntorch==1.12.1+cu113\n",
             path="requirements.txt",
             fixed=None,
         ),
