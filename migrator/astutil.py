@@ -134,3 +134,97 @@ def unused_import_candidates(
         return [(full, None, local if local != full else None)]
     module, _, obj = full.rpartition(".")
     return [(module, obj, local if local != obj else None)]
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(node_type: type) -> tuple[str, ...]:
+    names = _FIELDS.get(node_type)
+    if names is None:
+        import dataclasses
+
+        names = tuple(field.name for field in dataclasses.fields(node_type))
+        _FIELDS[node_type] = names
+    return names
+
+
+_IS_NODE: dict[type, bool] = {}
+
+
+def is_node_type(value_type: type) -> bool:
+    """``issubclass(value_type, CSTNode)``, memoised: CSTNode is an ABC, and ABC checks
+    dominate a walk's cost when done per value."""
+    known = _IS_NODE.get(value_type)
+    if known is None:
+        known = _IS_NODE[value_type] = issubclass(value_type, cst.CSTNode)
+    return known
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Direct children of ``node`` in field order, without libcst's node rebuilding."""
+    out: list[cst.CSTNode] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        value_type = type(value)
+        if value_type is list or value_type is tuple:
+            out.extend(item for item in value if is_node_type(type(item)))
+        elif is_node_type(value_type):
+            out.append(value)
+    return out
+
+
+#: Whitespace, comments, punctuation and operator tokens: no rule matches them as nodes (rules
+#: read them as attributes of their parents), and they are about half of all nodes.
+_TRIVIA_BASES: tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace,
+    cst.Comment, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
+    cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Colon, cst.Semicolon,
+    cst.AssignEqual, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp,
+    cst.BaseAugOp, cst.AsName, cst.ImportStar,
+)
+_IS_SYNTAX: dict[type, bool] = {}
+
+
+def _is_syntax_type(value_type: type) -> bool:
+    known = _IS_SYNTAX.get(value_type)
+    if known is None:
+        known = _IS_SYNTAX[value_type] = issubclass(value_type, cst.CSTNode) and not issubclass(
+            value_type, _TRIVIA_BASES
+        )
+    return known
+
+
+def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Like ``child_nodes`` without trivia (whitespace, comments, punctuation, operators)."""
+    out: list[cst.CSTNode] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        value_type = type(value)
+        if value_type is list or value_type is tuple:
+            out.extend(item for item in value if _is_syntax_type(type(item)))
+        elif _is_syntax_type(value_type):
+            out.append(value)
+    return out
+
+
+def fast_visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """Run a read-only ``CSTVisitor`` over ``node`` (``visit_*``/``leave_*`` hooks; a visit hook
+    returning False skips the children). Same nodes as ``node.visit(visitor)`` but several times
+    cheaper, because libcst's ``visit`` rebuilds every node even when nothing changes.
+    Attribute-level hooks (``visit_Node_attr``) are not called."""
+    if visitor.on_visit(node) is not False:
+        for child in child_nodes(node):
+            fast_visit(child, visitor)
+    visitor.on_leave(node)
+
+
+def iter_nodes(node: cst.CSTNode) -> list[tuple[cst.CSTNode, cst.CSTNode | None]]:
+    """Every syntax node under ``node`` (no trivia) in pre-order, each with its parent."""
+    out: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(node, None)]
+    while stack:
+        current, parent = stack.pop()
+        out.append((current, parent))
+        stack.extend((child, current) for child in reversed(syntax_children(current)))
+    return out

@@ -7,6 +7,7 @@ engine never raises for a single bad file.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -18,6 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.fixer import FixError, apply_python_fixes, apply_text_edits, eligible
+from migrator.astutil import syntax_children
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.rule import PythonRule, Rule, TextRule
@@ -92,11 +94,39 @@ class _Dispatcher(cst.CSTVisitor):
                 callback(original_node)
 
 
-def active_rules(rules: Iterable[type[Rule]], text: str, prefilter: bool) -> list[type[Rule]]:
+def walk(node: cst.CSTNode, dispatcher: _Dispatcher) -> None:
+    """Depth-first walk calling ``dispatcher.on_visit``/``on_leave`` on every syntax node
+    (whitespace, comments and punctuation are skipped: no rule matches them as nodes).
+
+    libcst's own ``visit`` rebuilds every node on the way up even for read-only visitors; this
+    walk only reads the dataclass fields, which makes the shared traversal several times cheaper.
+    """
+    dispatcher.on_visit(node)
+    for child in syntax_children(node):
+        walk(child, dispatcher)
+    dispatcher.on_leave(node)
+
+
+def active_rules(
+    rules: Iterable[type[Rule]], text: str, prefilter: bool, kind: str = "python"
+) -> list[type[Rule]]:
     """Rules that can fire on ``text``: those with a trigger string in it (all, without prefilter)."""
     if not prefilter:
         return list(rules)
-    return [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
+    rules = tuple(rules)
+    table = _trigger_table(rules, kind)
+    present = {trigger for trigger in table if trigger in text}
+    return [rule for rule in rules if not present.isdisjoint(table_for(rule, kind))]
+
+
+@functools.lru_cache(maxsize=64)
+def _trigger_table(rules: tuple[type[Rule], ...], kind: str) -> frozenset[str]:
+    """Every distinct trigger of ``rules`` for ``kind``: each is searched for once per file."""
+    return frozenset(trigger for rule in rules for trigger in table_for(rule, kind))
+
+
+def table_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
+    return rule.kind_triggers.get(kind, rule.triggers)
 
 
 def _parse(text: str) -> cst.Module:
@@ -134,7 +164,7 @@ def python_reports(
     context = PythonContext(path=path, module=module, imports=table)
     instances = [rule(context) for rule in chosen]  # type: ignore[call-arg]
     if instances:
-        module.visit(_Dispatcher(instances, context.parents))  # type: ignore[arg-type]
+        walk(module, _Dispatcher(instances, context.parents))
     return module, context.reports
 
 
@@ -285,7 +315,7 @@ def analyze_text(
     """Findings of a non-Python text file of ``kind``; with ``fix`` also the fixed text."""
     chosen = [
         rule
-        for rule in active_rules(rules, text, prefilter)
+        for rule in active_rules(rules, text, prefilter, kind)
         if issubclass(rule, TextRule) and kind in rule.file_kinds
     ]
     if not chosen:

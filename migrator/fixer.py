@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from migrator.context import RawPythonFinding, RawTextFinding
 from migrator.model import Applicability
@@ -48,6 +46,9 @@ class _Replacer(cst.CSTTransformer):
 
 def apply_python_fixes(module: cst.Module, chosen: Sequence[RawPythonFinding], path: str) -> str:
     """The module's code with the chosen replacements and their imports applied."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
     replacements: dict[int, RawPythonFinding] = {}
     for raw in chosen:
         replacements.setdefault(id(raw.node), raw)

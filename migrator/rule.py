@@ -75,6 +75,9 @@ class Rule:
     #: Strings of which at least one must occur in a file for the rule to fire (the prefilter).
     triggers: ClassVar[tuple[str, ...]]
     file_kinds: ClassVar[frozenset[str]] = frozenset({"python"})
+    #: Per-kind trigger overrides, for rules that read several kinds of file (a dependency rule
+    #: needs a package name in requirements files but ``setuptools`` in a Python file).
+    kind_triggers: ClassVar[dict[str, tuple[str, ...]]] = {}
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
     #: Which GPU targets a finding of this rule matters on (``all`` or gfx ids); used by reports.

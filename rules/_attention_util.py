@@ -12,7 +12,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import literal_value
+from migrator.astutil import fast_visit, literal_value
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,7 +52,7 @@ class _ImportCollector(cst.CSTVisitor):
 def _imports_in(nodes: Iterable[cst.CSTNode]) -> list[cst.Import | cst.ImportFrom]:
     collector = _ImportCollector()
     for node in nodes:
-        node.visit(collector)
+        fast_visit(node, collector)
     return collector.found
 
 
@@ -103,7 +103,7 @@ def guarded_imports(module: cst.Module) -> frozenset[int]:
     if cached is not None and cached[0] is module:
         return cached[1]
     finder = _GuardFinder()
-    module.visit(finder)
+    fast_visit(module, finder)
     result = frozenset(finder.guarded)
     _guard_cache.clear()
     _guard_cache[id(module)] = (module, result)
@@ -173,7 +173,7 @@ def has_comment(node: cst.CSTNode) -> bool:
             self.found = True
 
     finder = _Finder()
-    node.visit(finder)
+    fast_visit(node, finder)
     return finder.found
 
 
@@ -401,7 +401,7 @@ def docstring_nodes(module: cst.Module) -> frozenset[int]:
                 first_string(node.body.body)
 
     first_string(module.body)
-    module.visit(_Visitor())
+    fast_visit(module, _Visitor())
     return frozenset(found)
 
 
@@ -566,7 +566,7 @@ def rank4_evidence(scope: cst.CSTNode, names: set[str]) -> bool:
                     self.found = True
 
     finder = _Finder()
-    scope.visit(finder)
+    fast_visit(scope, finder)
     return finder.found
 
 
@@ -591,7 +591,7 @@ def mentions_package(ctx_resolve: Callable[[cst.CSTNode], str | None], node: cst
                 self.found = True
 
     finder = _Finder()
-    node.visit(finder)
+    fast_visit(node, finder)
     return finder.found
 
 
@@ -609,7 +609,7 @@ def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
             if isinstance(node.target, cst.Name) and node.target.value == name and node.value:
                 values.append(node.value)
 
-    scope.visit(_Finder())
+    fast_visit(scope, _Finder())
     return values
 
 
@@ -640,7 +640,7 @@ def non_call_references(
                 if id(node) not in self.callees:
                     self.count += 1
             else:
-                node.value.visit(self)  # not ``attr``: ``x.FusedRMSNorm`` is another object
+                fast_visit(node.value, self)  # not ``attr``: ``x.FusedRMSNorm`` is another object
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
@@ -648,7 +648,7 @@ def non_call_references(
                 self.count += 1
 
     counter = _Counter()
-    module.visit(counter)
+    fast_visit(module, counter)
     return counter.count
 
 

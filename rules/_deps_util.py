@@ -1404,6 +1404,8 @@ class RequirementRule(PythonRule, TextRule):
     )
 
     ctx: Any  # a PythonContext in setup.py, a TextContext elsewhere
+    #: In Python files only ``setup()`` calls are read, and those need setuptools or distutils.
+    kind_triggers: ClassVar[dict[str, tuple[str, ...]]] = {"python": ("setuptools", "distutils")}
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx

@@ -17,6 +17,7 @@ from typing import Any
 import libcst as cst
 import tomllib
 
+from migrator.astutil import iter_nodes
 from migrator.context import PythonContext
 
 DATA = Path(__file__).parent / "data"
@@ -86,9 +87,9 @@ def tree(module: cst.Module) -> Tree:
     for cached in _TREES:
         if cached.module is module:
             return cached
-    collector = _ParentCollector()
-    module.visit(collector)
-    built = Tree(module, collector.parents, collector.nodes)
+    pairs = iter_nodes(module)
+    parents = {id(node): parent for node, parent in pairs if parent is not None}
+    built = Tree(module, parents, [node for node, _ in pairs])
     _TREES.insert(0, built)
     del _TREES[2:]
     return built

@@ -80,7 +80,7 @@ class CudnnVersionCompare(PythonRule):
         "`cudnn.version()` returns the MIOpen version on ROCm: cuDNN version numbers do not apply"
     )
     fact = "§2 cudnn.version row; [P3]"
-    triggers = ("cudnn",)
+    triggers = ("cudnn.version", "cudnn import version", "cudnn as")
     effort_hours = 0.25
     valid = [
         Valid("import torch\nprint('cudnn', torch.backends.cudnn.version())\n"),

@@ -6,6 +6,7 @@ from typing import Any
 
 import libcst as cst
 
+from migrator.astutil import fast_visit
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
@@ -125,7 +126,7 @@ class BitsandbytesDependency(PythonRule):
         data = _data()
         package = data["package"]
         uses = _ApiUses(self.ctx.qualname, package)
-        original_node.visit(uses)
+        fast_visit(original_node, uses)
         apis: list[str] = []
         first: cst.CSTNode | None = None
         for node, qualified in uses.uses:
@@ -145,7 +146,7 @@ class BitsandbytesDependency(PythonRule):
             return
         # Only imported (maybe to print its version): matters when the import is unguarded.
         imports = _Imports(package, guarded_imports(original_node))
-        original_node.visit(imports)
+        fast_visit(original_node, imports)
         if imports.first is not None:
             self.report(imports.first, message=f"imports bitsandbytes: {data['version_note']}")
 

@@ -317,7 +317,7 @@ class CudaVersionAsGpuCheck(PythonRule):
     fix_title = "Also accept `torch.version.hip`"
     applicability = Applicability.SAFE
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version", "import version")
+    triggers = ("version.cuda", "torch.version")
     effort_hours = 0.1
     valid = [
         Valid("import torch\nif torch.cuda.is_available():\n    pass\n"),
@@ -435,7 +435,7 @@ class CudaVersionParsed(PythonRule):
     severity = Severity.ERROR
     message = "`torch.version.cuda` is None on ROCm builds: parsing it raises"
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version", "import version")
+    triggers = ("version.cuda", "torch.version")
     effort_hours = 0.5
     valid = [
         Valid(
@@ -518,7 +518,7 @@ class CudaVersionGuard(PythonRule):
         "it never runs on ROCm builds"
     )
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version", "import version")
+    triggers = ("version.cuda", "torch.version")
     effort_hours = 0.5
     valid = [
         Valid("import torch\nif torch.version.cuda:\n    model = 1\n"),
@@ -1096,7 +1096,7 @@ class CudaArchListCheck(PythonRule):
     severity = Severity.WARNING
     message = "NVIDIA `sm_XY` architecture test: ROCm builds list gfx targets (gfx942), never sm_XY"
     fact = "§1 get_arch_list row; [P2][P9]"
-    triggers = ("sm_", "compute_")
+    triggers = ("sm_", "get_arch_list", "compute_")
     effort_hours = 0.5
     valid = [
         Valid("import torch\nprint(torch.cuda.get_arch_list())\n"),

@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import unused_import_candidates
+from migrator.astutil import fast_visit, unused_import_candidates
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
@@ -647,7 +647,7 @@ def _compares_against(module: cst.Module, names: set[str]) -> bool:
                         self.found = True
 
     finder = _Finder()
-    module.visit(finder)
+    fast_visit(module, finder)
     return finder.found
 
 

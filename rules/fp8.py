@@ -213,7 +213,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
     severity = Severity.WARNING
     message = "448 is the e4m3fn maximum; MI300X's float8_e4m3fnuz tops out at 240"
     fact = "§8 maxima, rewrite rule; §10.4; [V][H4][L4]"
-    triggers = ("448",)
+    triggers = ("float8_e4m3fn",)
     targets = ("gfx942",)
     effort_hours = 0.25
     valid = [

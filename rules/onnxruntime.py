@@ -277,7 +277,7 @@ class OrtCudaProviderCheck(PythonRule):
     severity = Severity.ERROR
     message = "This ONNX Runtime GPU check is false on AMD GPUs; the CPU path runs"
     fact = _FACT
-    triggers = ("get_available_providers", "get_device")
+    triggers = ("onnxruntime",)
     effort_hours = 0.5
     valid = [
         Valid(
