@@ -181,7 +181,7 @@ _TRIVIA_BASES: tuple[type, ...] = (
     cst.Comment, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
     cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Colon, cst.Semicolon,
     cst.AssignEqual, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp,
-    cst.BaseAugOp, cst.AsName, cst.ImportStar,
+    cst.BaseAugOp, cst.ImportStar,
 )
 _IS_SYNTAX: dict[type, bool] = {}
 
@@ -208,15 +208,22 @@ def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
-def fast_visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+def fast_visit(node: cst.CSTNode, visitor: cst.CSTVisitor, *, trivia: bool = True) -> None:
     """Run a read-only ``CSTVisitor`` over ``node`` (``visit_*``/``leave_*`` hooks; a visit hook
     returning False skips the children). Same nodes as ``node.visit(visitor)`` but several times
     cheaper, because libcst's ``visit`` rebuilds every node even when nothing changes.
-    Attribute-level hooks (``visit_Node_attr``) are not called."""
-    if visitor.on_visit(node) is not False:
-        for child in child_nodes(node):
-            fast_visit(child, visitor)
-    visitor.on_leave(node)
+    Attribute-level hooks (``visit_Node_attr``) are not called; ``trivia=False`` also skips
+    whitespace, comments, punctuation and operator nodes."""
+    children = child_nodes if trivia else syntax_children
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    while stack:
+        current, leaving = stack.pop()
+        if leaving:
+            visitor.on_leave(current)
+            continue
+        stack.append((current, True))
+        if visitor.on_visit(current) is not False:
+            stack.extend((child, False) for child in reversed(children(current)))
 
 
 def iter_nodes(node: cst.CSTNode) -> list[tuple[cst.CSTNode, cst.CSTNode | None]]:

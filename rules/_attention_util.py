@@ -52,7 +52,7 @@ class _ImportCollector(cst.CSTVisitor):
 def _imports_in(nodes: Iterable[cst.CSTNode]) -> list[cst.Import | cst.ImportFrom]:
     collector = _ImportCollector()
     for node in nodes:
-        fast_visit(node, collector)
+        fast_visit(node, collector, trivia=False)
     return collector.found
 
 
@@ -103,7 +103,7 @@ def guarded_imports(module: cst.Module) -> frozenset[int]:
     if cached is not None and cached[0] is module:
         return cached[1]
     finder = _GuardFinder()
-    fast_visit(module, finder)
+    fast_visit(module, finder, trivia=False)
     result = frozenset(finder.guarded)
     _guard_cache.clear()
     _guard_cache[id(module)] = (module, result)
@@ -401,7 +401,7 @@ def docstring_nodes(module: cst.Module) -> frozenset[int]:
                 first_string(node.body.body)
 
     first_string(module.body)
-    fast_visit(module, _Visitor())
+    fast_visit(module, _Visitor(), trivia=False)
     return frozenset(found)
 
 
@@ -566,7 +566,7 @@ def rank4_evidence(scope: cst.CSTNode, names: set[str]) -> bool:
                     self.found = True
 
     finder = _Finder()
-    fast_visit(scope, finder)
+    fast_visit(scope, finder, trivia=False)
     return finder.found
 
 
@@ -591,7 +591,7 @@ def mentions_package(ctx_resolve: Callable[[cst.CSTNode], str | None], node: cst
                 self.found = True
 
     finder = _Finder()
-    fast_visit(node, finder)
+    fast_visit(node, finder, trivia=False)
     return finder.found
 
 
@@ -609,7 +609,7 @@ def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
             if isinstance(node.target, cst.Name) and node.target.value == name and node.value:
                 values.append(node.value)
 
-    fast_visit(scope, _Finder())
+    fast_visit(scope, _Finder(), trivia=False)
     return values
 
 
@@ -640,7 +640,7 @@ def non_call_references(
                 if id(node) not in self.callees:
                     self.count += 1
             else:
-                fast_visit(node.value, self)  # not ``attr``: ``x.FusedRMSNorm`` is another object
+                fast_visit(node.value, self, trivia=False)  # not ``attr``: ``x.FusedRMSNorm`` is another object
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
@@ -648,7 +648,7 @@ def non_call_references(
                 self.count += 1
 
     counter = _Counter()
-    fast_visit(module, counter)
+    fast_visit(module, counter, trivia=False)
     return counter.count
 
 

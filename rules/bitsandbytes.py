@@ -126,7 +126,7 @@ class BitsandbytesDependency(PythonRule):
         data = _data()
         package = data["package"]
         uses = _ApiUses(self.ctx.qualname, package)
-        fast_visit(original_node, uses)
+        fast_visit(original_node, uses, trivia=False)
         apis: list[str] = []
         first: cst.CSTNode | None = None
         for node, qualified in uses.uses:
@@ -146,7 +146,7 @@ class BitsandbytesDependency(PythonRule):
             return
         # Only imported (maybe to print its version): matters when the import is unguarded.
         imports = _Imports(package, guarded_imports(original_node))
-        fast_visit(original_node, imports)
+        fast_visit(original_node, imports, trivia=False)
         if imports.first is not None:
             self.report(imports.first, message=f"imports bitsandbytes: {data['version_note']}")
 

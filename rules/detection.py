@@ -317,7 +317,7 @@ class CudaVersionAsGpuCheck(PythonRule):
     fix_title = "Also accept `torch.version.hip`"
     applicability = Applicability.SAFE
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version")
+    triggers = ("version.cuda", "torch.version", "torch import version")
     effort_hours = 0.1
     valid = [
         Valid("import torch\nif torch.cuda.is_available():\n    pass\n"),
@@ -435,7 +435,7 @@ class CudaVersionParsed(PythonRule):
     severity = Severity.ERROR
     message = "`torch.version.cuda` is None on ROCm builds: parsing it raises"
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version")
+    triggers = ("version.cuda", "torch.version", "torch import version")
     effort_hours = 0.5
     valid = [
         Valid(
@@ -518,7 +518,7 @@ class CudaVersionGuard(PythonRule):
         "it never runs on ROCm builds"
     )
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version")
+    triggers = ("version.cuda", "torch.version", "torch import version")
     effort_hours = 0.5
     valid = [
         Valid("import torch\nif torch.version.cuda:\n    model = 1\n"),

@@ -647,7 +647,7 @@ def _compares_against(module: cst.Module, names: set[str]) -> bool:
                         self.found = True
 
     finder = _Finder()
-    fast_visit(module, finder)
+    fast_visit(module, finder, trivia=False)
     return finder.found
 
 
