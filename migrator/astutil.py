@@ -45,11 +45,8 @@ def has_star_args(call: cst.Call) -> bool:
 
 def string_value(node: cst.BaseExpression | None) -> str | None:
     """The value of a plain (non f-) string literal or implicit concatenation, else None."""
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(node, cst.ConcatenatedString):
-        value = node.evaluated_value
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value: object = node.evaluated_value
         return value if isinstance(value, str) else None
     return None
 
@@ -117,7 +114,7 @@ def positional_arg(value: str) -> cst.Arg:
 
 def unused_import_candidates(
     ctx: PythonContext, func: cst.BaseExpression, prefix: str
-) -> list[tuple[str, ...]]:
+) -> list[tuple[str | None, ...]]:
     """Imports that a rewrite of ``func`` may leave unused, as (module, obj, asname) tuples for
     the fixer, which removes them only when nothing else in the file uses them."""
     head = func
@@ -177,11 +174,28 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
 #: Whitespace, comments, punctuation and operator tokens: no rule matches them as nodes (rules
 #: read them as attributes of their parents), and they are about half of all nodes.
 _TRIVIA_BASES: tuple[type, ...] = (
-    cst.BaseParenthesizableWhitespace, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace,
-    cst.Comment, cst.Comma, cst.Dot, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
-    cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Colon, cst.Semicolon,
-    cst.AssignEqual, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp,
-    cst.BaseAugOp, cst.ImportStar,
+    cst.BaseParenthesizableWhitespace,
+    cst.Newline,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Comment,
+    cst.Comma,
+    cst.Dot,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Colon,
+    cst.Semicolon,
+    cst.AssignEqual,
+    cst.BaseBinaryOp,
+    cst.BaseBooleanOp,
+    cst.BaseCompOp,
+    cst.BaseUnaryOp,
+    cst.BaseAugOp,
+    cst.ImportStar,
 )
 _IS_SYNTAX: dict[type, bool] = {}
 

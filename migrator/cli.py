@@ -115,11 +115,17 @@ def _check_paths(paths: tuple[str, ...]) -> list[Path]:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="text")
 @common_options
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write to FILE.")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write to FILE."
+)
 @click.option("--no-cache", is_flag=True, help="Ignore and do not update the result cache.")
 @click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (for testing).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes.")
-@click.option("--show-unused-suppressions", is_flag=True, help="Report `# migrate: ignore` comments that silence nothing.")
+@click.option(
+    "--show-unused-suppressions",
+    is_flag=True,
+    help="Report `# migrate: ignore` comments that silence nothing.",
+)
 def scan(
     paths: tuple[str, ...],
     output_format: str,
@@ -168,7 +174,10 @@ def scan(
             for file in result.files:
                 for line, code in file.unused_suppressions:
                     label = "" if code == "*" else f"[{code}]"
-                    click.echo(f"{file.path}:{line}: unused suppression `# migrate: ignore{label}`", err=True)
+                    click.echo(
+                        f"{file.path}:{line}: unused suppression `# migrate: ignore{label}`",
+                        err=True,
+                    )
     findings = [finding for result in results for finding in result.findings]
     sys.exit(1 if findings else 0)
 
@@ -225,7 +234,9 @@ def _emit(text: str, output: str | None) -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--diff", is_flag=True, help="Print a unified diff and write nothing.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change semantics; review them.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="Also apply fixes that change semantics; review them."
+)
 @common_options
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
 def fix(
@@ -262,7 +273,11 @@ def fix(
         )
         for outcome in run.outcomes:
             if outcome.error:
-                stderr.print(f"[red]not fixed[/red] {outcome.relative}: {outcome.error}", markup=True, highlight=False)
+                stderr.print(
+                    f"[red]not fixed[/red] {outcome.relative}: {outcome.error}",
+                    markup=True,
+                    highlight=False,
+                )
             if outcome.new_text is not None and outcome.error is None:
                 fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
                 if diff:
@@ -288,7 +303,9 @@ def _unified_diff(root: Path, relative: str, new_text: str) -> str:
         fromfile=f"a/{relative}",
         tofile=f"b/{relative}",
     )
-    out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    out = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
     return out
 
 
@@ -334,7 +351,10 @@ def rules_command(output_format: str) -> None:
         table.add_column(column)
     for rule in rules:
         table.add_row(
-            rule.code, rule.name, rule.category, rule.severity.label,
+            rule.code,
+            rule.name,
+            rule.category,
+            rule.severity.label,
             rule.applicability.value if rule.fix_availability() != "never" else "none",
             rule.message,
         )

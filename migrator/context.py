@@ -24,7 +24,7 @@ class RawPythonFinding:
     message: str
     replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None
     imports: Sequence[tuple[str, str | None]]
-    remove_imports: Sequence[tuple[str, str | None]]
+    remove_imports: Sequence[tuple[str | None, ...]]
     applicability: Applicability
     fix_description: str | None
 
@@ -85,7 +85,7 @@ class PythonContext:
         message: str | None = None,
         replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None = None,
         imports: Sequence[tuple[str, str | None]] = (),
-        remove_imports: Sequence[tuple[str, str | None]] = (),
+        remove_imports: Sequence[tuple[str | None, ...]] = (),
         applicability: Applicability | None = None,
         fix_description: str | None = None,
     ) -> None:

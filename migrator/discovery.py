@@ -14,10 +14,30 @@ import pathspec
 
 DEFAULT_EXCLUDED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", ".tox", ".nox", "site-packages",
-        "dist-packages", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache",
-        ".pytest_cache", ".migrate_cache", "build", "dist", ".eggs", ".ipynb_checkpoints",
-        ".cache", ".idea", ".vscode",
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        ".tox",
+        ".nox",
+        "site-packages",
+        "dist-packages",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".migrate_cache",
+        "build",
+        "dist",
+        ".eggs",
+        ".ipynb_checkpoints",
+        ".cache",
+        ".idea",
+        ".vscode",
     }
 )
 
@@ -81,7 +101,7 @@ class Unreadable:
     reason: str
 
 
-def _load_gitignore(directory: Path) -> pathspec.PathSpec | None:
+def _load_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
     ignore_file = directory / ".gitignore"
     try:
         lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -104,7 +124,7 @@ def discover(
         return
     visited: set[tuple[int, int]] = set()
     # Each stack entry: directory, its path relative to root, active gitignore specs with bases.
-    stack: list[tuple[Path, str, list[tuple[str, pathspec.PathSpec]]]] = [(root, "", [])]
+    stack: list[tuple[Path, str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [(root, "", [])]
     while stack:
         directory, relative_dir, specs = stack.pop()
         try:
@@ -154,7 +174,7 @@ def _is_virtualenv(path: Path) -> bool:
     return (path / "pyvenv.cfg").exists()
 
 
-def _ignored(relative: str, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
+def _ignored(relative: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:
     for base, spec in specs:
         if base:
             if not relative.startswith(base + "/"):

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
+from migrator.astutil import syntax_children
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.fixer import FixError, apply_python_fixes, apply_text_edits, eligible
-from migrator.astutil import syntax_children
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
+from migrator.positions import positions_for
 from migrator.rule import PythonRule, Rule, TextRule
 from migrator.sources import FailFile, SkipFile, notebook_cells
 from migrator.suppress import Suppressions
@@ -149,23 +149,20 @@ def python_reports(
     prefilter: bool = True,
     imports: ImportTable | None = None,
     module: cst.Module | None = None,
-) -> tuple[cst.Module | None, list[RawPythonFinding]]:
-    """Parse once and run every active Python rule; (None, []) when the prefilter rules it out."""
-    chosen = [
-        rule
-        for rule in active_rules(rules, text, prefilter)
-        if issubclass(rule, PythonRule)
-    ]
+) -> tuple[cst.Module | None, list[RawPythonFinding], dict[int, cst.CSTNode]]:
+    """Parse once and run every active Python rule; (None, [], {}) when the prefilter rules it
+    out. The third item maps node ids to parents (for positions)."""
+    chosen = [rule for rule in active_rules(rules, text, prefilter) if issubclass(rule, PythonRule)]
     if not chosen and prefilter:
-        return None, []
+        return None, [], {}
     if module is None:
         module = _parse(text)
     table = imports if imports is not None else ImportTable.from_module(module)
     context = PythonContext(path=path, module=module, imports=table)
-    instances = [rule(context) for rule in chosen]  # type: ignore[call-arg]
+    instances = [rule(context) for rule in chosen]
     if instances:
         walk(module, _Dispatcher(instances, context.parents))
-    return module, context.reports
+    return module, context.reports, context.parents
 
 
 def _finding(
@@ -201,18 +198,21 @@ def _finding(
 def _python_findings(
     module: cst.Module,
     reports: list[RawPythonFinding],
+    parents: dict[int, cst.CSTNode],
     path: str,
     text: str,
     cell: int | None,
 ) -> list[tuple[RawPythonFinding, Finding]]:
     if not reports:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_for(
+        module, text, [raw.node for raw in reports], lambda node: parents.get(id(node))
+    )
     lines = text.splitlines()
     out = []
     seen: set[tuple[str, int, int]] = set()
     for raw in reports:
-        code_range = positions.get(raw.node)
+        code_range = positions(raw.node)
         if code_range is None:
             continue
         key = (raw.rule.code, code_range.start.line, code_range.start.column)
@@ -246,11 +246,13 @@ def analyze_python(
     cell: int | None = None,
 ) -> Analysis:
     """Findings of a Python text; with ``fix`` (SAFE or UNSAFE) also the fixed text."""
-    module, reports = python_reports(text, path, rules, prefilter=prefilter, imports=imports)
+    module, reports, parents = python_reports(
+        text, path, rules, prefilter=prefilter, imports=imports
+    )
     if module is None:
         return Analysis()
     suppressions = Suppressions.parse(text)
-    pairs = _suppress(_python_findings(module, reports, path, text, cell), suppressions)
+    pairs = _suppress(_python_findings(module, reports, parents, path, text, cell), suppressions)
     analysis = Analysis(
         findings=[finding for _, finding in pairs],
         unused_suppressions=suppressions.unused(),
@@ -284,11 +286,14 @@ def _fix_python_loop(
     current = text
     fixed: list[Finding] = []
     for _ in range(MAX_FIX_PASSES):
-        module, reports = python_reports(current, path, rules, prefilter=prefilter, imports=imports)
+        module, reports, parents = python_reports(
+            current, path, rules, prefilter=prefilter, imports=imports
+        )
         if module is None:
             return current, fixed
         pairs = _suppress(
-            _python_findings(module, reports, path, current, cell), Suppressions.parse(current)
+            _python_findings(module, reports, parents, path, current, cell),
+            Suppressions.parse(current),
         )
         chosen = [(raw, finding) for raw, finding in pairs if eligible(raw, fix)]
         if not chosen:
@@ -322,7 +327,7 @@ def analyze_text(
         return Analysis()
     context = TextContext(path=path, kind=kind, text=text)
     for rule in chosen:
-        rule(context).check()  # type: ignore[call-arg]
+        rule(context).check()
     lines = text.splitlines()
     suppressions = Suppressions.parse(text)
     pairs: list[tuple[RawTextFinding, Finding]] = []
@@ -358,9 +363,7 @@ def analyze_text(
 def _remap(finding: Finding, line_map: Callable[[int], int]) -> Finding:
     from dataclasses import replace
 
-    return replace(
-        finding, line=line_map(finding.line), end_line=line_map(finding.end_line)
-    )
+    return replace(finding, line=line_map(finding.line), end_line=line_map(finding.end_line))
 
 
 def analyze_notebook(
@@ -394,7 +397,12 @@ def analyze_notebook(
     for cell in cells:
         if cell.index in parsed:
             part = analyze_python(
-                cell.source, path, rules, fix=fix, prefilter=prefilter, imports=shared,
+                cell.source,
+                path,
+                rules,
+                fix=fix,
+                prefilter=prefilter,
+                imports=shared,
                 cell=cell.index,
             )
             result.findings.extend(part.findings)
@@ -407,15 +415,33 @@ def analyze_notebook(
             numbers = [number for number, _ in cell.shell_lines]
             shell_text = "\n".join(_strip_magic(line) for _, line in cell.shell_lines) + "\n"
             part = analyze_text(
-                shell_text, path, "shell", rules, prefilter=prefilter, cell=cell.index,
-                line_map=lambda line, numbers=numbers: numbers[min(line, len(numbers)) - 1],
+                shell_text,
+                path,
+                "shell",
+                rules,
+                prefilter=prefilter,
+                cell=cell.index,
+                line_map=_line_mapper(numbers),
             )
             result.findings.extend(part.findings)
-    if errors and not result.findings and len(errors) == len([c for c in cells if c.source.strip()]):
+    if (
+        errors
+        and not result.findings
+        and len(errors) == len([c for c in cells if c.source.strip()])
+    ):
         raise FailFile("; ".join(errors))
     if new_sources and result.fix_error is None:
         result.new_text = _write_cells(text, document, new_sources)
     return result
+
+
+def _line_mapper(numbers: list[int]) -> Callable[[int], int]:
+    """Maps a line of the extracted shell text back to its line in the notebook cell."""
+
+    def mapped(line: int) -> int:
+        return numbers[min(line, len(numbers)) - 1]
+
+    return mapped
 
 
 def _strip_magic(line: str) -> str:
@@ -470,7 +496,7 @@ _STRUCTURED = {"pyproject", "compose", "conda", "ci-yaml"}
 def _validate_structure(text: str, kind: str) -> None:
     """Reject malformed TOML/YAML with a one-line reason before text rules read it."""
     if kind == "pyproject":
-        from migrator.config import tomllib
+        from migrator.config import tomllib  # type: ignore[attr-defined]
 
         try:
             tomllib.loads(text)

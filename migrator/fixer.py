@@ -29,7 +29,7 @@ class _Replacer(cst.CSTTransformer):
         super().__init__()
         self.replacements = replacements
 
-    def on_leave(
+    def on_leave(  # type: ignore[override]
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         raw = self.replacements.get(id(original_node))
@@ -61,7 +61,7 @@ def apply_python_fixes(module: cst.Module, chosen: Sequence[RawPythonFinding], p
             for item in sorted(removes, key=str):
                 module_name, obj, *rest = item
                 RemoveImportsVisitor.remove_unused_import(
-                    context, module_name, obj, rest[0] if rest else None
+                    context, str(module_name), obj, rest[0] if rest else None
                 )
             new_module = RemoveImportsVisitor(context).transform_module(new_module)
         if adds:
@@ -70,7 +70,9 @@ def apply_python_fixes(module: cst.Module, chosen: Sequence[RawPythonFinding], p
             new_module = AddImportsVisitor(context).transform_module(new_module)
         code = new_module.code
     except Exception as error:  # a rule's replacement broke the tree: drop this file's fixes
-        raise FixError(f"rewrite failed ({type(error).__name__}: {error}); file left unchanged") from None
+        raise FixError(
+            f"rewrite failed ({type(error).__name__}: {error}); file left unchanged"
+        ) from None
     check_python(code, path)
     return code
 
@@ -87,7 +89,11 @@ def check_python(code: str, path: str) -> None:
 def apply_text_edits(text: str, chosen: Sequence[RawTextFinding]) -> str:
     """Apply non-overlapping span replacements, first come first served."""
     edits = sorted(
-        {(raw.start, raw.end, raw.replacement or "") for raw in chosen if raw.replacement is not None}
+        {
+            (raw.start, raw.end, raw.replacement or "")
+            for raw in chosen
+            if raw.replacement is not None
+        }
     )
     out: list[str] = []
     cursor = 0

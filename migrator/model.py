@@ -22,7 +22,9 @@ class Severity(enum.IntEnum):
         try:
             return cls[text.strip().upper()]
         except KeyError:
-            raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
+            raise ValueError(
+                f"unknown severity {text!r} (expected error, warning or info)"
+            ) from None
 
 
 class Applicability(enum.Enum):

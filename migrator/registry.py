@@ -64,7 +64,7 @@ def catalog_entries() -> list[CatalogEntry]:
 
     path = cache_dir() / f"catalog-{catalog_fingerprint()}.json"
     try:
-        return [tuple(entry) for entry in json.loads(path.read_text())]  # type: ignore[misc]
+        return [(str(a), str(b), str(c)) for a, b, c in json.loads(path.read_text())]
     except (OSError, ValueError):
         pass
     entries = [(rule.code, rule.name, rule.category) for rule in all_rules()]

@@ -138,7 +138,7 @@ class PythonRule(Rule):
         message: str | None = None,
         replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None = None,
         imports: Sequence[tuple[str, str | None]] = (),
-        remove_imports: Sequence[tuple[str, str | None]] = (),
+        remove_imports: Sequence[tuple[str | None, ...]] = (),
         applicability: Applicability | None = None,
         fix_description: str | None = None,
     ) -> None:

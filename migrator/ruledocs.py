@@ -29,7 +29,14 @@ def render_rule(rule: type[Rule]) -> str:
         for example in rule.invalid:
             lines += [f"```{_lang(example.path)}", example.code.rstrip(), "```", ""]
             if example.fixed is not None:
-                lines += ["becomes", "", f"```{_lang(example.path)}", example.fixed.rstrip(), "```", ""]
+                lines += [
+                    "becomes",
+                    "",
+                    f"```{_lang(example.path)}",
+                    example.fixed.rstrip(),
+                    "```",
+                    "",
+                ]
     if rule.valid:
         lines += ["## Not flagged", ""]
         for valid in rule.valid:
@@ -52,7 +59,14 @@ def _lang(path: str) -> str:
 
 
 def render_index(rules: tuple[type[Rule], ...]) -> str:
-    lines = [BANNER, "", "# Rule catalog", "", "| code | name | category | severity | fix | message |", "|---|---|---|---|---|---|"]
+    lines = [
+        BANNER,
+        "",
+        "# Rule catalog",
+        "",
+        "| code | name | category | severity | fix | message |",
+        "|---|---|---|---|---|---|",
+    ]
     for rule in rules:
         fix = rule.applicability.value if rule.fix_availability() != "never" else "none"
         message = rule.message.replace("|", "\\|")

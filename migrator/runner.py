@@ -109,7 +109,9 @@ def _work(task: _Task) -> FileOutcome:
     try:
         data = _read(task.path)
     except OSError as error:
-        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=f"cannot read: {error.strerror}"))
+        return FileOutcome(
+            FileResult(task.relative, Status.FAILED, reason=f"cannot read: {error.strerror}")
+        )
     key = content_key(data)
     try:
         decoded = decode_python(data) if task.kind == "python" else decode_text(data)
@@ -121,7 +123,9 @@ def _work(task: _Task) -> FileOutcome:
     except FailFile as error:
         return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)), key)
     except RecursionError:
-        return FileOutcome(FileResult(task.relative, Status.FAILED, reason="too deeply nested"), key)
+        return FileOutcome(
+            FileResult(task.relative, Status.FAILED, reason="too deeply nested"), key
+        )
     except Exception as error:  # an internal error on one file must not stop the run
         reason = f"internal error: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
         return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason), key)
@@ -232,7 +236,9 @@ def scan(
     for outcome in _execute(tasks, jobs, progress):
         results[outcome.relative] = outcome.result
         if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
-            cache.put(outcome.relative, outcome.key, _kind_of(tasks, outcome.relative), outcome.result)
+            cache.put(
+                outcome.relative, outcome.key, _kind_of(tasks, outcome.relative), outcome.result
+            )
     if cache is not None:
         cache.save(set(keys))
     codes = selection.codes()

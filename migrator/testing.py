@@ -28,7 +28,9 @@ def run_example(rule: type[Rule], example: Valid | Invalid, fix: bool) -> Analys
 def check_valid(rule: type[Rule], example: Valid) -> None:
     analysis = run_example(rule, example, fix=False)
     hits = [f for f in analysis.findings if f.rule == rule.code]
-    assert not hits, f"{rule.code} fired on a valid example: {hits[0].message} at line {hits[0].line}"
+    assert not hits, (
+        f"{rule.code} fired on a valid example: {hits[0].message} at line {hits[0].line}"
+    )
 
 
 def check_invalid(rule: type[Rule], example: Invalid) -> None:

@@ -15,7 +15,9 @@ def write_atomic(path: Path, text: str, encoding: str) -> None:
     data = text.encode(encoding)
     mode = stat.S_IMODE(os.stat(path).st_mode)
     directory = path.parent
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".migrate", dir=directory)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".migrate", dir=directory
+    )
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)

@@ -244,9 +244,7 @@ def parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def method_call(
-    value: cst.BaseExpression, method: str, args: Sequence[str] = ()
-) -> cst.Call:
+def method_call(value: cst.BaseExpression, method: str, args: Sequence[str] = ()) -> cst.Call:
     """``value.method(args...)`` with ``args`` given as source text."""
     return cst.Call(
         func=cst.Attribute(value=parenthesize(value), attr=cst.Name(method)),
@@ -324,16 +322,12 @@ def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
     )
 
 
-def exploded(
-    call: cst.Call, args: Sequence[cst.Arg], unit: str
-) -> cst.Call:
+def exploded(call: cst.Call, args: Sequence[cst.Arg], unit: str) -> cst.Call:
     """``call`` with ``args`` one per line (hanging indent ``unit`` below the statement's
     indentation, magic trailing comma), the layout black gives a long call."""
     laid = [
         argument.with_changes(
-            comma=cst.Comma(
-                whitespace_after=_line_break("" if index == len(args) - 1 else unit)
-            ),
+            comma=cst.Comma(whitespace_after=_line_break("" if index == len(args) - 1 else unit)),
             whitespace_after_arg=cst.SimpleWhitespace(""),
         )
         for index, argument in enumerate(args)
@@ -468,8 +462,19 @@ def code_of(node: cst.CSTNode) -> str:
 # --------------------------------------------------------------------------- tensor rank evidence
 
 _RANK_PRESERVING = frozenset(
-    {"contiguous", "transpose", "to", "float", "half", "bfloat16", "type_as", "clone", "detach",
-     "cuda", "requires_grad_"}
+    {
+        "contiguous",
+        "transpose",
+        "to",
+        "float",
+        "half",
+        "bfloat16",
+        "type_as",
+        "clone",
+        "detach",
+        "cuda",
+        "requires_grad_",
+    }
 )
 _FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
 
@@ -525,8 +530,10 @@ def is_4d(node: cst.BaseExpression) -> bool:
         if method in _FACTORIES:
             sizes = _positional(node)
             return sizes is not None and len(sizes) == 4
-    name = func.attr.value if isinstance(func, cst.Attribute) else (
-        func.value if isinstance(func, cst.Name) else ""
+    name = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else (func.value if isinstance(func, cst.Name) else "")
     )
     if name == "rearrange" and len(node.args) >= 2:
         pattern = node.args[1].value
@@ -570,8 +577,9 @@ def rank4_evidence(scope: cst.CSTNode, names: set[str]) -> bool:
     return finder.found
 
 
-def mentions_package(ctx_resolve: Callable[[cst.CSTNode], str | None], node: cst.CSTNode,
-                     package: str) -> bool:
+def mentions_package(
+    ctx_resolve: Callable[[cst.CSTNode], str | None], node: cst.CSTNode, package: str
+) -> bool:
     """Whether a Name/Attribute chain inside ``node`` resolves (through the file's imports)
     to ``package`` or something in it."""
 
@@ -640,7 +648,9 @@ def non_call_references(
                 if id(node) not in self.callees:
                     self.count += 1
             else:
-                fast_visit(node.value, self, trivia=False)  # not ``attr``: ``x.FusedRMSNorm`` is another object
+                fast_visit(
+                    node.value, self, trivia=False
+                )  # not ``attr``: ``x.FusedRMSNorm`` is another object
             return False
 
         def visit_Name(self, node: cst.Name) -> None:

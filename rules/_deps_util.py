@@ -468,9 +468,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, int, list[tuple[int, int]]]
         yield first, len(text), pieces
 
 
-_REQ_OPTION = re.compile(
-    r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s*=\s*|\s+)(\S+)"
-)
+_REQ_OPTION = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s*=\s*|\s+)(\S+)")
 
 
 def requirements_file(text: str) -> tuple[list[Req], list[OptionValue]]:
@@ -830,9 +828,16 @@ def pyproject_file(text: str) -> tuple[list[Req], list[TomlValue]]:
                 else None
             )
             parsed = ParsedRequirement(
-                text=name, name=normalize(name), raw_name=name, name_span=(0, len(name)),
-                extras=(), extras_span=(len(name), len(name)), spec=spec,
-                spec_span=(0, 0), marker="", url=None,
+                text=name,
+                name=normalize(name),
+                raw_name=name,
+                name_span=(0, len(name)),
+                extras=(),
+                extras_span=(len(name), len(name)),
+                spec=spec,
+                spec_span=(0, 0),
+                marker="",
+                url=None,
             )
             line_start, line_end = line_bounds(text, value.key_span[0])
             single_line = text.find("\n", value.key_span[0], value.end) == -1
@@ -998,9 +1003,16 @@ def conda_file(text: str) -> tuple[list[Req], list[CondaEntry]]:
                 continue
             name = match.group(1)
             parsed = ParsedRequirement(
-                text=name, name=normalize(name), raw_name=name, name_span=(0, len(name)),
-                extras=(), extras_span=(len(name), len(name)), spec=value[len(name):].strip(),
-                spec_span=(0, 0), marker="", url=None,
+                text=name,
+                name=normalize(name),
+                raw_name=name,
+                name_span=(0, len(name)),
+                extras=(),
+                extras_span=(len(name), len(name)),
+                spec=value[len(name) :].strip(),
+                spec_span=(0, 0),
+                marker="",
+                url=None,
             )
             reqs.append(
                 Req(
@@ -1213,12 +1225,43 @@ def command_segments(text: str) -> Iterator[list[Token]]:
 
 
 _PIP_VALUE_OPTIONS = {
-    "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-r", "--requirement",
-    "-c", "--constraint", "-t", "--target", "--prefix", "--root", "--upgrade-strategy",
-    "--python", "-p", "--platform", "--python-version", "--implementation", "--abi",
-    "--config-settings", "-C", "--cache-dir", "--src", "--trusted-host", "--progress-bar",
-    "--root-user-action", "--only-binary", "--no-binary", "-e", "--editable", "--index",
-    "--default-index", "--index-strategy", "--torch-backend", "--extra", "--group",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--upgrade-strategy",
+    "--python",
+    "-p",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--config-settings",
+    "-C",
+    "--cache-dir",
+    "--src",
+    "--trusted-host",
+    "--progress-bar",
+    "--root-user-action",
+    "--only-binary",
+    "--no-binary",
+    "-e",
+    "--editable",
+    "--index",
+    "--default-index",
+    "--index-strategy",
+    "--torch-backend",
+    "--extra",
+    "--group",
 }
 
 
@@ -1233,9 +1276,7 @@ def pip_install_args(segment: list[Token]) -> list[Token] | None:
     for index, value in enumerate(values):
         if index + 1 < len(values) and values[index + 1] == "install":
             if _is_pip(value) or (
-                value == "pip"
-                and index > 0
-                and values[index - 1] in {"uv", "-m"}
+                value == "pip" and index > 0 and values[index - 1] in {"uv", "-m"}
             ):
                 return segment[index + 2 :]
     return None
@@ -1366,9 +1407,7 @@ def all_requirements(ctx: TextContext) -> list[Req]:
     return []
 
 
-def _element_removal(
-    container: cst.List, element: cst.Element
-) -> tuple[cst.CSTNode, Any]:
+def _element_removal(container: cst.List, element: cst.Element) -> tuple[cst.CSTNode, Any]:
     """The node to report and its replacement that drop ``element`` from a list literal.
 
     A middle element is removed with its comma. The last element is removed from the list node
@@ -1460,7 +1499,11 @@ class RequirementRule(PythonRule, TextRule):
             if edit is not None:
                 start, end, replacement = edit
         ctx.report(
-            self, start, end, message=verdict.message, replacement=replacement,
+            self,
+            start,
+            end,
+            message=verdict.message,
+            replacement=replacement,
             applicability=verdict.applicability,
         )
 
@@ -1513,7 +1556,10 @@ class RequirementRule(PythonRule, TextRule):
             if req.element is not None and req.container is not None:
                 node, replacement = _element_removal(req.container, req.element)
                 ctx.report(
-                    self, node, message=verdict.message, replacement=replacement,
+                    self,
+                    node,
+                    message=verdict.message,
+                    replacement=replacement,
                     applicability=verdict.applicability,
                 )
                 return
@@ -1526,6 +1572,9 @@ class RequirementRule(PythonRule, TextRule):
                 text = req.parsed.text
                 replacement = replace_string(string, text[:start] + new + text[end:])
         ctx.report(
-            self, string, message=verdict.message, replacement=replacement,
+            self,
+            string,
+            message=verdict.message,
+            replacement=replacement,
             applicability=verdict.applicability,
         )

@@ -452,10 +452,7 @@ class ApexAmp(PythonRule):
             "with apex.amp.scale_loss(loss, optimizer) as scaled_loss:\n"
             "    scaled_loss.backward()\n"
         ),
-        Invalid(
-            "from apex.amp import master_params\n"
-            "clip(master_params(optimizer), 1.0)\n"
-        ),
+        Invalid("from apex.amp import master_params\nclip(master_params(optimizer), 1.0)\n"),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -520,14 +517,12 @@ class ApexSyncBatchNorm(PythonRule):
     valid = [
         Valid("import torch\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"),
         Valid(
-            "def convert_syncbn_model(m):\n    return m\n\n"
-            "model = convert_syncbn_model(model)\n"
+            "def convert_syncbn_model(m):\n    return m\n\nmodel = convert_syncbn_model(model)\n"
         ),
     ]
     invalid = [
         Invalid(
-            "from apex.parallel import convert_syncbn_model\n"
-            "model = convert_syncbn_model(model)\n",
+            "from apex.parallel import convert_syncbn_model\nmodel = convert_syncbn_model(model)\n",
             fixed="import torch\n\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n",
             line=2,
             column=9,
@@ -539,8 +534,7 @@ class ApexSyncBatchNorm(PythonRule):
             fixed="import torch.nn as nn\nbn = nn.SyncBatchNorm(64, 1e-5, momentum=0.01)\n",
         ),
         Invalid(
-            "from apex.parallel import SyncBatchNorm\n"
-            "bn = SyncBatchNorm(64, channel_last=True)\n",
+            "from apex.parallel import SyncBatchNorm\nbn = SyncBatchNorm(64, channel_last=True)\n",
             fixed=None,
         ),
     ]

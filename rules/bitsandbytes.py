@@ -89,7 +89,7 @@ class BitsandbytesDependency(PythonRule):
     severity = Severity.WARNING
     message = "bitsandbytes has ROCm binaries only from 0.49 (preview; 0.50 official)"
     fact = "§5 bitsandbytes row, §10.7; [B1]"
-    triggers = ("bitsandbytes",)
+    triggers = ("import bitsandbytes", "from bitsandbytes")
     effort_hours = 0.5
     valid = [
         Valid("import torch\nopt = torch.optim.AdamW(params)\n"),
@@ -167,8 +167,10 @@ class _Imports(cst.CSTVisitor):
         self._check(node)
 
     def _check(self, node: cst.Import | cst.ImportFrom) -> None:
-        if self.first is None and id(node) not in self.guarded and any(
-            matches_package(module, [self.package]) for module in imported_modules(node)
+        if (
+            self.first is None
+            and id(node) not in self.guarded
+            and any(matches_package(module, [self.package]) for module in imported_modules(node))
         ):
             self.first = node
 

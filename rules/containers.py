@@ -81,9 +81,7 @@ class ImageRef:
 
 
 _FROM_RE = re.compile(r"^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*(?P<image>[^\s#]+)", re.IGNORECASE)
-_ARG_RE = re.compile(
-    r"^[ \t]*ARG[ \t]+\w+=(?P<q>[\"']?)(?P<image>[^\s\"'#]+)(?P=q)", re.IGNORECASE
-)
+_ARG_RE = re.compile(r"^[ \t]*ARG[ \t]+\w+=(?P<q>[\"']?)(?P<image>[^\s\"'#]+)(?P=q)", re.IGNORECASE)
 _YAML_IMAGE_RE = re.compile(
     r"^[ \t]*(?:-[ \t]*)?(?:image|container):[ \t]*(?P<q>[\"']?)(?P<image>[^\s\"'#]+)(?P=q)"
 )
@@ -102,15 +100,19 @@ def image_refs(text: str, kind: str) -> Iterator[ImageRef]:
                 match = pattern.match(code)
                 if match is not None:
                     yield ImageRef(
-                        offset + match.start("image"), offset + match.end("image"),
-                        match.group("image"), where,
+                        offset + match.start("image"),
+                        offset + match.end("image"),
+                        match.group("image"),
+                        where,
                     )
         else:
             match = _YAML_IMAGE_RE.match(code)
             if match is not None:
                 yield ImageRef(
-                    offset + match.start("image"), offset + match.end("image"),
-                    match.group("image"), "image",
+                    offset + match.start("image"),
+                    offset + match.end("image"),
+                    match.group("image"),
+                    "image",
                 )
 
 
@@ -230,7 +232,8 @@ class CudaBaseImage(TextRule):
             match = _CUDA_TAG_RE.match(tag)
             if match is None or match.group("os") != "ubuntu":
                 self.report(  # type: ignore[attr-defined]
-                    ref.start, ref.end,
+                    ref.start,
+                    ref.end,
                     message=f"CUDA base image `{ref.image}` has no ROCm; use a ROCm image "
                     "(`rocm/dev-ubuntu-22.04` / `-24.04`), installing the distribution's "
                     "packages there",
@@ -244,7 +247,8 @@ class CudaBaseImage(TextRule):
             rocm = _pinned_rocm(text) or table["default_rocm"]
             new = table["template"].format(ubuntu=ubuntu, rocm=rocm)
             self.report(  # type: ignore[attr-defined]
-                ref.start, ref.end,
+                ref.start,
+                ref.end,
                 message=f"CUDA base image `{ref.image}` has no ROCm; use `{new}`{note}",
                 replacement=new,
             )
@@ -329,14 +333,16 @@ class NgcImage(TextRule):
                 continue
             if repository in pytorch["repositories"]:
                 self.report(  # type: ignore[attr-defined]
-                    ref.start, ref.end,
+                    ref.start,
+                    ref.end,
                     message=f"NGC PyTorch image `{ref.image}` is a CUDA build; use AMD's "
                     f"`rocm/pytorch` (pin a `{pytorch['pinned_pattern'].split(':', 1)[1]}` tag)",
                     replacement=pytorch["replacement"],
                 )
             else:
                 self.report(  # type: ignore[attr-defined]
-                    ref.start, ref.end,
+                    ref.start,
+                    ref.end,
                     message=f"NGC image `{ref.image}` is a CUDA build with no one-to-one ROCm "
                     "image; rebuild the service on a ROCm image",
                 )
@@ -440,7 +446,7 @@ class DockerGpuFlags(TextRule):
             '      options: --shm-size "16gb" --ipc host --device /dev/kfd --device /dev/dri'
             " --group-add video --security-opt seccomp=unconfined\n",
         ),
-        Invalid('docker run --gpus \'"device=0,1"\' img\n', path="run.sh", fixed=None),
+        Invalid("docker run --gpus '\"device=0,1\"' img\n", path="run.sh", fixed=None),
         Invalid("nvidia-docker run img\n", path="run.sh", fixed=None),
     ]
 
@@ -450,7 +456,8 @@ class DockerGpuFlags(TextRule):
             values = [token.value for token in segment]
             if values and values[0].rsplit("/", 1)[-1] == "nvidia-docker":
                 self.report(  # type: ignore[attr-defined]
-                    segment[0].start, segment[0].end,
+                    segment[0].start,
+                    segment[0].end,
                     message="`nvidia-docker` wraps the NVIDIA Container Toolkit; use `docker run "
                     "--device /dev/kfd --device /dev/dri --group-add video`",
                 )
@@ -483,7 +490,8 @@ class DockerGpuFlags(TextRule):
             start, end, value = gpus
             if value == "all":
                 self.report(  # type: ignore[attr-defined]
-                    start, end,
+                    start,
+                    end,
                     message="`--gpus all` needs the NVIDIA Container Toolkit; on AMD pass "
                     "`--device /dev/kfd --device /dev/dri --group-add video`",
                     replacement=_DEVICE_FLAGS,
@@ -491,7 +499,8 @@ class DockerGpuFlags(TextRule):
                 placed = True
             else:
                 self.report(  # type: ignore[attr-defined]
-                    start, end,
+                    start,
+                    end,
                     message=f"`--gpus {value}` needs the NVIDIA Container Toolkit; on AMD pass "
                     "`--device /dev/kfd` plus the `/dev/dri/renderD*` nodes of those GPUs",
                 )
@@ -502,7 +511,8 @@ class DockerGpuFlags(TextRule):
         for start, end in runtimes:
             if not placed:
                 self.report(  # type: ignore[attr-defined]
-                    start, end,
+                    start,
+                    end,
                     message="`--runtime=nvidia` needs the NVIDIA Container Toolkit; on AMD pass "
                     "`--device /dev/kfd --device /dev/dri --group-add video`",
                     replacement=_DEVICE_FLAGS,
@@ -514,7 +524,8 @@ class DockerGpuFlags(TextRule):
             while stop < len(text) and text[stop] in " \t":
                 stop += 1
             self.report(  # type: ignore[attr-defined]
-                start, stop,
+                start,
+                stop,
                 message="`--runtime=nvidia` needs the NVIDIA Container Toolkit; drop it on AMD",
                 replacement="",
             )
@@ -546,9 +557,7 @@ def _last_index(node: Any) -> int:
     if isinstance(node, yaml.MappingNode):
         if node.flow_style:
             return int(node.end_mark.index)
-        return max(
-            [_last_index(value) for _, value in node.value] or [node.start_mark.index]
-        )
+        return max([_last_index(value) for _, value in node.value] or [node.start_mark.index])
     return int(node.end_mark.index)
 
 
@@ -707,7 +716,9 @@ class ComposeNvidiaGpu(TextRule):
         if runtime is not None and getattr(runtime[1], "value", None) == "nvidia":
             hits.append(
                 _ComposeHit(
-                    runtime[0].start_mark.index, *_pair_span(text, *runtime), "`runtime: nvidia`",
+                    runtime[0].start_mark.index,
+                    *_pair_span(text, *runtime),
+                    "`runtime: nvidia`",
                     False,
                 )
             )
@@ -715,7 +726,9 @@ class ComposeNvidiaGpu(TextRule):
         if gpus is not None:
             hits.append(
                 _ComposeHit(
-                    gpus[0].start_mark.index, *_pair_span(text, *gpus), "`gpus:`",
+                    gpus[0].start_mark.index,
+                    *_pair_span(text, *gpus),
+                    "`gpus:`",
                     getattr(gpus[1], "value", None) != "all",
                 )
             )
@@ -742,7 +755,8 @@ class ComposeNvidiaGpu(TextRule):
             if clash is not None:
                 key_end = re.compile(r"[^:\s]+").match(text, hit.anchor)
                 self.report(  # type: ignore[attr-defined]
-                    hit.anchor, key_end.end() if key_end else hit.anchor + 1,
+                    hit.anchor,
+                    key_end.end() if key_end else hit.anchor + 1,
                     message=message + " (merge them into the existing `devices`/`group_add`)",
                 )
                 continue
@@ -883,7 +897,8 @@ class AptCudaPackages(TextRule):
                     for token in segment[start:]:
                         if not token.value.startswith("-") and _APT_CUDA_RE.match(token.value):
                             self.report(  # type: ignore[attr-defined]
-                                token.start, token.end,
+                                token.start,
+                                token.end,
                                 message=f"CUDA system package `{token.value}`: unavailable or "
                                 "unused on ROCm; install the ROCm libraries (or use a ROCm image)",
                             )
@@ -1060,7 +1075,8 @@ class PipCudaLocalVersion(TextRule):
             start, end = req.span()
             if rocm is None or req.offset is None:
                 self.report(  # type: ignore[attr-defined]
-                    start, end,
+                    start,
+                    end,
                     message=f"`{req.parsed.raw_name}` pinned to the CUDA build `{local.group()}`: "
                     "on ROCm it finds no GPU; pick the ROCm build by hand",
                 )
@@ -1069,7 +1085,8 @@ class PipCudaLocalVersion(TextRule):
             assert edit is not None
             edit_start, edit_end, new = edit
             self.report(  # type: ignore[attr-defined]
-                req.offset + edit_start, req.offset + edit_end,
+                req.offset + edit_start,
+                req.offset + edit_end,
                 message=f"`{req.parsed.raw_name}` pinned to the CUDA build `{local.group()}`: on "
                 f"ROCm it finds no GPU and runs on the CPU; the ROCm build is `+rocm{rocm}`",
                 replacement=new,
@@ -1119,8 +1136,21 @@ class PipInstallCudaPackage(TextRule):
     message = "`pip install` of a CUDA-only package"
     fact = "§9 package rows, §4a, §5; [K3][F1][B1]"
     triggers = dependencies.FlashAttnCudaWheel.triggers + (
-        "nvidia", "xformers", "tensorrt", "pycuda", "cuda-python", "cuda_python", "dali",
-        "cupy", "onnxruntime", "jax", "tensorflow", "triton", "bitsandbytes", "nvml", "gptq",
+        "nvidia",
+        "xformers",
+        "tensorrt",
+        "pycuda",
+        "cuda-python",
+        "cuda_python",
+        "dali",
+        "cupy",
+        "onnxruntime",
+        "jax",
+        "tensorflow",
+        "triton",
+        "bitsandbytes",
+        "nvml",
+        "gptq",
         "awq",
     )
     file_kinds = frozenset({"dockerfile", "shell", "ci-yaml"})

@@ -110,7 +110,11 @@ class CudaAmpNamespace(PythonRule):
             return
         qualified, name, style = target
         torch_name, imports = module_ref(self.ctx, "torch")
-        prepend = [positional_arg('"cuda"')] if style == "positional" else [keyword_arg("device_type", '"cuda"')]
+        prepend = (
+            [positional_arg('"cuda"')]
+            if style == "positional"
+            else [keyword_arg("device_type", '"cuda"')]
+        )
         replacement = replace_call(node, f"{torch_name}.amp.{name}", prepend=prepend)
         self.report(
             node,

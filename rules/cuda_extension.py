@@ -31,8 +31,7 @@ def string_text(node: cst.CSTNode) -> str | None:
         return None if isinstance(node, cst.ConcatenatedString) else node.value
     if isinstance(node, cst.FormattedString):
         return "".join(
-            part.value if isinstance(part, cst.FormattedStringText) else "{}"
-            for part in node.parts
+            part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts
         )
     return None
 
@@ -325,8 +324,7 @@ class CudaExtensionBuild(PythonRule):
             "ext = CppExtension('ops', ['ops.cpp'])\n"
         ),
         Valid(
-            "from torch.utils.cpp_extension import load\n"
-            "mod = load('ops', sources=['ops.cpp'])\n"
+            "from torch.utils.cpp_extension import load\nmod = load('ops', sources=['ops.cpp'])\n"
         ),
         Valid("def CUDAExtension(*a):\n    pass\n# torch.utils.cpp_extension.CUDAExtension\n"),
     ]

@@ -237,7 +237,7 @@ class TorchCudaLocalVersion(RequirementRule):
         Invalid(
             'import setuptools\nsetuptools.setup(install_requires=["torch==2.4.0+cu121"])\n',
             path="setup.py",
-            fixed='import setuptools\n'
+            fixed="import setuptools\n"
             'setuptools.setup(install_requires=["torch==2.4.0+rocm6.1"])\n',
         ),
     ]
@@ -298,14 +298,24 @@ def cuda_index_edits(
             else:
                 why = "no ROCm release is known for the torch pinned here; choose it by hand"
             out.append(
-                (start, end, f"PyTorch {cuda} wheel index: pip installs CUDA builds of torch, "
-                 f"which find no GPU on ROCm; {why}", None)
+                (
+                    start,
+                    end,
+                    f"PyTorch {cuda} wheel index: pip installs CUDA builds of torch, "
+                    f"which find no GPU on ROCm; {why}",
+                    None,
+                )
             )
             continue
         new = index_url_for(rocm)
         out.append(
-            (start, end, f"PyTorch {cuda} wheel index: pip installs CUDA builds of torch, which "
-             f"find no GPU on ROCm; use `{new}`", new)
+            (
+                start,
+                end,
+                f"PyTorch {cuda} wheel index: pip installs CUDA builds of torch, which "
+                f"find no GPU on ROCm; use `{new}`",
+                new,
+            )
         )
     return out
 
@@ -1303,7 +1313,8 @@ class CondaCudaPackages(TextRule):
         for entry in entries:
             if entry.section == "channels" and entry.value.strip() in table["channels"]:
                 self.report(  # type: ignore[attr-defined]
-                    entry.start, entry.end,
+                    entry.start,
+                    entry.end,
                     message=f"conda channel `{entry.value}` serves CUDA packages; "
                     "not needed on ROCm",
                 )
@@ -1311,9 +1322,12 @@ class CondaCudaPackages(TextRule):
             if req.source == "conda" and req.name in table["packages"]:
                 start, end = req.span()
                 self.report(  # type: ignore[attr-defined]
-                    start, end,
+                    start,
+                    end,
                     message=f"conda package `{req.parsed.raw_name}` is CUDA-specific"
-                    + (": it selects the CUDA build of PyTorch, which finds no GPU on ROCm"
-                       if req.name == "pytorch-cuda" else "; unused on ROCm"),
+                    + (
+                        ": it selects the CUDA build of PyTorch, which finds no GPU on ROCm"
+                        if req.name == "pytorch-cuda"
+                        else "; unused on ROCm"
+                    ),
                 )
-

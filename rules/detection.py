@@ -1096,7 +1096,7 @@ class CudaArchListCheck(PythonRule):
     severity = Severity.WARNING
     message = "NVIDIA `sm_XY` architecture test: ROCm builds list gfx targets (gfx942), never sm_XY"
     fact = "§1 get_arch_list row; [P2][P9]"
-    triggers = ("sm_", "get_arch_list", "compute_")
+    triggers = ("get_arch_list", "get_device_capability", "get_device_properties")
     effort_hours = 0.5
     valid = [
         Valid("import torch\nprint(torch.cuda.get_arch_list())\n"),

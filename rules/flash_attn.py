@@ -259,8 +259,7 @@ class FlashAttnFunc(PythonRule):
             self.report(
                 node,
                 message=(
-                    f"`{short}` needs a ROCm/flash-attention build; "
-                    f"not rewritten to SDPA: {result}"
+                    f"`{short}` needs a ROCm/flash-attention build; not rewritten to SDPA: {result}"
                 ),
             )
             return

@@ -172,7 +172,15 @@ class NoRocmEquivalentImport(_NoEquivalentImport):
     severity = Severity.ERROR
     message = "This package has no ROCm build; the import fails on ROCm"
     fact = "§9 tensorrt, pycuda/cuda-python, numba.cuda, nvidia-dali rows; [R1][K3]"
-    triggers = ("tensorrt", "pycuda", "import cuda", "from cuda", "numba", "nvidia.dali", "import dali")
+    triggers = (
+        "tensorrt",
+        "pycuda",
+        "import cuda",
+        "from cuda",
+        "numba",
+        "nvidia.dali",
+        "import dali",
+    )
     effort_hours = 8.0
     blocker = True
     unconditional = True
@@ -231,7 +239,15 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
     severity = Severity.WARNING
     message = "This optional package has no ROCm build; its code path is unavailable on ROCm"
     fact = "§9 tensorrt, pycuda/cuda-python, numba.cuda, nvidia-dali rows; [R1][K3]"
-    triggers = ("tensorrt", "pycuda", "import cuda", "from cuda", "numba", "nvidia.dali", "import dali")
+    triggers = (
+        "tensorrt",
+        "pycuda",
+        "import cuda",
+        "from cuda",
+        "numba",
+        "nvidia.dali",
+        "import dali",
+    )
     effort_hours = 4.0
     unconditional = False
     valid = [

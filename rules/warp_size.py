@@ -273,7 +273,16 @@ class KernelSourceWarp32(PythonRule):
     severity = Severity.ERROR
     message = "CUDA kernel source assumes 32-lane warps: AMD CDNA wavefronts have 64 lanes"
     fact = "§7 warp code row; §10.3; §10.11; [H3][P1]"
-    triggers = ("0xffffffff", "0xFFFFFFFF", "__shfl", "__ballot", "_sync(", "WARP_SIZE", "warpSize", "warp_size")
+    triggers = (
+        "0xffffffff",
+        "0xFFFFFFFF",
+        "__shfl",
+        "__ballot",
+        "_sync(",
+        "WARP_SIZE",
+        "warpSize",
+        "warp_size",
+    )
     targets = ("gfx90a", "gfx942", "gfx950")
     effort_hours = 2.0
     valid = [

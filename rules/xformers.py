@@ -104,13 +104,10 @@ class XformersMemoryEfficientAttention(PythonRule):
     fix_title = "Call `torch.nn.functional.scaled_dot_product_attention` (transposed to B,H,M,K)"
     applicability = Applicability.UNSAFE
     fact = "§4d; [X3][S1]"
-    triggers = ("xformers",)
+    triggers = ("import xformers", "from xformers")
     effort_hours = 0.5
     valid = [
-        Valid(
-            "import torch.nn.functional as F\n"
-            "out = F.scaled_dot_product_attention(q, k, v)\n"
-        ),
+        Valid("import torch.nn.functional as F\nout = F.scaled_dot_product_attention(q, k, v)\n"),
         Valid(
             "def memory_efficient_attention(q, k, v):\n    return q\n\n"
             "out = memory_efficient_attention(q, k, v)\n"
@@ -371,7 +368,7 @@ class XformersHardImport(PythonRule):
     severity = Severity.WARNING
     message = "unguarded xformers import: ROCm wheels are experimental and only on xformers' index"
     fact = "§4d §9 xformers row; [X3]"
-    triggers = ("xformers",)
+    triggers = ("import xformers", "from xformers")
     effort_hours = 1.0
     valid = [
         Valid("try:\n    import xformers.ops as xops\nexcept ImportError:\n    xops = None\n"),
@@ -397,4 +394,3 @@ class XformersHardImport(PythonRule):
             ):
                 self.report(node)
                 return
-

@@ -68,7 +68,11 @@ def main() -> int:
         for repo in args.repos:
             result = check(repo.resolve(), Path(scratch))
             print(json.dumps(result))
-            ok &= not result["traceback"] and not result["not_compiling"] and not result["second_run_changes"]
+            ok &= (
+                not result["traceback"]
+                and not result["not_compiling"]
+                and not result["second_run_changes"]
+            )
     return 0 if ok else 1
 
 

@@ -21,7 +21,11 @@ def expected() -> dict[str, str]:
 def main(argv: list[str]) -> int:
     pages = expected()
     if "--check" in argv:
-        stale = [name for name, text in pages.items() if not (DOCS / name).is_file() or (DOCS / name).read_text() != text]
+        stale = [
+            name
+            for name, text in pages.items()
+            if not (DOCS / name).is_file() or (DOCS / name).read_text() != text
+        ]
         extra = [p.name for p in DOCS.glob("*.md") if p.name not in pages] if DOCS.is_dir() else []
         for name in stale + extra:
             print(f"stale: docs/rules/{name}")

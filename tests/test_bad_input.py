@@ -29,7 +29,9 @@ def test_each_bad_file_is_reported_and_the_rest_is_scanned(tmp_path, scan_json):
 
     report = scan_json(str(tmp_path))
 
-    assert [(f["path"], f["line"], f["rule"]) for f in report["findings"]] == [("good.py", 2, "ROC520")]
+    assert [(f["path"], f["line"], f["rule"]) for f in report["findings"]] == [
+        ("good.py", 2, "ROC520")
+    ]
     failed = _reasons(report, "failed")
     skipped = _reasons(report, "skipped")
     assert failed["py2.py"].startswith("syntax error at line 2")

@@ -8,11 +8,16 @@ import pytest
 
 from tests.conftest import FIXTURES, write
 
-PROJECTS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.endswith("_fixed"))
+PROJECTS = sorted(
+    p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.endswith("_fixed")
+)
 
 
 def _key(report):
-    return [(f["path"], f.get("cell"), f["line"], f["column"], f["rule"], f["message"]) for f in report["findings"]]
+    return [
+        (f["path"], f.get("cell"), f["line"], f["column"], f["rule"], f["message"])
+        for f in report["findings"]
+    ]
 
 
 @pytest.mark.parametrize("project", PROJECTS)
@@ -36,7 +41,13 @@ def test_cache_sees_edits(tmp_path, scan_json):
 
 def test_parallel_and_serial_agree(tmp_path, scan_json):
     for index in range(40):
-        write(tmp_path, f"m{index}.py", "import torch\n" * (index % 3) + "x = torch.cuda.amp.GradScaler()\n" if index % 2 else "y = 1\n")
+        write(
+            tmp_path,
+            f"m{index}.py",
+            "import torch\n" * (index % 3) + "x = torch.cuda.amp.GradScaler()\n"
+            if index % 2
+            else "y = 1\n",
+        )
     shutil.copy(FIXTURES / "llm_app" / "llm_app" / "model.py", tmp_path / "model.py")
     serial = scan_json("--no-cache", "--jobs", "1", str(tmp_path))
     parallel = scan_json("--no-cache", "--jobs", "2", str(tmp_path))

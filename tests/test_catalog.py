@@ -13,11 +13,28 @@ from migrator.rule import Rule
 from tests.conftest import ROOT
 
 REQUIRED = ["## What it does", "## Why it breaks on ROCm", "## Example"]
-FACTS = (ROOT.parent / "shared" / "docs" / "rocm-facts.md")
+FACTS = ROOT.parent / "shared" / "docs" / "rocm-facts.md"
 REQUIRED_CATEGORIES = {
-    "nvml", "nvidia-smi", "cudnn", "tf32", "sdpa", "flash-attn", "bitsandbytes", "xformers", "apex",
-    "cuda-amp", "cuda-version", "device-gate", "fp8", "warp-size", "env-var", "cuda-extension",
-    "dependency", "container", "onnxruntime", "no-rocm-equivalent",
+    "nvml",
+    "nvidia-smi",
+    "cudnn",
+    "tf32",
+    "sdpa",
+    "flash-attn",
+    "bitsandbytes",
+    "xformers",
+    "apex",
+    "cuda-amp",
+    "cuda-version",
+    "device-gate",
+    "fp8",
+    "warp-size",
+    "env-var",
+    "cuda-extension",
+    "dependency",
+    "container",
+    "onnxruntime",
+    "no-rocm-equivalent",
 }
 
 
@@ -58,6 +75,10 @@ def test_fact_sources_exist_in_the_facts_file():
 def test_generated_rule_docs_are_current():
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gen_rule_docs.py"), "--check"],
-        capture_output=True, text=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
-    assert result.returncode == 0, "docs/rules is stale; run scripts/gen_rule_docs.py\n" + result.stdout
+    assert result.returncode == 0, (
+        "docs/rules is stale; run scripts/gen_rule_docs.py\n" + result.stdout
+    )

@@ -33,8 +33,9 @@ MINE = [rule for rule in all_rules() if rule.category in {"dependency", "contain
 def fix(text: str, path: str) -> str:
     kind = file_kind(path)
     assert kind is not None
-    result = analyze(text, path, kind, select_rules(["dependency", "container"], None),
-                     fix=Applicability.UNSAFE)
+    result = analyze(
+        text, path, kind, select_rules(["dependency", "container"], None), fix=Applicability.UNSAFE
+    )
     assert result.fix_error is None, result.fix_error
     return text if result.new_text is None else result.new_text
 
@@ -93,9 +94,14 @@ def test_fixture_requirements_fix():
     assert "cupy-rocm-7-0        # used by the tokenizer post-processing kernels\n" in fixed
     assert "onnxruntime-migraphx     # ONNX export of the embedding model\n" in fixed
     # untouched: comments, unrelated lines, report-only packages
-    for kept in ("# CUDA 12.1 wheels of PyTorch (A100 / H100 nodes)\n", "flash-attn==2.5.8\n",
-                 "xformers==0.0.26\n", "pynvml              # GPU memory logging\n",
-                 "transformers>=4.40\n", "# serving\nfastapi\nuvicorn\n"):
+    for kept in (
+        "# CUDA 12.1 wheels of PyTorch (A100 / H100 nodes)\n",
+        "flash-attn==2.5.8\n",
+        "xformers==0.0.26\n",
+        "pynvml              # GPU memory logging\n",
+        "transformers>=4.40\n",
+        "# serving\nfastapi\nuvicorn\n",
+    ):
         assert kept in fixed
     assert fix(fixed, "requirements.txt") == fixed
 
@@ -125,8 +131,10 @@ def test_fixture_dockerfile_and_script_fix():
     dockerfile = fix((FIXTURE / "Dockerfile").read_text(), "Dockerfile")
     assert dockerfile.startswith("FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n")
     script = fix((FIXTURE / "scripts" / "launch.sh").read_text(), "scripts/launch.sh")
-    assert ("docker run --rm --device /dev/kfd --device /dev/dri --group-add video "
-            "--security-opt seccomp=unconfined \\\n") in script
+    assert (
+        "docker run --rm --device /dev/kfd --device /dev/dri --group-add video "
+        "--security-opt seccomp=unconfined \\\n"
+    ) in script
     assert "--gpus" not in script
 
 

@@ -63,8 +63,9 @@ def _by_id(results: list[CheckResult]) -> dict[str, CheckResult]:
     return {result.id: result for result in results}
 
 
-def _amd_machine(tmp_path: Path, rocminfo: str, torch_report: str,
-                 runtime: str | None = "6.3.1-48", **env: str) -> Host:
+def _amd_machine(
+    tmp_path: Path, rocminfo: str, torch_report: str, runtime: str | None = "6.3.1-48", **env: str
+) -> Host:
     bin_dir = tmp_path / "bin"
     records = tmp_path / "records"
     records.mkdir(parents=True, exist_ok=True)
@@ -78,15 +79,26 @@ def _amd_machine(tmp_path: Path, rocminfo: str, torch_report: str,
         (rocm / ".info").mkdir(parents=True)
         (rocm / ".info" / "version").write_text(runtime + "\n")
     python = _python(tmp_path / "py", DATA / torch_report)
-    return Host(env={"PATH": str(bin_dir), "ROCM_PATH": str(rocm), **env}, python=python,
-                group_names=["users", "video", "render"], uid=1000)
+    return Host(
+        env={"PATH": str(bin_dir), "ROCM_PATH": str(rocm), **env},
+        python=python,
+        group_names=["users", "video", "render"],
+        uid=1000,
+    )
 
 
 def test_mi300x_machine_passes(tmp_path: Path) -> None:
     host = _amd_machine(tmp_path, "rocminfo-mi300x.stdout", "torch-rocm-mi300x.json")
     results = _by_id(run_checks(host, None, None, 60))
-    for check in ("rocm-tools", "amdgpu-driver", "gpu-visible", "groups", "torch-rocm-build",
-                  "rocm-version-match", "torch-gpu"):
+    for check in (
+        "rocm-tools",
+        "amdgpu-driver",
+        "gpu-visible",
+        "groups",
+        "torch-rocm-build",
+        "rocm-version-match",
+        "torch-gpu",
+    ):
         assert results[check].status == "pass", results[check]
     assert "gfx942 (AMD Instinct MI300X)" in results["gpu-visible"].detail
     assert results["consumer-gpu"].status == "n/a"
@@ -97,8 +109,9 @@ def test_rocm_version_from_amd_smi_and_mismatch(tmp_path: Path) -> None:
     host = _amd_machine(tmp_path, "rocminfo-mi300x.stdout", "torch-rocm-mi300x.json", runtime=None)
     match = _by_id(run_checks(host, None, None, 60))["rocm-version-match"]
     assert match.status == "pass" and "amd-smi version" in match.detail
-    mismatched = _amd_machine(tmp_path / "b", "rocminfo-mi300x.stdout", "torch-rocm-mi300x.json",
-                              runtime="6.2.4-120")
+    mismatched = _amd_machine(
+        tmp_path / "b", "rocminfo-mi300x.stdout", "torch-rocm-mi300x.json", runtime="6.2.4-120"
+    )
     result = _by_id(run_checks(mismatched, None, None, 60))["rocm-version-match"]
     assert result.status == "fail" and "rocm6.2" in (result.fix or "")
 
@@ -130,8 +143,12 @@ def test_recorded_no_gpu_outputs_of_the_debian_tools(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     _tool(bin_dir, "rocminfo", DATA / "debian-rocminfo-5.2.3-no-gpu")
     _tool(bin_dir, "rocm-smi", DATA / "debian-rocm-smi-5.2.3-no-gpu")
-    host = Host(env={"PATH": str(bin_dir), "ROCM_PATH": str(tmp_path / "none")},
-                python=sys.executable, group_names=["users"], uid=1000)
+    host = Host(
+        env={"PATH": str(bin_dir), "ROCM_PATH": str(tmp_path / "none")},
+        python=sys.executable,
+        group_names=["users"],
+        uid=1000,
+    )
     results = _by_id(run_checks(host, None, None, 60))
     assert results["rocm-tools"].status == "pass"
     driver = results["amdgpu-driver"]
@@ -148,8 +165,10 @@ def test_recorded_no_gpu_outputs_of_the_debian_tools(tmp_path: Path) -> None:
     assert results["rocm-version-match"].status == "n/a"
 
 
-@pytest.mark.skipif(shutil.which("rocminfo") is None or shutil.which("rocm-smi") is None,
-                    reason="the real rocminfo / rocm-smi are not installed here")
+@pytest.mark.skipif(
+    shutil.which("rocminfo") is None or shutil.which("rocm-smi") is None,
+    reason="the real rocminfo / rocm-smi are not installed here",
+)
 def test_real_tools_without_a_gpu() -> None:
     host = Host(group_names=["video", "render"], uid=1000)
     results = _by_id(run_checks(host, None, None, 60))
@@ -183,7 +202,8 @@ def test_project_needs_flash_attn_and_bitsandbytes(tmp_path: Path) -> None:
     host = _amd_machine(tmp_path / "m", "rocminfo-mi300x.stdout", str(path))
     results = _by_id(run_checks(host, project, None, 60))
     assert results["flash-attn"].status == "fail" and "ROCm/flash-attention" in (
-        results["flash-attn"].fix or "")
+        results["flash-attn"].fix or ""
+    )
     assert results["bitsandbytes"].status == "fail" and "0.49" in results["bitsandbytes"].detail
     report["flash_attn"] = {"ok": True, "version": "2.7.4"}
     report["bitsandbytes"] = {"ok": True, "version": "0.50.0"}

@@ -34,7 +34,9 @@ def test_crlf_bom_and_latin1_cookie_survive(tmp_path, run_cli):
     assert result.exit_code == 0, result.output
     assert crlf.read_bytes() == FIXED.replace("\n", "\r\n").encode()
     assert bom.read_bytes() == b"\xef\xbb\xbf" + FIXED.encode()
-    assert latin.read_bytes() == ("# -*- coding: latin-1 -*-\nname = 'café'\n" + FIXED).encode("latin-1")
+    assert latin.read_bytes() == ("# -*- coding: latin-1 -*-\nname = 'café'\n" + FIXED).encode(
+        "latin-1"
+    )
 
 
 def test_diff_writes_nothing_and_shows_the_change(tmp_path, run_cli):
@@ -42,7 +44,7 @@ def test_diff_writes_nothing_and_shows_the_change(tmp_path, run_cli):
     result = run_cli("fix", "--diff", "--select", "ROC520", str(tmp_path))
     assert path.read_text() == SOURCE
     assert "--- a/a.py" in result.output and "+++ b/a.py" in result.output
-    assert '-with torch.cuda.amp.autocast(dtype=torch.bfloat16):  # and me' in result.output
+    assert "-with torch.cuda.amp.autocast(dtype=torch.bfloat16):  # and me" in result.output
     assert '+with torch.amp.autocast("cuda", dtype=torch.bfloat16):  # and me' in result.output
 
 
@@ -64,7 +66,11 @@ def test_notebook_cells_are_rewritten_outputs_untouched(tmp_path, run_cli):
                 "execution_count": 3,
                 "metadata": {"tags": ["x"]},
                 "outputs": [{"output_type": "stream", "name": "stdout", "text": ["hi\n"]}],
-                "source": ["!nvidia-smi\n", "import torch\n", "scaler = torch.cuda.amp.GradScaler()"],
+                "source": [
+                    "!nvidia-smi\n",
+                    "import torch\n",
+                    "scaler = torch.cuda.amp.GradScaler()",
+                ],
             },
         ],
         "metadata": {"kernelspec": {"name": "python3"}},
@@ -89,7 +95,12 @@ def test_notebook_findings_point_at_cell_and_line(tmp_path, scan_json):
     notebook = {
         "cells": [
             {"cell_type": "code", "metadata": {}, "outputs": [], "source": "import torch\n"},
-            {"cell_type": "code", "metadata": {}, "outputs": [], "source": "x = 1\ny = torch.cuda.amp.GradScaler()\n"},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "source": "x = 1\ny = torch.cuda.amp.GradScaler()\n",
+            },
         ],
         "metadata": {},
         "nbformat": 4,
@@ -98,7 +109,12 @@ def test_notebook_findings_point_at_cell_and_line(tmp_path, scan_json):
     write(tmp_path, "nb.ipynb", json.dumps(notebook))
     report = scan_json("--select", "ROC520", str(tmp_path))
     [finding] = report["findings"]
-    assert (finding["path"], finding["cell"], finding["line"], finding["column"]) == ("nb.ipynb", 1, 2, 5)
+    assert (finding["path"], finding["cell"], finding["line"], finding["column"]) == (
+        "nb.ipynb",
+        1,
+        2,
+        5,
+    )
 
 
 def test_interrupted_write_leaves_old_file(tmp_path, monkeypatch):

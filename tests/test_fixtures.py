@@ -24,7 +24,9 @@ def _snapshot_lines(report) -> str:
     for f in report["findings"]:
         where = f"{f['path']}" + (f"[cell {f['cell']}]" if "cell" in f else "")
         fix = f" [{f['fix']['applicability']}]" if f["fix"] else ""
-        lines.append(f"{where}:{f['line']}:{f['column']} {f['rule']} {f['severity']}{fix} {f['message']}")
+        lines.append(
+            f"{where}:{f['line']}:{f['column']} {f['rule']} {f['severity']}{fix} {f['message']}"
+        )
     for entry in report["files"]["failed"] + report["files"]["skipped"]:
         lines.append(f"{entry['path']}: {entry['reason']}")
     return "\n".join(lines) + "\n"
@@ -70,7 +72,9 @@ def test_fix_yields_golden_tree_and_is_idempotent(project, tmp_path, run_cli, up
     assert golden.is_dir(), "no golden tree: run pytest --update-fixtures"
     assert _tree_files(work) == _tree_files(golden)
     mismatched = [
-        name for name in _tree_files(work) if not filecmp.cmp(work / name, golden / name, shallow=False)
+        name
+        for name in _tree_files(work)
+        if not filecmp.cmp(work / name, golden / name, shallow=False)
     ]
     assert not mismatched, f"differs from golden: {mismatched}"
 
@@ -82,7 +86,8 @@ def test_diff_shows_every_rewrite(project, tmp_path, run_cli):
     diff = run_cli("fix", "--unsafe-fixes", "--diff", str(work)).output
     run_cli("fix", "--unsafe-fixes", str(work))
     changed = [
-        name for name in _tree_files(work)
+        name
+        for name in _tree_files(work)
         if not filecmp.cmp(work / name, FIXTURES / project / name, shallow=False)
     ]
     for name in changed:

@@ -29,7 +29,10 @@ def test_json_contract(tmp_path, scan_json):
             "end_line": 2,
             "end_column": 26,
             "message": "`torch.cuda.amp` is a deprecated alias of `torch.amp` with device 'cuda'",
-            "fix": {"applicability": "safe", "description": "Use the `torch.amp` form with device 'cuda'"},
+            "fix": {
+                "applicability": "safe",
+                "description": "Use the `torch.amp` form with device 'cuda'",
+            },
         }
     ]
     assert report["files"] == {"scanned": 1, "skipped": [], "failed": []}
@@ -55,7 +58,9 @@ def test_sarif_validates_against_the_schema(tmp_path, run_cli):
 def test_github_annotations(tmp_path, run_cli):
     write(tmp_path, "a.py", SOURCE)
     result = run_cli("scan", "--format", "github", "--select", "ROC520", str(tmp_path))
-    assert result.output.startswith("::notice file=a.py,line=2,col=10,endLine=2,endColumn=26,title=ROC520")
+    assert result.output.startswith(
+        "::notice file=a.py,line=2,col=10,endLine=2,endColumn=26,title=ROC520"
+    )
 
 
 def test_text_output_groups_by_file_and_summarises(tmp_path, run_cli):

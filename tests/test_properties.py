@@ -23,7 +23,9 @@ def test_engine_never_crashes_on_generated_python(source):
             compile(text, "gen.py", "exec")
         except (SyntaxError, ValueError):
             continue
-        analysis = analyze(text, "gen.py", "python", all_rules(), fix=Applicability.UNSAFE, prefilter=False)
+        analysis = analyze(
+            text, "gen.py", "python", all_rules(), fix=Applicability.UNSAFE, prefilter=False
+        )
         if analysis.new_text is not None:
             compile(analysis.new_text, "gen.py", "exec")
 
@@ -45,7 +47,12 @@ CALLS = st.sampled_from(
 @settings(max_examples=80, deadline=None)
 @given(st.lists(CALLS, min_size=1, max_size=6))
 def test_fixes_of_mixed_cuda_code_compile_and_settle(calls):
-    body = "import os, subprocess\n" + PREFIX + "def f(q, k, v):\n" + "".join(f"    x = {c}\n" for c in calls)
+    body = (
+        "import os, subprocess\n"
+        + PREFIX
+        + "def f(q, k, v):\n"
+        + "".join(f"    x = {c}\n" for c in calls)
+    )
     first = analyze(body, "m.py", "python", all_rules(), fix=Applicability.UNSAFE)
     assert first.fix_error is None, first.fix_error
     if first.new_text is None:

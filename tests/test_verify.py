@@ -128,11 +128,18 @@ def test_rocm_sim_emulates_a_rocm_mi300x_stack(tmp_path: Path) -> None:
     workspace = Workspace.create(project, PYTHON)
     try:
         run_dir = workspace.run_dir("migrated", "rocm-sim")
-        invocation = sim_invocation(workspace, run_dir, "python check.py", [("CUDA_HOME",
-                                    "/usr/local/cuda")], caller_env, ["pycuda"])
+        invocation = sim_invocation(
+            workspace,
+            run_dir,
+            "python check.py",
+            [("CUDA_HOME", "/usr/local/cuda")],
+            caller_env,
+            ["pycuda"],
+        )
         assert "CUDA_HOME" not in invocation.env
-        result = run_process(invocation.argv, cwd=invocation.cwd, env=invocation.env,
-                             timeout=120, log_dir=run_dir)
+        result = run_process(
+            invocation.argv, cwd=invocation.cwd, env=invocation.env, timeout=120, log_dir=run_dir
+        )
         assert result.ok, result.stderr
         seen = json.loads(result.stdout.strip().splitlines()[-1])
         log = read_emulation_log(invocation.sim_log, invocation.cwd)
@@ -148,8 +155,12 @@ def test_rocm_sim_emulates_a_rocm_mi300x_stack(tmp_path: Path) -> None:
     assert seen["cudnn"] == 3003000
     assert seen["which_nvidia_smi"] is None
     assert seen["nvidia_smi"].startswith("FileNotFoundError") and "nvidia-smi" in seen["nvidia_smi"]
-    assert seen["env"] == {"HIP_VISIBLE_DEVICES": "0", "ROCM_PATH": "/opt/rocm",
-                           "CUDA_HOME": None, "CUDA_PATH": None}
+    assert seen["env"] == {
+        "HIP_VISIBLE_DEVICES": "0",
+        "ROCM_PATH": "/opt/rocm",
+        "CUDA_HOME": None,
+        "CUDA_PATH": None,
+    }
     assert seen["pynvml"] == "ModuleNotFoundError: No module named 'pynvml'"
     assert seen["find_spec_pynvml"] is False
     assert seen["pycuda"] == "pycuda"  # --allow-module
@@ -165,8 +176,9 @@ def test_rocm_sim_emulates_a_rocm_mi300x_stack(tmp_path: Path) -> None:
     assert ("torch.cuda.get_device_capability", at("get_device_capability")) in apis
     assert ("torch.cuda.get_device_name", at("get_device_name")) in apis
     assert ("torch.backends.cudnn.version", at("cudnn.version")) in apis
-    user_blocked = [entry for entry in log["blocked_imports"]
-                    if entry["caller"].startswith("check")]
+    user_blocked = [
+        entry for entry in log["blocked_imports"] if entry["caller"].startswith("check")
+    ]
     assert {entry["module"] for entry in user_blocked} == {"pynvml"}
     assert {entry["kind"] for entry in user_blocked} == {"import", "find_spec"}
     assert log["blocked_executables"][0]["executable"] == "nvidia-smi"
@@ -178,7 +190,9 @@ def test_rocm_sim_emulates_a_rocm_mi300x_stack(tmp_path: Path) -> None:
 
 def test_probe_records_cuda_only_imports_on_native_runs(tmp_path: Path) -> None:
     project = tmp_path / "project"
-    _write(project / "smoke.py", """
+    _write(
+        project / "smoke.py",
+        """
         import json, os
         import torch
         try:
@@ -188,9 +202,9 @@ def test_probe_records_cuda_only_imports_on_native_runs(tmp_path: Path) -> None:
         json.dump({"tokens": [1, 2, 3], "logits": [0.5, 0.25]},
                   open(os.environ["MIGRATE_SMOKE_OUTPUT"], "w"))
         print("tokens_per_second=12.5")
-    """)
-    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("native",),
-                            timeout=120)
+    """,
+    )
+    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("native",), timeout=120)
     receipt = verify(options, fixer=_no_fixes)
     base, migrated = receipt.runs
     assert receipt.exit_code == 0
@@ -215,8 +229,18 @@ def test_llm_app_passes_native_and_rocm_sim(tmp_path: Path) -> None:
     receipt_path = tmp_path / "receipt.json"
     result = CliRunner().invoke(
         verify_command,
-        [str(project), "--smoke", "python smoke.py", "--targets", "native,rocm-sim",
-         "--unsafe-fixes", "--receipt", str(receipt_path), "--timeout", "300"],
+        [
+            str(project),
+            "--smoke",
+            "python smoke.py",
+            "--targets",
+            "native,rocm-sim",
+            "--unsafe-fixes",
+            "--receipt",
+            str(receipt_path),
+            "--timeout",
+            "300",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert _tree_digest(project) == before  # the user's tree is never touched
@@ -244,22 +268,35 @@ def test_llm_app_passes_native_and_rocm_sim(tmp_path: Path) -> None:
     assert native["outputs"]["tokens"] == runs[("original", "native")]["outputs"]["tokens"]
 
 
-@pytest.mark.skipif(not (FIXTURES / "llm_app_incomplete" / "smoke.py").exists(),
-                    reason="fixture missing")
+@pytest.mark.skipif(
+    not (FIXTURES / "llm_app_incomplete" / "smoke.py").exists(), reason="fixture missing"
+)
 def test_llm_app_incomplete_fails_rocm_sim_naming_the_module(tmp_path: Path) -> None:
     receipt_path = tmp_path / "receipt.json"
     result = CliRunner().invoke(
         verify_command,
-        [str(FIXTURES / "llm_app_incomplete"), "--smoke", "python smoke.py",
-         "--targets", "rocm-sim", "--receipt", str(receipt_path), "--timeout", "120"],
+        [
+            str(FIXTURES / "llm_app_incomplete"),
+            "--smoke",
+            "python smoke.py",
+            "--targets",
+            "rocm-sim",
+            "--receipt",
+            str(receipt_path),
+            "--timeout",
+            "120",
+        ],
     )
     assert result.exit_code == 1, result.output
     assert "rocm-sim (emulated ROCm over cpu): FAIL" in result.output
     receipt = json.loads(receipt_path.read_text())
     sim = next(run for run in receipt["runs"] if run["target"] == "rocm-sim")
     assert sim["passed"] is False and sim["exit_code"] != 0
-    refused = [entry["module"] for entry in sim["emulation_log"]["blocked_imports"]
-               if not entry["internal"]]
+    refused = [
+        entry["module"]
+        for entry in sim["emulation_log"]["blocked_imports"]
+        if not entry["internal"]
+    ]
     assert refused and refused[0] in ("pycuda", "tensorrt")
     assert refused[0] in sim["missing_modules"]
     assert refused[0] in result.output
@@ -270,16 +307,20 @@ def test_llm_app_incomplete_fails_rocm_sim_naming_the_module(tmp_path: Path) -> 
 
 def test_hanging_smoke_is_killed_with_its_process_group(tmp_path: Path) -> None:
     project = tmp_path / "project"
-    _write(project / "hang.py", """
+    _write(
+        project / "hang.py",
+        """
         import os, subprocess, sys, time
         child = subprocess.Popen(["sleep", "300"])
         with open(sys.argv[1], "a") as handle:
             handle.write(f"{child.pid}\\n")
         time.sleep(300)
-    """)
+    """,
+    )
     pids = tmp_path / "pids.txt"
-    options = VerifyOptions(root=project, smoke=f"python hang.py {pids}", targets=("native",),
-                            timeout=1.5)
+    options = VerifyOptions(
+        root=project, smoke=f"python hang.py {pids}", targets=("native",), timeout=1.5
+    )
     receipt = verify(options, fixer=_no_fixes)
     assert receipt.exit_code == 1
     for run in receipt.runs:
@@ -293,7 +334,7 @@ def test_hanging_smoke_is_killed_with_its_process_group(tmp_path: Path) -> None:
 
 
 SMOKE_WRITER = (
-    "python -c \"import json, os; from values import TOKENS, LOGITS; "
+    'python -c "import json, os; from values import TOKENS, LOGITS; '
     "json.dump({'tokens': TOKENS, 'logits': LOGITS, 'device': 'cpu'}, "
     "open(os.environ['MIGRATE_SMOKE_OUTPUT'], 'w'))\""
 )
@@ -335,8 +376,9 @@ def test_float_outputs_within_tolerance_pass_and_report_the_max_diff(tmp_path: P
 
 
 def test_compare_outputs_rules() -> None:
-    same = compare_outputs({"tokens": [[1, 2], [3]], "text": "hi"},
-                           {"tokens": [[1, 2], [3]], "text": "hi"}, 1e-4, 1e-4)
+    same = compare_outputs(
+        {"tokens": [[1, 2], [3]], "text": "hi"}, {"tokens": [[1, 2], [3]], "text": "hi"}, 1e-4, 1e-4
+    )
     assert same.status == "equal"
     far = compare_outputs({"logits": [1.0, 2.0]}, {"logits": [1.0, 2.1]}, 1e-4, 1e-4)
     key = far.keys[0]
@@ -347,8 +389,12 @@ def test_compare_outputs_rules() -> None:
     missing = compare_outputs({"tokens": [1], "extra": 1}, {"tokens": [1]}, 1e-4, 1e-4)
     assert missing.status == "different" and missing.first_difference is not None
     assert missing.first_difference.key == "extra"
-    ignored = compare_outputs({"tokens": [1], "tokens_per_second": 3.0},
-                              {"tokens": [1], "tokens_per_second": 9.0}, 1e-4, 1e-4)
+    ignored = compare_outputs(
+        {"tokens": [1], "tokens_per_second": 3.0},
+        {"tokens": [1], "tokens_per_second": 9.0},
+        1e-4,
+        1e-4,
+    )
     assert ignored.status == "equal" and ignored.ignored == ("tokens_per_second",)
     assert compare_outputs(None, None, 0, 0).status == "not-compared"
     assert compare_outputs({"tokens": [1]}, None, 0, 0).status == "different"
@@ -357,8 +403,10 @@ def test_compare_outputs_rules() -> None:
 
 
 def test_smoke_output_from_stdout_and_tokens_per_second_line(tmp_path: Path) -> None:
-    stdout = 'loading\n{"partial": 1}\nnoise {"tokens": [4, 5], "logits": [0.5]}\n' \
-             "tokens_per_second=42.5\n"
+    stdout = (
+        'loading\n{"partial": 1}\nnoise {"tokens": [4, 5], "logits": [0.5]}\n'
+        "tokens_per_second=42.5\n"
+    )
     parsed = read_smoke_output(tmp_path / "absent.json", stdout)
     assert parsed.source == "stdout" and parsed.values == {"tokens": [4, 5], "logits": [0.5]}
     assert parsed.tokens_per_second == 42.5
@@ -373,14 +421,17 @@ def test_smoke_output_from_stdout_and_tokens_per_second_line(tmp_path: Path) -> 
 def test_pyproject_settings_and_usage_errors(tmp_path: Path) -> None:
     project = tmp_path / "project"
     smoke = SMOKE_WRITER.replace('"', '\\"')
-    _write(project / "pyproject.toml", f"""
+    _write(
+        project / "pyproject.toml",
+        f"""
         [tool.migrate.verify]
         smoke = "{smoke}"
         targets = ["native"]
         timeout = 60
         rtol = 0.5
         atol = 0.0
-    """)
+    """,
+    )
     _write(project / "values.py", "TOKENS = [1]\nLOGITS = [1.0]\n")
     receipt_path = tmp_path / "r.json"
     runner = CliRunner()
@@ -420,22 +471,35 @@ if args and args[0] == "run":
 
 def test_docker_target_runs_rocm_pytorch_with_amd_device_flags(tmp_path: Path) -> None:
     project = tmp_path / "project"
-    _write(project / "smoke.py", """
+    _write(
+        project / "smoke.py",
+        """
         import json, os
         json.dump({"tokens": [1, 2]}, open(os.environ["MIGRATE_SMOKE_OUTPUT"], "w"))
-    """)
+    """,
+    )
     bin_dir, log = tmp_path / "bin", tmp_path / "docker-argv.jsonl"
     _write(bin_dir / "docker", FAKE_DOCKER.format(python=PYTHON, log=str(log)), 0o755)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
-    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",),
-                            timeout=60, docker_image="rocm/pytorch:test")
+    options = VerifyOptions(
+        root=project,
+        smoke="python smoke.py",
+        targets=("docker",),
+        timeout=60,
+        docker_image="rocm/pytorch:test",
+    )
     receipt = verify(options, fixer=_no_fixes, caller_env=env)
     assert receipt.exit_code == 0, summary(receipt)
     argv = json.loads(log.read_text().splitlines()[0])
     assert argv[:2] == ["run", "--rm"]
     joined = " ".join(argv)
-    for flag in ("--device /dev/kfd", "--device /dev/dri", "--group-add video",
-                 "--security-opt seccomp=unconfined", "--ipc=host"):
+    for flag in (
+        "--device /dev/kfd",
+        "--device /dev/dri",
+        "--group-add video",
+        "--security-opt seccomp=unconfined",
+        "--ipc=host",
+    ):
         assert flag in joined
     mount = argv[argv.index("-v") + 1]
     host, _, inside = mount.partition(":")
@@ -456,8 +520,7 @@ def test_docker_target_timeout_kills_the_container(tmp_path: Path) -> None:
     _write(bin_dir / "docker", FAKE_DOCKER.format(python=PYTHON, log=str(log)), 0o755)
     Path(f"{log}.hang").write_text("")
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",),
-                            timeout=1.5)
+    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",), timeout=1.5)
     receipt = verify(options, fixer=_no_fixes, caller_env=env)
     docker_run = receipt.runs[1]
     assert docker_run.timed_out and receipt.exit_code == 1
@@ -469,8 +532,7 @@ def test_docker_missing_is_reported_not_raised(tmp_path: Path) -> None:
     project = tmp_path / "project"
     _write(project / "smoke.py", "print('{\"tokens\": [1]}')\n")
     env = {"PATH": str(Path(PYTHON).parent) + os.pathsep + "/nonexistent"}
-    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",),
-                            timeout=30)
+    options = VerifyOptions(root=project, smoke="python smoke.py", targets=("docker",), timeout=30)
     receipt = verify(options, fixer=_no_fixes, caller_env=env)
     docker_run = receipt.runs[1]
     assert docker_run.error and "docker" in docker_run.error
@@ -481,8 +543,14 @@ def test_real_fix_engine_changes_only_the_copy(tmp_path: Path) -> None:
     project = tmp_path / "project"
     source = "import torch\n\nwith torch.cuda.amp.autocast():\n    pass\n"
     _write(project / "train.py", source)
-    options = VerifyOptions(root=project, smoke="true", targets=("native",), timeout=60,
-                            unsafe_fixes=True, keep_workspace=True)
+    options = VerifyOptions(
+        root=project,
+        smoke="true",
+        targets=("native",),
+        timeout=60,
+        unsafe_fixes=True,
+        keep_workspace=True,
+    )
     receipt = verify(options)
     try:
         assert receipt.fixes["engine_available"] is True and receipt.fixes["level"] == "unsafe"

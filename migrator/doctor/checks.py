@@ -24,9 +24,21 @@ from migrator.doctor.system import (
 PASS, FAIL, NA = "pass", "fail", "n/a"
 
 TORCH_ROCM = {
-    (2, 0): "5.4", (2, 1): "5.6", (2, 2): "5.7", (2, 3): "6.0", (2, 4): "6.1", (2, 5): "6.2",
-    (2, 6): "6.2.4", (2, 7): "6.3", (2, 8): "6.4", (2, 9): "6.4", (2, 10): "7.1",
-    (2, 11): "7.2", (2, 12): "7.2", (2, 13): "7.2", (2, 14): "7.14",
+    (2, 0): "5.4",
+    (2, 1): "5.6",
+    (2, 2): "5.7",
+    (2, 3): "6.0",
+    (2, 4): "6.1",
+    (2, 5): "6.2",
+    (2, 6): "6.2.4",
+    (2, 7): "6.3",
+    (2, 8): "6.4",
+    (2, 9): "6.4",
+    (2, 10): "7.1",
+    (2, 11): "7.2",
+    (2, 12): "7.2",
+    (2, 13): "7.2",
+    (2, 14): "7.14",
 }
 """Stable ROCm version of each torch release's wheels [P17][K1] (rocm-facts.md §9)."""
 
@@ -47,8 +59,14 @@ class CheckResult:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"id": self.id, "title": self.title, "status": self.status,
-                "detail": self.detail, "fix": self.fix, "facts": list(self.facts)}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "fix": self.fix,
+            "facts": list(self.facts),
+        }
 
 
 @dataclass(slots=True)
@@ -106,12 +124,22 @@ def check_tools(facts: Facts) -> CheckResult:
     if not facts.smi.found:
         missing.append("amd-smi (or rocm-smi)")
     if missing:
-        return CheckResult("rocm-tools", title, FAIL, f"not on PATH: {', '.join(missing)}",
-                           "install ROCm (AMD's install guide for your distribution) and put "
-                           "/opt/rocm/bin on PATH", ("A3", "A4"))
-    return CheckResult("rocm-tools", title, PASS,
-                       f"{facts.host.which('rocminfo')}, {facts.host.which(facts.smi.name)}",
-                       facts=("A3", "A4"))
+        return CheckResult(
+            "rocm-tools",
+            title,
+            FAIL,
+            f"not on PATH: {', '.join(missing)}",
+            "install ROCm (AMD's install guide for your distribution) and put "
+            "/opt/rocm/bin on PATH",
+            ("A3", "A4"),
+        )
+    return CheckResult(
+        "rocm-tools",
+        title,
+        PASS,
+        f"{facts.host.which('rocminfo')}, {facts.host.which(facts.smi.name)}",
+        facts=("A3", "A4"),
+    )
 
 
 def check_driver(facts: Facts) -> CheckResult:
@@ -126,13 +154,21 @@ def check_driver(facts: Facts) -> CheckResult:
         problems.append(f"rocminfo exited {facts.rocminfo.exit_code}: {said}")
     smi_text = facts.smi.text
     if facts.smi.found and ("Driver not initialized" in smi_text or facts.smi.exit_code != 0):
-        line = next((ln for ln in smi_text.splitlines() if "Driver" in ln or "ERROR" in ln),
-                    _first_line(smi_text))
+        line = next(
+            (ln for ln in smi_text.splitlines() if "Driver" in ln or "ERROR" in ln),
+            _first_line(smi_text),
+        )
         problems.append(f"{facts.smi.name}: {line.strip()}")
     if problems:
-        return CheckResult("amdgpu-driver", title, FAIL, "; ".join(problems),
-                           "install the amdgpu kernel driver (amdgpu-dkms) and reboot; in a "
-                           "container pass --device /dev/kfd --device /dev/dri", ("C1",))
+        return CheckResult(
+            "amdgpu-driver",
+            title,
+            FAIL,
+            "; ".join(problems),
+            "install the amdgpu kernel driver (amdgpu-dkms) and reboot; in a "
+            "container pass --device /dev/kfd --device /dev/dri",
+            ("C1",),
+        )
     return CheckResult("amdgpu-driver", title, PASS, "rocminfo and the smi tool reach the driver")
 
 
@@ -147,10 +183,15 @@ def check_gpu_visible(facts: Facts) -> CheckResult:
         return CheckResult("gpu-visible", title, NA, "rocminfo not installed (see rocm-tools)")
     gpus = facts.gpus
     if not gpus:
-        return CheckResult("gpu-visible", title, FAIL, "rocminfo lists no GPU agent",
-                           "check the driver (amdgpu-driver), HIP_VISIBLE_DEVICES / "
-                           "ROCR_VISIBLE_DEVICES, and the container's --device flags",
-                           ("E1", "E2", "C1"))
+        return CheckResult(
+            "gpu-visible",
+            title,
+            FAIL,
+            "rocminfo lists no GPU agent",
+            "check the driver (amdgpu-driver), HIP_VISIBLE_DEVICES / "
+            "ROCR_VISIBLE_DEVICES, and the container's --device flags",
+            ("E1", "E2", "C1"),
+        )
     listed = ", ".join(f"{gpu.name} ({gpu.marketing_name})" for gpu in gpus)
     return CheckResult("gpu-visible", title, PASS, listed, facts=("D1",))
 
@@ -163,9 +204,14 @@ def check_groups(facts: Facts) -> CheckResult:
     groups = set(facts.host.groups())
     missing = [name for name in ("video", "render") if name not in groups]
     if missing:
-        return CheckResult("groups", title, FAIL, f"not in: {', '.join(missing)}",
-                           f"sudo usermod -aG {','.join(missing)} $USER, then log in again",
-                           ("C1",))
+        return CheckResult(
+            "groups",
+            title,
+            FAIL,
+            f"not in: {', '.join(missing)}",
+            f"sudo usermod -aG {','.join(missing)} $USER, then log in again",
+            ("C1",),
+        )
     return CheckResult("groups", title, PASS, "video, render")
 
 
@@ -173,9 +219,11 @@ def _wheel_advice(torch_version: str | None) -> str:
     numbers = version_tuple(torch_version)
     rocm = TORCH_ROCM.get(numbers) if numbers else None
     if rocm and numbers:
-        return (f"install the ROCm wheel of torch {numbers[0]}.{numbers[1]} (built for ROCm "
-                f"{rocm}): pip install torch --index-url "
-                f"https://download.pytorch.org/whl/rocm{rocm}")
+        return (
+            f"install the ROCm wheel of torch {numbers[0]}.{numbers[1]} (built for ROCm "
+            f"{rocm}): pip install torch --index-url "
+            f"https://download.pytorch.org/whl/rocm{rocm}"
+        )
     return "install a ROCm wheel of torch (index https://download.pytorch.org/whl/rocmX.Y)"
 
 
@@ -184,15 +232,31 @@ def check_torch_build(facts: Facts) -> CheckResult:
     title = "torch is a ROCm build (torch.version.hip)"
     torch = facts.torch
     if not facts.torch_ok:
-        return CheckResult("torch-rocm-build", title, FAIL, str(torch.get("error")),
-                           _wheel_advice(None), ("P1", "P17"))
+        return CheckResult(
+            "torch-rocm-build",
+            title,
+            FAIL,
+            str(torch.get("error")),
+            _wheel_advice(None),
+            ("P1", "P17"),
+        )
     if torch.get("hip"):
-        return CheckResult("torch-rocm-build", title, PASS,
-                           f"torch {torch.get('torch')}, HIP {torch.get('hip')}", facts=("P1",))
+        return CheckResult(
+            "torch-rocm-build",
+            title,
+            PASS,
+            f"torch {torch.get('torch')}, HIP {torch.get('hip')}",
+            facts=("P1",),
+        )
     kind = f"CUDA {torch.get('cuda')}" if torch.get("cuda") else "CPU-only"
-    return CheckResult("torch-rocm-build", title, FAIL,
-                       f"torch {torch.get('torch')} is a {kind} build (torch.version.hip is None)",
-                       _wheel_advice(str(torch.get("torch"))), ("P1", "P17"))
+    return CheckResult(
+        "torch-rocm-build",
+        title,
+        FAIL,
+        f"torch {torch.get('torch')} is a {kind} build (torch.version.hip is None)",
+        _wheel_advice(str(torch.get("torch"))),
+        ("P1", "P17"),
+    )
 
 
 def check_version_match(facts: Facts) -> CheckResult:
@@ -203,17 +267,27 @@ def check_version_match(facts: Facts) -> CheckResult:
         return CheckResult("rocm-version-match", title, NA, "torch is not a ROCm build")
     runtime = version_tuple(facts.runtime_version)
     if runtime is None:
-        return CheckResult("rocm-version-match", title, NA,
-                           f"ROCm runtime version not found ({facts.host.rocm_root()}/.info/"
-                           "version, amd-smi version)")
+        return CheckResult(
+            "rocm-version-match",
+            title,
+            NA,
+            f"ROCm runtime version not found ({facts.host.rocm_root()}/.info/"
+            "version, amd-smi version)",
+        )
     built = version_tuple(str(hip))
     detail = f"torch HIP {hip}; runtime {facts.runtime_version} ({facts.runtime_source})"
     if built == runtime:
         return CheckResult("rocm-version-match", title, PASS, detail, facts=("P17",))
-    return CheckResult("rocm-version-match", title, FAIL, detail,
-                       f"install the torch wheel built for ROCm {runtime[0]}.{runtime[1]} "
-                       f"(https://download.pytorch.org/whl/rocm{runtime[0]}.{runtime[1]}) or "
-                       "the ROCm release that matches torch", ("P17", "K1"))
+    return CheckResult(
+        "rocm-version-match",
+        title,
+        FAIL,
+        detail,
+        f"install the torch wheel built for ROCm {runtime[0]}.{runtime[1]} "
+        f"(https://download.pytorch.org/whl/rocm{runtime[0]}.{runtime[1]}) or "
+        "the ROCm release that matches torch",
+        ("P17", "K1"),
+    )
 
 
 def check_torch_gpu(facts: Facts) -> CheckResult:
@@ -222,12 +296,16 @@ def check_torch_gpu(facts: Facts) -> CheckResult:
     if not facts.torch_ok:
         return CheckResult("torch-gpu", title, NA, "torch not importable")
     if facts.torch.get("available"):
-        devices = ", ".join(f"{d.get('name')} ({d.get('arch')})"
-                            for d in facts.torch.get("devices") or [])
+        devices = ", ".join(
+            f"{d.get('name')} ({d.get('arch')})" for d in facts.torch.get("devices") or []
+        )
         return CheckResult("torch-gpu", title, PASS, devices or "available", facts=("P1",))
-    fix = ("install a ROCm build of torch first (torch-rocm-build)" if not facts.torch.get("hip")
-           else "check amdgpu-driver, gpu-visible and groups; unset a HIP_VISIBLE_DEVICES / "
-           "CUDA_VISIBLE_DEVICES that hides the GPU")
+    fix = (
+        "install a ROCm build of torch first (torch-rocm-build)"
+        if not facts.torch.get("hip")
+        else "check amdgpu-driver, gpu-visible and groups; unset a HIP_VISIBLE_DEVICES / "
+        "CUDA_VISIBLE_DEVICES that hides the GPU"
+    )
     return CheckResult("torch-gpu", title, FAIL, "False", fix, ("P1", "E1"))
 
 
@@ -239,41 +317,64 @@ def check_consumer_gpu(facts: Facts) -> CheckResult:
     """A consumer Radeon (RDNA) card has kernels in this torch build, or an override is set."""
     title = "consumer Radeon GPU (HSA_OVERRIDE_GFX_VERSION)"
     archs = sorted({gpu.name.split(":")[0] for gpu in facts.gpus if _consumer(gpu.name)})
-    archs += sorted({str(d.get("arch") or "").split(":")[0] for d in
-                     facts.torch.get("devices") or [] if _consumer(str(d.get("arch") or ""))}
-                    - set(archs))
+    archs += sorted(
+        {
+            str(d.get("arch") or "").split(":")[0]
+            for d in facts.torch.get("devices") or []
+            if _consumer(str(d.get("arch") or ""))
+        }
+        - set(archs)
+    )
     if not archs:
         return CheckResult("consumer-gpu", title, NA, "no consumer (gfx10xx/11xx/12xx) GPU found")
     override = facts.host.env.get("HSA_OVERRIDE_GFX_VERSION")
     if override:
-        return CheckResult("consumer-gpu", title, PASS,
-                           f"{', '.join(archs)} with HSA_OVERRIDE_GFX_VERSION={override} "
-                           "(unofficial; Linux only; applies to every GPU in the process)",
-                           facts=("E5",))
+        return CheckResult(
+            "consumer-gpu",
+            title,
+            PASS,
+            f"{', '.join(archs)} with HSA_OVERRIDE_GFX_VERSION={override} "
+            "(unofficial; Linux only; applies to every GPU in the process)",
+            facts=("E5",),
+        )
     arch_list = [str(item) for item in facts.torch.get("arch_list") or []]
-    missing = [arch for arch in archs if arch not in arch_list] if arch_list else [
-        arch for arch in archs if arch not in ("gfx1030", "gfx1100")
-    ]
+    missing = (
+        [arch for arch in archs if arch not in arch_list]
+        if arch_list
+        else [arch for arch in archs if arch not in ("gfx1030", "gfx1100")]
+    )
     source = "this torch build's arch list" if arch_list else "the override targets"
     if not missing:
-        return CheckResult("consumer-gpu", title, PASS,
-                           f"{', '.join(archs)}: consumer Radeon card, listed in {source}; no "
-                           "override needed (consumer cards are not Instinct-class targets: "
-                           "expect gaps, e.g. experimental SDPA kernels)",
-                           facts=("D3", "T1", "P8"))
+        return CheckResult(
+            "consumer-gpu",
+            title,
+            PASS,
+            f"{', '.join(archs)}: consumer Radeon card, listed in {source}; no "
+            "override needed (consumer cards are not Instinct-class targets: "
+            "expect gaps, e.g. experimental SDPA kernels)",
+            facts=("D3", "T1", "P8"),
+        )
     values = sorted({OVERRIDES[arch[:6]] for arch in missing if arch[:6] in OVERRIDES})
     if values:
-        fix = (f"export HSA_OVERRIDE_GFX_VERSION={values[0]} (unofficial: the runtime treats the "
-               "GPU as that ISA; Linux only; applies to every GPU in the process)")
+        fix = (
+            f"export HSA_OVERRIDE_GFX_VERSION={values[0]} (unofficial: the runtime treats the "
+            "GPU as that ISA; Linux only; applies to every GPU in the process)"
+        )
     else:
         fix = "use a torch/ROCm build that includes this GPU (no known override value)"
-    return CheckResult("consumer-gpu", title, FAIL,
-                       f"{', '.join(missing)} not in {source}", fix, ("E5", "D3"))
+    return CheckResult(
+        "consumer-gpu", title, FAIL, f"{', '.join(missing)} not in {source}", fix, ("E5", "D3")
+    )
 
 
-def _package_check(facts: Facts, name: str, title: str, fix: str,
-                   extra: Callable[[dict[str, Any]], str | None] | None,
-                   refs: tuple[str, ...]) -> CheckResult:
+def _package_check(
+    facts: Facts,
+    name: str,
+    title: str,
+    fix: str,
+    extra: Callable[[dict[str, Any]], str | None] | None,
+    refs: tuple[str, ...],
+) -> CheckResult:
     check_id = name.replace("_", "-")
     if facts.project is None:
         return CheckResult(check_id, title, NA, "no project path given")
@@ -281,27 +382,45 @@ def _package_check(facts: Facts, name: str, title: str, fix: str,
         return CheckResult(check_id, title, NA, "the project does not use it")
     where = ", ".join(facts.needs[name][:3])
     if not facts.torch_ok or not facts.torch.get("hip"):
-        return CheckResult(check_id, title, NA,
-                           f"needed ({where}) but torch is not a ROCm build yet (torch-rocm-build)")
+        return CheckResult(
+            check_id,
+            title,
+            NA,
+            f"needed ({where}) but torch is not a ROCm build yet (torch-rocm-build)",
+        )
     report = facts.torch.get(name) or {}
     if not report.get("ok"):
-        return CheckResult(check_id, title, FAIL,
-                           f"needed ({where}); import failed: {report.get('error')}", fix, refs)
+        return CheckResult(
+            check_id,
+            title,
+            FAIL,
+            f"needed ({where}); import failed: {report.get('error')}",
+            fix,
+            refs,
+        )
     problem = extra(report) if extra else None
     if problem:
         return CheckResult(check_id, title, FAIL, f"needed ({where}); {problem}", fix, refs)
-    return CheckResult(check_id, title, PASS,
-                       f"{name} {report.get('version')} imports on ROCm torch ({where})",
-                       facts=refs)
+    return CheckResult(
+        check_id,
+        title,
+        PASS,
+        f"{name} {report.get('version')} imports on ROCm torch ({where})",
+        facts=refs,
+    )
 
 
 def check_flash_attn(facts: Facts) -> CheckResult:
     """When the project uses flash-attn, a ROCm build of it imports."""
     return _package_check(
-        facts, "flash_attn", "ROCm build of flash-attn (if the project needs it)",
+        facts,
+        "flash_attn",
+        "ROCm build of flash-attn (if the project needs it)",
         "build ROCm/flash-attention (CK backend: gfx90a/gfx942/gfx950; Triton backend with "
         "FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE), or move to SDPA with `migrate fix`",
-        None, ("F1",))
+        None,
+        ("F1",),
+    )
 
 
 def _bnb_version(report: dict[str, Any]) -> str | None:
@@ -314,9 +433,13 @@ def _bnb_version(report: dict[str, Any]) -> str | None:
 def check_bitsandbytes(facts: Facts) -> CheckResult:
     """When the project uses bitsandbytes, a ROCm-capable release (>= 0.49) imports."""
     return _package_check(
-        facts, "bitsandbytes", "ROCm build of bitsandbytes (if the project needs it)",
+        facts,
+        "bitsandbytes",
+        "ROCm build of bitsandbytes (if the project needs it)",
         "pip install 'bitsandbytes>=0.49' (0.50+ is the official ROCm release)",
-        _bnb_version, ("B1",))
+        _bnb_version,
+        ("B1",),
+    )
 
 
 CHECKS: tuple[Callable[[Facts], CheckResult], ...] = (

@@ -15,8 +15,9 @@ from migrator.doctor.system import Host
 _LABELS = {PASS: "PASS", FAIL: "FAIL", NA: "N/A "}
 
 
-def run_checks(host: Host, project: Path | None, smoke: str | None,
-               timeout: float) -> list[CheckResult]:
+def run_checks(
+    host: Host, project: Path | None, smoke: str | None, timeout: float
+) -> list[CheckResult]:
     """Gather the machine's facts once and run every check (plus the smoke check if asked)."""
     needs = needed_packages(project) if project is not None else {}
     facts = gather(host, needs, project)
@@ -46,8 +47,9 @@ def render_json(results: list[CheckResult]) -> str:
     return json.dumps(
         {
             "checks": [result.as_dict() for result in results],
-            "summary": {status: sum(r.status == status for r in results)
-                        for status in (PASS, FAIL, NA)},
+            "summary": {
+                status: sum(r.status == status for r in results) for status in (PASS, FAIL, NA)
+            },
             "exit_code": exit_code(results),
         },
         indent=2,
@@ -60,17 +62,33 @@ def exit_code(results: list[CheckResult]) -> int:
 
 
 @click.command("doctor")
-@click.argument("path", required=False,
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "path", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
 @click.option("--smoke", help="Also run this smoke command and check the model used the GPU.")
-@click.option("--timeout", type=float, default=600.0, show_default=True,
-              help="Seconds before the smoke command is killed.")
-@click.option("--python", "python", default=sys.executable,
-              help="Interpreter whose torch is checked [default: this one].")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-def doctor_command(path: Path | None, smoke: str | None, timeout: float, python: str,
-                   output_format: str) -> None:
+@click.option(
+    "--timeout",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Seconds before the smoke command is killed.",
+)
+@click.option(
+    "--python",
+    "python",
+    default=sys.executable,
+    help="Interpreter whose torch is checked [default: this one].",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def doctor_command(
+    path: Path | None, smoke: str | None, timeout: float, python: str, output_format: str
+) -> None:
     """Check that this machine can run a migrated project on an AMD GPU with ROCm.
 
     Looks at the ROCm tools, the GPU, group membership, the torch build (in a subprocess),

@@ -12,8 +12,18 @@ PACKAGES = {
 }
 """Import name → pattern that shows the project needs it."""
 
-_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache",
-              "build", "dist", "site-packages"}
+_SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    "build",
+    "dist",
+    "site-packages",
+}
 _TEXT_NAMES = re.compile(
     r"(requirements.*\.(txt|in)|pyproject\.toml|setup\.(py|cfg)|environment\.ya?ml|"
     r"Pipfile|.*\.py)$"

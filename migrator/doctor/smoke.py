@@ -24,27 +24,48 @@ def check_smoke(host: Host, project: Path, smoke: str, timeout: float) -> CheckR
         write_python_shims(workspace.bin, host.python)
         run_dir = workspace.run_dir("project", "native")
         env = base_environment(workspace, run_dir, (), host.env)
-        result = run_process(("/bin/sh", "-c", smoke), cwd=project, env=env, timeout=timeout,
-                             log_dir=run_dir)
+        result = run_process(
+            ("/bin/sh", "-c", smoke), cwd=project, env=env, timeout=timeout, log_dir=run_dir
+        )
         probe = evidence.read_probe(run_dir / "probe")
     finally:
         shutil.rmtree(workspace.root, ignore_errors=True)
     if not result.ok:
-        why = ("timed out; process group killed" if result.timed_out else
-               evidence.failure_reason(result.stderr) or f"exit {result.exit_code}")
-        return CheckResult("smoke-gpu", TITLE, FAIL, f"the smoke command failed: {why}",
-                           "make the smoke test pass first (migrate verify shows why)")
+        why = (
+            "timed out; process group killed"
+            if result.timed_out
+            else evidence.failure_reason(result.stderr) or f"exit {result.exit_code}"
+        )
+        return CheckResult(
+            "smoke-gpu",
+            TITLE,
+            FAIL,
+            f"the smoke command failed: {why}",
+            "make the smoke test pass first (migrate verify shows why)",
+        )
     if not probe["torch_imported"]:
-        return CheckResult("smoke-gpu", TITLE, FAIL, "the smoke command never imported torch",
-                           "point --smoke at a command that runs the model")
+        return CheckResult(
+            "smoke-gpu",
+            TITLE,
+            FAIL,
+            "the smoke command never imported torch",
+            "point --smoke at a command that runs the model",
+        )
     build = probe["torch_build"] or {}
     if probe["ran_on_gpu"]:
         peak = probe["peak_gpu_memory_bytes"] / 2**20
-        return CheckResult("smoke-gpu", TITLE, PASS,
-                           f"tensors on {probe['device_name']} (peak {peak:.1f} MiB, torch "
-                           f"{build.get('torch')}, {build.get('kind')} build)", facts=("P1",))
+        return CheckResult(
+            "smoke-gpu",
+            TITLE,
+            PASS,
+            f"tensors on {probe['device_name']} (peak {peak:.1f} MiB, torch "
+            f"{build.get('torch')}, {build.get('kind')} build)",
+            facts=("P1",),
+        )
     return CheckResult(
-        "smoke-gpu", TITLE, FAIL,
+        "smoke-gpu",
+        TITLE,
+        FAIL,
         f"the smoke command passed but no tensor was allocated on a GPU (torch "
         f"{build.get('torch')}, {build.get('kind')} build, cuda available: "
         f"{probe['cuda_available']}): the model fell back to the CPU",

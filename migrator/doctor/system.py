@@ -72,8 +72,14 @@ class Host:
         if path is None:
             return ToolResult(name, found=False)
         try:
-            done = subprocess.run([path, *args], env=dict(self.env), capture_output=True,
-                                  text=True, timeout=self.timeout, check=False)
+            done = subprocess.run(
+                [path, *args],
+                env=dict(self.env),
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired) as error:
             return ToolResult(name, found=True, error=str(error))
         return ToolResult(name, True, done.returncode, done.stdout, done.stderr)
@@ -119,8 +125,9 @@ def parse_agents(text: str) -> list[Agent]:
 
 
 def _agent(fields: Mapping[str, str]) -> Agent:
-    return Agent(fields.get("Name", ""), fields.get("Marketing Name", ""),
-                 fields.get("Device Type", ""))
+    return Agent(
+        fields.get("Name", ""), fields.get("Marketing Name", ""), fields.get("Device Type", "")
+    )
 
 
 def version_tuple(text: str | None) -> tuple[int, int] | None:
@@ -180,9 +187,14 @@ print(json.dumps(out))
 def torch_report(host: Host, modules: Sequence[str]) -> dict[str, Any]:
     """What the interpreter's torch says about itself (run in a subprocess, never imported here)."""
     try:
-        done = subprocess.run([host.python, "-c", TORCH_CHECK, *modules], env=dict(host.env),
-                              capture_output=True, text=True, timeout=host.timeout * 5,
-                              check=False)
+        done = subprocess.run(
+            [host.python, "-c", TORCH_CHECK, *modules],
+            env=dict(host.env),
+            capture_output=True,
+            text=True,
+            timeout=host.timeout * 5,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return {"error": f"could not run {host.python}: {error}"}
     lines = done.stdout.strip().splitlines()

@@ -26,7 +26,10 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "message": finding.message,
         "fix": None
         if finding.fix is None
-        else {"applicability": finding.fix.applicability.value, "description": finding.fix.description},
+        else {
+            "applicability": finding.fix.applicability.value,
+            "description": finding.fix.description,
+        },
     }
     if finding.cell is not None:
         data["cell"] = finding.cell

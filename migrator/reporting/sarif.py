@@ -61,7 +61,9 @@ def render(results: list[ScanResult]) -> str:
                                 "id": rule.code,
                                 "name": rule.name,
                                 "shortDescription": {"text": rule.message},
-                                "fullDescription": {"text": rule.doc().split("\n\n")[0] or rule.message},
+                                "fullDescription": {
+                                    "text": rule.doc().split("\n\n")[0] or rule.message
+                                },
                                 "defaultConfiguration": {"level": _LEVEL[rule.severity]},
                                 "properties": {"category": rule.category, "fact": rule.fact},
                             }

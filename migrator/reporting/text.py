@@ -32,7 +32,11 @@ def render(results: list[ScanResult], console: Console, *, show_source: bool = T
                 console.print(f"[bold]{escape(prefix + finding.path)}[/bold]")
             marker = ""
             if finding.fix is not None:
-                marker = " [green]\\[*][/green]" if finding.fix.applicability.value == "safe" else " [magenta]\\[unsafe fix][/magenta]"
+                marker = (
+                    " [green]\\[*][/green]"
+                    if finding.fix.applicability.value == "safe"
+                    else " [magenta]\\[unsafe fix][/magenta]"
+                )
             console.print(
                 f"  {escape(_location(finding, prefix))} "
                 f"[{_STYLE[finding.severity]}]{finding.rule}[/] "
@@ -42,15 +46,21 @@ def render(results: list[ScanResult], console: Console, *, show_source: bool = T
                 console.print(f"      [dim]{escape(finding.source_line[:160])}[/dim]")
         for file in result.files:
             if file.status is Status.SKIPPED:
-                console.print(f"[dim]skipped[/dim] {escape(prefix + file.path)}: {escape(file.reason)}")
+                console.print(
+                    f"[dim]skipped[/dim] {escape(prefix + file.path)}: {escape(file.reason)}"
+                )
             elif file.status is Status.FAILED:
-                console.print(f"[red]failed[/red]  {escape(prefix + file.path)}: {escape(file.reason)}")
+                console.print(
+                    f"[red]failed[/red]  {escape(prefix + file.path)}: {escape(file.reason)}"
+                )
     _summary(results, findings_total, console)
 
 
 def _summary(results: list[ScanResult], findings: list[Finding], console: Console) -> None:
     scanned = sum(1 for result in results for file in result.files if file.status is Status.SCANNED)
-    problems = sum(1 for result in results for file in result.files if file.status is not Status.SCANNED)
+    problems = sum(
+        1 for result in results for file in result.files if file.status is not Status.SCANNED
+    )
     console.print()
     if not findings:
         console.print(f"[green]No CUDA-only constructs found[/green] in {scanned} files.")
@@ -66,7 +76,10 @@ def _summary(results: list[ScanResult], findings: list[Finding], console: Consol
     for category in sorted({f.category for f in findings}):
         table.add_row(
             category,
-            *(str(counts.get((category, level), "") or "") for level in (Severity.ERROR, Severity.WARNING, Severity.INFO)),
+            *(
+                str(counts.get((category, level), "") or "")
+                for level in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+            ),
             str(fixable.get(category, "") or ""),
         )
     console.print(table)

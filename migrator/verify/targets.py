@@ -57,8 +57,19 @@ PASSED_THROUGH = (
 )
 """Variables kept from the caller's environment; everything else is dropped."""
 
-PASSED_THROUGH_PREFIXES = ("NCCL_", "RCCL_", "NVSHMEM_", "TORCH_", "PYTORCH_", "HSA_", "HIP_",
-                           "ROCR_", "AMD_", "MIOPEN_", "HIPBLASLT_")
+PASSED_THROUGH_PREFIXES = (
+    "NCCL_",
+    "RCCL_",
+    "NVSHMEM_",
+    "TORCH_",
+    "PYTORCH_",
+    "HSA_",
+    "HIP_",
+    "ROCR_",
+    "AMD_",
+    "MIOPEN_",
+    "HIPBLASLT_",
+)
 """Runtime settings kept too (allocator, NCCL/RCCL, ROCm runtime knobs: rocm-facts.md §6)."""
 
 DOCKER_CLIENT_VARS = (

@@ -1,0 +1,169 @@
+"""Source positions of reported nodes without regenerating the whole module.
+
+libcst's PositionProvider re-generates the code of the entire module (plus a metadata visit)
+to find the position of any node; on large files that costs more than parsing. Python's ``ast``
+(a C parser, a few per cent of a libcst parse) already knows the first line of every statement,
+so only the innermost statement around each reported node is regenerated, starting at the line
+``ast`` gives for it. Any mismatch between the two trees falls back to the full provider.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Callable, Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+_BLOCK_OWNERS = (
+    cst.ClassDef,
+    cst.FunctionDef,
+    cst.If,
+    cst.For,
+    cst.While,
+    cst.With,
+    cst.Try,
+    cst.TryStar,
+)
+
+
+class _Sink:
+    """Stands in for the provider object the codegen state records positions into."""
+
+    def __init__(self) -> None:
+        self._computed: dict[cst.CSTNode, CodeRange] = {}
+
+
+def _ast_counts(statement: cst.BaseStatement) -> int:
+    return len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+
+
+def _first_line(node: ast.stmt) -> int:
+    """The line both trees agree a statement starts on (for decorated definitions, the ``def`` or
+    ``class`` line: libcst's position of a FunctionDef excludes its decorators, as ast's does)."""
+    return node.lineno
+
+
+def _match(cst_body: Sequence[cst.BaseStatement], ast_body: Sequence[ast.stmt]) -> list[ast.stmt]:
+    """The ast statement that starts each libcst statement of a body (raises on mismatch)."""
+    out: list[ast.stmt] = []
+    index = 0
+    for statement in cst_body:
+        if index >= len(ast_body):
+            raise LookupError("statement count differs")
+        out.append(ast_body[index])
+        index += _ast_counts(statement)
+    if index != len(ast_body):
+        raise LookupError("statement count differs")
+    return out
+
+
+def full_positions(module: cst.Module) -> Callable[[cst.CSTNode], CodeRange | None]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return positions.get
+
+
+def positions_for(
+    module: cst.Module,
+    text: str,
+    nodes: Sequence[cst.CSTNode],
+    parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+) -> Callable[[cst.CSTNode], CodeRange | None]:
+    """A lookup giving the CodeRange of each of ``nodes`` (as PositionProvider would)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+        return _anchored(module, tree, nodes, parent)
+    except (SyntaxError, ValueError, LookupError, RecursionError, KeyError):
+        return full_positions(module)
+
+
+def _chain(
+    node: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> list[cst.CSTNode]:
+    chain = [node]
+    current = parent(node)
+    while current is not None:
+        chain.append(current)
+        current = parent(current)
+    chain.reverse()  # module first
+    return chain
+
+
+def _anchored(
+    module: cst.Module,
+    tree: ast.Module,
+    nodes: Sequence[cst.CSTNode],
+    parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+) -> Callable[[cst.CSTNode], CodeRange | None]:
+    computed: dict[cst.CSTNode, CodeRange] = {}
+    done: set[int] = set()
+    for node in nodes:
+        if node in computed:
+            continue
+        chain = _chain(node, parent)
+        if not chain or chain[0] is not module:
+            raise LookupError("node not under the module")
+        anchor, ast_anchor, indents = _find_anchor(module, tree, chain)
+        if id(anchor) in done:
+            raise LookupError("node not positioned by its anchor")
+        done.add(id(anchor))
+        sink = _Sink()
+        state = PositionProvidingCodegenState(
+            default_indent=module.default_indent,
+            default_newline=module.default_newline,
+            provider=sink,  # type: ignore[arg-type]
+        )
+        state.indent_tokens = list(indents)
+        anchor._codegen(state)
+        recorded = sink._computed[anchor].start.line
+        offset = _first_line(ast_anchor) - recorded
+        for key, code_range in sink._computed.items():
+            computed[key] = CodeRange(
+                start=type(code_range.start)(
+                    code_range.start.line + offset, code_range.start.column
+                ),
+                end=type(code_range.end)(code_range.end.line + offset, code_range.end.column),
+            )
+        if node not in computed:
+            raise LookupError("node not positioned by its anchor")
+    return computed.get
+
+
+def _find_anchor(
+    module: cst.Module, tree: ast.Module, chain: list[cst.CSTNode]
+) -> tuple[cst.BaseStatement, ast.stmt, list[str]]:
+    """The innermost statement on ``chain`` reachable through plain ``body`` blocks, with its ast
+    counterpart and the indentation in force there."""
+    body: Sequence[cst.BaseStatement] = module.body
+    ast_body: Sequence[ast.stmt] = tree.body
+    indents: list[str] = []
+    position = 1
+    while True:
+        statement = chain[position] if position < len(chain) else None
+        if statement is None or not isinstance(statement, cst.BaseStatement):
+            raise LookupError("no statement on the chain")
+        matched = _match(body, ast_body)
+        index = next((i for i, item in enumerate(body) if item is statement), None)
+        if index is None:
+            raise LookupError("statement not in its body")
+        ast_statement = matched[index]
+        # Descend into the statement's own indented body when the node lies there.
+        block = getattr(statement, "body", None)
+        if (
+            isinstance(statement, _BLOCK_OWNERS)
+            and isinstance(block, cst.IndentedBlock)
+            and position + 2 < len(chain)
+            and chain[position + 1] is block
+            and isinstance(chain[position + 2], cst.BaseStatement)
+            and hasattr(ast_statement, "body")
+        ):
+            indents.append(block.indent if block.indent is not None else module.default_indent)
+            body = block.body
+            ast_body = ast_statement.body
+            position += 2
+            continue
+        return statement, ast_statement, indents
