@@ -1,0 +1,42 @@
+"""A real (non-editable) install carries the rule catalog as ``migrator.rules``, its data files,
+the templates and the emulation files, and works from outside the source tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from migrator.registry import all_rules
+from tests.conftest import FIXTURES, ROOT
+
+
+def test_installed_package_is_complete(tmp_path):
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--no-index", "--target", str(target), str(ROOT)],
+        check=True, capture_output=True, text=True,
+    )
+    assert not (target / "rules").exists(), "the catalog must not install as a top-level package"
+    for relative in [
+        "migrator/rules/data/packages.toml",
+        "migrator/reporting/templates/report.html.j2",
+        "migrator/verify/sim/sitecustomize.py",
+        "migrator/schemas/report.schema.json",
+        "migrator/doctor/__init__.py",
+    ]:
+        assert (target / relative).is_file(), relative
+    env = {**os.environ, "PYTHONPATH": str(target), "MIGRATE_CACHE_DIR": str(tmp_path / "c")}
+    run = lambda *args: subprocess.run(  # noqa: E731
+        [sys.executable, "-P", "-m", "migrator.cli", *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )
+    listing = run("rules", "--format", "json")
+    assert listing.returncode == 0, listing.stderr
+    assert len(json.loads(listing.stdout)) == len(all_rules())
+    scan = run("scan", "--format", "json", str(FIXTURES / "llm_app"))
+    assert scan.returncode == 1, scan.stderr
+    assert json.loads(scan.stdout)["findings"]
+    assert run("doctor", "--help").returncode == 0
