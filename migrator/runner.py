@@ -146,6 +146,13 @@ def _work(task: _Task) -> FileOutcome:
     )
 
 
+def _size(task: _Task) -> int:
+    try:
+        return os.path.getsize(task.path)
+    except OSError:
+        return 0
+
+
 def _execute(
     tasks: list[_Task], jobs: int | None, progress: Callable[[int], None] | None
 ) -> list[FileOutcome]:
@@ -157,8 +164,11 @@ def _execute(
             if progress:
                 progress(1)
         return outcomes
+    # Largest files first, in small chunks: the few files that need a parse dominate, and
+    # handing them out early keeps both workers busy to the end.
+    tasks = sorted(tasks, key=_size, reverse=True)
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    chunk = max(1, min(16, len(tasks) // (workers * 8)))
+    chunk = max(1, min(2, len(tasks) // (workers * 8)))
     outcomes = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         for outcome in pool.map(_work, tasks, chunksize=chunk):
