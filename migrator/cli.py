@@ -358,7 +358,10 @@ def rules_command(output_format: str) -> None:
             rule.applicability.value if rule.fix_availability() != "never" else "none",
             rule.message,
         )
-    _console().print(table)
+    console = _console()
+    if not console.is_terminal:
+        console.width = max(console.width, 200)  # piped: one row per rule, not folded columns
+    console.print(table)
 
 
 def rule_summary(rule: Any) -> dict[str, Any]:
