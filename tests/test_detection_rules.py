@@ -131,10 +131,11 @@ def test_fixed_sdpa_kernel_runs_attention_on_cpu():
     assert "sdpa_kernel([SDPBackend.MATH, SDPBackend.CUDNN_ATTENTION])" in fixed
     scope: dict[str, object] = {}
     exec(compile(fixed, "example.py", "exec"), scope)  # noqa: S102 - test input we wrote
-    q = torch.randn(1, 2, 4, 8)
+    q = torch.randn(1, 2, 4, 8, generator=torch.Generator().manual_seed(0))
     out = scope["attend"](q, q, q)  # type: ignore[operator]
     expected = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
-    assert torch.allclose(out, expected)
+    # the math backend and CPU's default kernel round differently: float32 tolerance, not 1e-8
+    assert torch.allclose(out, expected, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
