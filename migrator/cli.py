@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -65,6 +66,18 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("migrate: interrupted", err=True)
             ctx.exit(130)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as error:  # a bug of ours: one line, exit 2, never a traceback
+            first = str(error).splitlines()[0] if str(error) else ""
+            click.echo(
+                f"migrate: internal error: {type(error).__name__}: {first} "
+                "(please report it; MIGRATE_DEBUG=1 shows the traceback)",
+                err=True,
+            )
+            if os.environ.get("MIGRATE_DEBUG"):
+                raise
+            ctx.exit(2)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

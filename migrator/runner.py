@@ -296,7 +296,8 @@ def fix_tree(
             replace(result, findings=tuple(f for f in result.findings if selection.keep(f, codes)))
         )
         if write and outcome.new_text is not None and outcome.error is None:
-            write_atomic(root / outcome.relative, outcome.new_text, outcome.encoding)
+            target = root if root.is_file() else root / outcome.relative
+            write_atomic(target, outcome.new_text, outcome.encoding)
     files.extend(problems)
     run = RootRun(root, ScanResult(str(root), files), outcomes=outcomes, config=config)
     return run

@@ -152,3 +152,12 @@ def test_a_rewrite_that_would_not_compile_is_dropped(tmp_path):
         assert "would not compile" in str(error)
     else:
         raise AssertionError("a non-compiling rewrite was accepted")
+
+
+def test_fix_accepts_a_single_file_path(tmp_path, run_cli):
+    path = write(tmp_path, "a.py", SOURCE)
+    diff = run_cli("fix", "--diff", "--select", "ROC520", str(path))
+    assert "+++ b/a.py" in diff.output
+    result = run_cli("fix", "--select", "ROC520", str(path))
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == FIXED
