@@ -36,12 +36,9 @@ class _Replacer(cst.CSTTransformer):
         if raw is None or raw.replacement is None:
             return updated_node
         replacement = raw.replacement
-        node = replacement() if callable(replacement) else replacement
-        if isinstance(node, cst.CSTNode) and updated_node is not original_node:
-            # Children were rewritten too: keep the outer rewrite for this pass; the next pass
-            # re-scans and applies what is left (the loop in the engine).
-            return node
-        return node
+        # When children were rewritten too, the outer rewrite wins for this pass; the engine's
+        # fix loop re-scans and applies what is left.
+        return replacement() if callable(replacement) else replacement
 
 
 def apply_python_fixes(module: cst.Module, chosen: Sequence[RawPythonFinding], path: str) -> str:

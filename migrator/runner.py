@@ -243,12 +243,11 @@ def scan(
         )
     if on_total:
         on_total(len(tasks))
+    kinds = {task.relative: task.kind for task in tasks}
     for outcome in _execute(tasks, jobs, progress):
         results[outcome.relative] = outcome.result
         if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
-            cache.put(
-                outcome.relative, outcome.key, _kind_of(tasks, outcome.relative), outcome.result
-            )
+            cache.put(outcome.relative, outcome.key, kinds[outcome.relative], outcome.result)
     if cache is not None:
         cache.save(set(keys))
     codes = selection.codes()
@@ -258,13 +257,6 @@ def scan(
     ]
     files.extend(problems)
     return RootRun(root, ScanResult(str(root), files), config=config)
-
-
-def _kind_of(tasks: list[_Task], relative: str) -> str:
-    for task in tasks:
-        if task.relative == relative:
-            return task.kind
-    return ""
 
 
 def fix_tree(
