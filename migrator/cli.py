@@ -214,18 +214,18 @@ def _with_progress(console: Any, action: Any) -> Any:
 
 def _render(results: list[ScanResult], output_format: str, output: str | None) -> str | None:
     if output_format == "json":
-        from migrator.reporting import json_out
+        from migrator.output import findings_json
 
-        return json_out.render(results)
+        return findings_json.render(results)
     if output_format == "sarif":
-        from migrator.reporting import sarif
+        from migrator.output import sarif
 
         return sarif.render(results)
     if output_format == "github":
-        from migrator.reporting import github
+        from migrator.output import github
 
         return github.render(results)
-    from migrator.reporting import text
+    from migrator.output import text
 
     if output:
         from rich.console import Console

@@ -1,1 +1,4 @@
-"""Renderers: every output format reads the same ScanResult list."""
+"""The readiness report (``migrate report``): computed in ``readiness``, rendered as HTML, Markdown or JSON.
+
+Scan output formats (findings as text, JSON, SARIF, annotations) live in ``migrator.output``.
+"""

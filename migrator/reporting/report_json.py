@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import migrator
-from migrator.reporting.json_out import finding_dict
+from migrator.output.findings_json import finding_dict
 from migrator.reporting.readiness import (
     EFFORT_ASSUMPTIONS,
     FORMULA_LINES,

@@ -7,7 +7,7 @@ from typing import Any
 
 import migrator
 from migrator.model import ScanResult, Severity
-from migrator.reporting.json_out import _prefix, _with_prefix
+from migrator.output.findings_json import _prefix, _with_prefix
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -1,0 +1,107 @@
+"""What the report needs to know about a rule: a snapshot of its class's metadata."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from migrator.model import Applicability, Finding, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMeta:
+    """What the report needs from one rule class (or a stand-in for a code no longer known)."""
+
+    code: str
+    name: str
+    category: str
+    severity: Severity
+    message: str
+    fix_title: str | None
+    applicability: Applicability
+    fact: str
+    targets: tuple[str, ...]
+    effort_hours: float
+    blocker: bool
+    manual_steps: str
+    references: str
+    known: bool = True
+
+
+def _doc_sections(doc: str) -> dict[str, str]:
+    """Split a rule docstring into its ``## Section`` bodies, keyed by lower-case title."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in doc.splitlines():
+        if line.startswith("## "):
+            current = sections.setdefault(line[3:].strip().lower(), [])
+        elif current is not None:
+            current.append(line)
+    return {title: "\n".join(lines).strip() for title, lines in sections.items()}
+
+
+def meta_from_rule(rule: type) -> RuleMeta:
+    """Snapshot a rule class's metadata, tolerating attributes a rule does not set."""
+    doc_method = getattr(rule, "doc", None)
+    doc = doc_method() if callable(doc_method) else ""
+    sections = _doc_sections(doc if isinstance(doc, str) else "")
+    steps = sections.get("manual migration") or sections.get("fix") or ""
+    fix_title = getattr(rule, "fix_title", None)
+    if not steps:
+        steps = fix_title or ""
+    targets = getattr(rule, "targets", ("all",)) or ("all",)
+    return RuleMeta(
+        code=str(getattr(rule, "code", "?")),
+        name=str(getattr(rule, "name", "?")),
+        category=str(getattr(rule, "category", "other")),
+        severity=getattr(rule, "severity", Severity.WARNING),
+        message=str(getattr(rule, "message", "")),
+        fix_title=fix_title,
+        applicability=getattr(rule, "applicability", Applicability.NONE),
+        fact=str(getattr(rule, "fact", "")),
+        targets=tuple(str(target) for target in targets),
+        effort_hours=float(getattr(rule, "effort_hours", 0.5)),
+        blocker=bool(getattr(rule, "blocker", False)),
+        manual_steps=steps,
+        references=sections.get("references", ""),
+    )
+
+
+@functools.cache
+def catalog_meta(code: str) -> RuleMeta | None:
+    """The metadata of a rule in the installed catalog, or None when the code is unknown."""
+    from migrator.errors import MigrateError
+    from migrator.registry import rule_by_code
+
+    try:
+        return meta_from_rule(rule_by_code(code))
+    except MigrateError:
+        return None
+
+
+#: Looks a rule code up; injectable so tests can describe rules that are not in the catalog.
+MetaLookup = Callable[[str], "RuleMeta | None"]
+
+
+def meta_for(finding: Finding, lookup: MetaLookup = catalog_meta) -> RuleMeta:
+    """The rule metadata behind a finding; a stand-in built from the finding when unknown."""
+    meta = lookup(finding.rule)
+    if meta is not None:
+        return meta
+    return RuleMeta(
+        code=finding.rule,
+        name=finding.name,
+        category=finding.category,
+        severity=finding.severity,
+        message=finding.message,
+        fix_title=finding.fix.description if finding.fix else None,
+        applicability=finding.fix.applicability if finding.fix else Applicability.NONE,
+        fact="",
+        targets=("all",),
+        effort_hours=0.5,
+        blocker=False,
+        manual_steps="",
+        references="",
+        known=False,
+    )
