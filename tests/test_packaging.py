@@ -26,6 +26,8 @@ def test_installed_package_is_complete(tmp_path):
         "migrator/verify/sim/sitecustomize.py",
         "migrator/schemas/report.schema.json",
         "migrator/doctor/__init__.py",
+        "migrator/reporting/readiness/scoring.py",
+        "migrator/output/findings_json.py",
     ]:
         assert (target / relative).is_file(), relative
     env = {**os.environ, "PYTHONPATH": str(target), "MIGRATE_CACHE_DIR": str(tmp_path / "c")}
@@ -40,3 +42,6 @@ def test_installed_package_is_complete(tmp_path):
     assert scan.returncode == 1, scan.stderr
     assert json.loads(scan.stdout)["findings"]
     assert run("doctor", "--help").returncode == 0
+    report = run("report", "--format", "json", str(FIXTURES / "llm_app"))
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["projects"]
