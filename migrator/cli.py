@@ -35,7 +35,7 @@ LAZY_COMMANDS = {
     "verify": ("migrator.verify.cli", "verify_command"),
     "doctor": ("migrator.doctor", "doctor_command"),
     "report": ("migrator.reporting.cli", "report_command"),
-    "pr": ("migrator.pr", "pr_command"),
+    "pr": ("migrator.pr.cli", "pr_command"),
 }
 
 

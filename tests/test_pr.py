@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from migrator import pr
+from migrator.pr import create, hosting, options
+from migrator.pr import git as pr_git
 from tests.conftest import FIXTURES, write
 
 GH = """#!/bin/sh
@@ -222,15 +223,15 @@ def test_failure_on_an_existing_branch_restores_it(repo, run_cli):
 
 def test_failure_in_the_middle_rolls_back(repo, run_cli, monkeypatch):
     calls = []
-    real = pr._apply_family
+    real = create.apply_family
 
     def flaky(git_, scan_path, category, level):
         calls.append(category)
         if len(calls) == 2:
-            raise pr.PrError("simulated failure")
+            raise pr_git.PrError("simulated failure")
         return real(git_, scan_path, category, level)
 
-    monkeypatch.setattr(pr, "_apply_family", flaky)
+    monkeypatch.setattr(create, "apply_family", flaky)
     before = state(repo)
     result = run_cli("pr", str(repo))
     assert result.exit_code == 2
@@ -240,7 +241,7 @@ def test_failure_in_the_middle_rolls_back(repo, run_cli, monkeypatch):
 
 
 def test_open_without_gh_prints_the_command(repo, run_cli, monkeypatch):
-    monkeypatch.setattr(pr.shutil, "which", lambda name: None)
+    monkeypatch.setattr(hosting.shutil, "which", lambda name: None)
     result = run_cli("pr", str(repo), "--push", "origin", "--open")
     assert result.exit_code == 1
     assert "gh is not installed; open the pull request with:" in result.output
@@ -307,12 +308,12 @@ def test_verify_with_a_smoke_command_embeds_the_receipt(repo, run_cli):
     ],
 )
 def test_link_base(url, expected):
-    assert pr.link_base(url, "abc") == expected
+    assert pr_git.link_base(url, "abc") == expected
 
 
 def test_gitlab_remotes_use_glab(repo):
     git(repo, "remote", "set-url", "origin", "git@gitlab.com:group/llm_app.git")
-    result = pr.PrResult(
+    result = options.PrResult(
         branch="migrate/rocm",
         base="main",
         created=True,
@@ -323,7 +324,7 @@ def test_gitlab_remotes_use_glab(repo):
         body="B",
         body_path=repo / ".git" / "migrate" / "PR_BODY.md",
     )
-    command = pr.open_command(pr.Git(repo), result, None)
+    command = hosting.open_command(pr_git.Git(repo), result, None)
     assert command[:3] == ["glab", "mr", "create"]
     assert "--source-branch" in command and "--target-branch" in command
 

@@ -1,0 +1,84 @@
+"""The ``migrate pr`` command line: parse the options, run the transaction, print what it did."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from migrator.errors import MigrateError
+from migrator.pr.create import create_pr
+from migrator.pr.git import PrError, repository
+from migrator.pr.hosting import open_pr
+from migrator.pr.options import DEFAULT_BRANCH, PrOptions
+
+
+@click.command("pr")
+@click.argument("path", type=click.Path(path_type=Path), default=Path("."))
+@click.option(
+    "--branch", default=DEFAULT_BRANCH, show_default=True, help="Branch to create or update."
+)
+@click.option("--base", help="Branch the pull request merges into [default: the current branch].")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that need review.")
+@click.option(
+    "--verify",
+    "run_verify",
+    is_flag=True,
+    help="Run `migrate verify` and put the receipt in the body.",
+)
+@click.option("--smoke", help="Smoke command for --verify (else [tool.migrate.verify] smoke).")
+@click.option("--push", metavar="REMOTE", help="Push the branch to REMOTE.")
+@click.option(
+    "--open", "open_pr_flag", is_flag=True, help="Open the pull request with gh (or glab)."
+)
+def pr_command(
+    path: Path,
+    branch: str,
+    base: str | None,
+    unsafe_fixes: bool,
+    run_verify: bool,
+    smoke: str | None,
+    push: str | None,
+    open_pr_flag: bool,
+) -> None:
+    """Apply the fixes under PATH on a branch, one commit per rule family, and write the pull
+    request body to .git/migrate/PR_BODY.md.
+
+    Refuses a dirty working tree (exit 2); on any failure the repository is left exactly as it
+    was. Running it again updates the branch. Exit 0 on success, 1 when --open could not open
+    the pull request, 2 on an error.
+    """
+    options = PrOptions(path, branch, base, unsafe_fixes, run_verify, smoke, push, open_pr_flag)
+    try:
+        result = create_pr(options)
+    except PrError as error:
+        click.echo(f"migrate pr: {error}", err=True)
+        sys.exit(2)
+    except (MigrateError, OSError, subprocess.SubprocessError) as error:
+        click.echo(f"migrate pr: failed, repository restored: {error}", err=True)
+        sys.exit(2)
+    verb = "created" if result.created else "updated"
+    fixes = sum(commit.fixes for commit in result.commits)
+    click.echo(
+        f"{verb} branch {result.branch} (base {result.base}): {len(result.commits)} new commit(s), "
+        f"{fixes} fix(es); readiness {result.before.score} -> {result.after.score} "
+        f"({result.after.verdict.label})",
+        err=True,
+    )
+    for commit in result.commits:
+        rules = ", ".join(f"{code}x{count}" for code, count in sorted(commit.rules.items()))
+        click.echo(f"  {commit.sha[:10]} {commit.category}: {rules}", err=True)
+    if result.pushed:
+        click.echo(f"pushed {result.branch} to {push}", err=True)
+    click.echo(f"title: {result.title}", err=True)
+    click.echo(str(result.body_path))
+    if open_pr_flag:
+        if not result.pushed:
+            click.echo("note: the branch was not pushed in this run (use --push REMOTE)", err=True)
+        git, _ = repository(path)
+        opened, message = open_pr(git, result, push)
+        click.echo(message, err=True)
+        if not opened:
+            sys.exit(1)

@@ -1,0 +1,132 @@
+"""Commit grouping for ``migrate pr``: one commit per rule family, with a message that can be
+read back to list what each commit fixed."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import migrator
+from migrator.errors import MigrateError
+from migrator.model import Applicability
+from migrator.pr.git import Git
+from migrator.pr.options import CommitInfo
+
+
+def fix_order() -> list[str]:
+    """Rule families (categories) in catalog order: by their lowest rule code."""
+    from migrator.registry import all_rules
+
+    first: dict[str, str] = {}
+    for rule in all_rules():
+        first.setdefault(rule.category, rule.code)
+    return sorted(first, key=lambda category: first[category])
+
+
+def fixable_families(scan_path: Path, level: Applicability) -> list[str]:
+    """Families with at least one finding that ``fix`` at ``level`` rewrites, in catalog order."""
+    from migrator.runner import scan
+
+    allowed = {Applicability.SAFE} | (
+        {Applicability.UNSAFE} if level is Applicability.UNSAFE else set()
+    )
+    wanted = {
+        finding.category
+        for finding in scan(scan_path).scan.findings
+        if finding.fix is not None and finding.fix.applicability in allowed
+    }
+    return [category for category in fix_order() if category in wanted]
+
+
+def commit_message(category: str, rules: Counter[str], files: Counter[str], level: str) -> str:
+    """The message of one family's commit: subject, rules with counts, files, how to reproduce."""
+    from migrator.registry import rule_by_code
+
+    total = sum(rules.values())
+    lines = [
+        f"migrate: {category} fixes for ROCm ({total} change{'s' if total != 1 else ''})",
+        "",
+        f"Automatic {level} fixes of the `{category}` rule family, one commit per family so each",
+        "can be reviewed and reverted on its own.",
+        "",
+        "Rules:",
+    ]
+    for code, count in sorted(rules.items()):
+        try:
+            rule = rule_by_code(code)
+            label = f"{code} {rule.name}: {rule.fix_title or rule.message}"
+        except MigrateError:
+            label = code
+        lines.append(f"- {label} ({count}x)")
+    lines += ["", "Files:"]
+    lines += [f"- {path} ({count})" for path, count in sorted(files.items())]
+    flag = " --unsafe-fixes" if level == "unsafe" else ""
+    lines += [
+        "",
+        f"Reproduce: migrate fix{flag} --select {category} .",
+        f"Generated-by: migrate {migrator.__version__}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def apply_family(
+    git: Git, scan_path: Path, category: str, level: Applicability
+) -> CommitInfo | None:
+    """Fix one family under ``scan_path`` and commit it; None when nothing changed."""
+    from migrator.runner import fix_tree
+
+    run = fix_tree(scan_path, level=level, select=[category], write=True)
+    rules: Counter[str] = Counter()
+    per_file: Counter[str] = Counter()
+    changed: list[str] = []
+    prefix = scan_path.relative_to(git.cwd)
+    for outcome in run.outcomes:
+        if outcome.new_text is None or outcome.error is not None:
+            continue
+        path = (prefix / outcome.relative).as_posix()
+        changed.append(path)
+        rules.update(finding.rule for finding in outcome.fixed)
+        per_file[path] += len(outcome.fixed)
+    if not changed:
+        return None
+    git.run("add", "--", *changed)
+    if git.ok("diff", "--cached", "--quiet"):
+        return None
+    message = commit_message(category, rules, per_file, level.value)
+    git.run("commit", "-q", "--no-verify", "-F", "-", stdin=message)
+    return CommitInfo(git.run("rev-parse", "HEAD"), category, rules, sorted(per_file))
+
+
+_RULE_LINE = re.compile(r"^- (ROC\d{3})\b.*\((\d+)x\)$")
+_FILE_LINE = re.compile(r"^- (.+) \((\d+)\)$")
+_SUBJECT = re.compile(r"^migrate: (\S+) fixes for ROCm")
+
+
+def branch_commits(git: Git, base: str, tip: str) -> list[CommitInfo]:
+    """Every commit on the branch since ``base``, read back from the messages this tool writes
+    (commits made by hand show up with their subject as the category)."""
+    log = git.run("log", "--reverse", "--format=%H%x1f%B%x1e", f"{base}..{tip}")
+    commits = []
+    for record in log.split("\x1e"):
+        if not record.strip():
+            continue
+        sha, _, message = record.strip().partition("\x1f")
+        lines = message.splitlines()
+        subject = _SUBJECT.match(lines[0]) if lines else None
+        rules: Counter[str] = Counter()
+        files: list[str] = []
+        section = ""
+        for line in lines[1:]:
+            if line in ("Rules:", "Files:"):
+                section = line
+                continue
+            rule = _RULE_LINE.match(line) if section == "Rules:" else None
+            if rule:
+                rules[rule.group(1)] += int(rule.group(2))
+            found = _FILE_LINE.match(line) if section == "Files:" else None
+            if found:
+                files.append(found.group(1))
+        category = subject.group(1) if subject else (lines[0] if lines else sha[:10])
+        commits.append(CommitInfo(sha, category, rules, files, manual=subject is None))
+    return commits

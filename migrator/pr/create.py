@@ -1,0 +1,212 @@
+"""``migrate pr``'s transaction: branch, fix family by family, commit, write the body (and
+push); on any failure the repository is put back exactly as it was.
+
+All-or-nothing: if anything fails before the branch is complete (and pushed, with ``--push``),
+the original branch is checked out again, a branch created by this run is deleted, a branch
+that existed is reset to where it was, and the working tree is left clean. On success the user
+is put back on the branch they started from as well.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrator.errors import MigrateError
+from migrator.model import Applicability
+from migrator.pr.body import render_body
+from migrator.pr.commits import apply_family, branch_commits, fixable_families
+from migrator.pr.git import (
+    Git,
+    PrError,
+    check_branch_name,
+    check_clean,
+    link_base,
+    remote_url,
+    repository,
+)
+from migrator.pr.options import BODY_NAME, CommitInfo, PrOptions, PrResult
+from migrator.reporting.readiness import ProjectReport, Verification
+
+
+@dataclass(slots=True)
+class _Start:
+    """Where the repository was before this run, to restore it."""
+
+    original_branch: str | None
+    original_sha: str
+    branch_sha: str | None = None
+    created: bool = False
+    switched: bool = False
+
+
+def _scan_report(root: Path, name: str, use_cache: bool = True) -> ProjectReport:
+    from migrator.reporting.cli import make_report
+
+    report = make_report([str(root)], use_cache=use_cache)
+    project = report.projects[0]
+    project.name = name
+    return project
+
+
+def _report_at(git: Git, commit: str, head: str, scan_path: Path, name: str) -> ProjectReport:
+    """Readiness of ``scan_path`` as it is at ``commit`` (exported when it is not checked out)."""
+    if commit == head:
+        return _scan_report(scan_path, name)
+    relative = scan_path.relative_to(git.cwd)
+    with tempfile.TemporaryDirectory(prefix="migrate-pr-") as temporary:
+        archive = Path(temporary) / "tree.tar"
+        git.run("archive", "--format=tar", "-o", str(archive), commit)
+        with tarfile.open(archive) as tar:
+            try:
+                tar.extractall(Path(temporary) / "tree", filter="data")
+            except TypeError:  # Python < 3.10.12 has no extraction filters; git made this archive
+                tar.extractall(Path(temporary) / "tree")  # noqa: S202
+        return _scan_report(Path(temporary) / "tree" / relative, name, use_cache=False)
+
+
+def _rollback(git: Git, start: _Start, branch: str) -> None:
+    """Put the repository back as it was; every step is attempted even if one fails."""
+    git.run("reset", "-q", "--hard", check=False)
+    if start.switched:
+        target = start.original_branch or start.original_sha
+        git.run("checkout", "-q", "-f", target, check=False)
+    if start.created:
+        git.run("branch", "-D", branch, check=False)
+    elif start.branch_sha is not None:
+        git.run("update-ref", f"refs/heads/{branch}", start.branch_sha, check=False)
+
+
+def _run_verify(
+    options: PrOptions, scan_path: Path
+) -> tuple[Verification | None, str, dict[str, object] | None]:
+    """Run ``migrate verify`` on the clean original tree; (view, note, raw receipt)."""
+    try:
+        from migrator.config import load_config
+        from migrator.verify.core import verify
+        from migrator.verify.options import resolve_options
+    except ImportError:
+        return None, "unavailable: this build of migrate has no verify engine", None
+    from migrator.reporting.readiness import verification_from_dict
+
+    try:
+        table = dict(load_config(scan_path).verify)
+        verify_options = resolve_options(
+            scan_path, table, {"smoke": options.smoke, "unsafe_fixes": options.unsafe_fixes}
+        )
+    except MigrateError as error:
+        return None, f"unavailable: {error}", None
+    receipt = verify(verify_options).as_dict()
+    return verification_from_dict(receipt, "receipt"), "", receipt
+
+
+def _write_body(git: Git, title: str, body: str, receipt: dict[str, object] | None) -> Path:
+    directory = Path(git.run("rev-parse", "--absolute-git-dir")) / "migrate"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "PR_TITLE.txt").write_text(title + "\n", encoding="utf-8")
+    path = directory / BODY_NAME
+    path.write_text(body, encoding="utf-8")
+    if receipt is not None:
+        (directory / "verify-receipt.json").write_text(
+            json.dumps(receipt, indent=2) + "\n", encoding="utf-8"
+        )
+    return path
+
+
+def create_pr(options: PrOptions) -> PrResult:
+    """Branch, fix per family, commit, write the body (and push); roll back on any failure."""
+    git, top = repository(options.path)
+    check_branch_name(git, options.branch)
+    check_clean(git)
+    if not git.ok("rev-parse", "-q", "--verify", "HEAD^{commit}"):
+        raise PrError("the repository has no commits yet")
+    scan_path = options.path.resolve()
+    if not scan_path.is_dir():
+        raise PrError(f"{options.path} is not a directory")
+    original_branch = git.run("symbolic-ref", "-q", "--short", "HEAD", check=False) or None
+    head = git.run("rev-parse", "HEAD")
+    base = options.base or original_branch or head
+    if not git.ok("rev-parse", "-q", "--verify", f"{base}^{{commit}}"):
+        raise PrError(f"base {base!r} is not a branch or commit in this repository")
+    base_sha = git.run("rev-parse", f"{base}^{{commit}}")
+    if base == options.branch:
+        raise PrError(f"the branch and the base are both {base!r}; pass --branch or --base")
+    prefix = scan_path.relative_to(top).as_posix()
+    scan_prefix = "" if prefix == "." else prefix + "/"
+    name = scan_path.name or top.name
+
+    verification, note, receipt = (None, "not run (pass --verify)", None)
+    if options.verify:
+        verification, note, receipt = _run_verify(options, scan_path)
+
+    before = _report_at(git, base_sha, head, scan_path, name)
+    start = _Start(original_branch, head)
+    level = Applicability.UNSAFE if options.unsafe_fixes else Applicability.SAFE
+    try:
+        existing = git.run(
+            "rev-parse", "-q", "--verify", f"refs/heads/{options.branch}", check=False
+        )
+        if existing:
+            start.branch_sha = existing
+            git.run("checkout", "-q", options.branch)
+        else:
+            git.run("checkout", "-q", "-b", options.branch, base_sha)
+            start.created = True
+        start.switched = True
+        commits: list[CommitInfo] = []
+        for category in fixable_families(scan_path, level):
+            commit = apply_family(git, scan_path, category, level)
+            if commit is not None:
+                commits.append(commit)
+        if git.run("status", "--porcelain", "--untracked-files=normal"):
+            raise PrError(
+                "fixes left uncommitted changes behind (a fix wrote outside the scanned files)"
+            )
+        after = _scan_report(scan_path, name)
+        tip = git.run("rev-parse", "HEAD")
+        links = link_base(remote_url(git, options.push), tip)
+        title, body = render_body(
+            options=options,
+            project_name=name,
+            scan_prefix=scan_prefix,
+            base=base,
+            commits=branch_commits(git, base_sha, tip),
+            before=before,
+            after=after,
+            verification=verification,
+            verification_note=note,
+            links=links,
+        )
+        body_path = _write_body(git, title, body, receipt)
+        pushed = False
+        if options.push:
+            git.run(
+                "push",
+                "-q",
+                options.push,
+                f"refs/heads/{options.branch}:refs/heads/{options.branch}",
+            )
+            pushed = True
+        if start.switched:
+            git.run("checkout", "-q", original_branch or head)
+            start.switched = False
+    except BaseException:
+        _rollback(git, start, options.branch)
+        raise
+    return PrResult(
+        branch=options.branch,
+        base=base,
+        created=start.created,
+        commits=commits,
+        before=before,
+        after=after,
+        title=title,
+        body=body,
+        body_path=body_path,
+        verification=verification,
+        verification_note=note,
+        pushed=pushed,
+    )

@@ -1,0 +1,101 @@
+"""Git plumbing for ``migrate pr``: run git in one repository, check it can be worked on, and
+turn a remote into web links."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from migrator.errors import MigrateError
+
+
+class PrError(MigrateError):
+    """A reason ``migrate pr`` cannot start or finish; printed on one line, exit 2."""
+
+
+class Git:
+    """Runs ``git`` in one repository; failures become :class:`PrError` with git's last line."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    def run(self, *args: str, check: bool = True, stdin: str | None = None) -> str:
+        """Stdout of ``git ARGS`` (stripped of its final newline)."""
+        completed = subprocess.run(
+            ["git", *args],
+            cwd=self.cwd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if check and completed.returncode != 0:
+            detail = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
+            last = detail[-1] if detail else f"exit {completed.returncode}"
+            raise PrError(f"git {args[0]} failed: {last}")
+        return completed.stdout.rstrip("\n")
+
+    def ok(self, *args: str) -> bool:
+        """Whether ``git ARGS`` exits 0."""
+        return (
+            subprocess.run(
+                ["git", *args], cwd=self.cwd, capture_output=True, check=False
+            ).returncode
+            == 0
+        )
+
+
+def repository(path: Path) -> tuple[Git, Path]:
+    """A Git runner at the top of the work tree holding ``path``, and that top directory."""
+    if not path.exists():
+        raise PrError(f"path does not exist: {path}")
+    directory = path if path.is_dir() else path.parent
+    probe = Git(directory)
+    if not probe.ok("rev-parse", "--is-inside-work-tree"):
+        raise PrError(f"not inside a git repository: {path}")
+    top = Path(probe.run("rev-parse", "--show-toplevel")).resolve()
+    return Git(top), top
+
+
+def check_clean(git: Git) -> None:
+    """Refuse a work tree with uncommitted changes or an operation in progress."""
+    status = git.run("status", "--porcelain", "--untracked-files=normal")
+    if status:
+        count = len(status.splitlines())
+        raise PrError(
+            f"working tree has uncommitted changes ({count} path{'s' if count != 1 else ''}); "
+            "commit or stash them first"
+        )
+    for marker in ("MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD"):
+        if git.ok("rev-parse", "-q", "--verify", marker):
+            raise PrError(
+                f"a merge, rebase or cherry-pick is in progress ({marker}); finish it first"
+            )
+
+
+def check_branch_name(git: Git, branch: str) -> None:
+    """Refuse a name git would not accept for a branch."""
+    if not git.ok("check-ref-format", "--branch", branch):
+        raise PrError(f"invalid branch name: {branch!r}")
+
+
+def remote_url(git: Git, remote: str | None) -> str:
+    """The URL of ``remote`` (``origin`` by default), or ``""`` when there is none."""
+    name = remote or "origin"
+    return git.run("remote", "get-url", name, check=False)
+
+
+_WEB_REMOTE = re.compile(
+    r"^(?:https?://|ssh://)?(?:[^@/]+@)?(github\.com|gitlab\.com)[:/](.+?)(?:\.git)?/?$"
+)
+
+
+def link_base(url: str, commit: str) -> str:
+    """``https://github.com/o/r/blob/<commit>/`` for GitHub/GitLab remotes, else ``""``."""
+    match = _WEB_REMOTE.match(url.strip())
+    if not match:
+        return ""
+    host, project = match.groups()
+    separator = "/-/blob/" if host == "gitlab.com" else "/blob/"
+    return f"https://{host}/{project}{separator}{commit}/"
