@@ -170,27 +170,23 @@ class TextRule(Rule):
     def check(self) -> None:
         raise NotImplementedError
 
-
-def _text_report(
-    self: TextRule,
-    start: int,
-    end: int,
-    *,
-    message: str | None = None,
-    replacement: str | None = None,
-    applicability: Applicability | None = None,
-    fix_description: str | None = None,
-) -> None:
-    """Report the span ``start``..``end`` of the file, optionally with replacement text."""
-    self.ctx.report(
+    def report(
         self,
-        start,
-        end,
-        message=message,
-        replacement=replacement,
-        applicability=applicability,
-        fix_description=fix_description,
-    )
-
-
-TextRule.report = _text_report  # type: ignore[attr-defined]
+        start: int,
+        end: int,
+        *,
+        message: str | None = None,
+        replacement: str | None = None,
+        applicability: Applicability | None = None,
+        fix_description: str | None = None,
+    ) -> None:
+        """Report the span ``start``..``end`` of the file, optionally with replacement text."""
+        self.ctx.report(
+            self,
+            start,
+            end,
+            message=message,
+            replacement=replacement,
+            applicability=applicability,
+            fix_description=fix_description,
+        )

@@ -231,7 +231,7 @@ class CudaBaseImage(TextRule):
                 continue
             match = _CUDA_TAG_RE.match(tag)
             if match is None or match.group("os") != "ubuntu":
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     ref.start,
                     ref.end,
                     message=f"CUDA base image `{ref.image}` has no ROCm; use a ROCm image "
@@ -246,7 +246,7 @@ class CudaBaseImage(TextRule):
                 ubuntu = table["ubuntu_fallback"]
             rocm = _pinned_rocm(text) or table["default_rocm"]
             new = table["template"].format(ubuntu=ubuntu, rocm=rocm)
-            self.report(  # type: ignore[attr-defined]
+            self.report(
                 ref.start,
                 ref.end,
                 message=f"CUDA base image `{ref.image}` has no ROCm; use `{new}`{note}",
@@ -332,7 +332,7 @@ class NgcImage(TextRule):
             ):
                 continue
             if repository in pytorch["repositories"]:
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     ref.start,
                     ref.end,
                     message=f"NGC PyTorch image `{ref.image}` is a CUDA build; use AMD's "
@@ -340,7 +340,7 @@ class NgcImage(TextRule):
                     replacement=pytorch["replacement"],
                 )
             else:
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     ref.start,
                     ref.end,
                     message=f"NGC image `{ref.image}` is a CUDA build with no one-to-one ROCm "
@@ -455,7 +455,7 @@ class DockerGpuFlags(TextRule):
         for segment in command_segments(text):
             values = [token.value for token in segment]
             if values and values[0].rsplit("/", 1)[-1] == "nvidia-docker":
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     segment[0].start,
                     segment[0].end,
                     message="`nvidia-docker` wraps the NVIDIA Container Toolkit; use `docker run "
@@ -489,7 +489,7 @@ class DockerGpuFlags(TextRule):
         if gpus is not None:
             start, end, value = gpus
             if value == "all":
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     start,
                     end,
                     message="`--gpus all` needs the NVIDIA Container Toolkit; on AMD pass "
@@ -498,7 +498,7 @@ class DockerGpuFlags(TextRule):
                 )
                 placed = True
             else:
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     start,
                     end,
                     message=f"`--gpus {value}` needs the NVIDIA Container Toolkit; on AMD pass "
@@ -506,11 +506,11 @@ class DockerGpuFlags(TextRule):
                 )
                 placed = True  # a subset: leave the runtime flag to the manual edit as well
                 for start, end in runtimes:
-                    self.report(start, end)  # type: ignore[attr-defined]
+                    self.report(start, end)
                 return
         for start, end in runtimes:
             if not placed:
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     start,
                     end,
                     message="`--runtime=nvidia` needs the NVIDIA Container Toolkit; on AMD pass "
@@ -523,7 +523,7 @@ class DockerGpuFlags(TextRule):
             stop = end
             while stop < len(text) and text[stop] in " \t":
                 stop += 1
-            self.report(  # type: ignore[attr-defined]
+            self.report(
                 start,
                 stop,
                 message="`--runtime=nvidia` needs the NVIDIA Container Toolkit; drop it on AMD",
@@ -754,16 +754,14 @@ class ComposeNvidiaGpu(TextRule):
             )
             if clash is not None:
                 key_end = re.compile(r"[^:\s]+").match(text, hit.anchor)
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     hit.anchor,
                     key_end.end() if key_end else hit.anchor + 1,
                     message=message + " (merge them into the existing `devices`/`group_add`)",
                 )
                 continue
             if index > 0:
-                self.report(  # type: ignore[attr-defined]
-                    hit.start, hit.end, message=message, replacement=""
-                )
+                self.report(hit.start, hit.end, message=message, replacement="")
                 continue
             # The first finding of the service also adds the device block, where the
             # service-level key that held the construct starts.
@@ -771,9 +769,7 @@ class ComposeNvidiaGpu(TextRule):
                 replacement = block
             else:
                 replacement = block + indent + text[hit.anchor : hit.start]
-            self.report(  # type: ignore[attr-defined]
-                hit.anchor, hit.end, message=message, replacement=replacement
-            )
+            self.report(hit.anchor, hit.end, message=message, replacement=replacement)
 
     def _reservations(self, text: str, service: Any, hits: list[_ComposeHit]) -> None:
         import yaml
@@ -896,7 +892,7 @@ class AptCudaPackages(TextRule):
                     start = values.index("install", index + 1) + 1
                     for token in segment[start:]:
                         if not token.value.startswith("-") and _APT_CUDA_RE.match(token.value):
-                            self.report(  # type: ignore[attr-defined]
+                            self.report(
                                 token.start,
                                 token.end,
                                 message=f"CUDA system package `{token.value}`: unavailable or "
@@ -995,7 +991,7 @@ class PipCudaWheelIndex(TextRule):
         spans = [(offset, offset + len(code)) for offset, code in code_lines(text)]
         rocm = _file_rocm(text)
         for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), rocm):
-            self.report(start, end, message=message, replacement=replacement)  # type: ignore[attr-defined]
+            self.report(start, end, message=message, replacement=replacement)
 
 
 class PipCudaLocalVersion(TextRule):
@@ -1074,7 +1070,7 @@ class PipCudaLocalVersion(TextRule):
             rocm = self._rocm(req, specs)
             start, end = req.span()
             if rocm is None or req.offset is None:
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     start,
                     end,
                     message=f"`{req.parsed.raw_name}` pinned to the CUDA build `{local.group()}`: "
@@ -1084,7 +1080,7 @@ class PipCudaLocalVersion(TextRule):
             edit = render(req, Change(spec=LOCAL_CUDA_RE.sub(f"+rocm{rocm}", req.parsed.spec)))
             assert edit is not None
             edit_start, edit_end, new = edit
-            self.report(  # type: ignore[attr-defined]
+            self.report(
                 req.offset + edit_start,
                 req.offset + edit_end,
                 message=f"`{req.parsed.raw_name}` pinned to the CUDA build `{local.group()}`: on "
@@ -1215,7 +1211,5 @@ class PipInstallCudaPackage(TextRule):
                 if verdict is None:
                     continue
                 start, end = req.span()
-                self.report(  # type: ignore[attr-defined]
-                    start, end, message=f"{verdict.message} ({examiner.code})"
-                )
+                self.report(start, end, message=f"{verdict.message} ({examiner.code})")
                 break

@@ -448,7 +448,7 @@ class PytorchCudaWheelIndex(TextRule):
         found = rocm_for_specs(specs)
         rocm = None if found is None else found[1]
         for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), rocm):
-            self.report(start, end, message=message, replacement=replacement)  # type: ignore[attr-defined]
+            self.report(start, end, message=message, replacement=replacement)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1312,7 +1312,7 @@ class CondaCudaPackages(TextRule):
         reqs, entries = conda_file(text)
         for entry in entries:
             if entry.section == "channels" and entry.value.strip() in table["channels"]:
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     entry.start,
                     entry.end,
                     message=f"conda channel `{entry.value}` serves CUDA packages; "
@@ -1321,7 +1321,7 @@ class CondaCudaPackages(TextRule):
         for req in reqs:
             if req.source == "conda" and req.name in table["packages"]:
                 start, end = req.span()
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     start,
                     end,
                     message=f"conda package `{req.parsed.raw_name}` is CUDA-specific"

@@ -1092,7 +1092,7 @@ class _TextPaired(TextRule):
                 f"`{self.cuda_name}` is set but `{rocm}` is not: {entry['why']}; set `{rocm}` "
                 "to the same value"
             )
-            self.report(  # type: ignore[attr-defined]
+            self.report(
                 setting.start,
                 end if replacement is not None else setting.start + len(self.cuda_name),
                 message=message,
@@ -1374,7 +1374,7 @@ class ShellCudaHome(_TextVariables):
                     "do not exist there: use `$ROCM_PATH` (/opt/rocm) and hipcc"
                 )
             end = start + len(name) + (1 if kind == "read" else 0)
-            self.report(start, end, message=message)  # type: ignore[attr-defined]
+            self.report(start, end, message=message)
 
 
 class ShellCudaOnlyEnvVar(_TextVariables):
@@ -1442,7 +1442,7 @@ class ShellCudaOnlyEnvVar(_TextVariables):
             if name not in self.ctx.text:
                 continue
             for setting in find_settings(self.ctx.text, name):
-                self.report(  # type: ignore[attr-defined]
+                self.report(
                     setting.start,
                     setting.start + len(name),
                     message=(

@@ -512,7 +512,7 @@ class NvidiaSmiShellCommand(TextRule):
             replacement = _GUARD.format(original=original, amd=amd)
         # whole-line commands are displayed; anything else (pipes, $(...), quoted) is read
         parsed = not statement
-        self.report(  # type: ignore[attr-defined]
+        self.report(
             offset + start,
             offset + (command_end if replacement else end),
             message=_message(args, parsed=parsed, shell=True),
