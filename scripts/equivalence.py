@@ -26,6 +26,7 @@ FIXTURES = sorted(path for path in (ROOT / "fixtures").iterdir() if path.is_dir(
 _VOLATILE = re.compile(
     r'"(?:elapsed|duration|seconds|generated_at|generated|timestamp|date|time)[a-z_]*": [^,}\n]*'
 )
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
 
 
 def _migrate() -> list[str]:
@@ -60,6 +61,7 @@ def _run(arguments: list[str]) -> str:
     text = _VOLATILE.sub(
         lambda match: match.group(0).split(":")[0] + ": <volatile>", completed.stdout
     )
+    text = _TIMESTAMP.sub("<timestamp>", text)
     return f"exit {completed.returncode}\n{text}"
 
 
