@@ -70,7 +70,7 @@ class Rule:
     message: ClassVar[str]
     fix_title: ClassVar[str | None] = None
     applicability: ClassVar[Applicability] = Applicability.NONE
-    #: Reference into shared ``rocm-facts.md`` (section) and its primary source ids.
+    #: Citation into ``docs/rocm-facts.md``: ``§N`` plus the fact's key words, and source ids.
     fact: ClassVar[str]
     #: Strings of which at least one must occur in a file for the rule to fire (the prefilter).
     triggers: ClassVar[tuple[str, ...]]

@@ -3,12 +3,15 @@ feeds ``migrate explain`` and the generated ``docs/rules/``."""
 
 from __future__ import annotations
 
+from migrator import facts
 from migrator.rule import Rule
 
 BANNER = "<!-- generated from the rule catalog by scripts/gen_rule_docs.py; edit the rule, not this file -->"
 
 
-def render_rule(rule: type[Rule]) -> str:
+def render_rule(rule: type[Rule], facts_base: str = "") -> str:
+    """The rule's page; ``facts_base`` prefixes links into the facts document."""
+    anchor = _first_anchor(rule.fact)
     lines = [
         f"# {rule.code} `{rule.name}`",
         "",
@@ -19,7 +22,7 @@ def render_rule(rule: type[Rule]) -> str:
         f"- Fix: {rule.applicability.value} ({rule.fix_availability()})"
         + (f" — {rule.fix_title}" if rule.fix_title else ""),
         f"- Files: {', '.join(sorted(rule.file_kinds))}",
-        f"- Fact: {rule.fact} (shared/docs/rocm-facts.md)",
+        f"- Fact: {rule.fact} ([{facts.DOC_NAME}]({facts_base}{facts.DOC_NAME}#{anchor}))",
         "",
         rule.doc(),
         "",
@@ -41,7 +44,16 @@ def render_rule(rule: type[Rule]) -> str:
         lines += ["## Not flagged", ""]
         for valid in rule.valid:
             lines += [f"```{_lang(valid.path)}", valid.code.rstrip(), "```", ""]
+    lines += ["## Facts", "", facts.quote(rule.fact, facts_base), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _first_anchor(citation: str) -> str:
+    """The anchor of the first fact (else section) a citation names."""
+    resolution = facts.load().resolve(citation)
+    if resolution.facts:
+        return resolution.facts[0].anchor
+    return resolution.sections[0].anchor if resolution.sections else "s11"
 
 
 def _lang(path: str) -> str:
@@ -77,4 +89,4 @@ def render_index(rules: tuple[type[Rule], ...]) -> str:
 
 
 def render_rule_page(rule: type[Rule]) -> str:
-    return BANNER + "\n\n" + render_rule(rule)
+    return BANNER + "\n\n" + render_rule(rule, facts_base="../")

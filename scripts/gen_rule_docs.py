@@ -1,4 +1,5 @@
-"""Regenerate docs/rules/ from the rule catalog (``--check`` exits 1 when they are stale)."""
+"""Regenerate docs/rules/ from the rule catalog and copy docs/rocm-facts.md into the package
+(``--check`` exits 1 when either is stale)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from pathlib import Path
 from migrator.registry import all_rules
 from migrator.ruledocs import render_index, render_rule_page
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "rules"
+#: The facts document is written in docs/ and shipped, byte for byte, as package data.
+FACTS_DOC = ROOT / "docs" / "rocm-facts.md"
+FACTS_DATA = ROOT / "migrator" / "data" / "rocm-facts.md"
 
 
 def expected() -> dict[str, str]:
@@ -19,6 +24,9 @@ def expected() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
+    if "--check" not in argv:
+        FACTS_DATA.parent.mkdir(parents=True, exist_ok=True)
+        FACTS_DATA.write_bytes(FACTS_DOC.read_bytes())
     pages = expected()
     if "--check" in argv:
         stale = [
@@ -29,7 +37,10 @@ def main(argv: list[str]) -> int:
         extra = [p.name for p in DOCS.glob("*.md") if p.name not in pages] if DOCS.is_dir() else []
         for name in stale + extra:
             print(f"stale: docs/rules/{name}")
-        return 1 if stale or extra else 0
+        facts_stale = not FACTS_DATA.is_file() or FACTS_DATA.read_bytes() != FACTS_DOC.read_bytes()
+        if facts_stale:
+            print("stale: migrator/data/rocm-facts.md (a copy of docs/rocm-facts.md)")
+        return 1 if stale or extra or facts_stale else 0
     DOCS.mkdir(parents=True, exist_ok=True)
     for path in DOCS.glob("*.md"):
         if path.name not in pages:

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
+from migrator import facts
 from migrator.registry import all_rules
 from migrator.rule import Rule
 from tests.conftest import ROOT
 
 REQUIRED = ["## What it does", "## Why it breaks on ROCm", "## Example"]
-FACTS = ROOT.parent / "shared" / "docs" / "rocm-facts.md"
 REQUIRED_CATEGORIES = {
     "nvml",
     "nvidia-smi",
@@ -63,13 +63,46 @@ def test_rule_is_documented_and_exemplified(rule: type[Rule]):
     assert rule.triggers and all(rule.triggers), f"{rule.code}: empty trigger"
 
 
-def test_fact_sources_exist_in_the_facts_file():
-    if not FACTS.is_file():
-        pytest.skip("shared facts file not present")
-    text = FACTS.read_text()
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda rule: rule.code)
+def test_rule_citation_resolves_in_the_shipped_facts_document(rule: type[Rule]):
+    resolution = facts.load().resolve(rule.fact)
+    assert not resolution.unknown, (
+        f"{rule.code} cites what docs/rocm-facts.md lacks: {resolution.unknown}"
+    )
+    assert resolution.sections or resolution.sources, f"{rule.code} cites nothing"
+    assert all(source.urls or source.ident == "V" for source in resolution.sources)
+    quoted = facts.quote(rule.fact)
+    for fact in resolution.facts:
+        assert fact.text in quoted
+
+
+def test_rule_docstring_section_references_exist():
+    document = facts.load()
     for rule in all_rules():
-        for source in re.findall(r"\[([A-Z]+\d*)\]", rule.fact):
-            assert f"[{source}]" in text, f"{rule.code} cites unknown source [{source}]"
+        for number in re.findall(r"§(\d+[a-z]?)", rule.doc()):
+            assert number in document.sections, f"{rule.code} docstring cites missing §{number}"
+
+
+def test_doctor_check_sources_exist():
+    sources = facts.load().sources
+    text = (ROOT / "migrator" / "doctor" / "checks.py").read_text() + (
+        ROOT / "migrator" / "doctor" / "smoke.py"
+    ).read_text()
+    cited = {
+        ident
+        for group in re.findall(r"facts=\(([^)]*)\)", text)
+        for ident in re.findall(r'"([A-Z]+\d*)"', group)
+    }
+    assert cited and cited <= set(sources), sorted(cited - set(sources))
+
+
+def test_shipped_facts_are_the_documented_facts():
+    assert facts.document_text() == (ROOT / "docs" / "rocm-facts.md").read_text(encoding="utf-8")
+
+
+def test_a_wrong_citation_is_reported_unknown():
+    resolution = facts.load().resolve("§9 no-such-package row; §12; §10.99; [ZZ9]")
+    assert resolution.unknown == ["§9 no-such-package row", "§12", "§10.99", "[ZZ9]"]
 
 
 def test_generated_rule_docs_are_current():

@@ -1,6 +1,7 @@
 """The pre-flight checks. Each returns pass, fail (with the fix) or n/a, and cites its facts.
 
-Fact ids (``[P1]``, ``[E5]``, …) refer to ``shared/docs/rocm-facts.md`` §11.
+Fact ids (``[P1]``, ``[E5]``, …) are sources of the facts document shipped with the package
+(``docs/rocm-facts.md`` §11, ``migrator/data/rocm-facts.md``); a test checks that each one exists.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Loaded by ``sitecustomize`` only when ``MIGRATE_SIM_PROFILE=rocm-mi300x``; runs inside the smoke
 subprocess, over whatever device is really there. It never makes ``torch.cuda.is_available()``
 true: on a CPU-only machine the code under test still runs on the CPU, and device queries are
-answered only when the code asks. Every behaviour below cites ``shared/docs/rocm-facts.md``; the
+answered only when the code asks. Every behaviour below cites ``docs/rocm-facts.md``; the
 full table is ``docs/emulation.md``. Each answered query and each refusal is appended as one JSON
 line to ``$MIGRATE_SIM_LOG``, which ``migrate verify`` reads back into the receipt.
 """
