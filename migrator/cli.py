@@ -402,7 +402,11 @@ def explain(code: str) -> None:
     rule = rule_by_code(code)
     from rich.markdown import Markdown
 
-    _console().print(Markdown(render_rule(rule)))
+    console = _console()
+    if not console.is_terminal:  # piped: the Markdown itself, never cropped to 80 columns
+        click.echo(render_rule(rule), nl=False)
+        return
+    console.print(Markdown(render_rule(rule)))
 
 
 def _importable(module: str) -> bool:

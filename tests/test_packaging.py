@@ -28,6 +28,7 @@ def test_installed_package_is_complete(tmp_path):
         "migrator/doctor/__init__.py",
         "migrator/reporting/readiness/scoring.py",
         "migrator/output/findings_json.py",
+        "migrator/data/rocm-facts.md",
     ]:
         assert (target / relative).is_file(), relative
     env = {**os.environ, "PYTHONPATH": str(target), "MIGRATE_CACHE_DIR": str(tmp_path / "c")}
@@ -42,6 +43,10 @@ def test_installed_package_is_complete(tmp_path):
     assert scan.returncode == 1, scan.stderr
     assert json.loads(scan.stdout)["findings"]
     assert run("doctor", "--help").returncode == 0
+    explain = run("explain", "ROC101")
+    assert explain.returncode == 0, explain.stderr
+    assert "torch.version.hip is not None" in explain.stdout  # the cited fact, quoted
+    assert "github.com/pytorch/pytorch" in explain.stdout  # its primary source
     report = run("report", "--format", "json", str(FIXTURES / "llm_app"))
     assert report.returncode == 0, report.stderr
     assert json.loads(report.stdout)["projects"]
