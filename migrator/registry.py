@@ -1,10 +1,22 @@
-"""Discovers every concrete Rule under ``migrator.rules`` and checks that codes are unique."""
+"""Discovers every concrete Rule under ``migrator.rules`` and checks that codes are unique and
+lie in the range of the rule's category in the code table (``rules/codes.toml``)."""
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.resources
 import pkgutil
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 from migrator.errors import ConfigError, RuleLoadError
 from migrator.rule import Rule
@@ -32,7 +44,107 @@ def all_rules() -> tuple[type[Rule], ...]:
                         f"rule code {value.code} is used by {other.__name__} and {value.__name__}"
                     )
                 found[value.code] = value
+    problems = code_table_problems(
+        [(rule.code, rule.category) for rule in found.values()], code_table()
+    )
+    if problems:
+        raise RuleLoadError(f"{problems[0]} (rules/codes.toml)")
     return tuple(found[code] for code in sorted(found))
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRange:
+    """A span of rule codes, ``first``..``last`` inclusive, given to one family or category."""
+
+    name: str
+    first: int
+    last: int
+    title: str = ""
+
+    def __contains__(self, code: str) -> bool:
+        number = _code_number(code)
+        return number is not None and self.first <= number <= self.last
+
+    @property
+    def codes(self) -> str:
+        return f"ROC{self.first:03d}-ROC{self.last:03d}"
+
+
+@dataclass(frozen=True, slots=True)
+class CodeTable:
+    """The code table: families (blocks of codes), category ranges, retired codes."""
+
+    families: tuple[CodeRange, ...]
+    ranges: tuple[CodeRange, ...]
+    retired: dict[str, str]
+
+    def family_of(self, code: str) -> CodeRange | None:
+        return next((family for family in self.families if code in family), None)
+
+    def range_of(self, code: str) -> CodeRange | None:
+        return next((span for span in self.ranges if code in span), None)
+
+
+_CODE = re.compile(r"^ROC(\d{3})$")
+_SPAN = re.compile(r"^ROC(\d{3})-ROC(\d{3})$")
+
+
+def _code_number(code: str) -> int | None:
+    match = _CODE.match(code)
+    return int(match.group(1)) if match else None
+
+
+def _span(entry: dict[str, Any], key: str) -> CodeRange:
+    match = _SPAN.match(str(entry.get("codes", "")))
+    if not match:
+        raise RuleLoadError(f'code table: {entry!r} needs codes = "ROCnnn-ROCnnn"')
+    first, last = int(match.group(1)), int(match.group(2))
+    return CodeRange(str(entry.get(key, "")), first, last, str(entry.get("title", "")))
+
+
+def parse_code_table(text: str) -> CodeTable:
+    """The code table in ``text`` (the format of ``rules/codes.toml``)."""
+    data = tomllib.loads(text)
+    return CodeTable(
+        families=tuple(_span(entry, "name") for entry in data.get("family", [])),
+        ranges=tuple(_span(entry, "category") for entry in data.get("range", [])),
+        retired={str(code): str(reason) for code, reason in data.get("retired", {}).items()},
+    )
+
+
+@functools.cache
+def code_table() -> CodeTable:
+    """The product's code table, ``rules/codes.toml``."""
+    resource = importlib.resources.files("migrator.rules").joinpath("codes.toml")
+    return parse_code_table(resource.read_text(encoding="utf-8"))
+
+
+def code_table_problems(rules: Iterable[tuple[str, str]], table: CodeTable) -> list[str]:
+    """What is wrong with (code, category) pairs and the table itself: overlapping ranges, a
+    range outside every family, a code outside every range or in another category's range, a
+    retired code in use."""
+    problems: list[str] = []
+    spans = sorted(table.ranges, key=lambda span: span.first)
+    for before, after in zip(spans, spans[1:], strict=False):
+        if after.first <= before.last:
+            problems.append(f"ranges {before.codes} and {after.codes} overlap")
+    for span in spans:
+        family = table.family_of(span.codes[:6])
+        if family is None or span.last > family.last or span.first > span.last:
+            problems.append(f"range {span.codes} ({span.name}) is not inside one family")
+    for code, category in sorted(rules):
+        if code in table.retired:
+            problems.append(f"rule code {code} is retired ({table.retired[code]}); take a new one")
+            continue
+        found = table.range_of(code)
+        if found is None:
+            problems.append(f"rule code {code} ({category}) is in no range of the code table")
+        elif found.name != category:
+            problems.append(
+                f"rule code {code} is in the {found.name} range {found.codes}, "
+                f"but the rule's category is {category}"
+            )
+    return problems
 
 
 def categories() -> list[str]:

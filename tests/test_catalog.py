@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from migrator import facts
-from migrator.registry import all_rules
+from migrator.registry import all_rules, code_table, code_table_problems, parse_code_table
 from migrator.rule import Rule
 from tests.conftest import ROOT
 
@@ -42,6 +42,55 @@ def test_codes_and_names_are_unique():
     rules = all_rules()
     assert len({rule.code for rule in rules}) == len(rules)
     assert len({rule.name for rule in rules}) == len(rules)
+
+
+def test_every_rule_code_is_in_its_category_range_of_the_code_table():
+    table = code_table()
+    assert code_table_problems([(rule.code, rule.category) for rule in all_rules()], table) == []
+    used = {table.range_of(rule.code) for rule in all_rules()}
+    assert used == set(table.ranges), "a range in rules/codes.toml has no rule: remove it"
+
+
+SMALL_TABLE = """
+[[family]]
+name = "monitoring"
+codes = "ROC200-ROC299"
+[[range]]
+codes = "ROC200-ROC209"
+category = "nvml"
+[[range]]
+codes = "ROC210-ROC219"
+category = "nvidia-smi"
+[retired]
+ROC205 = "merged into ROC202"
+"""
+
+
+@pytest.mark.parametrize(
+    ("pairs", "problem"),
+    [
+        ([("ROC201", "nvml"), ("ROC211", "nvidia-smi")], None),
+        ([("ROC230", "nvml")], "rule code ROC230 (nvml) is in no range of the code table"),
+        ([("ROC212", "nvml")], "rule code ROC212 is in the nvidia-smi range ROC210-ROC219"),
+        ([("ROC205", "nvml")], "rule code ROC205 is retired (merged into ROC202)"),
+    ],
+)
+def test_the_code_table_refuses_unlisted_misfiled_and_retired_codes(pairs, problem):
+    problems = code_table_problems(pairs, parse_code_table(SMALL_TABLE))
+    if problem is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and problems[0].startswith(problem), problems
+
+
+def test_the_code_table_refuses_overlapping_ranges_and_ranges_outside_a_family():
+    text = SMALL_TABLE + '[[range]]\ncodes = "ROC215-ROC225"\ncategory = "x"\n'
+    text += '[[range]]\ncodes = "ROC295-ROC305"\ncategory = "y"\n'
+    problems = code_table_problems([], parse_code_table(text.replace("[retired]\n", "")))
+    assert problems == [
+        "ranges ROC210-ROC219 and ROC215-ROC225 overlap",
+        "range ROC295-ROC305 (y) is not inside one family",
+    ]
 
 
 def test_every_required_category_is_covered():

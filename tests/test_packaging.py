@@ -22,6 +22,8 @@ def test_installed_package_is_complete(tmp_path):
     assert not (target / "rules").exists(), "the catalog must not install as a top-level package"
     for relative in [
         "migrator/rules/data/packages.toml",
+        "migrator/rules/codes.toml",
+        "migrator/pr/cli.py",
         "migrator/reporting/templates/report.html.j2",
         "migrator/verify/sim/sitecustomize.py",
         "migrator/schemas/report.schema.json",
