@@ -1451,6 +1451,10 @@ class RequirementRule(PythonRule, TextRule):
         self._torch_specs: list[str] | None = None
         self._setup_reqs: list[Req] = []
 
+    def report(self, *args: Any, **kwargs: Any) -> None:
+        """Report through the file's context, a Python or a text one (spans or nodes)."""
+        self.ctx.report(self, *args, **kwargs)
+
     # -- to override ----------------------------------------------------------------------
 
     def examine(self, req: Req) -> Verdict | None:

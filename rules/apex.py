@@ -58,9 +58,7 @@ class _ApexRewrite(PythonRule):
             message=message,
             replacement=replacement,
             imports=imports,
-            remove_imports=unused_import_candidates(  # type: ignore[arg-type]
-                self.ctx, node.func, "apex"
-            ),
+            remove_imports=unused_import_candidates(self.ctx, node.func, "apex"),
             applicability=applicability,
         )
 
@@ -571,9 +569,7 @@ class ApexSyncBatchNorm(PythonRule):
             node,
             replacement=replacement,
             imports=list(imports),
-            remove_imports=unused_import_candidates(  # type: ignore[arg-type]
-                self.ctx, node.func, "apex"
-            ),
+            remove_imports=unused_import_candidates(self.ctx, node.func, "apex"),
         )
 
 

@@ -141,5 +141,5 @@ class CudaAmpNamespace(PythonRule):
             remove_imports=self._removals(node.decorator, qualified),
         )
 
-    def _removals(self, func: cst.BaseExpression, qualified: str) -> list[tuple[str, ...]]:
+    def _removals(self, func: cst.BaseExpression, qualified: str) -> list[tuple[str | None, ...]]:
         return unused_import_candidates(self.ctx, func, "torch.cuda")

@@ -3,7 +3,9 @@ arch list, ``gcnArchName``) that misfire on AMD GPUs."""
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,8 +101,8 @@ _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEq
 def _version_analysis(ctx: PythonContext) -> _VersionAnalysis:
     tree_ = tree(ctx.module)
     cached = tree_.memo.get("cuda-version")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
+    if isinstance(cached, _VersionAnalysis):
+        return cached
     analysis = _VersionAnalysis()
     tree_.memo["cuda-version"] = analysis
     callees = set(load_data("detection")["version_parse"]["callees"])
@@ -651,27 +653,27 @@ _CAP_OPERATORS = (
 )
 
 
-def _compare(operator: cst.BaseCompOp, left: object, right: object) -> bool | None:
+_COMPARISONS: dict[type[cst.BaseCompOp], Callable[[Any, Any], Any]] = {
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+    cst.In: lambda left, right: left in right,
+    cst.NotIn: lambda left, right: left not in right,
+}
+
+
+def _compare(comparison: cst.BaseCompOp, left: object, right: object) -> bool | None:
+    """``left <op> right`` for literal values; None for another operator or incomparable values."""
+    compare = _COMPARISONS.get(type(comparison))
+    if compare is None:
+        return None
     try:
-        if isinstance(operator, cst.LessThan):
-            return left < right  # type: ignore[operator, no-any-return]
-        if isinstance(operator, cst.LessThanEqual):
-            return left <= right  # type: ignore[operator, no-any-return]
-        if isinstance(operator, cst.GreaterThan):
-            return left > right  # type: ignore[operator, no-any-return]
-        if isinstance(operator, cst.GreaterThanEqual):
-            return left >= right  # type: ignore[operator, no-any-return]
-        if isinstance(operator, cst.Equal):
-            return left == right
-        if isinstance(operator, cst.NotEqual):
-            return left != right
-        if isinstance(operator, cst.In):
-            return left in right  # type: ignore[operator]
-        if isinstance(operator, cst.NotIn):
-            return left not in right  # type: ignore[operator]
+        return bool(compare(left, right))
     except TypeError:
         return None
-    return None
 
 
 def _collection_value(node: cst.BaseExpression) -> object:

@@ -1123,7 +1123,10 @@ class _TextPaired(TextRule):
         if setting.form == "yaml-map":
             if setting.line.lstrip().startswith("-"):
                 return None, 0
-            separator = re.search(r":\s*", self.ctx.text[setting.start :]).group(0)  # type: ignore[union-attr]
+            colon = re.search(r":\s*", self.ctx.text[setting.start :])
+            if colon is None:
+                return None, 0
+            separator = colon.group(0)
             return f"{original_line}\n{setting.indent}{rocm}{separator}{value}", setting.line_end
         if setting.form == "env-space":
             return f"{original_line}\n{setting.indent}ENV {rocm} {value}", setting.line_end

@@ -272,9 +272,7 @@ class FlashAttnFunc(PythonRule):
             ),
             replacement=replacement,
             imports=imports,
-            remove_imports=unused_import_candidates(  # type: ignore[arg-type]
-                self.ctx, node.func, "flash_attn"
-            ),
+            remove_imports=unused_import_candidates(self.ctx, node.func, "flash_attn"),
         )
 
     def _rewrite(

@@ -236,10 +236,10 @@ class XformersMemoryEfficientAttention(PythonRule):
             ),
             replacement=replacement,
             imports=imports,
-            remove_imports=self._removals(node),  # type: ignore[arg-type]
+            remove_imports=self._removals(node),
         )
 
-    def _removals(self, node: cst.Call) -> list[tuple[str, ...]]:
+    def _removals(self, node: cst.Call) -> list[tuple[str | None, ...]]:
         """Imports the rewrite may leave unused: the callee's and the causal mask class's."""
         removals = unused_import_candidates(self.ctx, node.func, "xformers")
         for argument in node.args:

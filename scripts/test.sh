@@ -11,7 +11,7 @@ fi
 status=0
 .venv/bin/python scripts/gen_rule_docs.py --check || { echo "docs/rules is stale: run python scripts/gen_rule_docs.py"; status=1; }
 .venv/bin/ruff check migrator rules tests scripts || status=1
-.venv/bin/mypy migrator || status=1
+.venv/bin/mypy migrator rules scripts || status=1
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
 rc=$?
 if [ "$rc" = 5 ]; then echo "pytest collected no tests: failing"; rc=1; fi
