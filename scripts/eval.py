@@ -188,7 +188,8 @@ def scan(project_dir: Path) -> dict[str, Any]:
     if result.returncode not in (0, 1):
         print(f"eval: scan of {project_dir.name} failed: {result.stderr.strip()[-300:]}")
         return {"findings": []}
-    return json.loads(result.stdout)
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
 
 
 def _same_place(label: Label, project: str, loc: Location, reader: LineReader) -> bool:
@@ -233,7 +234,7 @@ def match_label(
         if (label := _label_at(finding, loc, by_place.get((finding.project, loc.path), []), reader))
     ]
     real = [label for label in found if label.verdict in ("true", "advisory", "duplicate")]
-    return (real or found or [None])[0]
+    return real[0] if real else (found[0] if found else None)
 
 
 def strict_verdict(finding: Finding, label: Label) -> str:
@@ -280,10 +281,10 @@ def evaluate(
 ) -> Evaluation:
     """Match findings to labels and sites; pure, so tests can run it on fixture reports."""
     by_place: dict[tuple[str, str], list[Label]] = defaultdict(list)
-    for label in labels:
-        by_place[(label.project, label.path)].append(label)
+    for entry in labels:
+        by_place[(entry.project, entry.path)].append(entry)
     per_rule: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    unlabelled = []
+    unlabelled: list[Finding] = []
     per_project: dict[str, int] = defaultdict(int)
     used: set[tuple[str, str]] = set()  # (label source, rule): a second hit repeats a finding
     reported: set[tuple[str, str]] = set()  # (project, problem) already reported once
