@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.resources
 import pkgutil
 import re
 import sys
@@ -104,7 +103,10 @@ def _span(entry: dict[str, Any], key: str) -> CodeRange:
 
 def parse_code_table(text: str) -> CodeTable:
     """The code table in ``text`` (the format of ``rules/codes.toml``)."""
-    data = tomllib.loads(text)
+    return _code_table(tomllib.loads(text))
+
+
+def _code_table(data: dict[str, Any]) -> CodeTable:
     return CodeTable(
         families=tuple(_span(entry, "name") for entry in data.get("family", [])),
         ranges=tuple(_span(entry, "category") for entry in data.get("range", [])),
@@ -115,8 +117,9 @@ def parse_code_table(text: str) -> CodeTable:
 @functools.cache
 def code_table() -> CodeTable:
     """The product's code table, ``rules/codes.toml``."""
-    resource = importlib.resources.files("migrator.rules").joinpath("codes.toml")
-    return parse_code_table(resource.read_text(encoding="utf-8"))
+    from migrator.ruledata import load_catalog_toml
+
+    return _code_table(load_catalog_toml("codes.toml"))
 
 
 def code_table_problems(rules: Iterable[tuple[str, str]], table: CodeTable) -> list[str]:

@@ -4,34 +4,17 @@ argument-list rebuilding that keeps the original commas, whitespace and comments
 
 from __future__ import annotations
 
-import functools
-import sys
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
 from migrator.astutil import fast_visit, literal_value
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-_DATA = Path(__file__).parent / "data"
-
 #: Exception names whose handler makes an import optional (``try: import x / except ImportError``).
 IMPORT_GUARD_EXCEPTIONS = frozenset(
     {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 )
-
-
-@functools.cache
-def table(name: str) -> dict[str, Any]:
-    """The parsed ``rules/data/<name>.toml`` (loaded once per process)."""
-    with (_DATA / f"{name}.toml").open("rb") as handle:
-        return tomllib.load(handle)
 
 
 # --------------------------------------------------------------------------- imports

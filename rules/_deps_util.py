@@ -10,32 +10,21 @@ character of the file (comments, markers, hashes, line continuations) stays as w
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import libcst as cst
-import tomllib
 
 from migrator.context import PythonContext, TextContext
 from migrator.model import Applicability
 from migrator.rule import PythonRule, TextRule
-
-_DATA = Path(__file__).parent / "data"
-
-
-@functools.cache
-def load_data(name: str) -> dict[str, Any]:
-    """A TOML table from ``rules/data`` (loaded once)."""
-    with open(_DATA / name, "rb") as handle:
-        return tomllib.load(handle)
+from migrator.ruledata import load_table
 
 
 def packages() -> dict[str, Any]:
-    return load_data("packages.toml")
+    return load_table("packages")
 
 
 def normalize(name: str) -> str:
@@ -1331,7 +1320,7 @@ LOCAL_CUDA_RE = re.compile(r"\+cu\d{2,3}")
 
 
 def torch_table() -> dict[str, str]:
-    table: dict[str, str] = load_data("torch_rocm.toml")["torch"]
+    table: dict[str, str] = load_table("torch_rocm")["torch"]
     return table
 
 
@@ -1365,7 +1354,7 @@ def companion_torch_version(package: str, version: str) -> str | None:
     """The torch version a torchvision/torchaudio version pairs with."""
     if package == "torch":
         return version
-    offsets: dict[str, int] = load_data("torch_rocm.toml")["companions"]
+    offsets: dict[str, int] = load_table("torch_rocm")["companions"]
     release = parse_version(version)
     if package not in offsets or release is None or len(release) < 2:
         return None
@@ -1378,7 +1367,7 @@ def companion_torch_version(package: str, version: str) -> str | None:
 
 
 def index_url_for(rocm: str, nightly: str | None = None) -> str:
-    base: str = load_data("torch_rocm.toml")["index_base"]
+    base: str = load_table("torch_rocm")["index_base"]
     return f"{base}{nightly or ''}rocm{rocm}"
 
 

@@ -10,25 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import libcst as cst
-import tomllib
 
 from migrator.astutil import iter_nodes
 from migrator.context import PythonContext
-
-DATA = Path(__file__).parent / "data"
-
-
-@cache
-def load_data(name: str) -> dict[str, Any]:
-    """The parsed ``rules/data/<name>.toml`` (loaded once)."""
-    with (DATA / f"{name}.toml").open("rb") as handle:
-        return tomllib.load(handle)
-
 
 # --------------------------------------------------------------------------------------------
 # Parent map (one per module, cached)

@@ -4,32 +4,13 @@ little shell-line lexing for the text rules."""
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import Any
 
 import libcst as cst
 
 from migrator.context import PythonContext
 from migrator.rule import PythonRule
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
-_DATA = Path(__file__).parent / "data"
-
-
-@functools.cache
-def load_table(name: str) -> dict[str, Any]:
-    """The parsed ``rules/data/<name>.toml`` (loaded once per process)."""
-    with open(_DATA / f"{name}.toml", "rb") as handle:
-        return tomllib.load(handle)
-
 
 # --------------------------------------------------------------------------------------------
 # Python: where a node sits

@@ -9,6 +9,7 @@ import libcst as cst
 from migrator.astutil import unused_import_candidates
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
 from ._attention_util import (
     as_keyword,
@@ -22,13 +23,12 @@ from ._attention_util import (
     new_keyword,
     non_call_references,
     relayout,
-    table,
     torch_ref,
 )
 
 
 def _data() -> dict[str, Any]:
-    data: dict[str, Any] = table("apex")
+    data: dict[str, Any] = load_table("apex")
     return data
 
 

@@ -9,18 +9,18 @@ import libcst as cst
 from migrator.astutil import fast_visit
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
 from ._attention_util import (
     guarded_imports,
     imported_modules,
     is_literal,
     matches_package,
-    table,
 )
 
 
 def _data() -> dict[str, Any]:
-    data: dict[str, Any] = table("bitsandbytes")
+    data: dict[str, Any] = load_table("bitsandbytes")
     return data
 
 

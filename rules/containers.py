@@ -15,6 +15,7 @@ from typing import Any
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
+from migrator.ruledata import load_table
 
 from . import dependencies
 from ._deps_util import (
@@ -27,7 +28,6 @@ from ._deps_util import (
     command_segments,
     companion_torch_version,
     line_bounds,
-    load_data,
     pip_requirements,
     render,
     rocm_for_specs,
@@ -41,7 +41,7 @@ _DEVICE_FLAGS = (
 
 
 def _images() -> dict[str, Any]:
-    return load_data("images.toml")
+    return load_table("images")
 
 
 def _torch_specs(text: str) -> list[str]:
@@ -1204,7 +1204,7 @@ class PipInstallCudaPackage(TextRule):
         for req in reqs:
             if not req.on_linux:
                 continue
-            if rocm_based and req.name in load_data("packages.toml")["flash_attn"]["names"]:
+            if rocm_based and req.name in load_table("packages")["flash_attn"]["names"]:
                 continue
             for examiner in examiners:
                 verdict = examiner.examine(req)

@@ -10,12 +10,13 @@ import libcst as cst
 
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
-from ._attention_util import docstring_nodes, is_literal, table
+from ._attention_util import docstring_nodes, is_literal
 
 
 def _data() -> dict[str, Any]:
-    data: dict[str, Any] = table("cuda_extension")
+    data: dict[str, Any] = load_table("cuda_extension")
     return data
 
 

@@ -15,6 +15,7 @@ from migrator.astutil import literal_value, module_ref
 from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
 from ._detection_util import (
     Tree,
@@ -24,7 +25,6 @@ from ._detection_util import (
     identifier,
     in_regions,
     in_try_catching,
-    load_data,
     qualified_refs,
     statement_of,
     strings_in,
@@ -105,7 +105,7 @@ def _version_analysis(ctx: PythonContext) -> _VersionAnalysis:
         return cached
     analysis = _VersionAnalysis()
     tree_.memo["cuda-version"] = analysis
-    callees = set(load_data("detection")["version_parse"]["callees"])
+    callees = set(load_table("detection")["version_parse"]["callees"])
 
     direct = qualified_refs(ctx, tree_, {CUDA})
     aliases = assigned_value_aliases(
@@ -561,7 +561,7 @@ class CudaVersionGuard(PythonRule):
 
 
 def _gpus() -> list[dict[str, Any]]:
-    return list(load_data("detection")["gpu"])
+    return list(load_table("detection")["gpu"])
 
 
 _CAPABILITY = "torch.cuda.get_device_capability"

@@ -13,8 +13,9 @@ from migrator.astutil import string_value
 from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
+from migrator.ruledata import load_table
 
-from ._gpu_tools_util import iter_lines, load_table
+from ._gpu_tools_util import iter_lines
 
 
 def _table() -> dict[str, Any]:

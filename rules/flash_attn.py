@@ -9,6 +9,7 @@ import libcst as cst
 from migrator.astutil import fast_visit, unused_import_candidates
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
 from ._attention_util import (
     as_keyword,
@@ -24,7 +25,6 @@ from ._attention_util import (
     replace_string,
     sdpa_call,
     string_nodes_with_value,
-    table,
     torch_ref,
     transposed,
     unpacked,
@@ -32,7 +32,7 @@ from ._attention_util import (
 
 
 def _data() -> dict[str, Any]:
-    data: dict[str, Any] = table("attention")
+    data: dict[str, Any] = load_table("attention")
     return data
 
 

@@ -11,8 +11,9 @@ from migrator.context import PythonContext
 from migrator.imports import dotted_name
 from migrator.model import Severity
 from migrator.rule import Invalid, Valid
+from migrator.ruledata import load_table
 
-from ._gpu_tools_util import IMPORT_GUARDS, ScopeTracking, load_table
+from ._gpu_tools_util import IMPORT_GUARDS, ScopeTracking
 
 
 def _package_for(module: str) -> dict[str, Any] | None:

@@ -14,13 +14,13 @@ from migrator.astutil import module_ref, string_value
 from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
+from migrator.ruledata import load_table
 
 from ._gpu_tools_util import (
     command_args,
     command_position,
     in_quotes,
     iter_lines,
-    load_table,
 )
 
 _PROGRAM = "nvidia-smi"

@@ -14,10 +14,10 @@ from migrator.context import PythonContext
 from migrator.imports import dotted_name
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
 from ._gpu_tools_util import (
     ScopeTracking,
-    load_table,
     module_level_names,
     star_imported,
 )

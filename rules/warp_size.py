@@ -10,12 +10,12 @@ import libcst as cst
 from migrator.astutil import arg, literal_value
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
 from ._detection_util import (
     Tree,
     identifier,
     is_docstring,
-    load_data,
     tokens,
     tree,
     unreachable_on_rocm,
@@ -326,7 +326,7 @@ class KernelSourceWarp32(PythonRule):
             if not isinstance(call, cst.Call):
                 continue
             callee = self.ctx.call_name(call)
-            for entry in load_data("warp_size")["kernel_source"]:
+            for entry in load_table("warp_size")["kernel_source"]:
                 if callee != entry["callee"]:
                     continue
                 found = arg(call, keyword=entry["keyword"], position=entry["position"])

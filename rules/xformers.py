@@ -9,6 +9,7 @@ import libcst as cst
 from migrator.astutil import unused_import_candidates
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
 
 from ._attention_util import (
     as_keyword,
@@ -23,14 +24,13 @@ from ._attention_util import (
     mentions_package,
     rank4_evidence,
     sdpa_call,
-    table,
     torch_ref,
     transposed,
 )
 
 
 def _data() -> dict[str, Any]:
-    data: dict[str, Any] = table("attention")["xformers"]
+    data: dict[str, Any] = load_table("attention")["xformers"]
     return data
 
 

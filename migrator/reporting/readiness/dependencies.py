@@ -12,23 +12,7 @@ from migrator.model import Finding
 from migrator.reporting.readiness.scoring import FIX_CLASSES, Item
 
 #: Finding categories that describe declared dependencies, images or package indexes.
-DEPENDENCY_CATEGORIES = frozenset(
-    {
-        "dependency",
-        "dependencies",
-        "container",
-        "containers",
-        "packaging",
-        "package",
-        "packages",
-        "docker",
-        "image",
-        "images",
-        "index",
-        "wheels",
-        "environment-files",
-    }
-)
+DEPENDENCY_CATEGORIES = frozenset({"dependency", "container"})
 #: File kinds (see ``migrator.discovery.file_kind``) that declare dependencies or images.
 DEPENDENCY_FILE_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
 
@@ -42,100 +26,17 @@ class PackageInfo:
     source: str
 
 
-#: Used only for names that ``rules/data/packages.toml`` does not describe (rocm-facts §4–§5, §9).
-FALLBACK_PACKAGES: dict[str, PackageInfo] = {
-    "torch": PackageInfo(
-        "ROCm wheel (+rocmX.Y) from download.pytorch.org/whl/rocmX.Y",
-        "torch 2.0 (ROCm 5.4); pair versions: 2.7->6.3, 2.9->6.4, 2.11->7.2",
-        "rocm-facts §9 [P17][K1]",
-    ),
-    "download.pytorch.org": PackageInfo(
-        "https://download.pytorch.org/whl/rocmX.Y matching the torch version",
-        "torch 2.0 (ROCm 5.4)",
-        "rocm-facts §9 [P17][K1]",
-    ),
-    "nvidia-*": PackageInfo(
-        "drop it: ROCm wheels carry their own ROCm libraries", "n/a", "rocm-facts §9 [K2]"
-    ),
-    "triton": PackageInfo(
-        "pytorch-triton-rocm (pulled in by ROCm torch)", "torch 2.0", "rocm-facts §9 [P17]"
-    ),
-    "cupy-cuda*": PackageInfo(
-        "cupy-rocm-7-0 (14.x) or cupy-rocm-5-0 (13.x)", "13.x", "rocm-facts §9 [K3]"
-    ),
-    "onnxruntime-gpu": PackageInfo(
-        "onnxruntime-migraphx (MIGraphXExecutionProvider)",
-        "onnxruntime-rocm ended at 1.22.x",
-        "rocm-facts §9 [K4][K3]",
-    ),
-    "jax": PackageInfo(
-        "jax[rocm7-local] (jax-rocm7-plugin + jax-rocm7-pjrt)",
-        "needs local ROCm",
-        "rocm-facts §9 [K5]",
-    ),
-    "tensorflow": PackageInfo("tensorflow-rocm", "2.14.0.600 on PyPI", "rocm-facts §9 [K3]"),
-    "tensorrt": PackageInfo(
-        "none: MIGraphX (torch-migraphx) or torch.compile",
-        "no ROCm support",
-        "rocm-facts §9 [R1][K3]",
-    ),
-    "torch-tensorrt": PackageInfo(
-        "none: MIGraphX (torch-migraphx) or torch.compile",
-        "no ROCm support",
-        "rocm-facts §9 [R1][K3]",
-    ),
-    "pycuda": PackageInfo(
-        "hip-python (hip-python-interop for CUDA names)", "no ROCm support", "rocm-facts §9 [K3]"
-    ),
-    "cuda-python": PackageInfo(
-        "hip-python (hip-python-interop for CUDA names)", "no ROCm support", "rocm-facts §9 [K3]"
-    ),
-    "nvidia-dali": PackageInfo(
-        "none: AMD rocAL / MIVisionX", "no ROCm support", "rocm-facts §9 [R1]"
-    ),
-    "flash-attn": PackageInfo(
-        "ROCm/flash-attention (source build, CK or Triton backend), or SDPA",
-        "ROCm/flash-attention 2.x, ROCm >= 6.0",
-        "rocm-facts §4a [F1]",
-    ),
-    "xformers": PackageInfo(
-        "xformers ROCm wheels (whl/rocmX.Y index, experimental) or SDPA",
-        "0.0.28",
-        "rocm-facts §4d [X3]",
-    ),
-    "bitsandbytes": PackageInfo(
-        "bitsandbytes (same package, ROCm binaries in the PyPI wheel)",
-        "0.49.0 (preview); 0.50.0 official",
-        "rocm-facts §5 [B1]",
-    ),
-    "vllm": PackageInfo(
-        "vllm ROCm build or the rocm/vllm images", "0.2.4", "rocm-facts §9 [L1][L2]"
-    ),
-    "deepspeed": PackageInfo(
-        "deepspeed (ops JIT-built through hipify)", "unverified", "rocm-facts §9 [L3]"
-    ),
-    "auto-gptq": PackageInfo(
-        "GPTQModel (AutoGPTQ is deprecated)", "unverified", "rocm-facts §9 [Q2][Q3]"
-    ),
-    "autoawq": PackageInfo(
-        "llm-compressor (AutoAWQ is deprecated)", "unverified", "rocm-facts §9 [Q2][Q3]"
-    ),
-    "pynvml": PackageInfo(
-        "amdsmi (matching the installed ROCm)", "ROCm 6.0", "rocm-facts §3a [A1]"
-    ),
-    "nvidia-ml-py": PackageInfo(
-        "amdsmi (matching the installed ROCm)", "ROCm 6.0", "rocm-facts §3a [A1]"
-    ),
-    "apex": PackageInfo(
-        "ROCm/apex, or torch.nn / torch.optim equivalents", "unverified", "rocm-facts §5 [AP1][AP2]"
-    ),
-    "nvidia/cuda": PackageInfo(
-        "rocm/dev-ubuntu-22.04 or -24.04 (e.g. :6.3.4-complete)", "n/a", "rocm-facts §9 [B1][C1]"
-    ),
-    "nvcr.io/nvidia/pytorch": PackageInfo(
-        "rocm/pytorch:rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C", "n/a", "rocm-facts §9 [R1]"
-    ),
-}
+def _fallback_packages() -> dict[str, PackageInfo]:
+    from migrator.ruledata import load_table
+
+    return {
+        key: PackageInfo(entry["rocm"], entry["min_version"], entry["source"])
+        for key, entry in load_table("package_status").items()
+    }
+
+
+#: Used only for names that ``packages.toml`` does not describe: ``rules/data/package_status.toml``.
+FALLBACK_PACKAGES: dict[str, PackageInfo] = _fallback_packages()
 
 
 @dataclass(slots=True)
@@ -338,38 +239,27 @@ def _collect(
 
 @functools.cache
 def package_table(path: str | None = None) -> PackageTable:
-    """``rules/data/packages.toml`` read tolerantly (empty when absent or broken)."""
+    """The rules' ``packages.toml`` (or the TOML file at ``path``, read tolerantly: empty when
+    absent or broken)."""
     import sys
 
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
-    location = Path(path) if path else _packages_path()
-    if location is None or not location.is_file():
-        return PackageTable()
-    try:
-        data = tomllib.loads(location.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return PackageTable()
+    if path is None:
+        from migrator.ruledata import load_table
+
+        data: dict[str, object] = load_table("packages")
+    else:
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return PackageTable()
     names: dict[str, PackageInfo] = {}
     patterns: list[tuple[re.Pattern[str], PackageInfo]] = []
     _collect(data, "", names, patterns)
     return PackageTable(names, tuple(patterns))
-
-
-def _packages_path() -> Path | None:
-    import importlib
-
-    try:
-        package = importlib.import_module("migrator.rules")
-    except ImportError:
-        return None
-    for directory in getattr(package, "__path__", []):
-        candidate = Path(directory) / "data" / "packages.toml"
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def _fallback(item: str) -> PackageInfo | None:

@@ -1,0 +1,29 @@
+"""The one loader of the rule catalog's TOML files (``rules/data/<name>.toml``, the code table),
+for the registry, rules and reports alike, read as package resources of ``migrator.rules``
+(never by path)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import sys
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+@functools.cache
+def load_catalog_toml(*parts: str) -> dict[str, Any]:
+    """The parsed ``rules/<parts...>`` (loaded once per process; do not mutate it)."""
+    resource = importlib.resources.files("migrator.rules")
+    for part in parts:
+        resource = resource.joinpath(part)
+    return tomllib.loads(resource.read_text(encoding="utf-8"))
+
+
+def load_table(name: str) -> dict[str, Any]:
+    """The parsed data table ``rules/data/<name>.toml``."""
+    return load_catalog_toml("data", f"{name}.toml")
