@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from migrator.errors import ConfigError
 from migrator.model import Severity
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from migrator.tomlcompat import tomllib
 
 KNOWN_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "min-severity", "verify"}
 

@@ -484,7 +484,7 @@ _STRUCTURED = {"pyproject", "compose", "conda", "ci-yaml"}
 def _validate_structure(text: str, kind: str) -> None:
     """Reject malformed TOML/YAML with a one-line reason before text rules read it."""
     if kind == "pyproject":
-        from migrator.config import tomllib  # type: ignore[attr-defined]
+        from migrator.tomlcompat import tomllib
 
         try:
             tomllib.loads(text)

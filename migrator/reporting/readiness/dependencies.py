@@ -241,12 +241,8 @@ def _collect(
 def package_table(path: str | None = None) -> PackageTable:
     """The rules' ``packages.toml`` (or the TOML file at ``path``, read tolerantly: empty when
     absent or broken)."""
-    import sys
+    from migrator.tomlcompat import tomllib
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
     if path is None:
         from migrator.ruledata import load_table
 

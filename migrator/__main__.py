@@ -1,0 +1,8 @@
+"""``python -m migrator``: the ``migrate`` command, for environments without the console script."""
+
+from __future__ import annotations
+
+from migrator.cli import cli
+
+if __name__ == "__main__":
+    cli(prog_name="migrate")
