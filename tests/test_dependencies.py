@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import tomllib
 import yaml
 from migrator.rules._deps_util import (
     command_segments,
@@ -24,6 +23,7 @@ from migrator.discovery import file_kind
 from migrator.engine import analyze
 from migrator.model import Applicability
 from migrator.registry import all_rules, select_rules
+from migrator.tomlcompat import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "llm_app"
