@@ -16,7 +16,6 @@ import libcst as cst
 
 from migrator.astutil import iter_nodes
 from migrator.context import PythonContext
-from migrator.tomlcompat import tomllib
 
 # --------------------------------------------------------------------------------------------
 # Parent map (one per module, cached)
