@@ -18,18 +18,13 @@ from migrator.rule import Invalid, TextRule, Valid
 from migrator.ruledata import load_table
 
 from . import dependencies
-from ._deps_util import (
+from ._lines import line_bounds
+from ._requirement_rule import RequirementRule
+from ._requirements import Change, Req, render
+from ._shell import Token, code_lines, command_segments, pip_requirements
+from ._torch_builds import (
     LOCAL_CUDA_RE,
-    Change,
-    Req,
-    RequirementRule,
-    Token,
-    code_lines,
-    command_segments,
     companion_torch_version,
-    line_bounds,
-    pip_requirements,
-    render,
     rocm_for_specs,
     rocm_for_torch_version,
 )

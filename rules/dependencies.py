@@ -3,8 +3,8 @@
 Every rule reads requirements/constraints files, ``pyproject.toml`` (PEP 621, dependency
 groups, uv/pdm lists, Poetry tables), ``setup.cfg``, conda environment files (the ``pip:``
 subsection) and the string literals that reach ``setup(install_requires=..., extras_require=...)``
-in ``setup.py``. The parsing lives in ``_deps_util``; the tables in ``data/packages.toml`` and
-``data/torch_rocm.toml``.
+in ``setup.py``. The parsing lives in ``_dependency_files`` and ``_requirement_rule``; the tables
+in ``data/packages.toml`` and ``data/torch_rocm.toml``.
 """
 
 from __future__ import annotations
@@ -15,24 +15,18 @@ from typing import Any
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
 
-from ._deps_util import (
+from ._dependency_files import conda_file, pyproject_file, requirements_file
+from ._requirement_rule import RequirementRule, Verdict
+from ._requirements import Change, Req, packages
+from ._torch_builds import (
     CUDA_INDEX_RE,
     LOCAL_CUDA_RE,
-    Change,
-    Req,
-    RequirementRule,
-    Verdict,
     companion_torch_version,
-    conda_file,
     index_url_for,
-    packages,
-    parse_version,
-    pyproject_file,
-    requirements_file,
     rocm_for_specs,
     rocm_for_torch_version,
-    spec_admits,
 )
+from ._versions import parse_version, spec_admits
 
 
 def _table(section: str) -> Any:

@@ -6,17 +6,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from migrator.rules._deps_util import (
-    command_segments,
-    marker_allows_linux,
-    parse_requirement,
-    pip_requirements,
-    poetry_to_pep440,
-    pyproject_file,
-    requirements_file,
-    rocm_for_specs,
-    spec_admits,
-)
+from migrator.rules._dependency_files import pyproject_file, requirements_file
+from migrator.rules._markers import marker_allows_linux
+from migrator.rules._requirements import parse_requirement
+from migrator.rules._shell import command_segments, pip_requirements
+from migrator.rules._torch_builds import rocm_for_specs
+from migrator.rules._versions import poetry_to_pep440, spec_admits
 from packaging.requirements import Requirement
 
 from migrator.discovery import file_kind
