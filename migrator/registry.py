@@ -7,18 +7,13 @@ import functools
 import importlib
 import pkgutil
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 from migrator.errors import ConfigError, RuleLoadError
 from migrator.rule import Rule
+from migrator.tomlcompat import tomllib
 
 
 @functools.cache

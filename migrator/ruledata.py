@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-import sys
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from migrator.tomlcompat import tomllib
 
 
 @functools.cache
