@@ -277,7 +277,9 @@ class CudaExtensionBuild(PythonRule):
     """
     ## What it does
     Flags `torch.utils.cpp_extension.CUDAExtension(...)`, `load(...)` with `.cu` sources (or
-    `with_cuda=True`) and `load_inline(..., cuda_sources=...)`.
+    `with_cuda=True`) and `load_inline(..., cuda_sources=...)`. A source counts when its
+    literal end is `.cu`: a string, an f-string (`f"{d}/k.cu"`), `os.path.join(d, "k.cu")` or
+    `base / "k.cu"`.
 
     ## Why it breaks on ROCm
     On a ROCm build of PyTorch these run `hipify_python` over the CUDA sources and compile them
@@ -328,6 +330,10 @@ class CudaExtensionBuild(PythonRule):
             "from torch.utils.cpp_extension import load\nmod = load('ops', sources=['ops.cpp'])\n"
         ),
         Valid("def CUDAExtension(*a):\n    pass\n# torch.utils.cpp_extension.CUDAExtension\n"),
+        Valid(
+            "import os\nfrom torch.utils.cpp_extension import load\n"
+            "mod = load('ops', sources=[os.path.join(HERE, 'ops.cpp'), f'{HERE}/cu.cpp'])\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -348,6 +354,16 @@ class CudaExtensionBuild(PythonRule):
         Invalid(
             "from torch.utils import cpp_extension\n"
             "mod = cpp_extension.load_inline('m', cpp_sources=CPP, cuda_sources=CUDA)\n"
+        ),
+        Invalid(
+            "import os\nfrom torch.utils.cpp_extension import load\n"
+            "def build(d):\n"
+            "    return load(name='k', sources=[os.path.join(d, 'k.cpp'), f'{d}/k.cu'])\n",
+            line=4,
+        ),
+        Invalid(
+            "import os\nfrom torch.utils.cpp_extension import load\n"
+            "ext = load('k', [os.path.join(HERE, 'csrc', 'kernel.cu')])\n"
         ),
     ]
 
@@ -376,10 +392,28 @@ class CudaExtensionBuild(PythonRule):
                 if isinstance(argument.value, (cst.List, cst.Tuple)):
                     values = [element.value for element in argument.value.elements]
                 for value in values:
-                    text = value.evaluated_value if isinstance(value, cst.SimpleString) else None
-                    if isinstance(text, str) and text.endswith(tuple(data["cuda_suffixes"])):
+                    text = _path_tail(value)
+                    if text is not None and text.endswith(tuple(data["cuda_suffixes"])):
                         return True
         return False
+
+
+def _path_tail(node: cst.BaseExpression) -> str | None:
+    """The literal end of a source path: a string, an f-string's last text part, the last part of
+    ``os.path.join(...)`` or the right side of ``base / "k.cu"`` (None when not literal)."""
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        return text if isinstance(text, str) else None
+    if isinstance(node, cst.FormattedString) and node.parts:
+        last = node.parts[-1]
+        return last.value if isinstance(last, cst.FormattedStringText) else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        return _path_tail(node.right)
+    if isinstance(node, cst.Call) and node.args:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "join":
+            return _path_tail(node.args[-1].value)
+    return None
 
 
 class NvccArchFlags(PythonRule):
