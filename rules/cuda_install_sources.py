@@ -9,8 +9,8 @@ import re
 from migrator.model import Severity
 from migrator.rule import Invalid, TextRule, Valid
 
-from ._deps_util import CUDA_INDEX_RE
 from ._gpu_tools_util import iter_lines
+from ._torch_builds import CUDA_INDEX_RE
 
 _INSTALL_KINDS = frozenset(
     {"requirements", "pyproject", "setupcfg", "conda", "shell", "dockerfile", "ci-yaml"}
