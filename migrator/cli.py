@@ -159,14 +159,16 @@ def scan(
     """
     from migrator.runner import scan as scan_root
 
-    roots = _check_paths(paths)
+    from migrator.paths import rebase, targets
+
     results: list[ScanResult] = []
+    explicit: list[ScanResult] = []
     stderr = _console(stderr=True)
-    for root in roots:
+    for target in targets(_check_paths(paths)):
         run = _with_progress(
             stderr,
-            lambda progress, total, root=root: scan_root(
-                root,
+            lambda progress, total, target=target: scan_root(
+                target.root,
                 select=_split(select),
                 ignore=_split(ignore),
                 exclude=_split(exclude),
@@ -176,9 +178,12 @@ def scan(
                 jobs=jobs,
                 progress=progress,
                 on_total=total,
+                only=target.files,
             ),
         )
-        results.append(run.scan)
+        (results if target.files is None else explicit).append(run.scan)
+    if explicit:  # files named on the command line show relative to the current directory
+        results.extend(rebase(explicit, Path.cwd()))
     text = _render(results, output_format, output)
     if text is not None:
         _emit(text, output)
@@ -217,10 +222,15 @@ def _render(results: list[ScanResult], output_format: str, output: str | None) -
         from migrator.output import findings_json
 
         return findings_json.render(results)
+    if output_format in ("sarif", "github"):  # code hosts want paths from the repository root
+        from migrator.paths import to_repositories
+
+        rebased = to_repositories(results)
+        results = [result for _, result in rebased]
     if output_format == "sarif":
         from migrator.output import sarif
 
-        return sarif.render(results)
+        return sarif.render(results, repository=rebased[0][0] if len(rebased) == 1 else None)
     if output_format == "github":
         from migrator.output import github
 

@@ -198,3 +198,8 @@ def _excluded(relative: str, patterns: Sequence[str]) -> bool:
         ):
             return True
     return False
+
+
+def is_excluded(relative: str, patterns: Sequence[str]) -> bool:
+    """Whether an ``exclude`` glob covers ``relative`` (also for files named explicitly)."""
+    return _excluded(relative, patterns)

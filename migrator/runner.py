@@ -13,7 +13,7 @@ from pathlib import Path
 
 from migrator.cache import ResultCache, content_key
 from migrator.config import Config, load_config
-from migrator.discovery import SourceFile, Unreadable, discover
+from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.sources import FailFile, SkipFile, decode_python, decode_text
 
@@ -188,15 +188,32 @@ class RootRun:
     config: Config = field(default_factory=Config)
 
 
-def _sources(root: Path, selection: Selection) -> tuple[list[SourceFile], list[FileResult]]:
+def _sources(
+    root: Path, selection: Selection, files: Sequence[Path] | None = None
+) -> tuple[list[SourceFile], list[FileResult]]:
     sources: list[SourceFile] = []
     problems: list[FileResult] = []
+    if files is not None:
+        return _explicit_sources(root, selection, files), problems
     for item in discover(root, exclude=selection.exclude):
         if isinstance(item, Unreadable):
             problems.append(FileResult(item.relative, Status.SKIPPED, reason=item.reason))
         else:
             sources.append(item)
     return sources, problems
+
+
+def _explicit_sources(root: Path, selection: Selection, files: Sequence[Path]) -> list[SourceFile]:
+    """Files named on the command line, relative to ``root``; ``exclude`` still applies to them
+    (ruff's ``--force-exclude``), as pre-commit passes every changed file explicitly."""
+    sources = []
+    for path in files:
+        relative = Path(os.path.relpath(path, root)).as_posix()
+        kind = file_kind(relative)
+        if kind is None or is_excluded(relative, selection.exclude):
+            continue
+        sources.append(SourceFile(path, relative, kind))
+    return sources
 
 
 def scan(
@@ -211,13 +228,15 @@ def scan(
     jobs: int | None = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
+    only: Sequence[Path] | None = None,
 ) -> RootRun:
-    """Scan one root. The cache holds every rule's findings; selection filters afterwards."""
+    """Scan one root (or ``only`` the given files under it). The cache holds every rule's findings;
+    selection filters afterwards."""
     config = load_config(root)
     selection = Selection.merge(
         config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
     )
-    sources, problems = _sources(root, selection)
+    sources, problems = _sources(root, selection, only)
     cache = ResultCache(root) if use_cache else None
     # The cache holds every rule's findings so that a later scan with another selection can
     # reuse it; without the cache only the selected rules need to run.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import migrator
@@ -13,7 +14,8 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def render(results: list[ScanResult]) -> str:
+def render(results: list[ScanResult], repository: Path | None = None) -> str:
+    """The SARIF log; with ``repository``, URIs are relative to it (``%SRCROOT%``)."""
     from migrator.registry import all_rules
 
     rules = all_rules()
@@ -72,6 +74,11 @@ def render(results: list[ScanResult]) -> str:
                     }
                 },
                 "results": sarif_results,
+                **(
+                    {"originalUriBaseIds": {"%SRCROOT%": {"uri": repository.as_uri() + "/"}}}
+                    if repository is not None
+                    else {}
+                ),
             }
         ],
     }

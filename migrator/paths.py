@@ -1,0 +1,81 @@
+"""Where scanned files are shown from: explicit file arguments grouped under their project root,
+and findings re-expressed relative to the current directory or to the repository root."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from migrator.config import find_pyproject
+from migrator.model import FileResult, ScanResult
+
+
+@dataclass(frozen=True)
+class Target:
+    """One scan to run: a root, and the explicit files under it (``None``: the whole root)."""
+
+    root: Path
+    files: tuple[Path, ...] | None = None
+
+
+def targets(paths: list[Path]) -> list[Target]:
+    """Directories scan whole; files group under their nearest ``[tool.migrate]`` project root
+    (else the current directory when they lie under it, else their own folder), so the project's
+    ``exclude`` and ``per-file-ignores`` see the same relative paths as a scan of that root."""
+    out: list[Target] = []
+    grouped: dict[Path, list[Path]] = {}
+    cwd = Path.cwd().resolve()
+    for path in paths:
+        if path.is_dir():
+            out.append(Target(path))
+            continue
+        absolute = path.resolve()
+        config = find_pyproject(absolute)
+        if config is not None:
+            root = config.parent
+        elif absolute.is_relative_to(cwd):
+            root = cwd
+        else:
+            root = absolute.parent
+        grouped.setdefault(root, []).append(absolute)
+    out.extend(Target(root, tuple(files)) for root, files in grouped.items())
+    return out
+
+
+def repository_root(start: Path) -> Path:
+    """The enclosing git work tree of ``start``, else ``start`` itself (its folder for a file)."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for candidate in [here, *here.parents]:
+        if (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def to_repositories(results: list[ScanResult]) -> list[tuple[Path, ScanResult]]:
+    """Each result re-expressed from its repository's root, merged per repository."""
+    groups: dict[Path, list[ScanResult]] = {}
+    for result in results:
+        groups.setdefault(repository_root(Path(result.root)), []).append(result)
+    return [(root, rebase(group, root)[0]) for root, group in groups.items()]
+
+
+def rebase(results: list[ScanResult], base: Path) -> list[ScanResult]:
+    """One result whose paths are relative to ``base`` (with ``/``), merged from every root."""
+    base = base.resolve()
+    files: list[FileResult] = []
+    for result in results:
+        root = Path(result.root).resolve()
+        if root.is_file():
+            root = root.parent
+        for file in result.files:
+            path = _relative(root / file.path, base)
+            findings = tuple(replace(finding, path=path) for finding in file.findings)
+            files.append(replace(file, path=path, findings=findings))
+    return [ScanResult(str(base), files)]
+
+
+def _relative(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()

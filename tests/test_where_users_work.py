@@ -1,0 +1,101 @@
+"""Paths and configuration as pre-commit and code hosts see them: explicit file arguments from any
+folder, [tool.migrate] exclude / per-file-ignores on them, repository-relative SARIF and GitHub
+annotations, and the real pre-commit running this repository's hook."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CUDA_CHECK = "import torch\nif torch.version.cuda:\n    pass\n"
+LOCATION = re.compile(r"^\s*(\S+?):(\d+):(\d+) (ROC\d{3}) ", re.M)
+
+
+def _project(tmp_path: Path) -> Path:
+    """A git repository with a [tool.migrate] config, a flagged file in src/, a file whose rule
+    is ignored per file, and an excluded folder."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "legacy").mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[tool.migrate]\nexclude = ["legacy/*"]\n\n'
+        '[tool.migrate.per-file-ignores]\n"src/pkg/quiet.py" = ["ROC101"]\n'
+    )
+    (repo / "src" / "pkg" / "loud.py").write_text(CUDA_CHECK)
+    (repo / "src" / "pkg" / "quiet.py").write_text(CUDA_CHECK)
+    (repo / "legacy" / "old.py").write_text(CUDA_CHECK)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "."], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=repo, check=True)
+    return repo
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _migrate(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "migrator", *args], cwd=cwd, capture_output=True, text=True
+    )
+
+
+def _locations(output: str) -> set[tuple[str, int, int, str]]:
+    return {(p, int(line), int(col), rule) for p, line, col, rule in LOCATION.findall(output)}
+
+
+def test_file_arguments_from_a_subfolder_show_cwd_relative_paths_and_obey_config(tmp_path):
+    repo = _project(tmp_path)
+    from_root = _migrate(repo, "scan", "src/pkg/loud.py", "src/pkg/quiet.py", "legacy/old.py")
+    assert from_root.returncode == 1, from_root.stderr
+    assert _locations(from_root.stdout) == {("src/pkg/loud.py", 2, 4, "ROC101")}
+    from_src = _migrate(repo / "src", "scan", "pkg/loud.py", "pkg/quiet.py", "../legacy/old.py")
+    assert _locations(from_src.stdout) == {("pkg/loud.py", 2, 4, "ROC101")}
+    only_ignored = _migrate(repo / "src" / "pkg", "scan", "quiet.py", "../../legacy/old.py")
+    assert only_ignored.returncode == 0, only_ignored.stdout
+    whole = _migrate(repo, "scan", ".")
+    assert _locations(whole.stdout) == _locations(from_root.stdout)
+
+
+def test_sarif_and_github_paths_are_repository_relative(tmp_path):
+    repo = _project(tmp_path)
+    sarif = json.loads(_migrate(repo, "scan", "src/", "--format", "sarif").stdout)
+    run = sarif["runs"][0]
+    uris = {
+        location["physicalLocation"]["artifactLocation"]["uri"]
+        for result in run["results"]
+        for location in result["locations"]
+    }
+    assert uris and all(uri.startswith("src/pkg/") for uri in uris), uris
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.resolve().as_uri() + "/"
+    from_inside = _migrate(repo / "src", "scan", "pkg", "--format", "github").stdout
+    assert "file=src/pkg/loud.py,line=2,col=4," in from_inside
+
+
+def test_real_pre_commit_reports_what_scan_reports(tmp_path):
+    repo = _project(tmp_path)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    hook = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "migrate", "--all-files"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert hook.returncode == 1, hook.stdout + hook.stderr  # findings fail the hook
+    assert "migrate (CUDA-only code that breaks on ROCm)" in hook.stdout
+    scan = _migrate(repo, "scan", ".")
+    assert (
+        _locations(hook.stdout) == _locations(scan.stdout) == {("src/pkg/loud.py", 2, 4, "ROC101")}
+    )
