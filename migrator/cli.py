@@ -157,9 +157,8 @@ def scan(
     Exit status: 0 when nothing at or above --min-severity is found, 1 when something is,
     2 on a usage, configuration or internal error.
     """
-    from migrator.runner import scan as scan_root
-
     from migrator.paths import rebase, targets
+    from migrator.runner import scan as scan_root
 
     results: list[ScanResult] = []
     explicit: list[ScanResult] = []
