@@ -5,74 +5,41 @@ from __future__ import annotations
 
 import re
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
 _VERSION_RE = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
-    """The release segment of a version (``2.3.1+cu121`` → ``(2, 3, 1)``), else None."""
+    """The release numbers a version-like text starts with (``2.3.1+cu121`` → ``(2, 3, 1)``,
+    ``v2.3rc1`` → ``(2, 3)``), else None; tolerant of what follows, unlike ``packaging``."""
     match = _VERSION_RE.match(text)
     if match is None:
         return None
     return tuple(int(part) for part in match.group(1).split("."))
 
 
-def _cmp(left: tuple[int, ...], right: tuple[int, ...]) -> int:
-    width = max(len(left), len(right))
-    a = left + (0,) * (width - len(left))
-    b = right + (0,) * (width - len(right))
-    return (a > b) - (a < b)
-
-
-_CLAUSE_RE = re.compile(r"^\s*(===|==|!=|~=|>=|<=|>|<)\s*(\S+?)\s*$")
+_LOCAL_LABEL = re.compile(r"\+[A-Za-z0-9.]+")
 
 
 def spec_admits(spec: str, version: str) -> bool | None:
-    """Whether a PEP 440 specifier admits ``version``; None when the specifier is not understood."""
+    """Whether a PEP 440 specifier admits the release of ``version``; None when the specifier
+    is not understood (a ``$VARIABLE``, a Poetry constraint). Local labels (``+cu121``) and
+    pre-release markers of ``version`` are ignored, as are local labels in the specifier."""
     spec = spec.strip().strip("()").strip()
-    target = parse_version(version)
-    if target is None:
+    release = parse_version(version)
+    if release is None:
         return None
     if not spec:
         return True
-    for clause in spec.split(","):
-        if not clause.strip():
-            continue
-        match = _CLAUSE_RE.match(clause)
-        if match is None:
-            return None
-        op, text = match.groups()
-        if "$" in text or "{" in text:
-            return None
-        wildcard = text.endswith(".*")
-        bound = parse_version(text[:-2] if wildcard else text)
-        if bound is None:
-            return None
-        if wildcard:
-            head = target[: len(bound)] + (0,) * max(0, len(bound) - len(target))
-            same = head == bound
-            ok = same if op == "==" else not same if op == "!=" else None
-            if ok is None:
-                return None
-        elif op in ("==", "==="):
-            ok = _cmp(target, bound) == 0
-        elif op == "!=":
-            ok = _cmp(target, bound) != 0
-        elif op == ">=":
-            ok = _cmp(target, bound) >= 0
-        elif op == "<=":
-            ok = _cmp(target, bound) <= 0
-        elif op == ">":
-            ok = _cmp(target, bound) > 0
-        elif op == "<":
-            ok = _cmp(target, bound) < 0
-        else:  # ~=
-            if len(bound) < 2:
-                return None
-            prefix = bound[:-1]
-            ok = _cmp(target, bound) >= 0 and target[: len(prefix)] == prefix
-        if not ok:
-            return False
-    return True
+    if "$" in spec or "{" in spec:
+        return None
+    try:
+        specifiers = SpecifierSet(_LOCAL_LABEL.sub("", spec))
+    except InvalidSpecifier:
+        return None
+    return specifiers.contains(Version(".".join(map(str, release))), prereleases=True)
 
 
 def poetry_to_pep440(spec: str) -> str:
