@@ -1,19 +1,15 @@
-"""Shared helpers for the nvml, nvidia-smi, env-var, onnxruntime and no-rocm-equivalent families:
-TOML table loading, tracking whether a node sits inside a guarded ``try`` or a function, and a
-little shell-line lexing for the text rules."""
+"""Where a Python node sits, for the nvml, nvidia-smi, onnxruntime and no-rocm-equivalent
+families: inside a guarded ``try`` or a function (:class:`ScopeTracking`), and which names a
+module binds at top level or star-imports."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
 from migrator.context import PythonContext
 from migrator.rule import PythonRule
-
-# --------------------------------------------------------------------------------------------
-# Python: where a node sits
 
 
 def handler_names(node: cst.Try | cst.TryStar) -> set[str]:
@@ -218,103 +214,3 @@ def _blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
             yield from _blocks(child)
     for handler in getattr(statement, "handlers", ()):
         yield from _blocks(handler)
-
-
-# --------------------------------------------------------------------------------------------
-# Text files: lines, comments, shell words
-
-
-def code_part(line: str) -> str:
-    """``line`` up to a ``#`` comment (at line start or after whitespace, outside quotes)."""
-    quote: str | None = None
-    for index, char in enumerate(line):
-        if quote:
-            if char == quote:
-                quote = None
-            continue
-        if char in "\"'":
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1].isspace()):
-            return line[:index]
-    return line
-
-
-def iter_lines(text: str) -> Iterator[tuple[int, str, str]]:
-    """(offset of the line start, line without newline, code part of the line)."""
-    offset = 0
-    for raw in text.splitlines(keepends=True):
-        line = raw.rstrip("\r\n")
-        yield offset, line, code_part(line)
-        offset += len(raw)
-
-
-def in_quotes(code: str, index: int) -> str | None:
-    """The quote character open at ``index`` of ``code`` (None when outside quotes)."""
-    quote: str | None = None
-    for char in code[:index]:
-        if quote:
-            if char == quote:
-                quote = None
-        elif char in "\"'":
-            quote = char
-    return quote
-
-
-_SEPARATORS = ("&&", "||", ";", "|", "(", "$(", "`", "{", "!", "&")
-_COMMAND_WORDS = frozenset(
-    {
-        "then",
-        "do",
-        "else",
-        "exec",
-        "sudo",
-        "time",
-        "nohup",
-        "RUN",
-        "CMD",
-        "ENTRYPOINT",
-        "run:",
-        "-",
-        "script:",
-        "command:",
-        "test:",
-        "entrypoint:",
-        "cmd:",
-    }
-)
-_WRAPPERS = re.compile(
-    r"(?:^|\s)(?:watch|timeout)(?:\s+-{1,2}[\w-]+(?:[= ]\S+)?)*(?:\s+\d+\S*)?\s*$"
-)
-
-
-def command_position(before: str) -> bool:
-    """Whether a word preceded by ``before`` (text on the same line) is in command position."""
-    stripped = before.rstrip()
-    if not stripped:
-        return True
-    if stripped.endswith(_SEPARATORS):
-        return True
-    last = stripped.split()[-1]
-    if last in _COMMAND_WORDS:
-        return True
-    return bool(_WRAPPERS.search(stripped))
-
-
-_END_OF_COMMAND = re.compile(r"[;&|)`<>]")
-
-
-def command_args(code: str, start: int, quote: str | None) -> tuple[list[str], int]:
-    """The argument words following a command name that ends at ``start`` and the offset (in
-    ``code``) where the command ends: a shell separator, a redirection, the closing quote."""
-    end = len(code)
-    if quote:
-        closing = code.find(quote, start)
-        if closing != -1:
-            end = closing
-    match = _END_OF_COMMAND.search(code, start, end)
-    if match:
-        end = match.start()
-    segment = code[start:end]
-    if segment.rstrip().endswith("\\"):
-        segment = segment.rstrip()[:-1]
-    return segment.split(), start + len(segment.rstrip())

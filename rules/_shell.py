@@ -1,5 +1,7 @@
-"""The shell lexer of the rule catalog: simple commands and their words in shell scripts,
-Dockerfile ``RUN`` lines and CI scripts, and the requirements of their ``pip install`` commands."""
+"""Shell lexing for the rule catalog, one home for shell scripts, Dockerfile ``RUN`` lines,
+compose commands and CI scripts: simple commands as tokens with offsets (``command_segments``),
+the requirements of their ``pip install`` commands, and line-level helpers (comments, quotes,
+command position, a command's arguments) for rules that edit one line in place."""
 
 from __future__ import annotations
 
@@ -178,3 +180,99 @@ def code_lines(text: str) -> Iterator[tuple[int, str]]:
         body = line.rstrip("\r\n")
         yield position, body[: comment_start(body)]
         position += len(line)
+
+
+def code_part(line: str) -> str:
+    """``line`` up to a ``#`` comment (at line start or after whitespace, outside quotes)."""
+    quote: str | None = None
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+            continue
+        if char in "\"'":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            return line[:index]
+    return line
+
+
+def iter_lines(text: str) -> Iterator[tuple[int, str, str]]:
+    """(offset of the line start, line without newline, code part of the line)."""
+    offset = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        yield offset, line, code_part(line)
+        offset += len(raw)
+
+
+def in_quotes(code: str, index: int) -> str | None:
+    """The quote character open at ``index`` of ``code`` (None when outside quotes)."""
+    quote: str | None = None
+    for char in code[:index]:
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+    return quote
+
+
+_SEPARATORS = ("&&", "||", ";", "|", "(", "$(", "`", "{", "!", "&")
+_COMMAND_WORDS = frozenset(
+    {
+        "then",
+        "do",
+        "else",
+        "exec",
+        "sudo",
+        "time",
+        "nohup",
+        "RUN",
+        "CMD",
+        "ENTRYPOINT",
+        "run:",
+        "-",
+        "script:",
+        "command:",
+        "test:",
+        "entrypoint:",
+        "cmd:",
+    }
+)
+_WRAPPERS = re.compile(
+    r"(?:^|\s)(?:watch|timeout)(?:\s+-{1,2}[\w-]+(?:[= ]\S+)?)*(?:\s+\d+\S*)?\s*$"
+)
+
+
+def command_position(before: str) -> bool:
+    """Whether a word preceded by ``before`` (text on the same line) is in command position."""
+    stripped = before.rstrip()
+    if not stripped:
+        return True
+    if stripped.endswith(_SEPARATORS):
+        return True
+    last = stripped.split()[-1]
+    if last in _COMMAND_WORDS:
+        return True
+    return bool(_WRAPPERS.search(stripped))
+
+
+_END_OF_COMMAND = re.compile(r"[;&|)`<>]")
+
+
+def command_args(code: str, start: int, quote: str | None) -> tuple[list[str], int]:
+    """The argument words following a command name that ends at ``start`` and the offset (in
+    ``code``) where the command ends: a shell separator, a redirection, the closing quote."""
+    end = len(code)
+    if quote:
+        closing = code.find(quote, start)
+        if closing != -1:
+            end = closing
+    match = _END_OF_COMMAND.search(code, start, end)
+    if match:
+        end = match.start()
+    segment = code[start:end]
+    if segment.rstrip().endswith("\\"):
+        segment = segment.rstrip()[:-1]
+    return segment.split(), start + len(segment.rstrip())

@@ -15,7 +15,7 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 from migrator.ruledata import load_table
 
-from ._gpu_tools_util import iter_lines
+from ._shell import iter_lines
 
 
 def _table() -> dict[str, Any]:

@@ -16,12 +16,7 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 from migrator.ruledata import load_table
 
-from ._gpu_tools_util import (
-    command_args,
-    command_position,
-    in_quotes,
-    iter_lines,
-)
+from ._shell import command_args, command_position, in_quotes, iter_lines
 
 _PROGRAM = "nvidia-smi"
 _FACT = "§3c, §10 item 2; [A3][A4][P2]"
