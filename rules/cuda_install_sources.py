@@ -9,7 +9,7 @@ import re
 from migrator.model import Severity
 from migrator.rule import Invalid, TextRule, Valid
 
-from ._gpu_tools_util import iter_lines
+from ._shell import iter_lines
 from ._torch_builds import CUDA_INDEX_RE
 
 _INSTALL_KINDS = frozenset(

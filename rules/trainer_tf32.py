@@ -11,7 +11,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 
 from ._attention_util import is_literal
-from ._gpu_tools_util import iter_lines
+from ._shell import iter_lines
 
 _FACT = "§2 TrainingArguments(tf32=True) row; [X1]"
 _MESSAGE = (

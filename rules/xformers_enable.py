@@ -10,7 +10,7 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 
-from ._gpu_tools_util import iter_lines
+from ._shell import iter_lines
 
 _METHOD = "enable_xformers_memory_efficient_attention"
 _FACT = "§4d xformers wheels; [X3]"
