@@ -139,6 +139,30 @@ def _check_paths(paths: tuple[str, ...]) -> list[Path]:
     is_flag=True,
     help="Report `# migrate: ignore` comments that silence nothing.",
 )
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False),
+    help="Record every finding in FILE (then exit 0); later scans with --baseline FILE hide them.",
+)
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(dir_okay=False),
+    help="Hide findings recorded in FILE (matched by rule, path and code, not line number).",
+)
+@click.option(
+    "--new-since",
+    metavar="REF",
+    help="Report only findings on lines added or changed since the git REF (and in new files).",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["info", "warning", "error"], case_sensitive=False),
+    default="info",
+    show_default=True,
+    help="Exit 1 only for findings at or above this severity (all are still reported).",
+)
 def scan(
     paths: tuple[str, ...],
     output_format: str,
@@ -151,6 +175,11 @@ def scan(
     no_prefilter: bool,
     jobs: int | None,
     show_unused_suppressions: bool,
+    write_baseline: str | None,
+    baseline_file: str | None,
+    new_since: str | None,
+    exit_zero: bool,
+    fail_on: str,
 ) -> None:
     """Report every CUDA-only construct under PATHS.
 
@@ -183,6 +212,19 @@ def scan(
         (results if target.files is None else explicit).append(run.scan)
     if explicit:  # files named on the command line show relative to the current directory
         results.extend(rebase(explicit, Path.cwd()))
+    if write_baseline or baseline_file or new_since:
+        from migrator import baseline
+
+        if write_baseline:
+            count = baseline.write(results, Path(write_baseline))
+            click.echo(
+                f"migrate: wrote {count} findings to the baseline {write_baseline}", err=True
+            )
+            sys.exit(0)
+        if baseline_file:
+            results = baseline.without_baselined(results, baseline.load(Path(baseline_file)))
+        if new_since:
+            results = baseline.changed_since(results, new_since)
     text = _render(results, output_format, output)
     if text is not None:
         _emit(text, output)
@@ -195,8 +237,9 @@ def scan(
                         f"{file.path}:{line}: unused suppression `# migrate: ignore{label}`",
                         err=True,
                     )
-    findings = [finding for result in results for finding in result.findings]
-    sys.exit(1 if findings else 0)
+    threshold = Severity.parse(fail_on)
+    failing = [f for result in results for f in result.findings if f.severity >= threshold]
+    sys.exit(1 if failing and not exit_zero else 0)
 
 
 def _with_progress(console: Any, action: Any) -> Any:

@@ -3,8 +3,13 @@ feeds ``migrate explain`` and the generated ``docs/rules/``."""
 
 from __future__ import annotations
 
+from functools import cache
+
 from migrator import facts
 from migrator.rule import Rule
+
+#: The name on the package index (the command is ``migrate``, the import package ``migrator``).
+DISTRIBUTION = "migrate-rocm"
 
 BANNER = "<!-- generated from the rule catalog by scripts/gen_rule_docs.py; edit the rule, not this file -->"
 
@@ -90,3 +95,33 @@ def render_index(rules: tuple[type[Rule], ...]) -> str:
 
 def render_rule_page(rule: type[Rule]) -> str:
     return BANNER + "\n\n" + render_rule(rule, facts_base="../")
+
+
+def summary(rule: type[Rule]) -> str:
+    """The first paragraph of the rule's "What it does", as one line of plain text."""
+    doc = rule.doc()
+    body = doc.split("## What it does", 1)[-1].lstrip("\n")
+    paragraph = body.split("\n\n", 1)[0].split("\n## ", 1)[0]
+    return " ".join(paragraph.split()) or rule.message
+
+
+@cache
+def project_url(label: str) -> str:
+    """A URL the installed distribution declares (``[project.urls]``), or ``""``."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return ""
+    for entry in map(str, entries):
+        name, _, url = entry.partition(",")
+        if name.strip().lower() == label.lower():
+            return url.strip()
+    return ""
+
+
+def rule_url(code: str) -> str:
+    """The rule's page in the published documentation, or ``""`` when none is declared."""
+    base = project_url("Documentation")
+    return f"{base.rstrip('/')}/rules/{code}.md" if base else ""

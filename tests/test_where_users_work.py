@@ -99,3 +99,71 @@ def test_real_pre_commit_reports_what_scan_reports(tmp_path):
     assert (
         _locations(hook.stdout) == _locations(scan.stdout) == {("src/pkg/loud.py", 2, 4, "ROC101")}
     )
+
+
+def _commit(repo: Path, message: str) -> None:
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", message], cwd=repo, check=True)
+
+
+def test_baseline_hides_known_findings_across_line_shifts_and_reports_the_new_one(tmp_path):
+    repo = _project(tmp_path)
+    written = _migrate(repo, "scan", ".", "--write-baseline", "baseline.json")
+    assert written.returncode == 0, written.stderr
+    assert len(json.loads((repo / "baseline.json").read_text())["findings"]) == 1
+    loud = repo / "src" / "pkg" / "loud.py"
+    # An unrelated edit shifts the known finding down three lines; a new finding is added.
+    loud.write_text('"""Docs."""\n\nimport os\n' + CUDA_CHECK + "ok = torch.version.cuda is None\n")
+    later = _migrate(repo, "scan", ".", "--baseline", "baseline.json")
+    assert later.returncode == 1
+    assert _locations(later.stdout) == {("src/pkg/loud.py", 7, 6, "ROC101")}
+    assert _locations(_migrate(repo, "scan", ".").stdout) == {
+        ("src/pkg/loud.py", 5, 4, "ROC101"),
+        ("src/pkg/loud.py", 7, 6, "ROC101"),
+    }
+    broken = _migrate(repo, "scan", ".", "--baseline", "src/pkg/loud.py")
+    assert broken.returncode == 2 and len(broken.stderr.strip().splitlines()) == 1
+
+
+def test_new_since_exit_zero_and_fail_on(tmp_path):
+    repo = _project(tmp_path)
+    (repo / "src" / "pkg" / "loud.py").write_text(
+        CUDA_CHECK + 'v = torch.version.cuda.split(".")\n'
+    )
+    (repo / "src" / "pkg" / "fresh.py").write_text(CUDA_CHECK)  # untracked: all lines are new
+    new = _migrate(repo, "scan", ".", "--new-since", "HEAD")
+    assert _locations(new.stdout) == {
+        ("src/pkg/loud.py", 4, 5, "ROC102"),
+        ("src/pkg/fresh.py", 2, 4, "ROC101"),
+    }
+    _commit(repo, "more")
+    assert _migrate(repo, "scan", ".", "--new-since", "HEAD").returncode == 0
+    assert _migrate(repo, "scan", ".", "--new-since", "no-such-ref").returncode == 2
+    assert _migrate(repo, "scan", ".", "--exit-zero").returncode == 0
+    (repo / "src" / "pkg" / "loud.py").write_text(
+        "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
+    )
+    (repo / "src" / "pkg" / "fresh.py").unlink()
+    assert _migrate(repo, "scan", ".", "--select", "ROC520").returncode == 1  # an info finding
+    assert _migrate(repo, "scan", ".", "--select", "ROC520", "--fail-on", "warning").returncode == 0
+
+
+def test_sarif_rules_carry_help_and_results_carry_stable_fingerprints(tmp_path):
+    repo = _project(tmp_path)
+
+    def sarif() -> dict:
+        return json.loads(_migrate(repo, "scan", ".", "--format", "sarif").stdout)["runs"][0]
+
+    before = sarif()
+    rule = next(r for r in before["tool"]["driver"]["rules"] if r["id"] == "ROC101")
+    assert not rule["fullDescription"]["text"].startswith("#")
+    assert rule["fullDescription"]["text"].startswith("Flags truth tests of `torch.version.cuda`")
+    assert rule["helpUri"].endswith("/rules/ROC101.md")
+    assert "## Why it breaks on ROCm" in rule["help"]["markdown"]
+    loud = repo / "src" / "pkg" / "loud.py"
+    loud.write_text("import os\n\n" + loud.read_text())
+    after = sarif()
+    [old], [new] = before["results"], after["results"]
+    assert new["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
+    assert old["partialFingerprints"] == new["partialFingerprints"]

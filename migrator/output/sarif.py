@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import migrator
+from migrator.fingerprint import VERSION as FINGERPRINT
+from migrator.fingerprint import fingerprints
 from migrator.model import ScanResult, Severity
 from migrator.output.findings_json import _prefix, _with_prefix
+from migrator.ruledocs import project_url, rule_url, summary
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -24,8 +27,8 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
     multiple = len(results) > 1
     for result in results:
         prefix = _prefix(result.root) if multiple else ""
-        for finding in result.findings:
-            finding = _with_prefix(finding, prefix)
+        findings = [_with_prefix(finding, prefix) for finding in result.findings]
+        for finding, fingerprint in zip(findings, fingerprints(findings), strict=True):
             entry: dict[str, Any] = {
                 "ruleId": finding.rule,
                 "ruleIndex": index.get(finding.rule, 0),
@@ -45,6 +48,7 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
                     }
                 ],
             }
+            entry["partialFingerprints"] = {FINGERPRINT: fingerprint}
             if finding.cell is not None:
                 entry["properties"] = {"notebookCell": finding.cell}
             sarif_results.append(entry)
@@ -57,20 +61,8 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
                     "driver": {
                         "name": "migrate",
                         "version": migrator.__version__,
-                        "informationUri": "https://github.com/migrate-rocm/migrate",
-                        "rules": [
-                            {
-                                "id": rule.code,
-                                "name": rule.name,
-                                "shortDescription": {"text": rule.message},
-                                "fullDescription": {
-                                    "text": rule.doc().split("\n\n")[0] or rule.message
-                                },
-                                "defaultConfiguration": {"level": _LEVEL[rule.severity]},
-                                "properties": {"category": rule.category, "fact": rule.fact},
-                            }
-                            for rule in rules
-                        ],
+                        "informationUri": project_url("Homepage"),
+                        "rules": [_rule(rule) for rule in rules],
                     }
                 },
                 "results": sarif_results,
@@ -83,3 +75,23 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
         ],
     }
     return json.dumps(document, indent=2) + "\n"
+
+
+def _rule(rule: Any) -> dict[str, Any]:
+    """A reporting descriptor: a one-line description, the rule's page and its Markdown help."""
+    descriptor: dict[str, Any] = {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.message},
+        "fullDescription": {"text": summary(rule)},
+        "help": {
+            "text": f"{summary(rule)} See `migrate explain {rule.code}`.",
+            "markdown": rule.doc(),
+        },
+        "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+        "properties": {"category": rule.category, "fact": rule.fact},
+    }
+    url = rule_url(rule.code)
+    if url:
+        descriptor["helpUri"] = url
+    return descriptor
