@@ -167,3 +167,47 @@ def test_sarif_rules_carry_help_and_results_carry_stable_fingerprints(tmp_path):
     [old], [new] = before["results"], after["results"]
     assert new["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
     assert old["partialFingerprints"] == new["partialFingerprints"]
+
+
+def _action_scan(repo: Path, tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+    """Run action.yml's scan step as GitHub runs it: its bash script with the inputs as env."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "scan")
+    defaults = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
+    values = {**defaults, **inputs}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_OUTPUT": str(tmp_path / "github_output"),
+        **{
+            f"INPUT_{name.upper().replace('-', '_')}": values[name]
+            for name in (
+                "paths",
+                "format",
+                "sarif-file",
+                "baseline",
+                "new-since",
+                "fail-on",
+                "args",
+            )
+        },
+    }
+    return subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True
+    )
+
+
+def test_the_github_action_scan_step(tmp_path):
+    repo = _project(tmp_path)
+    annotations = _action_scan(repo, tmp_path)
+    assert annotations.returncode == 1
+    assert annotations.stdout.startswith("::error file=src/pkg/loud.py,line=2,col=4,")
+    sarif = _action_scan(repo, tmp_path, format="sarif", **{"fail-on": "never"})
+    assert sarif.returncode == 0, sarif.stderr
+    log = json.loads((repo / "migrate.sarif").read_text())
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["ROC101"]
+    assert "sarif-file=migrate.sarif" in (tmp_path / "github_output").read_text()
+    selected = _action_scan(repo, tmp_path, paths="src legacy", args="--select ROC520")
+    assert selected.returncode == 0 and selected.stdout == ""
