@@ -44,15 +44,6 @@ class FixInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class TextEdit:
-    """Replace the characters ``start``..``end`` (offsets into the decoded text) with ``text``."""
-
-    start: int
-    end: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class Finding:
     """One place in one file that depends on CUDA-only software or behaves differently on ROCm."""
 

@@ -21,25 +21,6 @@ from migrator.context import PythonContext
 # Parent map (one per module, cached)
 
 
-class _ParentCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.parents: dict[int, cst.CSTNode] = {}
-        self.nodes: list[cst.CSTNode] = []
-
-        self._stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.nodes.append(node)
-        if self._stack:
-            self.parents[id(node)] = self._stack[-1]
-        self._stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
-
-
 @dataclass
 class Tree:
     """Parent links and a flat pre-order node list of one module."""

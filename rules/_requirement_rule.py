@@ -25,7 +25,6 @@ from ._dependency_files import (
 )
 from ._requirements import Change, Req, render
 from ._shell import pip_requirements
-from ._torch_builds import rocm_for_specs
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +108,6 @@ class RequirementRule(PythonRule, TextRule):
         if self._torch_specs is None:
             self._torch_specs = [req.spec for req in self._requirements() if req.name == "torch"]
         return self._torch_specs
-
-    def file_rocm(self) -> str | None:
-        """ROCm version matching the torch this file asks for (newest table entry if unpinned)."""
-        specs = [spec for spec in self.torch_specs() if spec]
-        found = rocm_for_specs(specs)
-        return None if found is None else found[1]
 
     # -- machinery ---------------------------------------------------------------------------
 

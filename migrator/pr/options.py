@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.reporting.readiness import ProjectReport, Verification
@@ -57,4 +57,3 @@ class PrResult:
     verification: Verification | None = None
     verification_note: str = ""
     pushed: bool = False
-    messages: list[str] = field(default_factory=list)
