@@ -1077,8 +1077,8 @@ class CudaOnlyPackage(RequirementRule):
     """
     ## What it does
     Flags dependencies that exist only for NVIDIA GPUs and have no ROCm build: TensorRT
-    (`tensorrt`, `torch-tensorrt`), CUDA driver bindings (`pycuda`, `cuda-python`) and NVIDIA
-    DALI.
+    (`tensorrt`, `torch-tensorrt`), CUDA driver bindings (`pycuda`, `cuda-python`), NVIDIA
+    DALI and CUDA-only kernel packages (`eetq`, `deepspeed-kernels`).
 
     ## Why it breaks on ROCm
     These packages need the CUDA driver and NVIDIA libraries: they fail to install or to import
@@ -1105,9 +1105,19 @@ class CudaOnlyPackage(RequirementRule):
     category = "dependency"
     severity = Severity.ERROR
     message = "CUDA-only package with no ROCm build"
-    fact = "§9 tensorrt/pycuda/dali rows; [R1][K3]"
+    fact = "§9 tensorrt/pycuda/dali/eetq rows; [R1][K3][K6]"
     triggers = _cases(
-        "tensorrt", "TensorRT", "pycuda", "PyCUDA", "cuda-python", "cuda_python", "dali"
+        "tensorrt",
+        "TensorRT",
+        "pycuda",
+        "PyCUDA",
+        "cuda-python",
+        "cuda_python",
+        "dali",
+        "eetq",
+        "EETQ",
+        "deepspeed-kernels",
+        "deepspeed_kernels",
     )
     effort_hours = 8.0
     blocker = True
@@ -1123,6 +1133,9 @@ class CudaOnlyPackage(RequirementRule):
             path="pyproject.toml",
         ),
         Invalid("nvidia-dali-cuda120\n", path="requirements.txt"),
+        Invalid(
+            "eetq\ndeepspeed-kernels ; sys_platform == 'linux'\n", path="requirements.txt", count=2
+        ),
     ]
 
     def examine(self, req: Req) -> Verdict | None:
