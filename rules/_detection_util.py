@@ -14,7 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import iter_nodes
+from migrator.astutil import iter_nodes, literal_value
 from migrator.context import PythonContext
 
 # --------------------------------------------------------------------------------------------
@@ -139,7 +139,9 @@ def assigned_value_aliases(
     a scope from an expression that ``predicate`` classifies (it may consult the aliases found so
     far: ``p = props(); m = p.major``).
     A tuple target takes the element kinds ``tuple_parts[kind]`` (``major, minor = capability()``).
-    Names bound more than once in a scope are dropped (their meaning is not fixed)."""
+    A name bound more than once in a scope keeps its kind when every other binding is a literal
+    fallback (``cap = capability()`` in one branch, ``cap = (0, 0)`` in the other); otherwise it
+    is dropped (its meaning is not fixed)."""
     parts = tuple_parts or {}
     found: dict[tuple[int, str], str | None] = {}
     for _ in range(3):
@@ -147,6 +149,8 @@ def assigned_value_aliases(
         for node in tree_.nodes:
             if isinstance(node, cst.Assign):
                 kind = predicate(node.value, found)
+                if kind is None and literal_value(node.value) is not ...:
+                    kind = _LITERAL
                 for target in node.targets:
                     _bind(tree_, node, target.target, kind, seen, parts)
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
@@ -157,11 +161,15 @@ def assigned_value_aliases(
                 _bind(tree_, node, node.asname.name, None, seen, parts)
             elif isinstance(node, cst.Param):
                 _bind(tree_, node, node.name, None, seen, parts)
-        result = dict(seen)
+        result = {key: None if kind == _LITERAL else kind for key, kind in seen.items()}
         if result == found:
             break
         found = result
     return found
+
+
+#: Kind of a name bound to a literal (a fallback value), merged away by ``assigned_value_aliases``.
+_LITERAL = "<literal>"
 
 
 def _bind(
@@ -175,11 +183,17 @@ def _bind(
     scope = id(tree_.scope(statement))
     if isinstance(target, cst.Name):
         key = (scope, target.value)
-        seen[key] = None if key in seen else kind
+        if key not in seen:
+            seen[key] = kind
+        elif seen[key] != kind:
+            earlier = seen[key]
+            seen[key] = kind if earlier == _LITERAL else earlier if kind == _LITERAL else None
     elif isinstance(target, (cst.Tuple, cst.List)):
         element_kinds = parts.get(kind or "", [])
         for index, element in enumerate(target.elements):
             element_kind = element_kinds[index] if index < len(element_kinds) else None
+            if kind == _LITERAL:
+                element_kind = _LITERAL
             _bind(tree_, statement, element.value, element_kind, seen, parts)
 
 

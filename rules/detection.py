@@ -816,6 +816,13 @@ class CapabilityGate(PythonRule):
         ),
         Valid("import torch\nok = torch.cuda.is_bf16_supported()\n"),
         Valid(
+            "import torch\ndef f(override):\n"
+            "    cap = torch.cuda.get_device_capability()\n"
+            "    if override:\n"
+            "        cap = override\n"
+            "    return cap >= (9, 0)\n"
+        ),
+        Valid(
             "import torch\ndef f(major, minor):\n    if major == 8:\n        return minor >= 9\n"
         ),
     ]
@@ -839,6 +846,15 @@ class CapabilityGate(PythonRule):
             "import torch\ncc = torch.cuda.get_device_capability()\n"
             "ampere = cc[0] * 10 + cc[1] >= 80\n",
             line=3,
+        ),
+        Invalid(
+            "import torch\ndef pick():\n"
+            "    if torch.cuda.is_available():\n"
+            "        cap = torch.cuda.get_device_capability()\n"
+            "    else:\n"
+            "        cap = (0, 0)\n"
+            "    return 'fa3' if cap >= (9, 0) else 'sdpa'\n",
+            line=7,
         ),
     ]
 

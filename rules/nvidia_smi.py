@@ -16,6 +16,7 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 from migrator.ruledata import load_table
 
+from ._detection_util import Tree, alias_kind, assigned_value_aliases, tree
 from ._shell import command_args, command_position, in_quotes, iter_lines
 
 _PROGRAM = "nvidia-smi"
@@ -123,12 +124,57 @@ def _string_words(value: str) -> tuple[list[str], bool] | None:
     return None
 
 
+def _names_smi(node: cst.BaseExpression, smi_functions: set[str]) -> bool:
+    """Whether an expression always evaluates to the nvidia-smi program: the literal, an ``or``
+    ending in it (``shutil.which("nvidia-smi") or "/usr/bin/nvidia-smi"``), or a call of a local
+    function that returns one. A bare ``shutil.which`` is a presence probe (None on ROCm), not a
+    command."""
+    value = string_value(node)
+    if value is not None:
+        return _is_program(value)
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        return _names_smi(node.right, smi_functions)
+    if isinstance(node, cst.Call):
+        func = node.func
+        return isinstance(func, cst.Name) and func.value in smi_functions
+    return False
+
+
+def _smi_values(
+    module: cst.Module,
+) -> tuple[Tree, set[str], dict[tuple[int, str], str | None]]:
+    """Names that hold the nvidia-smi program in this module (a constant, a variable set from a
+    local helper), found once per file: values that reach a command through a variable."""
+    tree_ = tree(module)
+    cached = tree_.memo.get("nvidia-smi-values")
+    if cached is None:
+        functions: set[str] = set()
+        for node in tree_.nodes:
+            if isinstance(node, cst.Return) and node.value is not None:
+                scope = tree_.scope(node)
+                if isinstance(scope, cst.FunctionDef) and _names_smi(node.value, functions):
+                    functions.add(scope.name.value)
+
+        def classify(
+            value: cst.BaseExpression, found: dict[tuple[int, str], str | None]
+        ) -> str | None:
+            if _names_smi(value, functions) or alias_kind(tree_, found, value) == "smi":
+                return "smi"
+            return None
+
+        cached = (tree_, functions, assigned_value_aliases(tree_, classify))
+        tree_.memo["nvidia-smi-values"] = cached
+    result: tuple[Tree, set[str], dict[tuple[int, str], str | None]] = cached
+    return result
+
+
 class NvidiaSmiSubprocess(PythonRule):
     """
     ## What it does
     Flags Python code that runs `nvidia-smi`: `subprocess.run/call/check_call/check_output/
     Popen/getoutput`, `os.system`, `os.popen`, asyncio subprocesses, and command lists whose
-    first element is `nvidia-smi`.
+    first element is `nvidia-smi` — also when it reaches the list through a module constant, a
+    variable or a local helper function (`cmd = _nvidia_smi(); subprocess.run([cmd, "-L"])`).
 
     ## Why it breaks on ROCm
     ROCm machines have no `nvidia-smi`: the list form raises `FileNotFoundError`, the shell
@@ -185,6 +231,11 @@ class NvidiaSmiSubprocess(PythonRule):
         ),
         Valid('import subprocess\n\nsubprocess.run(["echo", "nvidia-smi"])\n'),
         Valid('import shutil\n\nif shutil.which("nvidia-smi"):\n    print("nvidia-smi")\n'),
+        Valid(
+            "import shutil\nimport subprocess\n\n"
+            'smi = shutil.which("nvidia-smi")\n'
+            'if smi:\n    subprocess.run([smi, "-L"])\n'
+        ),
     ]
     invalid = [
         Invalid(
@@ -209,6 +260,21 @@ class NvidiaSmiSubprocess(PythonRule):
         ),
         Invalid('import subprocess\n\nsubprocess.run("nvidia-smi | grep MiB", shell=True)\n'),
         Invalid('CMD = ["nvidia-smi", "topo", "-m"]\n', line=1, column=7),
+        Invalid(
+            "import shutil\nimport subprocess\n\n"
+            "def _nvidia_smi():\n"
+            '    return shutil.which("nvidia-smi") or "/usr/bin/nvidia-smi"\n\n'
+            "def gpus():\n"
+            "    cmd = _nvidia_smi()\n"
+            '    return subprocess.run([cmd, "-L"], capture_output=True).stdout\n',
+            line=9,
+            column=12,
+        ),
+        Invalid(
+            'import subprocess\n\nSMI = "nvidia-smi"\n\n'
+            'out = subprocess.check_output([SMI, "--query-gpu=name", "--format=csv"])\n',
+            line=5,
+        ),
         Invalid(
             'import subprocess\n\nsubprocess.call("/usr/bin/nvidia-smi topo -m", shell=True)\n',
             fixed='import subprocess\nimport shutil\n\nsubprocess.call("/usr/bin/nvidia-smi '
@@ -309,7 +375,9 @@ class NvidiaSmiSubprocess(PythonRule):
             if not first.elements:
                 return None
             program = string_value(first.elements[0].value)
-            if program is None or not _is_program(program):
+            if program is None:
+                return (None, False) if self._holds_smi(first.elements[0].value) else None
+            if not _is_program(program):
                 return None
             rest = [string_value(element.value) for element in first.elements[1:]]
             if any(value is None for value in rest) or any(
@@ -332,6 +400,15 @@ class NvidiaSmiSubprocess(PythonRule):
         if found is None:
             return None
         return found[0], found[1]
+
+    def _holds_smi(self, node: cst.BaseExpression) -> bool:
+        """A variable (or helper call) whose value in this module is the nvidia-smi program."""
+        if not isinstance(node, (cst.Name, cst.Call)):
+            return False
+        tree_, functions, values = _smi_values(self.ctx.module)
+        if isinstance(node, cst.Call):
+            return _names_smi(node, functions)
+        return alias_kind(tree_, values, node) == "smi"
 
     def _visit_sequence(self, node: cst.List | cst.Tuple) -> None:
         if id(node) in self._handled or not node.elements:
