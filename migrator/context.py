@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,8 @@ class RawPythonFinding:
     remove_imports: Sequence[tuple[str | None, ...]]
     applicability: Applicability
     fix_description: str | None
+    #: Minimum versions of the APIs the replacement emits (package → version).
+    requires: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -40,6 +42,7 @@ class RawTextFinding:
     replacement: str | None
     applicability: Applicability
     fix_description: str | None
+    requires: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -88,6 +91,7 @@ class PythonContext:
         remove_imports: Sequence[tuple[str | None, ...]] = (),
         applicability: Applicability | None = None,
         fix_description: str | None = None,
+        requires: Mapping[str, str] | None = None,
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -102,6 +106,7 @@ class PythonContext:
                 remove_imports=remove_imports,
                 applicability=chosen,
                 fix_description=fix_description or rule.fix_title,
+                requires=rule.fix_requires if requires is None else requires,
             )
         )
 
@@ -148,6 +153,7 @@ class TextContext:
         replacement: str | None = None,
         applicability: Applicability | None = None,
         fix_description: str | None = None,
+        requires: Mapping[str, str] | None = None,
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -161,5 +167,6 @@ class TextContext:
                 replacement=replacement,
                 applicability=chosen,
                 fix_description=fix_description or rule.fix_title,
+                requires=rule.fix_requires if requires is None else requires,
             )
         )

@@ -19,6 +19,7 @@ import libcst as cst
 from migrator.astutil import fast_visit
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.fixer import FixError, apply_python_fixes, apply_text_edits, eligible
+from migrator.fixpolicy import check_line_length, police_python, police_text
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.positions import positions_for
@@ -150,6 +151,7 @@ def python_reports(
     if instances:
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped
         fast_visit(module, _Dispatcher(instances, context.parents), trivia=False)
+        police_python(context)
     return module, context.reports, context.parents
 
 
@@ -249,6 +251,7 @@ def analyze_python(
         return analysis
     try:
         new_text, fixed = _fix_python_loop(text, path, rules, fix, prefilter, imports, cell)
+        check_line_length(text, new_text)
     except FixError as error:
         analysis.fix_error = str(error)
         return analysis
@@ -316,6 +319,7 @@ def analyze_text(
     context = TextContext(path=path, kind=kind, text=text)
     for rule in chosen:
         rule(context).check()
+    police_text(context)
     lines = text.splitlines()
     suppressions = Suppressions.parse(text)
     pairs: list[tuple[RawTextFinding, Finding]] = []

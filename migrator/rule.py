@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -70,6 +70,13 @@ class Rule:
     message: ClassVar[str]
     fix_title: ClassVar[str | None] = None
     applicability: ClassVar[Applicability] = Applicability.NONE
+    #: Minimum versions of the APIs the fix emits (package → version); a fix is withheld where the
+    #: project (or the version branch the code sits in) supports an older version.
+    fix_requires: ClassVar[dict[str, str]] = {}
+    #: True when the fix swaps an NVIDIA artefact for the AMD one (image, wheel index, device
+    #: reservation, CUDA wheel): never applied in place, since the file serves NVIDIA too; the
+    #: examples' ``fixed`` text is the content of the ROCm variant to put beside it.
+    replaces_vendor: ClassVar[bool] = False
     #: Citation into ``docs/rocm-facts.md``: ``§N`` plus the fact's key words, and source ids.
     fact: ClassVar[str]
     #: Strings of which at least one must occur in a file for the rule to fire (the prefilter).
@@ -141,6 +148,7 @@ class PythonRule(Rule):
         remove_imports: Sequence[tuple[str | None, ...]] = (),
         applicability: Applicability | None = None,
         fix_description: str | None = None,
+        requires: Mapping[str, str] | None = None,
     ) -> None:
         self.ctx.report(
             self,
@@ -151,6 +159,7 @@ class PythonRule(Rule):
             remove_imports=remove_imports,
             applicability=applicability,
             fix_description=fix_description,
+            requires=requires,
         )
 
 
@@ -179,6 +188,7 @@ class TextRule(Rule):
         replacement: str | None = None,
         applicability: Applicability | None = None,
         fix_description: str | None = None,
+        requires: Mapping[str, str] | None = None,
     ) -> None:
         """Report the span ``start``..``end`` of the file, optionally with replacement text."""
         self.ctx.report(
@@ -189,4 +199,5 @@ class TextRule(Rule):
             replacement=replacement,
             applicability=applicability,
             fix_description=fix_description,
+            requires=requires,
         )

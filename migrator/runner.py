@@ -16,6 +16,7 @@ from migrator.config import Config, load_config
 from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.sources import FailFile, SkipFile, decode_python, decode_text
+from migrator.versions import ProjectFacts, project_facts
 
 #: Below this many files to analyse, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 24
@@ -75,6 +76,7 @@ class _Task:
     fix: Applicability | None
     codes: frozenset[str] | None
     prefilter: bool
+    facts: ProjectFacts = field(default_factory=ProjectFacts)
 
 
 @dataclass(slots=True)
@@ -101,8 +103,10 @@ def _read(path: str) -> bytes:
 def _work(task: _Task) -> FileOutcome:
     """Analyse one file; every failure becomes a one-line reason (the per-file boundary)."""
     from migrator.engine import analyze
+    from migrator.fixpolicy import current_facts
     from migrator.registry import all_rules
 
+    current_facts.set(task.facts)
     rules = all_rules()
     if task.codes is not None:
         rules = tuple(rule for rule in rules if rule.code in task.codes)
@@ -298,7 +302,8 @@ def fix_tree(
     )
     codes = selection.codes()
     sources, problems = _sources(root, selection)
-    tasks = [_Task(str(s.path), s.relative, s.kind, level, codes, True) for s in sources]
+    facts = project_facts(root if root.is_dir() else root.parent)
+    tasks = [_Task(str(s.path), s.relative, s.kind, level, codes, True, facts) for s in sources]
     outcomes = _execute(tasks, jobs, None)
     files: list[FileResult] = []
     for outcome in outcomes:

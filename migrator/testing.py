@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from migrator.discovery import file_kind
 from migrator.engine import Analysis, analyze
+from migrator.fixpolicy import vendor_swap_allowed
 from migrator.model import Applicability
 from migrator.rule import Invalid, Rule, Valid
 
@@ -15,14 +16,21 @@ def kind_for(path: str) -> str:
     return kind
 
 
-def run_example(rule: type[Rule], example: Valid | Invalid, fix: bool) -> Analysis:
-    return analyze(
-        example.code,
-        example.path,
-        kind_for(example.path),
-        (rule,),
-        fix=Applicability.UNSAFE if fix else None,
-    )
+def run_example(
+    rule: type[Rule], example: Valid | Invalid, fix: bool, variant: bool = False
+) -> Analysis:
+    """Analyse an example; ``variant`` lets vendor-swapping fixes apply (a ROCm variant's text)."""
+    token = vendor_swap_allowed.set(variant)
+    try:
+        return analyze(
+            example.code,
+            example.path,
+            kind_for(example.path),
+            (rule,),
+            fix=Applicability.UNSAFE if fix else None,
+        )
+    finally:
+        vendor_swap_allowed.reset(token)
 
 
 def check_valid(rule: type[Rule], example: Valid) -> None:
@@ -44,7 +52,10 @@ def check_invalid(rule: type[Rule], example: Invalid) -> None:
         assert first.line == example.line, f"line {first.line} != {example.line}"
     if example.column is not None:
         assert first.column == example.column, f"column {first.column} != {example.column}"
-    fixed = run_example(rule, example, fix=True)
+    if rule.replaces_vendor:
+        in_place = run_example(rule, example, fix=True)
+        assert in_place.new_text is None, f"{rule.code} edited a file NVIDIA uses in place"
+    fixed = run_example(rule, example, fix=True, variant=rule.replaces_vendor)
     assert fixed.fix_error is None, fixed.fix_error
     if example.fixed is None:
         assert fixed.new_text is None, f"unexpected fix:\n{fixed.new_text}"
@@ -52,7 +63,7 @@ def check_invalid(rule: type[Rule], example: Invalid) -> None:
     assert fixed.new_text == example.fixed, (
         f"fix differs\n--- expected\n{example.fixed}\n--- got\n{fixed.new_text}"
     )
-    again = analyze(
-        fixed.new_text, example.path, kind_for(example.path), (rule,), fix=Applicability.UNSAFE
+    again = run_example(
+        rule, Invalid(fixed.new_text, path=example.path), fix=True, variant=rule.replaces_vendor
     )
     assert again.new_text is None, f"second fix pass changed the text again:\n{again.new_text}"

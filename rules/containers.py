@@ -161,6 +161,7 @@ class CudaBaseImage(TextRule):
     """
 
     code = "ROC860"
+    replaces_vendor = True
     name = "cuda-base-image"
     category = "container"
     severity = Severity.ERROR
@@ -283,6 +284,7 @@ class NgcImage(TextRule):
     """
 
     code = "ROC861"
+    replaces_vendor = True
     name = "ngc-image"
     category = "container"
     severity = Severity.ERROR
@@ -401,6 +403,7 @@ class DockerGpuFlags(TextRule):
     """
 
     code = "ROC862"
+    replaces_vendor = True
     name = "docker-nvidia-gpu-flags"
     category = "container"
     severity = Severity.ERROR
@@ -631,6 +634,7 @@ class ComposeNvidiaGpu(TextRule):
     """
 
     code = "ROC863"
+    replaces_vendor = True
     name = "compose-nvidia-gpu"
     category = "container"
     severity = Severity.ERROR
@@ -934,6 +938,7 @@ class PipCudaWheelIndex(TextRule):
     """
 
     code = "ROC865"
+    replaces_vendor = True
     name = "pip-cuda-wheel-index"
     category = "container"
     severity = Severity.ERROR
@@ -1020,6 +1025,7 @@ class PipCudaLocalVersion(TextRule):
     """
 
     code = "ROC866"
+    replaces_vendor = True
     name = "pip-cuda-local-version"
     category = "container"
     severity = Severity.ERROR

@@ -14,6 +14,9 @@ from migrator.astutil import (
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
+#: First torch release with the ``torch.amp`` form of each name (``autocast`` has always had it).
+_SINCE = {"GradScaler": "2.3", "custom_fwd": "2.4", "custom_bwd": "2.4"}
+
 _TARGETS = {
     "torch.cuda.amp.autocast": ("autocast", "positional"),
     "torch.cuda.amp.GradScaler": ("GradScaler", "positional"),
@@ -50,7 +53,10 @@ class CudaAmpNamespace(PythonRule):
 
     ## Fix safety
     Safe: `torch.cuda.amp.autocast(...)` is defined as `torch.amp.autocast("cuda", ...)`, and the
-    same holds for the other three names (torch ≥ 2.3 for `GradScaler`, ≥ 2.4 for `custom_fwd`).
+    same holds for the other three names. The `torch.amp` forms of `GradScaler` (torch ≥ 2.3) and
+    `custom_fwd`/`custom_bwd` (≥ 2.4) are newer: where the project declares an older torch, or the
+    call sits in a branch for older torch (`if torch.__version__ < "2.3": ... else: ...`), no fix
+    is offered and the finding says why.
     """
 
     code = "ROC520"
@@ -121,6 +127,7 @@ class CudaAmpNamespace(PythonRule):
             replacement=replacement,
             imports=imports,
             remove_imports=self._removals(node.func, qualified),
+            requires={"torch": _SINCE[name]} if name in _SINCE else {},
         )
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
@@ -139,6 +146,7 @@ class CudaAmpNamespace(PythonRule):
             replacement=replacement,
             imports=imports,
             remove_imports=self._removals(node.decorator, qualified),
+            requires={"torch": _SINCE[name]} if name in _SINCE else {},
         )
 
     def _removals(self, func: cst.BaseExpression, qualified: str) -> list[tuple[str | None, ...]]:

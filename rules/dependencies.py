@@ -188,6 +188,7 @@ class TorchCudaLocalVersion(RequirementRule):
     """
 
     code = "ROC801"
+    replaces_vendor = True
     name = "torch-cuda-local-version"
     category = "dependency"
     severity = Severity.ERROR
@@ -360,6 +361,7 @@ class PytorchCudaWheelIndex(TextRule):
     """
 
     code = "ROC802"
+    replaces_vendor = True
     name = "pytorch-cuda-wheel-index"
     category = "dependency"
     severity = Severity.ERROR
@@ -480,6 +482,7 @@ class CupyCudaWheel(RequirementRule):
     """
 
     code = "ROC803"
+    replaces_vendor = True
     name = "cupy-cuda-wheel"
     category = "dependency"
     severity = Severity.ERROR
@@ -574,6 +577,7 @@ class OnnxruntimeGpu(RequirementRule):
     """
 
     code = "ROC804"
+    replaces_vendor = True
     name = "onnxruntime-gpu"
     category = "dependency"
     severity = Severity.ERROR
@@ -649,6 +653,7 @@ class JaxCudaExtra(RequirementRule):
     """
 
     code = "ROC805"
+    replaces_vendor = True
     name = "jax-cuda-extra"
     category = "dependency"
     severity = Severity.ERROR
@@ -997,15 +1002,14 @@ class BitsandbytesWithoutRocm(RequirementRule):
     ```
 
     ## Fix
-    ```python
-    # requirements.txt
-    bitsandbytes>=0.49
-    ```
+    None automatic: every flagged specifier caps bitsandbytes below 0.49 (an exact pin, a `<`
+    bound, a caret range), and the project chose that cap. Raise it by hand to a release with ROCm
+    binaries (0.49 preview, 0.50 official), after checking the API and default changes between
+    the two releases; a tool must not turn a pin into an open range.
 
     ## Fix safety
-    Unsafe: the upgrade crosses many bitsandbytes releases (API and default changes); 0.50 is
-    the first release with official ROCm support. Unpinned or open-ended specifiers are not
-    flagged.
+    No fix is offered (a pin is never widened silently). Unpinned or open-ended specifiers are
+    not flagged.
 
     ## References
     - rocm-facts.md §5 (bitsandbytes row), §10 item 7
@@ -1016,8 +1020,8 @@ class BitsandbytesWithoutRocm(RequirementRule):
     category = "dependency"
     severity = Severity.ERROR
     message = "bitsandbytes before 0.49 has no ROCm binaries"
-    fix_title = "Require `bitsandbytes>=0.49` (ROCm binaries; official from 0.50)"
-    applicability = Applicability.UNSAFE
+    fix_title = None
+    applicability = Applicability.NONE
     fact = "§5 bitsandbytes row, §10 item 7; [B1]"
     triggers = _cases("bitsandbytes", "BitsAndBytes")
     targets = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200")
@@ -1032,7 +1036,6 @@ class BitsandbytesWithoutRocm(RequirementRule):
         Invalid(
             "bitsandbytes==0.41.1\n",
             path="requirements.txt",
-            fixed="bitsandbytes>=0.49\n",
             line=1,
             column=1,
         ),
@@ -1040,20 +1043,16 @@ class BitsandbytesWithoutRocm(RequirementRule):
             '[project]\nname = "x"\n\n[project.optional-dependencies]\n'
             'quant = ["bitsandbytes==0.41.1"]\n',
             path="pyproject.toml",
-            fixed='[project]\nname = "x"\n\n[project.optional-dependencies]\n'
-            'quant = ["bitsandbytes>=0.49"]\n',
             line=5,
             column=11,
         ),
         Invalid(
             "bitsandbytes>=0.40,<0.44 ; platform_machine == 'x86_64'\n",
             path="requirements.txt",
-            fixed="bitsandbytes>=0.49 ; platform_machine == 'x86_64'\n",
         ),
         Invalid(
             '[tool.poetry.dependencies]\nbitsandbytes = "^0.41.1"\n',
             path="pyproject.toml",
-            fixed='[tool.poetry.dependencies]\nbitsandbytes = ">=0.49"\n',
         ),
     ]
 
@@ -1065,8 +1064,8 @@ class BitsandbytesWithoutRocm(RequirementRule):
             return None
         return Verdict(
             f"`bitsandbytes{req.parsed.spec.strip()}` has no ROCm binaries (first in "
-            f"{table['first_rocm']}, official in {table['official']})",
-            Change(spec=table["fixed_specifier"]),
+            f"{table['first_rocm']}, official in {table['official']}); raise the pin by hand "
+            "(no automatic fix: it would widen the project's pin)"
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
@@ -264,6 +265,10 @@ class FlashAttnFunc(PythonRule):
             )
             return
         replacement, imports = result
+        emitted = self.ctx.module.code_for_node(replacement)
+        # SDPA's `scale` (2.1), torch.nn.attention.bias (2.3), `enable_gqa` (2.5)
+        bias = any(module == "torch.nn.attention.bias" for module, _ in imports)
+        minimum = "2.5" if "enable_gqa" in emitted else "2.3" if bias else "2.1"
         self.report(
             node,
             message=(
@@ -272,6 +277,7 @@ class FlashAttnFunc(PythonRule):
             ),
             replacement=replacement,
             imports=imports,
+            requires={"torch": minimum},
             remove_imports=unused_import_candidates(self.ctx, node.func, "flash_attn"),
         )
 
@@ -502,6 +508,13 @@ class FlashAttnHardImport(PythonRule):
             return
 
 
+#: An ``if`` test naming a flash-attention switch, and availability probes (which are not).
+_FLASH_SWITCH = re.compile(r"flash", re.IGNORECASE)
+_PROBE = re.compile(r"avail|\bhas_|HAS_|import", re.IGNORECASE)
+#: Code that packs several sequences into one row (padding-free batches, multipack).
+_PACKING = re.compile(r"packing|flatten|padding_free|multipack|cu_seqlens", re.IGNORECASE)
+
+
 class _HfAttnImplementation(PythonRule):
     """Shared matcher of transformers ``attn_implementation`` values (ROC403, ROC404)."""
 
@@ -511,6 +524,8 @@ class _HfAttnImplementation(PythonRule):
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
         self._dispatch: bool | None = None
+        #: The node being visited when a value is checked (its ancestors are known).
+        self._anchor: cst.CSTNode | None = None
 
     # -- where the literal can be
 
@@ -519,6 +534,7 @@ class _HfAttnImplementation(PythonRule):
         if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) >= 3:
             target = node.args[1].value
             if isinstance(target, cst.SimpleString) and "attn_impl" in str(target.evaluated_value):
+                self._anchor = node
                 self._check(node.args[2].value)
         names_option = any(
             isinstance(a.value, cst.SimpleString)
@@ -531,6 +547,7 @@ class _HfAttnImplementation(PythonRule):
                 continue
             keyword = argument.keyword.value
             if keyword == "attn_implementation" or (names_option and keyword == "default"):
+                self._anchor = node
                 self._check(argument.value)
             elif keyword == "use_flash_attention_2" and self.values_key == "fa2":
                 self._use_flash_attention_2(node, argument)
@@ -540,18 +557,22 @@ class _HfAttnImplementation(PythonRule):
         if not isinstance(key, cst.SimpleString):
             return
         if str(key.evaluated_value).lstrip("_") == "attn_implementation":
+            self._anchor = node
             self._check(node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(self._names_attn(target.target) for target in node.targets):
+            self._anchor = node
             self._check(node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and self._names_attn(node.target):
+            self._anchor = node
             self._check(node.value)
 
     def visit_Param(self, node: cst.Param) -> None:
         if node.default is not None and "attn_impl" in node.name.value:
+            self._anchor = node
             self._check(node.default)
 
     @staticmethod
@@ -574,7 +595,10 @@ class _HfAttnImplementation(PythonRule):
 
     def _check(self, value: cst.BaseExpression) -> None:
         replacement_value: str = _data()["transformers"]["replacement"]
+        probed = _probed_bodies(value, self.ctx.code)
         for string in string_nodes_with_value(value, self._values()):
+            if id(string) in probed:
+                continue  # already dispatched on an availability probe: portable
             if self._is_dispatch_code():
                 self.report(
                     string,
@@ -585,7 +609,81 @@ class _HfAttnImplementation(PythonRule):
                     ),
                 )
                 continue
-            self.report(string, replacement=replace_string(string, replacement_value))
+            self._report_dispatch(string, replacement_value, value)
+
+    def _report_dispatch(
+        self, string: cst.SimpleString, fallback: str, value: cst.BaseExpression
+    ) -> None:
+        """Keep FlashAttention-2 where it is installed, fall back to ``fallback`` elsewhere; leave
+        explicit user requests and packed-sequence code alone (they need FA2's varlen path)."""
+        requested = self._explicit_request(value)
+        if requested:
+            self.report(
+                string,
+                message=(
+                    f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
+                    "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
+                ),
+            )
+            return
+        if _PACKING.search(self.ctx.module.code):
+            self.report(
+                string,
+                message=(
+                    f"{self.message}; not rewritten: this file packs sequences, which relies on "
+                    "FlashAttention's variable-length path (sdpa would attend across them)"
+                ),
+            )
+            return
+        if self._probe_guarded(value, string):
+            self.report(
+                string,
+                message=(
+                    f"{self.message}; not rewritten: an availability check already guards it "
+                    "(on ROCm without flash_attn the other branch runs)"
+                ),
+            )
+            return
+        probe = f"is_flash_attn_{self.values_key[-1]}_available"
+        imports = [("transformers.utils", probe)]
+        test = cst.Call(func=cst.Name(probe))
+        if not _imports_transformers_at_top(self.ctx.module):
+            # keep transformers a lazy import here: ask importlib whether flash_attn is installed
+            package = "flash_attn" if self.values_key == "fa2" else "flash_attn_3"
+            test = cst.parse_expression(f'importlib.util.find_spec("{package}") is not None')
+            imports = [("importlib.util", None)]
+        expression = cst.IfExp(test=test, body=string, orelse=replace_string(string, fallback))
+        if string is not value:  # inside `a if c else b` or `a or b`: keep the precedence
+            expression = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self.report(
+            string,
+            replacement=expression,
+            imports=imports,
+            requires={"transformers": "4.36" if self.values_key == "fa2" else "4.53"},
+        )
+
+    @staticmethod
+    def _probe_guarded(value: cst.BaseExpression, string: cst.SimpleString) -> bool:
+        """Whether ``string`` is the body of ``x if HAS_FLASH_ATTN else y`` (a portable fallback)."""
+        return (
+            isinstance(value, cst.IfExp)
+            and value.body is string
+            and bool(_PROBE.search(cst.Module([]).code_for_node(value.test)))
+        )
+
+    def _explicit_request(self, value: cst.BaseExpression) -> str | None:
+        """The test of an enclosing ``if`` that names a flash-attention switch
+        (``if args.use_flash_attn:``, ``if backend == "flash":``), when there is one."""
+        anchor = self._anchor
+        enclosing = [value] if isinstance(value, cst.IfExp) else []
+        if anchor is not None:
+            enclosing += self.ctx.ancestors(anchor)
+        for ancestor in enclosing:
+            if isinstance(ancestor, cst.If | cst.IfExp):
+                test = self.ctx.code(ancestor.test)
+                if _FLASH_SWITCH.search(test) and not _PROBE.search(test):
+                    return test.strip()
+        return None
 
     def _use_flash_attention_2(self, call: cst.Call, argument: cst.Arg) -> None:
         if is_literal(argument.value, False) or not self._is_hf_call(call):
@@ -608,8 +706,13 @@ class _HfAttnImplementation(PythonRule):
             argument,
             message=base,
             replacement=argument.with_changes(
-                keyword=cst.Name("attn_implementation"), value=cst.SimpleString('"sdpa"')
+                keyword=cst.Name("attn_implementation"),
+                value=cst.parse_expression(
+                    '"flash_attention_2" if is_flash_attn_2_available() else "sdpa"'
+                ),
             ),
+            imports=[("transformers.utils", "is_flash_attn_2_available")],
+            requires={"transformers": "4.36"},
         )
 
     def _is_hf_call(self, call: cst.Call) -> bool:
@@ -627,6 +730,36 @@ class _HfAttnImplementation(PythonRule):
             names = set(_data()["transformers"]["fa2"]) | set(_data()["transformers"]["fa3"])
             self._dispatch = _compares_against(self.ctx.module, names)
         return self._dispatch
+
+
+def _imports_transformers_at_top(module: cst.Module) -> bool:
+    """Whether the module imports transformers at module level (so a probe import costs nothing)."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None:
+                    name = cst.Module([]).code_for_node(small.module)
+                    if name == "transformers" or name.startswith("transformers."):
+                        return True
+                if isinstance(small, cst.Import) and any(
+                    cst.Module([]).code_for_node(alias.name).split(".")[0] == "transformers"
+                    for alias in small.names
+                ):
+                    return True
+    return False
+
+
+def _probed_bodies(value: cst.BaseExpression, code: Any) -> set[int]:
+    """``id()`` of the bodies of ``x if is_..._available() else y`` expressions inside ``value``."""
+    found: set[int] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            if "_available(" in code(node.test) or "find_spec(" in code(node.test):
+                found.add(id(node.body))
+
+    value.visit(_Finder())
+    return found
 
 
 def _compares_against(module: cst.Module, names: set[str]) -> bool:
@@ -669,17 +802,26 @@ class HfFlashAttention2(_HfAttnImplementation):
 
     ## Fix
     ```python
-    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="sdpa")
+    from transformers.utils import is_flash_attn_2_available
+
+    model = AutoModelForCausalLM.from_pretrained(
+        name,
+        attn_implementation="flash_attention_2" if is_flash_attn_2_available() else "sdpa",
+    )
     ```
-    `use_flash_attention_2=True` becomes `attn_implementation="sdpa"` (the old flag was
-    deprecated in transformers 4.x and is gone in 5.x).
+    `use_flash_attention_2=True` becomes the same `attn_implementation=` dispatch (the old flag
+    was deprecated in transformers 4.x and is gone in 5.x).
 
     ## Fix safety
-    Safe per the facts table (§4c): both implementations compute the same attention and
-    transformers supports `"sdpa"` for every model that supports FlashAttention-2. Only the
-    literal string is replaced, so quotes and comments stay. Files that also compare a value
-    against `"flash_attention_2"` (dispatch code, e.g. padding-free packing paths) get no fix:
-    rewriting one side would change which branch runs.
+    Safe: where `flash_attn` is installed (every NVIDIA setup that ran this code before)
+    `is_flash_attn_2_available()` is true and the model keeps FlashAttention-2; elsewhere
+    transformers uses `"sdpa"`, which computes the same attention and runs AOTriton kernels on
+    ROCm. Only the literal string is replaced, so quotes and comments stay. No fix where the
+    choice is the user's (the literal sits under `if args.use_flash_attn:` or another test naming
+    flash), where the file packs sequences (padding-free batches, multipack: they rely on
+    FlashAttention's variable-length path, and SDPA would attend across the packed sequences), or
+    where the file compares a value against `"flash_attention_2"` (rewriting one side would
+    change which branch runs). Needs transformers ≥ 4.36 (`attn_implementation`).
 
     ## Known problems
     Older transformers releases handled padding-free packed batches (`position_ids` restarting
@@ -696,7 +838,7 @@ class HfFlashAttention2(_HfAttnImplementation):
     category = "flash-attn"
     severity = Severity.ERROR
     message = "`flash_attention_2` needs ROCm/flash-attention; transformers raises without it"
-    fix_title = 'Use attn_implementation="sdpa"'
+    fix_title = 'Keep FlashAttention-2 where installed, else attn_implementation="sdpa"'
     applicability = Applicability.SAFE
     fact = "§4c; [X1][X2][V]"
     triggers = ("flash_attention_2",)
@@ -704,6 +846,10 @@ class HfFlashAttention2(_HfAttnImplementation):
     values_key = "fa2"
     valid = [
         Valid('model = AutoModel.from_pretrained(name, attn_implementation="sdpa")\n'),
+        Valid(
+            "from transformers.utils import is_flash_attn_2_available\n"
+            'impl = "flash_attention_2" if is_flash_attn_2_available() else "sdpa"\n'
+        ),
         Valid('if model.config._attn_implementation == "flash_attention_2":\n    pass\n'),
         Valid(
             '"""Pass attn_implementation="flash_attention_2" for speed."""\n'
@@ -721,26 +867,28 @@ class HfFlashAttention2(_HfAttnImplementation):
             "    name, attn_implementation='flash_attention_2')\n",
             fixed=(
                 "from transformers import AutoModelForCausalLM\n"
+                "from transformers.utils import is_flash_attn_2_available\n\n"
                 "m = AutoModelForCausalLM.from_pretrained(\n"
-                "    name, attn_implementation='sdpa')\n"
+                "    name, attn_implementation='flash_attention_2' if is_flash_attn_2_available() "
+                "else 'sdpa')\n"
             ),
             line=3,
             column=31,
         ),
-        Invalid(
+        Invalid(  # an availability probe already guards it: no fix
             'attn_impl = "flash_attention_2" if HAS_FLASH_ATTN and on_gpu else "eager"  # fast\n'
             "model = AutoModelForCausalLM.from_config(config, attn_implementation=attn_impl)\n",
-            fixed=(
-                'attn_impl = "sdpa" if HAS_FLASH_ATTN and on_gpu else "eager"  # fast\n'
-                "model = AutoModelForCausalLM.from_config(config, attn_implementation=attn_impl)\n"
-            ),
+            fixed=None,
         ),
-        Invalid(
-            'model_kwargs = {"torch_dtype": dtype, "attn_implementation": "flash_attention_2"}\n'
+        Invalid(  # transformers is not imported at module level: importlib asks instead
+            'model_kwargs = {"attn_implementation": "flash_attention_2"}\n'
             'model_kwargs["attn_implementation"] = "flash_attention_2"\n',
             fixed=(
-                'model_kwargs = {"torch_dtype": dtype, "attn_implementation": "sdpa"}\n'
-                'model_kwargs["attn_implementation"] = "sdpa"\n'
+                "import importlib.util\n\n"
+                'model_kwargs = {"attn_implementation": "flash_attention_2" if '
+                'importlib.util.find_spec("flash_attn") is not None else "sdpa"}\n'
+                'model_kwargs["attn_implementation"] = "flash_attention_2" if '
+                'importlib.util.find_spec("flash_attn") is not None else "sdpa"\n'
             ),
             count=2,
         ),
@@ -752,9 +900,11 @@ class HfFlashAttention2(_HfAttnImplementation):
             ")\n",
             fixed=(
                 "import transformers as tf\n"
+                "from transformers.utils import is_flash_attn_2_available\n\n"
                 "m = tf.AutoModel.from_pretrained(\n"
                 "    name,\n"
-                '    attn_implementation="sdpa",  # speed\n'
+                '    attn_implementation="flash_attention_2" if is_flash_attn_2_available() '
+                'else "sdpa",  # speed\n'
                 ")\n"
             ),
         ),
@@ -763,6 +913,18 @@ class HfFlashAttention2(_HfAttnImplementation):
             'cfg.attn_implementation = "flash_attention_2"\n'
             'if cfg.attn_implementation == "flash_attention_2":\n'
             "    pass\n",
+            fixed=None,
+            line=2,
+        ),
+        Invalid(  # the user asked for FlashAttention: left alone, reported
+            "if args.use_flash_attn:\n"
+            '    model_kwargs["attn_implementation"] = "flash_attention_2"\n',
+            fixed=None,
+            line=2,
+        ),
+        Invalid(  # packed sequences need FlashAttention's varlen path
+            "from transformers import DataCollatorWithFlattening\n"
+            'model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="flash_attention_2")\n',
             fixed=None,
             line=2,
         ),
@@ -786,12 +948,19 @@ class HfFlashAttention3(_HfAttnImplementation):
 
     ## Fix
     ```python
-    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="sdpa")
+    from transformers.utils import is_flash_attn_3_available
+
+    model = AutoModelForCausalLM.from_pretrained(
+        name,
+        attn_implementation="flash_attention_3" if is_flash_attn_3_available() else "sdpa",
+    )
     ```
 
     ## Fix safety
-    Unsafe: on Hopper GPUs FlashAttention-3 is faster than SDPA and supports FP8 attention;
-    the switch changes performance there, and FP8 attention paths lose their kernel.
+    Unsafe: Hopper machines with FlashAttention-3 installed keep it, but the probe
+    `is_flash_attn_3_available` is only in recent transformers (assumed ≥ 4.53, the release
+    that added FlashAttention-3; not verified), so check the project's transformers floor. Not
+    offered for user-selected backends or packed sequences (see ROC403).
 
     ## References
     - Dao-AILab/flash-attention README (FlashAttention-3 requirements)
@@ -802,7 +971,7 @@ class HfFlashAttention3(_HfAttnImplementation):
     category = "flash-attn"
     severity = Severity.ERROR
     message = "`flash_attention_3` is Hopper-only (no ROCm build); transformers raises on AMD GPUs"
-    fix_title = 'Use attn_implementation="sdpa"'
+    fix_title = 'Keep FlashAttention-3 where installed, else attn_implementation="sdpa"'
     applicability = Applicability.UNSAFE
     fact = "§4c; [F2]"
     triggers = ("flash_attention_3",)
@@ -815,11 +984,21 @@ class HfFlashAttention3(_HfAttnImplementation):
     ]
     invalid = [
         Invalid(
+            "from transformers import AutoModel\n"
             'model = AutoModel.from_pretrained(name, attn_implementation="flash_attention_3")\n',
-            fixed='model = AutoModel.from_pretrained(name, attn_implementation="sdpa")\n',
+            fixed=(
+                "from transformers import AutoModel\n"
+                "from transformers.utils import is_flash_attn_3_available\n\n"
+                'model = AutoModel.from_pretrained(name, attn_implementation="flash_attention_3" '
+                'if is_flash_attn_3_available() else "sdpa")\n'
+            ),
         ),
         Invalid(
             "def load(name, attn_implementation='flash_attention_3'):\n    pass\n",
-            fixed="def load(name, attn_implementation='sdpa'):\n    pass\n",
+            fixed=(
+                "import importlib.util\n\n"
+                "def load(name, attn_implementation='flash_attention_3' if "
+                "importlib.util.find_spec(\"flash_attn_3\") is not None else 'sdpa'):\n    pass\n"
+            ),
         ),
     ]

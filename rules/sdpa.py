@@ -217,6 +217,7 @@ class DeprecatedSdpKernel(PythonRule):
     fix_title = "Use `sdpa_kernel([...])` with the same backends"
     applicability = Applicability.SAFE
     fact = "§2 sdp_kernel row; [V][P7]"
+    fix_requires = {"torch": "2.3"}
     triggers = ("sdp_kernel",)
     effort_hours = 0.1
     valid = [

@@ -16,6 +16,7 @@ from packaging.requirements import Requirement
 
 from migrator.discovery import file_kind
 from migrator.engine import analyze
+from migrator.fixpolicy import vendor_swap_allowed
 from migrator.model import Applicability
 from migrator.registry import all_rules, select_rules
 from migrator.tomlcompat import tomllib
@@ -25,12 +26,21 @@ FIXTURE = ROOT / "fixtures" / "llm_app"
 MINE = [rule for rule in all_rules() if rule.category in {"dependency", "container"}]
 
 
-def fix(text: str, path: str) -> str:
+def fix(text: str, path: str, variant: bool = True) -> str:
+    """The unsafe-fixed text; ``variant``: as a ROCm variant of the file (vendor swaps allowed)."""
     kind = file_kind(path)
     assert kind is not None
-    result = analyze(
-        text, path, kind, select_rules(["dependency", "container"], None), fix=Applicability.UNSAFE
-    )
+    token = vendor_swap_allowed.set(variant)
+    try:
+        result = analyze(
+            text,
+            path,
+            kind,
+            select_rules(["dependency", "container"], None),
+            fix=Applicability.UNSAFE,
+        )
+    finally:
+        vendor_swap_allowed.reset(token)
     assert result.fix_error is None, result.fix_error
     return text if result.new_text is None else result.new_text
 
@@ -85,7 +95,7 @@ def test_fixture_requirements_fix():
     assert "--extra-index-url https://download.pytorch.org/whl/rocm6.0\n" in fixed
     assert "torch==2.3.1+rocm6.0\n" in fixed
     assert "nvidia-cublas" not in fixed
-    assert "bitsandbytes>=0.49\n" in fixed
+    assert "bitsandbytes==0.41.1\n" in fixed  # a pin is never widened
     assert "cupy-rocm-7-0        # used by the tokenizer post-processing kernels\n" in fixed
     assert "onnxruntime-migraphx     # ONNX export of the embedding model\n" in fixed
     # untouched: comments, unrelated lines, report-only packages
@@ -101,13 +111,20 @@ def test_fixture_requirements_fix():
     assert fix(fixed, "requirements.txt") == fixed
 
 
-def test_fixture_pyproject_fix():
+def test_fixture_pyproject_keeps_the_bitsandbytes_pin():
     text = (FIXTURE / "pyproject.toml").read_text()
-    fixed = fix(text, "pyproject.toml")
-    assert_valid(fixed, "pyproject.toml")
-    quant = tomllib.loads(fixed)["project"]["optional-dependencies"]["quant"]
-    assert quant == ["bitsandbytes>=0.49"]
-    assert fixed.replace('"bitsandbytes>=0.49"', '"bitsandbytes==0.41.1"') == text
+    assert fix(text, "pyproject.toml") == text
+
+
+@pytest.mark.parametrize(
+    "path", ["Dockerfile", "docker-compose.yml", "requirements.txt", "scripts/launch.sh"]
+)
+def test_vendor_swaps_are_never_applied_in_place(path):
+    """In place, the fixture's NVIDIA images, indexes, CUDA wheels and GPU flags stay as they are."""
+    text = (FIXTURE / path).read_text()
+    fixed = fix(text, path, variant=False)
+    for kept in ("nvidia/cuda:", "driver: nvidia", "whl/cu121", "+cu121", "cupy-cuda12x", "--gpus"):
+        assert (kept in text) == (kept in fixed), kept
 
 
 def test_fixture_compose_fix():
@@ -200,7 +217,7 @@ def test_setup_py_requirements_lists():
     )
     fixed = fix(text, "setup.py")
     assert "'torch==2.4.0+rocm6.1'" in fixed
-    assert "'bitsandbytes>=0.49'" in fixed
+    assert "'bitsandbytes==0.41.1'" in fixed
     assert "nvidia-nccl-cu12" not in fixed
     assert "extras['gpu'] = ['flash-attn==2.7.4.post1']" in fixed
     compile(fixed, "setup.py", "exec")

@@ -34,7 +34,7 @@ def load_hf_model(config, device):
     from transformers import AutoModelForCausalLM
 
     on_gpu = torch.device(device).type == "cuda"
-    attn_impl = "sdpa" if HAS_FLASH_ATTN and on_gpu else "eager"
+    attn_impl = "flash_attention_2" if HAS_FLASH_ATTN and on_gpu else "eager"
     dtype = default_dtype() if on_gpu else torch.float32
     model = AutoModelForCausalLM.from_config(config, attn_implementation=attn_impl, torch_dtype=dtype)
     return model.to(device).eval()

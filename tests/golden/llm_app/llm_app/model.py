@@ -5,9 +5,9 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.attention.bias import causal_lower_right
 
 try:
+    from flash_attn import flash_attn_func
     HAS_FLASH_ATTN = True
 except ImportError:
     HAS_FLASH_ATTN = False
@@ -122,15 +122,7 @@ class CausalSelfAttention(nn.Module):
             v = v.repeat_interleave(rep, dim=2)
 
         if HAS_FLASH_ATTN:
-            out = F.scaled_dot_product_attention(
-                q.transpose(1, 2),
-                k.transpose(1, 2),
-                v.transpose(1, 2),
-                attn_mask=causal_lower_right(q.size(1), k.size(1)),
-                dropout_p=0.0,
-                scale=self.scale,
-                enable_gqa=True,
-            ).transpose(1, 2).contiguous()
+            out = flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=self.scale, causal=True)
         elif HAS_XFORMERS and q.is_cuda:
             out = F.scaled_dot_product_attention(
                 q.transpose(1, 2),

@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
 
 IMAGE=${IMAGE:-registry.example.com/ml/llm_app:latest}
 
-docker run --rm --device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined \
+docker run --rm --gpus all \
   -e CUDA_VISIBLE_DEVICES -e HIP_VISIBLE_DEVICES \
   -p 8000:8000 \
   -v /models:/models:ro \

@@ -3,9 +3,9 @@
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.attention.bias import causal_lower_right
 
 try:
+    from flash_attn import flash_attn_func
     HAS_FLASH_ATTN = True
 except ImportError:
     HAS_FLASH_ATTN = False
@@ -25,13 +25,7 @@ class Block(nn.Module):
         b, s, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.n_heads, d // self.n_heads).unbind(2)
         if HAS_FLASH_ATTN and q.is_cuda:
-            a = F.scaled_dot_product_attention(
-                q.transpose(1, 2),
-                k.transpose(1, 2),
-                v.transpose(1, 2),
-                attn_mask=causal_lower_right(q.size(1), k.size(1)),
-                enable_gqa=True,
-            ).transpose(1, 2).contiguous()
+            a = flash_attn_func(q, k, v, causal=True)
         else:
             a = F.scaled_dot_product_attention(
                 q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True

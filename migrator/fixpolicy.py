@@ -1,0 +1,186 @@
+"""Which offered fixes may be applied in this project: none in files or CI jobs that exist for
+NVIDIA, and none emitting an API newer than the project (or the version branch) supports."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from typing import TypeVar
+
+import libcst as cst
+
+from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.model import Applicability
+from migrator.versions import ProjectFacts, VersionRange, branch_range
+
+_Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
+
+#: The facts of the project being fixed (set by the runner per task; empty when unknown).
+current_facts: ContextVar[ProjectFacts | None] = ContextVar("current_facts", default=None)
+
+#: Whether fixes that swap NVIDIA artefacts for AMD ones may apply (only when writing a ROCm
+#: variant of a file, never in place).
+vendor_swap_allowed: ContextVar[bool] = ContextVar("vendor_swap_allowed", default=False)
+
+#: Marker that starts the reason appended to a finding whose fix is withheld.
+WITHHELD = "no automatic fix: "
+
+_NVIDIA_TOKENS = frozenset(
+    {
+        "cuda",
+        "nvidia",
+        "nv",
+        "ngc",
+        "nvcr",
+        "tensorrt",
+        "trt",
+        "trtllm",
+        "b200",
+        "gb200",
+        "h100",
+        "h200",
+        "a100",
+        "hopper",
+        "blackwell",
+        "cudnn",
+        "te",
+    }
+)
+_PYTHON_NVIDIA_TOKENS = frozenset({"nvidia", "ngc", "tensorrt", "trtllm"})
+_CU_TAG = re.compile(r"^cu\d{2,3}$")
+
+
+def _tokens(path: str) -> list[str]:
+    return [token for token in re.split(r"[^a-z0-9]+", path.lower()) if token]
+
+
+def nvidia_specific_path(path: str, kind: str) -> bool:
+    """Whether a file is for NVIDIA by name (``docker/docker-cuda/…``, ``Dockerfile.B200``,
+    ``tests_cuda.yml``, ``requirements-cu121.txt``): such files are never edited in place."""
+    tokens = _tokens(path)
+    if kind in ("python", "notebook"):
+        return any(token in _PYTHON_NVIDIA_TOKENS for token in tokens)
+    return any(token in _NVIDIA_TOKENS or _CU_TAG.match(token) for token in tokens)
+
+
+def _ci_job_is_nvidia(text: str, offset: int) -> bool:
+    """Whether the CI job (a block under ``jobs:``) holding ``offset`` is for NVIDIA by name,
+    runner labels or container image."""
+    start = text.rfind("\n", 0, offset) + 1
+    lines_before = text[:start].splitlines()
+    job_indent = None
+    job_start = 0
+    for index in range(len(lines_before) - 1, -1, -1):
+        line = lines_before[index]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent == 0:
+            if line.startswith("jobs:") and job_indent is not None:
+                break
+            return False
+        if job_indent is None or indent < job_indent:
+            job_indent = indent
+            job_start = index
+    if job_indent is None:
+        return False
+    lines = text.splitlines()
+    block = [lines[job_start]]
+    for line in lines[job_start + 1 :]:
+        if line.strip() and len(line) - len(line.lstrip()) <= job_indent:
+            break
+        block.append(line)
+    header = "\n".join(
+        line for line in block if re.match(r"\s*(runs-on|image|container|\w[\w-]*:\s*$)", line)
+    )
+    return any(token in _NVIDIA_TOKENS - {"te"} for token in _tokens(header))
+
+
+_SWAP_REASON = (
+    "the change would replace NVIDIA's build for everyone using this file; put it in a ROCm "
+    "variant beside it (Dockerfile.rocm, docker-compose.rocm.yml, requirements-rocm.txt, a ROCm "
+    "CI job)"
+)
+
+
+def _withhold(raw: RawPythonFinding | RawTextFinding, reason: str) -> None:
+    raw.replacement = None
+    raw.applicability = Applicability.NONE
+    raw.message = f"{raw.message}; {WITHHELD}{reason}"
+
+
+def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, VersionRange]:
+    """Version constraints of the ``if``/``else`` branches enclosing ``node``."""
+    found: dict[str, VersionRange] = {}
+    child = node
+    for ancestor in context.ancestors(node):
+        test: cst.BaseExpression | None = None
+        negate = False
+        if isinstance(ancestor, cst.If | cst.IfExp):
+            if child is ancestor.body:
+                test = ancestor.test
+            elif child is ancestor.orelse:
+                test, negate = ancestor.test, True
+        if test is not None:
+            for package, bound in branch_range(context.code(test), negate).items():
+                found[package] = found.get(package, VersionRange()).intersect(bound)
+        child = ancestor
+    return found
+
+
+def police_python(context: PythonContext) -> None:
+    """Withhold the fixes of a Python file that the project's versions or purpose rule out."""
+    facts = current_facts.get() or ProjectFacts()
+    if nvidia_specific_path(context.path, "python"):
+        for raw in _fixable(context.reports):
+            _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")
+        return
+    swap = vendor_swap_allowed.get()
+    for raw in _fixable(context.reports):
+        if raw.rule.replaces_vendor and not swap:
+            _withhold(raw, _SWAP_REASON)
+            continue
+        if not raw.requires:
+            continue
+        reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node))
+        if reason:
+            _withhold(raw, reason)
+
+
+def police_text(context: TextContext) -> None:
+    """Withhold the fixes of a text file (or CI job) that exists for NVIDIA or that the
+    project's declared versions rule out."""
+    facts = current_facts.get() or ProjectFacts()
+    whole_file = nvidia_specific_path(context.path, context.kind)
+    swap = vendor_swap_allowed.get()
+    for raw in _fixable(context.reports):
+        if raw.rule.replaces_vendor and not swap:
+            _withhold(raw, _SWAP_REASON)
+        elif whole_file and not swap:
+            _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")
+        elif context.kind == "ci-yaml" and not swap and _ci_job_is_nvidia(context.text, raw.start):
+            _withhold(raw, "this CI job is for NVIDIA; add a ROCm job beside it")
+        elif raw.requires and (reason := facts.unmet(raw.requires)):
+            _withhold(raw, reason)
+
+
+def _fixable(reports: Sequence[_Raw]) -> Iterator[_Raw]:
+    return (raw for raw in reports if raw.replacement is not None)
+
+
+def check_line_length(old: str, new: str) -> None:
+    """Raise FixError when the rewrite adds a line longer than the project's configured line
+    length (black/ruff ``line-length``): the project's formatter check would fail on it."""
+    from migrator.fixer import FixError
+
+    limit = (current_facts.get() or ProjectFacts()).line_length
+    if not limit:
+        return
+    before = set(old.splitlines())
+    for number, line in enumerate(new.splitlines(), start=1):
+        if len(line) > limit and line not in before:
+            raise FixError(
+                f"line {number} of the rewrite would be {len(line)} characters, over the "
+                f"project's line length {limit}; file left unchanged"
+            )

@@ -1,0 +1,161 @@
+"""Fix policy on real project layouts: declared version floors and version branches withhold fixes
+that emit newer APIs; NVIDIA-specific files and CI jobs are never edited; line length is kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrator.model import Applicability
+from migrator.runner import fix_tree
+from migrator.versions import ProjectFacts, Version, branch_range, project_facts
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        target = tmp_path / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return tmp_path
+
+
+def _fix(root: Path, unsafe: bool = False) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """New texts by file, and the messages of the findings left, by file."""
+    level = Applicability.UNSAFE if unsafe else Applicability.SAFE
+    run = fix_tree(root, level=level, write=False, jobs=1)
+    texts = {o.relative: o.new_text for o in run.outcomes if o.new_text is not None}
+    left: dict[str, list[str]] = {}
+    for finding in run.scan.findings:
+        left.setdefault(finding.path, []).append(f"{finding.rule} {finding.message}")
+    return texts, left
+
+
+SCALER = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+
+
+def test_grad_scaler_withheld_below_torch_2_3(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname="x"\ndependencies=["torch>=2.2"]\n',
+            "train.py": SCALER,
+        },
+    )
+    texts, left = _fix(root)
+    assert "train.py" not in texts
+    assert any("needs torch>=2.3; the project supports torch>=2.2" in m for m in left["train.py"])
+
+
+def test_grad_scaler_fixed_from_torch_2_3(tmp_path):
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.3.1\n", "train.py": SCALER})
+    texts, _ = _fix(root)
+    assert texts["train.py"] == 'import torch\nscaler = torch.amp.GradScaler("cuda")\n'
+
+
+def test_grad_scaler_in_the_old_torch_branch_is_left(tmp_path):
+    code = (
+        "import torch\nfrom packaging import version\n"
+        'if version.parse(torch.__version__) >= version.parse("2.3"):\n'
+        '    scaler = torch.amp.GradScaler("cuda")\n'
+        "else:\n"
+        "    scaler = torch.cuda.amp.GradScaler()\n"
+    )
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.0\n", "train.py": code})
+    texts, left = _fix(root)
+    assert "train.py" not in texts
+    assert any("this code runs on torch>=2.0,<2.3" in m for m in left["train.py"])
+
+
+def test_grad_scaler_in_the_new_torch_branch_is_fixed(tmp_path):
+    code = (
+        "import torch\nfrom transformers.utils import is_torch_version\n"
+        'if is_torch_version(">=", "2.3"):\n'
+        "    scaler = torch.cuda.amp.GradScaler()\n"
+    )
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.0\n", "train.py": code})
+    texts, _ = _fix(root)
+    assert '    scaler = torch.amp.GradScaler("cuda")\n' in texts["train.py"]
+
+
+def test_sdpa_kernel_withheld_below_torch_2_3(tmp_path):
+    code = "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=False):\n    pass\n"
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.1,<2.3\n", "attn.py": code})
+    texts, left = _fix(root)
+    assert "attn.py" not in texts
+    assert any("ROC150" in m and "needs torch>=2.3" in m for m in left["attn.py"])
+
+
+def test_enable_gqa_withheld_on_torch_2_4(tmp_path):
+    code = (
+        "from flash_attn import flash_attn_func\n"
+        "def attend(q, k, v):\n"
+        "    return flash_attn_func(q, k, v)\n"
+    )
+    root = _project(tmp_path, {"requirements.txt": "torch==2.4.1\n", "attn.py": code})
+    texts, left = _fix(root, unsafe=True)
+    assert "attn.py" not in texts
+    assert any("ROC400" in m and "needs torch>=2.5" in m for m in left["attn.py"])
+    (root / "requirements.txt").write_text("torch>=2.5\n")
+    texts, _ = _fix(root, unsafe=True)
+    assert "enable_gqa=True" in texts["attn.py"]
+
+
+def test_nvidia_specific_files_stay_byte_identical(tmp_path):
+    files = {
+        "docker/docker-cuda/Dockerfile": "FROM ubuntu:22.04\nRUN nvidia-smi\n",
+        "Dockerfile.B200": "FROM ubuntu:22.04\nRUN nvidia-smi\n",
+        ".github/workflows/tests_cuda.yml": "jobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: nvidia-smi\n",
+        ".github/workflows/ci.yml": (
+            "jobs:\n  gpu:\n    runs-on: [self-hosted, nvidia-a100]\n    steps:\n      - run: nvidia-smi\n"
+            "  cpu:\n    runs-on: ubuntu-latest\n    steps:\n      - run: nvidia-smi\n"
+        ),
+    }
+    root = _project(tmp_path, files)
+    texts, left = _fix(root, unsafe=True)
+    assert set(texts) == {".github/workflows/ci.yml"}
+    new_ci = texts[".github/workflows/ci.yml"].splitlines()
+    assert new_ci[4] == "      - run: nvidia-smi"  # the NVIDIA runner's job is untouched
+    assert "amd-smi" in new_ci[8]  # the generic job gets the guarded command
+    assert any("this file is for NVIDIA" in m for m in left["Dockerfile.B200"])
+
+
+def test_rewrite_over_the_configured_line_length_is_dropped(tmp_path):
+    code = "import torch\nscaler = torch.cuda.amp.GradScaler(init_scale=2.0**16, growth_interval=10000)\n"
+    pyproject = '[project]\nname="x"\ndependencies=["torch>=2.4"]\n[tool.black]\nline-length = 79\n'
+    root = _project(tmp_path, {"pyproject.toml": pyproject, "train.py": code})
+    run = fix_tree(root, level=Applicability.SAFE, write=False, jobs=1)
+    (outcome,) = [o for o in run.outcomes if o.relative == "train.py"]
+    assert outcome.error is not None and "line length 79" in outcome.error
+
+
+@pytest.mark.parametrize(
+    ("test", "negate", "low", "high"),
+    [
+        ('torch.__version__ < "2.3"', False, None, "2.3"),
+        ('torch.__version__ < "2.3"', True, "2.3", None),
+        ('version.parse(torch.__version__) >= version.parse("2.5.0")', False, "2.5.0", None),
+        ('is_torch_version(">=", "2.4")', True, None, "2.4"),
+        ('is_torch_greater_or_equal("2.6")', False, "2.6", None),
+    ],
+)
+def test_branch_range(test, negate, low, high):
+    found = branch_range(test, negate)["torch"]
+    assert found.low == (Version(low) if low else None)
+    assert found.high == (Version(high) if high else None)
+
+
+def test_project_facts_from_setup_py_and_requirements(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup\nsetup(install_requires=['torch>=2.1,<2.6', 'jax[cuda12]==0.4.30'])\n",
+            "requirements.txt": "transformers~=4.40.0\n",
+        },
+    )
+    facts = project_facts(root)
+    assert facts.range("torch").low == Version("2.1")
+    assert facts.range("torch").high == Version("2.6")
+    assert facts.range("jax").low == Version("0.4.30")
+    assert facts.range("transformers").high == Version("4.41")
+    assert ProjectFacts().unmet({"torch": "2.3"}) is None  # nothing declared: nothing withheld
