@@ -93,6 +93,51 @@ def render_index(rules: tuple[type[Rule], ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_code_table(rules: tuple[type[Rule], ...]) -> str:
+    """The code table (``rules/codes.toml``) as a page: each family and category range with the
+    codes in use and the next free one, then the retired codes."""
+    from migrator.registry import code_table
+
+    table = code_table()
+    used: dict[str, list[str]] = {}
+    for rule in rules:
+        found = table.range_of(rule.code)
+        if found is not None:
+            used.setdefault(found.codes, []).append(rule.code)
+    lines = [
+        BANNER.replace("the rule catalog", "rules/codes.toml"),
+        "",
+        "# Rule codes",
+        "",
+        "Every rule's code lies in the range of its category; ranges are grouped into families of",
+        "a hundred codes. A new rule takes the next free code of its category; a new category or",
+        "family is added to `rules/codes.toml` first. Codes are never renumbered or reused.",
+        "",
+        "| family | category | range | in use | next free |",
+        "|---|---|---|---|---|",
+    ]
+    for family in table.families:
+        label = f"{family.name}: {family.title} ({family.codes})"
+        spans = [span for span in table.ranges if span.codes[:6] in family]
+        if not spans:
+            lines.append(f"| {label} | | | | |")
+        for span in spans:
+            codes = sorted(used.get(span.codes, []))
+            taken = [int(code[3:]) for code in codes] + [
+                int(code[3:]) for code in table.retired if code in span
+            ]
+            after = max(taken) + 1 if taken else span.first
+            free = f"ROC{after:03d}" if after <= span.last else "full"
+            lines.append(f"| {label} | {span.name} | {span.codes} | {len(codes)} | {free} |")
+            label = ""
+    lines += ["", "## Retired codes", ""]
+    if table.retired:
+        lines += [f"- {code}: {reason}" for code, reason in sorted(table.retired.items())]
+    else:
+        lines.append("None.")
+    return "\n".join(lines) + "\n"
+
+
 def render_rule_page(rule: type[Rule]) -> str:
     return BANNER + "\n\n" + render_rule(rule, facts_base="../")
 

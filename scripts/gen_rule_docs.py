@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from migrator.registry import all_rules
-from migrator.ruledocs import render_index, render_rule_page
+from migrator.ruledocs import render_code_table, render_index, render_rule_page
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "rules"
@@ -20,6 +20,7 @@ def expected() -> dict[str, str]:
     rules = all_rules()
     pages = {f"{rule.code}.md": render_rule_page(rule) for rule in rules}
     pages["index.md"] = render_index(rules)
+    pages["codes.md"] = render_code_table(rules)
     return pages
 
 
