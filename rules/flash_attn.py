@@ -645,8 +645,8 @@ class _HfAttnImplementation(PythonRule):
             )
             return
         probe = f"is_flash_attn_{self.values_key[-1]}_available"
-        imports = [("transformers.utils", probe)]
-        test = cst.Call(func=cst.Name(probe))
+        imports: list[tuple[str, str | None]] = [("transformers.utils", probe)]
+        test: cst.BaseExpression = cst.Call(func=cst.Name(probe))
         if not _imports_transformers_at_top(self.ctx.module):
             # keep transformers a lazy import here: ask importlib whether flash_attn is installed
             package = "flash_attn" if self.values_key == "fa2" else "flash_attn_3"
@@ -675,7 +675,7 @@ class _HfAttnImplementation(PythonRule):
         """The test of an enclosing ``if`` that names a flash-attention switch
         (``if args.use_flash_attn:``, ``if backend == "flash":``), when there is one."""
         anchor = self._anchor
-        enclosing = [value] if isinstance(value, cst.IfExp) else []
+        enclosing: list[cst.CSTNode] = [value] if isinstance(value, cst.IfExp) else []
         if anchor is not None:
             enclosing += self.ctx.ancestors(anchor)
         for ancestor in enclosing:
