@@ -16,13 +16,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from migrator.config import load_config
+from migrator.errors import ConfigError
 from migrator.verify.cli import verify_command
 from migrator.verify.compare import compare_outputs
 from migrator.verify.core import verify
 from migrator.verify.evidence import read_emulation_log, read_probe
-from migrator.verify.options import VerifyOptions
+from migrator.verify.metrics import parse_metric
+from migrator.verify.options import VerifyOptions, resolve_options
 from migrator.verify.process import run_process
 from migrator.verify.receipt import summary
+from migrator.verify.series import extract, higher_is_better
 from migrator.verify.smoke import read_smoke_output
 from migrator.verify.targets import sim_invocation
 from migrator.verify.workspace import Workspace
@@ -102,12 +106,16 @@ SIM_CHECK = """
     q = torch.randn(1, 2, 4, 8)
     try:
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            result["sdpa_cudnn_flag"] = torch.backends.cuda.cudnn_sdp_enabled()
             F.scaled_dot_product_attention(q, q, q)
         result["sdpa_cudnn"] = "ran"
     except RuntimeError as error:
         result["sdpa_cudnn"] = str(error)
     with sdpa_kernel([SDPBackend.MATH]):
         result["sdpa_math"] = list(F.scaled_dot_product_attention(q, q, q).shape)
+    result["sdpa_is_real"] = (
+        F.scaled_dot_product_attention is torch._C._nn.scaled_dot_product_attention
+    )
     print(json.dumps(result))
 """
 
@@ -164,7 +172,11 @@ def test_rocm_sim_emulates_a_rocm_mi300x_stack(tmp_path: Path) -> None:
     assert seen["pynvml"] == "ModuleNotFoundError: No module named 'pynvml'"
     assert seen["find_spec_pynvml"] is False
     assert seen["pycuda"] == "pycuda"  # --allow-module
-    assert seen["sdpa_cudnn"].startswith("No available kernel")
+    # torch itself refuses, as on ROCm: the emulation turned the real cuDNN flag off underneath
+    # (CPU builds word it "No viable backend", CUDA builds "No available kernel").
+    assert seen["sdpa_cudnn"].startswith(("No available kernel", "No viable backend"))
+    assert seen["sdpa_cudnn_flag"] is True  # as the code set it; torch saw it off underneath
+    assert seen["sdpa_is_real"] is True
     assert seen["sdpa_math"] == [1, 2, 4, 8]
 
     apis = {(query["api"], query["caller"]) for query in log["device_queries"]}
@@ -356,7 +368,7 @@ def test_outputs_that_differ_fail_with_the_place(tmp_path: Path) -> None:
     first = migrated.comparison.first_difference
     assert first is not None and (first.key, first.first_difference) == ("tokens", 2)
     assert (first.baseline, first.migrated) == (7, 9)
-    assert "outputs different at tokens[2]" in summary(receipt)
+    assert "outputs different: tokens[2]" in summary(receipt)
 
 
 def test_float_outputs_within_tolerance_pass_and_report_the_max_diff(tmp_path: Path) -> None:
@@ -396,7 +408,9 @@ def test_compare_outputs_rules() -> None:
         1e-4,
     )
     assert ignored.status == "equal" and ignored.ignored == ("tokens_per_second",)
-    assert compare_outputs(None, None, 0, 0).status == "not-compared"
+    nothing = compare_outputs(None, None, 0, 0)
+    assert nothing.status == "not-compared" and not nothing.matches
+    assert same.matches and (same.keys_compared, same.values_compared) == (2, 4)
     assert compare_outputs({"tokens": [1]}, None, 0, 0).status == "different"
     shape = compare_outputs({"tokens": [1, 2]}, {"tokens": [1, 2, 3]}, 0, 0)
     assert shape.status == "different" and shape.keys[0].note == "shape differs"
@@ -408,7 +422,8 @@ def test_smoke_output_from_stdout_and_tokens_per_second_line(tmp_path: Path) -> 
         "tokens_per_second=42.5\n"
     )
     parsed = read_smoke_output(tmp_path / "absent.json", stdout)
-    assert parsed.source == "stdout" and parsed.values == {"tokens": [4, 5], "logits": [0.5]}
+    assert parsed.source == "stdout-json"
+    assert parsed.values == {"tokens": [4, 5], "logits": [0.5]}
     assert parsed.tokens_per_second == 42.5
     (tmp_path / "out.json").write_text('{"tokens": [1], "tokens_per_second": 7}')
     from_file = read_smoke_output(tmp_path / "out.json", stdout)
@@ -566,3 +581,313 @@ def test_real_fix_engine_changes_only_the_copy(tmp_path: Path) -> None:
     finally:
         if receipt.workspace:
             Workspace(Path(receipt.workspace)).remove()
+
+
+# --- numbers printed on stdout, honest verdicts, metrics ----------------------------------------
+
+LOSS_SCRIPT = """
+    import sys
+    import torch
+
+    # Only a ROCm build (here: the emulation) takes this branch, from step SPLIT on.
+    split = int(sys.argv[1])
+    drift = float(sys.argv[2]) if torch.version.hip else 0.0
+    for step in range(1, 6):
+        loss = 10.0 / step + (drift if step >= split else 0.0)
+        print(f"{step}/5 loss: {loss:.6f}")
+        print(f"time per iteration: {20 + step} ms")
+    print("done")
+"""
+
+
+def test_printed_losses_are_compared_and_a_rocm_only_difference_names_key_and_step(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    _write(project / "train.py", LOSS_SCRIPT)
+    failing = VerifyOptions(
+        root=project, smoke="python train.py 3 0.5", targets=("native", "rocm-sim"), timeout=300
+    )
+    receipt = verify(failing, fixer=_no_fixes)
+    native, sim = receipt.runs[1], receipt.runs[2]
+    assert native.passed and native.comparison is not None
+    assert (native.comparison.keys_compared, native.comparison.values_compared) == (1, 5)
+    assert native.comparison.source == "stdout-series"
+    assert not sim.passed and sim.verdict == "fail" and receipt.exit_code == 1
+    assert sim.comparison is not None
+    first = sim.comparison.first_difference
+    assert first is not None and (first.key, first.step) == ("loss", "step 3/5")
+    assert (first.baseline, first.migrated) == (pytest.approx(10 / 3), pytest.approx(10 / 3 + 0.5))
+    text = summary(receipt)
+    assert "outputs different: loss at step 3/5" in text
+    # timing-like lines are metrics, never compared
+    assert "time per iteration" not in {key.key for key in sim.comparison.keys}
+    ratio = next(r for r in sim.metric_ratios if r.name == "time per iteration")
+    assert ratio.ratio == pytest.approx(1.0) and not ratio.regression
+
+    within = VerifyOptions(
+        root=project, smoke="python train.py 2 1e-6", targets=("rocm-sim",), timeout=300
+    )
+    passed = verify(within, fixer=_no_fixes)
+    assert passed.exit_code == 0, summary(passed)
+    assert passed.runs[1].comparison is not None
+    assert passed.runs[1].comparison.status == "within-tolerance"
+    assert "1/1 migrated runs match the baseline on 1 key, 5 values" in summary(passed)
+
+
+def test_nothing_compared_is_its_own_outcome_and_passes_only_when_allowed(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(project / "hello.py", "print('hello, world')\n")
+    options = VerifyOptions(root=project, smoke="python hello.py", targets=("native",), timeout=60)
+    receipt = verify(options, fixer=_no_fixes)
+    run = receipt.runs[1]
+    assert run.exited_ok and run.verdict == "not-compared" and not run.passed
+    assert receipt.exit_code == 1 and receipt.verdict == "not-compared"
+    text = summary(receipt)
+    assert "match" not in text.lower()
+    assert "NOT COMPARED" in text and "--allow-uncompared" in text
+    data = receipt.as_dict()
+    assert data["outputs_compared"] is False and data["runs"][1]["compared"] is False
+
+    allowed = verify(
+        VerifyOptions(
+            root=project,
+            smoke="python hello.py",
+            targets=("native",),
+            timeout=60,
+            allow_uncompared=True,
+        ),
+        fixer=_no_fixes,
+    )
+    assert allowed.exit_code == 0 and allowed.verdict == "not-compared"
+    text = summary(allowed)
+    assert "match" not in text.lower()
+    assert "result: PASS, NOT COMPARED" in text
+
+
+def test_compare_patterns_and_config_keys(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    _write(
+        project / "pyproject.toml",
+        """
+        [tool.migrate.verify]
+        smoke = "python run.py"
+        targets = ["native"]
+        compare = ['iter \\d+: loss (?P<loss>[0-9.]+)']
+        metrics = ['step_ms=time (?P<value>[0-9.]+)ms:lower']
+        regression-threshold = 0.1
+    """,
+    )
+    _write(
+        project / "run.py",
+        """
+        import os
+        slow = os.path.exists("SLOW")
+        for i in range(4):
+            print(f"iter {i}: loss {4 - i * 0.5:.4f}, time {30 if slow else 10}ms")
+    """,
+    )
+
+    def slowing_fixer(tree: Path, unsafe: bool) -> object:
+        (tree / "SLOW").write_text("")
+        return _no_fixes(tree, unsafe)
+
+    options = resolve_options(project, load_config(project).verify, {})
+    assert options.regression_threshold == 0.1 and options.metrics[0].name == "step_ms"
+    receipt = verify(options, fixer=slowing_fixer)
+    run = receipt.runs[1]
+    assert run.passed and run.comparison is not None
+    assert run.comparison.source == "stdout-compare"
+    assert (run.comparison.keys_compared, run.comparison.values_compared) == (1, 4)
+    step = next(r for r in run.metric_ratios if r.name == "step_ms")
+    assert (step.baseline, step.migrated, step.ratio) == (10.0, 30.0, 3.0)
+    assert step.regression and receipt.regressions
+    text = summary(receipt)
+    assert "step_ms 10 → 30 (×3.000) REGRESSION" in text
+    assert "1 performance regression(s) flagged: step_ms on native" in text
+
+
+def test_series_extraction_rules() -> None:
+    stdout = textwrap.dedent(
+        """\
+        torch version: 2.11.0+cu130
+        1/20 loss: 10.8244 lr=3e-4
+        step 2/20 | loss=9.9, tokens/s: 1234.5, mfu: 34.5%
+        {'loss': 2.3, 'grad_norm': 1.25, 'epoch': 0.5}
+        {'train_runtime': 12.3, 'train_samples_per_second': 4.5}
+        time per iteration: 12.3 ms
+        max memory allocated: 1.25 GB
+        """
+    )
+    series = extract(stdout)
+    assert series.as_outputs() == {
+        "loss": [10.8244, 9.9, 2.3],
+        "lr": [3e-4],
+        "grad_norm": [1.25],
+        "epoch": [0.5],
+    }
+    assert series.steps()["loss"] == ["1/20", "2/20", None]
+    assert set(series.metrics) == {
+        "tokens/s",
+        "mfu",
+        "train_runtime",
+        "train_samples_per_second",
+        "time per iteration",
+        "max memory allocated",
+    }
+    assert higher_is_better("tokens/s") and not higher_is_better("time per iteration", "ms")
+    spec = parse_metric("tps=(\\d+) tok/s:higher")
+    assert spec.higher_is_better and spec.pattern.pattern == "(\\d+) tok/s"
+    with pytest.raises(ConfigError):
+        parse_metric("no-equals-sign")
+
+
+# --- the project's own tests --------------------------------------------------------------------
+
+
+def test_pytest_names_a_test_that_passes_on_the_original_and_fails_migrated(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    _write(project / "calc.py", "def add(a, b):\n    return a + b\n")
+    _write(
+        project / "tests" / "test_calc.py",
+        """
+        import pytest
+        from calc import add
+
+        def test_add():
+            assert add(2, 3) == 5
+
+        def test_add_negative():
+            assert add(-2, -3) == -5
+
+        @pytest.mark.skip(reason="needs a GPU")
+        def test_on_gpu():
+            pass
+    """,
+    )
+
+    def breaking_fixer(tree: Path, unsafe: bool) -> object:
+        (tree / "calc.py").write_text("def add(a, b):\n    return abs(a) + abs(b)\n")
+        return _no_fixes(tree, unsafe)
+
+    result = CliRunner().invoke(
+        verify_command,
+        [str(project), "--pytest", "tests -k 'add or gpu'", "--targets", "native"],
+    )
+    assert result.exit_code == 0, result.output  # the real (empty) fix engine changes nothing
+    assert "2 tests that passed on the original" in result.output
+
+    options = resolve_options(
+        project, {}, {"pytest": "tests", "targets": "native", "timeout": 120.0}
+    )
+    receipt = verify(options, fixer=breaking_fixer)
+    run = receipt.runs[1]
+    assert receipt.exit_code == 1 and run.verdict == "fail"
+    assert run.test_outcomes == {
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_add_negative": "failed",
+        "tests/test_calc.py::test_on_gpu": "skipped",
+    }
+    text = summary(receipt)
+    assert (
+        "test tests/test_calc.py::test_add_negative passed on the original, failed on the "
+        "migrated tree" in text
+    )
+
+
+# --- when the baseline cannot run ---------------------------------------------------------------
+
+
+def test_missing_module_names_the_way_forward_and_setup_runs_once_per_copy(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    _write(project / "app.py", "import leftpad_xyz\nprint(f'width: {leftpad_xyz.WIDTH}')\n")
+    _write(project / "requirements.txt", "leftpad_xyz\n")
+    options = VerifyOptions(root=project, smoke="python app.py", targets=("native",), timeout=60)
+    receipt = verify(options, fixer=_no_fixes)
+    base = receipt.runs[0]
+    assert not base.exited_ok and base.missing_modules == ["leftpad_xyz"]
+    text = summary(receipt)
+    assert "No module named 'leftpad_xyz'" in text
+    assert "--python /path/to/its/bin/python" in text
+    assert '--setup "python -m pip install -r requirements.txt"' in text
+
+    log = tmp_path / "setup-log.txt"
+    setup = f"echo WIDTH = 7 > leftpad_xyz.py && pwd >> {log}"
+    with_setup = VerifyOptions(
+        root=project,
+        smoke="python app.py",
+        targets=("native",),
+        timeout=60,
+        setup=setup,
+        setup_timeout=30,
+    )
+    receipt = verify(with_setup, fixer=_no_fixes)
+    assert receipt.exit_code == 0, summary(receipt)
+    assert [record.tree for record in receipt.setup] == ["original", "migrated"]
+    assert all(record.ok for record in receipt.setup)
+    assert [Path(line).name for line in log.read_text().split()] == ["original", "migrated"]
+    assert "setup in original/: ok" in summary(receipt)
+
+
+# --- the emulation under torch.compile ---------------------------------------------------------
+
+DYNAMO_CHECK = """
+    import json, torch, torch.nn as nn, torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self, dim=32, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.qkv = nn.Linear(dim, 3 * dim)
+            self.proj = nn.Linear(dim, dim)
+            self.norm = nn.LayerNorm(dim)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(self.norm(x)).split(c, dim=2)
+            q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            if torch.version.hip:  # a ROCm branch, as real projects have
+                y = y * 1.0
+            return x + self.proj(y.transpose(1, 2).reshape(b, t, c))
+
+    torch.manual_seed(0)
+    model = nn.Sequential(Block(), Block())
+    explanation = torch._dynamo.explain(model)(torch.randn(2, 16, 32))
+    print(json.dumps({
+        "graphs": explanation.graph_count,
+        "breaks": explanation.graph_break_count,
+        "reasons": [str(reason.reason)[:300] for reason in explanation.break_reasons],
+        "hip": torch.version.hip,
+    }))
+"""
+
+
+def test_emulation_adds_no_graph_breaks_under_torch_compile(tmp_path: Path) -> None:
+    script = _write(tmp_path / "dynamo_check.py", DYNAMO_CHECK)
+    base_env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root")}
+    sim_dir = str(REPO / "migrator" / "verify" / "sim")
+    seen = {}
+    for name, extra in (
+        ("native", {}),
+        ("rocm-sim", {"PYTHONPATH": sim_dir, "MIGRATE_SIM_PROFILE": "rocm-mi300x"}),
+    ):
+        result = run_process(
+            [PYTHON, str(script)],
+            cwd=tmp_path,
+            env={**base_env, **extra},
+            timeout=300,
+            log_dir=tmp_path / name,
+        )
+        assert result.ok, result.stderr[-3000:]
+        seen[name] = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["native"]["hip"] is None and seen["rocm-sim"]["hip"] == "6.3.42131"
+    assert seen["native"]["breaks"] == 0, seen["native"]["reasons"]
+    assert (seen["rocm-sim"]["graphs"], seen["rocm-sim"]["breaks"]) == (
+        seen["native"]["graphs"],
+        seen["native"]["breaks"],
+    ), seen["rocm-sim"]["reasons"]

@@ -57,13 +57,47 @@ def _config_table(root: Path) -> dict[str, Any]:
     metavar="NAME=VALUE",
     help="Extra environment variable for the smoke runs (repeatable).",
 )
+@click.option(
+    "--pytest",
+    "pytest",
+    metavar="ARGS",
+    help="Run pytest with ARGS on both trees and compare per-test outcomes (instead of --smoke).",
+)
+@click.option(
+    "--compare",
+    "compare",
+    multiple=True,
+    metavar="REGEX",
+    help="Compare the numbers this regex captures on stdout (named groups are keys; repeatable).",
+)
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME=REGEX[:higher|lower]",
+    help="A throughput/time/memory figure to report side by side (repeatable).",
+)
+@click.option(
+    "--regression-threshold",
+    type=float,
+    help="Flag a metric worse than the original by more than this fraction [default: 0.05].",
+)
+@click.option(
+    "--allow-uncompared",
+    is_flag=True,
+    default=None,
+    help="Let runs whose outputs could not be compared pass (reported as not compared).",
+)
+@click.option("--setup", help="Command run once in each copy before the runs (logged).")
+@click.option("--setup-timeout", type=float, help="Seconds for --setup [default: 1800].")
 @click.option("--keep-workspace", is_flag=True, help="Keep the temporary copies and run logs.")
 def verify_command(path: Path, receipt_path: str | None, **overrides: Any) -> None:
     """Apply the fixes to a copy of the project and prove it still runs: run a smoke command on
     the original and the migrated copy, natively and under emulated ROCm, and compare outputs.
 
-    Exit 0 when every migrated run passes and matches the original, 1 otherwise, 2 on a usage
-    error. The rocm-sim target emulates ROCm's software stack; it is not an AMD GPU.
+    Exit 0 when every migrated run passes and its outputs match the original's, 1 otherwise
+    (outputs that could not be compared fail unless --allow-uncompared), 2 on a usage error.
+    The rocm-sim target emulates ROCm's software stack; it is not an AMD GPU.
     """
     root = path.resolve()
     try:

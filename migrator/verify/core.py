@@ -9,10 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from migrator.verify import evidence
-from migrator.verify.compare import compare_outputs
+from migrator.verify.compare import Comparison, compare_outputs, compare_test_outcomes
+from migrator.verify.metrics import ratios, run_metrics
 from migrator.verify.options import VerifyOptions
 from migrator.verify.process import run_process, tail
-from migrator.verify.receipt import Receipt, RunRecord
+from migrator.verify.pytest_report import REPORT_NAME, read_outcomes
+from migrator.verify.receipt import Receipt, RunRecord, SetupRecord
 from migrator.verify.smoke import read_smoke_output
 from migrator.verify.targets import (
     EMULATION_LABEL,
@@ -97,6 +99,32 @@ class _Runner:
             self.workspace, tree, run_dir, options.smoke, options.env, self.caller_env
         )
 
+    def set_up(self, tree: str) -> SetupRecord:
+        """Run ``--setup`` once in one copy, with the runs' environment and its own timeout."""
+        setup = self.options.setup or ""
+        run_dir = self.workspace.run_dir(tree, "setup")
+        invocation = native_invocation(
+            self.workspace, tree, run_dir, setup, self.options.env, self.caller_env
+        )
+        result = run_process(
+            invocation.argv,
+            cwd=invocation.cwd,
+            env=invocation.env,
+            timeout=self.options.setup_timeout,
+            log_dir=run_dir,
+        )
+        return SetupRecord(
+            tree=tree,
+            command=setup,
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            wall_time_s=result.wall_time_s,
+            stdout_tail=tail(result.stdout),
+            stderr_tail=tail(result.stderr),
+            error=result.error,
+            log=str(run_dir),
+        )
+
     def host(self) -> dict[str, Any] | None:
         if not self._host_checked:
             self._host_checked = True
@@ -132,6 +160,8 @@ class _Runner:
         record = RunRecord(
             target=target,
             tree=tree,
+            mode="pytest" if self.options.pytest_args is not None else "smoke",
+            allow_uncompared=self.options.allow_uncompared,
             command=list(invocation.argv),
             exit_code=result.exit_code,
             timed_out=result.timed_out,
@@ -141,19 +171,34 @@ class _Runner:
             error=result.error,
             container=invocation.container,
         )
-        if not result.ok:
+        if record.mode == "pytest":
+            outcomes, why = read_outcomes(invocation.smoke_output.parent / REPORT_NAME)
+            record.test_outcomes = outcomes
+            if outcomes is None:
+                record.output_error = why
+        if not record.exited_ok:
             record.failure = (
                 f"timed out after {self.options.timeout:g}s; process group killed"
                 if result.timed_out
-                else evidence.failure_reason(result.stderr)
+                else evidence.failure_reason(result.stderr) or evidence.pytest_error(result.stdout)
             )
-            record.missing_modules = evidence.missing_modules(result.stderr)
+            record.missing_modules = evidence.missing_modules(result.stderr + result.stdout)
         self._fill_probe(record, invocation)
-        outputs = read_smoke_output(invocation.smoke_output, result.stdout)
-        record.outputs = outputs.values
-        record.output_source = outputs.source
-        record.output_error = outputs.error
+        outputs = read_smoke_output(invocation.smoke_output, result.stdout, self.options.compare)
+        if record.mode == "smoke":
+            record.outputs = outputs.values
+            record.output_source = outputs.source
+            record.output_steps = outputs.steps
+            record.output_error = outputs.error
         record.tokens_per_second = outputs.tokens_per_second
+        record.metrics = run_metrics(
+            result.stdout,
+            outputs.metrics,
+            outputs.units,
+            self.options.metrics,
+            peak_memory_bytes=record.peak_gpu_memory_bytes,
+            tokens_per_second=outputs.tokens_per_second,
+        )
         if target == "rocm-sim":
             record.emulated = True
             record.emulation = EMULATION_LABEL.format(
@@ -192,6 +237,20 @@ class _Runner:
         record.cuda_available = bool(host.get("available"))
 
 
+def compare(baseline: RunRecord, record: RunRecord, options: VerifyOptions) -> Comparison:
+    """The migrated run's outputs (or per-test outcomes) against the baseline's."""
+    if record.mode == "pytest":
+        return compare_test_outcomes(baseline.test_outcomes, record.test_outcomes)
+    return compare_outputs(
+        baseline.outputs,
+        record.outputs,
+        options.rtol,
+        options.atol,
+        source=baseline.output_source or record.output_source,
+        steps=baseline.output_steps,
+    )
+
+
 def verify(
     options: VerifyOptions,
     *,
@@ -216,18 +275,32 @@ def verify(
                 "docker_image": options.docker_image if "docker" in options.targets else None,
                 "python": options.python,
                 "env": [name for name, _ in options.env],
+                "pytest": options.pytest_args,
+                "compare": [pattern.pattern for pattern in options.compare],
+                "metrics": [spec.describe() for spec in options.metrics],
+                "regression_threshold": options.regression_threshold,
+                "allow_uncompared": options.allow_uncompared,
+                "setup": options.setup,
+                "setup_timeout_s": options.setup_timeout if options.setup else None,
             },
             fixes=fixes.as_dict(),
             workspace=str(workspace.root) if options.keep_workspace else None,
         )
         runner = _Runner(options, workspace, env)
+        if options.setup:
+            receipt.setup = [runner.set_up(tree) for tree in ("original", "migrated")]
         baseline = runner.run("original", "native")
         baseline.baseline = True
+        if not baseline.exited_ok:
+            baseline.hint = evidence.baseline_hint(
+                baseline.missing_modules, options.root, options.python, options.setup
+            )
         receipt.runs.append(baseline)
         for target in options.targets:
             record = runner.run("migrated", target)
-            record.comparison = compare_outputs(
-                baseline.outputs, record.outputs, options.rtol, options.atol
+            record.comparison = compare(baseline, record, options)
+            record.metric_ratios = ratios(
+                baseline.metrics, record.metrics, options.regression_threshold
             )
             receipt.runs.append(record)
         return receipt

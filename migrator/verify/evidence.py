@@ -160,6 +160,39 @@ def failure_reason(stderr: str) -> str | None:
     return matches[-1].strip() if matches else None
 
 
+_PYTEST_ERROR = re.compile(r"^(?:ERROR|FAILED|INTERNALERROR)\b.*$|^E\s+\w+Error\b.*$", re.MULTILINE)
+
+
+def pytest_error(stdout: str) -> str | None:
+    """pytest's own last error line (collection errors, usage errors) from its stdout."""
+    matches = _PYTEST_ERROR.findall(stdout)
+    return matches[-1].strip() if matches else None
+
+
 def missing_modules(stderr: str) -> list[str]:
     """Module names from ``No module named 'x'`` messages, in order of appearance."""
     return list(dict.fromkeys(_MISSING_MODULE.findall(stderr)))
+
+
+def baseline_hint(missing: list[str], root: Path, python: str, setup: str | None) -> str | None:
+    """What to do when the original tree cannot run: name the module, the two ways forward."""
+    if not missing:
+        return None
+    names = ", ".join(missing)
+    requirements = root / "requirements.txt"
+    install = (
+        "python -m pip install -r requirements.txt"
+        if requirements.is_file()
+        else "python -m pip install <the project's dependencies>"
+    )
+    if setup:
+        return (
+            f"the original tree needs {names}, which {python} still lacks after --setup "
+            f"{setup!r}; point verify at the project's environment with --python "
+            "/path/to/its/bin/python"
+        )
+    return (
+        f"the original tree needs {names}, which {python} lacks: point verify at the project's "
+        f"environment with --python /path/to/its/bin/python, or install them in each copy with "
+        f'--setup "{install}" (run once per copy, logged, with its own --setup-timeout)'
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -9,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from migrator.errors import ConfigError
+from migrator.verify.metrics import DEFAULT_REGRESSION_THRESHOLD, MetricSpec, parse_metric
 
 TARGETS = ("native", "rocm-sim", "docker")
 DEFAULT_TARGETS = ("native", "rocm-sim")
@@ -16,9 +19,17 @@ DEFAULT_TIMEOUT = 600.0
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-4
 DEFAULT_DOCKER_IMAGE = "rocm/pytorch:latest"
+DEFAULT_SETUP_TIMEOUT = 1800.0
 CONFIG_KEYS = frozenset(
     {
         "smoke",
+        "pytest",
+        "compare",
+        "metrics",
+        "regression-threshold",
+        "allow-uncompared",
+        "setup",
+        "setup-timeout",
         "timeout",
         "targets",
         "rtol",
@@ -47,6 +58,13 @@ class VerifyOptions:
     python: str = field(default_factory=lambda: sys.executable)
     env: tuple[tuple[str, str], ...] = ()
     keep_workspace: bool = False
+    compare: tuple[re.Pattern[str], ...] = ()
+    metrics: tuple[MetricSpec, ...] = ()
+    regression_threshold: float = DEFAULT_REGRESSION_THRESHOLD
+    allow_uncompared: bool = False
+    pytest_args: str | None = None
+    setup: str | None = None
+    setup_timeout: float = DEFAULT_SETUP_TIMEOUT
 
 
 def parse_targets(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -84,10 +102,10 @@ def _number(table: Mapping[str, Any], key: str, default: float) -> float:
     return float(value)
 
 
-def _string_list(table: Mapping[str, Any], key: str) -> tuple[str, ...]:
+def _string_list(table: Mapping[str, Any], key: str, *, split: bool = True) -> tuple[str, ...]:
     value = table.get(key, [])
     if isinstance(value, str):
-        value = [part for part in value.split(",") if part.strip()]
+        value = [part for part in value.split(",") if part.strip()] if split else [value]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"[tool.migrate.verify] {key} must be a list of strings")
     return tuple(item.strip() for item in value)
@@ -107,16 +125,38 @@ def resolve_options(
             return table.get(config_key or key)
         return value
 
+    pytest_args = pick("pytest")
     smoke = pick("smoke")
+    if overrides.get("pytest") is not None and overrides.get("smoke") is None:
+        smoke = None  # --pytest on the command line wins over a configured smoke command
+    elif overrides.get("smoke") is not None and overrides.get("pytest") is None:
+        pytest_args = None
+    if pytest_args is not None:
+        if not isinstance(pytest_args, str):
+            raise ConfigError("[tool.migrate.verify] pytest must be a string of pytest arguments")
+        if smoke is not None:
+            raise ConfigError("give either a smoke command or --pytest, not both")
+        smoke = pytest_command(pytest_args)
     if not isinstance(smoke, str) or not smoke.strip():
         raise ConfigError(
-            'no smoke command: pass --smoke "python smoke.py" or set smoke in [tool.migrate.verify]'
+            'no smoke command: pass --smoke "python smoke.py", --pytest "tests/..." or set smoke '
+            "in [tool.migrate.verify]"
         )
     targets = parse_targets(pick("targets") or DEFAULT_TARGETS)
     numbers = {
-        key: overrides[key] for key in ("timeout", "rtol", "atol") if overrides.get(key) is not None
+        key.replace("_", "-"): overrides[key]
+        for key in ("timeout", "rtol", "atol", "regression_threshold", "setup_timeout")
+        if overrides.get(key) is not None
     }
     merged = {**table, **numbers}
+    compare = tuple(overrides.get("compare") or ()) or _string_list(table, "compare", split=False)
+    metric_texts = tuple(overrides.get("metrics") or ()) + _string_list(
+        table, "metrics", split=False
+    )
+    setup = pick("setup")
+    if setup is not None and (not isinstance(setup, str) or not setup.strip()):
+        raise ConfigError("[tool.migrate.verify] setup must be a shell command")
+    allow_uncompared = bool(overrides.get("allow_uncompared")) or _flag(table, "allow-uncompared")
     allow = tuple(overrides.get("allow_modules") or ()) + _string_list(table, "allow-modules")
     env_items = list(_string_list(table, "env")) + list(overrides.get("env") or ())
     python = pick("python") or sys.executable
@@ -137,4 +177,50 @@ def resolve_options(
         python=str(python),
         env=parse_env(env_items),
         keep_workspace=bool(overrides.get("keep_workspace")),
+        compare=compile_compare(compare),
+        metrics=tuple(parse_metric(text) for text in metric_texts),
+        regression_threshold=_number(merged, "regression-threshold", DEFAULT_REGRESSION_THRESHOLD),
+        allow_uncompared=allow_uncompared,
+        pytest_args=pytest_args,
+        setup=setup.strip() if isinstance(setup, str) else None,
+        setup_timeout=_positive(_number(merged, "setup-timeout", DEFAULT_SETUP_TIMEOUT)),
+    )
+
+
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise ConfigError("setup-timeout must be positive")
+    return value
+
+
+def _flag(table: Mapping[str, Any], key: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"[tool.migrate.verify] {key} must be true or false")
+    return value
+
+
+def compile_compare(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
+    """Compile ``--compare`` patterns (ConfigError naming the bad one)."""
+    compiled: list[re.Pattern[str]] = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as error:
+            raise ConfigError(f"--compare {pattern!r}: bad regular expression ({error})") from None
+    return tuple(compiled)
+
+
+PYTEST_REPORT = "$MIGRATE_RUN_DIR/pytest-report.xml"
+
+
+def pytest_command(args: str) -> str:
+    """The smoke command that runs pytest with ``args`` and writes a JUnit XML report."""
+    try:
+        shlex.split(args)
+    except ValueError as error:
+        raise ConfigError(f"--pytest {args!r}: {error}") from None
+    return (
+        "python -m pytest -p no:cacheprovider -q -rA --color=no "
+        f'--junitxml="{PYTEST_REPORT}" -o junit_family=xunit2 {args}'
     )

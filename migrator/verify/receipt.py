@@ -1,7 +1,9 @@
 """The verify receipt: one JSON document, and the short text summary printed to stdout.
 
-The wording rule: an emulated run is always called "emulated ROCm over <real device>", and the
-summary never says an AMD GPU ran unless the probe saw a ROCm build of torch use a GPU.
+The wording rules: an emulated run is always called "emulated ROCm over <real device>", and the
+summary never says an AMD GPU ran unless the probe saw a ROCm build of torch use a GPU; a run
+whose outputs were not compared is "not compared", never a match, and passes only with
+``--allow-uncompared``. The format is published as ``receipt.schema.json`` beside this module.
 """
 
 from __future__ import annotations
@@ -12,9 +14,47 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from migrator.verify.compare import Comparison
+from migrator.verify.compare import NOT_COMPARED, Comparison
+from migrator.verify.metrics import MetricRatio, RunMetric
 
-SCHEMA = "migrate-verify-receipt/1"
+SCHEMA = "migrate-verify-receipt/2"
+PASS = "pass"
+FAIL = "fail"
+NOT_COMPARED_VERDICT = "not-compared"
+
+
+@dataclass(slots=True)
+class SetupRecord:
+    """One ``--setup`` command, run once in one copy."""
+
+    tree: str
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    wall_time_s: float
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    error: str | None = None
+    log: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Exited by itself with status 0."""
+        return self.exit_code == 0 and not self.timed_out and self.error is None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "tree": self.tree,
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "wall_time_s": self.wall_time_s,
+            "ok": self.ok,
+            "error": self.error,
+            "stdout_tail": self.stdout_tail,
+            "stderr_tail": self.stderr_tail,
+        }
 
 
 @dataclass(slots=True)
@@ -24,6 +64,8 @@ class RunRecord:
     target: str
     tree: str
     command: list[str]
+    mode: str = "smoke"
+    allow_uncompared: bool = False
     emulated: bool = False
     emulation: str | None = None
     real_device: str = "unknown"
@@ -46,21 +88,48 @@ class RunRecord:
     outputs: dict[str, Any] | None = None
     output_source: str | None = None
     output_error: str | None = None
+    output_steps: dict[str, list[str | None]] | None = None
+    test_outcomes: dict[str, str] | None = None
+    metrics: dict[str, RunMetric] = field(default_factory=dict)
+    metric_ratios: list[MetricRatio] = field(default_factory=list)
     comparison: Comparison | None = None
     baseline: bool = False
     container: str | None = None
+    hint: str | None = None
 
     @property
     def exited_ok(self) -> bool:
-        """The command exited by itself with status 0."""
-        return self.exit_code == 0 and not self.timed_out and self.error is None
+        """The command ran to its end: exit 0, or (``--pytest``) a report with failing tests."""
+        if self.timed_out or self.error is not None:
+            return False
+        if self.mode == "pytest":
+            return self.exit_code in (0, 1) and self.test_outcomes is not None
+        return self.exit_code == 0
+
+    @property
+    def compared(self) -> bool:
+        """Some output of this migrated run was compared with the baseline's."""
+        return self.comparison is not None and self.comparison.values_compared > 0
+
+    @property
+    def verdict(self) -> str:
+        """``pass``, ``fail`` or ``not-compared`` (outputs not compared is its own outcome)."""
+        if self.baseline:
+            return PASS if self.exited_ok else FAIL
+        if not self.exited_ok or self.comparison is None:
+            return FAIL
+        if self.comparison.matches:
+            return PASS
+        if self.comparison.status == NOT_COMPARED:
+            return NOT_COMPARED_VERDICT
+        return FAIL
 
     @property
     def passed(self) -> bool:
-        """Exited 0 and (for a migrated run) matches the baseline."""
-        if not self.exited_ok:
-            return False
-        return self.baseline or (self.comparison is not None and self.comparison.matches)
+        """Exited 0 and (for a migrated run) matches the baseline, or nothing compared but
+        ``--allow-uncompared`` was given."""
+        verdict = self.verdict
+        return verdict == PASS or (verdict == NOT_COMPARED_VERDICT and self.allow_uncompared)
 
     @property
     def label(self) -> str:
@@ -76,6 +145,7 @@ class RunRecord:
         return {
             "target": self.target,
             "tree": self.tree,
+            "mode": self.mode,
             "baseline": self.baseline,
             "emulated": self.emulated,
             "emulation": self.emulation,
@@ -87,9 +157,12 @@ class RunRecord:
             "timed_out": self.timed_out,
             "wall_time_s": self.wall_time_s,
             "passed": self.passed,
+            "verdict": self.verdict,
+            "compared": self.compared,
             "error": self.error,
             "failure": self.failure,
             "missing_modules": self.missing_modules,
+            "hint": self.hint,
             "stdout_tail": self.stdout_tail,
             "stderr_tail": self.stderr_tail,
             "device_name": self.device_name,
@@ -102,6 +175,10 @@ class RunRecord:
             "outputs": self.outputs,
             "output_source": self.output_source,
             "output_error": self.output_error,
+            "output_steps": self.output_steps,
+            "test_outcomes": self.test_outcomes,
+            "metrics": [metric.as_dict() for metric in self.metrics.values()],
+            "metric_ratios": [ratio.as_dict() for ratio in self.metric_ratios],
             "comparison": None if self.comparison is None else self.comparison.as_dict(),
         }
 
@@ -115,6 +192,7 @@ class Receipt:
     settings: dict[str, Any]
     fixes: dict[str, Any]
     runs: list[RunRecord] = field(default_factory=list)
+    setup: list[SetupRecord] = field(default_factory=list)
     workspace: str | None = None
     created: str = field(
         default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -132,12 +210,34 @@ class Receipt:
 
     @property
     def passed(self) -> bool:
-        """The baseline ran, and every migrated run passed and matched it."""
+        """The baseline ran, and every migrated run passed (matched it, or was allowed uncompared)."""
         base = self.baseline
         runs = self.migrated_runs
         return (
             base is not None and base.exited_ok and bool(runs) and all(run.passed for run in runs)
         )
+
+    @property
+    def verdict(self) -> str:
+        """``fail`` if any run failed, ``not-compared`` if any was not compared, else ``pass``."""
+        base = self.baseline
+        runs = self.migrated_runs
+        if base is None or not base.exited_ok or not runs:
+            return FAIL
+        verdicts = {run.verdict for run in runs}
+        if FAIL in verdicts:
+            return FAIL
+        return NOT_COMPARED_VERDICT if NOT_COMPARED_VERDICT in verdicts else PASS
+
+    @property
+    def regressions(self) -> list[tuple[str, MetricRatio]]:
+        """(target, ratio) for every metric that regressed beyond the threshold."""
+        return [
+            (run.target, ratio)
+            for run in self.migrated_runs
+            for ratio in run.metric_ratios
+            if ratio.regression
+        ]
 
     @property
     def exit_code(self) -> int:
@@ -162,9 +262,16 @@ class Receipt:
             "settings": self.settings,
             "fixes": self.fixes,
             "passed": self.passed,
+            "verdict": self.verdict,
+            "outputs_compared": all(run.compared for run in self.migrated_runs)
+            and bool(self.migrated_runs),
             "exit_code": self.exit_code,
             "amd_gpu_used": self.amd_gpu_used,
+            "regressions": [
+                {"target": target, **ratio.as_dict()} for target, ratio in self.regressions
+            ],
             "workspace": self.workspace,
+            "setup": [record.as_dict() for record in self.setup],
             "runs": [run.as_dict() for run in self.runs],
         }
 
@@ -197,24 +304,62 @@ def _outcome(run: RunRecord) -> str:
     return text
 
 
-def _comparison_text(comparison: Comparison | None) -> str:
+def _counted(comparison: Comparison) -> str:
+    """``3 keys, 60 values`` (``12 tests`` for pytest)."""
+    if comparison.source == "pytest":
+        return f"{comparison.values_compared} tests that passed on the original"
+    keys, values = comparison.keys_compared, comparison.values_compared
+    return f"{keys} key{'s' * (keys != 1)}, {values} value{'s' * (values != 1)}"
+
+
+def _source_text(comparison: Comparison) -> str:
+    return {
+        "file": "MIGRATE_SMOKE_OUTPUT",
+        "stdout-json": "JSON on stdout",
+        "stdout-series": "numbers on stdout",
+        "stdout-compare": "--compare patterns on stdout",
+        "pytest": "pytest outcomes",
+    }.get(comparison.source or "", "outputs")
+
+
+def _comparison_text(comparison: Comparison | None, allow_uncompared: bool = False) -> str:
     if comparison is None:
-        return "not compared"
+        return "outputs not compared"
     if comparison.status == "different":
         first = comparison.first_difference
         if first is None:
             return f"outputs different ({comparison.note})"
-        where = f"[{first.first_difference}]" if first.first_difference is not None else ""
+        if comparison.source == "pytest":
+            return (
+                f"test {first.key} {first.baseline} on the original, "
+                f"{first.migrated or 'not collected'} on the migrated tree "
+                f"({_counted(comparison)} compared)"
+            )
+        if first.step is not None:
+            where = f" at {first.step}"
+        elif first.first_difference is not None:
+            where = f"[{first.first_difference}]"
+        else:
+            where = ""
         detail = first.note or f"baseline {first.baseline!r} vs migrated {first.migrated!r}"
-        return f"outputs different at {first.key}{where}: {detail}"
+        return f"outputs different: {first.key}{where}: {detail} ({_counted(comparison)} compared)"
+    if comparison.status == NOT_COMPARED or comparison.values_compared == 0:
+        why = comparison.note or "nothing comparable"
+        tail = (
+            " — passed only because of --allow-uncompared"
+            if allow_uncompared
+            else " — pass --compare REGEX, report JSON, or --allow-uncompared"
+        )
+        return f"outputs NOT COMPARED ({why}){tail}"
+    counted = f"{_counted(comparison)} compared from {_source_text(comparison)}"
+    if comparison.source == "pytest":
+        return f"tests: no test that passed on the original fails ({counted})"
     if comparison.status == "within-tolerance":
         return (
-            f"outputs within tolerance (max abs diff {comparison.max_abs_diff:.3g}, "
+            f"outputs within tolerance ({counted}; max abs diff {comparison.max_abs_diff:.3g}, "
             f"rtol={comparison.rtol:g}, atol={comparison.atol:g})"
         )
-    if comparison.status == "equal":
-        return "outputs equal"
-    return f"outputs not compared ({comparison.note})"
+    return f"outputs equal ({counted})"
 
 
 def _emulation_lines(run: RunRecord) -> list[str]:
@@ -272,32 +417,84 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
             )
             if not run.exited_ok and run.failure:
                 lines.append(f"    {run.failure}")
+            if run.hint:
+                lines.append(f"    what to do: {run.hint}")
             continue
-        verdict = "PASS" if run.passed else "FAIL"
+        verdict = {PASS: "PASS", FAIL: "FAIL"}.get(run.verdict, "NOT COMPARED")
+        if run.verdict == NOT_COMPARED_VERDICT and run.passed:
+            verdict = "PASS (not compared)"
         detail = _outcome(run)
         if run.exited_ok:
-            detail += "; " + _comparison_text(run.comparison)
+            detail += "; " + _comparison_text(run.comparison, run.allow_uncompared)
         elif run.failure:
             detail += f"; {run.failure}"
         lines.append(f"{run.label}: {verdict} — {detail}")
+        if run.metric_ratios:
+            shown = "; ".join(ratio.text() for ratio in run.metric_ratios[:6])
+            more = f" (+{len(run.metric_ratios) - 6} more)" if len(run.metric_ratios) > 6 else ""
+            lines.append(f"    vs original: {shown}{more}")
         if not run.emulated:
             lines.append(f"    {_build_text(run)}")
         else:
             lines.extend(_emulation_lines(run))
+    for record in receipt.setup:
+        state = "ok" if record.ok else "FAILED"
+        lines.insert(
+            2,
+            f"setup in {record.tree}/: {state} — exit {record.exit_code}"
+            f"{', timed out' if record.timed_out else ''} in {record.wall_time_s:.1f}s "
+            f"({record.command})",
+        )
+    lines.append(_result_line(receipt))
+    lines.append(
+        f"receipt: {receipt_path}" if receipt_path else "receipt: not written (pass --receipt FILE)"
+    )
+    return "\n".join(lines)
+
+
+def _result_line(receipt: Receipt) -> str:
+    """The last word: what was compared, how many keys and values, and whether it passed."""
     migrated = receipt.migrated_runs
-    passing = sum(run.passed for run in migrated)
     base = receipt.baseline
-    verdict = "PASS" if receipt.passed else "FAIL"
-    reason = f"{passing}/{len(migrated)} migrated runs pass and match the baseline"
+    compared = [run for run in migrated if run.verdict == PASS]
+    uncompared = [run for run in migrated if run.verdict == NOT_COMPARED_VERDICT]
+    failed = [run for run in migrated if run.verdict == FAIL]
+    if receipt.verdict == PASS:
+        verdict = "PASS"
+    elif receipt.verdict == NOT_COMPARED_VERDICT and receipt.passed:
+        verdict = "PASS, NOT COMPARED"
+    elif receipt.verdict == NOT_COMPARED_VERDICT:
+        verdict = "NOT COMPARED"
+    else:
+        verdict = "FAIL"
+    parts: list[str] = []
     if base is not None and not base.exited_ok:
-        reason = "the baseline (original tree, native) did not run cleanly; nothing to match"
+        parts.append("the baseline (original tree, native) did not run cleanly; nothing to match")
+    else:
+        if compared:
+            counts = sorted({_counted(run.comparison) for run in compared if run.comparison})
+            parts.append(
+                f"{len(compared)}/{len(migrated)} migrated runs match the baseline on "
+                f"{' / '.join(counts)}"
+            )
+        if uncompared:
+            names = ", ".join(run.target for run in uncompared)
+            parts.append(
+                f"{len(uncompared)}/{len(migrated)} ran with outputs not compared ({names})"
+                + ("; allowed by --allow-uncompared" if receipt.passed else "")
+            )
+        if failed:
+            parts.append(
+                f"{len(failed)}/{len(migrated)} failed ({', '.join(r.target for r in failed)})"
+            )
+    regressions = receipt.regressions
+    if regressions:
+        named = ", ".join(f"{ratio.name} on {target}" for target, ratio in regressions[:4])
+        parts.append(f"{len(regressions)} performance regression(s) flagged: {named}")
     hardware = (
         "an AMD GPU was used (ROCm build of torch, tensors on the GPU)"
         if receipt.amd_gpu_used
         else "no AMD GPU was used"
     )
-    lines.append(f"result: {verdict} ({reason}; {hardware})")
-    lines.append(
-        f"receipt: {receipt_path}" if receipt_path else "receipt: not written (pass --receipt FILE)"
-    )
-    return "\n".join(lines)
+    parts.append(hardware)
+    return f"result: {verdict} ({'; '.join(parts)})"

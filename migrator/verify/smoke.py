@@ -1,27 +1,41 @@
-"""Read what a smoke test reported: ``$MIGRATE_SMOKE_OUTPUT``, else the last JSON object in stdout.
+"""Read what a smoke test reported.
 
-A ``tokens_per_second=<x>`` line in stdout is accepted too (the JSON key wins when both exist).
+In order: ``--compare`` patterns over stdout; the JSON object in ``$MIGRATE_SMOKE_OUTPUT``; the
+last JSON object printed on stdout; otherwise the numeric series printed on stdout
+(``loss: 2.31``; see :mod:`migrator.verify.series`). Timing-like values printed on stdout are
+always read as metrics. A ``tokens_per_second=<x>`` line is accepted too (the JSON key wins).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from migrator.verify.series import Point, extract
+
 _TPS_LINE = re.compile(r"^\s*tokens_per_second\s*[=:]\s*([-+0-9.eE]+)\s*$", re.MULTILINE)
+
+SOURCE_FILE = "file"
+SOURCE_JSON = "stdout-json"
+SOURCE_SERIES = "stdout-series"
+SOURCE_PATTERNS = "stdout-compare"
 
 
 @dataclass(frozen=True, slots=True)
 class SmokeOutput:
-    """The parsed outputs of one run and where they came from (``file``, ``stdout`` or None)."""
+    """The parsed outputs of one run and where they came from (None when nothing was found)."""
 
     values: dict[str, Any] | None
     source: str | None
     tokens_per_second: float | None
     error: str | None = None
+    steps: dict[str, list[str | None]] | None = None
+    metrics: dict[str, list[Point]] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
 
 
 def last_json_object(text: str) -> dict[str, Any] | None:
@@ -49,26 +63,36 @@ def _float(value: Any) -> float | None:
     return None
 
 
-def read_smoke_output(output_file: Path, stdout: str) -> SmokeOutput:
+def read_smoke_output(
+    output_file: Path, stdout: str, patterns: Sequence[re.Pattern[str]] = ()
+) -> SmokeOutput:
     """Parse one run's outputs; a malformed output file is reported, not raised."""
     values: dict[str, Any] | None = None
     source: str | None = None
     error: str | None = None
-    if output_file.is_file():
+    steps: dict[str, list[str | None]] | None = None
+    series = extract(stdout, patterns)
+    if patterns:
+        values, source, steps = series.as_outputs() or None, SOURCE_PATTERNS, series.steps()
+    if values is None and output_file.is_file():
         try:
             loaded = json.loads(output_file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             error = f"MIGRATE_SMOKE_OUTPUT is not valid JSON: {exc}"
         else:
             if isinstance(loaded, dict):
-                values, source = loaded, "file"
+                values, source, steps = loaded, SOURCE_FILE, None
             else:
                 error = "MIGRATE_SMOKE_OUTPUT does not hold a JSON object"
-    if values is None:
+    if values is None and not patterns:
         parsed = last_json_object(stdout)
         if parsed is not None:
-            values, source = parsed, "stdout"
-    tps = _float(values.get("tokens_per_second")) if values else None
+            values, source, steps = parsed, SOURCE_JSON, None
+        elif not series.empty:
+            values, source, steps = series.as_outputs(), SOURCE_SERIES, series.steps()
+    if values is None and patterns:
+        source = SOURCE_PATTERNS
+    tps = _float(values.get("tokens_per_second")) if values and source != SOURCE_PATTERNS else None
     if tps is None:
         matches = _TPS_LINE.findall(stdout)
         if matches:
@@ -76,4 +100,12 @@ def read_smoke_output(output_file: Path, stdout: str) -> SmokeOutput:
                 tps = float(matches[-1])
             except ValueError:
                 tps = None
-    return SmokeOutput(values=values, source=source, tokens_per_second=tps, error=error)
+    return SmokeOutput(
+        values=values,
+        source=source,
+        tokens_per_second=tps,
+        error=error,
+        steps=steps,
+        metrics=series.metrics,
+        units=series.units,
+    )

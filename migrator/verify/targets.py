@@ -121,6 +121,7 @@ def base_environment(
             "PYTHONUNBUFFERED": "1",
             "MIGRATE_SMOKE_OUTPUT": str(run_dir / "smoke-output.json"),
             "MIGRATE_PROBE_DIR": str(run_dir / "probe"),
+            "MIGRATE_RUN_DIR": str(run_dir),
         }
     )
     for name, value in extra:
@@ -206,6 +207,7 @@ def docker_invocation(
         "PYTHONUNBUFFERED": "1",
         "MIGRATE_SMOKE_OUTPUT": str(run_dir / "smoke-output.json"),
         "MIGRATE_PROBE_DIR": str(run_dir / "probe"),
+        "MIGRATE_RUN_DIR": str(run_dir),
     }
     for name in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
         if name in caller_env:

@@ -74,7 +74,13 @@ def log(event: str, **fields: Any) -> None:
         handle.write(line)
 
 
+_TRACERS = ("torch._dynamo", "torch.fx", "torch._functorch")
+"""torch modules that run the user's code symbolically (torch.compile): they ask for the user."""
+
+
 def _is_internal(importer: str) -> bool:
+    if importer.startswith(_TRACERS):
+        return False
     return any(importer == name or importer.startswith(name + ".") for name in _INTERNAL)
 
 
@@ -102,11 +108,24 @@ def _query(api: str, answer: Any) -> None:
     log("device_query", api=api, answer=answer, caller=where, caller_module=module)
 
 
+def module_name(namespace: dict[str, Any]) -> str:
+    """A frame's module name; for ``python -m pkg.mod`` the spec's name, not ``__main__``.
+
+    Inductor's compile workers run as ``python -m torch._inductor.compile_worker``: they are
+    torch internals and must see the real device.
+    """
+    name = str(namespace.get("__name__", ""))
+    if name == "__main__":
+        spec = namespace.get("__spec__")
+        if spec is not None and getattr(spec, "name", None):
+            return str(spec.name)
+    return name
+
+
 def _asked_by_internal() -> bool:
     """Whether torch/triton internals (not the code under test) made the current call."""
     frame = sys._getframe(2)
-    name = str(frame.f_globals.get("__name__", ""))
-    return _is_internal(name)
+    return _is_internal(module_name(frame.f_globals))
 
 
 def _real_gpu() -> bool:
@@ -167,6 +186,10 @@ def _wrap(
     replacement.__name__ = name
     replacement.__doc__ = f"Emulated ROCm/MI300X ``torch.cuda.{name}`` (migrate verify)."
     replacement.__wrapped__ = real  # type: ignore[attr-defined]
+    # What ``torch._dynamo.assume_constant_result`` sets: under torch.compile the answer is
+    # computed once while tracing and used as a constant, as torch does for the real function,
+    # instead of tracing into this wrapper (whose frame inspection would break the graph).
+    replacement._dynamo_marked_constant = True  # type: ignore[attr-defined]
     return replacement
 
 
@@ -230,9 +253,7 @@ class _EmulatedVersionModule(ModuleType):
     """
 
     def __getattribute__(self, name: str) -> Any:
-        if name in _EMULATED_VERSION and not _is_internal(
-            str(sys._getframe(1).f_globals.get("__name__", ""))
-        ):
+        if name in _EMULATED_VERSION and not _is_internal(module_name(sys._getframe(1).f_globals)):
             return _EMULATED_VERSION[name]
         return ModuleType.__getattribute__(self, name)
 
@@ -245,43 +266,62 @@ def _patch_version(version: ModuleType) -> None:
     version.__class__ = _EmulatedVersionModule
 
 
-def _causal_bias_type(torch: ModuleType) -> Any:
-    try:
-        from torch.nn.attention.bias import CausalBias
-    except ImportError:
-        return None
-    return CausalBias
-
-
 def _patch_sdpa(torch: ModuleType) -> None:
-    """[G3] fact §2, §10.6: cuDNN attention is not compiled on ROCm; cuDNN alone → no kernel."""
-    functional = torch.nn.functional
-    real_sdpa = functional.scaled_dot_product_attention
-    backends = torch.backends.cuda
+    """[G3] fact §2, §10.6: cuDNN attention is not compiled on ROCm; cuDNN alone → no kernel.
 
-    def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
-        usable = (
-            backends.flash_sdp_enabled()
-            or backends.mem_efficient_sdp_enabled()
-            or backends.math_sdp_enabled()
-        )
-        if not usable:
-            _, where = _migrate_hooks.caller_location(_INTERNAL)
-            log("sdpa_no_kernel", caller=where, cudnn_enabled=bool(backends.cudnn_sdp_enabled()))
-            raise RuntimeError(
-                "No available kernel. Aborting execution. (emulated ROCm: the cuDNN attention "
-                "backend is not compiled on ROCm; enable FLASH/EFFICIENT/MATH)"
-            )
-        mask = kwargs.get("attn_mask", args[3] if len(args) > 3 else None)
-        bias_type = _causal_bias_type(torch)
-        if bias_type is not None and isinstance(mask, bias_type):
-            # CausalBias dispatches on `func is F.scaled_dot_product_attention`, which this
-            # wrapper would defeat; hand it to the same dispatcher torch uses.
-            return bias_type._dispatch(*args, **kwargs)
-        return real_sdpa(*args, **kwargs)
+    ``F.scaled_dot_product_attention`` itself stays the real function: a Python wrapper would
+    run on every call and be traced into every compiled graph. The emulation acts where the
+    backends are chosen instead (``torch._C._set_sdp_use_*``, which ``sdpa_kernel``,
+    ``sdp_kernel`` and ``torch.backends.cuda.enable_*_sdp`` all call). The code under test sees
+    the cuDNN flag it set; torch sees it off whenever cuDNN would be the only backend left, so
+    that torch itself raises "No available kernel" exactly where ROCm would. With any other
+    backend on, torch's own choice is untouched: the real device's kernels run, so timings stay
+    those of the real device.
+    """
+    c = torch._C
+    names = ("_set_sdp_use_flash", "_set_sdp_use_mem_efficient", "_set_sdp_use_math")
+    if not all(hasattr(c, name) for name in (*names, "_set_sdp_use_cudnn")):
+        return  # a torch without cuDNN attention: nothing to emulate
+    real_set_cudnn = c._set_sdp_use_cudnn
+    real_get_cudnn = c._get_cudnn_sdp_enabled
+    flash, efficient, math = (
+        c._get_flash_sdp_enabled,
+        c._get_mem_efficient_sdp_enabled,
+        c._get_math_sdp_enabled,
+    )
+    state = {"cudnn": bool(real_get_cudnn()), "only_cudnn": False}
 
-    scaled_dot_product_attention.__doc__ = real_sdpa.__doc__
-    functional.scaled_dot_product_attention = scaled_dot_product_attention
+    def sync() -> None:
+        others = flash() or efficient() or math()
+        only_cudnn = state["cudnn"] and not others
+        real_set_cudnn(state["cudnn"] and others)
+        if only_cudnn and not state["only_cudnn"]:
+            _, where = _migrate_hooks.caller_location((*_INTERNAL, "contextlib"))
+            log("sdpa_no_kernel", caller=where, cudnn_enabled=True)
+        state["only_cudnn"] = only_cudnn
+
+    def setter(name: str) -> Callable[[bool], None]:
+        real = getattr(c, name)
+
+        def set_use(enabled: bool) -> None:
+            real(enabled)
+            sync()
+
+        set_use.__name__ = name
+        return set_use
+
+    def set_use_cudnn(enabled: bool) -> None:
+        state["cudnn"] = bool(enabled)
+        sync()
+
+    def get_cudnn_enabled() -> bool:
+        return bool(state["cudnn"])
+
+    for name in names:
+        setattr(c, name, setter(name))
+    c._set_sdp_use_cudnn = set_use_cudnn
+    c._get_cudnn_sdp_enabled = get_cudnn_enabled
+    sync()
 
 
 def _blocked_executable(args: Any) -> str | None:

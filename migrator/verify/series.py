@@ -1,0 +1,192 @@
+"""Numeric series read from what a smoke command prints: ``loss: 2.31``, ``12/20 loss=2.31``.
+
+Without a JSON report, ``migrate verify`` compares the numbers a program prints. Each
+``<label>: <number>`` or ``<label>=<number>`` pair on a stdout line becomes one value of the series
+keyed by its label; the n-th occurrence is compared with the n-th occurrence on the other run.
+A ``k/N`` prefix (``12/20 loss: 2.31``, ``step 12/20: ...``, ``[12/20]``) names the step.
+Timing-like labels (time, ms, it/s, throughput, tokens/s, MFU, memory, ...) describe the run, not
+the model: they are kept as metrics and reported side by side, never compared for equality.
+``--compare REGEX`` replaces the default pattern; its named groups become keys (a single unnamed
+group, or the whole match, takes the key ``match<index>``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+_NUMBER_RE = re.compile(rf"^(?:{NUMBER})$", re.IGNORECASE)
+_UNITS = (
+    r"%|(?:it|s|tok|tokens|samples|seq|img|images|steps)/s(?:ec)?|s/it|[TGMK]?FLOPS?(?:/s)?"
+    r"|[TGMK]i?B|B|ms|us|µs|ns|secs?|s|min|h|x"
+)
+_PAIR = re.compile(
+    r"(?P<label>['\"]?[A-Za-z_][\w .()/%\-]*?['\"]?)\s*[:=]\s*"
+    rf"(?P<value>{NUMBER})"
+    rf"(?:\s*(?P<unit>{_UNITS}))?"
+    r"(?=$|[\s,;|)\]}])",
+    re.IGNORECASE,
+)
+_STEP = re.compile(
+    r"^\s*\[?\s*(?:(?:step|iter(?:ation)?|epoch|batch)\s*)?(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\]?"
+    r"\s*[:|,\-]?\s*",
+    re.IGNORECASE,
+)
+TIMING_WORDS = (
+    "time",
+    "ms",
+    "sec",
+    "second",
+    "elapsed",
+    "duration",
+    "latency",
+    "throughput",
+    "speed",
+    "/s",
+    "per second",
+    "s/it",
+    "it/s",
+    "tok/s",
+    "tokens/s",
+    "samples/s",
+    "mfu",
+    "flops",
+    "memory",
+    "mem",
+    "allocated",
+    "reserved",
+    "eta",
+    "fps",
+    "runtime",
+    "wall",
+)
+"""Words that make a label (or its unit) timing-like: reported as a metric, not compared."""
+_TIMING_UNITS = frozenset(
+    {"s", "ms", "us", "µs", "ns", "sec", "secs", "min", "h", "b", "kb", "mb", "gb", "tb"}
+    | {"kib", "mib", "gib", "tib"}
+)
+_HIGHER_WORDS = ("/s", "per second", "throughput", "mfu", "speed", "fps", "flops")
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One printed value: its position among the key's values and the step it was printed at."""
+
+    value: float
+    step: str | None
+    line: int
+
+
+@dataclass(slots=True)
+class Series:
+    """Every key's values, in the order printed; ``metrics`` holds the timing-like ones."""
+
+    values: dict[str, list[Point]] = field(default_factory=dict)
+    metrics: dict[str, list[Point]] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """No comparable value was found."""
+        return not self.values
+
+    def as_outputs(self) -> dict[str, list[float]]:
+        """``{key: [values...]}`` (what the receipt records as ``outputs``)."""
+        return {key: [point.value for point in points] for key, points in self.values.items()}
+
+    def steps(self) -> dict[str, list[str | None]]:
+        """``{key: [step or None, ...]}``, parallel to :meth:`as_outputs`."""
+        return {key: [point.step for point in points] for key, points in self.values.items()}
+
+
+def normalise_label(label: str) -> str:
+    """``"'Train Loss'"`` → ``"train loss"``: quotes stripped, spaces collapsed, lower case."""
+    text = label.strip().strip("'\"").strip()
+    return re.sub(r"\s+", " ", text).lower()
+
+
+def is_timing(label: str, unit: str | None = None) -> bool:
+    """Whether a label (with its unit) measures the run rather than the computation."""
+    words = re.split(r"[\s_]+", label)
+    text = f" {label} "
+    for word in TIMING_WORDS:
+        if "/" in word or " " in word:
+            if word in text:
+                return True
+        elif word in words:
+            return True
+    return unit is not None and (unit.lower() in _TIMING_UNITS or "/" in unit)
+
+
+def higher_is_better(label: str, unit: str | None = None) -> bool:
+    """Throughput-like metrics are better higher; times and memory are better lower."""
+    text = f"{label} {unit or ''}".lower()
+    return any(word in text for word in _HIGHER_WORDS)
+
+
+def _float(text: str) -> float | None:
+    if not _NUMBER_RE.match(text.strip()):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def extract_default(stdout: str) -> Series:
+    """Pairs of ``label: number`` / ``label=number`` on each line (see the module docstring)."""
+    series = Series()
+    for number, line in enumerate(stdout.splitlines(), 1):
+        step_match = _STEP.match(line)
+        step = None
+        rest = line
+        if step_match:
+            step = f"{step_match['step']}/{step_match['total']}"
+            rest = line[step_match.end() :]
+        for match in _PAIR.finditer(rest):
+            value = _float(match["value"])
+            label = normalise_label(match["label"])
+            if value is None or not label or not any(ch.isalpha() for ch in label):
+                continue
+            unit = match["unit"]
+            target = series.metrics if is_timing(label, unit) else series.values
+            if unit and label not in series.units:
+                series.units[label] = unit
+            target.setdefault(label, []).append(Point(value, step, number))
+    return series
+
+
+def extract_with(stdout: str, patterns: Sequence[re.Pattern[str]]) -> Series:
+    """Values captured by user patterns: named groups are keys, else ``match<index>``."""
+    series = Series()
+    for number, line in enumerate(stdout.splitlines(), 1):
+        step_match = _STEP.match(line)
+        step = f"{step_match['step']}/{step_match['total']}" if step_match else None
+        for index, pattern in enumerate(patterns):
+            for match in pattern.finditer(line):
+                groups = match.groupdict()
+                if groups:
+                    items = [(name, text) for name, text in groups.items() if text is not None]
+                elif match.re.groups:
+                    items = [(f"match{index}", match.group(1))]
+                else:
+                    items = [(f"match{index}", match.group(0))]
+                for key, text in items:
+                    value = _float(text)
+                    if value is not None:
+                        series.values.setdefault(key, []).append(Point(value, step, number))
+    # Timing-like values are still reported beside the user's keys.
+    series.metrics = extract_default(stdout).metrics
+    return series
+
+
+def compile_patterns(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
+    """Compile ``--compare`` patterns; a bad one raises ``re.error`` with its text."""
+    return tuple(re.compile(pattern) for pattern in patterns)
+
+
+def extract(stdout: str, patterns: Sequence[re.Pattern[str]] = ()) -> Series:
+    """The series of one run: user patterns when given, the default pairs otherwise."""
+    return extract_with(stdout, patterns) if patterns else extract_default(stdout)
