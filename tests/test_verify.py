@@ -575,7 +575,8 @@ def test_real_fix_engine_changes_only_the_copy(tmp_path: Path) -> None:
         migrated = (Path(receipt.workspace) / "migrated" / "train.py").read_text()
         assert migrated != source and "torch.cuda.amp.autocast" not in migrated
         assert (project / "train.py").read_text() == source
-        assert receipt.exit_code == 0  # no outputs on either side: judged by exit codes
+        # no outputs on either side: not compared, which is not a pass without the flag
+        assert receipt.exit_code == 1 and receipt.verdict == "not-compared"
         assert receipt.runs[1].comparison is not None
         assert receipt.runs[1].comparison.status == "not-compared"
     finally:
