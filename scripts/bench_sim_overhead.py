@@ -48,6 +48,7 @@ def main() -> int:
         variants.append((label, {"PYTHONPATH": folder, "MIGRATE_SIM_PROFILE": "rocm-mi300x"}))
     pattern = re.compile(args.metric)
     results: dict[str, list[dict[str, object]]] = {label: [] for label, _ in variants}
+    figures_of: dict[str, list[float]] = {label: [] for label, _ in variants}
     for round_index in range(args.rounds):
         for label, extra in variants:
             env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
@@ -58,6 +59,8 @@ def main() -> int:
             )
             values = [float(value) for value in pattern.findall(done.stdout)]
             figure = _figure(values)
+            if figure is not None:
+                figures_of[label].append(figure)
             results[label].append(
                 {
                     "round": round_index,
@@ -77,11 +80,11 @@ def main() -> int:
                 print(done.stderr[-1500:], file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
-    native = [r["figure"] for r in results["native"] if r["figure"] is not None]
+    native = figures_of["native"]
     base = statistics.median(native) if native else None
     print(f"\n{'variant':<10} {'figures per round':<40} {'median':>10} {'vs native':>10}")
     for label, _ in variants:
-        figures = [r["figure"] for r in results[label] if r["figure"] is not None]
+        figures = figures_of[label]
         median = statistics.median(figures) if figures else None
         ratio = f"×{median / base:.3f}" if median and base else "-"
         shown = ", ".join(f"{value:.3f}" for value in figures)

@@ -18,6 +18,8 @@ from click.testing import CliRunner
 
 from migrator.config import load_config
 from migrator.errors import ConfigError
+from migrator.reporting.readiness.receipts import verification_from_dict
+from migrator.verify import receipt_format
 from migrator.verify.cli import verify_command
 from migrator.verify.compare import compare_outputs
 from migrator.verify.core import verify
@@ -892,3 +894,42 @@ def test_emulation_adds_no_graph_breaks_under_torch_compile(tmp_path: Path) -> N
         seen["native"]["graphs"],
         seen["native"]["breaks"],
     ), seen["rocm-sim"]["reasons"]
+
+
+def test_receipt_schema_and_the_one_reader(tmp_path: Path) -> None:
+    import jsonschema
+
+    project = tmp_path / "project"
+    _write(project / "run.py", "for i in range(3):\n    print(f'{i + 1}/3 loss: {1 / (i + 1)}')\n")
+    options = VerifyOptions(root=project, smoke="python run.py", targets=("native",), timeout=60)
+    receipt_path = tmp_path / "receipt.json"
+    verify(options, fixer=_no_fixes).write(receipt_path)
+    data = receipt_format.load(receipt_path)
+    jsonschema.validate(data, receipt_format.json_schema())
+    assert receipt_format.verdict(data) == "pass" and receipt_format.outputs_compared(data)
+    view = verification_from_dict(data)
+    assert view.result_label == "PASS"
+
+    # A receipt of schema /1 said "passed" for runs whose outputs were never compared.
+    legacy = {
+        "schema": "migrate-verify-receipt/1",
+        "passed": True,
+        "runs": [
+            {"target": "native", "tree": "original", "baseline": True, "passed": True},
+            {
+                "target": "rocm-sim",
+                "tree": "migrated",
+                "baseline": False,
+                "emulated": True,
+                "passed": True,
+                "comparison": {"status": "not-compared", "keys": []},
+            },
+        ],
+    }
+    assert receipt_format.verdict(legacy) == "not-compared"
+    assert receipt_format.outputs_compared(legacy) is False
+    view = verification_from_dict(legacy)
+    assert view.result_label == "PASS, NOT COMPARED"
+    assert [run.passed for run in view.runs] == [True, None]
+    with pytest.raises(receipt_format.ReceiptFormatError):
+        receipt_format.load(tmp_path / "absent.json")

@@ -1,11 +1,15 @@
-"""Verification receipts (``migrate verify --receipt``), read tolerantly for the report."""
+"""Verification receipts (``migrate verify --receipt``), read tolerantly for the report.
+
+The receipt format belongs to verify: files are read and verdicts derived by
+:mod:`migrator.verify.receipt_format`; this module only builds the report's view.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from migrator.reporting.readiness.dependencies import text_of
+from migrator.verify import receipt_format
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,7 @@ class Verification:
     amd_hardware: bool
     emulated: bool
     headline: str
+    verdict: str = ""
 
     @property
     def speedup(self) -> float | None:
@@ -47,6 +52,9 @@ class Verification:
 
     @property
     def result_label(self) -> str:
+        """PASS / FAIL / NOT COMPARED (never a match for outputs that were not compared)."""
+        if self.verdict and self.verdict != "unknown":
+            return self.verdict
         return {True: "PASS", False: "FAIL", None: "unknown"}[self.passed]
 
 
@@ -157,21 +165,19 @@ def _run_view(raw: dict[str, object]) -> RunView:
         device=device,
         torch_build=_build_text(build),
         tokens_per_second=_float(raw.get("tokens_per_second")),
-        passed=_bool(raw.get("passed")),
+        passed=None
+        if receipt_format.run_verdict(dict(raw)) == "not-compared"
+        else _bool(raw.get("passed")),
         amd_hardware=amd,
     )
 
 
 def read_receipt(path: str) -> Verification:
     """Load a verify receipt; unknown or missing fields degrade to "unknown", never to a claim."""
-    import json
-
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReceiptError(f"cannot read verify receipt {path}: {error}") from error
-    if not isinstance(data, dict):
-        raise ReceiptError(f"{path} is not a verify receipt (expected a JSON object)")
+        data = receipt_format.load(path)
+    except receipt_format.ReceiptFormatError as error:
+        raise ReceiptError(str(error)) from error
     return verification_from_dict(data, path)
 
 
@@ -218,4 +224,5 @@ def verification_from_dict(data: dict[str, object], path: str = "") -> Verificat
         amd_hardware=amd,
         emulated=emulated,
         headline=headline,
+        verdict=receipt_format.verdict_label(dict(data)),
     )
