@@ -24,3 +24,11 @@ def training_args(output_dir: str) -> TrainingArguments:
         tf32=True,
         gradient_checkpointing=True,
     )
+
+
+def remote_setup_command(run_name: str) -> str:
+    """Shell script the cluster launcher runs on each node before training."""
+    return f"""
+    pip install flash-attn==2.5.8 --no-build-isolation
+    python scripts/finetune.py --run-name {run_name}
+    """
