@@ -74,7 +74,9 @@ def render_body(
     )
     while "\n\n\n" in body:
         body = body.replace("\n\n\n", "\n\n")
-    return title, body.strip() + "\n"
+    from migrator.reporting.markdown import fit
+
+    return title, fit(body.strip() + "\n")
 
 
 def _reproduce(options: PrOptions, scan_prefix: str, base: str) -> str:

@@ -14,6 +14,10 @@ from migrator.reporting.readiness import EFFORT_ASSUMPTIONS, FIX_CLASSES, FORMUL
 
 #: GitHub rejects comments over 65,536 characters; long finding lists are cut to this many rows.
 MAX_FINDING_ROWS = 150
+#: The most characters a rendered report may have (room left for a bot's own header).
+MAX_CHARACTERS = 60_000
+_DETAILS = re.compile(r"(<details><summary>.*?</summary>\n)(.*?)(\n</details>)", re.DOTALL)
+_OMITTED = "\n_Omitted to fit a comment; the HTML or JSON report has it._\n"
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
@@ -103,8 +107,8 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(report: Report) -> str:
-    """The whole report as Markdown."""
+def render(report: Report, limit: int = MAX_CHARACTERS) -> str:
+    """The whole report as Markdown, at most ``limit`` characters (a PR comment)."""
     text = (
         environment()
         .get_template("report.md.j2")
@@ -118,4 +122,35 @@ def render(report: Report) -> str:
     )
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
-    return text.strip() + "\n"
+    return fit(text.strip() + "\n", limit)
+
+
+def fit(text: str, limit: int = MAX_CHARACTERS) -> str:
+    """The report cut to ``limit`` characters: first the largest folded ``<details>`` bodies are
+    left out, then whole sections from the end, with a note saying how to get everything."""
+    if len(text) <= limit:
+        return text
+    bodies = sorted(_DETAILS.finditer(text), key=lambda match: len(match.group(2)), reverse=True)
+    omit: set[int] = set()
+    saved = 0
+    for match in bodies:
+        if len(text) - saved <= limit:
+            break
+        omit.add(match.start())
+        saved += len(match.group(2)) - len(_OMITTED)
+    text = _DETAILS.sub(
+        lambda m: m.group(1) + _OMITTED + m.group(3) if m.start() in omit else m.group(0), text
+    )
+    if len(text) <= limit:
+        return text
+    note = (
+        f"\n\n---\n\n**Cut to fit a comment** (the full report has {len(text):,} characters). "
+        "Everything is in `migrate report --format html` or `--format json`.\n"
+    )
+    budget = limit - len(note) - 200  # room for closing what the cut leaves open
+    cut = max(text.rfind("\n#", 0, budget), text.rfind("\n\n", 0, budget))
+    head = text[: cut if cut > 0 else budget].rstrip()
+    if head.count("```") % 2:
+        head += "\n```"
+    head += "\n</details>" * max(0, head.count("<details>") - head.count("</details>"))
+    return head + note
