@@ -242,21 +242,10 @@ def scan(
     sys.exit(1 if failing and not exit_zero else 0)
 
 
-def _with_progress(console: Any, action: Any) -> Any:
-    if not console.is_terminal:
-        return action(None, None)
-    from rich.progress import Progress
+def _with_progress(console: Any, action: Any, description: str = "scanning") -> Any:
+    from migrator.progress import with_progress
 
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("scanning", total=None)
-
-        def on_total(total: int) -> None:
-            progress.update(task, total=total)
-
-        def advance(count: int) -> None:
-            progress.advance(task, count)
-
-        return action(advance, on_total)
+    return with_progress(console, action, description)
 
 
 def _render(results: list[ScanResult], output_format: str, output: str | None) -> str | None:
@@ -326,15 +315,21 @@ def fix(
     remaining_total = 0
     fixed_counter: Counter[str] = Counter()
     for root in _check_paths(paths):
-        run = fix_tree(
-            root,
-            level=level,
-            select=_split(select),
-            ignore=_split(ignore),
-            exclude=_split(exclude),
-            min_severity=_severity(min_severity),
-            write=not diff,
-            jobs=jobs,
+        run = _with_progress(
+            _console(stderr=True),
+            lambda progress, total, root=root: fix_tree(
+                root,
+                level=level,
+                select=_split(select),
+                ignore=_split(ignore),
+                exclude=_split(exclude),
+                min_severity=_severity(min_severity),
+                write=not diff,
+                jobs=jobs,
+                progress=progress,
+                on_total=total,
+            ),
+            "fixing" if not diff else "computing fixes",
         )
         for outcome in run.outcomes:
             if outcome.error:

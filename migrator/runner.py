@@ -292,6 +292,8 @@ def fix_tree(
     min_severity: Severity | None = None,
     write: bool = True,
     jobs: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> RootRun:
     """Compute (and with ``write``, apply atomically) the fixes for one root."""
     from migrator.writer import write_atomic
@@ -304,7 +306,9 @@ def fix_tree(
     sources, problems = _sources(root, selection)
     facts = project_facts(root if root.is_dir() else root.parent)
     tasks = [_Task(str(s.path), s.relative, s.kind, level, codes, True, facts) for s in sources]
-    outcomes = _execute(tasks, jobs, None)
+    if on_total:
+        on_total(len(tasks))
+    outcomes = _execute(tasks, jobs, progress)
     files: list[FileResult] = []
     for outcome in outcomes:
         result = outcome.result

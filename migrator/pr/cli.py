@@ -51,8 +51,11 @@ def pr_command(
     the pull request, 2 on an error.
     """
     options = PrOptions(path, branch, base, unsafe_fixes, run_verify, smoke, push, open_pr_flag)
+    from migrator.progress import steps
+
     try:
-        result = create_pr(options)
+        with steps() as step:
+            result = create_pr(options, on_step=step)
     except PrError as error:
         click.echo(f"migrate pr: {error}", err=True)
         sys.exit(2)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def _rollback(git: Git, start: _Start, branch: str) -> None:
 
 
 def _run_verify(
-    options: PrOptions, scan_path: Path
+    options: PrOptions, scan_path: Path, step: Callable[[str], None]
 ) -> tuple[Verification | None, str, dict[str, object] | None]:
     """Run ``migrate verify`` on the clean original tree; (view, note, raw receipt)."""
     try:
@@ -99,7 +100,7 @@ def _run_verify(
         )
     except MigrateError as error:
         return None, f"unavailable: {error}", None
-    receipt = verify(verify_options).as_dict()
+    receipt = verify(verify_options, on_step=step).as_dict()
     return verification_from_dict(receipt, "receipt"), "", receipt
 
 
@@ -116,8 +117,10 @@ def _write_body(git: Git, title: str, body: str, receipt: dict[str, object] | No
     return path
 
 
-def create_pr(options: PrOptions) -> PrResult:
-    """Branch, fix per family, commit, write the body (and push); roll back on any failure."""
+def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) -> PrResult:
+    """Branch, fix per family, commit, write the body (and push); roll back on any failure.
+    ``on_step`` hears each stage (progress display)."""
+    step = on_step or (lambda message: None)
     git, top = repository(options.path)
     check_branch_name(git, options.branch)
     check_clean(git)
@@ -140,8 +143,9 @@ def create_pr(options: PrOptions) -> PrResult:
 
     verification, note, receipt = (None, "not run (pass --verify)", None)
     if options.verify:
-        verification, note, receipt = _run_verify(options, scan_path)
+        verification, note, receipt = _run_verify(options, scan_path, step)
 
+    step(f"scanning {name} at the base")
     before = _report_at(git, base_sha, head, scan_path, name)
     start = _Start(original_branch, head)
     level = Applicability.UNSAFE if options.unsafe_fixes else Applicability.SAFE
@@ -158,6 +162,7 @@ def create_pr(options: PrOptions) -> PrResult:
         start.switched = True
         commits: list[CommitInfo] = []
         for category in fixable_families(scan_path, level):
+            step(f"fixing and committing {category}")
             commit = apply_family(git, scan_path, category, level)
             if commit is not None:
                 commits.append(commit)
@@ -165,6 +170,7 @@ def create_pr(options: PrOptions) -> PrResult:
             raise PrError(
                 "fixes left uncommitted changes behind (a fix wrote outside the scanned files)"
             )
+        step(f"scanning {name} after the fixes")
         after = _scan_report(scan_path, name)
         tip = git.run("rev-parse", "HEAD")
         links = link_base(remote_url(git, options.push), tip)

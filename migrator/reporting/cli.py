@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -46,13 +46,18 @@ def make_report(
     exclude: Sequence[str] = (),
     use_cache: bool = True,
     jobs: int | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> Report:
-    """Scan every root and compute the report (shared by ``report`` and ``pr``)."""
+    """Scan every root and compute the report (shared by ``report`` and ``pr``); ``on_step``
+    hears which project is being scanned (progress)."""
     from migrator.runner import scan
 
     names = unique_names(roots)
     scans = []
-    for name, root in zip(names, roots, strict=True):
+    for position, (name, root) in enumerate(zip(names, roots, strict=True), start=1):
+        if on_step:
+            of = f" ({position}/{len(roots)})" if len(roots) > 1 else ""
+            on_step(f"scanning {name}{of}")
         run = scan(
             Path(root),
             select=select,
@@ -152,17 +157,22 @@ def report_command(
         verification = read_receipt(receipt) if receipt else None
     except ReceiptError as error:
         raise click.BadParameter(str(error), param_hint="--receipt") from None
-    report = make_report(
-        roots,
-        targets=chosen,
-        verification=verification,
-        select=_split(select) or None,
-        ignore=_split(ignore) or None,
-        exclude=_split(exclude),
-        use_cache=not no_cache,
-        jobs=jobs,
-    )
-    text = render(report, output_format)
+    from migrator.progress import steps
+
+    with steps() as step:
+        report = make_report(
+            roots,
+            targets=chosen,
+            verification=verification,
+            select=_split(select) or None,
+            ignore=_split(ignore) or None,
+            exclude=_split(exclude),
+            use_cache=not no_cache,
+            jobs=jobs,
+            on_step=step,
+        )
+        step(f"rendering {output_format}")
+        text = render(report, output_format)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         summary = ", ".join(f"{p.name} {p.score} ({p.verdict.label})" for p in report.projects[:5])

@@ -104,7 +104,10 @@ def verify_command(path: Path, receipt_path: str | None, **overrides: Any) -> No
         options = resolve_options(root, _config_table(root), overrides)
     except MigrateError as error:
         raise VerifyUsageError(str(error)) from None
-    receipt = verify(options)
+    from migrator.progress import steps
+
+    with steps() as step:
+        receipt = verify(options, on_step=step)
     if receipt_path == "-":
         click.echo(_json(receipt.as_dict()))
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from migrator.verify import evidence
@@ -256,9 +256,13 @@ def verify(
     *,
     fixer: FixFunction | None = None,
     caller_env: Mapping[str, str] | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> Receipt:
-    """Copy, fix, run and compare; the user's tree is only read. Returns the receipt."""
+    """Copy, fix, run and compare; the user's tree is only read. Returns the receipt.
+    ``on_step`` hears each stage (copy and fix, set-up, every run) for progress display."""
+    step = on_step or (lambda message: None)
     env = dict(os.environ if caller_env is None else caller_env)
+    step("copying the project and applying fixes")
     workspace = Workspace.create(options.root, options.python)
     try:
         fixes = apply_fixes(workspace.migrated, options.unsafe_fixes, fixer)
@@ -288,7 +292,9 @@ def verify(
         )
         runner = _Runner(options, workspace, env)
         if options.setup:
+            step("running the set-up command")
             receipt.setup = [runner.set_up(tree) for tree in ("original", "migrated")]
+        step("running the smoke test: original tree, native")
         baseline = runner.run("original", "native")
         baseline.baseline = True
         if not baseline.exited_ok:
@@ -297,6 +303,7 @@ def verify(
             )
         receipt.runs.append(baseline)
         for target in options.targets:
+            step(f"running the smoke test: migrated tree, {target}")
             record = runner.run("migrated", target)
             record.comparison = compare(baseline, record, options)
             record.metric_ratios = ratios(
