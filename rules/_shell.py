@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ._lines import comment_start
 from ._requirements import Req, parse_requirement
 
 
@@ -22,6 +21,12 @@ class Token:
 
 
 _OPERATORS = ("&&", "||", ";", "|", "&", "(", ")", "`", "$(")
+
+
+def starts_comment(text: str, index: int) -> bool:
+    """Whether the ``#`` at ``index`` starts a shell comment: it begins a word (line start,
+    whitespace or an operator before it). Quotes are the caller's business."""
+    return index == 0 or text[index - 1] in " \t\r\n;&|("
 
 
 def command_segments(text: str) -> Iterator[list[Token]]:
@@ -43,7 +48,7 @@ def command_segments(text: str) -> Iterator[list[Token]]:
                 current = []
             position += 1
             continue
-        if char == "#" and (position == 0 or text[position - 1] in " \t\n;&|("):
+        if char == "#" and starts_comment(text, position):
             end = text.find("\n", position)
             position = length if end == -1 else end
             continue
@@ -178,12 +183,12 @@ def code_lines(text: str) -> Iterator[tuple[int, str]]:
     position = 0
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
-        yield position, body[: comment_start(body)]
+        yield position, code_part(body)
         position += len(line)
 
 
 def code_part(line: str) -> str:
-    """``line`` up to a ``#`` comment (at line start or after whitespace, outside quotes)."""
+    """``line`` up to its ``#`` comment (a ``#`` that starts a word, outside quotes)."""
     quote: str | None = None
     for index, char in enumerate(line):
         if quote:
@@ -192,7 +197,7 @@ def code_part(line: str) -> str:
             continue
         if char in "\"'":
             quote = char
-        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+        elif char == "#" and starts_comment(line, index):
             return line[:index]
     return line
 
