@@ -933,3 +933,17 @@ def test_receipt_schema_and_the_one_reader(tmp_path: Path) -> None:
     assert [run.passed for run in view.runs] == [True, None]
     with pytest.raises(receipt_format.ReceiptFormatError):
         receipt_format.load(tmp_path / "absent.json")
+
+
+def test_a_json_line_does_not_hide_the_printed_losses(tmp_path: Path) -> None:
+    stdout = '{"lr": 0.001, "layers": 2}\n1/2 loss: 4.5\n2/2 loss: 4.25\n'
+    parsed = read_smoke_output(tmp_path / "absent.json", stdout)
+    assert parsed.source == "stdout-series"
+    assert parsed.values == {"loss": [4.5, 4.25], "lr": 0.001, "layers": 2}
+    changed = read_smoke_output(tmp_path / "absent.json", stdout.replace("4.25", "4.75"))
+    comparison = compare_outputs(
+        parsed.values, changed.values, 1e-4, 1e-4, source=parsed.source, steps=parsed.steps
+    )
+    first = comparison.first_difference
+    assert first is not None and (first.key, first.step) == ("loss", "step 2/2")
+    assert (comparison.keys_compared, comparison.values_compared) == (3, 4)

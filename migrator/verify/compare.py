@@ -281,7 +281,7 @@ def compare_outputs(
                 keys.append(
                     KeyComparison(key, NOT_COMPARED, note="printed by the migrated run only")
                 )
-        elif steps is not None:
+        elif steps is not None and key in steps:
             keys.append(_compare_series(key, baseline[key], migrated[key], steps, rtol, atol))
         else:
             keys.append(compare_values(key, baseline[key], migrated[key], rtol, atol))

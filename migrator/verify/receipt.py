@@ -304,6 +304,14 @@ def _outcome(run: RunRecord) -> str:
     return text
 
 
+def _clean(text: object) -> str:
+    """Text from the project (test ids, labels) with control characters escaped."""
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in str(text)
+    )
+
+
 def _counted(comparison: Comparison) -> str:
     """``3 keys, 60 values`` (``12 tests`` for pytest)."""
     if comparison.source == "pytest":
@@ -331,8 +339,8 @@ def _comparison_text(comparison: Comparison | None, allow_uncompared: bool = Fal
             return f"outputs different ({comparison.note})"
         if comparison.source == "pytest":
             return (
-                f"test {first.key} {first.baseline} on the original, "
-                f"{first.migrated or 'not collected'} on the migrated tree "
+                f"test {_clean(first.key)} {_clean(first.baseline)} on the original, "
+                f"{_clean(first.migrated or 'not collected')} on the migrated tree "
                 f"({_counted(comparison)} compared)"
             )
         if first.step is not None:
@@ -342,7 +350,10 @@ def _comparison_text(comparison: Comparison | None, allow_uncompared: bool = Fal
         else:
             where = ""
         detail = first.note or f"baseline {first.baseline!r} vs migrated {first.migrated!r}"
-        return f"outputs different: {first.key}{where}: {detail} ({_counted(comparison)} compared)"
+        return (
+            f"outputs different: {_clean(first.key)}{where}: {_clean(detail)} "
+            f"({_counted(comparison)} compared)"
+        )
     if comparison.status == NOT_COMPARED or comparison.values_compared == 0:
         why = comparison.note or "nothing comparable"
         tail = (
@@ -437,14 +448,13 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
             lines.append(f"    {_build_text(run)}")
         else:
             lines.extend(_emulation_lines(run))
-    for record in receipt.setup:
-        state = "ok" if record.ok else "FAILED"
-        lines.insert(
-            2,
-            f"setup in {record.tree}/: {state} — exit {record.exit_code}"
-            f"{', timed out' if record.timed_out else ''} in {record.wall_time_s:.1f}s "
-            f"({record.command})",
-        )
+    setup_lines = [
+        f"setup in {record.tree}/: {'ok' if record.ok else 'FAILED'} — exit {record.exit_code}"
+        f"{', timed out' if record.timed_out else ''} in {record.wall_time_s:.1f}s "
+        f"({record.command})"
+        for record in receipt.setup
+    ]
+    lines[2:2] = setup_lines
     lines.append(_result_line(receipt))
     lines.append(
         f"receipt: {receipt_path}" if receipt_path else "receipt: not written (pass --receipt FILE)"

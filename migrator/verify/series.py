@@ -12,6 +12,7 @@ group, or the whole match, takes the key ``match<index>``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -135,10 +136,22 @@ def _float(text: str) -> float | None:
         return None
 
 
+def _is_json_object(line: str) -> bool:
+    text = line.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def extract_default(stdout: str) -> Series:
     """Pairs of ``label: number`` / ``label=number`` on each line (see the module docstring)."""
     series = Series()
     for number, line in enumerate(stdout.splitlines(), 1):
+        if _is_json_object(line):
+            continue  # JSON reports are read as JSON (the last one), not as label pairs
         step_match = _STEP.match(line)
         step = None
         rest = line

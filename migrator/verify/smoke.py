@@ -1,8 +1,8 @@
 """Read what a smoke test reported.
 
-In order: ``--compare`` patterns over stdout; the JSON object in ``$MIGRATE_SMOKE_OUTPUT``; the
-last JSON object printed on stdout; otherwise the numeric series printed on stdout
-(``loss: 2.31``; see :mod:`migrator.verify.series`). Timing-like values printed on stdout are
+In order: ``--compare`` patterns over stdout; the JSON object in ``$MIGRATE_SMOKE_OUTPUT``;
+otherwise the numeric series printed on stdout (``loss: 2.31``; see
+:mod:`migrator.verify.series`) together with the keys of the last JSON object printed there. Timing-like values printed on stdout are
 always read as metrics. A ``tokens_per_second=<x>`` line is accepted too (the JSON key wins).
 """
 
@@ -86,10 +86,15 @@ def read_smoke_output(
                 error = "MIGRATE_SMOKE_OUTPUT does not hold a JSON object"
     if values is None and not patterns:
         parsed = last_json_object(stdout)
-        if parsed is not None:
+        if not series.empty:
+            # Numbers printed on stdout, plus the keys of a JSON object printed there (a JSON
+            # config printed at start-up must not hide the losses printed after it).
+            values = {**series.as_outputs(), **(parsed or {})}
+            source, steps = SOURCE_SERIES, series.steps()
+            for key in parsed or {}:
+                steps.pop(key, None)
+        elif parsed is not None:
             values, source, steps = parsed, SOURCE_JSON, None
-        elif not series.empty:
-            values, source, steps = series.as_outputs(), SOURCE_SERIES, series.steps()
     if values is None and patterns:
         source = SOURCE_PATTERNS
     tps = _float(values.get("tokens_per_second")) if values and source != SOURCE_PATTERNS else None
