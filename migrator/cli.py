@@ -18,7 +18,7 @@ from migrator import __version__
 from migrator.errors import MigrateError
 from migrator.model import Applicability, ScanResult, Severity
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -125,8 +125,15 @@ def _check_paths(paths: tuple[str, ...]) -> list[Path]:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "output_format", type=click.Choice(FORMATS), default="text")
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--format",
+    "--output-format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="text",
+    help="text (grouped, with a summary), concise (one line per finding), json, sarif, github.",
+)
 @common_options
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write to FILE."
@@ -156,6 +163,18 @@ def _check_paths(paths: tuple[str, ...]) -> list[Path]:
     help="Report only findings on lines added or changed since the git REF (and in new files).",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else.")
+@click.option(
+    "--statistics", is_flag=True, help="Print how many findings each rule has, not the findings."
+)
+@click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="Read the file to scan from stdin, as if it were NAME (its config and ignores apply).",
+)
+@click.option(
+    "--watch", "-w", is_flag=True, help="Scan again whenever a scanned file changes (Ctrl-C stops)."
+)
 @click.option(
     "--fail-on",
     type=click.Choice(["info", "warning", "error"], case_sensitive=False),
@@ -180,66 +199,139 @@ def scan(
     new_since: str | None,
     exit_zero: bool,
     fail_on: str,
+    quiet: bool,
+    statistics: bool,
+    stdin_filename: str | None,
+    watch: bool,
 ) -> None:
     """Report every CUDA-only construct under PATHS.
 
     Exit status: 0 when nothing at or above --min-severity is found, 1 when something is,
     2 on a usage, configuration or internal error.
     """
+    if not paths and not stdin_filename:
+        raise click.UsageError(
+            "give at least one PATH, or --stdin-filename NAME with the file on stdin"
+        )
+    chosen = {
+        "select": _split(select),
+        "ignore": _split(ignore),
+        "exclude": _split(exclude),
+        "min_severity": _severity(min_severity),
+    }
+    stdin_data = sys.stdin.buffer.read() if stdin_filename else b""
+
+    def collect() -> list[ScanResult]:
+        results = _scan_paths(
+            [p for p in paths if p != "-"], chosen, not no_cache, not no_prefilter, jobs, quiet
+        )
+        if stdin_filename:
+            results.append(_scan_stdin(stdin_filename, stdin_data, chosen))
+        if write_baseline or baseline_file or new_since:
+            from migrator import baseline
+
+            if write_baseline:
+                count = baseline.write(results, Path(write_baseline))
+                click.echo(
+                    f"migrate: wrote {count} findings to the baseline {write_baseline}", err=True
+                )
+                sys.exit(0)
+            if baseline_file:
+                results = baseline.without_baselined(results, baseline.load(Path(baseline_file)))
+            if new_since:
+                results = baseline.changed_since(results, new_since)
+        return results
+
+    def show(results: list[ScanResult]) -> int:
+        if statistics:
+            from migrator.output import concise
+
+            _emit(concise.statistics(results), output)
+        else:
+            text = _render(results, output_format, output, quiet)
+            if text is not None:
+                _emit(text, output)
+        if show_unused_suppressions:
+            for result in results:
+                for file in result.files:
+                    for line, code in file.unused_suppressions:
+                        label = "" if code == "*" else f"[{code}]"
+                        click.echo(
+                            f"{file.path}:{line}: unused suppression `# migrate: ignore{label}`",
+                            err=True,
+                        )
+        threshold = Severity.parse(fail_on)
+        failing = [f for result in results for f in result.findings if f.severity >= threshold]
+        return 1 if failing and not exit_zero else 0
+
+    if watch:
+        from migrator.watch import watch_paths
+
+        watch_paths([Path(p) for p in paths if p != "-"], lambda: show(collect()))
+        sys.exit(0)
+    sys.exit(show(collect()))
+
+
+def _scan_paths(
+    paths: list[str],
+    chosen: dict[str, Any],
+    use_cache: bool,
+    prefilter: bool,
+    jobs: int | None,
+    quiet: bool,
+) -> list[ScanResult]:
+    """Scan directories whole and files under their project root (shown from the cwd)."""
     from migrator.paths import rebase, targets
     from migrator.runner import scan as scan_root
 
     results: list[ScanResult] = []
     explicit: list[ScanResult] = []
     stderr = _console(stderr=True)
-    for target in targets(_check_paths(paths)):
-        run = _with_progress(
-            stderr,
-            lambda progress, total, target=target: scan_root(
+    for target in targets(_check_paths(tuple(paths))):
+
+        def action(progress: Any, total: Any, target: Any = target) -> Any:
+            return scan_root(
                 target.root,
-                select=_split(select),
-                ignore=_split(ignore),
-                exclude=_split(exclude),
-                min_severity=_severity(min_severity),
-                use_cache=not no_cache,
-                prefilter=not no_prefilter,
+                **chosen,
+                use_cache=use_cache,
+                prefilter=prefilter,
                 jobs=jobs,
                 progress=progress,
                 on_total=total,
                 only=target.files,
-            ),
-        )
-        (results if target.files is None else explicit).append(run.scan)
+                within=target.within,
+            )
+
+        run = action(None, None) if quiet else _with_progress(stderr, action)
+        if target.within is not None:  # shown from the folder named, as before
+            shown = rebase([run.scan], target.within)[0]
+            shown.root = str(target.within)
+            results.append(shown)
+        else:
+            (results if target.files is None else explicit).append(run.scan)
     if explicit:  # files named on the command line show relative to the current directory
         results.extend(rebase(explicit, Path.cwd()))
-    if write_baseline or baseline_file or new_since:
-        from migrator import baseline
+    return results
 
-        if write_baseline:
-            count = baseline.write(results, Path(write_baseline))
-            click.echo(
-                f"migrate: wrote {count} findings to the baseline {write_baseline}", err=True
-            )
-            sys.exit(0)
-        if baseline_file:
-            results = baseline.without_baselined(results, baseline.load(Path(baseline_file)))
-        if new_since:
-            results = baseline.changed_since(results, new_since)
-    text = _render(results, output_format, output)
-    if text is not None:
-        _emit(text, output)
-    if show_unused_suppressions:
-        for result in results:
-            for file in result.files:
-                for line, code in file.unused_suppressions:
-                    label = "" if code == "*" else f"[{code}]"
-                    click.echo(
-                        f"{file.path}:{line}: unused suppression `# migrate: ignore{label}`",
-                        err=True,
-                    )
-    threshold = Severity.parse(fail_on)
-    failing = [f for result in results for f in result.findings if f.severity >= threshold]
-    sys.exit(1 if failing and not exit_zero else 0)
+
+def _scan_stdin(name: str, data: bytes, chosen: dict[str, Any]) -> ScanResult:
+    """The file read from stdin, scanned as ``name`` under its project root."""
+    import os
+
+    from migrator.config import find_pyproject
+    from migrator.paths import rebase
+    from migrator.runner import scan_text
+
+    absolute = (Path.cwd() / name).resolve()
+    config = find_pyproject(absolute)
+    cwd = Path.cwd().resolve()
+    if config is not None:
+        root = config.parent
+    else:
+        root = cwd if absolute.is_relative_to(cwd) else absolute.parent
+    relative = Path(os.path.relpath(absolute, root)).as_posix()
+    run = scan_text(root, relative, data, **chosen)
+    return rebase([run.scan], cwd)[0]
 
 
 def _with_progress(console: Any, action: Any, description: str = "scanning") -> Any:
@@ -248,7 +340,18 @@ def _with_progress(console: Any, action: Any, description: str = "scanning") -> 
     return with_progress(console, action, description)
 
 
-def _render(results: list[ScanResult], output_format: str, output: str | None) -> str | None:
+def _render(
+    results: list[ScanResult], output_format: str, output: str | None, quiet: bool = False
+) -> str | None:
+    if output_format == "concise":
+        from migrator.output import concise
+
+        lines = concise.render(results)
+        if not quiet:
+            count = sum(len(result.findings) for result in results)
+            fixable = sum(1 for r in results for f in r.findings if f.fix is not None)
+            lines += f"Found {count} finding{'s' if count != 1 else ''} ({fixable} fixable).\n"
+        return lines
     if output_format == "json":
         from migrator.output import findings_json
 
@@ -272,9 +375,13 @@ def _render(results: list[ScanResult], output_format: str, output: str | None) -
         from rich.console import Console
 
         with open(output, "w", encoding="utf-8") as handle:
-            text.render(results, Console(file=handle, width=120, no_color=True, highlight=False))
+            text.render(
+                results,
+                Console(file=handle, width=120, no_color=True, highlight=False),
+                summary=not quiet,
+            )
         return None
-    text.render(results, _console())
+    text.render(results, _console(), summary=not quiet)
     return None
 
 

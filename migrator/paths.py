@@ -17,10 +17,13 @@ class Target:
 
     root: Path
     files: tuple[Path, ...] | None = None
+    #: A folder below ``root`` to scan instead of all of it (findings are shown from it).
+    within: Path | None = None
 
 
 def targets(paths: list[Path]) -> list[Target]:
-    """Directories scan whole; files group under their nearest ``[tool.migrate]`` project root
+    """Directories scan whole (from their project root when they lie below it, so its config
+    sees project-relative paths); files group under their nearest ``[tool.migrate]`` project root
     (else the current directory when they lie under it, else their own folder), so the project's
     ``exclude`` and ``per-file-ignores`` see the same relative paths as a scan of that root."""
     out: list[Target] = []
@@ -28,7 +31,12 @@ def targets(paths: list[Path]) -> list[Target]:
     cwd = Path.cwd().resolve()
     for path in paths:
         if path.is_dir():
-            out.append(Target(path))
+            config = find_pyproject(path)
+            folder = path.resolve()
+            if config is not None and config.parent.resolve() != folder:
+                out.append(Target(config.parent.resolve(), within=path))
+            else:
+                out.append(Target(path))
             continue
         absolute = path.resolve()
         config = find_pyproject(absolute)

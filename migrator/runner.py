@@ -193,12 +193,24 @@ class RootRun:
 
 
 def _sources(
-    root: Path, selection: Selection, files: Sequence[Path] | None = None
+    root: Path,
+    selection: Selection,
+    files: Sequence[Path] | None = None,
+    within: Path | None = None,
 ) -> tuple[list[SourceFile], list[FileResult]]:
     sources: list[SourceFile] = []
     problems: list[FileResult] = []
     if files is not None:
         return _explicit_sources(root, selection, files), problems
+    if within is not None:
+        prefix = Path(os.path.relpath(within, root)).as_posix() + "/"
+        for item in discover(within):
+            relative = prefix + item.relative
+            if isinstance(item, Unreadable):
+                problems.append(FileResult(relative, Status.SKIPPED, reason=item.reason))
+            elif not is_excluded(relative, selection.exclude):
+                sources.append(SourceFile(item.path, relative, item.kind))
+        return sources, problems
     for item in discover(root, exclude=selection.exclude):
         if isinstance(item, Unreadable):
             problems.append(FileResult(item.relative, Status.SKIPPED, reason=item.reason))
@@ -233,6 +245,7 @@ def scan(
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
     only: Sequence[Path] | None = None,
+    within: Path | None = None,
 ) -> RootRun:
     """Scan one root (or ``only`` the given files under it). The cache holds every rule's findings;
     selection filters afterwards."""
@@ -240,7 +253,7 @@ def scan(
     selection = Selection.merge(
         config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
     )
-    sources, problems = _sources(root, selection, only)
+    sources, problems = _sources(root, selection, only, within)
     cache = ResultCache(root) if use_cache else None
     # The cache holds every rule's findings so that a later scan with another selection can
     # reuse it; without the cache only the selected rules need to run.
@@ -279,6 +292,37 @@ def scan(
         for result in (results[source.relative] for source in sources if source.relative in results)
     ]
     files.extend(problems)
+    return RootRun(root, ScanResult(str(root), files), config=config)
+
+
+def scan_text(
+    root: Path,
+    relative: str,
+    data: bytes,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    min_severity: Severity | None = None,
+) -> RootRun:
+    """Scan ``data`` (read from stdin) as if it were the file ``relative`` under ``root``: that
+    root's configuration, exclusions and per-file ignores apply."""
+    import tempfile
+
+    config = load_config(root)
+    selection = Selection.merge(
+        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+    )
+    kind = file_kind(relative)
+    files: list[FileResult] = []
+    if kind is not None and not is_excluded(relative, selection.exclude):
+        codes = selection.codes()
+        with tempfile.TemporaryDirectory(prefix="migrate-stdin-") as directory:
+            path = Path(directory) / "stdin"
+            path.write_bytes(data)
+            result = _work(_Task(str(path), relative, kind, None, codes, True)).result
+        findings = tuple(f for f in result.findings if selection.keep(f, codes))
+        files.append(replace(result, findings=findings))
     return RootRun(root, ScanResult(str(root), files), config=config)
 
 

@@ -65,6 +65,10 @@ def test_file_arguments_from_a_subfolder_show_cwd_relative_paths_and_obey_config
     assert only_ignored.returncode == 0, only_ignored.stdout
     whole = _migrate(repo, "scan", ".")
     assert _locations(whole.stdout) == _locations(from_root.stdout)
+    # A folder below the project root: the project's config still sees project-relative paths.
+    folder = _migrate(repo, "scan", "src")
+    assert _locations(folder.stdout) == {("pkg/loud.py", 2, 4, "ROC101")}
+    assert _migrate(repo, "scan", "legacy").returncode == 0
 
 
 def test_sarif_and_github_paths_are_repository_relative(tmp_path):
@@ -211,3 +215,69 @@ def test_the_github_action_scan_step(tmp_path):
     assert "sarif-file=migrate.sarif" in (tmp_path / "github_output").read_text()
     selected = _action_scan(repo, tmp_path, paths="src legacy", args="--select ROC520")
     assert selected.returncode == 0 and selected.stdout == ""
+
+
+def test_concise_quiet_statistics_and_output_format_alias(tmp_path):
+    repo = _project(tmp_path)
+    concise = _migrate(repo, "scan", ".", "--output-format", "concise")
+    assert concise.stdout.splitlines() == [
+        "src/pkg/loud.py:2:4: ROC101 [*] `torch.version.cuda` is None on ROCm builds: "
+        "this GPU check is false on AMD GPUs",
+        "Found 1 finding (1 fixable).",
+    ]
+    quiet = _migrate(repo, "scan", ".", "--format", "concise", "--quiet")
+    assert quiet.stdout == concise.stdout.splitlines()[0] + "\n" and quiet.stderr == ""
+    assert "Findings by category" not in _migrate(repo, "scan", ".", "-q").stdout
+    (repo / "src" / "pkg" / "more.py").write_text(CUDA_CHECK * 2)
+    stats = _migrate(repo, "scan", ".", "--statistics").stdout.splitlines()
+    assert [line.split("\t")[:2] for line in stats] == [["     3", "ROC101"]]
+
+
+def test_stdin_filename_scans_stdin_under_the_named_files_config(tmp_path):
+    repo = _project(tmp_path)
+
+    def scan_stdin(cwd: Path, name: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "migrator", "scan", "-", "--stdin-filename", name, "-q"]
+            + ["--format", "concise"],
+            cwd=cwd,
+            input=CUDA_CHECK,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    assert scan_stdin(repo / "src", "pkg/new.py").startswith("pkg/new.py:2:4: ROC101")
+    assert scan_stdin(repo / "src", "pkg/quiet.py") == ""  # per-file-ignores of that name
+    assert scan_stdin(repo, "legacy/any.py") == ""  # excluded
+    assert (repo / "src" / "pkg" / "new.py").exists() is False  # nothing written
+
+
+def test_watch_scans_again_after_a_change(tmp_path):
+    import select
+    import signal
+    import time
+
+    repo = _project(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "migrator", "scan", "src", "--watch", "--format", "concise", "-q"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def next_line(deadline: float) -> str:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.time()))
+        assert ready, "no output in time"
+        return process.stdout.readline()
+
+    try:
+        assert next_line(time.time() + 60).startswith("pkg/loud.py:2:4: ROC101")
+        time.sleep(1)
+        (repo / "src" / "pkg" / "loud.py").write_text("import os\n" + CUDA_CHECK)
+        assert next_line(time.time() + 60).startswith("pkg/loud.py:3:4: ROC101")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    assert process.returncode == 0

@@ -18,7 +18,9 @@ def _location(finding: Finding, prefix: str) -> str:
     return f"{prefix}{finding.path}{cell}:{finding.line}:{finding.column}"
 
 
-def render(results: list[ScanResult], console: Console, *, show_source: bool = True) -> None:
+def render(
+    results: list[ScanResult], console: Console, *, show_source: bool = True, summary: bool = True
+) -> None:
     findings_total: list[Finding] = []
     multiple = len(results) > 1
     for result in results:
@@ -53,7 +55,8 @@ def render(results: list[ScanResult], console: Console, *, show_source: bool = T
                 console.print(
                     f"[red]failed[/red]  {escape(prefix + file.path)}: {escape(file.reason)}"
                 )
-    _summary(results, findings_total, console)
+    if summary:
+        _summary(results, findings_total, console)
 
 
 def _summary(results: list[ScanResult], findings: list[Finding], console: Console) -> None:

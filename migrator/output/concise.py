@@ -1,0 +1,50 @@
+"""One line per finding (``path:line:col: RULE [*] message``), and per-rule statistics."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from migrator.model import Finding, ScanResult
+from migrator.output.findings_json import _prefix, _with_prefix
+
+
+def _findings(results: list[ScanResult]) -> list[Finding]:
+    multiple = len(results) > 1
+    return [
+        _with_prefix(finding, _prefix(result.root) if multiple else "")
+        for result in results
+        for finding in result.findings
+    ]
+
+
+def _printable(text: str) -> str:
+    """Scanned code must not move the cursor or start a new line in a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def render(results: list[ScanResult]) -> str:
+    """Every finding on one line, sorted by path and position."""
+    lines = []
+    for finding in _findings(results):
+        cell = f"[cell {finding.cell}]" if finding.cell is not None else ""
+        mark = " [*]" if finding.fix is not None else ""
+        lines.append(
+            f"{_printable(finding.path)}{cell}:{finding.line}:{finding.column}: "
+            f"{finding.rule}{mark} {_printable(finding.message)}"
+        )
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def statistics(results: list[ScanResult]) -> str:
+    """How many findings each rule has, most first (``[*]``: some of them are fixable)."""
+    findings = _findings(results)
+    counts = Counter(finding.rule for finding in findings)
+    fixable = {finding.rule for finding in findings if finding.fix is not None}
+    from migrator.registry import all_rules
+
+    messages = {rule.code: rule.message for rule in all_rules()}
+    lines = []
+    for rule, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        mark = "[*]" if rule in fixable else "   "
+        lines.append(f"{count:>6}\t{rule}\t{mark} {_printable(messages.get(rule, ''))}")
+    return "\n".join(lines) + ("\n" if lines else "")
