@@ -10,7 +10,15 @@ import jinja2
 
 import migrator
 from migrator.reporting.html import CLASS_LABELS, TEMPLATES, hours
-from migrator.reporting.readiness import EFFORT_ASSUMPTIONS, FIX_CLASSES, FORMULA_LINES, Report
+from migrator.reporting.readiness import (
+    BASIS_LABELS,
+    CONSEQUENCE_LABELS,
+    EFFORT_ASSUMPTIONS,
+    FIX_CLASSES,
+    FORMULA_LINES,
+    VERDICT_RULES,
+    Report,
+)
 
 #: GitHub rejects comments over 65,536 characters; long finding lists are cut to this many rows.
 MAX_FINDING_ROWS = 150
@@ -116,7 +124,10 @@ def render(report: Report, limit: int = MAX_CHARACTERS) -> str:
             report=report,
             version=migrator.__version__,
             formula=FORMULA_LINES,
+            verdict_rules=VERDICT_RULES,
             assumptions=EFFORT_ASSUMPTIONS,
+            consequence_labels=CONSEQUENCE_LABELS,
+            basis_labels=BASIS_LABELS,
             max_rows=MAX_FINDING_ROWS,
         )
     )

@@ -8,20 +8,25 @@ from typing import Any
 import migrator
 from migrator.output.findings_json import finding_dict
 from migrator.reporting.readiness import (
+    AMD_PATH_CREDIT,
+    BASIS_LABELS,
+    CONSEQUENCE_LABELS,
+    CONSEQUENCE_POINTS,
     EFFORT_ASSUMPTIONS,
     FORMULA_LINES,
     HALF_LIFE,
-    REVIEW_HOURS,
-    SAFE_HOURS,
-    SEVERITY_FACTOR,
-    WEIGHTS,
+    LOCATION_FACTOR,
+    PORT_FACTOR,
+    VERDICT_RULES,
     BlockerGroup,
     DependencyRow,
     Effort,
+    Evidence,
     ProjectReport,
     Report,
     TargetMatrix,
     Verification,
+    WorkItem,
 )
 
 SCHEMA_VERSION = "1"
@@ -31,10 +36,13 @@ SCHEMA_ID = "https://migrate.dev/schemas/report.schema.json"
 def formula_dict() -> dict[str, Any]:
     """The score formula as data and as the sentences every report prints."""
     return {
-        "weights": dict(WEIGHTS),
-        "severity_factor": {severity.label: factor for severity, factor in SEVERITY_FACTOR.items()},
+        "consequence_points": dict(CONSEQUENCE_POINTS),
+        "location_factor": dict(LOCATION_FACTOR),
+        "port_factor": PORT_FACTOR,
+        "amd_path_credit": AMD_PATH_CREDIT,
         "half_life": HALF_LIFE,
         "text": list(FORMULA_LINES),
+        "verdict_rules": list(VERDICT_RULES),
     }
 
 
@@ -105,23 +113,42 @@ def _targets(matrix: TargetMatrix) -> dict[str, Any]:
     }
 
 
+def work_item_dict(item: WorkItem) -> dict[str, Any]:
+    """One distinct problem: what it does on ROCm, where, how it is fixed and its hours."""
+    return {
+        "key": item.key,
+        "title": item.title,
+        "tier": item.tier,
+        "consequence": item.consequence,
+        "consequence_label": CONSEQUENCE_LABELS[item.consequence],
+        "basis": item.basis,
+        "basis_label": BASIS_LABELS[item.basis],
+        "rules": list(item.rules),
+        "files": item.files,
+        "findings": len(item.sites),
+        "hours": _round(item.hours),
+        "weight": round(item.weight, 3),
+        "covered_by": item.covered_by or None,
+        "summary": item.describe(),
+    }
+
+
+def _evidence(evidence: Evidence) -> dict[str, Any]:
+    return {"kind": evidence.kind, "path": evidence.path, "detail": evidence.detail}
+
+
 def _effort(effort: Effort) -> dict[str, Any]:
     return {
         "total_hours": _round(effort.total_hours),
-        "review_hours_per_unsafe_fix": REVIEW_HOURS,
-        "hours_per_safe_fix": SAFE_HOURS,
+        "peripheral_hours": _round(effort.apart_hours),
         "assumptions": list(EFFORT_ASSUMPTIONS),
-        "by_category": [
-            {
-                "category": row.category,
-                "manual": row.manual_count,
-                "manual_hours": _round(row.manual_hours),
-                "unsafe": row.review_count,
-                "review_hours": _round(row.review_hours),
-                "safe": row.safe_count,
-                "hours": _round(row.hours),
-            }
-            for row in effort.rows
+        "by_work_item": [
+            {"key": item.key, "title": item.title, "basis": item.basis, "hours": _round(item.hours)}
+            for item in effort.rows
+        ],
+        "peripheral": [
+            {"key": item.key, "title": item.title, "basis": item.basis, "hours": _round(item.hours)}
+            for item in effort.apart
         ],
     }
 
@@ -136,6 +163,11 @@ def project_dict(project: ProjectReport) -> dict[str, Any]:
         "verdict": project.verdict.value,
         "verdict_label": project.verdict.label,
         "verdict_reason": project.verdict_reason(),
+        "deciding": [work_item_dict(item) for item in project.deciding],
+        "amd_path": [_evidence(evidence) for evidence in project.amd_path],
+        "entry_points": project.entry_points,
+        "work_items": [work_item_dict(item) for item in project.reachable_work],
+        "peripheral_work_items": [work_item_dict(item) for item in project.peripheral_work],
         "files": {
             "scanned": project.files_scanned,
             "skipped": [{"path": path, "reason": reason} for path, reason in project.files_skipped],
@@ -223,8 +255,10 @@ def report_dict(report: Report) -> dict[str, Any]:
                 "score": project.score,
                 "verdict": project.verdict.value,
                 "findings": len(project.items),
+                "work_items": len(project.reachable_work),
                 "blockers": project.class_counts()["blocker"],
                 "hours": _round(project.effort.total_hours),
+                "deciding": [item.describe() for item in project.deciding],
             }
             for project in report.projects
         ],

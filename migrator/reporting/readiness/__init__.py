@@ -1,6 +1,8 @@
 """Readiness of a project for ROCm: score, verdict, breakdowns, effort and per-target impact.
 
-One module per concern: ``meta`` (what a rule declares), ``scoring`` (score, verdict, effort),
+One module per concern: ``meta`` (what a rule declares), ``layout`` (file roles, entry points,
+AMD-path evidence), ``consequences`` (what a problem does on ROCm), ``workitems`` (findings grouped
+into distinct problems), ``score`` (score and verdict), ``scoring`` (per-finding breakdowns),
 ``targets`` (per GPU target), ``dependencies`` (the dependency table), ``receipts`` (verification
 receipts) and ``assembly`` (a project's report and a fleet). This package re-exports their names.
 
@@ -9,27 +11,26 @@ metadata (``blocker``, ``effort_hours``, ``targets``, fix applicability, docs). 
 ``html.py``, ``markdown.py`` and ``report_json.py`` only format what this module computes, so the
 score a user sees is the same in every format.
 
-The score formula (also printed in every report and in ``docs/report.md``)::
-
-    penalty = Σ weight(finding)
-    weight  = 25                          for a blocker (a blocker rule's finding with no fix)
-            = 6   × severity factor       for a finding with no automatic fix (manual work)
-            = 2   × severity factor       for a finding with an unsafe fix (needs review)
-            = 0.5 × severity factor       for a finding with a safe fix
-    severity factor: error 1.0, warning 0.5, info 0.2
-    score   = round(100 × 0.5 ** (penalty / 25))
-
-so one blocker halves the score, and fifty safe-fixable info hints cost about 13 points.
+The score and verdict rules are in ``score.py`` and ``docs/report.md``.
 """
 
 from __future__ import annotations
 
 from migrator.reporting.readiness.assembly import (
+    Effort,
     ProjectReport,
     Report,
     build_project,
     build_report,
+    effort_of,
+    layout_of,
     unique_names,
+)
+from migrator.reporting.readiness.consequences import (
+    CONSEQUENCE_LABELS,
+    CONSEQUENCE_POINTS,
+    RULE_CONSEQUENCE,
+    consequence_of,
 )
 from migrator.reporting.readiness.dependencies import (
     DEPENDENCY_CATEGORIES,
@@ -43,6 +44,19 @@ from migrator.reporting.readiness.dependencies import (
     is_dependency,
     package_info,
     package_table,
+    text_of,
+)
+from migrator.reporting.readiness.layout import (
+    CORE,
+    DEPLOY,
+    PERIPHERAL,
+    PERIPHERAL_ROLES,
+    Evidence,
+    ProjectLayout,
+    amd_evidence,
+    analyze,
+    path_role,
+    tier,
 )
 from migrator.reporting.readiness.meta import (
     MetaLookup,
@@ -58,34 +72,33 @@ from migrator.reporting.readiness.receipts import (
     read_receipt,
     verification_from_dict,
 )
-from migrator.reporting.readiness.scoring import (
+from migrator.reporting.readiness.score import (
+    AMD_PATH_CREDIT,
     EFFORT_ASSUMPTIONS,
-    FIX_CLASSES,
     FORMULA_LINES,
     HALF_LIFE,
+    VERDICT_RULES,
+    Readiness,
+    Verdict,
+    readiness,
+    score_from_penalty,
+)
+from migrator.reporting.readiness.scoring import (
+    FIX_CLASSES,
     REVIEW_HOURS,
     SAFE_HOURS,
-    SEVERITY_FACTOR,
-    WEIGHTS,
     BlockerGroup,
     CategoryRow,
-    Effort,
-    EffortRow,
     FileRow,
     Item,
-    Verdict,
     blocker_groups,
     category_rows,
     classify,
-    effort,
     file_rows,
     finding_hours,
-    finding_weight,
     fix_class,
     grouped,
     penalty_of,
-    score_from_penalty,
-    verdict_for,
 )
 from migrator.reporting.readiness.targets import (
     ARCHITECTURES,
@@ -103,45 +116,83 @@ from migrator.reporting.readiness.targets import (
     target_matrix,
     topic_for,
 )
+from migrator.reporting.readiness.workitems import (
+    BASES,
+    BASIS_LABELS,
+    FIX_REVIEW_HOURS,
+    LOCATION_FACTOR,
+    PORT_FACTOR,
+    PORT_HOURS,
+    PORT_RULES,
+    PORT_WHEN_REQUIRED,
+    Site,
+    WorkItem,
+    required_subjects,
+    site_of,
+    sites_of,
+    subject_of,
+    work_items,
+)
 
 __all__ = [
+    "AMD_PATH_CREDIT",
     "ARCHITECTURES",
     "Arch",
+    "BASES",
+    "BASIS_LABELS",
     "BlockerGroup",
+    "CONSEQUENCE_LABELS",
+    "CONSEQUENCE_POINTS",
+    "CORE",
     "CategoryRow",
     "DEFAULT_TARGETS",
     "DEPENDENCY_CATEGORIES",
     "DEPENDENCY_FILE_KINDS",
+    "DEPLOY",
     "DependencyRow",
     "EFFORT_ASSUMPTIONS",
     "Effort",
-    "EffortRow",
+    "Evidence",
     "FALLBACK_PACKAGES",
     "FIX_CLASSES",
+    "FIX_REVIEW_HOURS",
     "FORMULA_LINES",
     "FileRow",
     "HALF_LIFE",
     "Item",
+    "LOCATION_FACTOR",
     "MetaLookup",
+    "PERIPHERAL",
+    "PERIPHERAL_ROLES",
+    "PORT_FACTOR",
+    "PORT_HOURS",
+    "PORT_RULES",
+    "PORT_WHEN_REQUIRED",
     "PackageInfo",
     "PackageTable",
+    "ProjectLayout",
     "ProjectReport",
     "REVIEW_HOURS",
+    "RULE_CONSEQUENCE",
+    "Readiness",
     "ReceiptError",
     "Report",
     "RuleMeta",
     "RunView",
     "SAFE_HOURS",
-    "SEVERITY_FACTOR",
+    "Site",
     "TOPICS",
     "TargetCell",
     "TargetMatrix",
     "TargetRow",
     "TargetSummary",
     "Topic",
+    "VERDICT_RULES",
     "Verdict",
     "Verification",
-    "WEIGHTS",
+    "WorkItem",
+    "amd_evidence",
+    "analyze",
     "arch_note",
     "blocker_groups",
     "build_project",
@@ -149,27 +200,36 @@ __all__ = [
     "catalog_meta",
     "category_rows",
     "classify",
+    "consequence_of",
     "dependency_item",
     "dependency_rows",
-    "effort",
+    "effort_of",
     "file_rows",
     "finding_hours",
-    "finding_weight",
     "fix_class",
     "grouped",
     "is_dependency",
+    "layout_of",
     "meta_for",
     "meta_from_rule",
     "package_info",
     "package_table",
     "parse_targets",
+    "path_role",
     "penalty_of",
     "read_receipt",
+    "readiness",
+    "required_subjects",
     "score_from_penalty",
+    "site_of",
+    "sites_of",
+    "subject_of",
     "target_matches",
     "target_matrix",
+    "text_of",
+    "tier",
     "topic_for",
     "unique_names",
-    "verdict_for",
     "verification_from_dict",
+    "work_items",
 ]

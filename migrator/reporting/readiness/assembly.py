@@ -4,31 +4,55 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator.model import Finding, ScanResult, Status
 from migrator.reporting.readiness.dependencies import DependencyRow, dependency_rows
+from migrator.reporting.readiness.layout import PERIPHERAL, Evidence, ProjectLayout, analyze
 from migrator.reporting.readiness.meta import MetaLookup, catalog_meta
 from migrator.reporting.readiness.receipts import Verification
+from migrator.reporting.readiness.score import EFFORT_ASSUMPTIONS, Verdict, readiness
 from migrator.reporting.readiness.scoring import (
     FIX_CLASSES,
     BlockerGroup,
     CategoryRow,
-    Effort,
     FileRow,
     Item,
-    Verdict,
     blocker_groups,
     category_rows,
     classify,
-    effort,
     file_rows,
-    penalty_of,
-    score_from_penalty,
-    verdict_for,
 )
 from migrator.reporting.readiness.targets import DEFAULT_TARGETS, TargetMatrix, target_matrix
+from migrator.reporting.readiness.workitems import WorkItem, sites_of, work_items
+
+
+@dataclass(slots=True)
+class Effort:
+    """Hours per work item: reachable and deployment items, and peripheral items apart."""
+
+    rows: list[WorkItem]
+    apart: list[WorkItem]
+    assumptions: tuple[str, ...] = EFFORT_ASSUMPTIONS
+
+    @property
+    def total_hours(self) -> float:
+        return sum(item.hours for item in self.rows)
+
+    @property
+    def apart_hours(self) -> float:
+        return sum(item.hours for item in self.apart)
+
+
+def effort_of(work: Sequence[WorkItem]) -> Effort:
+    """Work items with hours, most hours first; peripheral ones apart."""
+    costly = [item for item in work if item.hours > 0 and not item.covered_by]
+    costly.sort(key=lambda item: (-item.hours, -item.weight, item.key))
+    return Effort(
+        [item for item in costly if item.tier != PERIPHERAL],
+        [item for item in costly if item.tier == PERIPHERAL],
+    )
 
 
 @dataclass(slots=True)
@@ -50,10 +74,25 @@ class ProjectReport:
     effort: Effort
     dependencies: list[DependencyRow]
     targets: TargetMatrix
+    work: list[WorkItem] = field(default_factory=list)
+    deciding: list[WorkItem] = field(default_factory=list)
+    reason: str = ""
+    amd_path: list[Evidence] = field(default_factory=list)
+    entry_points: int = 0
 
     @property
     def findings(self) -> list[Finding]:
         return [item.finding for item in self.items]
+
+    @property
+    def reachable_work(self) -> list[WorkItem]:
+        """Work items in core code or deployment files, heaviest first."""
+        return [item for item in self.work if item.tier != PERIPHERAL]
+
+    @property
+    def peripheral_work(self) -> list[WorkItem]:
+        """Work items in tests, examples, benchmarks, docs, tooling or unreachable modules."""
+        return [item for item in self.work if item.tier == PERIPHERAL]
 
     def class_counts(self) -> dict[str, int]:
         """Findings per fix class (``blocker``, ``manual``, ``unsafe``, ``safe``)."""
@@ -66,26 +105,19 @@ class ProjectReport:
         return {label: counts.get(label, 0) for label in ("error", "warning", "info")}
 
     def verdict_reason(self) -> str:
-        """One sentence on why the verdict is what it is."""
-        counts = self.class_counts()
-        if self.verdict is Verdict.BLOCKED:
-            return (
-                f"{counts['blocker']} finding(s) of blocker rules have no ROCm equivalent or "
-                "automatic fix"
-            )
-        if self.verdict is Verdict.NEEDS_MANUAL_WORK:
-            return f"{counts['manual']} finding(s) need a manual change"
-        if self.verdict is Verdict.READY_AFTER_FIXES:
-            unsafe = (
-                f", {counts['unsafe']} of them with --unsafe-fixes (review)"
-                if counts["unsafe"]
-                else ""
-            )
-            fixable = counts["safe"] + counts["unsafe"]
-            return f"`migrate fix` rewrites the remaining {fixable} finding(s){unsafe}"
-        if self.items:
-            return "only informational hints remain"
-        return "no CUDA-only construct found"
+        """One sentence on why the verdict is what it is, naming the deciding items."""
+        if not self.deciding:
+            return self.reason
+        decided = "; ".join(item.describe() for item in self.deciding)
+        return f"{self.reason} — decided by: {decided}"
+
+
+def layout_of(scan: ScanResult) -> ProjectLayout:
+    """The project's layout read from its root, or path rules alone when the root is gone."""
+    root = Path(scan.root)
+    if not root.is_dir():
+        return ProjectLayout(known=False)
+    return analyze(root, [file.path for file in scan.files])
 
 
 def build_project(
@@ -94,10 +126,16 @@ def build_project(
     name: str | None = None,
     targets: Sequence[str] = DEFAULT_TARGETS,
     lookup: MetaLookup = catalog_meta,
+    layout: ProjectLayout | None = None,
 ) -> ProjectReport:
     """Compute a project's readiness from one scan."""
-    items = classify(scan.findings, lookup)
-    penalty = penalty_of(items)
+    findings = scan.findings
+    items = classify(findings, lookup)
+    layout = layout if layout is not None else layout_of(scan)
+    sites, metas = sites_of(findings, layout, lookup)
+    kinds = frozenset(evidence.kind for evidence in layout.amd_path)
+    work = work_items(sites, metas, amd_kinds=kinds, computes=layout.computes)
+    state = readiness(work, layout.amd_path)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]
     return ProjectReport(
@@ -107,15 +145,20 @@ def build_project(
         files_scanned=sum(file.status is Status.SCANNED for file in scan.files),
         files_skipped=skipped,
         files_failed=failed,
-        score=score_from_penalty(penalty),
-        penalty=penalty,
-        verdict=verdict_for(items),
+        score=state.score,
+        penalty=state.penalty,
+        verdict=state.verdict,
         categories=category_rows(items),
         files=file_rows(items),
         blockers=blocker_groups(items),
-        effort=effort(items),
+        effort=effort_of(work),
         dependencies=list(dependency_rows(items)),
-        targets=target_matrix(items, targets),
+        targets=target_matrix(items, targets, work, layout.amd_path),
+        work=work,
+        deciding=state.deciding,
+        reason=state.reason,
+        amd_path=list(layout.amd_path),
+        entry_points=len(layout.entry_points),
     )
 
 

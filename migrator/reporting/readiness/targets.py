@@ -6,15 +6,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from migrator.reporting.readiness.layout import Evidence
 from migrator.reporting.readiness.meta import RuleMeta
-from migrator.reporting.readiness.scoring import (
-    Item,
-    Verdict,
-    grouped,
-    penalty_of,
-    score_from_penalty,
-    verdict_for,
-)
+from migrator.reporting.readiness.score import Verdict, readiness
+from migrator.reporting.readiness.scoring import Item, grouped
+from migrator.reporting.readiness.workitems import WorkItem
 
 #: The GPU targets reported when ``--target`` is not given.
 DEFAULT_TARGETS: tuple[str, ...] = ("gfx942", "gfx90a", "gfx950", "gfx1100")
@@ -274,11 +270,16 @@ class TargetMatrix:
     rows: list[TargetRow]
 
 
-def target_matrix(items: Sequence[Item], targets: Sequence[str]) -> TargetMatrix:
-    """Which findings matter on which AMD architecture, with a score per target."""
+def target_matrix(
+    items: Sequence[Item],
+    targets: Sequence[str],
+    work: Sequence[WorkItem] = (),
+    amd_path: Sequence[Evidence] = (),
+) -> TargetMatrix:
+    """Which findings matter on which AMD architecture, with a score per target (the work
+    items whose rules apply there)."""
     rows = []
-    for code, group in grouped(items, lambda item: item.meta.code).items():
-        del code
+    for group in grouped(items, lambda item: item.meta.code).values():
         meta = group[0].meta
         topic = topic_for(meta)
         cells = [
@@ -287,17 +288,24 @@ def target_matrix(items: Sequence[Item], targets: Sequence[str]) -> TargetMatrix
         ]
         rows.append(TargetRow(meta, len(group), topic, cells))
     rows.sort(key=lambda row: (-sum(cell.applies for cell in row.cells), -row.count, row.meta.code))
+    targets_of = {item.meta.code: item.meta.targets for item in items}
     summaries = []
     for target in targets:
         relevant = [item for item in items if target_matches(item.meta.targets, target)]
+        applying = [
+            entry
+            for entry in work
+            if any(target_matches(targets_of.get(rule, ("all",)), target) for rule in entry.rules)
+        ]
+        state = readiness(applying, amd_path)
         summaries.append(
             TargetSummary(
                 gfx=target,
                 arch=ARCHITECTURES.get(target),
                 findings=len(relevant),
-                blockers=sum(item.fix_class == "blocker" for item in relevant),
-                score=score_from_penalty(penalty_of(relevant)),
-                verdict=verdict_for(relevant),
+                blockers=sum(entry.basis == "port" for entry in applying),
+                score=state.score,
+                verdict=state.verdict,
             )
         )
     return TargetMatrix(summaries, rows)

@@ -1,0 +1,457 @@
+"""Where each file of a project sits: reachable from its entry points, or a test, example, etc.
+
+The readiness score weighs a problem by where it is. Code reachable from the project's entry
+points (console scripts, ``__main__`` modules, commands its README documents, root scripts and the
+public modules of its packages) weighs fully; container and CI files are a deployment path;
+tests, examples, benchmarks, docs, developer tooling and modules that nothing imports weigh less
+and are shown apart. An existing AMD path (ROCm requirements, an AMD Dockerfile, vendor dispatch
+in code, an AMD install guide) is recorded as evidence so the score can credit it.
+
+Everything here reads files as text (a regex pass over import lines); nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomllib
+
+#: Location tiers, most weight first.
+CORE = "core"
+DEPLOY = "deploy"
+PERIPHERAL = "peripheral"
+
+#: Roles of files outside the core, by tier.
+PERIPHERAL_ROLES = ("test", "example", "benchmark", "docs", "tooling", "unreachable")
+
+_TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "integration_tests", "unittests"})
+_BENCH_DIRS = frozenset({"benchmarks", "benchmark", "benchmarking", "bench", "perf"})
+_EXAMPLE_DIRS = frozenset(
+    {
+        "examples",
+        "example",
+        "demo",
+        "demos",
+        "tutorials",
+        "tutorial",
+        "notebooks",
+        "cookbook",
+        "samples",
+        "sample",
+        "playground",
+        "getting-started",
+        "end-to-end-use-cases",
+        "3p-integrations",
+        "contrib",
+        "research",
+    }
+)
+_DOC_DIRS = frozenset({"docs", "doc", "documentation", "website"})
+_TOOLING_DIRS = frozenset(
+    {
+        ".github",
+        ".gitlab",
+        ".circleci",
+        ".buildkite",
+        "ci",
+        ".ci",
+        "tools",
+        "scripts",
+        "dev",
+        "utils_dev",
+    }
+)
+_NATIVE_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".hip", ".cxx"})
+_DEP_FILES = re.compile(
+    r"^(?:requirements[\w.-]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|environment[\w.-]*\.ya?ml|Pipfile|CMakeLists\.txt)$",
+    re.IGNORECASE,
+)
+_DEV_REQUIREMENTS = re.compile(r"(?:^|[-_.])(?:dev|test|tests|docs?|lint|ci)(?:[-_.]|$)", re.I)
+_CONTAINER_FILES = re.compile(
+    r"(?:^|[-_.])dockerfile(?:$|[-_.])|^(?:docker-)?compose[\w.-]*\.ya?ml$|\.dockerfile$", re.I
+)
+
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#]+)"
+    r"|import[ \t]+(?P<modules>[^\n#]+))",
+    re.MULTILINE,
+)
+_DOC_COMMAND = re.compile(
+    r"(?:python3?|torchrun|accelerate[ \t]+launch|deepspeed|uv[ \t]+run)(?:[ \t]+--?[\w.=-]+)*"
+    r"[ \t]+(?:-m[ \t]+(?P<module>[\w.]+)|(?P<script>[\w./-]+\.py))"
+)
+_CONSOLE_SCRIPT = re.compile(r"[\"']?[\w.-]+[\"']?\s*=\s*[\"']?(?P<target>[\w.]+)\s*:\s*[\w.]+")
+
+#: Code that dispatches on the vendor or talks to ROCm tooling: an AMD path in the code.
+_DISPATCH = re.compile(
+    r"torch\.version\.hip|\bis_hip\w*\s*\(|\bis_rocm\w*|\bIS_ROCM\b|\bimport amdsmi\b|\bfrom amdsmi\b"
+    r"|[\"'](?:rocm-smi|amd-smi)[\"']|\bROCM_(?:HOME|PATH)\b|\bhipcc\b|COMPUTE_BACKEND[^\n]*hip"
+    r"|\bUSE_ROCM\b|__HIP_PLATFORM_AMD__"
+)
+_COMPUTE_IMPORT = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:torch|tensorflow|jax|cupy|numba|triton|paddle|mxnet|tinygrad)\b",
+    re.MULTILINE,
+)
+_ROCM_INDEX = re.compile(r"download\.pytorch\.org/whl/rocm|repo\.radeon\.com|\+rocm\d", re.I)
+_ROCM_IMAGE = re.compile(
+    r"^\s*(?:ARG\s+\w+\s*=\s*|FROM\s+)(?:--platform=\S+\s+)?rocm/", re.I | re.M
+)
+_AMD_NAME = re.compile(r"(?:^|[-_./])(?:rocm|amd|hip)(?:$|[-_./\d])", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One sign that the project already ships an AMD path."""
+
+    kind: str
+    path: str
+    detail: str
+
+
+@dataclass(slots=True)
+class ProjectLayout:
+    """File roles, entry points and AMD-path evidence of one project."""
+
+    roles: dict[str, str] = field(default_factory=dict)
+    entry_points: list[str] = field(default_factory=list)
+    amd_path: list[Evidence] = field(default_factory=list)
+    known: bool = True
+    dispatch_files: frozenset[str] = frozenset()
+    #: Whether reachable code imports a GPU compute framework (torch, jax, cupy, ...). A project
+    #: that does not is a tool around the GPU (a monitor, a launcher), not a user of it.
+    computes: bool = True
+
+    def role_of(self, path: str) -> str:
+        """The role of a file: ``core``, ``deploy`` or one of ``PERIPHERAL_ROLES``."""
+        role = self.roles.get(path)
+        if role is not None:
+            return role
+        return path_role(path) or CORE
+
+    def tier_of(self, path: str) -> str:
+        """``core``, ``deploy`` or ``peripheral``."""
+        return tier(self.role_of(path))
+
+
+def tier(role: str) -> str:
+    """The location tier of a role."""
+    if role in (CORE, DEPLOY):
+        return role
+    return PERIPHERAL
+
+
+def path_role(path: str) -> str | None:
+    """The role a path has by its name alone, or None for code whose role depends on imports."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    lowered = [part.lower() for part in parts[:-1]]
+    if _CONTAINER_FILES.search(name) or "docker" in lowered:
+        return DEPLOY
+    for part in lowered:
+        if part in _TEST_DIRS:
+            return "test"
+        if part in _BENCH_DIRS:
+            return "benchmark"
+        if part in _EXAMPLE_DIRS:
+            return "example"
+        if part in _DOC_DIRS:
+            return "docs"
+    if lowered and lowered[0] in (".github", ".gitlab", ".circleci", ".buildkite"):
+        return DEPLOY
+    for part in lowered:
+        if part in _TOOLING_DIRS:
+            return "tooling"
+    stem = name.lower()
+    if stem.startswith("test_") or stem.endswith("_test.py") or stem == "conftest.py":
+        return "test"
+    if stem.startswith(("bench_", "benchmark_", "benchmark.")):
+        return "benchmark"
+    if stem.endswith((".ipynb", ".md", ".rst", ".qmd")):
+        return "example" if stem.endswith(".ipynb") else "docs"
+    if _DEP_FILES.match(name):
+        return "tooling" if _DEV_REQUIREMENTS.search(name.rsplit(".", 1)[0]) else CORE
+    if stem.endswith((".sh", ".bash", ".zsh")):
+        return DEPLOY if not lowered else "tooling"
+    if Path(name).suffix.lower() in _NATIVE_SUFFIXES:
+        return CORE
+    if not stem.endswith(".py"):
+        return CORE
+    return None
+
+
+def _module_names(relative: str, init_dirs: set[str]) -> list[str]:
+    """Dotted names a Python file can be imported by (from the root, from ``src/``, and from
+    the first folder above its package)."""
+    parts = relative[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = []
+    if parts:
+        names.append(".".join(parts))
+    if parts and parts[0] == "src" and len(parts) > 1:
+        names.append(".".join(parts[1:]))
+    # The package root: climb while the folder has an __init__.py.
+    folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
+    start = len(folder.split("/")) if folder else 0
+    while folder and folder in init_dirs:
+        folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
+        start -= 1
+    if 0 < start < len(parts):
+        names.append(".".join(parts[start:]))
+    return list(dict.fromkeys(names))
+
+
+def _imports(text: str, module: str, is_package: bool) -> Iterable[str]:
+    """Dotted names imported by one module's source (absolute, relative resolved)."""
+    package = module if is_package else module.rpartition(".")[0]
+    for match in _IMPORT.finditer(text):
+        if match.group("modules"):
+            for part in match.group("modules").split(","):
+                name = part.strip().split(" ")[0]
+                if name:
+                    yield name
+            continue
+        base = match.group("base") or ""
+        dots = len(base) - len(base.lstrip("."))
+        if dots:
+            anchor = package.split(".") if package else []
+            if dots > 1:
+                anchor = anchor[: len(anchor) - (dots - 1)]
+            rest = base[dots:]
+            base = ".".join([*anchor, rest] if rest else anchor)
+        if not base:
+            continue
+        yield base
+        names = match.group("names").strip("() \t\n")
+        for part in names.split(","):
+            name = part.strip().split(" ")[0]
+            if name and name != "*":
+                yield f"{base}.{name}"
+
+
+def _console_targets(root: Path) -> list[str]:
+    """Modules named by console-script entry points (pyproject, setup.cfg, setup.py)."""
+    targets: list[str] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+        except (tomllib.TOMLDecodeError, OSError):
+            data = {}
+        project = data.get("project", {})
+        if isinstance(project, dict):
+            for key in ("scripts", "gui-scripts"):
+                table = project.get(key, {})
+                if isinstance(table, dict):
+                    targets.extend(
+                        str(value).split(":")[0].strip()
+                        for value in table.values()
+                        if isinstance(value, str)
+                    )
+        poetry = (
+            data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+        )
+        if isinstance(poetry, dict) and isinstance(poetry.get("scripts"), dict):
+            targets.extend(
+                str(value).split(":")[0].strip()
+                for value in poetry["scripts"].values()
+                if isinstance(value, str)
+            )
+    for name in ("setup.py", "setup.cfg"):
+        path = root / name
+        if not path.is_file():
+            continue
+        text = _read(path)
+        if "console_scripts" not in text and "entry_points" not in text:
+            continue
+        targets.extend(match.group("target") for match in _CONSOLE_SCRIPT.finditer(text))
+    return targets
+
+
+def _read(path: Path, limit: int = 2_000_000) -> str:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _documented(root: Path, docs: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Modules (``python -m``) and scripts (``python x.py``) the README and docs tell users to run."""
+    modules: list[str] = []
+    scripts: list[str] = []
+    for relative in docs:
+        for match in _DOC_COMMAND.finditer(_read(root / relative, 400_000)):
+            if match.group("module"):
+                modules.append(match.group("module"))
+            elif match.group("script"):
+                scripts.append(match.group("script").lstrip("./"))
+    return modules, scripts
+
+
+def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
+    """The layout of the project at ``root`` whose files (relative, ``/``-separated) are ``paths``."""
+    all_paths = sorted(set(paths))
+    roles: dict[str, str] = {}
+    python: list[str] = []
+    for relative in all_paths:
+        role = path_role(relative)
+        if role is None:
+            python.append(relative)
+        else:
+            roles[relative] = role
+    init_dirs = {p.rsplit("/", 1)[0] for p in all_paths if p.endswith("/__init__.py")}
+    by_name: dict[str, str] = {}
+    names_of: dict[str, list[str]] = {}
+    for relative in python:
+        names = _module_names(relative, init_dirs)
+        names_of[relative] = names
+        for name in names:
+            by_name.setdefault(name, relative)
+    # Entry points.
+    entries: list[str] = []
+    docs = _doc_files(root)
+    doc_modules, doc_scripts = _documented(root, docs)
+    for target in [*_console_targets(root), *doc_modules]:
+        for candidate in (target, f"{target}.__main__"):
+            if candidate in by_name:
+                entries.append(by_name[candidate])
+    known = set(python)
+    entries.extend(script for script in doc_scripts if script in known)
+    for relative in python:
+        parts = relative.split("/")
+        if parts[-1] == "__main__.py" or (len(parts) == 1 and parts[0] not in ("setup.py",)):
+            entries.append(relative)
+        elif _is_public_package_module(relative, init_dirs):
+            entries.append(relative)
+    entries = list(dict.fromkeys(entries))
+    # Reachability over imports.
+    reached: set[str] = set()
+    computes = False
+    queue = list(entries)
+    while queue:
+        relative = queue.pop()
+        if relative in reached:
+            continue
+        reached.add(relative)
+        text = _read(root / relative)
+        computes = computes or bool(_COMPUTE_IMPORT.search(text))
+        module = names_of[relative][0] if names_of.get(relative) else ""
+        is_package = relative.endswith("__init__.py")
+        for name in _imports(text, module, is_package):
+            for candidate in (name, name.rpartition(".")[0]):
+                found = by_name.get(candidate)
+                if found is not None and found not in reached:
+                    queue.append(found)
+                    break
+        # A module's package __init__ runs first.
+        folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
+        if folder in init_dirs and f"{folder}/__init__.py" not in reached:
+            queue.append(f"{folder}/__init__.py")
+    for relative in python:
+        roles[relative] = CORE if relative in reached else "unreachable"
+    evidence_roles = {**dict.fromkeys(docs, "docs"), **roles}
+    dispatch = frozenset(
+        relative
+        for relative, role in roles.items()
+        if role == CORE and relative.endswith(".py") and _DISPATCH.search(_read(root / relative))
+    )
+    return ProjectLayout(
+        roles,
+        sorted(entries),
+        amd_evidence(root, evidence_roles),
+        dispatch_files=dispatch,
+        computes=computes,
+    )
+
+
+def _doc_files(root: Path, limit: int = 400) -> list[str]:
+    """README files at the root and Markdown pages under ``docs/`` (the documented commands)."""
+    found = []
+    try:
+        found = sorted(
+            entry.name
+            for entry in root.iterdir()
+            if entry.is_file() and entry.name.lower().startswith("readme")
+        )
+    except OSError:
+        return []
+    for folder in ("docs", "doc"):
+        base = root / folder
+        if not base.is_dir() or base.is_symlink():
+            continue
+        for path in sorted(base.rglob("*")):
+            if len(found) >= limit:
+                break
+            if path.suffix.lower() in (".md", ".rst", ".qmd", ".mdx") and not path.is_symlink():
+                found.append(path.relative_to(root).as_posix())
+    return found
+
+
+def _is_public_package_module(relative: str, init_dirs: set[str]) -> bool:
+    """A module of an importable package (top level or under ``src/``) with no private part."""
+    parts = relative.split("/")
+    if (
+        len(parts) < 2
+        or parts[0] not in init_dirs
+        and not (parts[0] == "src" and len(parts) > 2 and f"src/{parts[1]}" in init_dirs)
+    ):
+        return False
+    folder = relative.rsplit("/", 1)[0]
+    if folder not in init_dirs:
+        return False
+    inner = parts[1:] if parts[0] != "src" else parts[2:]
+    return not any(
+        part.startswith("_") and part not in ("__init__.py", "__main__.py") for part in inner
+    )
+
+
+def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
+    """Signs of an existing AMD path in core, deployment and documentation files."""
+    found: list[Evidence] = []
+    seen_kinds: dict[str, int] = {}
+
+    def add(kind: str, path: str, detail: str) -> None:
+        if seen_kinds.get(kind, 0) >= 3:
+            return
+        seen_kinds[kind] = seen_kinds.get(kind, 0) + 1
+        found.append(Evidence(kind, path, detail))
+
+    for relative, role in sorted(roles.items()):
+        name = relative.rsplit("/", 1)[-1]
+        if role in ("test", "benchmark", "example", "unreachable"):
+            continue
+        if _DEP_FILES.match(name) and name.lower().startswith("requirements"):
+            if _AMD_NAME.search(name) or _ROCM_INDEX.search(_read(root / relative, 200_000)):
+                add("requirements", relative, "ROCm requirements")
+            continue
+        if role == DEPLOY and (_CONTAINER_FILES.search(name) or "docker" in relative.lower()):
+            text = _read(root / relative, 200_000)
+            if (
+                _ROCM_IMAGE.search(text)
+                or (_AMD_NAME.search(relative) and "/dev/kfd" in text)
+                or "/dev/kfd" in text
+            ):
+                add("container", relative, "AMD container image or device flags")
+            continue
+        if role == "docs":
+            if _AMD_NAME.search(name.rsplit(".", 1)[0]):
+                add("docs", relative, "AMD install guide")
+            continue
+        if role in (CORE, "tooling") and (name.endswith(".py") or name == "CMakeLists.txt"):
+            match = _DISPATCH.search(_read(root / relative))
+            if match and role == CORE:
+                add("dispatch", relative, f"vendor dispatch in code (`{match.group(0).strip()}`)")
+    readme = next(
+        (p for p in sorted(roles) if "/" not in p and p.lower().startswith("readme")), None
+    )
+    if readme is not None:
+        text = _read(root / readme, 400_000)
+        if re.search(r"^#+\s.*\b(?:AMD|ROCm)\b", text, re.MULTILINE) and _ROCM_INDEX.search(text):
+            add("docs", readme, "README documents a ROCm install")
+        elif re.search(r"^#+\s.*\b(?:AMD|ROCm)\b", text, re.MULTILINE):
+            add("docs", readme, "README has an AMD/ROCm install section")
+    return found

@@ -1,0 +1,128 @@
+"""The readiness score and verdict of a project, computed from its work items.
+
+::
+
+    weight(item) = consequence points x location factor x size factor (x 3 for a port)
+        consequence points: crash at import 12, crash on a path 6, silent CPU fallback 6,
+                            performance 1.5, hygiene 0
+        location factor:    core (reachable from entry points) 1, deployment files 0.5,
+                            tests / examples / benchmarks / docs / tooling / unreachable 0.1
+        size factor:        1 + 0.25 x log2(files), at most 2
+    penalty = sum of the weights (halved when the project ships an AMD path)
+    score   = round(100 x 0.5 ^ (penalty / 12))
+
+Verdicts follow stated rules, each printed with the one or two items that decided it:
+``blocked`` when a core item needs a port, crashes and the project ships no AMD path;
+``needs work`` when a core or deployment item breaks something (crash or silent CPU fallback);
+``ready`` otherwise (only performance, hygiene or peripheral items).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from migrator.reporting.readiness.layout import CORE, DEPLOY, Evidence
+from migrator.reporting.readiness.workitems import WorkItem
+
+#: Penalty that halves the score.
+HALF_LIFE = 12.0
+#: The penalty is multiplied by this when the project already ships an AMD path.
+AMD_PATH_CREDIT = 0.5
+
+FORMULA_LINES: tuple[str, ...] = (
+    "work item = one distinct problem (one package, one container file, or one rule) in one "
+    "location tier, after grouping its findings",
+    "weight = consequence points x location factor x size factor (x 3 when it needs a port)",
+    "consequence points = 12 crash at import, 6 crash on a path, 6 silent CPU fallback, "
+    "1.5 performance, 0 hygiene",
+    "location factor = 1 core (reachable from entry points), 0.5 deployment files, "
+    "0.1 tests/examples/benchmarks/docs/tooling/unreachable modules",
+    "size factor = 1 + 0.25 x log2(files), at most 2",
+    f"penalty = sum of weights, x {AMD_PATH_CREDIT:g} when the project ships an AMD path",
+    f"score = round(100 x 0.5 ^ (penalty / {HALF_LIFE:g}))",
+)
+
+VERDICT_RULES: tuple[str, ...] = (
+    "blocked: a core work item needs a port (no drop-in ROCm equivalent), crashes, and the "
+    "project ships no AMD path",
+    "needs work: a core or deployment work item crashes or silently falls back to the CPU, "
+    "and the project's AMD path does not cover it",
+    "ready: nothing reachable from the entry points breaks (at most performance or hygiene "
+    "items, or items in tests, examples, benchmarks and unreachable code)",
+)
+
+EFFORT_ASSUMPTIONS: tuple[str, ...] = (
+    "Hours are per work item, not per finding: one pattern applied across its files.",
+    "A fix exists: 0.25 h to review the `migrate fix` diff of the item.",
+    "Documented pattern: the rule's estimate, +50% per further file (at most 5x).",
+    "Port: 40 h, +8 h per further file (a new backend or kernel; weeks when it is the core).",
+    "Peripheral items (tests, examples, benchmarks, unreachable code) are counted apart.",
+    "Not included: building ROCm containers, CI on AMD hardware, performance tuning.",
+)
+
+
+class Verdict(enum.Enum):
+    """Where a project stands; ordered from best to worst."""
+
+    READY = "ready"
+    NEEDS_WORK = "needs-work"
+    BLOCKED = "blocked"
+
+    @property
+    def label(self) -> str:
+        """The words shown to users."""
+        return self.value.replace("-", " ")
+
+
+@dataclass(slots=True)
+class Readiness:
+    """Score, verdict and the items that decided it."""
+
+    score: int
+    penalty: float
+    verdict: Verdict
+    deciding: list[WorkItem]
+    reason: str
+    items: list[WorkItem] = field(default_factory=list)
+
+
+def score_from_penalty(penalty: float) -> int:
+    """Map penalty points to 0-100."""
+    factor: float = 0.5 ** (penalty / HALF_LIFE)
+    return max(0, min(100, round(100.0 * factor)))
+
+
+def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> Readiness:
+    """Score and verdict of a project's work items."""
+    penalty = sum(item.weight for item in items)
+    if amd_path:
+        penalty *= AMD_PATH_CREDIT
+    score = score_from_penalty(penalty)
+    reachable = [item for item in items if item.tier in (CORE, DEPLOY) and not item.covered_by]
+    ports = [
+        item
+        for item in reachable
+        if item.tier == CORE and item.basis == "port" and item.breaks and item.crashes
+    ]
+    if ports and not amd_path:
+        return Readiness(
+            score,
+            penalty,
+            Verdict.BLOCKED,
+            ports[:2],
+            "a core path depends on something with no drop-in ROCm equivalent",
+            list(items),
+        )
+    breaking = [item for item in reachable if item.breaks]
+    if breaking:
+        reason = "reachable code or its deployment breaks on ROCm"
+        if ports:
+            reason += " (the port it needs is covered by the project's AMD path)"
+        return Readiness(score, penalty, Verdict.NEEDS_WORK, breaking[:2], reason, list(items))
+    minor = [item for item in reachable if item.weight > 0]
+    reason = "nothing reachable from the entry points breaks on ROCm"
+    if amd_path:
+        reason += "; the project ships an AMD path"
+    return Readiness(score, penalty, Verdict.READY, minor[:2], reason, list(items))

@@ -1,0 +1,275 @@
+"""Work items: the distinct problems a team has to solve, grouped from findings.
+
+A work item is one problem in one location tier: every finding about the same package (the
+dependency line, its imports and its calls), every finding of one rule elsewhere, or one container
+file. Each item carries what it does on ROCm (its consequence), where it is (core, deployment or
+peripheral code), how it is fixed (a fix exists, a documented manual pattern, or a port) and an
+effort estimate with that basis.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from migrator.model import Applicability, Finding
+from migrator.reporting.readiness.consequences import (
+    CONSEQUENCE_LABELS,
+    CONSEQUENCE_POINTS,
+    consequence_of,
+)
+from migrator.reporting.readiness.dependencies import dependency_item
+from migrator.reporting.readiness.layout import CORE, DEPLOY, PERIPHERAL, ProjectLayout
+from migrator.reporting.readiness.meta import MetaLookup, RuleMeta, catalog_meta, meta_for
+
+#: Weight of a work item by where it is.
+LOCATION_FACTOR: dict[str, float] = {CORE: 1.0, DEPLOY: 0.5, PERIPHERAL: 0.1}
+#: A problem that needs a port (no drop-in ROCm equivalent) weighs this many times more.
+PORT_FACTOR = 3.0
+#: How each item is fixed, least work first.
+BASES: tuple[str, ...] = ("fix", "pattern", "port")
+BASIS_LABELS: dict[str, str] = {
+    "fix": "a fix exists (`migrate fix`)",
+    "pattern": "manual, documented pattern",
+    "port": "needs a port (no drop-in ROCm equivalent)",
+}
+#: Hours to review the automatic fixes of one work item.
+FIX_REVIEW_HOURS = 0.25
+#: Hours of a port (a new backend or kernel), before the per-file increment.
+PORT_HOURS = 40.0
+
+#: Rules whose problem has no drop-in ROCm equivalent: a port (new backend, kernel rewrite).
+PORT_RULES = frozenset({"ROC900", "ROC811", "ROC601"})
+#: Subjects that need a port when the project declares them as a required dependency and does
+#: not compute on the GPU itself (the product is built on them: a GPU monitor on NVML).
+PORT_WHEN_REQUIRED = frozenset({"nvml"})
+
+#: Finding categories that are about one package: their findings group by that package.
+_CATEGORY_SUBJECT: dict[str, str] = {
+    "bitsandbytes": "bitsandbytes",
+    "flash-attn": "flash-attn",
+    "xformers": "xformers",
+    "apex": "apex",
+    "nvml": "nvml",
+    "onnxruntime": "onnxruntime",
+}
+_PACKAGE_SUBJECT: dict[str, str] = {
+    "nvidia-ml-py": "nvml",
+    "nvidia-ml-py3": "nvml",
+    "pynvml": "nvml",
+    "bitsandbytes": "bitsandbytes",
+    "flash-attn": "flash-attn",
+    "flash_attn": "flash-attn",
+    "xformers": "xformers",
+    "apex": "apex",
+    "onnxruntime-gpu": "onnxruntime",
+}
+
+
+def subject_of(finding: Finding) -> str:
+    """What the problem is about: a package for package findings, the file for container
+    findings, otherwise the rule itself."""
+    category = finding.category.lower()
+    if category in _CATEGORY_SUBJECT:
+        return _CATEGORY_SUBJECT[category]
+    if category in ("container", "containers"):
+        return f"file:{finding.path}"
+    if category in ("dependency", "dependencies"):
+        item, kind = dependency_item(finding)
+        if kind == "package":
+            name = item.split("[")[0].lower()
+            return _PACKAGE_SUBJECT.get(name, name)
+    return f"rule:{finding.rule}"
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """The scorer's view of one finding: no source text, only what the score needs."""
+
+    rule: str
+    category: str
+    severity: str
+    path: str
+    line: int
+    fixable: bool
+    subject: str
+    consequence: str
+    tier: str
+    role: str
+    dispatched: bool = False
+
+
+def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
+    """The scorer's view of one finding in one project."""
+    applicability = finding.fix.applicability if finding.fix else Applicability.NONE
+    role = layout.role_of(finding.path)
+    return Site(
+        rule=finding.rule,
+        category=finding.category,
+        severity=finding.severity.label,
+        path=finding.path,
+        line=finding.line,
+        fixable=applicability is not Applicability.NONE,
+        subject=subject_of(finding),
+        consequence=consequence_of(finding, meta),
+        tier=layout.tier_of(finding.path),
+        role=role,
+        dispatched=finding.path in layout.dispatch_files,
+    )
+
+
+@dataclass(slots=True)
+class WorkItem:
+    """One distinct problem in one location tier, with what decides its weight."""
+
+    key: str
+    title: str
+    tier: str
+    consequence: str
+    basis: str
+    sites: list[Site]
+    rules: list[str]
+    hours: float
+    weight: float
+    covered_by: str = ""
+
+    @property
+    def files(self) -> list[str]:
+        """The files the item touches, in first-seen order."""
+        return list(dict.fromkeys(site.path for site in self.sites))
+
+    @property
+    def breaks(self) -> bool:
+        """Whether the item breaks something (not only performance or hygiene)."""
+        return self.consequence in ("crash-import", "crash-path", "cpu-fallback")
+
+    @property
+    def crashes(self) -> bool:
+        """Whether one of its findings is an error (the tool's word for a crash or no GPU)."""
+        return any(site.severity == "error" for site in self.sites)
+
+    def describe(self) -> str:
+        """One line: title, where, what it does on ROCm and how it is fixed."""
+        files = self.files
+        where = files[0] if len(files) == 1 else f"{files[0]} and {len(files) - 1} more file(s)"
+        text = (
+            f"{self.title} ({where}): {CONSEQUENCE_LABELS[self.consequence]}; "
+            f"{BASIS_LABELS[self.basis]}"
+        )
+        if self.covered_by:
+            text += f"; covered by the project's AMD path ({self.covered_by})"
+        return text
+
+
+def _title(subject: str, metas: Sequence[RuleMeta]) -> str:
+    if subject.startswith("file:"):
+        return f"container file `{subject[5:]}`"
+    if subject.startswith("rule:"):
+        return f"{metas[0].name} ({metas[0].code})"
+    return f"`{subject}`"
+
+
+def _basis(sites: Sequence[Site], subject: str, required: set[str], computes: bool) -> str:
+    if any(site.rule in PORT_RULES for site in sites):
+        return "port"
+    if subject in PORT_WHEN_REQUIRED and subject in required and not computes:
+        return "port"
+    if all(site.fixable for site in sites):
+        return "fix"
+    return "pattern"
+
+
+def _hours(basis: str, metas: Sequence[RuleMeta], files: int) -> float:
+    if basis == "fix":
+        return FIX_REVIEW_HOURS
+    if basis == "port":
+        return PORT_HOURS + 8.0 * min(files - 1, 15)
+    base = max(meta.effort_hours for meta in metas)
+    return round(base * (1.0 + 0.5 * min(files - 1, 8)), 2)
+
+
+def _size(files: int) -> float:
+    """More files make an item heavier, slowly (a pattern repeats)."""
+    return min(2.0, 1.0 + 0.25 * math.log2(max(files, 1)))
+
+
+def required_subjects(sites: Iterable[Site]) -> set[str]:
+    """Subjects the project declares as required dependencies (in a core declaration file)."""
+    return {
+        site.subject
+        for site in sites
+        if site.tier == CORE and site.category.lower() in ("dependency", "dependencies")
+    }
+
+
+def work_items(
+    sites: Sequence[Site],
+    metas: Mapping[str, RuleMeta],
+    *,
+    amd_kinds: frozenset[str] = frozenset(),
+    computes: bool = True,
+) -> list[WorkItem]:
+    """Group sites into work items (heaviest first) and weigh them."""
+    groups: dict[tuple[str, str], list[Site]] = {}
+    for site in sites:
+        groups.setdefault((site.tier, site.subject), []).append(site)
+    required = required_subjects(sites)
+    items = []
+    for (tier, subject), group in groups.items():
+        rules = list(dict.fromkeys(site.rule for site in group))
+        group_metas = [metas[rule] for rule in rules]
+        consequence = min((site.consequence for site in group), key=list(CONSEQUENCE_POINTS).index)
+        basis = _basis(group, subject, required, computes)
+        files = len({site.path for site in group})
+        weight = CONSEQUENCE_POINTS[consequence] * LOCATION_FACTOR[tier] * _size(files)
+        if basis == "port":
+            weight *= PORT_FACTOR
+        covered = _covered(group, amd_kinds)
+        if covered:
+            weight = 0.0
+        items.append(
+            WorkItem(
+                key=f"{tier}:{subject}",
+                title=_title(subject, group_metas),
+                tier=tier,
+                consequence=consequence,
+                basis=basis,
+                sites=group,
+                rules=rules,
+                hours=0.0 if consequence == "hygiene" else _hours(basis, group_metas, files),
+                weight=round(weight, 3),
+                covered_by=covered,
+            )
+        )
+    items.sort(
+        key=lambda item: (-item.weight, list(CONSEQUENCE_POINTS).index(item.consequence), item.key)
+    )
+    return items
+
+
+def _covered(group: Sequence[Site], amd_kinds: frozenset[str]) -> str:
+    """The AMD-path evidence that already covers a group (code in files that dispatch on the
+    vendor; an AMD container covers container files; ROCm requirements cover dependency
+    declarations), or ``""``."""
+    categories = {site.category.lower() for site in group}
+    if all(site.dispatched for site in group):
+        return "vendor dispatch in the same file"
+    if categories <= {"container", "containers"} and "container" in amd_kinds:
+        return "an AMD container"
+    if categories <= {"dependency", "dependencies"} and "requirements" in amd_kinds:
+        return "ROCm requirements"
+    return ""
+
+
+def sites_of(
+    findings: Iterable[Finding], layout: ProjectLayout, lookup: MetaLookup = catalog_meta
+) -> tuple[list[Site], dict[str, RuleMeta]]:
+    """The scorer's view of a scan's findings, with the metadata of each rule seen."""
+    sites = []
+    metas: dict[str, RuleMeta] = {}
+    for finding in findings:
+        meta = meta_for(finding, lookup)
+        metas.setdefault(finding.rule, meta)
+        sites.append(site_of(finding, meta, layout))
+    return sites, metas
