@@ -155,7 +155,7 @@ def test_json_validates_against_the_schema():
     assert document["verification"]["amd_hardware"] is False
     project = document["projects"][0]
     assert project["blockers"][0]["kind"] == "blocker"
-    assert document["formula"]["half_life"] == 25.0
+    assert document["formula"]["half_life"] == readiness.HALF_LIFE
 
 
 def test_report_cli_html_on_the_fixture(run_cli, tmp_path):

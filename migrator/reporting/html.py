@@ -14,9 +14,12 @@ from markupsafe import Markup, escape
 
 import migrator
 from migrator.reporting.readiness import (
+    BASIS_LABELS,
+    CONSEQUENCE_LABELS,
     EFFORT_ASSUMPTIONS,
     FIX_CLASSES,
     FORMULA_LINES,
+    VERDICT_RULES,
     ProjectReport,
     Report,
 )
@@ -228,7 +231,10 @@ def render(report: Report) -> str:
         overview_charts=overview_charts,
         version=migrator.__version__,
         formula=FORMULA_LINES,
+        verdict_rules=VERDICT_RULES,
         assumptions=EFFORT_ASSUMPTIONS,
+        consequence_labels=CONSEQUENCE_LABELS,
+        basis_labels=BASIS_LABELS,
         fleet_chart=score_chart(report.projects) if report.is_fleet else None,
         category_charts=category_charts,
     )

@@ -29,6 +29,7 @@ from migrator.reporting.readiness.assembly import (
 from migrator.reporting.readiness.consequences import (
     CONSEQUENCE_LABELS,
     CONSEQUENCE_POINTS,
+    PORT_RULES,
     RULE_CONSEQUENCE,
     consequence_of,
 )
@@ -123,7 +124,6 @@ from migrator.reporting.readiness.workitems import (
     LOCATION_FACTOR,
     PORT_FACTOR,
     PORT_HOURS,
-    PORT_RULES,
     PORT_WHEN_REQUIRED,
     Site,
     WorkItem,

@@ -3,8 +3,12 @@ fallback, performance, or nothing (hygiene), with the penalty points of each."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from migrator.model import Finding, Severity
-from migrator.reporting.readiness.meta import RuleMeta
+
+if TYPE_CHECKING:
+    from migrator.reporting.readiness.meta import RuleMeta
 
 #: What a problem does on a ROCm build, worst first, with its penalty points per work item.
 CONSEQUENCE_POINTS: dict[str, float] = {
@@ -57,15 +61,15 @@ RULE_CONSEQUENCE: dict[str, str] = {
 }
 
 
+#: Rules whose problem has no drop-in ROCm equivalent: a port (new backend, kernel rewrite).
+PORT_RULES = frozenset({"ROC900", "ROC811", "ROC601"})
+
+
 def consequence_of(finding: Finding, meta: RuleMeta) -> str:
-    """What the finding's problem does on ROCm: a rule's declared consequence, the table, or
-    its severity (error and warning: breaks a path; info and hygiene: no effect)."""
-    declared = getattr(meta, "consequence", None)
-    if isinstance(declared, str) and declared in CONSEQUENCE_POINTS:
-        return declared
+    """What the finding's problem does on ROCm: none at hygiene severity, else what its rule
+    declares (``RuleMeta.consequence``), else by severity (error and warning break a path)."""
     if finding.severity.label == "hygiene":
         return "hygiene"
-    table = RULE_CONSEQUENCE.get(finding.rule)
-    if table is not None:
-        return table
+    if meta.consequence in CONSEQUENCE_POINTS:
+        return meta.consequence
     return "crash-path" if finding.severity >= Severity.WARNING else "hygiene"

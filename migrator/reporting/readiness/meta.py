@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from migrator.model import Applicability, Finding, Severity
+from migrator.reporting.readiness.consequences import PORT_RULES, RULE_CONSEQUENCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,11 @@ class RuleMeta:
     manual_steps: str
     references: str
     known: bool = True
+    #: What the rule's problem does on ROCm (``consequences.CONSEQUENCE_POINTS``); ``""``: by
+    #: the finding's severity.
+    consequence: str = ""
+    #: Whether the problem has no drop-in ROCm equivalent (a new backend or kernel).
+    port: bool = False
 
 
 def _doc_sections(doc: str) -> dict[str, str]:
@@ -51,8 +57,9 @@ def meta_from_rule(rule: type) -> RuleMeta:
     if not steps:
         steps = fix_title or ""
     targets = getattr(rule, "targets", ("all",)) or ("all",)
+    code = str(getattr(rule, "code", "?"))
     return RuleMeta(
-        code=str(getattr(rule, "code", "?")),
+        code=code,
         name=str(getattr(rule, "name", "?")),
         category=str(getattr(rule, "category", "other")),
         severity=getattr(rule, "severity", Severity.WARNING),
@@ -65,6 +72,8 @@ def meta_from_rule(rule: type) -> RuleMeta:
         blocker=bool(getattr(rule, "blocker", False)),
         manual_steps=steps,
         references=sections.get("references", ""),
+        consequence=str(getattr(rule, "consequence", "") or RULE_CONSEQUENCE.get(code, "")),
+        port=bool(getattr(rule, "port", False)) or code in PORT_RULES,
     )
 
 

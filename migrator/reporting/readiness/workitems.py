@@ -39,8 +39,6 @@ FIX_REVIEW_HOURS = 0.25
 #: Hours of a port (a new backend or kernel), before the per-file increment.
 PORT_HOURS = 40.0
 
-#: Rules whose problem has no drop-in ROCm equivalent: a port (new backend, kernel rewrite).
-PORT_RULES = frozenset({"ROC900", "ROC811", "ROC601"})
 #: Subjects that need a port when the project declares them as a required dependency and does
 #: not compute on the GPU itself (the product is built on them: a GPU monitor on NVML).
 PORT_WHEN_REQUIRED = frozenset({"nvml"})
@@ -170,8 +168,14 @@ def _title(subject: str, metas: Sequence[RuleMeta]) -> str:
     return f"`{subject}`"
 
 
-def _basis(sites: Sequence[Site], subject: str, required: set[str], computes: bool) -> str:
-    if any(site.rule in PORT_RULES for site in sites):
+def _basis(
+    sites: Sequence[Site],
+    subject: str,
+    required: set[str],
+    computes: bool,
+    metas_port: Mapping[str, bool],
+) -> str:
+    if any(metas_port.get(site.rule, False) for site in sites):
         return "port"
     if subject in PORT_WHEN_REQUIRED and subject in required and not computes:
         return "port"
@@ -215,12 +219,13 @@ def work_items(
     for site in sites:
         groups.setdefault((site.tier, site.subject), []).append(site)
     required = required_subjects(sites)
+    ports = {code: meta.port for code, meta in metas.items()}
     items = []
     for (tier, subject), group in groups.items():
         rules = list(dict.fromkeys(site.rule for site in group))
         group_metas = [metas[rule] for rule in rules]
         consequence = min((site.consequence for site in group), key=list(CONSEQUENCE_POINTS).index)
-        basis = _basis(group, subject, required, computes)
+        basis = _basis(group, subject, required, computes, ports)
         files = len({site.path for site in group})
         weight = CONSEQUENCE_POINTS[consequence] * LOCATION_FACTOR[tier] * _size(files)
         if basis == "port":
