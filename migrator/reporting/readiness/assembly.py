@@ -134,7 +134,7 @@ def build_project(
     layout = layout if layout is not None else layout_of(scan)
     sites, metas = sites_of(findings, layout, lookup)
     kinds = frozenset(evidence.kind for evidence in layout.amd_path)
-    work = work_items(sites, metas, amd_kinds=kinds, computes=layout.computes)
+    work = work_items(sites, metas, amd_kinds=kinds, computes=layout.computes, targets=targets)
     state = readiness(work, layout.amd_path)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]

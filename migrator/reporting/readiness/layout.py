@@ -21,6 +21,12 @@ import tomllib
 
 #: Location tiers, most weight first.
 CORE = "core"
+#: A public module of a package that importing the package or running an entry point does not
+#: load: weighs as core, but an import crash there only breaks the code that imports it.
+PUBLIC = "public"
+#: Code the entry points reach only through imports inside functions or conditions: reachable,
+#: but loaded on a path rather than at import.
+LAZY = "lazy"
 DEPLOY = "deploy"
 PERIPHERAL = "peripheral"
 
@@ -132,14 +138,16 @@ class ProjectLayout:
         return path_role(path) or CORE
 
     def tier_of(self, path: str) -> str:
-        """``core``, ``deploy`` or ``peripheral``."""
+        """``core`` (reachable code, public modules), ``deploy`` or ``peripheral``."""
         return tier(self.role_of(path))
 
 
 def tier(role: str) -> str:
     """The location tier of a role."""
-    if role in (CORE, DEPLOY):
-        return role
+    if role in (CORE, PUBLIC, LAZY):
+        return CORE
+    if role == DEPLOY:
+        return DEPLOY
     return PERIPHERAL
 
 
@@ -148,6 +156,8 @@ def path_role(path: str) -> str | None:
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
     lowered = [part.lower() for part in parts[:-1]]
+    if lowered and lowered[0] in (".github", ".gitlab", ".circleci", ".buildkite"):
+        return "tooling"  # the project's own CI: not a path users deploy through
     if _CONTAINER_FILES.search(name) or "docker" in lowered:
         return DEPLOY
     for part in lowered:
@@ -159,8 +169,6 @@ def path_role(path: str) -> str | None:
             return "example"
         if part in _DOC_DIRS:
             return "docs"
-    if lowered and lowered[0] in (".github", ".gitlab", ".circleci", ".buildkite"):
-        return DEPLOY
     for part in lowered:
         if part in _TOOLING_DIRS:
             return "tooling"
@@ -204,10 +212,13 @@ def _module_names(relative: str, init_dirs: set[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _imports(text: str, module: str, is_package: bool) -> Iterable[str]:
-    """Dotted names imported by one module's source (absolute, relative resolved)."""
+def _imports(text: str, module: str, is_package: bool, *, top_level: bool = False) -> Iterable[str]:
+    """Dotted names imported by one module's source (absolute, relative resolved); with
+    ``top_level``, only the unindented imports that run when the module is imported."""
     package = module if is_package else module.rpartition(".")[0]
     for match in _IMPORT.finditer(text):
+        if top_level and match.group(0)[:1] in (" ", "\t"):
+            continue
         if match.group("modules"):
             for part in match.group("modules").split(","):
                 name = part.strip().split(" ")[0]
@@ -321,51 +332,84 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
                 entries.append(by_name[candidate])
     known = set(python)
     entries.extend(script for script in doc_scripts if script in known)
+    public: list[str] = []
     for relative in python:
         parts = relative.split("/")
         if parts[-1] == "__main__.py" or (len(parts) == 1 and parts[0] not in ("setup.py",)):
             entries.append(relative)
         elif _is_public_package_module(relative, init_dirs):
-            entries.append(relative)
+            if (
+                parts[-1] == "__init__.py"
+                and relative.rsplit("/", 2)[0] not in init_dirs
+                and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src"))
+            ):
+                entries.append(relative)  # ``import package`` runs its __init__
+            else:
+                public.append(relative)
     entries = list(dict.fromkeys(entries))
-    # Reachability over imports.
-    reached: set[str] = set()
-    computes = False
-    queue = list(entries)
-    while queue:
-        relative = queue.pop()
-        if relative in reached:
-            continue
-        reached.add(relative)
-        text = _read(root / relative)
-        computes = computes or bool(_COMPUTE_IMPORT.search(text))
-        module = names_of[relative][0] if names_of.get(relative) else ""
-        is_package = relative.endswith("__init__.py")
-        for name in _imports(text, module, is_package):
-            for candidate in (name, name.rpartition(".")[0]):
-                found = by_name.get(candidate)
-                if found is not None and found not in reached:
-                    queue.append(found)
-                    break
-        # A module's package __init__ runs first.
-        folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
-        if folder in init_dirs and f"{folder}/__init__.py" not in reached:
-            queue.append(f"{folder}/__init__.py")
+    texts: dict[str, str] = {}
+    eager = _closure(root, entries, set(), texts, names_of, by_name, init_dirs, top_level=True)
+    lazy = _closure(root, entries, eager, texts, names_of, by_name, init_dirs)
+    api = _closure(root, public, eager | lazy, texts, names_of, by_name, init_dirs)
+    computes = any(_COMPUTE_IMPORT.search(texts[relative]) for relative in eager | lazy | api)
     for relative in python:
-        roles[relative] = CORE if relative in reached else "unreachable"
+        if relative in eager:
+            roles[relative] = CORE
+        elif relative in lazy:
+            roles[relative] = LAZY
+        else:
+            roles[relative] = PUBLIC if relative in api else "unreachable"
     evidence_roles = {**dict.fromkeys(docs, "docs"), **roles}
     dispatch = frozenset(
         relative
         for relative, role in roles.items()
-        if role == CORE and relative.endswith(".py") and _DISPATCH.search(_read(root / relative))
+        if tier(role) == CORE and relative in texts and _DISPATCH.search(texts[relative])
     )
     return ProjectLayout(
         roles,
-        sorted(entries),
+        sorted([*entries, *public]),
         amd_evidence(root, evidence_roles),
         dispatch_files=dispatch,
         computes=computes,
     )
+
+
+def _closure(
+    root: Path,
+    starts: Iterable[str],
+    done: set[str],
+    texts: dict[str, str],
+    names_of: Mapping[str, list[str]],
+    by_name: Mapping[str, str],
+    init_dirs: set[str],
+    *,
+    top_level: bool = False,
+) -> set[str]:
+    """Modules reached from ``starts`` over static imports (each module's package ``__init__``
+    included; with ``top_level`` only over imports that run at import time), leaving out those
+    in ``done``; their texts are kept in ``texts``."""
+    reached: set[str] = set()
+    queue = [start for start in starts if start not in done]
+    while queue:
+        relative = queue.pop()
+        if relative in reached or relative in done:
+            continue
+        reached.add(relative)
+        text = texts.get(relative)
+        if text is None:
+            text = texts[relative] = _read(root / relative)
+        module = names_of[relative][0] if names_of.get(relative) else ""
+        is_package = relative.endswith("__init__.py")
+        for name in _imports(text, module, is_package, top_level=top_level):
+            for candidate in (name, name.rpartition(".")[0]):
+                found = by_name.get(candidate)
+                if found is not None:
+                    queue.append(found)
+                    break
+        folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
+        if folder in init_dirs:
+            queue.append(f"{folder}/__init__.py")
+    return reached
 
 
 def _doc_files(root: Path, limit: int = 400) -> list[str]:

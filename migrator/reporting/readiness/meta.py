@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from migrator.model import Applicability, Finding, Severity
@@ -114,3 +114,34 @@ def meta_for(finding: Finding, lookup: MetaLookup = catalog_meta) -> RuleMeta:
         references="",
         known=False,
     )
+
+
+_FAMILY_PREFIXES: dict[str, tuple[str, ...]] = {
+    "cdna": ("gfx9",),
+    "cdna2": ("gfx90a",),
+    "cdna3": ("gfx94",),
+    "cdna4": ("gfx95",),
+    "rdna": ("gfx10", "gfx11", "gfx12"),
+    "rdna3": ("gfx11",),
+    "rdna4": ("gfx12",),
+}
+
+
+def target_matches(rule_targets: Sequence[str], target: str) -> bool:
+    """Whether a rule's ``targets`` metadata covers one gfx id.
+
+    Accepts ``all``, exact ids, prefixes (``gfx94``, ``gfx94x``, ``gfx11*``) and the family
+    names ``cdna``, ``cdna3``, ``rdna``, ``rdna3``....
+    """
+    for raw in rule_targets:
+        value = raw.strip().lower()
+        if value in ("all", "*", target):
+            return True
+        if value in _FAMILY_PREFIXES and target.startswith(_FAMILY_PREFIXES[value]):
+            return True
+        stem = value.rstrip("x*")
+        if stem != value and stem and target.startswith(stem):
+            return True
+        if value.startswith("gfx") and len(value) < len(target) and target.startswith(value):
+            return True
+    return False

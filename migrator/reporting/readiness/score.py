@@ -8,7 +8,8 @@
         location factor:    core (reachable from entry points) 1, deployment files 0.5,
                             tests / examples / benchmarks / docs / tooling / unreachable 0.1
         size factor:        1 + 0.25 x log2(files), at most 2
-    penalty = sum of the weights (halved when the project ships an AMD path)
+    penalty = sum of the weights, heaviest first, the n-th (from 0) times 0.75 ** n
+              (halved when the project ships an AMD path)
     score   = round(100 x 0.5 ^ (penalty / 12))
 
 Verdicts follow stated rules, each printed with the one or two items that decided it:
@@ -28,6 +29,9 @@ from migrator.reporting.readiness.workitems import WorkItem
 
 #: Penalty that halves the score.
 HALF_LIFE = 12.0
+#: Each further work item (heaviest first) counts this much less than the one before: the worst
+#: problems decide readiness; the volume of work shows in the effort, not in the score.
+RANK_DECAY = 0.75
 #: The penalty is multiplied by this when the project already ships an AMD path.
 AMD_PATH_CREDIT = 0.5
 
@@ -40,7 +44,8 @@ FORMULA_LINES: tuple[str, ...] = (
     "location factor = 1 core (reachable from entry points), 0.5 deployment files, "
     "0.1 tests/examples/benchmarks/docs/tooling/unreachable modules",
     "size factor = 1 + 0.25 x log2(files), at most 2",
-    f"penalty = sum of weights, x {AMD_PATH_CREDIT:g} when the project ships an AMD path",
+    f"penalty = sum of the weights, heaviest first, the n-th (from 0) times {RANK_DECAY:g}^n; "
+    f"x {AMD_PATH_CREDIT:g} when the project ships an AMD path",
     f"score = round(100 x 0.5 ^ (penalty / {HALF_LIFE:g}))",
 )
 
@@ -96,7 +101,8 @@ def score_from_penalty(penalty: float) -> int:
 
 def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> Readiness:
     """Score and verdict of a project's work items."""
-    penalty = sum(item.weight for item in items)
+    weights = sorted((item.weight for item in items), reverse=True)
+    penalty = sum(weight * RANK_DECAY**rank for rank, weight in enumerate(weights))
     if amd_path:
         penalty *= AMD_PATH_CREDIT
     score = score_from_penalty(penalty)

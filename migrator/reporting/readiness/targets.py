@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from migrator.reporting.readiness.layout import Evidence
-from migrator.reporting.readiness.meta import RuleMeta
+from migrator.reporting.readiness.meta import RuleMeta, target_matches
 from migrator.reporting.readiness.score import Verdict, readiness
 from migrator.reporting.readiness.scoring import Item, grouped
 from migrator.reporting.readiness.workitems import WorkItem
@@ -181,36 +181,6 @@ TOPICS: tuple[Topic, ...] = (
         "rocm-facts §0, §1 [D1][D3]",
     ),
 )
-
-_FAMILY_PREFIXES: dict[str, tuple[str, ...]] = {
-    "cdna": ("gfx9",),
-    "cdna2": ("gfx90a",),
-    "cdna3": ("gfx94",),
-    "cdna4": ("gfx95",),
-    "rdna": ("gfx10", "gfx11", "gfx12"),
-    "rdna3": ("gfx11",),
-    "rdna4": ("gfx12",),
-}
-
-
-def target_matches(rule_targets: Sequence[str], target: str) -> bool:
-    """Whether a rule's ``targets`` metadata covers one gfx id.
-
-    Accepts ``all``, exact ids, prefixes (``gfx94``, ``gfx94x``, ``gfx11*``) and the family
-    names ``cdna``, ``cdna3``, ``rdna``, ``rdna3``....
-    """
-    for raw in rule_targets:
-        value = raw.strip().lower()
-        if value in ("all", "*", target):
-            return True
-        if value in _FAMILY_PREFIXES and target.startswith(_FAMILY_PREFIXES[value]):
-            return True
-        stem = value.rstrip("x*")
-        if stem != value and stem and target.startswith(stem):
-            return True
-        if value.startswith("gfx") and len(value) < len(target) and target.startswith(value):
-            return True
-    return False
 
 
 def topic_for(meta: RuleMeta) -> Topic | None:

@@ -20,8 +20,21 @@ from migrator.reporting.readiness.consequences import (
     consequence_of,
 )
 from migrator.reporting.readiness.dependencies import dependency_item
-from migrator.reporting.readiness.layout import CORE, DEPLOY, PERIPHERAL, ProjectLayout
-from migrator.reporting.readiness.meta import MetaLookup, RuleMeta, catalog_meta, meta_for
+from migrator.reporting.readiness.layout import (
+    CORE,
+    DEPLOY,
+    LAZY,
+    PERIPHERAL,
+    PUBLIC,
+    ProjectLayout,
+)
+from migrator.reporting.readiness.meta import (
+    MetaLookup,
+    RuleMeta,
+    catalog_meta,
+    meta_for,
+    target_matches,
+)
 
 #: Weight of a work item by where it is.
 LOCATION_FACTOR: dict[str, float] = {CORE: 1.0, DEPLOY: 0.5, PERIPHERAL: 0.1}
@@ -102,6 +115,9 @@ def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
     """The scorer's view of one finding in one project."""
     applicability = finding.fix.applicability if finding.fix else Applicability.NONE
     role = layout.role_of(finding.path)
+    consequence = consequence_of(finding, meta)
+    if consequence == "crash-import" and role in (PUBLIC, LAZY):
+        consequence = "crash-path"  # not loaded at import: only the path that imports it breaks
     return Site(
         rule=finding.rule,
         category=finding.category,
@@ -110,7 +126,7 @@ def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
         line=finding.line,
         fixable=applicability is not Applicability.NONE,
         subject=subject_of(finding),
-        consequence=consequence_of(finding, meta),
+        consequence=consequence,
         tier=layout.tier_of(finding.path),
         role=role,
         dispatched=finding.path in layout.dispatch_files,
@@ -193,6 +209,14 @@ def _hours(basis: str, metas: Sequence[RuleMeta], files: int) -> float:
     return round(base * (1.0 + 0.5 * min(files - 1, 8)), 2)
 
 
+def _target_share(metas: Sequence[RuleMeta], targets: Sequence[str]) -> float:
+    """The share of the requested GPU targets on which the item matters (rules' ``targets``)."""
+    if not targets:
+        return 1.0
+    hit = sum(any(target_matches(meta.targets, target) for meta in metas) for target in targets)
+    return hit / len(targets)
+
+
 def _size(files: int) -> float:
     """More files make an item heavier, slowly (a pattern repeats)."""
     return min(2.0, 1.0 + 0.25 * math.log2(max(files, 1)))
@@ -213,6 +237,7 @@ def work_items(
     *,
     amd_kinds: frozenset[str] = frozenset(),
     computes: bool = True,
+    targets: Sequence[str] = (),
 ) -> list[WorkItem]:
     """Group sites into work items (heaviest first) and weigh them."""
     groups: dict[tuple[str, str], list[Site]] = {}
@@ -227,7 +252,12 @@ def work_items(
         consequence = min((site.consequence for site in group), key=list(CONSEQUENCE_POINTS).index)
         basis = _basis(group, subject, required, computes, ports)
         files = len({site.path for site in group})
-        weight = CONSEQUENCE_POINTS[consequence] * LOCATION_FACTOR[tier] * _size(files)
+        weight = (
+            CONSEQUENCE_POINTS[consequence]
+            * LOCATION_FACTOR[tier]
+            * _size(files)
+            * _target_share(group_metas, targets)
+        )
         if basis == "port":
             weight *= PORT_FACTOR
         covered = _covered(group, amd_kinds)
