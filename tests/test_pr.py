@@ -130,7 +130,7 @@ def test_end_to_end_commits_per_family_push_and_open(repo, gh_log, run_cli):
     body = body_path.read_text(encoding="utf-8")
     for heading in ("## Summary", "## Manual follow-ups", "## Verification", "## How to reproduce"):
         assert heading in body
-    assert "Readiness score: **" in body
+    assert "Readiness score (static analysis, before → after this branch): **" in body
     assert "- [ ] [" in body and "#L" in body
     assert "not run (pass --verify)" in body
     assert new[0][:10] in body
@@ -342,3 +342,75 @@ def test_a_project_in_a_subfolder_links_from_the_repository_root(tmp_path, run_c
     assert "](services/llm/llm_app/" in body
     touched = git(top, "diff", "--name-only", "main", "migrate/rocm").split()
     assert touched and all(path.startswith("services/llm/") for path in touched)
+
+
+def _receipt(*, device: str, build: str, emulated: bool, passed: bool) -> dict[str, object]:
+    run = {
+        "target": "gfx942",
+        "tree": "migrated",
+        "emulated": emulated,
+        "real_device": device,
+        "device_name": device,
+        "torch_build": build,
+        "ran_on_gpu": True,
+        "passed": passed,
+        "tokens_per_second": 10.0,
+    }
+    return {"project": "llm_app", "passed": passed, "runs": [run]}
+
+
+AMD_SENTENCE = "running the migrated project on an AMD GPU"
+
+
+@pytest.mark.parametrize(
+    ("receipt", "claims_amd"),
+    [
+        (None, False),
+        (_receipt(device="NVIDIA H200", build="2.7.0+cu126", emulated=True, passed=True), False),
+        (_receipt(device="NVIDIA H200", build="2.7.0+cu126", emulated=False, passed=True), False),
+        (
+            _receipt(
+                device="AMD Instinct MI300X", build="2.7.0+rocm6.3", emulated=False, passed=False
+            ),
+            False,
+        ),
+        (
+            _receipt(
+                device="AMD Instinct MI300X", build="2.7.0+rocm6.3", emulated=False, passed=True
+            ),
+            True,
+        ),
+    ],
+    ids=["no-receipt", "emulated", "nvidia", "amd-failed", "amd-passed"],
+)
+def test_pr_body_claims_only_what_a_receipt_shows(receipt, claims_amd):
+    from migrator.pr.body import render_body
+    from migrator.reporting.readiness import verification_from_dict
+    from migrator.reporting.cli import make_report
+
+    project = make_report([str(FIXTURES / "llm_app")], use_cache=False).projects[0]
+    verification = None if receipt is None else verification_from_dict(receipt, "r.json")
+    title, body = render_body(
+        options=options.PrOptions(path=FIXTURES / "llm_app"),
+        project_name="llm_app",
+        scan_prefix="",
+        base="main",
+        commits=[],
+        before=project,
+        after=project,
+        verification=verification,
+        verification_note="not run (pass --verify)",
+        links="",
+    )
+    summary = body.split("## Manual follow-ups", 1)[0]
+    assert (AMD_SENTENCE in body) is claims_amd
+    assert "run on AMD GPUs" not in body and "AMD" not in title
+    score = project.score
+    assert f"**{score} → {score}** / 100" in summary and ": unchanged." in summary
+    assert "Decided by:" in summary
+    if verification is None:
+        assert "not run (pass --verify); nothing was run" in summary
+    else:
+        assert f"**{verification.result_label}** — {verification.headline}" in summary
+        if not verification.amd_hardware:
+            assert "no AMD GPU ran" in summary

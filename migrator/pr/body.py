@@ -39,7 +39,7 @@ def render_body(
 
     total = sum(commit.fixes for commit in commits if not commit.manual)
     title = (
-        f"Migrate {project_name} to ROCm: {total} automatic fix{'es' if total != 1 else ''} "
+        f"ROCm fixes for {project_name}: {total} automatic fix{'es' if total != 1 else ''} "
         f"(readiness {before.score} → {after.score})"
     )
     groups = [
