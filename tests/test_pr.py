@@ -385,8 +385,8 @@ AMD_SENTENCE = "running the migrated project on an AMD GPU"
 )
 def test_pr_body_claims_only_what_a_receipt_shows(receipt, claims_amd):
     from migrator.pr.body import render_body
-    from migrator.reporting.readiness import verification_from_dict
     from migrator.reporting.cli import make_report
+    from migrator.reporting.readiness import verification_from_dict
 
     project = make_report([str(FIXTURES / "llm_app")], use_cache=False).projects[0]
     verification = None if receipt is None else verification_from_dict(receipt, "r.json")

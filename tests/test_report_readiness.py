@@ -185,7 +185,11 @@ def test_score_formula_matches_the_documented_one():
             r.Verdict.BLOCKED,
             ["core:rule:ROC901"],
         ),
-        ([finding("ROC901", severity=Severity.WARNING)], r.Verdict.NEEDS_WORK, ["core:rule:ROC901"]),
+        (
+            [finding("ROC901", severity=Severity.WARNING)],
+            r.Verdict.NEEDS_WORK,
+            ["core:rule:ROC901"],
+        ),
     ],
     ids=["nothing", "info", "test-only", "manual", "fixable", "port-crash", "port-no-crash"],
 )
