@@ -13,7 +13,8 @@
     score   = round(100 x 0.5 ^ (penalty / 12))
 
 Verdicts follow stated rules, each printed with the one or two items that decided it:
-``blocked`` when a core item needs a port, crashes and the project ships no AMD path;
+``blocked`` when an item in code every run loads needs a port, crashes and the project ships
+no AMD path;
 ``needs work`` when a core or deployment item breaks something (crash or silent CPU fallback);
 ``ready`` otherwise (only performance, hygiene or peripheral items).
 """
@@ -38,7 +39,8 @@ AMD_PATH_CREDIT = 0.5
 FORMULA_LINES: tuple[str, ...] = (
     "work item = one distinct problem (one package, one container file, or one rule) in one "
     "location tier, after grouping its findings",
-    "weight = consequence points x location factor x size factor (x 3 when it needs a port)",
+    "weight = consequence points x location factor x size factor x share of the requested GPU "
+    "targets it matters on (x 3 when it needs a port in code every run loads)",
     "consequence points = 12 crash at import, 6 crash on a path, 6 silent CPU fallback, "
     "1.5 performance, 0 hygiene",
     "location factor = 1 core (reachable from entry points), 0.5 deployment files, "
@@ -50,8 +52,8 @@ FORMULA_LINES: tuple[str, ...] = (
 )
 
 VERDICT_RULES: tuple[str, ...] = (
-    "blocked: a core work item needs a port (no drop-in ROCm equivalent), crashes, and the "
-    "project ships no AMD path",
+    "blocked: a work item in code every run loads needs a port (no drop-in ROCm equivalent), "
+    "crashes, and the project ships no AMD path",
     "needs work: a core or deployment work item crashes or silently falls back to the CPU, "
     "and the project's AMD path does not cover it",
     "ready: nothing reachable from the entry points breaks (at most performance or hygiene "
@@ -110,7 +112,11 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
     ports = [
         item
         for item in reachable
-        if item.tier == CORE and item.basis == "port" and item.breaks and item.crashes
+        if item.tier == CORE
+        and item.eager
+        and item.basis == "port"
+        and item.breaks
+        and item.crashes
     ]
     if ports and not amd_path:
         return Readiness(

@@ -159,6 +159,12 @@ class WorkItem:
         return self.consequence in ("crash-import", "crash-path", "cpu-fallback")
 
     @property
+    def eager(self) -> bool:
+        """Whether a site is in code every run loads (or a dependency declaration), not only in
+        a module loaded later or an optional public module."""
+        return any(site.role == CORE for site in self.sites)
+
+    @property
     def crashes(self) -> bool:
         """Whether one of its findings is an error (the tool's word for a crash or no GPU)."""
         return any(site.severity == "error" for site in self.sites)
@@ -258,8 +264,8 @@ def work_items(
             * _size(files)
             * _target_share(group_metas, targets)
         )
-        if basis == "port":
-            weight *= PORT_FACTOR
+        if basis == "port" and any(site.role == CORE for site in group):
+            weight *= PORT_FACTOR  # the port is on the path every run takes
         covered = _covered(group, amd_kinds)
         if covered:
             weight = 0.0
