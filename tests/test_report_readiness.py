@@ -33,10 +33,23 @@ def meta(code: str, **changes) -> r.RuleMeta:
 
 CATALOG = {
     "ROC901": meta(
-        "ROC901", name="hard-pycuda", category="dependency", blocker=True, effort_hours=8.0
+        "ROC901",
+        name="hard-pycuda",
+        category="dependency",
+        blocker=True,
+        effort_hours=8.0,
+        consequence="crash-path",
     ),
-    "ROC902": meta("ROC902", name="nvml-query", category="monitoring", effort_hours=1.0),
-    "ROC903": meta("ROC903", name="amp-alias", category="amp", effort_hours=0.1),
+    "ROC902": meta(
+        "ROC902",
+        name="nvml-query",
+        category="monitoring",
+        effort_hours=1.0,
+        consequence="crash-path",
+    ),
+    "ROC903": meta(
+        "ROC903", name="amp-alias", category="amp", effort_hours=0.1, consequence="crash-path"
+    ),
     "ROC904": meta("ROC904", name="fp8-e4m3fn-dtype", category="fp8", targets=("gfx942",)),
     "ROC905": meta("ROC905", name="hardcoded-warp-size", category="kernels", targets=("cdna",)),
     "ROC906": meta("ROC906", name="cuda-wheel", category="dependency"),
@@ -254,7 +267,9 @@ def test_unknown_rule_codes_fall_back_to_the_finding():
     assert item.meta.known is False
     assert item.fix_class == "manual"
     assert item.meta.category == "other"
-    assert report.work[0].consequence == "crash-path"
+    # Without metadata the severity decides: a warning runs but differs, an error crashes.
+    assert report.work[0].consequence == "performance"
+    assert project(finding("ROC999", severity=Severity.ERROR)).work[0].consequence == "crash-path"
 
 
 # -- breakdowns ----------------------------------------------------------------------------------

@@ -25,51 +25,83 @@ CONSEQUENCE_LABELS: dict[str, str] = {
     "performance": "runs, slower or degraded",
     "hygiene": "no effect on ROCm (hygiene)",
 }
-#: Consequence of each rule on ROCm (rocm-facts); rules not listed fall back on their severity.
+#: What each rule's problem does on ROCm (rocm-facts), for rules whose findings break or slow
+#: something at warning or error severity. Findings at info or hygiene severity never count
+#: (the findings engine's word for "works on ROCm"); rules not listed follow their severity:
+#: error = crash on a path, warning = runs but differs (performance).
 RULE_CONSEQUENCE: dict[str, str] = {
     "ROC101": "cpu-fallback",
-    "ROC103": "performance",
-    "ROC111": "performance",
-    "ROC112": "performance",
-    "ROC130": "performance",
-    "ROC131": "hygiene",
+    "ROC102": "crash-path",
+    "ROC113": "crash-path",
+    "ROC120": "crash-path",
+    "ROC121": "crash-path",
     "ROC140": "performance",
-    "ROC141": "hygiene",
-    "ROC150": "hygiene",
+    "ROC151": "crash-path",
+    "ROC152": "crash-path",
+    "ROC200": "crash-path",
+    "ROC201": "crash-path",
+    "ROC202": "crash-path",
+    "ROC210": "crash-path",
+    "ROC211": "crash-path",
+    "ROC301": "crash-path",
+    "ROC302": "crash-path",
+    "ROC400": "crash-path",
+    "ROC401": "crash-path",
     "ROC402": "crash-import",
+    "ROC403": "crash-path",
+    "ROC404": "crash-path",
+    "ROC410": "crash-path",
     "ROC411": "crash-import",
+    "ROC500": "crash-path",
+    "ROC501": "crash-path",
+    "ROC502": "crash-path",
+    "ROC503": "crash-path",
     "ROC504": "crash-import",
     "ROC510": "performance",
     "ROC511": "performance",
-    "ROC520": "hygiene",
-    "ROC700": "hygiene",
-    "ROC701": "hygiene",
-    "ROC703": "hygiene",
-    "ROC710": "hygiene",
-    "ROC711": "hygiene",
-    "ROC713": "hygiene",
-    "ROC800": "hygiene",
+    "ROC600": "crash-path",
+    "ROC601": "crash-path",
+    "ROC602": "crash-path",
+    "ROC603": "crash-path",
+    "ROC702": "crash-path",
+    "ROC712": "crash-path",
     "ROC801": "cpu-fallback",
     "ROC802": "cpu-fallback",
+    "ROC803": "crash-path",
     "ROC804": "cpu-fallback",
     "ROC805": "cpu-fallback",
     "ROC806": "cpu-fallback",
+    "ROC807": "crash-path",
+    "ROC808": "crash-path",
+    "ROC809": "crash-path",
+    "ROC810": "crash-path",
+    "ROC811": "crash-path",
+    "ROC812": "crash-path",
+    "ROC813": "crash-path",
+    "ROC814": "crash-path",
     "ROC850": "cpu-fallback",
     "ROC851": "cpu-fallback",
+    "ROC860": "crash-path",
+    "ROC861": "crash-path",
+    "ROC862": "crash-path",
+    "ROC863": "crash-path",
+    "ROC864": "crash-path",
+    "ROC865": "crash-path",
+    "ROC866": "crash-path",
+    "ROC867": "crash-path",
     "ROC900": "crash-import",
     "ROC901": "performance",
 }
-
-
 #: Rules whose problem has no drop-in ROCm equivalent: a port (new backend, kernel rewrite).
 PORT_RULES = frozenset({"ROC900", "ROC811", "ROC601"})
 
 
 def consequence_of(finding: Finding, meta: RuleMeta) -> str:
-    """What the finding's problem does on ROCm: none at hygiene severity, else what its rule
-    declares (``RuleMeta.consequence``), else by severity (error and warning break a path)."""
-    if finding.severity.label == "hygiene":
+    """What the finding's problem does on ROCm: nothing at info or hygiene severity (it works
+    there), else what its rule declares (``RuleMeta.consequence``), else by severity (error:
+    crashes on a path; warning: runs but differs)."""
+    if finding.severity < Severity.WARNING:
         return "hygiene"
     if meta.consequence in CONSEQUENCE_POINTS:
         return meta.consequence
-    return "crash-path" if finding.severity >= Severity.WARNING else "hygiene"
+    return "crash-path" if finding.severity >= Severity.ERROR else "performance"

@@ -306,12 +306,15 @@ def _documented(root: Path, docs: Iterable[str]) -> tuple[list[str], list[str]]:
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     """The layout of the project at ``root`` whose files (relative, ``/``-separated) are ``paths``."""
     all_paths = sorted(set(paths))
+    docs = _doc_files(root)
+    doc_modules, doc_scripts = _documented(root, docs)
+    documented = set(doc_scripts)
     roles: dict[str, str] = {}
     python: list[str] = []
     for relative in all_paths:
         role = path_role(relative)
-        if role is None:
-            python.append(relative)
+        if role is None or (relative in documented and relative.endswith(".py")):
+            python.append(relative)  # a script the docs tell users to run is an entry point
         else:
             roles[relative] = role
     init_dirs = {p.rsplit("/", 1)[0] for p in all_paths if p.endswith("/__init__.py")}
@@ -324,8 +327,6 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             by_name.setdefault(name, relative)
     # Entry points.
     entries: list[str] = []
-    docs = _doc_files(root)
-    doc_modules, doc_scripts = _documented(root, docs)
     for target in [*_console_targets(root), *doc_modules]:
         for candidate in (target, f"{target}.__main__"):
             if candidate in by_name:
@@ -349,7 +350,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     entries = list(dict.fromkeys(entries))
     texts: dict[str, str] = {}
     eager = _closure(root, entries, set(), texts, names_of, by_name, init_dirs, top_level=True)
-    lazy = _closure(root, entries, eager, texts, names_of, by_name, init_dirs)
+    lazy = _closure(root, entries, set(), texts, names_of, by_name, init_dirs) - eager
     api = _closure(root, public, eager | lazy, texts, names_of, by_name, init_dirs)
     computes = any(_COMPUTE_IMPORT.search(texts[relative]) for relative in eager | lazy | api)
     for relative in python:
@@ -485,9 +486,9 @@ def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
             if _AMD_NAME.search(name.rsplit(".", 1)[0]):
                 add("docs", relative, "AMD install guide")
             continue
-        if role in (CORE, "tooling") and (name.endswith(".py") or name == "CMakeLists.txt"):
+        if tier(role) == CORE and (name.endswith(".py") or name == "CMakeLists.txt"):
             match = _DISPATCH.search(_read(root / relative))
-            if match and role == CORE:
+            if match and tier(role) == CORE:
                 add("dispatch", relative, f"vendor dispatch in code (`{match.group(0).strip()}`)")
     readme = next(
         (p for p in sorted(roles) if "/" not in p and p.lower().startswith("readme")), None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migrator.reporting.readiness.layout import Evidence
 from migrator.reporting.readiness.meta import RuleMeta, target_matches
@@ -262,10 +262,12 @@ def target_matrix(
     summaries = []
     for target in targets:
         relevant = [item for item in items if target_matches(item.meta.targets, target)]
+        # On one target an item either matters fully or not at all.
         applying = [
-            entry
+            replace(entry, share=1.0, weight=entry.weight / entry.share)
             for entry in work
-            if any(target_matches(targets_of.get(rule, ("all",)), target) for rule in entry.rules)
+            if entry.share
+            and any(target_matches(targets_of.get(rule, ("all",)), target) for rule in entry.rules)
         ]
         state = readiness(applying, amd_path)
         summaries.append(

@@ -147,6 +147,8 @@ class WorkItem:
     hours: float
     weight: float
     covered_by: str = ""
+    #: The share of the requested GPU targets on which the item matters.
+    share: float = 1.0
 
     @property
     def files(self) -> list[str]:
@@ -155,8 +157,13 @@ class WorkItem:
 
     @property
     def breaks(self) -> bool:
-        """Whether the item breaks something (not only performance or hygiene)."""
-        return self.consequence in ("crash-import", "crash-path", "cpu-fallback")
+        """Whether the item breaks something (not only performance or hygiene) on at least half
+        of the requested GPU targets; narrower breaks show in the per-target verdicts."""
+        return self.share >= 0.5 and self.consequence in (
+            "crash-import",
+            "crash-path",
+            "cpu-fallback",
+        )
 
     @property
     def eager(self) -> bool:
@@ -258,12 +265,8 @@ def work_items(
         consequence = min((site.consequence for site in group), key=list(CONSEQUENCE_POINTS).index)
         basis = _basis(group, subject, required, computes, ports)
         files = len({site.path for site in group})
-        weight = (
-            CONSEQUENCE_POINTS[consequence]
-            * LOCATION_FACTOR[tier]
-            * _size(files)
-            * _target_share(group_metas, targets)
-        )
+        share = _target_share(group_metas, targets)
+        weight = CONSEQUENCE_POINTS[consequence] * LOCATION_FACTOR[tier] * _size(files) * share
         if basis == "port" and any(site.role == CORE for site in group):
             weight *= PORT_FACTOR  # the port is on the path every run takes
         covered = _covered(group, amd_kinds)
@@ -281,6 +284,7 @@ def work_items(
                 hours=0.0 if consequence == "hygiene" else _hours(basis, group_metas, files),
                 weight=round(weight, 3),
                 covered_by=covered,
+                share=share,
             )
         )
     items.sort(
