@@ -25,17 +25,20 @@ CONSEQUENCE_LABELS: dict[str, str] = {
     "performance": "runs, slower or degraded",
     "hygiene": "no effect on ROCm (hygiene)",
 }
-#: What each rule's problem does on ROCm (rocm-facts), for rules whose findings break or slow
-#: something at warning or error severity. Findings at info or hygiene severity never count
-#: (the findings engine's word for "works on ROCm"); rules not listed follow their severity:
-#: error = crash on a path, warning = runs but differs (performance).
+#: What each rule's problem does on ROCm (rocm-facts), for rules whose findings break, slow or
+#: (advisories, no-op flags, deprecations) do nothing at warning or error severity. Findings at
+#: info or hygiene severity never count (the findings engine's word for "works on ROCm"); rules
+#: not listed follow their severity: error = crash on a path, warning = runs but differs.
 RULE_CONSEQUENCE: dict[str, str] = {
     "ROC101": "cpu-fallback",
     "ROC102": "crash-path",
     "ROC113": "crash-path",
     "ROC120": "crash-path",
     "ROC121": "crash-path",
+    "ROC131": "hygiene",
     "ROC140": "performance",
+    "ROC141": "hygiene",
+    "ROC150": "hygiene",
     "ROC151": "crash-path",
     "ROC152": "crash-path",
     "ROC200": "crash-path",
@@ -59,12 +62,20 @@ RULE_CONSEQUENCE: dict[str, str] = {
     "ROC504": "crash-import",
     "ROC510": "performance",
     "ROC511": "performance",
+    "ROC520": "hygiene",
     "ROC600": "crash-path",
     "ROC601": "crash-path",
     "ROC602": "crash-path",
     "ROC603": "crash-path",
+    "ROC700": "hygiene",
+    "ROC701": "hygiene",
     "ROC702": "crash-path",
+    "ROC703": "hygiene",
+    "ROC710": "hygiene",
+    "ROC711": "hygiene",
     "ROC712": "crash-path",
+    "ROC713": "hygiene",
+    "ROC800": "hygiene",
     "ROC801": "cpu-fallback",
     "ROC802": "cpu-fallback",
     "ROC803": "crash-path",
