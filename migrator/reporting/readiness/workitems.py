@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migrator.model import Applicability, Finding
 from migrator.reporting.readiness.consequences import (
@@ -91,6 +91,9 @@ def subject_of(finding: Finding) -> str:
         if kind == "package":
             name = item.split("[")[0].lower()
             return _PACKAGE_SUBJECT.get(name, name)
+    problem = getattr(finding, "problem", "")
+    if isinstance(problem, str) and problem:
+        return f"problem:{problem}"  # the findings engine's cross-rule problem key
     return f"rule:{finding.rule}"
 
 
@@ -316,5 +319,20 @@ def sites_of(
     for finding in findings:
         meta = meta_for(finding, lookup)
         metas.setdefault(finding.rule, meta)
-        sites.append(site_of(finding, meta, layout))
+        site = site_of(finding, meta, layout)
+        sites.append(site)
+        # An aggregated finding lists the other sites of its problem: each counts where it is.
+        for related in getattr(finding, "related", ()):
+            path = getattr(related, "path", None)
+            if isinstance(path, str) and path:
+                sites.append(
+                    replace(
+                        site,
+                        path=path,
+                        line=int(getattr(related, "line", 0)),
+                        tier=layout.tier_of(path),
+                        role=layout.role_of(path),
+                        dispatched=path in layout.dispatch_files,
+                    )
+                )
     return sites, metas
