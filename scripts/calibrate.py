@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 JUDGEMENTS = ROOT / "tests" / "calibration" / "judgements.toml"
 DATA = ROOT / "tests" / "calibration" / "data"
 VERDICTS = {"ready": "ready", "needs work": "needs-work", "blocked": "blocked"}
+#: Verdicts of earlier versions of the report, mapped onto today's three.
+OLD_VERDICTS = {"ready-after-fixes": "needs-work", "needs-manual-work": "needs-work"}
 
 
 def kendall_tau_b(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -118,6 +120,11 @@ def scorer_data(project: Path) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", required=True, help="folder holding the judged projects")
+    parser.add_argument(
+        "--reports",
+        help="read NAME.json reports saved from `migrate report --format json` in this folder "
+        "instead of running migrate (to measure an earlier version)",
+    )
     parser.add_argument("--save-data", action="store_true", help="store scorer data for CI")
     parser.add_argument("--only", default="", help="comma-separated project names")
     args = parser.parse_args(argv)
@@ -129,14 +136,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         project = Path(args.corpus) / name
         if (only and name not in only) or not project.is_dir():
             continue
-        data = report_json(project)["projects"][0]
+        if args.reports:
+            saved = Path(args.reports) / f"{name}.json"
+            if not saved.is_file() or not saved.stat().st_size:
+                continue
+            data = json.loads(saved.read_text(encoding="utf-8"))["projects"][0]
+            data["verdict"] = OLD_VERDICTS.get(data["verdict"], data["verdict"])
+        else:
+            data = report_json(project)["projects"][0]
         deciding = "; ".join(item["summary"] for item in data.get("deciding", []))
         print(
             f"{name:<15} {judgement['verdict']:<11} {judgement['rank']:>4}  "
             f"{data['verdict']:<11} {data['score']:>5}  {deciding[:160]}"
         )
         rows.append((judgement["verdict"], judgement["rank"], data["verdict"], data["score"]))
-        if args.save_data:
+        if args.save_data and not args.reports:
             DATA.mkdir(parents=True, exist_ok=True)
             (DATA / f"{name}.json").write_text(
                 json.dumps(scorer_data(project), indent=1, sort_keys=True) + "\n", encoding="utf-8"
