@@ -290,24 +290,37 @@ def _read(path: Path, limit: int = 2_000_000) -> str:
         return ""
 
 
-def _documented(root: Path, docs: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Modules (``python -m``) and scripts (``python x.py``) the README and docs tell users to run."""
+def _documented(root: Path, docs: Iterable[str]) -> tuple[list[str], list[str], str]:
+    """Modules (``python -m``) and scripts (``python x.py``) the README and docs tell users to
+    run, and the docs' text (to see which container files they point users to)."""
     modules: list[str] = []
     scripts: list[str] = []
+    texts: list[str] = []
     for relative in docs:
-        for match in _DOC_COMMAND.finditer(_read(root / relative, 400_000)):
+        text = _read(root / relative, 400_000)
+        texts.append(text)
+        for match in _DOC_COMMAND.finditer(text):
             if match.group("module"):
                 modules.append(match.group("module"))
             elif match.group("script"):
                 scripts.append(match.group("script").lstrip("./"))
-    return modules, scripts
+    return modules, scripts, "\n".join(texts)
+
+
+def _deployed(relative: str, docs_text: str) -> bool:
+    """Whether a container file is a path users deploy through: at the root, or its file or
+    folder named in the README or docs (else it is the project's own build or CI tooling)."""
+    if "/" not in relative:
+        return True
+    folder = relative.rsplit("/", 1)[0]
+    return relative in docs_text or f"{folder}/" in docs_text or f"{folder}`" in docs_text
 
 
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     """The layout of the project at ``root`` whose files (relative, ``/``-separated) are ``paths``."""
     all_paths = sorted(set(paths))
     docs = _doc_files(root)
-    doc_modules, doc_scripts = _documented(root, docs)
+    doc_modules, doc_scripts, docs_text = _documented(root, docs)
     documented = set(doc_scripts)
     roles: dict[str, str] = {}
     python: list[str] = []
@@ -315,6 +328,8 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
         role = path_role(relative)
         if role is None or (relative in documented and relative.endswith(".py")):
             python.append(relative)  # a script the docs tell users to run is an entry point
+        elif role == DEPLOY and not _deployed(relative, docs_text):
+            roles[relative] = "tooling"
         else:
             roles[relative] = role
     init_dirs = {p.rsplit("/", 1)[0] for p in all_paths if p.endswith("/__init__.py")}
@@ -473,13 +488,11 @@ def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
             if _AMD_NAME.search(name) or _ROCM_INDEX.search(_read(root / relative, 200_000)):
                 add("requirements", relative, "ROCm requirements")
             continue
-        if role == DEPLOY and (_CONTAINER_FILES.search(name) or "docker" in relative.lower()):
+        if role in (DEPLOY, "tooling") and (
+            _CONTAINER_FILES.search(name) or "docker" in relative.lower()
+        ):
             text = _read(root / relative, 200_000)
-            if (
-                _ROCM_IMAGE.search(text)
-                or (_AMD_NAME.search(relative) and "/dev/kfd" in text)
-                or "/dev/kfd" in text
-            ):
+            if _ROCM_IMAGE.search(text) or "/dev/kfd" in text:
                 add("container", relative, "AMD container image or device flags")
             continue
         if role == "docs":
