@@ -30,8 +30,21 @@ LAZY = "lazy"
 DEPLOY = "deploy"
 PERIPHERAL = "peripheral"
 
+#: Optional extras (``requirements-<feature>.txt``) and nested sub-projects (a folder with its
+#: own ``pyproject.toml`` or ``setup.py``): separate deliverables, shown apart.
+OPTIONAL = "optional"
+SUBPROJECT = "subproject"
 #: Roles of files outside the core, by tier.
-PERIPHERAL_ROLES = ("test", "example", "benchmark", "docs", "tooling", "unreachable")
+PERIPHERAL_ROLES = (
+    "test",
+    "example",
+    "benchmark",
+    "docs",
+    "tooling",
+    OPTIONAL,
+    SUBPROJECT,
+    "unreachable",
+)
 
 _TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "integration_tests", "unittests"})
 _BENCH_DIRS = frozenset({"benchmarks", "benchmark", "benchmarking", "bench", "perf"})
@@ -74,6 +87,10 @@ _NATIVE_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", 
 _DEP_FILES = re.compile(
     r"^(?:requirements[\w.-]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|environment[\w.-]*\.ya?ml|Pipfile|CMakeLists\.txt)$",
     re.IGNORECASE,
+)
+#: Names of requirement files that hold the main dependency set (others are optional extras).
+_MAIN_REQUIREMENTS = frozenset(
+    {"base", "main", "core", "common", "runtime", "prod", "install", "default", "requirements"}
 )
 _DEV_REQUIREMENTS = re.compile(r"(?:^|[-_.])(?:dev|test|tests|docs?|lint|ci)(?:[-_.]|$)", re.I)
 _CONTAINER_FILES = re.compile(
@@ -179,8 +196,15 @@ def path_role(path: str) -> str | None:
         return "benchmark"
     if stem.endswith((".ipynb", ".md", ".rst", ".qmd")):
         return "example" if stem.endswith(".ipynb") else "docs"
-    if _DEP_FILES.match(name):
-        return "tooling" if _DEV_REQUIREMENTS.search(name.rsplit(".", 1)[0]) else CORE
+    if _DEP_FILES.match(name) or (lowered[-1:] == ["requirements"] and name.endswith(".txt")):
+        base = name.rsplit(".", 1)[0]
+        if _DEV_REQUIREMENTS.search(base):
+            return "tooling"
+        extra = re.sub(r"^requirements[-_.]?", "", base.lower())
+        if extra and extra not in _MAIN_REQUIREMENTS and name.lower() != "setup.py":
+            if not _DEP_FILES.match(name) or name.lower().startswith("requirements"):
+                return OPTIONAL  # requirements-<feature>.txt, requirements/<feature>.txt
+        return CORE
     if stem.endswith((".sh", ".bash", ".zsh")):
         return DEPLOY if not lowered else "tooling"
     if Path(name).suffix.lower() in _NATIVE_SUFFIXES:
@@ -324,8 +348,22 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     documented = set(doc_scripts)
     roles: dict[str, str] = {}
     python: list[str] = []
+    nested = sorted(
+        {
+            relative.rsplit("/", 1)[0]
+            for relative in all_paths
+            if "/" in relative
+            and relative.rsplit("/", 1)[1] in ("pyproject.toml", "setup.py")
+            and path_role(relative) not in PERIPHERAL_ROLES
+        }
+    )
     for relative in all_paths:
         role = path_role(relative)
+        if role not in PERIPHERAL_ROLES and any(
+            relative.startswith(f"{folder}/") for folder in nested
+        ):
+            roles[relative] = SUBPROJECT
+            continue
         if role is None or (relative in documented and relative.endswith(".py")):
             python.append(relative)  # a script the docs tell users to run is an entry point
         elif role == DEPLOY and not _deployed(relative, docs_text):
