@@ -96,7 +96,12 @@ def scorer_data(project: Path) -> dict[str, Any]:
         "entry_points": len(layout.entry_points),
         "computes": layout.computes,
         "amd_path": [
-            {"kind": evidence.kind, "path": evidence.path, "detail": evidence.detail}
+            {
+                "kind": evidence.kind,
+                "path": evidence.path,
+                "detail": evidence.detail,
+                "covers": list(evidence.covers),
+            }
             for evidence in layout.amd_path
         ],
         "findings": [

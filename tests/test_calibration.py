@@ -46,7 +46,10 @@ def recompute(data: dict[str, Any]) -> r.ProjectReport:
     ]
     layout = r.ProjectLayout(
         roles={record["path"]: record["role"] for record in data["findings"]},
-        amd_path=[r.Evidence(**evidence) for evidence in data["amd_path"]],
+        amd_path=[
+            r.Evidence(**{**evidence, "covers": tuple(evidence.get("covers", ()))})
+            for evidence in data["amd_path"]
+        ],
         dispatch_files=frozenset(
             record["path"] for record in data["findings"] if record["dispatched"]
         ),
@@ -71,6 +74,7 @@ def recompute(data: dict[str, Any]) -> r.ProjectReport:
         amd_kinds=frozenset(evidence.kind for evidence in layout.amd_path),
         computes=layout.computes,
         targets=r.DEFAULT_TARGETS,
+        covers=r.coverage(layout.amd_path),
     )
     state = r.readiness(work, layout.amd_path)
     return r.ProjectReport(

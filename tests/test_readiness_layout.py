@@ -181,3 +181,25 @@ def test_a_break_on_a_minority_of_targets_shows_per_target(tmp_path):
     per_target = {summary.gfx: summary.verdict for summary in report.targets.targets}
     assert per_target["gfx942"] is r.Verdict.NEEDS_WORK
     assert per_target["gfx1100"] is r.Verdict.READY
+
+
+def test_an_amd_install_guide_covers_the_packages_it_names(tmp_path):
+    make_package(tmp_path)
+    write(
+        tmp_path,
+        "app/engine.py",
+        "from flash_attn import flash_attn_func\n\ndef run():\n    pass\n",
+    )
+    plain = report_of(tmp_path)
+    write(
+        tmp_path,
+        "README.md",
+        "# app\n\n## Install\n\npip install app\n\n### AMD GPUs (ROCm)\n\n"
+        "Install the ROCm build of flash-attention first.\n\n## Usage\n\nRun it.\n",
+    )
+    guided = report_of(tmp_path)
+    item = next(item for item in guided.work if item.key == "core:flash-attn")
+    assert guided.amd_path[0].covers == ("flash-attn",)
+    assert item.covered_by.startswith("README has an AMD/ROCm install section")
+    assert plain.verdict is r.Verdict.NEEDS_WORK
+    assert guided.verdict is r.Verdict.READY

@@ -112,6 +112,15 @@ class ProjectReport:
         return f"{self.reason} — decided by: {decided}"
 
 
+def coverage(evidence: Sequence[Evidence]) -> dict[str, str]:
+    """Package subject -> the AMD-path evidence that provides for it (the first that names it)."""
+    out: dict[str, str] = {}
+    for item in evidence:
+        for subject in item.covers:
+            out.setdefault(subject, f"{item.detail} in `{item.path}`")
+    return out
+
+
 def layout_of(scan: ScanResult) -> ProjectLayout:
     """The project's layout read from its root, or path rules alone when the root is gone."""
     root = Path(scan.root)
@@ -134,7 +143,14 @@ def build_project(
     layout = layout if layout is not None else layout_of(scan)
     sites, metas = sites_of(findings, layout, lookup)
     kinds = frozenset(evidence.kind for evidence in layout.amd_path)
-    work = work_items(sites, metas, amd_kinds=kinds, computes=layout.computes, targets=targets)
+    work = work_items(
+        sites,
+        metas,
+        amd_kinds=kinds,
+        computes=layout.computes,
+        targets=targets,
+        covers=coverage(layout.amd_path),
+    )
     state = readiness(work, layout.amd_path)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]

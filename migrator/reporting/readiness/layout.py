@@ -132,6 +132,9 @@ class Evidence:
     kind: str
     path: str
     detail: str
+    #: Packages (work-item subjects) this AMD path provides for: named in the AMD install guide,
+    #: the ROCm requirements or the AMD container.
+    covers: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -512,30 +515,31 @@ def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
     found: list[Evidence] = []
     seen_kinds: dict[str, int] = {}
 
-    def add(kind: str, path: str, detail: str) -> None:
-        if seen_kinds.get(kind, 0) >= 3:
+    def add(kind: str, path: str, detail: str, text: str = "") -> None:
+        if kind == "dispatch" and seen_kinds.get(kind, 0) >= 3:
             return
         seen_kinds[kind] = seen_kinds.get(kind, 0) + 1
-        found.append(Evidence(kind, path, detail))
+        found.append(Evidence(kind, path, detail, covered_subjects(text)))
 
     for relative, role in sorted(roles.items()):
         name = relative.rsplit("/", 1)[-1]
         if role in ("test", "benchmark", "example", "unreachable"):
             continue
         if _DEP_FILES.match(name) and name.lower().startswith("requirements"):
-            if _AMD_NAME.search(name) or _ROCM_INDEX.search(_read(root / relative, 200_000)):
-                add("requirements", relative, "ROCm requirements")
+            text = _read(root / relative, 200_000)
+            if _AMD_NAME.search(name) or _ROCM_INDEX.search(text):
+                add("requirements", relative, "ROCm requirements", text)
             continue
         if role in (DEPLOY, "tooling") and (
             _CONTAINER_FILES.search(name) or "docker" in relative.lower()
         ):
             text = _read(root / relative, 200_000)
             if _ROCM_IMAGE.search(text) or "/dev/kfd" in text:
-                add("container", relative, "AMD container image or device flags")
+                add("container", relative, "AMD container image or device flags", text)
             continue
         if role == "docs":
             if _AMD_NAME.search(name.rsplit(".", 1)[0]):
-                add("docs", relative, "AMD install guide")
+                add("docs", relative, "AMD install guide", _read(root / relative, 400_000))
             continue
         if tier(role) == CORE and (name.endswith(".py") or name == "CMakeLists.txt"):
             match = _DISPATCH.search(_read(root / relative))
@@ -545,9 +549,45 @@ def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
         (p for p in sorted(roles) if "/" not in p and p.lower().startswith("readme")), None
     )
     if readme is not None:
-        text = _read(root / readme, 400_000)
-        if re.search(r"^#+\s.*\b(?:AMD|ROCm)\b", text, re.MULTILINE) and _ROCM_INDEX.search(text):
-            add("docs", readme, "README documents a ROCm install")
-        elif re.search(r"^#+\s.*\b(?:AMD|ROCm)\b", text, re.MULTILINE):
-            add("docs", readme, "README has an AMD/ROCm install section")
+        section = _amd_section(_read(root / readme, 400_000))
+        if section:
+            add("docs", readme, "README has an AMD/ROCm install section", section)
     return found
+
+
+_HEADING = re.compile(r"^(#+)\s+(.*)$", re.MULTILINE)
+_AMD_HEADING = re.compile(r"\b(?:AMD|ROCm|HIP)\b")
+
+
+def _amd_section(text: str) -> str:
+    """The README section under an AMD/ROCm heading, up to the next heading as high, or ``""``."""
+    headings = list(_HEADING.finditer(text))
+    for index, heading in enumerate(headings):
+        if not _AMD_HEADING.search(heading.group(2)):
+            continue
+        level = len(heading.group(1))
+        end = next(
+            (later.start() for later in headings[index + 1 :] if len(later.group(1)) <= level),
+            len(text),
+        )
+        return text[heading.start() : end]
+    return ""
+
+
+#: Packages an AMD path can provide for, by the words that name them (work-item subjects).
+_COVERABLE: dict[str, re.Pattern[str]] = {
+    "flash-attn": re.compile(r"flash[-_ ]?attn|flash[-_ ]?attention", re.I),
+    "bitsandbytes": re.compile(r"bitsandbytes", re.I),
+    "xformers": re.compile(r"xformers", re.I),
+    "apex": re.compile(r"\bapex\b", re.I),
+    "nvml": re.compile(r"amdsmi|amd-smi|rocm-smi", re.I),
+    "triton": re.compile(r"triton", re.I),
+    "deepspeed": re.compile(r"deepspeed", re.I),
+    "vllm": re.compile(r"\bvllm\b", re.I),
+    "onnxruntime": re.compile(r"onnxruntime|migraphx", re.I),
+}
+
+
+def covered_subjects(text: str) -> tuple[str, ...]:
+    """The packages an AMD guide, ROCm requirements file or AMD container names."""
+    return tuple(subject for subject, pattern in _COVERABLE.items() if pattern.search(text))

@@ -254,8 +254,11 @@ def work_items(
     amd_kinds: frozenset[str] = frozenset(),
     computes: bool = True,
     targets: Sequence[str] = (),
+    covers: Mapping[str, str] | None = None,
 ) -> list[WorkItem]:
-    """Group sites into work items (heaviest first) and weigh them."""
+    """Group sites into work items (heaviest first) and weigh them; ``covers`` maps a subject
+    (package) to the AMD-path evidence that provides for it."""
+    covers = covers or {}
     groups: dict[tuple[str, str], list[Site]] = {}
     for site in sites:
         groups.setdefault((site.tier, site.subject), []).append(site)
@@ -272,7 +275,7 @@ def work_items(
         weight = CONSEQUENCE_POINTS[consequence] * LOCATION_FACTOR[tier] * _size(files) * share
         if basis == "port" and any(site.role == CORE for site in group):
             weight *= PORT_FACTOR  # the port is on the path every run takes
-        covered = _covered(group, amd_kinds)
+        covered = _covered(group, amd_kinds) or covers.get(subject, "")
         if covered:
             weight = 0.0
         items.append(
