@@ -203,3 +203,19 @@ def test_an_amd_install_guide_covers_the_packages_it_names(tmp_path):
     assert item.covered_by.startswith("README has an AMD/ROCm install section")
     assert plain.verdict is r.Verdict.NEEDS_WORK
     assert guided.verdict is r.Verdict.READY
+
+
+def test_an_optional_extra_is_shown_apart(tmp_path):
+    make_package(tmp_path)
+    write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\ndependencies = ["torch"]\n\n'
+        '[project.optional-dependencies]\nfast = ["flash-attn==2.5.8"]\n\n'
+        '[project.scripts]\napp = "app.cli:main"\n',
+    )
+    assert r.optional_tables((tmp_path / "pyproject.toml").read_text()) == [(5, 7)]
+    report = report_of(tmp_path)
+    extra = [item for item in report.work if "flash" in item.key]
+    assert extra and all(item.tier == r.PERIPHERAL for item in extra)
+    assert {site.role for item in extra for site in item.sites} == {r.OPTIONAL}

@@ -62,6 +62,7 @@ from migrator.reporting.readiness.layout import (
     amd_evidence,
     analyze,
     covered_subjects,
+    optional_tables,
     path_role,
     tier,
 )
@@ -226,6 +227,7 @@ __all__ = [
     "layout_of",
     "meta_for",
     "meta_from_rule",
+    "optional_tables",
     "package_info",
     "package_table",
     "parse_targets",

@@ -146,6 +146,9 @@ class ProjectLayout:
     amd_path: list[Evidence] = field(default_factory=list)
     known: bool = True
     dispatch_files: frozenset[str] = frozenset()
+    #: Line ranges (first, last) of optional dependency tables in build files
+    #: (``[project.optional-dependencies]``, extras): a finding there is an optional extra.
+    optional_lines: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     #: Whether reachable code imports a GPU compute framework (torch, jax, cupy, ...). A project
     #: that does not is a tool around the GPU (a monitor, a launcher), not a user of it.
     computes: bool = True
@@ -156,6 +159,16 @@ class ProjectLayout:
         if role is not None:
             return role
         return path_role(path) or CORE
+
+    def role_at(self, path: str, line: int) -> str:
+        """The role of one line of a file: an optional extra inside an optional dependency
+        table of a core build file, else the file's role."""
+        role = self.role_of(path)
+        if role == CORE and any(
+            first <= line <= last for first, last in self.optional_lines.get(path, ())
+        ):
+            return OPTIONAL
+        return role
 
     def tier_of(self, path: str) -> str:
         """``core`` (reachable code, public modules), ``deploy`` or ``peripheral``."""
@@ -422,12 +435,20 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
         for relative, role in roles.items()
         if tier(role) == CORE and relative in texts and _DISPATCH.search(texts[relative])
     )
+    optional_lines = {
+        relative: ranges
+        for relative, role in roles.items()
+        if role == CORE
+        and relative.rsplit("/", 1)[-1] in ("pyproject.toml", "setup.cfg")
+        and (ranges := optional_tables(_read(root / relative, 2_000_000)))
+    }
     return ProjectLayout(
         roles,
         sorted([*entries, *public]),
         amd_evidence(root, evidence_roles),
         dispatch_files=dispatch,
         computes=computes,
+        optional_lines=optional_lines,
     )
 
 
@@ -467,6 +488,33 @@ def _closure(
         if folder in init_dirs:
             queue.append(f"{folder}/__init__.py")
     return reached
+
+
+_TABLE = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*(?:#.*)?$")
+_OPTIONAL_TABLES = re.compile(
+    r"^(?:project\.optional-dependencies|dependency-groups|tool\.poetry\.extras"
+    r"|tool\.poetry\.group\..*|tool\.pdm\.dev-dependencies|options\.extras_require)$"
+)
+
+
+def optional_tables(text: str) -> list[tuple[int, int]]:
+    """1-based line ranges of the optional dependency tables of a ``pyproject.toml`` or
+    ``setup.cfg`` (extras and dependency groups), read line by line."""
+    ranges: list[tuple[int, int]] = []
+    start: int | None = None
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        match = _TABLE.match(line)
+        if not match:
+            continue
+        if start is not None:
+            ranges.append((start, number - 1))
+            start = None
+        if _OPTIONAL_TABLES.match(match.group(1).strip()):
+            start = number
+    if start is not None:
+        ranges.append((start, len(lines)))
+    return ranges
 
 
 def _doc_files(root: Path, limit: int = 400) -> list[str]:

@@ -28,6 +28,7 @@ from migrator.reporting.readiness.layout import (
     PUBLIC,
     ProjectLayout,
 )
+from migrator.reporting.readiness.layout import tier as tier_of_role
 from migrator.reporting.readiness.meta import (
     MetaLookup,
     RuleMeta,
@@ -117,7 +118,7 @@ class Site:
 def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
     """The scorer's view of one finding in one project."""
     applicability = finding.fix.applicability if finding.fix else Applicability.NONE
-    role = layout.role_of(finding.path)
+    role = layout.role_at(finding.path, finding.line)
     consequence = consequence_of(finding, meta)
     if consequence == "crash-import" and role in (PUBLIC, LAZY):
         consequence = "crash-path"  # not loaded at import: only the path that imports it breaks
@@ -130,7 +131,7 @@ def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
         fixable=applicability is not Applicability.NONE,
         subject=subject_of(finding),
         consequence=consequence,
-        tier=layout.tier_of(finding.path),
+        tier=tier_of_role(role),
         role=role,
         dispatched=finding.path in layout.dispatch_files,
     )
@@ -333,8 +334,8 @@ def sites_of(
                         site,
                         path=path,
                         line=int(getattr(related, "line", 0)),
-                        tier=layout.tier_of(path),
-                        role=layout.role_of(path),
+                        tier=tier_of_role(layout.role_at(path, int(getattr(related, "line", 0)))),
+                        role=layout.role_at(path, int(getattr(related, "line", 0))),
                         dispatched=path in layout.dispatch_files,
                     )
                 )
