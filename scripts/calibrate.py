@@ -86,12 +86,12 @@ def scorer_data(project: Path) -> dict[str, Any]:
     """What the scorer consumes for one project: findings without source text, each with its
     file's role and tier and its subject, plus the AMD-path evidence."""
     from migrator.reporting.readiness import sites_of
-    from migrator.reporting.readiness.assembly import layout_of
+    from migrator.reporting.readiness.assembly import counted, layout_of
     from migrator.runner import scan
 
     result = scan(project).scan
     layout = layout_of(result)
-    sites, _ = sites_of(result.findings, layout)
+    sites, _ = sites_of(counted(result.findings), layout)
     return {
         "entry_points": len(layout.entry_points),
         "computes": layout.computes,

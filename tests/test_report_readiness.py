@@ -170,14 +170,19 @@ def test_consequence_weights_crash_over_cpu_fallback_over_performance_over_hygie
     assert score("cpu-fallback") < score("performance") < score("hygiene") == 100
 
 
-def test_hygiene_severity_never_counts():
-    hygiene = getattr(Severity, "HYGIENE", None)
-    if hygiene is None:  # the findings work adds this level; until then info carries hygiene
-        hygiene = Severity.INFO
-    report = project(finding("ROC902", severity=hygiene))
-    assert report.score == 100
-    assert report.verdict is r.Verdict.READY
-    assert report.work[0].consequence == "hygiene" and report.work[0].hours == 0.0
+def test_hygiene_and_guarded_findings_never_count():
+    hygiene = project(finding("ROC902", severity=Severity.HYGIENE))
+    guarded = project(replace(finding("ROC902", severity=Severity.ERROR), guard="vendor"))
+    for report in (hygiene, guarded):
+        assert report.score == 100
+        assert report.verdict is r.Verdict.READY
+        assert report.work == [] and report.items == []
+
+
+def test_info_severity_is_hygiene_whatever_the_rule_declares():
+    report = project(finding("ROC902", severity=Severity.INFO))
+    assert report.work[0].consequence == "hygiene" and report.work[0].weight == 0
+    assert report.work[0].hours == 0.0
 
 
 def test_score_formula_matches_the_documented_one():

@@ -112,6 +112,16 @@ class ProjectReport:
         return f"{self.reason} — decided by: {decided}"
 
 
+def counted(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings that are migration work: not those in code that never runs on ROCm (the
+    engine's guards) and not those at hygiene severity (behaves the same on ROCm)."""
+    return [
+        finding
+        for finding in findings
+        if not getattr(finding, "guard", "") and finding.severity.label != "hygiene"
+    ]
+
+
 def coverage(evidence: Sequence[Evidence]) -> dict[str, str]:
     """Package subject -> the AMD-path evidence that provides for it (the first that names it)."""
     out: dict[str, str] = {}
@@ -138,7 +148,7 @@ def build_project(
     layout: ProjectLayout | None = None,
 ) -> ProjectReport:
     """Compute a project's readiness from one scan."""
-    findings = scan.findings
+    findings = counted(scan.findings)
     items = classify(findings, lookup)
     layout = layout if layout is not None else layout_of(scan)
     sites, metas = sites_of(findings, layout, lookup)
