@@ -57,9 +57,36 @@ class _Group(click.Group):
             return command if isinstance(command, click.Command) else None
         return super().get_command(ctx, cmd_name)
 
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Every usage error on one line (``migrate: error: ...``) with exit 2."""
+        run = super().main
+        if not standalone_mode:
+            return run(args, prog_name, complete_var, False, **extra)
+        try:
+            code = run(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.Abort:
+            click.echo("migrate: interrupted", err=True)
+            sys.exit(130)
+        except click.ClickException as error:
+            message = " ".join(error.format_message().split())
+            click.echo(f"migrate: error: {message}", err=True)
+            sys.exit(2)
+        except BrokenPipeError:
+            _quiet_exit()
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            _quiet_exit()
         except MigrateError as error:
             click.echo(f"migrate: error: {error}", err=True)
             ctx.exit(2)
@@ -78,6 +105,21 @@ class _Group(click.Group):
             if os.environ.get("MIGRATE_DEBUG"):
                 raise
             ctx.exit(2)
+
+
+#: Exit status after stdout was closed early (``migrate scan | head -1``): 128 + SIGPIPE, as
+#: for any Unix tool killed by a closed pipe; nothing is printed.
+BROKEN_PIPE_EXIT = 141
+
+
+def _quiet_exit() -> None:
+    """Leave silently after the reader of stdout went away (no traceback, no flush error)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    os._exit(BROKEN_PIPE_EXIT)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -182,6 +224,11 @@ def _check_paths(paths: tuple[str, ...]) -> list[Path]:
     show_default=True,
     help="Exit 1 only for findings at or above this severity (all are still reported).",
 )
+@click.option(
+    "--allow-unscanned",
+    is_flag=True,
+    help="Exit 0 even when some files could not be scanned (config: allow-unscanned).",
+)
 def scan(
     paths: tuple[str, ...],
     output_format: str,
@@ -203,16 +250,19 @@ def scan(
     statistics: bool,
     stdin_filename: str | None,
     watch: bool,
+    allow_unscanned: bool,
 ) -> None:
     """Report every CUDA-only construct under PATHS.
 
-    Exit status: 0 when nothing at or above --min-severity is found, 1 when something is,
-    2 on a usage, configuration or internal error.
+    Exit status: 0 when nothing at or above --min-severity is found, 1 when something is or
+    when a file could not be scanned (unless --allow-unscanned), 2 on a usage, configuration or
+    internal error.
     """
     if not paths and not stdin_filename:
         raise click.UsageError(
             "give at least one PATH, or --stdin-filename NAME with the file on stdin"
         )
+    _check_output(output)
     chosen = {
         "select": _split(select),
         "ignore": _split(ignore),
@@ -262,7 +312,15 @@ def scan(
                         )
         threshold = Severity.parse(fail_on)
         failing = [f for result in results for f in result.findings if f.severity >= threshold]
-        return 1 if failing and not exit_zero else 0
+        unscanned = _unscanned(results)
+        blocked = bool(unscanned) and not _unscanned_allowed(allow_unscanned, results)
+        if blocked:
+            click.echo(
+                f"migrate: {unscanned} file(s) could not be scanned, so the result is incomplete "
+                "(their reasons are in the report; --allow-unscanned accepts this)",
+                err=True,
+            )
+        return 1 if (failing and not exit_zero) or blocked else 0
 
     if watch:
         from migrator.watch import watch_paths
@@ -334,6 +392,31 @@ def _scan_stdin(name: str, data: bytes, chosen: dict[str, Any]) -> ScanResult:
     return rebase([run.scan], cwd)[0]
 
 
+def _unscanned(results: list[ScanResult]) -> int:
+    """How many files could not be scanned (unreadable, unparsable, crashed, over budget)."""
+    from migrator.model import Status
+
+    return sum(1 for result in results for file in result.files if file.status is Status.FAILED)
+
+
+def _unscanned_allowed(flag: bool, results: list[ScanResult]) -> bool:
+    """``--allow-unscanned``, or ``allow-unscanned = true`` in a scanned project's config."""
+    from migrator.config import load_config
+
+    return flag or any(load_config(Path(result.root)).allow_unscanned for result in results)
+
+
+def _check_output(output: str | None) -> None:
+    """A one-line usage error, before any work, when ``-o`` cannot be written."""
+    if output is None:
+        return
+    folder = Path(output).parent
+    if not folder.is_dir():
+        raise click.UsageError(f"cannot write {output}: folder {folder} does not exist")
+    if Path(output).is_dir():
+        raise click.UsageError(f"cannot write {output}: it is a folder")
+
+
 def _with_progress(console: Any, action: Any, description: str = "scanning") -> Any:
     from migrator.progress import with_progress
 
@@ -374,12 +457,15 @@ def _render(
     if output:
         from rich.console import Console
 
-        with open(output, "w", encoding="utf-8") as handle:
-            text.render(
-                results,
-                Console(file=handle, width=120, no_color=True, highlight=False),
-                summary=not quiet,
-            )
+        try:
+            with open(output, "w", encoding="utf-8") as handle:
+                text.render(
+                    results,
+                    Console(file=handle, width=120, no_color=True, highlight=False),
+                    summary=not quiet,
+                )
+        except OSError as error:
+            raise MigrateError(f"cannot write {output}: {error.strerror}") from None
         return None
     text.render(results, _console(), summary=not quiet)
     return None
@@ -387,7 +473,10 @@ def _render(
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise MigrateError(f"cannot write {output}: {error.strerror}") from None
     else:
         click.echo(text, nl=False)
 
@@ -415,11 +504,16 @@ def fix(
     Safe fixes only unless --unsafe-fixes. Exit 0 when nothing at or above the threshold
     remains, 1 otherwise, 2 on error.
     """
+    from rich.markup import escape
+
+    from migrator.model import Status
+    from migrator.output.escape import safe_text
     from migrator.runner import fix_tree
 
     level = Applicability.UNSAFE if unsafe_fixes else Applicability.SAFE
     stderr = _console(stderr=True)
     remaining_total = 0
+    unscanned_total = 0
     fixed_counter: Counter[str] = Counter()
     for root in _check_paths(paths):
         run = _with_progress(
@@ -438,21 +532,42 @@ def fix(
             ),
             "fixing" if not diff else "computing fixes",
         )
+        not_written: list[Any] = []
         for outcome in run.outcomes:
             if outcome.error:
                 stderr.print(
-                    f"[red]not fixed[/red] {outcome.relative}: {outcome.error}",
+                    f"[red]not fixed[/red] {escape(safe_text(outcome.relative))}: "
+                    f"{escape(safe_text(outcome.error))}",
                     markup=True,
                     highlight=False,
                 )
-            if outcome.new_text is not None and outcome.error is None:
+            if outcome.write_error:
+                stderr.print(
+                    f"[red]not written[/red] {escape(safe_text(outcome.relative))}: "
+                    f"{escape(safe_text(outcome.write_error))}",
+                    markup=True,
+                    highlight=False,
+                )
+                not_written.extend(outcome.fixed)
+            if outcome.written and outcome.new_text is not None:
                 fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
                 if diff:
                     click.echo(_unified_diff(root, outcome.relative, outcome.new_text), nl=False)
-        remaining = run.scan.findings
+        for file in run.scan.files:
+            if file.status is Status.FAILED:
+                stderr.print(
+                    f"[red]not read[/red] {escape(safe_text(file.path))}: "
+                    f"{escape(safe_text(file.reason))}",
+                    markup=True,
+                    highlight=False,
+                )
+                unscanned_total += 1
+        remaining = [*run.scan.findings, *not_written]
         remaining_total += len(remaining)
-        _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes)
-    sys.exit(1 if remaining_total else 0)
+        _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes, len(not_written))
+    if unscanned_total:
+        click.echo(f"migrate: {unscanned_total} file(s) could not be read or parsed", err=True)
+    sys.exit(1 if remaining_total or unscanned_total else 0)
 
 
 def _unified_diff(root: Path, relative: str, new_text: str) -> str:
@@ -477,7 +592,12 @@ def _unified_diff(root: Path, relative: str, new_text: str) -> str:
 
 
 def _fix_summary(
-    console: Any, fixed: Counter[str], remaining: list[Any], diff: bool, unsafe: bool
+    console: Any,
+    fixed: Counter[str],
+    remaining: list[Any],
+    diff: bool,
+    unsafe: bool,
+    unwritten: int = 0,
 ) -> None:
     from rich.markup import escape
 
@@ -489,6 +609,10 @@ def _fix_summary(
     if not remaining:
         return
     reasons: Counter[str] = Counter()
+    total_remaining = len(remaining)
+    if unwritten:
+        reasons["file not written (see `not written` above)"] = unwritten
+        remaining = remaining[: len(remaining) - unwritten]
     for finding in remaining:
         if finding.fix is None:
             reasons["no automatic fix (manual migration; see `migrate explain CODE`)"] += 1
@@ -496,7 +620,7 @@ def _fix_summary(
             reasons["unsafe fix not enabled (use --unsafe-fixes)"] += 1
         else:
             reasons["fix could not be applied"] += 1
-    console.print(f"{len(remaining)} findings remain:", highlight=False)
+    console.print(f"{total_remaining} findings remain:", highlight=False)
     for reason, count in reasons.most_common():
         console.print(f"  {count:4d}  {escape(reason)}", highlight=False)
 
@@ -572,8 +696,22 @@ def _importable(module: str) -> bool:
         return False
 
 
+def _exit_on_signals() -> None:
+    """Turn SIGTERM and SIGHUP into a normal exit, so that every ``finally`` runs (temporary
+    workspaces removed, worker processes stopped, a ``pr`` rolled back)."""
+    import signal
+
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), leave)
+
+
 def main() -> None:
     """Console-script entry point."""
+    _exit_on_signals()
     cli()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,19 @@ from migrator.errors import ConfigError
 from migrator.model import Severity
 from migrator.tomlcompat import tomllib
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "min-severity", "verify"}
+KNOWN_KEYS = {
+    "select",
+    "ignore",
+    "exclude",
+    "per-file-ignores",
+    "min-severity",
+    "verify",
+    "file-timeout",
+    "allow-unscanned",
+}
+
+#: Seconds one file may take before it is given up (parse, rules and fixes together).
+DEFAULT_FILE_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +37,8 @@ class Config:
     min_severity: Severity = Severity.INFO
     verify: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
+    allow_unscanned: bool = False
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -79,6 +94,9 @@ def load_config(root: Path) -> Config:
     verify = table.get("verify", {})
     if not isinstance(verify, dict):
         raise ConfigError(f"{path}: [tool.migrate.verify] must be a table")
+    allow_unscanned = table.get("allow-unscanned", False)
+    if not isinstance(allow_unscanned, bool):
+        raise ConfigError(f"{path}: [tool.migrate] allow-unscanned must be true or false")
     return Config(
         select=_strings(table.get("select", []), "select", path),
         ignore=_strings(table.get("ignore", []), "ignore", path),
@@ -87,4 +105,15 @@ def load_config(root: Path) -> Config:
         min_severity=severity,
         verify=verify,
         source=str(path),
+        file_timeout=_seconds(table.get("file-timeout", DEFAULT_FILE_TIMEOUT), path),
+        allow_unscanned=allow_unscanned,
     )
+
+
+def _seconds(value: Any, path: Path) -> float:
+    """A finite, positive number of seconds (``nan`` and ``inf`` would mean no limit)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{path}: [tool.migrate] file-timeout must be a number of seconds")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{path}: [tool.migrate] file-timeout must be finite and positive")
+    return float(value)

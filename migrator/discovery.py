@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pathspec
 
+from migrator.sources import file_type
+
 DEFAULT_EXCLUDED_DIRS = frozenset(
     {
         ".git",
@@ -95,10 +97,12 @@ class SourceFile:
 
 @dataclass(frozen=True, slots=True)
 class Unreadable:
-    """A path that discovery could not read (permission, broken link, loop); one-line reason."""
+    """A path that discovery could not read (permission) or left out on purpose (broken link,
+    loop, named pipe or device); one-line reason. Only the first kind leaves code unscanned."""
 
     relative: str
     reason: str
+    unscanned: bool = False
 
 
 def _load_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
@@ -122,6 +126,10 @@ def discover(
         if kind is not None:
             yield SourceFile(root, root.name, kind)
         return
+    if root.exists() and not root.is_dir():
+        yield Unreadable(root.name, f"not a regular file ({file_type(root.stat().st_mode)})")
+        return
+    real_root = root.resolve()
     visited: set[tuple[int, int]] = set()
     # Each stack entry: directory, its path relative to root, active gitignore specs with bases.
     stack: list[tuple[Path, str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [(root, "", [])]
@@ -130,7 +138,9 @@ def discover(
         try:
             stat = directory.stat()
         except OSError as error:
-            yield Unreadable(relative_dir or ".", f"cannot read directory: {error.strerror}")
+            yield Unreadable(
+                relative_dir or ".", f"cannot read directory: {error.strerror}", unscanned=True
+            )
             continue
         key = (stat.st_dev, stat.st_ino)
         if key in visited:
@@ -144,7 +154,9 @@ def discover(
         try:
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
         except OSError as error:
-            yield Unreadable(relative_dir or ".", f"cannot list directory: {error.strerror}")
+            yield Unreadable(
+                relative_dir or ".", f"cannot list directory: {error.strerror}", unscanned=True
+            )
             continue
         subdirs = []
         for entry in entries:
@@ -156,6 +168,9 @@ def discover(
             if is_dir:
                 if entry.name in DEFAULT_EXCLUDED_DIRS or _is_virtualenv(Path(entry.path)):
                     continue
+                if entry.is_symlink() and _inside(Path(entry.path), real_root):
+                    yield Unreadable(relative, _inner_link_reason(Path(entry.path)))
+                    continue
                 if _ignored(relative + "/", specs) or _excluded(relative, exclude):
                     continue
                 subdirs.append((Path(entry.path), relative, specs))
@@ -166,12 +181,51 @@ def discover(
             if entry.is_symlink() and not os.path.exists(entry.path):
                 yield Unreadable(relative, "broken symlink")
                 continue
+            if entry.is_symlink() and _inside(Path(entry.path), real_root):
+                yield Unreadable(relative, "symlink to a file inside the project; scanned there")
+                continue
+            special = _special_file(entry)
+            if special is not None:
+                yield Unreadable(relative, special)
+                continue
             yield SourceFile(Path(entry.path), relative, kind)
         stack.extend(reversed(subdirs))
 
 
+def _special_file(entry: os.DirEntry[str]) -> str | None:
+    """Why a named pipe, socket or device is left out (reading one could block forever)."""
+    try:
+        if entry.is_file():
+            return None
+        mode = entry.stat().st_mode
+    except OSError:
+        return None  # the read reports it, per file
+    return f"not a regular file ({file_type(mode)})"
+
+
+def _inner_link_reason(link: Path) -> str:
+    """Why a symlinked folder inside the project is not followed: its files are scanned (and
+    fixed) once, at their real path."""
+    try:
+        if link.parent.resolve().is_relative_to(link.resolve()):
+            return "symlink loop; not followed"
+    except (OSError, RuntimeError):
+        pass
+    return "symlink to a folder inside the project; scanned at its real path"
+
+
+def _inside(path: Path, real_root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(real_root)
+    except (OSError, RuntimeError):
+        return False
+
+
 def _is_virtualenv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").exists()
+    try:
+        return (path / "pyvenv.cfg").exists()
+    except OSError:  # an unreadable directory is reported when it is listed
+        return False
 
 
 def _ignored(relative: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:

@@ -24,7 +24,7 @@ from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.positions import positions_for
 from migrator.rule import PythonRule, Rule, TextRule
-from migrator.sources import FailFile, SkipFile, notebook_cells
+from migrator.sources import FailFile, SkipFile, check_nesting, notebook_cells
 from migrator.suppress import Suppressions
 
 MAX_FIX_PASSES = 6
@@ -118,6 +118,7 @@ def table_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
 
 
 def _parse(text: str) -> cst.Module:
+    check_nesting(text)
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as error:

@@ -165,26 +165,55 @@ def select_rules(select: list[str] | None, ignore: list[str] | None) -> tuple[ty
 CatalogEntry = tuple[str, str, str]  # code, name, category
 
 
-def catalog_entries() -> list[CatalogEntry]:
+def catalog_entries(use_cache: bool = True) -> list[CatalogEntry]:
     """(code, name, category) of every rule, from a small file cached per catalog version so
-    that a warm scan never imports the rules (and libcst)."""
-    import json
+    that a warm scan never imports the rules (and libcst). A cached list that does not check out
+    is rebuilt; without ``use_cache`` nothing is read from (or written to) the cache."""
+    from migrator.cache import CacheInvalid, cache_dir, catalog_fingerprint, load_json, save_json
 
-    from migrator.cache import cache_dir, catalog_fingerprint
-
+    if not use_cache:
+        return [(rule.code, rule.name, rule.category) for rule in all_rules()]
     path = cache_dir() / f"catalog-{catalog_fingerprint()}.json"
     try:
-        return [(str(a), str(b), str(c)) for a, b, c in json.loads(path.read_text())]
-    except (OSError, ValueError):
+        return _valid_catalog(load_json(path))
+    except CacheInvalid:
         pass
     entries = [(rule.code, rule.name, rule.category) for rule in all_rules()]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{id(entries)}.tmp")
-        temporary.write_text(json.dumps(entries))
-        temporary.replace(path)
-    except OSError:
-        pass
+    save_json(path, entries)
+    return entries
+
+
+_CACHED_CODE = re.compile(r"ROC\d{3}")
+
+
+def _valid_catalog(data: object) -> list[CatalogEntry]:
+    """The cached catalog when it is a non-empty list of distinct (code, name, category) that
+    agrees with the code table."""
+    from migrator.cache import CacheInvalid
+
+    if not isinstance(data, list) or not data:
+        raise CacheInvalid("catalog is not a non-empty list")
+    entries: list[CatalogEntry] = []
+    for item in data:
+        if not (
+            isinstance(item, list)
+            and len(item) == 3
+            and all(isinstance(part, str) and part for part in item)
+            and _CACHED_CODE.fullmatch(item[0])
+        ):
+            raise CacheInvalid("catalog entry")
+        entries.append((item[0], item[1], item[2]))
+    if len({code for code, _, _ in entries}) != len(entries):
+        raise CacheInvalid("duplicate codes")
+    # Checked against the code table (a small TOML file, no rule imports): every code in its
+    # category's range and every category of the table present, so a forged or truncated list
+    # cannot silently drop a category from every scan. (If a category ever has no rule yet,
+    # the cache is simply rebuilt each time: slower, never wrong.)
+    table = code_table()
+    if code_table_problems([(code, category) for code, _, category in entries], table) or {
+        category for _, _, category in entries
+    } != {span.name for span in table.ranges}:
+        raise CacheInvalid("catalog does not match the code table")
     return entries
 
 

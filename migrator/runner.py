@@ -4,18 +4,17 @@ per-file ignores, and (for ``fix``) atomic writes. Used by the CLI, verify, repo
 from __future__ import annotations
 
 import fnmatch
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migrator.cache import ResultCache, content_key
 from migrator.config import Config, load_config
 from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
+from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
-from migrator.sources import FailFile, SkipFile, decode_python, decode_text
+from migrator.sources import FailFile, SkipFile, decode_python, decode_text, read_regular
 from migrator.versions import ProjectFacts, project_facts
 
 #: Below this many files to analyse, worker processes cost more than they save.
@@ -50,10 +49,10 @@ class Selection:
             min_severity=min_severity if min_severity is not None else config.min_severity,
         )
 
-    def codes(self) -> frozenset[str]:
+    def codes(self, use_cache: bool = True) -> frozenset[str]:
         from migrator.registry import catalog_entries, select_codes
 
-        return select_codes(catalog_entries(), list(self.select), list(self.ignore))
+        return select_codes(catalog_entries(use_cache), list(self.select), list(self.ignore))
 
     def keep(self, finding: Finding, codes: frozenset[str]) -> bool:
         if finding.rule not in codes or finding.severity < self.min_severity:
@@ -89,15 +88,16 @@ class FileOutcome:
     encoding: str = "utf-8"
     fixed: list[Finding] = field(default_factory=list)
     error: str | None = None
+    write_error: str | None = None
+
+    @property
+    def written(self) -> bool:
+        """Whether this outcome's fixed text is (or, without writing, would be) on disk."""
+        return self.new_text is not None and self.error is None and self.write_error is None
 
     @property
     def relative(self) -> str:
         return self.result.path
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
 
 
 def _work(task: _Task) -> FileOutcome:
@@ -111,11 +111,11 @@ def _work(task: _Task) -> FileOutcome:
     if task.codes is not None:
         rules = tuple(rule for rule in rules if rule.code in task.codes)
     try:
-        data = _read(task.path)
-    except OSError as error:
-        return FileOutcome(
-            FileResult(task.relative, Status.FAILED, reason=f"cannot read: {error.strerror}")
-        )
+        data = read_regular(task.path)
+    except SkipFile as error:
+        return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)))
+    except FailFile as error:
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)))
     key = content_key(data)
     try:
         decoded = decode_python(data) if task.kind == "python" else decode_text(data)
@@ -157,29 +157,31 @@ def _size(task: _Task) -> int:
         return 0
 
 
+def _failed(task: _Task, reason: str) -> FileOutcome:
+    return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason))
+
+
 def _execute(
-    tasks: list[_Task], jobs: int | None, progress: Callable[[int], None] | None
+    tasks: list[_Task],
+    jobs: int | None,
+    progress: Callable[[int], None] | None,
+    budget: float = DEFAULT_FILE_BUDGET,
 ) -> list[FileOutcome]:
+    """Analyse every task in worker processes: a crash or a runaway file costs that file only."""
+    if not tasks:
+        return []
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
-        outcomes = []
-        for task in tasks:
-            outcomes.append(_work(task))
-            if progress:
-                progress(1)
-        return outcomes
-    # Largest files first, in small chunks: the few files that need a parse dominate, and
-    # handing them out early keeps both workers busy to the end.
-    tasks = sorted(tasks, key=_size, reverse=True)
-    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    chunk = max(1, min(2, len(tasks) // (workers * 8)))
-    outcomes = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        for outcome in pool.map(_work, tasks, chunksize=chunk):
-            outcomes.append(outcome)
-            if progress:
-                progress(1)
-    return outcomes
+    if len(tasks) < PARALLEL_THRESHOLD:
+        workers = 1
+    # Largest files first: the few files that need a parse dominate, and handing them out
+    # early keeps every worker busy to the end.
+    order = sorted(range(len(tasks)), key=lambda index: _size(tasks[index]), reverse=True)
+    runner = IsolatedRunner(_work, _failed, workers=workers, budget=budget)
+    outcomes = runner.run([tasks[index] for index in order], progress)
+    placed: list[FileOutcome | None] = [None] * len(tasks)
+    for index, outcome in zip(order, outcomes, strict=True):
+        placed[index] = outcome
+    return [outcome for outcome in placed if outcome is not None]
 
 
 @dataclass(slots=True)
@@ -213,7 +215,8 @@ def _sources(
         return sources, problems
     for item in discover(root, exclude=selection.exclude):
         if isinstance(item, Unreadable):
-            problems.append(FileResult(item.relative, Status.SKIPPED, reason=item.reason))
+            status = Status.FAILED if item.unscanned else Status.SKIPPED
+            problems.append(FileResult(item.relative, status, reason=item.reason))
         else:
             sources.append(item)
     return sources, problems
@@ -257,15 +260,15 @@ def scan(
     cache = ResultCache(root) if use_cache else None
     # The cache holds every rule's findings so that a later scan with another selection can
     # reuse it; without the cache only the selected rules need to run.
-    task_codes = None if use_cache else selection.codes()
+    task_codes = None if use_cache else selection.codes(use_cache=False)
     results: dict[str, FileResult] = {}
     tasks: list[_Task] = []
     keys: dict[str, str] = {}
     for source in sources:
         if cache is not None:
             try:
-                data = _read(str(source.path))
-            except OSError:
+                data = read_regular(str(source.path))
+            except (SkipFile, FailFile):
                 data = None
             if data is not None:
                 key = content_key(data)
@@ -280,13 +283,13 @@ def scan(
     if on_total:
         on_total(len(tasks))
     kinds = {task.relative: task.kind for task in tasks}
-    for outcome in _execute(tasks, jobs, progress):
+    for outcome in _execute(tasks, jobs, progress, config.file_timeout):
         results[outcome.relative] = outcome.result
         if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
             cache.put(outcome.relative, outcome.key, kinds[outcome.relative], outcome.result)
     if cache is not None:
         cache.save(set(keys))
-    codes = selection.codes()
+    codes = selection.codes(use_cache)
     files = [
         replace(result, findings=tuple(f for f in result.findings if selection.keep(f, codes)))
         for result in (results[source.relative] for source in sources if source.relative in results)
@@ -339,9 +342,9 @@ def fix_tree(
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
 ) -> RootRun:
-    """Compute (and with ``write``, apply atomically) the fixes for one root."""
-    from migrator.writer import write_atomic
-
+    """Compute (and with ``write``, apply atomically under the write policy of
+    ``migrator.writer``) the fixes for one root; a file that may not be written keeps its text
+    and its outcome says why."""
     config = load_config(root)
     selection = Selection.merge(
         config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
@@ -352,16 +355,30 @@ def fix_tree(
     tasks = [_Task(str(s.path), s.relative, s.kind, level, codes, True, facts) for s in sources]
     if on_total:
         on_total(len(tasks))
-    outcomes = _execute(tasks, jobs, progress)
+    outcomes = _execute(tasks, jobs, progress, config.file_timeout)
     files: list[FileResult] = []
     for outcome in outcomes:
         result = outcome.result
         files.append(
             replace(result, findings=tuple(f for f in result.findings if selection.keep(f, codes)))
         )
-        if write and outcome.new_text is not None and outcome.error is None:
-            target = root if root.is_file() else root / outcome.relative
-            write_atomic(target, outcome.new_text, outcome.encoding)
+    if write:
+        write_outcomes(root, outcomes)
     files.extend(problems)
     run = RootRun(root, ScanResult(str(root), files), outcomes=outcomes, config=config)
     return run
+
+
+def write_outcomes(root: Path, outcomes: Sequence[FileOutcome]) -> None:
+    """Write every fixed text under ``migrator.writer``'s policy; a file that may not be
+    written (symlink, outside the root, edited since it was read, unwritable) keeps its text and
+    its outcome's ``write_error`` says why."""
+    from migrator.writer import WriteRefused, write_checked
+
+    for outcome in outcomes:
+        if outcome.new_text is None or outcome.error is not None:
+            continue
+        try:
+            write_checked(root, outcome.relative, outcome.new_text, outcome.encoding, outcome.key)
+        except WriteRefused as refused:
+            outcome.write_error = str(refused)

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass
 
 MAX_BYTES = 8 * 1024 * 1024
+
+#: CPython's own limit on nested brackets (``MAXLEVEL`` in its tokenizer): a deeper file is not
+#: valid Python, and the native parser of libcst can overflow its stack on it.
+MAX_NESTING = 200
 
 
 class SkipFile(Exception):
@@ -25,6 +32,70 @@ class DecodedSource:
 
     text: str
     encoding: str
+
+
+def read_regular(path: str) -> bytes:
+    """The bytes of a regular file; a FIFO, socket or device is a SkipFile and is never opened
+    for a blocking read, and an oversized file is rejected before it is read."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise FailFile(f"cannot read: {error.strerror}") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise SkipFile(f"not a regular file ({file_type(info.st_mode)})")
+        if info.st_size > MAX_BYTES:
+            raise SkipFile(f"larger than {MAX_BYTES // (1024 * 1024)} MiB ({info.st_size} bytes)")
+        chunks = []
+        remaining = MAX_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(descriptor, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as error:
+        raise FailFile(f"cannot read: {error.strerror}") from None
+    finally:
+        os.close(descriptor)
+
+
+def file_type(mode: int) -> str:
+    """A short name for a non-regular file's type, for one-line reasons."""
+    if stat.S_ISFIFO(mode):
+        return "named pipe"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "special file"
+
+
+_BRACKETS = re.compile(r"[()\[\]{}]")
+_NESTING_MESSAGE = re.compile(r"too many nested|too complex|recursion", re.IGNORECASE)
+
+
+def check_nesting(text: str) -> None:
+    """Raise FailFile when brackets nest deeper than Python allows, before any parser sees the
+    text (a rough count first; CPython's own parser confirms it, so strings never mislead)."""
+    if text.count("(") + text.count("[") + text.count("{") <= MAX_NESTING:
+        return
+    steps = (1 if bracket in "([{" else -1 for bracket in _BRACKETS.findall(text))
+    if max(itertools.accumulate(steps), default=0) <= MAX_NESTING:
+        return
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        if _NESTING_MESSAGE.search(str(error.msg)):
+            raise FailFile(f"nested more than {MAX_NESTING} levels deep; not parsed") from None
+    except (RecursionError, MemoryError):
+        raise FailFile(f"nested more than {MAX_NESTING} levels deep; not parsed") from None
 
 
 def decode_python(data: bytes) -> DecodedSource:

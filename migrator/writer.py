@@ -1,4 +1,6 @@
-"""Atomic in-place writes that keep encoding, BOM, line endings and permissions."""
+"""The one write policy of ``fix``, ``pr`` and ``verify``: atomic in-place writes that keep
+encoding, BOM, line endings and permissions, and never write through a symlink, outside the
+root, or over an edit made since the file was read."""
 
 from __future__ import annotations
 
@@ -6,6 +8,13 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+
+from migrator.cache import content_key
+from migrator.sources import FailFile, SkipFile, read_regular
+
+
+class WriteRefused(Exception):
+    """The file was left as it is; the message is the one-line reason shown to the user."""
 
 
 def write_atomic(path: Path, text: str, encoding: str) -> None:
@@ -31,3 +40,52 @@ def write_atomic(path: Path, text: str, encoding: str) -> None:
         except OSError:
             pass
         raise
+
+
+def safe_target(root: Path, relative: str) -> Path:
+    """The path to write for ``relative`` under ``root``; WriteRefused when any part of it is a
+    symlink, it is not a regular file, or it lies outside the root."""
+    if root.is_symlink():
+        raise WriteRefused("is a symlink; left as it is")
+    if not root.is_dir():
+        base, parts = root.parent.resolve(), [root.name]
+    else:
+        base, parts = root.resolve(), [part for part in relative.split("/") if part]
+    if not parts or any(part in ("..", ".") for part in parts):
+        raise WriteRefused("path leaves the project; not written")
+    current = base
+    for index, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError as error:
+            raise WriteRefused(f"cannot write: {error.strerror}") from None
+        if stat.S_ISLNK(mode):
+            where = (
+                "is a symlink"
+                if index == len(parts) - 1
+                else f"is reached through a symlink ({'/'.join(parts[: index + 1])})"
+            )
+            raise WriteRefused(f"{where}; left as it is")
+        if index == len(parts) - 1 and not stat.S_ISREG(mode):
+            raise WriteRefused("not a regular file; left as it is")
+    if not current.resolve().is_relative_to(base):
+        raise WriteRefused("path leaves the project; not written")
+    return current
+
+
+def write_checked(root: Path, relative: str, text: str, encoding: str, read_key: str) -> None:
+    """Write a fixed file under the policy above; WriteRefused (one line) when it may not be
+    written or the write fails. ``read_key`` is the content key of the bytes the fix was
+    computed from: a file edited since then keeps the edit."""
+    target = safe_target(root, relative)
+    try:
+        current = read_regular(str(target))
+    except (SkipFile, FailFile) as error:
+        raise WriteRefused(str(error)) from None
+    if content_key(current) != read_key:
+        raise WriteRefused("changed since it was read; not written (run fix again)")
+    try:
+        write_atomic(target, text, encoding)
+    except OSError as error:
+        raise WriteRefused(f"cannot write: {error.strerror}") from None

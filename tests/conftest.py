@@ -34,7 +34,7 @@ def scan_json(run_cli):
     def scan(*args: str):
         result = run_cli("scan", "--format", "json", *args)
         assert result.exit_code in (0, 1), result.output
-        return json.loads(result.output)
+        return json.loads(result.stdout)
 
     return scan
 

@@ -96,5 +96,7 @@ def test_bad_config_is_exit_2(run_cli, tmp_path):
 def test_json_output_is_valid_even_with_failures(tmp_path, run_cli):
     write(tmp_path, "bad.py", "import torch.cuda.amp\n(((\n")
     result = run_cli("scan", "--format", "json", str(tmp_path))
-    assert result.exit_code == 0
-    assert json.loads(result.output)["files"]["failed"][0]["path"] == "bad.py"
+    assert result.exit_code == 1  # a file that could not be scanned is not a clean result
+    assert json.loads(result.stdout)["files"]["failed"][0]["path"] == "bad.py"
+    allowed = run_cli("scan", "--format", "json", "--allow-unscanned", str(tmp_path))
+    assert allowed.exit_code == 0

@@ -225,11 +225,11 @@ def test_failure_in_the_middle_rolls_back(repo, run_cli, monkeypatch):
     calls = []
     real = create.apply_family
 
-    def flaky(git_, scan_path, category, level):
+    def flaky(git_, scan_path, category, level, **options):
         calls.append(category)
         if len(calls) == 2:
             raise pr_git.PrError("simulated failure")
-        return real(git_, scan_path, category, level)
+        return real(git_, scan_path, category, level, **options)
 
     monkeypatch.setattr(create, "apply_family", flaky)
     before = state(repo)

@@ -11,6 +11,7 @@ import click
 from migrator.doctor.checks import CHECKS, FAIL, NA, PASS, CheckResult, gather
 from migrator.doctor.project import needed_packages
 from migrator.doctor.system import Host
+from migrator.params import SECONDS
 
 _LABELS = {PASS: "PASS", FAIL: "FAIL", NA: "N/A "}
 
@@ -68,7 +69,7 @@ def exit_code(results: list[CheckResult]) -> int:
 @click.option("--smoke", help="Also run this smoke command and check the model used the GPU.")
 @click.option(
     "--timeout",
-    type=float,
+    type=SECONDS,
     default=600.0,
     show_default=True,
     help="Seconds before the smoke command is killed.",

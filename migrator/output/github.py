@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from migrator.model import ScanResult, Severity
+from migrator.output.escape import safe_text
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def _escape(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return safe_text(value)
 
 
 def _escape_property(value: str) -> str:
@@ -19,10 +21,11 @@ def render(results: list[ScanResult]) -> str:
     lines = []
     for result in results:
         for finding in result.findings:
+            title = _escape_property(f"{finding.rule} {finding.name}")
             lines.append(
                 f"::{_LEVEL[finding.severity]} file={_escape_property(finding.path)},"
                 f"line={finding.line},col={finding.column},endLine={finding.end_line},"
-                f"endColumn={finding.end_column},title={finding.rule} {finding.name}::"
+                f"endColumn={finding.end_column},title={title}::"
                 f"{_escape(finding.message)}"
             )
     return "\n".join(lines) + ("\n" if lines else "")

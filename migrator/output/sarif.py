@@ -10,6 +10,7 @@ import migrator
 from migrator.fingerprint import VERSION as FINGERPRINT
 from migrator.fingerprint import fingerprints
 from migrator.model import ScanResult, Severity
+from migrator.output.escape import safe_text, url_path
 from migrator.output.findings_json import _prefix, _with_prefix
 from migrator.ruledocs import project_url, rule_url, summary
 
@@ -33,11 +34,14 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
                 "ruleId": finding.rule,
                 "ruleIndex": index.get(finding.rule, 0),
                 "level": _LEVEL[finding.severity],
-                "message": {"text": finding.message},
+                "message": {"text": safe_text(finding.message)},
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
+                            "artifactLocation": {
+                                "uri": url_path(finding.path),
+                                "uriBaseId": "%SRCROOT%",
+                            },
                             "region": {
                                 "startLine": finding.line,
                                 "startColumn": finding.column,

@@ -9,8 +9,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from migrator.model import Finding, ScanResult, Severity, Status
+from migrator.output.escape import safe_text
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _shown(value: str) -> str:
+    """Scanned-code text for the terminal: control characters and markup neutralised."""
+    return escape(safe_text(value))
 
 
 def _location(finding: Finding, prefix: str) -> str:
@@ -31,7 +37,7 @@ def render(
             if finding.path != current:
                 current = finding.path
                 console.print()
-                console.print(f"[bold]{escape(prefix + finding.path)}[/bold]")
+                console.print(f"[bold]{_shown(prefix + finding.path)}[/bold]")
             marker = ""
             if finding.fix is not None:
                 marker = (
@@ -40,20 +46,20 @@ def render(
                     else " [magenta]\\[unsafe fix][/magenta]"
                 )
             console.print(
-                f"  {escape(_location(finding, prefix))} "
+                f"  {_shown(_location(finding, prefix))} "
                 f"[{_STYLE[finding.severity]}]{finding.rule}[/] "
-                f"{escape(finding.message)}{marker}"
+                f"{_shown(finding.message)}{marker}"
             )
             if show_source and finding.source_line:
-                console.print(f"      [dim]{escape(finding.source_line[:160])}[/dim]")
+                console.print(f"      [dim]{_shown(finding.source_line[:160])}[/dim]")
         for file in result.files:
             if file.status is Status.SKIPPED:
                 console.print(
-                    f"[dim]skipped[/dim] {escape(prefix + file.path)}: {escape(file.reason)}"
+                    f"[dim]skipped[/dim] {_shown(prefix + file.path)}: {_shown(file.reason)}"
                 )
             elif file.status is Status.FAILED:
                 console.print(
-                    f"[red]failed[/red]  {escape(prefix + file.path)}: {escape(file.reason)}"
+                    f"[red]failed[/red]  {_shown(prefix + file.path)}: {_shown(file.reason)}"
                 )
     if summary:
         _summary(results, findings_total, console)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import migrator
@@ -71,18 +72,23 @@ def commit_message(category: str, rules: Counter[str], files: Counter[str], leve
 
 
 def apply_family(
-    git: Git, scan_path: Path, category: str, level: Applicability
+    git: Git,
+    scan_path: Path,
+    category: str,
+    level: Applicability,
+    exclude: Sequence[str] = (),
 ) -> CommitInfo | None:
-    """Fix one family under ``scan_path`` and commit it; None when nothing changed."""
+    """Fix one family under ``scan_path`` (never inside ``exclude``, the submodules) and commit
+    it; None when nothing changed."""
     from migrator.runner import fix_tree
 
-    run = fix_tree(scan_path, level=level, select=[category], write=True)
+    run = fix_tree(scan_path, level=level, select=[category], exclude=exclude, write=True)
     rules: Counter[str] = Counter()
     per_file: Counter[str] = Counter()
     changed: list[str] = []
     prefix = scan_path.relative_to(git.cwd)
     for outcome in run.outcomes:
-        if outcome.new_text is None or outcome.error is not None:
+        if not outcome.written:
             continue
         path = (prefix / outcome.relative).as_posix()
         changed.append(path)

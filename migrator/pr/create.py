@@ -70,15 +70,31 @@ def _report_at(git: Git, commit: str, head: str, scan_path: Path, name: str) -> 
 
 
 def _rollback(git: Git, start: _Start, branch: str) -> None:
-    """Put the repository back as it was; every step is attempted even if one fails."""
-    git.run("reset", "-q", "--hard", check=False)
-    if start.switched:
+    """Put the repository back as it was, judged from its actual state (a failing hook can make
+    git report an error after it switched branches); every step is attempted, hooks off."""
+    quiet = ("-c", "core.hooksPath=/dev/null")
+    git.run(*quiet, "reset", "-q", "--hard", check=False)
+    current = git.run("symbolic-ref", "-q", "--short", "HEAD", check=False) or None
+    head = git.run("rev-parse", "HEAD", check=False)
+    if current != start.original_branch or (current is None and head != start.original_sha):
         target = start.original_branch or start.original_sha
-        git.run("checkout", "-q", "-f", target, check=False)
-    if start.created:
-        git.run("branch", "-D", branch, check=False)
-    elif start.branch_sha is not None:
+        git.run(*quiet, "checkout", "-q", "-f", target, check=False)
+    git.run(*quiet, "submodule", "update", "-q", "--recursive", "--force", check=False)
+    tip = git.run("rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False) or None
+    if start.branch_sha is None and tip is not None:
+        git.run("branch", "-q", "-D", branch, check=False)
+    elif start.branch_sha is not None and tip != start.branch_sha:
         git.run("update-ref", f"refs/heads/{branch}", start.branch_sha, check=False)
+
+
+def submodule_paths(git: Git) -> list[str]:
+    """Paths of the submodules (gitlinks) in the index: ``pr`` never edits inside them."""
+    listing = git.run("ls-files", "--stage", "-z", check=False)
+    return [
+        line.split("\t", 1)[1]
+        for line in listing.split("\0")
+        if line.startswith("160000 ") and "\t" in line
+    ]
 
 
 def _run_verify(
@@ -148,6 +164,11 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
     step(f"scanning {name} at the base")
     before = _report_at(git, base_sha, head, scan_path, name)
     start = _Start(original_branch, head)
+    excluded = [
+        Path(path).relative_to(prefix).as_posix() if prefix != "." else path
+        for path in submodule_paths(git)
+        if prefix == "." or Path(path).is_relative_to(prefix)
+    ]
     level = Applicability.UNSAFE if options.unsafe_fixes else Applicability.SAFE
     try:
         existing = git.run(
@@ -155,15 +176,15 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
         )
         if existing:
             start.branch_sha = existing
+            start.switched = True
             git.run("checkout", "-q", options.branch)
         else:
+            start.created = start.switched = True
             git.run("checkout", "-q", "-b", options.branch, base_sha)
-            start.created = True
-        start.switched = True
         commits: list[CommitInfo] = []
         for category in fixable_families(scan_path, level):
             step(f"fixing and committing {category}")
-            commit = apply_family(git, scan_path, category, level)
+            commit = apply_family(git, scan_path, category, level, exclude=excluded)
             if commit is not None:
                 commits.append(commit)
         if git.run("status", "--porcelain", "--untracked-files=normal"):

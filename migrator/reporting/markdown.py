@@ -9,6 +9,7 @@ import re
 import jinja2
 
 import migrator
+from migrator.output.escape import safe_line, safe_text, url_path
 from migrator.reporting.html import CLASS_LABELS, TEMPLATES, hours
 from migrator.reporting.readiness import (
     BASIS_LABELS,
@@ -38,7 +39,7 @@ def _escape_prose(text: str) -> str:
 def inline(value: object) -> str:
     """Text safe to put in Markdown prose: one line, no HTML tags outside code spans (inside a
     code span GitHub shows ``<`` literally, so it is left alone there)."""
-    text = str(value).replace("\r", " ").replace("\n", " ")
+    text = safe_line(value)
     out = []
     position = 0
     for match in _CODE_SPAN.finditer(text):
@@ -94,7 +95,7 @@ def cell(value: object) -> str:
 
 def code(value: object) -> str:
     """An inline code span that survives backticks and pipes in the value (for table cells)."""
-    text = str(value).replace("\n", " ").replace("|", "\\|")
+    text = safe_text(value).replace("|", "\\|")
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -110,7 +111,15 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(cell=cell, inline=inline, code=code, block=block, short=short, hours=hours)
+    env.filters.update(
+        cell=cell,
+        inline=inline,
+        code=code,
+        block=block,
+        short=short,
+        hours=hours,
+        urlpath=url_path,
+    )
     env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS)
     return env
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from migrator.errors import MigrateError
+from migrator.params import SECONDS
 from migrator.verify.core import verify
 from migrator.verify.options import TARGETS, resolve_options
 from migrator.verify.receipt import summary
@@ -31,7 +32,7 @@ def _config_table(root: Path) -> dict[str, Any]:
 @click.option(
     "--targets", help=f"Comma-separated targets: {', '.join(TARGETS)} [default: native,rocm-sim]."
 )
-@click.option("--timeout", type=float, help="Seconds per run before the process group is killed.")
+@click.option("--timeout", type=SECONDS, help="Seconds per run before the process group is killed.")
 @click.option("--rtol", type=float, help="Relative tolerance for float outputs [default: 1e-4].")
 @click.option("--atol", type=float, help="Absolute tolerance for float outputs [default: 1e-4].")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that need review.")

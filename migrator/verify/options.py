@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import sys
@@ -97,8 +98,13 @@ def parse_env(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
 
 def _number(table: Mapping[str, Any], key: str, default: float) -> float:
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(f"[tool.migrate.verify] {key} must be a non-negative number")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ConfigError(f"[tool.migrate.verify] {key} must be a finite, non-negative number")
     return float(value)
 
 

@@ -107,8 +107,9 @@ def apply_fixes(tree: Path, unsafe: bool, fixer: FixFunction | None = None) -> F
     found: Sequence[_FileOutcome] | None = getattr(run, "outcomes", None)
     outcomes: Sequence[_FileOutcome] = found if found is not None else getattr(run, "files", ())
     for outcome in outcomes:
-        if outcome.error:
-            summary.errors[outcome.relative] = outcome.error
+        problem = outcome.error or getattr(outcome, "write_error", None)
+        if problem:
+            summary.errors[outcome.relative] = problem
             continue
         if outcome.fixed:
             summary.files_changed.append(outcome.relative)
@@ -117,14 +118,68 @@ def apply_fixes(tree: Path, unsafe: bool, fixer: FixFunction | None = None) -> F
     return summary
 
 
-def copy_project(source: Path, destination: Path) -> None:
-    """Copy ``source`` to ``destination`` without VCS folders, virtualenvs and caches."""
-    shutil.copytree(
-        source,
-        destination,
-        symlinks=True,
-        ignore=shutil.ignore_patterns(*COPY_IGNORE),
-    )
+#: A file outside the project that a symlink points to is copied up to this size.
+MAX_LINKED_FILE_BYTES = 64 * 1024 * 1024
+
+
+def copy_project(source: Path, destination: Path) -> list[str]:
+    """Copy ``source`` to ``destination`` without VCS folders, virtualenvs and caches, so that
+    nothing in the copy leads back to the user's files: a symlink that stays inside the project
+    becomes a relative link inside the copy; one that leaves it is replaced by a copy of the file
+    it points to (a folder, a missing target or a large file is left out); named pipes, sockets
+    and devices are left out. Returns one line per path left out."""
+    notes: list[str] = []
+    real_root = source.resolve()
+    destination.mkdir(parents=True)
+    _copy_folder(source, destination, real_root, destination, "", notes)
+    return notes
+
+
+def _copy_folder(
+    folder: Path, target: Path, real_root: Path, copy_root: Path, relative: str, notes: list[str]
+) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as error:
+        notes.append(f"{relative or '.'}: cannot list folder ({error.strerror}); left out")
+        return
+    for entry in entries:
+        if entry.name in COPY_IGNORE:
+            continue
+        name = f"{relative}/{entry.name}" if relative else entry.name
+        destination = target / entry.name
+        try:
+            if entry.is_symlink():
+                _copy_link(Path(entry.path), destination, real_root, copy_root, name, notes)
+            elif entry.is_dir(follow_symlinks=False):
+                destination.mkdir()
+                _copy_folder(Path(entry.path), destination, real_root, copy_root, name, notes)
+            elif entry.is_file(follow_symlinks=False):
+                shutil.copy2(entry.path, destination, follow_symlinks=False)
+            else:
+                notes.append(f"{name}: not a regular file; left out")
+        except OSError as error:
+            notes.append(f"{name}: cannot copy ({error.strerror or error}); left out")
+
+
+def _copy_link(
+    link: Path, destination: Path, real_root: Path, copy_root: Path, name: str, notes: list[str]
+) -> None:
+    try:
+        resolved = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        notes.append(f"{name}: broken or looping symlink; left out")
+        return
+    if resolved.is_relative_to(real_root):
+        inside = copy_root / resolved.relative_to(real_root)
+        destination.symlink_to(os.path.relpath(inside, destination.parent))
+        return
+    info = resolved.stat()
+    if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_LINKED_FILE_BYTES:
+        shutil.copyfile(resolved, destination)
+        notes.append(f"{name}: symlink out of the project; copied the file it points to")
+        return
+    notes.append(f"{name}: symlink out of the project to a folder or special file; left out")
 
 
 def sim_source_dir() -> Path:
@@ -176,6 +231,7 @@ class Workspace:
     """Paths of one verify run's temporary workspace."""
 
     root: Path
+    copy_notes: list[str] = field(default_factory=list, compare=False)
 
     @property
     def original(self) -> Path:
@@ -205,12 +261,17 @@ class Workspace:
 
     @classmethod
     def create(cls, project: Path, python: str) -> Workspace:
-        """Make the temporary folder, copy the project twice and install the injected files."""
+        """Make the temporary folder, copy the project twice and install the injected files;
+        nothing is left behind when any step fails."""
         workspace = cls(Path(tempfile.mkdtemp(prefix="migrate-verify-")).resolve())
-        copy_project(project, workspace.original)
-        copy_project(project, workspace.migrated)
-        install_pythonpath(workspace.pythonpath)
-        write_python_shims(workspace.bin, python)
+        try:
+            workspace.copy_notes.extend(copy_project(project, workspace.original))
+            copy_project(project, workspace.migrated)
+            install_pythonpath(workspace.pythonpath)
+            write_python_shims(workspace.bin, python)
+        except BaseException:
+            workspace.remove()
+            raise
         return workspace
 
     def remove(self) -> None:

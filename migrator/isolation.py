@@ -1,0 +1,197 @@
+"""Run per-file work in worker processes so that one file cannot end the run: a worker that
+dies (a native parser's SIGSEGV, the out-of-memory killer) or overruns the per-file time budget
+costs that file only and is replaced, and every worker exits when its parent dies."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Seconds one file may take (parse, rules, fixes) before its worker is killed.
+DEFAULT_FILE_BUDGET = 60.0
+
+#: How often an idle worker checks that its parent is still alive.
+_PARENT_CHECK_S = 0.5
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (PR_SET_PDEATHSIG); elsewhere the
+    idle loop's parent check does the same job a little later."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _serve(connection: Connection, function: Callable[[Any], Any], parent: int) -> None:
+    """A worker's loop: receive a task, send back its result; exit when the parent is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _die_with_parent()
+    while True:
+        if os.getppid() != parent:
+            os._exit(0)
+        try:
+            if not connection.poll(_PARENT_CHECK_S):
+                continue
+            task = connection.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        try:
+            result = function(task)
+        except Exception as error:  # not a file's fault (those are caught by ``function``)
+            result = _Raised(type(error).__name__, str(error).splitlines()[0] if str(error) else "")
+        try:
+            connection.send(result)
+        except (BrokenPipeError, EOFError, OSError):
+            os._exit(0)
+
+
+class WorkerError(Exception):
+    """The per-file function raised in a worker: a bug of ours, not a file's fault."""
+
+
+class _Raised:
+    """What a worker sends back instead of a result when the function raised."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.message = message
+
+
+class _Worker:
+    """One worker process and the task it is working on."""
+
+    def __init__(self, context: Any, function: Callable[[Any], Any]) -> None:
+        parent_end, child_end = context.Pipe(duplex=True)
+        self.process = context.Process(
+            target=_serve, args=(child_end, function, os.getpid()), daemon=True
+        )
+        self.process.start()
+        child_end.close()
+        self.connection: Connection = parent_end
+        self.index: int | None = None
+        self.deadline = 0.0
+
+    def give(self, index: int, task: Any, budget: float) -> None:
+        self.index = index
+        self.deadline = time.monotonic() + budget
+        self.connection.send(task)
+
+    def stop(self) -> None:
+        """Kill the process at once (it may be stuck in native code) and reap it."""
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=5)
+        self.connection.close()
+
+
+def crash_reason(exitcode: int | None) -> str:
+    """A one-line reason for a worker that died while analysing a file."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"analysis crashed ({name}); file not analysed"
+    return f"analysis process exited unexpectedly (status {exitcode}); file not analysed"
+
+
+class IsolatedRunner(Generic[T, R]):
+    """Maps ``function`` over tasks in worker processes, one file per task, with a time budget."""
+
+    def __init__(
+        self,
+        function: Callable[[T], R],
+        on_failure: Callable[[T, str], R],
+        *,
+        workers: int,
+        budget: float = DEFAULT_FILE_BUDGET,
+    ) -> None:
+        self.function = function
+        self.on_failure = on_failure
+        self.workers = max(1, workers)
+        self.budget = budget
+        self.context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+
+    def run(self, tasks: Sequence[T], progress: Callable[[int], None] | None = None) -> list[R]:
+        """Results in task order; a crashed or overrunning task gets ``on_failure``'s result."""
+        results: dict[int, R] = {}
+        pending = list(range(len(tasks)))
+        pending.reverse()
+        pool: list[_Worker] = []
+        try:
+            for _ in range(min(self.workers, len(tasks))):
+                pool.append(_Worker(self.context, self.function))
+            for worker in pool:
+                if pending:
+                    index = pending.pop()
+                    worker.give(index, tasks[index], self.budget)
+            while len(results) < len(tasks):
+                busy = [worker for worker in pool if worker.index is not None]
+                timeout = max(0.0, min(worker.deadline for worker in busy) - time.monotonic())
+                ready = wait(
+                    [w.connection for w in busy] + [w.process.sentinel for w in busy],
+                    timeout=timeout,
+                )
+                now = time.monotonic()
+                for position, worker in enumerate(pool):
+                    if worker.index is None:
+                        continue
+                    index = worker.index
+                    outcome: R | None = None
+                    replace = False
+                    if worker.connection in ready or worker.process.sentinel in ready:
+                        try:
+                            if worker.connection.poll():
+                                outcome = worker.connection.recv()
+                                if isinstance(outcome, _Raised):
+                                    raise WorkerError(f"{outcome.kind}: {outcome.message}")
+                            else:
+                                raise EOFError
+                        except (EOFError, OSError):
+                            worker.process.join(timeout=5)
+                            outcome = self.on_failure(
+                                tasks[index], crash_reason(worker.process.exitcode)
+                            )
+                            replace = True
+                    elif now >= worker.deadline:
+                        outcome = self.on_failure(
+                            tasks[index],
+                            f"analysis took longer than the per-file time budget of "
+                            f"{self.budget:g} s; file not analysed",
+                        )
+                        replace = True
+                    if outcome is None:
+                        continue
+                    results[index] = outcome
+                    worker.index = None
+                    if progress:
+                        progress(1)
+                    if replace:
+                        worker.stop()
+                        if not pending:
+                            continue
+                        worker = _Worker(self.context, self.function)
+                        pool[position] = worker
+                    if pending:
+                        next_index = pending.pop()
+                        worker.give(next_index, tasks[next_index], self.budget)
+        finally:
+            for worker in pool:
+                worker.stop()
+        return [results[index] for index in range(len(tasks))]

@@ -1,0 +1,86 @@
+"""Attack class: make fix / pr / verify write through a symlink, outside the project or into
+the user's own tree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from tests.attacks.conftest import AMP, AMP_FIXED_MARK, migrate, write
+
+
+def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
+    outside = write(tmp_path, "outside/o.py", AMP)
+    project = tmp_path / "project"
+    write(project, "a.py", AMP)
+    os.symlink(outside.parent, project / "linked")  # a folder that leaves the project
+    os.symlink(outside, project / "flink.py")  # a file that leaves the project
+
+    result = migrate("fix", project)
+
+    assert outside.read_text() == AMP  # the file outside the project is untouched
+    assert (project / "flink.py").is_symlink()  # a symlink stays a symlink
+    assert os.readlink(project / "flink.py") == str(outside)
+    assert AMP_FIXED_MARK in (project / "a.py").read_text()  # the project itself is fixed
+    assert "not written linked/o.py: is reached through a symlink (linked)" in result.stderr
+    assert "not written flink.py: is a symlink" in result.stderr
+    assert result.returncode == 1  # the findings behind the links remain
+
+
+def test_pr_never_writes_outside_the_repository(tmp_path):
+    outside = write(tmp_path, "outside/o.py", AMP)
+    repo = tmp_path / "repo"
+    write(repo, "a.py", AMP)
+    os.symlink(outside.parent, repo / "linked")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "init"], check=True)
+
+    result = migrate(
+        "pr",
+        repo,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert outside.read_text() == AMP
+    log = subprocess.run(
+        ["git", "-C", str(repo), "show", "--stat", "--format=", "migrate/rocm"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "a.py" in log and "linked" not in log
+
+
+def test_verify_copies_never_lead_back_to_the_users_tree(tmp_path):
+    from migrator.verify.workspace import Workspace, apply_fixes
+
+    outside = write(tmp_path, "outside/o.py", AMP)
+    project = tmp_path / "project"
+    main = write(project, "main.py", AMP)
+    os.symlink(main, project / "absolute_self.py")  # absolute link into the project
+    os.symlink(outside, project / "absolute_out.py")  # absolute link out of the project
+    os.symlink(outside.parent, project / "out_dir")  # a folder out of the project
+
+    workspace = Workspace.create(project, "python3")
+    try:
+        summary = apply_fixes(workspace.migrated, unsafe=False)
+        copied = workspace.migrated
+        assert AMP_FIXED_MARK in (copied / "main.py").read_text()
+        assert AMP_FIXED_MARK in (copied / "absolute_out.py").read_text()  # a copy, fixed
+        assert (copied / "absolute_self.py").resolve() == (copied / "main.py").resolve()
+        assert not (copied / "out_dir").exists()
+        assert any(
+            note.startswith("out_dir: symlink out of the project") for note in workspace.copy_notes
+        )
+        assert sorted(summary.files_changed) == ["absolute_out.py", "main.py"]
+    finally:
+        workspace.remove()
+    assert main.read_text() == AMP  # the user's tree and the outside file are untouched
+    assert outside.read_text() == AMP
+    assert not workspace.root.exists()
