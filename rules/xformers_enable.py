@@ -59,6 +59,9 @@ class DiffusersXformersEnable(PythonRule):
     fact = _FACT
     triggers = (_METHOD,)
     effort_hours = 0.25
+    #: One script switching several modules to xformers (the UNet, then the validation
+    #: pipeline) is one problem: one finding per file, the other calls as related sites.
+    aggregate = "file"
     valid = [
         Valid("pipe.enable_attention_slicing()\n"),
         Valid(
@@ -125,6 +128,7 @@ class XformersAttentionFlag(TextRule):
     triggers = ("xformers",)
     file_kinds = frozenset({"shell", "dockerfile", "ci-yaml"})
     effort_hours = 0.1
+    aggregate = "file"
     valid = [
         Valid("# add --enable_xformers_memory_efficient_attention on NVIDIA\n", path="t.sh"),
         Valid("python train.py --enable_xformers_memory_efficient_attention_v2\n", path="t.sh"),
