@@ -3,6 +3,7 @@ constraints translated)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -35,11 +36,23 @@ def spec_admits(spec: str, version: str) -> bool | None:
         return True
     if "$" in spec or "{" in spec:
         return None
+    specifiers = _specifier_set(spec)
+    if specifiers is None:
+        return None
+    return specifiers.contains(_release_version(release), prereleases=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _specifier_set(spec: str) -> SpecifierSet | None:
     try:
-        specifiers = SpecifierSet(_LOCAL_LABEL.sub("", spec))
+        return SpecifierSet(_LOCAL_LABEL.sub("", spec))
     except InvalidSpecifier:
         return None
-    return specifiers.contains(Version(".".join(map(str, release))), prereleases=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _release_version(release: tuple[int, ...]) -> Version:
+    return Version(".".join(map(str, release)))
 
 
 def poetry_to_pep440(spec: str) -> str:
