@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pathspec
 
-from migrator.sources import file_type
+from migrator.sources import file_type, read_project_text
 
 DEFAULT_EXCLUDED_DIRS = frozenset(
     {
@@ -106,12 +106,10 @@ class Unreadable:
 
 
 def _load_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
-    ignore_file = directory / ".gitignore"
-    try:
-        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    text = read_project_text(directory / ".gitignore")
+    if text is None:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
 
 def discover(

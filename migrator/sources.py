@@ -62,6 +62,20 @@ def read_regular(path: str) -> bytes:
         os.close(descriptor)
 
 
+def read_project_text(path: str | os.PathLike[str], *, strict: bool = False) -> str | None:
+    """A project file read for context (``.gitignore``, ``pyproject.toml``, requirements) as
+    UTF-8 text; None when it is missing, not a regular file (a named pipe would block the run),
+    unreadable, too large, or (with ``strict``) not valid UTF-8."""
+    try:
+        data = read_regular(os.fspath(path))
+    except (SkipFile, FailFile):
+        return None
+    try:
+        return data.decode("utf-8", errors="strict" if strict else "replace")
+    except UnicodeDecodeError:
+        return None
+
+
 def file_type(mode: int) -> str:
     """A short name for a non-regular file's type, for one-line reasons."""
     if stat.S_ISFIFO(mode):

@@ -14,6 +14,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from migrator.sources import read_project_text
+
 #: Files whose requirement lines declare what a project supports (relative globs).
 _REQUIREMENT_GLOBS = (
     "requirements*.txt",
@@ -138,10 +140,7 @@ def _merge(ranges: dict[str, VersionRange], items: Iterable[tuple[str, VersionRa
 
 
 def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
+    return (read_project_text(path) or "").splitlines()
 
 
 def _requirement_lines(root: Path) -> Iterator[tuple[str, VersionRange]]:
@@ -160,10 +159,12 @@ def _requirement_lines(root: Path) -> Iterator[tuple[str, VersionRange]]:
 def _pyproject(root: Path) -> tuple[list[tuple[str, VersionRange]], int | None]:
     from migrator.config import tomllib  # type: ignore[attr-defined]
 
-    path = root / "pyproject.toml"
+    text = read_project_text(root / "pyproject.toml", strict=True)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(text) if text is not None else None
+    except tomllib.TOMLDecodeError:
+        data = None
+    if data is None:
         return [], None
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     strings: list[str] = [s for s in project.get("dependencies", []) if isinstance(s, str)]
@@ -190,7 +191,7 @@ def _setup_files(root: Path) -> Iterator[tuple[str, VersionRange]]:
     setup_py = root / "setup.py"
     if setup_py.is_file():
         try:
-            tree = ast.parse(setup_py.read_text(encoding="utf-8", errors="replace"))
+            tree = ast.parse(read_project_text(setup_py) or "")
         except (SyntaxError, ValueError):
             tree = None
         if tree is not None:

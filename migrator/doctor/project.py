@@ -6,6 +6,8 @@ import os
 import re
 from pathlib import Path
 
+from migrator.sources import read_project_text
+
 PACKAGES = {
     "flash_attn": re.compile(r"(?m)^\s*(?:import\s+flash_attn|from\s+flash_attn)\b|flash[-_]attn"),
     "bitsandbytes": re.compile(r"bitsandbytes"),
@@ -44,9 +46,8 @@ def needed_packages(root: Path) -> dict[str, list[str]]:
             if seen > MAX_FILES:
                 return {key: value for key, value in found.items() if value}
             path = Path(directory) / name
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+            text = read_project_text(path)
+            if text is None:
                 continue
             for package, pattern in PACKAGES.items():
                 if pattern.search(text):

@@ -66,3 +66,16 @@ def test_verify_workspace_leaves_them_out(tmp_path):
         ]
     finally:
         workspace.remove()
+
+
+def test_pipes_named_like_project_files_block_nothing(tmp_path):
+    write(tmp_path, "a.py", AMP)
+    for name in (".gitignore", "pyproject.toml", "requirements.txt", "setup.py", "setup.cfg"):
+        os.mkfifo(tmp_path / name)
+    scanned = migrate("scan", "--format", "json", tmp_path, timeout=60)
+    assert [f["path"] for f in json.loads(scanned.stdout)["findings"]] == ["a.py"]
+    reported = migrate(
+        "report", tmp_path, "--format", "json", "-o", tmp_path / "r.json", timeout=120
+    )
+    assert reported.returncode in (0, 1), reported.stderr
+    assert json.loads((tmp_path / "r.json").read_text())

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import tomllib
 
+from migrator.sources import read_project_text
+
 #: Location tiers, most weight first.
 CORE = "core"
 #: A public module of a package that importing the package or running an entry point does not
@@ -289,8 +291,8 @@ def _console_targets(root: Path) -> list[str]:
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
-        except (tomllib.TOMLDecodeError, OSError):
+            data = tomllib.loads(read_project_text(pyproject) or "")
+        except tomllib.TOMLDecodeError:
             data = {}
         project = data.get("project", {})
         if isinstance(project, dict):
@@ -323,11 +325,7 @@ def _console_targets(root: Path) -> list[str]:
 
 
 def _read(path: Path, limit: int = 2_000_000) -> str:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(limit).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
+    return (read_project_text(path) or "")[:limit]
 
 
 def _documented(root: Path, docs: Iterable[str]) -> tuple[list[str], list[str], str]:
