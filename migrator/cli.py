@@ -95,6 +95,12 @@ class _Group(click.Group):
             ctx.exit(130)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except OSError as error:  # a path the user gave cannot be read or written
+            from migrator.output.escape import safe_text
+
+            where = f" ({safe_text(error.filename)})" if error.filename else ""
+            click.echo(f"migrate: error: {safe_text(error.strerror or error)}{where}", err=True)
+            ctx.exit(2)
         except Exception as error:  # a bug of ours: one line, exit 2, never a traceback
             first = str(error).splitlines()[0] if str(error) else ""
             click.echo(

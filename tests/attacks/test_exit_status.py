@@ -58,3 +58,14 @@ def test_a_closed_stdout_is_a_quiet_exit(tmp_path):
         process.wait(timeout=120)
         assert "Traceback" not in stderr and "internal error" not in stderr, stderr
         assert "Broken pipe" not in stderr and "BrokenPipe" not in stderr, stderr
+
+
+def test_an_unwritable_report_path_is_a_one_line_error(tmp_path):
+    write(tmp_path, "a.py", AMP)
+    for args in (
+        ("report", tmp_path, "-o", tmp_path / "missing" / "r.html"),
+        ("report", tmp_path, "--format", "md", "-o", tmp_path / "missing" / "r.md"),
+    ):
+        result = migrate(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert one_line_error(result.stderr), (args, result.stderr)
