@@ -949,3 +949,25 @@ def test_a_json_line_does_not_hide_the_printed_losses(tmp_path: Path) -> None:
     first = comparison.first_difference
     assert first is not None and (first.key, first.step) == ("loss", "step 2/2")
     assert (comparison.keys_compared, comparison.values_compared) == (3, 4)
+
+
+def test_compiler_side_queries_see_the_real_device() -> None:
+    sim_dir = str(REPO / "migrator" / "verify" / "sim")
+    sys.path.insert(0, sim_dir)
+    try:
+        import _migrate_rocm as sim
+    finally:
+        sys.path.remove(sim_dir)
+    # Dynamo tracing the user's code asks for the user; Inductor's device queries do not.
+    assert not sim._is_internal("torch._dynamo.variables.functions")
+    assert sim._is_internal("torch._dynamo.device_interface")
+    assert sim._is_internal("torch._inductor.codecache")
+    assert not sim._is_internal("transformers.utils")
+    worker = {
+        "__name__": "__main__",
+        "__spec__": None,
+        "__file__": "/opt/venv/lib/python3.12/site-packages/torch/_inductor/compile_worker/"
+        "__main__.py",
+    }
+    assert sim._is_internal(sim.module_name(worker))
+    assert sim.module_name({"__name__": "__main__", "__file__": "/work/train.py"}) == "__main__"

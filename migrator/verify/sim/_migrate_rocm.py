@@ -14,6 +14,7 @@ import errno
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -76,10 +77,17 @@ def log(event: str, **fields: Any) -> None:
 
 _TRACERS = ("torch._dynamo", "torch.fx", "torch._functorch")
 """torch modules that run the user's code symbolically (torch.compile): they ask for the user."""
+_COMPILER_SIDE = (
+    "torch._dynamo.device_interface",
+    "torch._dynamo.package",
+    "torch._dynamo.debug_utils",
+)
+"""Dynamo modules that ask for the compiler (Inductor's device properties, cache keys)."""
+_SITE_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\](torch|triton)[/\\]")
 
 
 def _is_internal(importer: str) -> bool:
-    if importer.startswith(_TRACERS):
+    if importer.startswith(_TRACERS) and not importer.startswith(_COMPILER_SIDE):
         return False
     return any(importer == name or importer.startswith(name + ".") for name in _INTERNAL)
 
@@ -111,7 +119,7 @@ def _query(api: str, answer: Any) -> None:
 def module_name(namespace: dict[str, Any]) -> str:
     """A frame's module name; for ``python -m pkg.mod`` the spec's name, not ``__main__``.
 
-    Inductor's compile workers run as ``python -m torch._inductor.compile_worker``: they are
+    Inductor's compile workers run ``torch/_inductor/compile_worker/__main__.py``: they are
     torch internals and must see the real device.
     """
     name = str(namespace.get("__name__", ""))
@@ -119,6 +127,10 @@ def module_name(namespace: dict[str, Any]) -> str:
         spec = namespace.get("__spec__")
         if spec is not None and getattr(spec, "name", None):
             return str(spec.name)
+        # Inductor starts its workers as ``python .../compile_worker/__main__.py`` (no spec).
+        found = _SITE_PACKAGE.search(str(namespace.get("__file__") or ""))
+        if found:
+            return f"{found.group(1)}.__main__"
     return name
 
 
