@@ -269,6 +269,8 @@ def scan(
             "give at least one PATH, or --stdin-filename NAME with the file on stdin"
         )
     _check_output(output)
+    if "-" in paths and not stdin_filename:
+        raise click.UsageError("`-` (read stdin) needs --stdin-filename NAME")
     chosen = {
         "select": _split(select),
         "ignore": _split(ignore),
