@@ -163,6 +163,15 @@ def review(project: str, root: Path, verdict_file: Path, update: bool = False) -
     return Review(project, counts, unreviewed, stale)
 
 
+def recorded(project: str, verdict_file: Path) -> Review:
+    """The counts of a verdict file as stored (what the last review found)."""
+    counts: dict[str, Counter[str]] = {"safe": Counter(), "unsafe": Counter()}
+    for entry in load_verdicts(verdict_file).values():
+        for level in entry.get("levels", []):  # type: ignore[union-attr]
+            counts[str(level)][str(entry.get("verdict", ""))] += 1
+    return Review(project, counts, [], [])
+
+
 def table(reviews: list[Review]) -> str:
     """Markdown table: per project and in total, right/debatable/wrong for safe and unsafe."""
     rows = [
@@ -215,7 +224,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--add", action="append", help="start reviewing another project")
     parser.add_argument("--project", action="append", help="only these projects")
+    parser.add_argument(
+        "--recorded", action="store_true", help="tabulate the verdict files without running fix"
+    )
     args = parser.parse_args(argv)
+    if args.recorded:
+        print(table([recorded(project, file) for project, _, file in _targets(args)]))
+        return 0
     reviews = []
     for project, root, verdict_file in _targets(args):
         if not root.is_dir():
