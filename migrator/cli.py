@@ -561,6 +561,7 @@ def fix(
                 fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
                 if diff:
                     click.echo(_unified_diff(root, outcome.relative, outcome.new_text), nl=False)
+                    _unsafe_reasons(stderr, outcome.fixed)
         for file in run.scan.files:
             if file.status is Status.FAILED:
                 stderr.print(
@@ -571,11 +572,58 @@ def fix(
                 )
                 unscanned_total += 1
         remaining = [*run.scan.findings, *not_written]
+        _withheld(stderr, run.scan.findings)
         remaining_total += len(remaining)
         _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes, len(not_written))
     if unscanned_total:
         click.echo(f"migrate: {unscanned_total} file(s) could not be read or parsed", err=True)
     sys.exit(1 if remaining_total or unscanned_total else 0)
+
+
+def _unsafe_reasons(console: Any, fixed: list[Any]) -> None:
+    """One line per unsafe fix in a previewed diff: where, which rule, and why it is unsafe."""
+    from rich.markup import escape
+
+    from migrator.output.escape import safe_text
+
+    for finding in fixed:
+        if finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE:
+            why = _unsafe_reason(finding.rule) or finding.fix.description
+            console.print(
+                f"  unsafe {escape(safe_text(finding.path))}:{finding.line} {finding.rule}: "
+                f"{escape(why)}",
+                highlight=False,
+            )
+
+
+def _unsafe_reason(code: str) -> str | None:
+    """The first sentence of a rule's "Fix safety" section (why its fix is unsafe)."""
+    import re
+
+    from migrator.registry import all_rules
+
+    for rule in all_rules():
+        if rule.code == code:
+            match = re.search(r"## Fix safety\s+(?:Unsafe:\s*)?(.+?\.)(?=\s|$)", rule.doc(), re.S)
+            return " ".join(match.group(1).split()) if match else None
+    return None
+
+
+def _withheld(console: Any, remaining: list[Any]) -> None:
+    """One line per fix that was withheld (declared versions, NVIDIA-only files, vendor swaps)."""
+    from rich.markup import escape
+
+    from migrator.fixpolicy import WITHHELD
+    from migrator.output.escape import safe_text
+
+    for finding in remaining:
+        if WITHHELD in finding.message:
+            reason = finding.message.split(WITHHELD, 1)[1]
+            console.print(
+                f"  withheld {escape(safe_text(finding.path))}:{finding.line} {finding.rule}: "
+                f"{escape(safe_text(reason))}",
+                highlight=False,
+            )
 
 
 def _unified_diff(root: Path, relative: str, new_text: str) -> str:

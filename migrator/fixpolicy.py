@@ -104,6 +104,12 @@ _SWAP_REASON = (
 )
 
 
+_KERNEL_REASON = (
+    "the rewrite would replace the NVIDIA kernel for everyone; dispatch by hand (keep this call "
+    "where its package imports, the portable one elsewhere, and make the import optional)"
+)
+
+
 def _withhold(raw: RawPythonFinding | RawTextFinding, reason: str) -> None:
     raw.replacement = None
     raw.applicability = Applicability.NONE
@@ -139,7 +145,7 @@ def police_python(context: PythonContext) -> None:
     swap = vendor_swap_allowed.get()
     for raw in _fixable(context.reports):
         if raw.rule.replaces_vendor and not swap:
-            _withhold(raw, _SWAP_REASON)
+            _withhold(raw, _KERNEL_REASON)
             continue
         if not raw.requires:
             continue

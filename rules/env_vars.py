@@ -427,9 +427,12 @@ class _PairedVariable(_EnvAccessRule):
         elements = list(mapping.elements)
         index = elements.index(element)
         previous = elements[index - 1].comma if index > 0 else None
-        if last and isinstance(previous, cst.Comma):
+        final = index == len(elements) - 1
+        if final and isinstance(previous, cst.Comma):
             separator = previous  # keep the one-entry-per-line layout
-        elements[index] = element.with_changes(comma=separator if last else comma)
+        if final:  # the new entry takes the trailing comma (or none); this one a separator
+            new = new.with_changes(comma=comma)
+        elements[index] = element.with_changes(comma=separator if final else comma)
         elements.insert(index + 1, new)
         return mapping.with_changes(elements=elements)
 
@@ -532,6 +535,15 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
         ),
     ]
     invalid = [
+        Invalid(  # one entry per line, trailing comma: the new entry gets its own line
+            "import os, subprocess\n"
+            'env = {\n    **os.environ,\n    "CUDA_VISIBLE_DEVICES": "1",\n}\n',
+            fixed=(
+                "import os, subprocess\n"
+                'env = {\n    **os.environ,\n    "CUDA_VISIBLE_DEVICES": "1",\n'
+                '    "HIP_VISIBLE_DEVICES": "1",\n}\n'
+            ),
+        ),
         Invalid(
             "import os\n\ndef pin(ids):\n"
             '    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(ids)  # first\n'

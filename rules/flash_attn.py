@@ -123,6 +123,7 @@ class FlashAttnFunc(PythonRule):
     """
 
     code = "ROC400"
+    replaces_vendor = True
     name = "flash-attn-func-call"
     category = "flash-attn"
     severity = Severity.WARNING

@@ -197,8 +197,8 @@ class DeprecatedSdpKernel(PythonRule):
     ## Fix safety
     Safe: `sdp_kernel` is implemented as `sdpa_kernel(backends)` with exactly this list (built in
     the same order, with `set_priority=False`), and both yield the same empty context value
-    (checked against torch 2.13; `torch.nn.attention` needs torch ≥ 2.3, which every ROCm build
-    still supported by PyTorch exceeds).
+    (checked against torch 2.13; `torch.nn.attention` needs torch ≥ 2.3: where the project declares an
+    older torch, or the call sits in a branch for older torch, no fix is offered).
     Only literal `True`/`False` arguments are mapped; other calls are reported without a fix. The
     fix is unsafe (applied only with `--unsafe-fixes`) when the call holds comments, which the
     rewrite would drop, and is not offered when `sdpa_kernel` or `SDPBackend` already names

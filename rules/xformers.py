@@ -94,6 +94,7 @@ class XformersMemoryEfficientAttention(PythonRule):
     """
 
     code = "ROC410"
+    replaces_vendor = True
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING

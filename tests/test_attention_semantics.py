@@ -13,6 +13,7 @@ from migrator.rules.flash_attn import FlashAttnFunc
 from migrator.rules.xformers import XformersMemoryEfficientAttention
 
 from migrator.engine import analyze
+from migrator.fixpolicy import vendor_swap_allowed
 from migrator.model import Applicability
 
 torch = pytest.importorskip("torch")
@@ -70,7 +71,11 @@ def rewritten(rule, source: str) -> dict:
     """Fix ``source`` with ``rule`` alone (unsafe fixes on), check the library import is gone,
     and execute the fixed module; returns its namespace."""
     source = textwrap.dedent(source)
-    analysis = analyze(source, "snippet.py", "python", (rule,), fix=Applicability.UNSAFE)
+    token = vendor_swap_allowed.set(True)  # the portable rewrite, as a hand-made dispatch uses it
+    try:
+        analysis = analyze(source, "snippet.py", "python", (rule,), fix=Applicability.UNSAFE)
+    finally:
+        vendor_swap_allowed.reset(token)
     assert analysis.fix_error is None, analysis.fix_error
     assert analysis.new_text is not None, f"{rule.code} did not rewrite:\n{source}"
     fixed = analysis.new_text

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from migrator.fixpolicy import vendor_swap_allowed
 from migrator.model import Applicability
 from migrator.runner import fix_tree
 from migrator.versions import ProjectFacts, Version, branch_range, project_facts
@@ -87,6 +88,23 @@ def test_sdpa_kernel_withheld_below_torch_2_3(tmp_path):
 
 
 def test_enable_gqa_withheld_on_torch_2_4(tmp_path):
+    """Checked on the portable rewrite itself (ROC400 offers it only for a hand-made dispatch)."""
+    token = vendor_swap_allowed.set(True)
+    try:
+        _check_enable_gqa(tmp_path)
+    finally:
+        vendor_swap_allowed.reset(token)
+
+
+def test_flash_attn_call_is_never_replaced_in_place(tmp_path):
+    code = "from flash_attn import flash_attn_func\ndef f(q, k, v):\n    return flash_attn_func(q, k, v)\n"
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.6\n", "attn.py": code})
+    texts, left = _fix(root, unsafe=True)
+    assert "attn.py" not in texts
+    assert any("replace the NVIDIA kernel for everyone" in m for m in left["attn.py"])
+
+
+def _check_enable_gqa(tmp_path: Path) -> None:
     code = (
         "from flash_attn import flash_attn_func\n"
         "def attend(q, k, v):\n"

@@ -13,6 +13,7 @@ except ImportError:
     HAS_FLASH_ATTN = False
 
 try:
+    import xformers.ops as xops
     HAS_XFORMERS = True
 except ImportError:
     HAS_XFORMERS = False
@@ -124,14 +125,9 @@ class CausalSelfAttention(nn.Module):
         if HAS_FLASH_ATTN:
             out = flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=self.scale, causal=True)
         elif HAS_XFORMERS and q.is_cuda:
-            out = F.scaled_dot_product_attention(
-                q.transpose(1, 2),
-                k.transpose(1, 2),
-                v.transpose(1, 2),
-                is_causal=True,
-                dropout_p=0.0,
-                scale=self.scale,
-            ).transpose(1, 2).contiguous()
+            out = xops.memory_efficient_attention(
+                q, k, v, attn_bias=xops.LowerTriangularMask(), p=0.0, scale=self.scale
+            )
         else:
             out = self._math_attention(q, k, v)
         return self.o_proj(out.reshape(bsz, seq_len, -1))
