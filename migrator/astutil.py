@@ -126,11 +126,33 @@ def unused_import_candidates(
     full = ctx.imports.bindings.get(local)
     if full is None or not full.startswith(prefix):
         return []
+    if _imported_in_try(ctx.module, local):
+        return []  # an availability probe (`try: import x; HAS_X = True`): removing it flips it
     if full in ctx.imports.modules:
         # ``import a.b.c as local`` (or ``import a`` when local == a)
         return [(full, None, local if local != full else None)]
     module, _, obj = full.rpartition(".")
     return [(module, obj, local if local != obj else None)]
+
+
+def _imported_in_try(module: cst.Module, local: str) -> bool:
+    """Whether a module-level ``try:`` body imports the name ``local``."""
+    for statement in module.body:
+        if not isinstance(statement, cst.Try):
+            continue
+        for line in statement.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if isinstance(small, cst.Import | cst.ImportFrom) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
+                    for alias in small.names:
+                        name = alias.asname.name if alias.asname else alias.name
+                        bound = module.code_for_node(name).split(".")[0]
+                        if bound == local:
+                            return True
+    return False
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

@@ -604,7 +604,9 @@ def _unsafe_reason(code: str) -> str | None:
 
     for rule in all_rules():
         if rule.code == code:
-            match = re.search(r"## Fix safety\s+(?:Unsafe:\s*)?(.+?\.)(?=\s|$)", rule.doc(), re.S)
+            match = re.search(
+                r"## Fix safety\s+(?:Unsafe[.:]\s*)?(.+?\.)(?=\s|$)", rule.doc(), re.S
+            )
             return " ".join(match.group(1).split()) if match else None
     return None
 

@@ -113,6 +113,7 @@ class ApexFusedNorm(_ApexRewrite):
     """
 
     code = "ROC500"
+    fix_requires = {"torch": "2.4"}  # torch.nn.RMSNorm
     name = "apex-fused-norm"
     category = "apex"
     severity = Severity.WARNING
@@ -148,9 +149,10 @@ class ApexFusedNorm(_ApexRewrite):
             "norm = FusedRMSNorm(\n"
             "    4096,\n"
             ")\n",
-            fixed=(
+            fixed=(  # the probe's import stays: removing it would make HAS_APEX always true
                 "import torch.nn as nn\n"
                 "try:\n"
+                "    from apex.normalization import FusedRMSNorm\n"
                 "    HAS_APEX = True\n"
                 "except ImportError:\n"
                 "    HAS_APEX = False\n\n"

@@ -1065,7 +1065,7 @@ class BitsandbytesWithoutRocm(RequirementRule):
         return Verdict(
             f"`bitsandbytes{req.parsed.spec.strip()}` has no ROCm binaries (first in "
             f"{table['first_rocm']}, official in {table['official']}); raise the pin by hand "
-            "(no automatic fix: it would widen the project's pin)"
+            "(a tool must not widen the project's pin)"
         )
 
 

@@ -200,9 +200,10 @@ class FlashAttnFunc(PythonRule):
             "    qkv,  # (B, S, 3, H, D)\n"
             "    causal=self.causal,\n"
             ")\n",
-            fixed=(
+            fixed=(  # the probe's import stays: removing it would make HAS_FLASH always true
                 "import torch\n"
                 "try:\n"
+                "    from flash_attn.flash_attn_interface import flash_attn_qkvpacked_func\n"
                 "    HAS_FLASH = True\n"
                 "except ImportError:\n"
                 "    HAS_FLASH = False\n\n"

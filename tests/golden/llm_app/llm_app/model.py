@@ -19,6 +19,7 @@ except ImportError:
     HAS_XFORMERS = False
 
 try:
+    from apex.normalization import FusedRMSNorm
     HAS_APEX = True
 except ImportError:
     HAS_APEX = False
@@ -65,7 +66,7 @@ class _TorchRMSNorm(nn.Module):
 
 def RMSNorm(dim, eps=1e-5):
     if HAS_APEX:
-        return nn.RMSNorm(dim, eps=eps)
+        return FusedRMSNorm(dim, eps=eps)
     return _TorchRMSNorm(dim, eps=eps)
 
 
