@@ -101,12 +101,22 @@ class FileOutcome:
 
 
 def _work(task: _Task) -> FileOutcome:
+    """Analyse one file with its project's facts in force (reset after, so in-process runs of
+    several roots never see each other's declared versions)."""
+    from migrator.fixpolicy import current_facts
+
+    token = current_facts.set(task.facts)
+    try:
+        return _analyse(task)
+    finally:
+        current_facts.reset(token)
+
+
+def _analyse(task: _Task) -> FileOutcome:
     """Analyse one file; every failure becomes a one-line reason (the per-file boundary)."""
     from migrator.engine import analyze
-    from migrator.fixpolicy import current_facts
     from migrator.registry import all_rules
 
-    current_facts.set(task.facts)
     rules = all_rules()
     if task.codes is not None:
         rules = tuple(rule for rule in rules if rule.code in task.codes)
