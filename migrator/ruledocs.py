@@ -170,3 +170,11 @@ def rule_url(code: str) -> str:
     """The rule's page in the published documentation, or ``""`` when none is declared."""
     base = project_url("Documentation")
     return f"{base.rstrip('/')}/rules/{code}.md" if base else ""
+
+
+def facts_url(citation: str) -> str:
+    """Link to the first fact a citation names in the published facts document, or ``""``."""
+    base = project_url("Documentation")
+    if not base or not citation:
+        return ""
+    return f"{base.rstrip('/')}/{facts.DOC_NAME}#{_first_anchor(citation)}"

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import tomllib
+from migrator.tomlcompat import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 JUDGEMENTS = ROOT / "tests" / "calibration" / "judgements.toml"

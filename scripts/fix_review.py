@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tomllib
+from migrator.tomlcompat import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW_DIR = ROOT / "tests" / "fix_review"

@@ -52,3 +52,28 @@ def test_installed_package_is_complete(tmp_path):
     report = run("report", "--format", "json", str(FIXTURES / "llm_app"))
     assert report.returncode == 0, report.stderr
     assert json.loads(report.stdout)["projects"]
+
+
+def test_tomllib_is_never_imported_bare():
+    """Python 3.10 has no ``tomllib``: every import goes through migrator.tomlcompat (or an
+    explicit version check), in the package, the rules, the scripts and the tests."""
+    import ast
+
+    bare = []
+    for folder in ("migrator", "rules", "scripts", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            guarded = {
+                id(node)
+                for branch in ast.walk(tree)
+                if isinstance(branch, ast.If) and "version_info" in ast.unparse(branch.test)
+                for node in ast.walk(branch)
+            }
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Import)
+                    and any(alias.name == "tomllib" for alias in node.names)
+                    and id(node) not in guarded
+                ):
+                    bare.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bare, bare

@@ -20,6 +20,7 @@ from migrator.reporting.readiness import (
     VERDICT_RULES,
     Report,
 )
+from migrator.ruledocs import facts_url
 
 #: GitHub rejects comments over 65,536 characters; long finding lists are cut to this many rows.
 MAX_FINDING_ROWS = 150
@@ -119,6 +120,7 @@ def environment() -> jinja2.Environment:
         short=short,
         hours=hours,
         urlpath=url_path,
+        facts_url=facts_url,
     )
     env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS)
     return env

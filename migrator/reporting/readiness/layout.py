@@ -17,9 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tomllib
-
 from migrator.sources import read_project_text
+from migrator.tomlcompat import tomllib
 
 #: Location tiers, most weight first.
 CORE = "core"
