@@ -62,6 +62,9 @@ class DiffusersXformersEnable(PythonRule):
     #: One script switching several modules to xformers (the UNet, then the validation
     #: pipeline) is one problem: one finding per file, the other calls as related sites.
     aggregate = "file"
+    #: The switch usually sits under `if is_xformers_available(): ... else: raise`: that branch
+    #: is the opt-in itself, not a portable fallback, so an availability guard does not hide it.
+    sees_guarded = True
     valid = [
         Valid("pipe.enable_attention_slicing()\n"),
         Valid(
