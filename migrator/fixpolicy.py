@@ -47,7 +47,17 @@ _NVIDIA_TOKENS = frozenset(
         "te",
     }
 )
-_PYTHON_NVIDIA_TOKENS = frozenset({"nvidia", "ngc", "tensorrt", "trtllm"})
+_PYTHON_NVIDIA_TOKENS = frozenset(
+    {"nvidia", "ngc", "tensorrt", "trtllm", "cute", "cutlass", "fa3", "fa4"}
+)
+#: Packages that exist only for NVIDIA GPUs: a module importing one is NVIDIA code by purpose.
+_NVIDIA_ONLY_PACKAGES = (
+    "transformer_engine",
+    "tensorrt",
+    "tensorrt_llm",
+    "cutlass",
+    "cuda.bindings",
+)
 _CU_TAG = re.compile(r"^cu\d{2,3}$")
 
 
@@ -110,6 +120,29 @@ _KERNEL_REASON = (
 )
 
 
+def _ci_step_is_nvidia(text: str, offset: int) -> bool:
+    """Whether the CI step (a ``- `` list item) holding ``offset`` runs only for NVIDIA
+    (its ``if:`` or ``name:`` names CUDA or NVIDIA)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    before = text[:line_start].splitlines()
+    here = text[line_start:].split("\n", 1)[0]
+    step = [here]
+    if not here.lstrip().startswith("- "):
+        indent = len(here) - len(here.lstrip())
+        for index in range(len(before) - 1, -1, -1):
+            stripped = before[index].lstrip()
+            if stripped.startswith("- ") and len(before[index]) - len(stripped) < indent:
+                step = [*before[index:], here]
+                break
+    step_indent = len(step[0]) - len(step[0].lstrip())
+    for line in text[line_start:].splitlines()[1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= step_indent:
+            break
+        step.append(line)
+    header = " ".join(line for line in step if re.match(r"\s*(-\s+)?(if|name)\s*:", line))
+    return any(token in {"cuda", "nvidia", "cudnn", "tensorrt"} for token in _tokens(header))
+
+
 def _withhold(raw: RawPythonFinding | RawTextFinding, reason: str) -> None:
     raw.replacement = None
     raw.applicability = Applicability.NONE
@@ -138,7 +171,12 @@ def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, Versi
 def police_python(context: PythonContext) -> None:
     """Withhold the fixes of a Python file that the project's versions or purpose rule out."""
     facts = current_facts.get() or ProjectFacts()
-    if nvidia_specific_path(context.path, "python"):
+    nvidia_only = any(
+        full == package or full.startswith(package + ".")
+        for full in context.imports.bindings.values()
+        for package in _NVIDIA_ONLY_PACKAGES
+    )
+    if nvidia_only or nvidia_specific_path(context.path, "python"):
         for raw in _fixable(context.reports):
             _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")
         return
@@ -167,6 +205,8 @@ def police_text(context: TextContext) -> None:
             _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")
         elif context.kind == "ci-yaml" and not swap and _ci_job_is_nvidia(context.text, raw.start):
             _withhold(raw, "this CI job is for NVIDIA; add a ROCm job beside it")
+        elif context.kind == "ci-yaml" and not swap and _ci_step_is_nvidia(context.text, raw.start):
+            _withhold(raw, "this CI step runs only for NVIDIA; add a ROCm step beside it")
         elif raw.requires and (reason := facts.unmet(raw.requires)):
             _withhold(raw, reason)
 

@@ -177,3 +177,22 @@ def test_project_facts_from_setup_py_and_requirements(tmp_path):
     assert facts.range("jax").low == Version("0.4.30")
     assert facts.range("transformers").high == Version("4.41")
     assert ProjectFacts().unmet({"torch": "2.3"}) is None  # nothing declared: nothing withheld
+
+
+def test_nvidia_only_ci_step_and_transformer_engine_module_are_left(tmp_path):
+    workflow = (
+        "jobs:\n  test:\n    runs-on: ${{ inputs.runner }}\n    steps:\n"
+        "      - name: Show GPU\n        if: inputs.backend == 'cuda'\n        run: nvidia-smi\n"
+        "      - name: Show any GPU\n        run: nvidia-smi\n"
+    )
+    bench = (
+        "import os\nimport transformer_engine.pytorch as te\n"
+        'os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'
+    )
+    root = _project(tmp_path, {".github/workflows/test.yml": workflow, "bench/fp8.py": bench})
+    texts, left = _fix(root, unsafe=True)
+    new = texts[".github/workflows/test.yml"].splitlines()
+    assert new[6] == "        run: nvidia-smi"  # the CUDA-only step is untouched
+    assert "amd-smi" in new[8]
+    assert "bench/fp8.py" not in texts
+    assert any("this file is for NVIDIA" in m for m in left["bench/fp8.py"])
