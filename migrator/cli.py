@@ -149,9 +149,9 @@ _common = [
     click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable)."),
     click.option(
         "--min-severity",
-        type=click.Choice(["info", "warning", "error"], case_sensitive=False),
+        type=click.Choice(["hygiene", "info", "warning", "error"], case_sensitive=False),
         default=None,
-        help="Report only findings at or above this severity.",
+        help="Report only findings at or above this severity (default info: hygiene is off).",
     ),
 ]
 
@@ -235,6 +235,12 @@ def _check_paths(paths: tuple[str, ...]) -> list[Path]:
     is_flag=True,
     help="Exit 0 even when some files could not be scanned (config: allow-unscanned).",
 )
+@click.option(
+    "--show-guarded",
+    is_flag=True,
+    help="Also report code that never runs on ROCm (NVIDIA-only branches, portable import "
+    "fallbacks, availability probes, platform-only and NVIDIA-variant files), marked.",
+)
 def scan(
     paths: tuple[str, ...],
     output_format: str,
@@ -257,6 +263,7 @@ def scan(
     stdin_filename: str | None,
     watch: bool,
     allow_unscanned: bool,
+    show_guarded: bool,
 ) -> None:
     """Report every CUDA-only construct under PATHS.
 
@@ -281,7 +288,13 @@ def scan(
 
     def collect() -> list[ScanResult]:
         results = _scan_paths(
-            [p for p in paths if p != "-"], chosen, not no_cache, not no_prefilter, jobs, quiet
+            [p for p in paths if p != "-"],
+            chosen,
+            not no_cache,
+            not no_prefilter,
+            jobs,
+            quiet,
+            show_guarded,
         )
         if stdin_filename:
             results.append(_scan_stdin(stdin_filename, stdin_data, chosen))
@@ -319,7 +332,14 @@ def scan(
                             err=True,
                         )
         threshold = Severity.parse(fail_on)
-        failing = [f for result in results for f in result.findings if f.severity >= threshold]
+        if threshold is Severity.INFO:  # the default: every finding shown fails (hygiene is
+            threshold = Severity.HYGIENE  # shown only when asked for: --select, --min-severity)
+        failing = [
+            f
+            for result in results
+            for f in result.findings
+            if f.severity >= threshold and not f.guard  # shown guarded findings never fail
+        ]
         unscanned = _unscanned(results)
         blocked = bool(unscanned) and not _unscanned_allowed(allow_unscanned, results)
         if blocked:
@@ -345,6 +365,7 @@ def _scan_paths(
     prefilter: bool,
     jobs: int | None,
     quiet: bool,
+    show_guarded: bool = False,
 ) -> list[ScanResult]:
     """Scan directories whole and files under their project root (shown from the cwd)."""
     from migrator.paths import rebase, targets
@@ -366,6 +387,7 @@ def _scan_paths(
                 on_total=total,
                 only=target.files,
                 within=target.within,
+                show_guarded=show_guarded,
             )
 
         run = action(None, None) if quiet else _with_progress(stderr, action)

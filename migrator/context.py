@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from migrator.guards import Guards
 from migrator.imports import ImportTable
-from migrator.model import Applicability
+from migrator.model import Applicability, Severity
 
 if TYPE_CHECKING:
     from migrator.rule import Rule
@@ -29,6 +30,8 @@ class RawPythonFinding:
     fix_description: str | None
     #: Minimum versions of the APIs the replacement emits (package → version).
     requires: Mapping[str, str] = field(default_factory=dict)
+    group: str = ""
+    severity: Severity | None = None
 
 
 @dataclass(slots=True)
@@ -43,6 +46,8 @@ class RawTextFinding:
     applicability: Applicability
     fix_description: str | None
     requires: Mapping[str, str] = field(default_factory=dict)
+    group: str = ""
+    severity: Severity | None = None
 
 
 @dataclass(slots=True)
@@ -56,6 +61,18 @@ class PythonContext:
     #: Parent of every node visited so far (filled by the engine's single traversal, so the
     #: ancestors of the node a rule is visiting are always known).
     parents: dict[int, cst.CSTNode] = field(default_factory=dict)
+    #: Every syntax node visited so far, in pre-order (the whole file once ``complete``).
+    nodes: list[cst.CSTNode] = field(default_factory=list)
+    #: True once the walk has left the module: ``parents`` and ``nodes`` cover the whole file
+    #: (so a rule's ``leave_Module`` sees the complete tree without walking it again).
+    complete: bool = False
+    #: Guard regions of this file (see ``migrator.guards``); filled by the same walk.
+    guards: Guards = field(init=False)
+    #: Per-file memo for rule helpers that derive data from the whole tree (keyed by name).
+    memo: dict[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.guards = Guards(self.imports.resolve, self.parents)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))
@@ -68,6 +85,26 @@ class PythonContext:
             out.append(current)
             current = self.parents.get(id(current))
         return out
+
+    def scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The innermost function or class around ``node``, else the module."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return ancestor
+        return self.module
+
+    def scope_path(self, node: cst.CSTNode) -> str:
+        """Dotted names of the classes and functions around ``node`` ("" at module level)."""
+        names = [
+            ancestor.name.value
+            for ancestor in self.ancestors(node)
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef))
+        ]
+        return ".".join(reversed(names))
+
+    def guard_of(self, node: cst.CSTNode) -> str:
+        """Why ``node`` never runs on a ROCm build ("" when it may); see ``migrator.guards``."""
+        return self.guards.guard_of(node)
 
     def qualname(self, node: cst.CSTNode) -> str | None:
         """Qualified name of a Name/Attribute chain resolved through this file's imports."""
@@ -92,6 +129,8 @@ class PythonContext:
         applicability: Applicability | None = None,
         fix_description: str | None = None,
         requires: Mapping[str, str] | None = None,
+        group: str = "",
+        severity: Severity | None = None,
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -107,6 +146,8 @@ class PythonContext:
                 applicability=chosen,
                 fix_description=fix_description or rule.fix_title,
                 requires=rule.fix_requires if requires is None else requires,
+                group=group,
+                severity=severity,
             )
         )
 
@@ -154,6 +195,8 @@ class TextContext:
         applicability: Applicability | None = None,
         fix_description: str | None = None,
         requires: Mapping[str, str] | None = None,
+        group: str = "",
+        severity: Severity | None = None,
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -168,5 +211,7 @@ class TextContext:
                 applicability=chosen,
                 fix_description=fix_description or rule.fix_title,
                 requires=rule.fix_requires if requires is None else requires,
+                group=group,
+                severity=severity,
             )
         )

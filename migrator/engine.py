@@ -20,6 +20,7 @@ from migrator.astutil import fast_visit
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.fixer import FixError, apply_python_fixes, apply_text_edits, eligible
 from migrator.fixpolicy import check_line_length, police_python, police_text
+from migrator.guards import GUARD_NODE_TYPES
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.positions import positions_for
@@ -46,9 +47,12 @@ class _Dispatcher(cst.CSTVisitor):
 
     _method_cache: dict[type, dict[str, list[str]]] = {}
 
-    def __init__(self, rules: Sequence[PythonRule], parents: dict[int, cst.CSTNode]) -> None:
+    def __init__(self, rules: Sequence[PythonRule], context: PythonContext) -> None:
         super().__init__()
-        self.parents = parents
+        self.context = context
+        self.parents = context.parents
+        self.nodes = context.nodes
+        self.guards = context.guards
         self.stack: list[cst.CSTNode] = []
         self.visits: dict[str, list[Callable[[Any], Any]]] = {}
         self.leaves: dict[str, list[Callable[[Any], Any]]] = {}
@@ -72,8 +76,13 @@ class _Dispatcher(cst.CSTVisitor):
         return cached
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.stack:
-            self.parents[id(node)] = self.stack[-1]
+        parent = self.stack[-1] if self.stack else None
+        if parent is not None:
+            self.parents[id(node)] = parent
+        self.nodes.append(node)
+        if type(node) in GUARD_NODE_TYPES:
+            # guards are marked before any rule visits the node or what it controls
+            self.guards.enter(node, parent)
         self.stack.append(node)
         callbacks = self.visits.get(type(node).__name__)
         if callbacks:
@@ -89,6 +98,8 @@ class _Dispatcher(cst.CSTVisitor):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
+        if not self.stack:
+            self.context.complete = True
         callbacks = self.leaves.get(type(original_node).__name__)
         if callbacks:
             for callback in callbacks:
@@ -138,12 +149,12 @@ def python_reports(
     prefilter: bool = True,
     imports: ImportTable | None = None,
     module: cst.Module | None = None,
-) -> tuple[cst.Module | None, list[RawPythonFinding], dict[int, cst.CSTNode]]:
-    """Parse once and run every active Python rule; (None, [], {}) when the prefilter rules it
-    out. The third item maps node ids to parents (for positions)."""
+) -> tuple[cst.Module | None, PythonContext | None]:
+    """Parse once and run every active Python rule in one walk; (None, None) when the prefilter
+    rules it out. The context holds the reports, parents, scopes and guards of the file."""
     chosen = [rule for rule in active_rules(rules, text, prefilter) if issubclass(rule, PythonRule)]
     if not chosen and prefilter:
-        return None, [], {}
+        return None, None
     if module is None:
         module = _parse(text)
     table = imports if imports is not None else ImportTable.from_module(module)
@@ -151,9 +162,9 @@ def python_reports(
     instances = [rule(context) for rule in chosen]
     if instances:
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped
-        fast_visit(module, _Dispatcher(instances, context.parents), trivia=False)
+        fast_visit(module, _Dispatcher(instances, context), trivia=False)
         police_python(context)
-    return module, context.reports, context.parents
+    return module, context
 
 
 def _finding(
@@ -163,6 +174,8 @@ def _finding(
     end: tuple[int, int],
     lines: list[str],
     cell: int | None,
+    guard: str = "",
+    scope: str = "",
 ) -> Finding:
     rule = raw.rule
     fix = None
@@ -173,7 +186,7 @@ def _finding(
         rule=rule.code,
         name=rule.name,
         category=rule.category,
-        severity=rule.severity,
+        severity=raw.severity if raw.severity is not None else rule.severity,
         path=path,
         line=line,
         column=start[1] + 1,
@@ -183,19 +196,25 @@ def _finding(
         fix=fix,
         cell=cell,
         source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+        guard="" if rule.sees_guarded else guard,
+        scope=scope,
+        group=raw.group,
+        aggregate=rule.aggregate,
+        problem=rule.problem or "",
     )
 
 
 def _python_findings(
     module: cst.Module,
-    reports: list[RawPythonFinding],
-    parents: dict[int, cst.CSTNode],
+    context: PythonContext,
     path: str,
     text: str,
     cell: int | None,
 ) -> list[tuple[RawPythonFinding, Finding]]:
+    reports = context.reports
     if not reports:
         return []
+    parents = context.parents
     positions = positions_for(
         module, text, [raw.node for raw in reports], lambda node: parents.get(id(node))
     )
@@ -212,8 +231,17 @@ def _python_findings(
         seen.add(key)
         start = (code_range.start.line, code_range.start.column)
         end = (code_range.end.line, code_range.end.column)
-        out.append((raw, _finding(raw, path, start, end, lines, cell)))
+        guard = context.guards.guard_of(raw.node)
+        scope = context.scope_path(raw.node)
+        out.append((raw, _finding(raw, path, start, end, lines, cell, guard, scope)))
     return out
+
+
+def _fixable(
+    raw: RawPythonFinding | RawTextFinding, finding: Finding, level: Applicability
+) -> bool:
+    """Fixes never touch code that does not run on ROCm (an NVIDIA-only branch stays as is)."""
+    return not finding.guard and eligible(raw, level)
 
 
 def _suppress(
@@ -237,18 +265,16 @@ def analyze_python(
     cell: int | None = None,
 ) -> Analysis:
     """Findings of a Python text; with ``fix`` (SAFE or UNSAFE) also the fixed text."""
-    module, reports, parents = python_reports(
-        text, path, rules, prefilter=prefilter, imports=imports
-    )
-    if module is None:
+    module, context = python_reports(text, path, rules, prefilter=prefilter, imports=imports)
+    if module is None or context is None:
         return Analysis()
     suppressions = Suppressions.parse(text)
-    pairs = _suppress(_python_findings(module, reports, parents, path, text, cell), suppressions)
+    pairs = _suppress(_python_findings(module, context, path, text, cell), suppressions)
     analysis = Analysis(
         findings=[finding for _, finding in pairs],
         unused_suppressions=suppressions.unused(),
     )
-    if fix is None or not any(eligible(raw, fix) for raw, _ in pairs):
+    if fix is None or not any(_fixable(raw, finding, fix) for raw, finding in pairs):
         return analysis
     try:
         new_text, fixed = _fix_python_loop(text, path, rules, fix, prefilter, imports, cell)
@@ -278,16 +304,14 @@ def _fix_python_loop(
     current = text
     fixed: list[Finding] = []
     for _ in range(MAX_FIX_PASSES):
-        module, reports, parents = python_reports(
-            current, path, rules, prefilter=prefilter, imports=imports
-        )
-        if module is None:
+        module, context = python_reports(current, path, rules, prefilter=prefilter, imports=imports)
+        if module is None or context is None:
             return current, fixed
         pairs = _suppress(
-            _python_findings(module, reports, parents, path, current, cell),
+            _python_findings(module, context, path, current, cell),
             Suppressions.parse(current),
         )
-        chosen = [(raw, finding) for raw, finding in pairs if eligible(raw, fix)]
+        chosen = [(raw, finding) for raw, finding in pairs if _fixable(raw, finding, fix)]
         if not chosen:
             return current, fixed
         new_text = apply_python_fixes(module, [raw for raw, _ in chosen], path)

@@ -7,8 +7,15 @@ from dataclasses import dataclass, field
 
 
 class Severity(enum.IntEnum):
-    """How bad a finding is on ROCm; ordered so that thresholds compare with ``>=``."""
+    """How bad a finding is on ROCm; ordered so that thresholds compare with ``>=``.
 
+    ``error``: crashes, or silently runs on the CPU, on ROCm. ``warning``: runs but behaves or
+    performs differently. ``info``: works on ROCm, worth knowing. ``hygiene``: behaves the same
+    on ROCm (a deprecation, a style matter); below the default threshold, never counts toward
+    readiness.
+    """
+
+    HYGIENE = -1
     INFO = 0
     WARNING = 1
     ERROR = 2
@@ -23,7 +30,7 @@ class Severity(enum.IntEnum):
             return cls[text.strip().upper()]
         except KeyError:
             raise ValueError(
-                f"unknown severity {text!r} (expected error, warning or info)"
+                f"unknown severity {text!r} (expected error, warning, info or hygiene)"
             ) from None
 
 
@@ -44,6 +51,22 @@ class FixInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """Another site of the same problem (a later call site, another flag of one flag list)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    cell: int | None = None
+
+
+#: Aggregation scopes a rule may declare: how many findings one problem yields.
+AGGREGATIONS = ("none", "scope", "file", "project")
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One place in one file that depends on CUDA-only software or behaves differently on ROCm."""
 
@@ -60,6 +83,17 @@ class Finding:
     fix: FixInfo | None = None
     cell: int | None = None
     source_line: str = ""
+    #: Why the code never runs on a ROCm build ("" when it does): see ``migrator.guards``.
+    guard: str = ""
+    #: The function or class path the finding sits in ("" at module level or in a text file).
+    scope: str = ""
+    #: What makes two findings the same problem, beyond the rule and its aggregation scope.
+    group: str = ""
+    #: Rule-declared aggregation scope (``AGGREGATIONS``) and cross-rule problem key.
+    aggregate: str = "none"
+    problem: str = ""
+    #: The other sites of this problem, once findings are aggregated.
+    related: tuple[Related, ...] = ()
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.rule)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from migrator.model import Applicability, Severity
+from migrator.model import AGGREGATIONS, Applicability, Severity
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -93,6 +93,18 @@ class Rule:
     effort_hours: ClassVar[float] = 0.5
     #: True when a finding means the project cannot run on ROCm until someone acts by hand.
     blocker: ClassVar[bool] = False
+    #: How many findings one problem yields (the engine merges the rest into ``related``):
+    #: ``none`` (every report is its own problem), ``scope`` (one per rule, group and enclosing
+    #: function or class), ``file`` (one per rule and group in a file), ``project`` (one per
+    #: ``problem`` key, or rule and group, in the whole scanned root).
+    aggregate: ClassVar[str] = "none"
+    #: Cross-rule key of a project-level problem: findings of every rule declaring the same key
+    #: are one problem, anchored where the user acts (a dependency declaration, else the first
+    #: use). None: the rule code.
+    problem: ClassVar[str | None] = None
+    #: True for rules about guards themselves (their findings sit in guarded code on purpose),
+    #: which the engine then does not hide.
+    sees_guarded: ClassVar[bool] = False
 
     abstract: ClassVar[bool] = True
 
@@ -111,6 +123,10 @@ class Rule:
         unknown = cls.file_kinds - FILE_KINDS
         if unknown:
             raise TypeError(f"rule {cls.__name__}: unknown file kinds {sorted(unknown)}")
+        if cls.aggregate not in AGGREGATIONS:
+            raise TypeError(
+                f"rule {cls.__name__}: aggregate {cls.aggregate!r} not in {AGGREGATIONS}"
+            )
 
     @classmethod
     def fix_availability(cls) -> str:
@@ -149,7 +165,12 @@ class PythonRule(Rule):
         applicability: Applicability | None = None,
         fix_description: str | None = None,
         requires: Mapping[str, str] | None = None,
+        group: str = "",
+        severity: Severity | None = None,
     ) -> None:
+        """Report ``node``; ``group`` tells distinct problems of this rule apart when the rule
+        aggregates (e.g. the package name), so that only reports of one problem are merged;
+        ``severity`` overrides the rule's for this report (e.g. a gate that only warns)."""
         self.ctx.report(
             self,
             node,
@@ -160,6 +181,8 @@ class PythonRule(Rule):
             applicability=applicability,
             fix_description=fix_description,
             requires=requires,
+            group=group,
+            severity=severity,
         )
 
 
@@ -189,8 +212,11 @@ class TextRule(Rule):
         applicability: Applicability | None = None,
         fix_description: str | None = None,
         requires: Mapping[str, str] | None = None,
+        group: str = "",
+        severity: Severity | None = None,
     ) -> None:
-        """Report the span ``start``..``end`` of the file, optionally with replacement text."""
+        """Report the span ``start``..``end`` of the file, optionally with replacement text
+        (``group`` and ``severity``: see ``PythonRule.report``)."""
         self.ctx.report(
             self,
             start,
@@ -200,4 +226,6 @@ class TextRule(Rule):
             applicability=applicability,
             fix_description=fix_description,
             requires=requires,
+            group=group,
+            severity=severity,
         )

@@ -49,13 +49,26 @@ class Selection:
             min_severity=min_severity if min_severity is not None else config.min_severity,
         )
 
+    def _named(self, finding: Finding) -> bool:
+        """Hygiene is off by default, but a rule selected by its code, name or category shows."""
+        return (
+            finding.severity is Severity.HYGIENE
+            and self.min_severity is Severity.INFO
+            and any(
+                selector in {finding.rule, finding.name, finding.category}
+                for selector in self.select
+            )
+        )
+
     def codes(self, use_cache: bool = True) -> frozenset[str]:
         from migrator.registry import catalog_entries, select_codes
 
         return select_codes(catalog_entries(use_cache), list(self.select), list(self.ignore))
 
     def keep(self, finding: Finding, codes: frozenset[str]) -> bool:
-        if finding.rule not in codes or finding.severity < self.min_severity:
+        if finding.rule not in codes:
+            return False
+        if finding.severity < self.min_severity and not self._named(finding):
             return False
         for pattern, ignored in self.per_file_ignores:
             if fnmatch.fnmatch(finding.path, pattern) and (
@@ -259,9 +272,11 @@ def scan(
     on_total: Callable[[int], None] | None = None,
     only: Sequence[Path] | None = None,
     within: Path | None = None,
+    show_guarded: bool = False,
 ) -> RootRun:
-    """Scan one root (or ``only`` the given files under it). The cache holds every rule's findings;
-    selection filters afterwards."""
+    """Scan one root (or ``only`` the given files under it). The cache holds every rule's
+    findings; selection, guards and aggregation apply afterwards (``show_guarded`` keeps
+    findings in code that never runs on ROCm)."""
     config = load_config(root)
     selection = Selection.merge(
         config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
@@ -299,11 +314,8 @@ def scan(
             cache.put(outcome.relative, outcome.key, kinds[outcome.relative], outcome.result)
     if cache is not None:
         cache.save(set(keys))
-    codes = selection.codes(use_cache)
-    files = [
-        replace(result, findings=tuple(f for f in result.findings if selection.keep(f, codes)))
-        for result in (results[source.relative] for source in sources if source.relative in results)
-    ]
+    ordered = [results[source.relative] for source in sources if source.relative in results]
+    files = settle(ordered, selection, [source.relative for source in sources], show_guarded)
     files.extend(problems)
     return RootRun(root, ScanResult(str(root), files), config=config)
 
@@ -339,6 +351,37 @@ def scan_text(
     return RootRun(root, ScanResult(str(root), files), config=config)
 
 
+def settle(
+    results: Sequence[FileResult],
+    selection: Selection,
+    paths: Sequence[str],
+    show_guarded: bool = False,
+) -> list[FileResult]:
+    """The findings a user sees, from every rule's findings of every file: the selection,
+    file-level guards (platform-only files, NVIDIA variants with an AMD twin), guarded code
+    hidden unless ``show_guarded``, and one finding per problem across the root."""
+    from migrator.aggregate import aggregate
+    from migrator.project import file_guards
+
+    codes = selection.codes()
+    guarded_files = file_guards(paths)
+    kept: list[Finding] = []
+    for result in results:
+        file_guard = guarded_files.get(result.path, "")
+        for finding in result.findings:
+            if not selection.keep(finding, codes):
+                continue
+            if file_guard and not finding.guard:
+                finding = replace(finding, guard=file_guard)
+            if finding.guard and not show_guarded:
+                continue
+            kept.append(finding)
+    by_path: dict[str, list[Finding]] = {}
+    for finding in aggregate(kept):
+        by_path.setdefault(finding.path, []).append(finding)
+    return [replace(result, findings=tuple(by_path.get(result.path, ()))) for result in results]
+
+
 def fix_tree(
     root: Path,
     *,
@@ -362,16 +405,28 @@ def fix_tree(
     codes = selection.codes()
     sources, problems = _sources(root, selection)
     facts = project_facts(root if root.is_dir() else root.parent)
-    tasks = [_Task(str(s.path), s.relative, s.kind, level, codes, True, facts) for s in sources]
+    from migrator.project import file_guards
+
+    # files that never run on ROCm (an NVIDIA variant next to its AMD twin) are left as they are
+    guarded_files = file_guards(source.relative for source in sources)
+    tasks = [
+        _Task(
+            str(s.path),
+            s.relative,
+            s.kind,
+            None if s.relative in guarded_files else level,
+            codes,
+            True,
+            facts,
+        )
+        for s in sources
+    ]
     if on_total:
         on_total(len(tasks))
     outcomes = _execute(tasks, jobs, progress, config.file_timeout)
-    files: list[FileResult] = []
-    for outcome in outcomes:
-        result = outcome.result
-        files.append(
-            replace(result, findings=tuple(f for f in result.findings if selection.keep(f, codes)))
-        )
+    files = settle(
+        [outcome.result for outcome in outcomes], selection, [s.relative for s in sources]
+    )
     if write:
         write_outcomes(root, outcomes)
     files.extend(problems)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from migrator.aggregate import aggregate
 from migrator.discovery import file_kind
 from migrator.engine import Analysis, analyze
 from migrator.fixpolicy import vendor_swap_allowed
-from migrator.model import Applicability
+from migrator.model import Applicability, Finding
 from migrator.rule import Invalid, Rule, Valid
 
 
@@ -33,9 +34,14 @@ def run_example(
         vendor_swap_allowed.reset(token)
 
 
+def reported(rule: type[Rule], analysis: Analysis) -> list[Finding]:
+    """What a user sees of ``rule`` in one example: guarded code hidden, one finding per problem."""
+    return aggregate(f for f in analysis.findings if f.rule == rule.code and not f.guard)
+
+
 def check_valid(rule: type[Rule], example: Valid) -> None:
     analysis = run_example(rule, example, fix=False)
-    hits = [f for f in analysis.findings if f.rule == rule.code]
+    hits = reported(rule, analysis)
     assert not hits, (
         f"{rule.code} fired on a valid example: {hits[0].message} at line {hits[0].line}"
     )
@@ -43,7 +49,7 @@ def check_valid(rule: type[Rule], example: Valid) -> None:
 
 def check_invalid(rule: type[Rule], example: Invalid) -> None:
     analysis = run_example(rule, example, fix=False)
-    hits = [f for f in analysis.findings if f.rule == rule.code]
+    hits = reported(rule, analysis)
     assert hits, f"{rule.code} did not fire on:\n{example.code}"
     if example.count is not None:
         assert len(hits) == example.count, f"expected {example.count} findings, got {len(hits)}"

@@ -7,13 +7,13 @@ module and cached on the module object's identity.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
 
+from migrator import guards
 from migrator.astutil import iter_nodes, literal_value
 from migrator.context import PythonContext
 
@@ -50,11 +50,22 @@ class Tree:
 _TREES: list[Tree] = []
 
 
-def tree(module: cst.Module) -> Tree:
-    """The cached parent map of ``module`` (several rules share it within one file)."""
-    for cached in _TREES:
-        if cached.module is module:
+def tree(source: cst.Module | PythonContext) -> Tree:
+    """Parent links and pre-order nodes of a module. Given the rule context once the engine's
+    walk is complete (in ``leave_Module``), the engine's own maps are used: no second walk."""
+    if isinstance(source, PythonContext):
+        cached = source.memo.get("tree")
+        if isinstance(cached, Tree):
             return cached
+        if source.complete:
+            built = Tree(source.module, source.parents, source.nodes)
+            source.memo["tree"] = built
+            return built
+        return tree(source.module)
+    module = source
+    for cached_tree in _TREES:
+        if cached_tree.module is module:
+            return cached_tree
     pairs = iter_nodes(module)
     parents = {id(node): parent for node, parent in pairs if parent is not None}
     built = Tree(module, parents, [node for node, _ in pairs])
@@ -108,26 +119,9 @@ def qualified_refs(ctx: PythonContext, tree_: Tree, names: set[str]) -> list[cst
     return list(found)
 
 
-def identifier(node: cst.CSTNode) -> str | None:
-    """The last identifier of a Name/Attribute/Call chain (``a.b.is_hip()`` -> ``is_hip``)."""
-    if isinstance(node, cst.Call):
-        node = node.func
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Name):
-        return node.value
-    return None
-
-
-_CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-
-
-def tokens(name: str) -> list[str]:
-    """Lower-case words of an identifier: ``kWarpSize`` -> ``["k", "warp", "size"]``."""
-    parts: list[str] = []
-    for chunk in name.split("_"):
-        parts.extend(match.group(0).lower() for match in _CAMEL.finditer(chunk))
-    return parts
+#: One home for these name helpers: the engine's guard facility.
+identifier = guards.identifier
+tokens = guards.tokens
 
 
 def assigned_value_aliases(
@@ -215,69 +209,8 @@ def alias_kind(
 
 
 #: Tokens of a test name that mean "this is a ROCm/AMD build or device" and "an NVIDIA one".
-ROCM_TOKENS = {"hip", "rocm", "amd", "amdgpu", "gfx"}
-NVIDIA_TOKENS = {"nvidia"}
-_ROCM_STRINGS = {"hip", "rocm", "amd"}
-
-
-def _none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _rocm_atom(ctx: PythonContext, node: cst.BaseExpression) -> tuple[int, int] | None:
-    """(t, f): +1 when the test being true (t) / false (f) proves a non-ROCm build; else 0."""
-    qualified = ctx.qualname(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-    if qualified == "torch.version.cuda":
-        return (1, 0)
-    if qualified == "torch.version.hip":
-        return (0, 1)
-    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-        left = node.left
-        target = node.comparisons[0]
-        operator = target.operator
-        if _none(target.comparator):
-            inner = _rocm_atom(ctx, left)
-            if inner is None:
-                return None
-            if isinstance(operator, (cst.Is, cst.Equal)):
-                return (inner[1], inner[0]) if inner != (0, 0) else None
-            if isinstance(operator, (cst.IsNot, cst.NotEqual)):
-                return inner
-            return None
-        for one, other in ((left, target.comparator), (target.comparator, left)):
-            text = _string(other)
-            if text is not None and text.lower() in _ROCM_STRINGS:
-                if isinstance(operator, cst.Equal):
-                    return (0, 1)
-                if isinstance(operator, cst.NotEqual):
-                    return (1, 0)
-            if text is not None and text.lower() in {"cuda", "nvidia"} and _is_platform(one):
-                if isinstance(operator, cst.Equal):
-                    return (1, 0)
-                if isinstance(operator, cst.NotEqual):
-                    return (0, 1)
-        return None
-    name = identifier(node)
-    if name is None:
-        return None
-    parts = set(tokens(name))
-    if parts & ROCM_TOKENS:
-        return (0, 1)
-    if parts & NVIDIA_TOKENS:
-        return (1, 0)
-    return None
-
-
-def _is_platform(node: cst.BaseExpression) -> bool:
-    name = identifier(node)
-    return name is not None and bool(set(tokens(name)) & {"platform", "backend", "vendor"})
-
-
-def _string(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+ROCM_TOKENS = guards.ROCM_TOKENS
+NVIDIA_TOKENS = guards.NVIDIA_TOKENS
 
 
 def _exits(block: cst.BaseSuite) -> bool:
@@ -369,36 +302,6 @@ def following_statements(tree_: Tree, statement: cst.CSTNode) -> list[cst.CSTNod
     return []
 
 
-def non_rocm_regions(ctx: PythonContext, tree_: Tree) -> set[int]:
-    """Ids of subtrees that cannot run on a ROCm build (by the guards in this file)."""
-    if "non_rocm" in tree_.memo:
-        return set(tree_.memo["non_rocm"])
-    regions: set[int] = set()
-    for node in tree_.nodes:
-        if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Comparison)):
-            continue
-        parent = tree_.parent(node)
-        if isinstance(node, (cst.Name, cst.Attribute)) and isinstance(parent, cst.Attribute):
-            continue  # part of a longer chain
-        if (
-            isinstance(node, (cst.Name, cst.Attribute))
-            and isinstance(parent, cst.Call)
-            and parent.func is node
-        ):
-            continue  # the call node is the atom
-        if isinstance(node, cst.Name) and not is_load_name(tree_, node):
-            continue
-        if isinstance(parent, cst.Comparison) and node is not parent:
-            continue  # the comparison is the atom
-        truth = _rocm_atom(ctx, node)
-        if truth is None or truth == (0, 0):
-            continue
-        for region in guarded_regions(tree_, node, truth):
-            regions.add(id(region))
-    tree_.memo["non_rocm"] = regions
-    return set(regions)
-
-
 def in_regions(tree_: Tree, node: cst.CSTNode, regions: set[int]) -> bool:
     if id(node) in regions:
         return True
@@ -406,8 +309,9 @@ def in_regions(tree_: Tree, node: cst.CSTNode, regions: set[int]) -> bool:
 
 
 def unreachable_on_rocm(ctx: PythonContext, tree_: Tree, node: cst.CSTNode) -> bool:
-    """Whether a guard in this file keeps ``node`` from running on a ROCm build."""
-    return in_regions(tree_, node, non_rocm_regions(ctx, tree_))
+    """Whether a vendor or platform guard in this file keeps ``node`` from running on a ROCm
+    build (the engine's guard facility, ``ctx.guards``, answers)."""
+    return ctx.guards.never_on_rocm(node)
 
 
 def in_try_catching(tree_: Tree, node: cst.CSTNode, exceptions: set[str]) -> bool:

@@ -86,6 +86,8 @@ class RequirementRule(PythonRule, TextRule):
     ctx: Any  # a PythonContext in setup.py, a TextContext elsewhere
     #: In Python files only ``setup()`` calls are read, and those need setuptools or distutils.
     kind_triggers: ClassVar[dict[str, tuple[str, ...]]] = {"python": ("setuptools", "distutils")}
+    #: A dependency declared in several files (requirements, pyproject, setup.py) is one problem.
+    aggregate: ClassVar[str] = "project"
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
@@ -144,6 +146,7 @@ class RequirementRule(PythonRule, TextRule):
             message=verdict.message,
             replacement=replacement,
             applicability=verdict.applicability,
+            group=req.name,
         )
 
     def _text_edit(self, req: Req, change: Change) -> tuple[int, int, str] | None:
@@ -200,6 +203,7 @@ class RequirementRule(PythonRule, TextRule):
                     message=verdict.message,
                     replacement=replacement,
                     applicability=verdict.applicability,
+                    group=req.name,
                 )
                 return
             change = None
@@ -216,4 +220,5 @@ class RequirementRule(PythonRule, TextRule):
             message=verdict.message,
             replacement=replacement,
             applicability=verdict.applicability,
+            group=req.name,
         )

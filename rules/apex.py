@@ -431,6 +431,7 @@ class ApexAmp(PythonRule):
     name = "apex-amp"
     category = "apex"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "apex.amp needs a ROCm/apex build (removed from NVIDIA apex); migrate to torch.amp"
     fact = "§5 apex.amp row; [AP3][AP2]"
     triggers = ("apex",)
@@ -508,6 +509,7 @@ class ApexSyncBatchNorm(PythonRule):
     name = "apex-sync-batchnorm"
     category = "apex"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "apex SyncBatchNorm is listed unsupported on ROCm; torch.nn.SyncBatchNorm works"
     fix_title = "Use `torch.nn.SyncBatchNorm`"
     applicability = Applicability.UNSAFE
@@ -605,6 +607,7 @@ class ApexHardImport(PythonRule):
     name = "apex-hard-import"
     category = "apex"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "unguarded apex import: apex must be built from ROCm/apex (PyPI `apex` is unrelated)"
     fact = "§5 apex rows; [AP2]"
     triggers = ("apex",)

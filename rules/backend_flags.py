@@ -76,6 +76,7 @@ class CudnnVersionCompare(PythonRule):
     name = "cudnn-version-compare"
     category = "cudnn"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = (
         "`cudnn.version()` returns the MIOpen version on ROCm: cuDNN version numbers do not apply"
     )
@@ -105,8 +106,8 @@ class CudnnVersionCompare(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        tree_ = tree(node)
+    def leave_Module(self, node: cst.Module) -> None:
+        tree_ = tree(self.ctx)
 
         def is_version(value: cst.CSTNode) -> bool:
             return isinstance(value, cst.Call) and self.ctx.call_name(value) == CUDNN_VERSION
@@ -165,6 +166,7 @@ class CudnnAllowTf32(PythonRule):
     name = "cudnn-allow-tf32"
     category = "cudnn"
     severity = Severity.INFO
+    aggregate = "file"
     message = "`cudnn.allow_tf32` has no effect on MIOpen: fp32 convolutions stay full FP32 on ROCm"
     fact = "§2 cudnn.allow_tf32 row; [R1][P5]"
     triggers = ("allow_tf32", "fp32_precision")
@@ -180,12 +182,12 @@ class CudnnAllowTf32(PythonRule):
         Invalid("import torch\ntorch.backends.cudnn.conv.fp32_precision = 'tf32'\n"),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         targets: dict[str, object] = {
             "torch.backends.cudnn.allow_tf32": True,
             "torch.backends.cudnn.conv.fp32_precision": "tf32",
         }
-        for statement, _, _ in _assignments(self.ctx, tree(node), targets):
+        for statement, _, _ in _assignments(self.ctx, tree(self.ctx), targets):
             self.report(statement)
 
 
@@ -231,6 +233,7 @@ class Tf32Matmul(PythonRule):
     name = "tf32-matmul-expected"
     category = "tf32"
     severity = Severity.WARNING
+    aggregate = "project"
     message = (
         "TF32 matmul is off on ROCm unless the GPU is gfx942 and HIPBLASLT_ALLOW_TF32=1 is set; "
         "numerics differ from NVIDIA TF32"
@@ -255,8 +258,8 @@ class Tf32Matmul(PythonRule):
         Invalid("from torch import set_float32_matmul_precision as p\np(precision='medium')\n"),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        tree_ = tree(node)
+    def leave_Module(self, node: cst.Module) -> None:
+        tree_ = tree(self.ctx)
         for statement, _, _ in _assignments(self.ctx, tree_, _TF32_SETTINGS):
             self.report(statement)
         for call in tree_.nodes:
@@ -298,6 +301,7 @@ class ReducedPrecisionReductionFlag(PythonRule):
     name = "reduced-precision-reduction-flag"
     category = "tf32"
     severity = Severity.INFO
+    aggregate = "file"
     message = "reduced-precision-reduction flags have no effect on ROCm (unsupported by AMD)"
     fact = "§2 allow_fp16/bf16_reduced_precision_reduction row; [R1]"
     triggers = ("reduced_precision_reduction",)
@@ -323,10 +327,10 @@ class ReducedPrecisionReductionFlag(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         targets: dict[str, object] = {
             "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": ...,
             "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": ...,
         }
-        for statement, _, _ in _assignments(self.ctx, tree(node), targets):
+        for statement, _, _ in _assignments(self.ctx, tree(self.ctx), targets):
             self.report(statement)

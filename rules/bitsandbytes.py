@@ -87,6 +87,8 @@ class BitsandbytesDependency(PythonRule):
     name = "bitsandbytes-dependency"
     category = "bitsandbytes"
     severity = Severity.WARNING
+    aggregate = "project"
+    problem = "bitsandbytes-rocm-binaries"
     message = "bitsandbytes has ROCm binaries only from 0.49 (preview; 0.50 official)"
     fact = "§5 bitsandbytes row, §10.7; [B1]"
     triggers = ("import bitsandbytes", "from bitsandbytes")
@@ -208,6 +210,8 @@ class BitsandbytesTransformersQuantization(PythonRule):
     name = "bitsandbytes-model-quantization"
     category = "bitsandbytes"
     severity = Severity.WARNING
+    aggregate = "project"
+    problem = "bitsandbytes-rocm-binaries"
     message = "bitsandbytes quantization needs bitsandbytes>=0.49 on ROCm"
     fact = "§5 bitsandbytes row; [B1]"
     triggers = ("BitsAndBytesConfig", "load_in_4bit", "load_in_8bit")

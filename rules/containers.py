@@ -165,6 +165,7 @@ class CudaBaseImage(TextRule):
     name = "cuda-base-image"
     category = "container"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "CUDA base image: it has no ROCm, so nothing in the container can use an AMD GPU"
     fix_title = "Use AMD's ROCm development image for the same Ubuntu release"
     applicability = Applicability.UNSAFE
@@ -288,6 +289,7 @@ class NgcImage(TextRule):
     name = "ngc-image"
     category = "container"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "NVIDIA NGC image: a CUDA build that cannot use an AMD GPU"
     fix_title = "Use AMD's `rocm/pytorch` image"
     applicability = Applicability.UNSAFE
@@ -407,6 +409,7 @@ class DockerGpuFlags(TextRule):
     name = "docker-nvidia-gpu-flags"
     category = "container"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "`--gpus` / `--runtime=nvidia` need the NVIDIA Container Toolkit; Docker fails on AMD"
     fix_title = "Pass the AMD GPU device files instead"
     applicability = Applicability.UNSAFE
@@ -434,7 +437,7 @@ class DockerGpuFlags(TextRule):
             path="Makefile",
             fixed="run:\n\tdocker run -it --rm --device /dev/kfd --device /dev/dri --group-add"
             " video --security-opt seccomp=unconfined --pid=host img\n",
-            count=2,
+            count=1,
         ),
         Invalid(
             "jobs:\n  t:\n    container:\n      image: img\n"
@@ -638,6 +641,7 @@ class ComposeNvidiaGpu(TextRule):
     name = "compose-nvidia-gpu"
     category = "container"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "NVIDIA GPU reservation: needs the NVIDIA Container Toolkit; fails on AMD hosts"
     fix_title = "Give the service /dev/kfd and /dev/dri with the video group"
     applicability = Applicability.UNSAFE
@@ -746,6 +750,7 @@ class ComposeNvidiaGpu(TextRule):
             if any(hit.subset for hit in hits)
             else ""
         )
+        group = f"service@{service.start_mark.index}"  # one finding per compose service
         for index, hit in enumerate(hits):
             message = (
                 f"{hit.what} needs the NVIDIA Container Toolkit and fails on AMD hosts; give the "
@@ -757,10 +762,11 @@ class ComposeNvidiaGpu(TextRule):
                     hit.anchor,
                     key_end.end() if key_end else hit.anchor + 1,
                     message=message + " (merge them into the existing `devices`/`group_add`)",
+                    group=group,
                 )
                 continue
             if index > 0:
-                self.report(hit.start, hit.end, message=message, replacement="")
+                self.report(hit.start, hit.end, message=message, replacement="", group=group)
                 continue
             # The first finding of the service also adds the device block, where the
             # service-level key that held the construct starts.
@@ -768,7 +774,7 @@ class ComposeNvidiaGpu(TextRule):
                 replacement = block
             else:
                 replacement = block + indent + text[hit.anchor : hit.start]
-            self.report(hit.anchor, hit.end, message=message, replacement=replacement)
+            self.report(hit.anchor, hit.end, message=message, replacement=replacement, group=group)
 
     def _reservations(self, text: str, service: Any, hits: list[_ComposeHit]) -> None:
         import yaml
@@ -861,6 +867,7 @@ class AptCudaPackages(TextRule):
     name = "apt-cuda-packages"
     category = "container"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "CUDA system package: unavailable or unused on a ROCm system"
     fact = "§9 FROM nvidia/cuda row; [C1]"
     triggers = ("cuda", "cudnn", "nccl", "nvinfer", "tensorrt", "cublas")
@@ -876,7 +883,7 @@ class AptCudaPackages(TextRule):
             "FROM ubuntu:22.04\nRUN apt install -y bash \\\n    cuda-cudart-dev-12-9 \\\n"
             "    cuda-nvcc-12-9 \\\n    git\n",
             path="Dockerfile",
-            count=2,
+            count=1,
             line=3,
             column=5,
         ),
@@ -942,6 +949,7 @@ class PipCudaWheelIndex(TextRule):
     name = "pip-cuda-wheel-index"
     category = "container"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "PyTorch CUDA wheel index: installs CUDA builds that find no GPU on ROCm"
     fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"
     applicability = Applicability.UNSAFE
@@ -1029,6 +1037,7 @@ class PipCudaLocalVersion(TextRule):
     name = "pip-cuda-local-version"
     category = "container"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "CUDA build of PyTorch pinned: on ROCm it finds no GPU and runs on the CPU"
     fix_title = "Pin the ROCm build (`+rocmX.Y`) of the same release"
     applicability = Applicability.UNSAFE
@@ -1047,7 +1056,7 @@ class PipCudaLocalVersion(TextRule):
             path="Dockerfile",
             fixed="RUN pip3 install torch==2.3.1+rocm6.0 torchaudio==2.3.1+rocm6.0 \\\n"
             "    -f https://download.pytorch.org/whl/torch_stable.html\n",
-            count=2,
+            count=1,
             line=1,
             column=18,
         ),
@@ -1130,6 +1139,7 @@ class PipInstallCudaPackage(TextRule):
     name = "pip-install-cuda-package"
     category = "container"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "`pip install` of a CUDA-only package"
     fact = "§9 package rows, §4a, §5; [K3][F1][B1]"
     triggers = dependencies.FlashAttnCudaWheel.triggers + (
@@ -1172,7 +1182,7 @@ class PipInstallCudaPackage(TextRule):
         Invalid(
             'pip install "onnxruntime-gpu>=1.13.1" xformers tensorrt\n',
             path="setup.sh",
-            count=3,
+            count=1,
         ),
     ]
 

@@ -62,7 +62,8 @@ class CudaAmpNamespace(PythonRule):
     code = "ROC520"
     name = "cuda-amp-namespace"
     category = "cuda-amp"
-    severity = Severity.INFO
+    severity = Severity.HYGIENE
+    aggregate = "none"  # each site has its own safe fix
     message = "`torch.cuda.amp` is a deprecated alias of `torch.amp` with device 'cuda'"
     fix_title = "Use the `torch.amp` form with device 'cuda'"
     applicability = Applicability.SAFE

@@ -454,6 +454,7 @@ class NvccArchFlags(PythonRule):
     name = "nvcc-arch-flags"
     category = "cuda-extension"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "nvcc architecture flag reaches hipcc on ROCm (cpp_extension passes nvcc flags on)"
     fact = "§6 TORCH_CUDA_ARCH_LIST row, §7 CUDAExtension row; [P9]"
     triggers = ("-gencode", "arch=compute_", "-arch=sm_", "--generate-code", "--gpu-architecture")
@@ -476,7 +477,7 @@ class NvccArchFlags(PythonRule):
             "    extra_compile_args={'nvcc': ['-O3', '-gencode', 'arch=compute_80,code=sm_80']})\n",
             line=3,
             column=41,
-            count=2,
+            count=1,
         ),
         Invalid(
             "import torch.utils.cpp_extension as ext\n"

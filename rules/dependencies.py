@@ -81,6 +81,7 @@ class NvidiaRuntimeWheel(RequirementRule):
     """
 
     code = "ROC800"
+    problem = "nvidia-cuda-runtime-wheels"
     name = "nvidia-cuda-runtime-wheel"
     category = "dependency"
     severity = Severity.INFO
@@ -365,6 +366,7 @@ class PytorchCudaWheelIndex(TextRule):
     name = "pytorch-cuda-wheel-index"
     category = "dependency"
     severity = Severity.ERROR
+    aggregate = "project"
     message = "PyTorch CUDA wheel index: pip installs CUDA builds that find no GPU on ROCm"
     fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"
     applicability = Applicability.UNSAFE
@@ -1019,6 +1021,8 @@ class BitsandbytesWithoutRocm(RequirementRule):
     name = "bitsandbytes-without-rocm-binaries"
     category = "dependency"
     severity = Severity.ERROR
+    aggregate = "project"
+    problem = "bitsandbytes-rocm-binaries"
     message = "bitsandbytes before 0.49 has no ROCm binaries"
     fix_title = None
     applicability = Applicability.NONE
@@ -1289,6 +1293,7 @@ class CondaCudaPackages(TextRule):
     name = "conda-cuda-packages"
     category = "dependency"
     severity = Severity.WARNING
+    aggregate = "project"
     message = "conda CUDA package: selects CUDA builds that find no GPU on ROCm"
     fact = "§9 index-url row (CUDA builds); conda specifics unverified; [P17]"
     triggers = ("cuda", "nvidia")
@@ -1306,7 +1311,7 @@ class CondaCudaPackages(TextRule):
             "name: x\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.3.1\n"
             "  - pytorch-cuda=12.1\n",
             path="environment.yml",
-            count=2,
+            count=1,
             line=4,
         ),
         Invalid("name: x\ndependencies:\n  - cudatoolkit=11.8\n", path="environment.yml"),

@@ -99,7 +99,7 @@ _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEq
 
 
 def _version_analysis(ctx: PythonContext) -> _VersionAnalysis:
-    tree_ = tree(ctx.module)
+    tree_ = tree(ctx)
     cached = tree_.memo.get("cuda-version")
     if isinstance(cached, _VersionAnalysis):
         return cached
@@ -383,11 +383,11 @@ class CudaVersionAsGpuCheck(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         analysis = _version_analysis(self.ctx)
         if analysis.rocm_aware:
             return
-        tree_ = tree(node)
+        tree_ = tree(self.ctx)
         for test in analysis.tests:
             if test.guards_parse:
                 continue
@@ -475,7 +475,7 @@ class CudaVersionParsed(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         for parse in _version_analysis(self.ctx).parses:
             self.report(
                 parse.node,
@@ -547,7 +547,7 @@ class CudaVersionGuard(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         analysis = _version_analysis(self.ctx)
         if analysis.rocm_aware:
             return
@@ -624,7 +624,7 @@ def _direct_kind(
 
 
 def _gate_analysis(ctx: PythonContext) -> _GateAnalysis:
-    tree_ = tree(ctx.module)
+    tree_ = tree(ctx)
     cached = tree_.memo.get("device-gate")
     if cached is None:
         aliases = assigned_value_aliases(
@@ -788,6 +788,9 @@ class CapabilityGate(PythonRule):
     ```
     Prefer feature checks (`torch.cuda.is_bf16_supported()`) when they exist.
 
+    A gate whose branch only warns, prints or logs changes a message, not what runs: it is
+    reported at `info`.
+
     ## Known problems
     Gates inside a branch that a `torch.version.hip`/`torch.version.cuda` test (or a name like
     `is_rocm`, `is_nvidia`) keeps off ROCm are not reported.
@@ -800,6 +803,7 @@ class CapabilityGate(PythonRule):
     name = "capability-gate"
     category = "device-gate"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "compute-capability gate: AMD GPUs report their gfx version (MI300X = (9, 4))"
     fact = "§0; §1 get_device_capability row; §10.1; [D1][D3]"
     triggers = ("get_device_capability", "get_device_properties")
@@ -843,6 +847,11 @@ class CapabilityGate(PythonRule):
         ),
         Invalid("import torch\nsm90 = torch.cuda.get_device_capability(0)[0] >= 9\n"),
         Invalid(
+            "import torch, warnings\nif torch.cuda.get_device_capability() < (8, 0):\n"
+            "    warnings.warn('bf16 needs Ampere')\n",
+            line=2,
+        ),
+        Invalid(
             "import torch\ncc = torch.cuda.get_device_capability()\n"
             "ampere = cc[0] * 10 + cc[1] >= 80\n",
             line=3,
@@ -858,7 +867,7 @@ class CapabilityGate(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         gates = _gate_analysis(self.ctx)
         for candidate in gates.tree.nodes:
             if not isinstance(candidate, cst.Comparison):
@@ -882,7 +891,55 @@ class CapabilityGate(PythonRule):
                     f"`{code}` is {verdict}: AMD GPUs report their gfx version, not an NVIDIA "
                     "compute capability"
                 )
+            if _only_notifies(gates.tree, candidate):
+                self.report(
+                    candidate,
+                    message=message + " (the gate only guards a warning or a message)",
+                    severity=Severity.INFO,
+                )
+                continue
             self.report(candidate, message=message)
+
+
+_NOTIFY_CALLS = frozenset(
+    {"warn", "print", "debug", "info", "warning", "warning_once", "info_once", "log"}
+)
+
+
+def _only_notifies(tree_: Tree, comparison: cst.CSTNode) -> bool:
+    """Whether the ``if`` this comparison tests only warns, prints or logs (both branches)."""
+    test_owner = None
+    child = comparison
+    for ancestor in tree_.ancestors(comparison):
+        if isinstance(ancestor, cst.If) and ancestor.test is child:
+            test_owner = ancestor
+            break
+        if not isinstance(ancestor, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
+            return False
+        child = ancestor
+    if test_owner is None:
+        return False
+    blocks: list[cst.BaseSuite] = [test_owner.body]
+    if isinstance(test_owner.orelse, cst.Else):
+        blocks.append(test_owner.orelse.body)
+    elif test_owner.orelse is not None:
+        return False
+    for block in blocks:
+        statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+        for statement in statements:
+            smalls = getattr(statement, "body", None)
+            if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                return False
+            for small in smalls or ():
+                if isinstance(small, cst.Pass):
+                    continue
+                if not (
+                    isinstance(small, cst.Expr)
+                    and isinstance(small.value, cst.Call)
+                    and identifier(small.value) in _NOTIFY_CALLS
+                ):
+                    return False
+    return True
 
 
 _AMD_WORDS = re.compile(
@@ -961,6 +1018,7 @@ class DeviceNameGate(PythonRule):
     name = "device-name-gate"
     category = "device-gate"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "GPU-name test never matches an AMD GPU ('AMD Instinct MI300X')"
     fact = "§0; §1 name gates row; §10.1; [D1]"
     triggers = ("get_device_name", "get_device_properties")
@@ -1011,7 +1069,7 @@ class DeviceNameGate(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         gates = _gate_analysis(self.ctx)
         tree_ = gates.tree
         vendor_aware: set[int] = set()
@@ -1112,6 +1170,7 @@ class CudaArchListCheck(PythonRule):
     name = "cuda-arch-list-check"
     category = "device-gate"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "NVIDIA `sm_XY` architecture test: ROCm builds list gfx targets (gfx942), never sm_XY"
     fact = "§1 get_arch_list row; [P2][P9]"
     triggers = ("get_arch_list", "get_device_capability", "get_device_properties")
@@ -1140,7 +1199,7 @@ class CudaArchListCheck(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         gates = _gate_analysis(self.ctx)
         tree_ = gates.tree
         done: set[int] = set()
@@ -1204,6 +1263,7 @@ class GcnArchNameExactCompare(PythonRule):
     name = "gcn-arch-name-exact-compare"
     category = "device-gate"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = (
         "`gcnArchName` is 'gfx942:sramecc+:xnack-' on MI300X: "
         "an exact gfx-name compare never matches"
@@ -1243,7 +1303,7 @@ class GcnArchNameExactCompare(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         gates = _gate_analysis(self.ctx)
         for candidate in gates.tree.nodes:
             if not isinstance(candidate, cst.Comparison) or len(candidate.comparisons) != 1:

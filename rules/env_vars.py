@@ -469,11 +469,10 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
     code that removes it (`os.environ.pop`, `del`) without removing `HIP_VISIBLE_DEVICES`.
 
     ## Why it breaks on ROCm
-    HIP documents `CUDA_VISIBLE_DEVICES` only as a legacy alias of `HIP_VISIBLE_DEVICES`
-    (ROCm 10 docs list only the HIP name), and in PyTorch's own device parsing on ROCm
-    `HIP_VISIBLE_DEVICES` overrides it. Device pinning that relies on the CUDA name alone can
-    be ignored, or contradicted by a `HIP_VISIBLE_DEVICES` inherited from the launcher, so the
-    process runs on the wrong or on all GPUs.
+    Today this works: HIP (ROCm ≤ 7.x docs) accepts `CUDA_VISIBLE_DEVICES` as a legacy alias
+    of `HIP_VISIBLE_DEVICES`, and PyTorch's device parsing on ROCm reads it. Hence `info`:
+    the ROCm 10 docs list only the HIP name, and a `HIP_VISIBLE_DEVICES` inherited from the
+    launcher overrides the CUDA name, so setting both keeps the pinning explicit.
 
     ## Example
     ```python
@@ -507,7 +506,8 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
     code = "ROC700"
     name = "cuda-visible-devices-without-hip"
     category = "env-var"
-    severity = Severity.WARNING
+    severity = Severity.INFO
+    aggregate = "file"
     message = "`CUDA_VISIBLE_DEVICES` is set but `HIP_VISIBLE_DEVICES` is not"
     fix_title = "Also set `HIP_VISIBLE_DEVICES` to the same value"
     applicability = Applicability.SAFE
@@ -634,7 +634,8 @@ class CudaLaunchBlockingWithoutHip(_PairedVariable):
     code = "ROC701"
     name = "cuda-launch-blocking-without-hip"
     category = "env-var"
-    severity = Severity.WARNING
+    severity = Severity.INFO
+    aggregate = "file"
     message = "`CUDA_LAUNCH_BLOCKING` is set but `HIP_LAUNCH_BLOCKING` is not"
     fix_title = "Also set `HIP_LAUNCH_BLOCKING` to the same value"
     applicability = Applicability.SAFE
@@ -717,6 +718,7 @@ class CudaHomeLookup(_EnvAccessRule):
     name = "cuda-home-lookup"
     category = "env-var"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm; ROCm uses `ROCM_HOME`/`ROCM_PATH`"
     fix_title = "Fall back to `ROCM_HOME` and `ROCM_PATH`"
     applicability = Applicability.UNSAFE
@@ -919,6 +921,7 @@ class CudaOnlyEnvVar(_EnvAccessRule):
     name = "cuda-only-env-var"
     category = "env-var"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "This CUDA environment variable has no effect on ROCm"
     fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
     triggers = (
@@ -1154,9 +1157,9 @@ class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
     `HIP_VISIBLE_DEVICES` (or `ROCR_VISIBLE_DEVICES`) is not set on the same or the next line.
 
     ## Why it breaks on ROCm
-    HIP documents `CUDA_VISIBLE_DEVICES` only as a legacy alias of `HIP_VISIBLE_DEVICES`
-    (ROCm 10 docs list only the HIP name), and PyTorch on ROCm lets `HIP_VISIBLE_DEVICES`
-    override it, so device pinning that uses the CUDA name alone may be ignored.
+    Today this works: HIP (ROCm ≤ 7.x docs) accepts `CUDA_VISIBLE_DEVICES` as a legacy alias
+    of `HIP_VISIBLE_DEVICES`, and PyTorch on ROCm reads it. Hence `info`: the ROCm 10 docs list
+    only the HIP name, and an inherited `HIP_VISIBLE_DEVICES` overrides the CUDA name.
 
     ## Example
     ```python
@@ -1185,7 +1188,8 @@ class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
     code = "ROC710"
     name = "shell-cuda-visible-devices-without-hip"
     category = "env-var"
-    severity = Severity.WARNING
+    severity = Severity.INFO
+    aggregate = "file"
     message = "`CUDA_VISIBLE_DEVICES` is set but `HIP_VISIBLE_DEVICES` is not"
     fix_title = "Also set `HIP_VISIBLE_DEVICES` to the same value"
     applicability = Applicability.SAFE
@@ -1283,7 +1287,8 @@ class ShellCudaLaunchBlockingWithoutHip(_TextPaired):
     code = "ROC711"
     name = "shell-cuda-launch-blocking-without-hip"
     category = "env-var"
-    severity = Severity.WARNING
+    severity = Severity.INFO
+    aggregate = "file"
     message = "`CUDA_LAUNCH_BLOCKING` is set but `HIP_LAUNCH_BLOCKING` is not"
     fix_title = "Also set `HIP_LAUNCH_BLOCKING` to the same value"
     applicability = Applicability.SAFE
@@ -1347,6 +1352,7 @@ class ShellCudaHome(_TextVariables):
     name = "shell-cuda-home"
     category = "env-var"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm; ROCm uses `ROCM_PATH` (/opt/rocm)"
     fact = "§6 CUDA_HOME / CUDA_PATH; [P9]"
     triggers = ("CUDA_HOME", "CUDA_PATH")
@@ -1427,6 +1433,7 @@ class ShellCudaOnlyEnvVar(_TextVariables):
     name = "shell-cuda-only-env-var"
     category = "env-var"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "This CUDA environment variable has no effect on ROCm"
     fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
     triggers = (

@@ -127,6 +127,7 @@ class FlashAttnFunc(PythonRule):
     name = "flash-attn-func-call"
     category = "flash-attn"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = (
         "flash-attn needs a ROCm/flash-attention source build on ROCm; "
         "torch SDPA computes the same attention"
@@ -373,6 +374,7 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
     name = "flash-attn-no-sdpa-equivalent"
     category = "flash-attn"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "this flash-attn function has no SDPA equivalent and needs ROCm/flash-attention"
     fact = "§4a §4b; [F1][F2]"
     triggers = ("flash_attn",)
@@ -459,6 +461,7 @@ class FlashAttnHardImport(PythonRule):
     name = "flash-attn-hard-import"
     category = "flash-attn"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "unguarded flash-attn import: no ROCm wheel on PyPI, so the module fails to import"
     fact = "§4a §9 flash-attn row; [F1][F2]"
     triggers = ("flash_attn",)
@@ -839,6 +842,7 @@ class HfFlashAttention2(_HfAttnImplementation):
     name = "hf-flash-attention-2"
     category = "flash-attn"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "`flash_attention_2` needs ROCm/flash-attention; transformers raises without it"
     fix_title = 'Keep FlashAttention-2 where installed, else attn_implementation="sdpa"'
     applicability = Applicability.SAFE
@@ -892,7 +896,7 @@ class HfFlashAttention2(_HfAttnImplementation):
                 'model_kwargs["attn_implementation"] = "flash_attention_2" if '
                 'importlib.util.find_spec("flash_attn") is not None else "sdpa"\n'
             ),
-            count=2,
+            count=1,
         ),
         Invalid(
             "import transformers as tf\n"
@@ -972,6 +976,7 @@ class HfFlashAttention3(_HfAttnImplementation):
     name = "hf-flash-attention-3"
     category = "flash-attn"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "`flash_attention_3` is Hopper-only (no ROCm build); transformers raises on AMD GPUs"
     fix_title = 'Keep FlashAttention-3 where installed, else attn_implementation="sdpa"'
     applicability = Applicability.UNSAFE

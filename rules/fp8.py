@@ -72,6 +72,7 @@ class OcpFp8Dtype(PythonRule):
     name = "ocp-fp8-dtype"
     category = "fp8"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "OCP FP8 dtype: MI300X (gfx942) supports only FNUZ FP8 (`float8_e4m3fnuz`)"
     fact = "§8 dtypes, hardware, rewrite rule; §10.4; [H4][L4][L5]"
     triggers = ("float8_e4m3fn", "float8_e5m2")
@@ -100,12 +101,12 @@ class OcpFp8Dtype(PythonRule):
             "import torch\ndef is_fp8(t):\n"
             "    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)\n"
             "def to_fp8(t):\n    return t.to(torch.float8_e5m2)\n",
-            count=2,
+            count=1,
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        tree_ = tree(node)
+    def leave_Module(self, node: cst.Module) -> None:
+        tree_ = tree(self.ctx)
         if qualified_refs(self.ctx, tree_, FNUZ):
             return
         by_scope: dict[int, list[cst.CSTNode]] = {}
@@ -211,6 +212,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
     name = "fp8-e4m3fn-max-literal"
     category = "fp8"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "448 is the e4m3fn maximum; MI300X's float8_e4m3fnuz tops out at 240"
     fact = "§8 maxima, rewrite rule; §10.4; [V][H4][L4]"
     triggers = ("float8_e4m3fn",)
@@ -236,12 +238,12 @@ class Fp8E4m3MaxLiteral(PythonRule):
         Invalid(
             "from torch import float8_e4m3fn\n"
             "def q(x):\n    return x.clamp(-448, 448).to(float8_e4m3fn)\n",
-            count=2,
+            count=1,
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        tree_ = tree(node)
+    def leave_Module(self, node: cst.Module) -> None:
+        tree_ = tree(self.ctx)
         if not qualified_refs(self.ctx, tree_, {E4M3FN}):
             return
         if qualified_refs(self.ctx, tree_, FNUZ):

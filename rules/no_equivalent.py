@@ -43,6 +43,8 @@ class _NoEquivalentImport(ScopeTracking):
 
     abstract = True
     unconditional: ClassVar[bool]
+    #: one package imported several ways in one file is one problem (grouped by package)
+    aggregate: ClassVar[str] = "file"
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)
@@ -89,7 +91,7 @@ class _NoEquivalentImport(ScopeTracking):
                 f"`{module}` ({entry['label']}) has no ROCm build: on ROCm this optional path "
                 f"is unavailable; port it to {entry['alternative']}"
             )
-        self.report(node, message=message)
+        self.report(node, message=message, group=str(entry["label"]))
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -210,8 +212,9 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
     """
     ## What it does
     Flags optional imports of NVIDIA-only packages (`tensorrt`, `torch_tensorrt`,
-    `tensorrt_llm`, `pycuda`, cuda-python, `numba.cuda`, `nvidia.dali`): inside
-    `try: ... except ImportError`, inside a function, or under an `if`.
+    `tensorrt_llm`, `pycuda`, cuda-python, `numba.cuda`, `nvidia.dali`): inside a function or
+    under an `if`. An import in `try: ... except ImportError:` whose handler falls back (does
+    not raise) is a portable fallback and is not reported (`migrate scan --show-guarded`).
 
     ## Why it breaks on ROCm
     The package has no ROCm build, so on ROCm the feature behind this import is unavailable
@@ -220,10 +223,8 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
 
     ## Example
     ```python
-    try:
+    def build_engine(onnx_path):
         import tensorrt as trt
-    except ImportError:
-        trt = None
     ```
 
     ## Manual migration
@@ -256,16 +257,16 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
         Valid("try:\n    import tensorrt_fake\nexcept ImportError:\n    pass\n"),
         Valid("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import tensorrt\n"),
         Valid("def f():\n    import torch.cuda\n"),
+        Valid("try:\n    import tensorrt as trt\nexcept ImportError:\n    trt = None\n"),
+        Valid(
+            "try:\n    from numba import cuda\nexcept (ImportError, OSError):\n    cuda = None\n"
+        ),
     ]
     invalid = [
         Invalid(
-            "try:\n    import tensorrt as trt\nexcept ImportError:\n    trt = None\n",
+            "def build():\n    from torch_tensorrt import compile\n    return compile\n",
             line=2,
             column=5,
         ),
-        Invalid("def build():\n    from torch_tensorrt import compile\n    return compile\n"),
         Invalid("if use_dali:\n    from nvidia import dali\n"),
-        Invalid(
-            "try:\n    from numba import cuda\nexcept (ImportError, OSError):\n    cuda = None\n"
-        ),
     ]

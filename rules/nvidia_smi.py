@@ -215,6 +215,7 @@ class NvidiaSmiSubprocess(PythonRule):
     name = "nvidia-smi-subprocess"
     category = "nvidia-smi"
     severity = Severity.ERROR
+    aggregate = "scope"
     message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
     fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
     applicability = Applicability.UNSAFE
@@ -480,6 +481,7 @@ class NvidiaSmiShellCommand(TextRule):
     name = "nvidia-smi-shell-command"
     category = "nvidia-smi"
     severity = Severity.ERROR
+    aggregate = "file"
     message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
     fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
     applicability = Applicability.UNSAFE

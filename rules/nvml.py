@@ -119,6 +119,7 @@ class NvmlImport(ScopeTracking):
     name = "nvml-import"
     category = "nvml"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "NVML bindings talk only to the NVIDIA driver; on ROCm every NVML call fails"
     fact = "§3a, §3b dependency row, §9 pynvml row; [A1][P2]"
     triggers = ("pynvml", "py3nvml", "nvidia_smi")
@@ -129,6 +130,8 @@ class NvmlImport(ScopeTracking):
         Valid("# import pynvml\nimport torch\n"),
         Valid("from .pynvml import helpers\n"),
         Valid("try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\nimport amdsmi\n"),
+        # a portable fallback: the calls, if any, are reported where they run
+        Valid("try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n"),
     ]
     invalid = [
         Invalid("import pynvml\n", line=1, column=1),
@@ -136,7 +139,6 @@ class NvmlImport(ScopeTracking):
         Invalid("from pynvml import nvmlInit, nvmlDeviceGetCount\n"),
         Invalid("from py3nvml import py3nvml\n"),
         Invalid("import nvidia_smi\n"),
-        Invalid("try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n", line=2),
         Invalid("import os, pynvml\n", count=1),
         Invalid("import pynvml\nfrom pynvml import nvmlInit\n", count=1),
     ]
@@ -348,6 +350,7 @@ class NvmlDeviceQuery(_NvmlResolver):
     name = "nvml-device-query"
     category = "nvml"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = "NVML query fails on ROCm; use torch.cuda telemetry or amdsmi"
     fix_title = "Use the portable torch.cuda telemetry call"
     applicability = Applicability.UNSAFE

@@ -86,6 +86,7 @@ class OrtCudaExecutionProvider(PythonRule):
     name = "ort-cuda-execution-provider"
     category = "onnxruntime"
     severity = Severity.ERROR
+    aggregate = "scope"
     message = "ONNX Runtime has no CUDA/TensorRT provider on AMD GPUs; the model runs on CPU"
     fix_title = "Put `MIGraphXExecutionProvider` first in the provider list"
     applicability = Applicability.UNSAFE
@@ -275,6 +276,7 @@ class OrtCudaProviderCheck(PythonRule):
     name = "ort-cuda-provider-check"
     category = "onnxruntime"
     severity = Severity.ERROR
+    aggregate = "scope"
     message = "This ONNX Runtime GPU check is false on AMD GPUs; the CPU path runs"
     fact = _FACT
     triggers = ("onnxruntime",)

@@ -212,7 +212,8 @@ class DeprecatedSdpKernel(PythonRule):
     code = "ROC150"
     name = "deprecated-sdp-kernel"
     category = "sdpa"
-    severity = Severity.INFO
+    severity = Severity.HYGIENE
+    aggregate = "file"
     message = "`torch.backends.cuda.sdp_kernel` is deprecated: use `torch.nn.attention.sdpa_kernel`"
     fix_title = "Use `sdpa_kernel([...])` with the same backends"
     applicability = Applicability.SAFE
@@ -295,7 +296,7 @@ class DeprecatedSdpKernel(PythonRule):
                 ),
             )
             return
-        tree_ = tree(self.ctx.module)
+        tree_ = tree(self.ctx)
         head = node.func
         while isinstance(head, cst.Attribute):
             head = head.value
@@ -390,6 +391,7 @@ class SdpaCudnnOnly(PythonRule):
     name = "sdpa-cudnn-only"
     category = "sdpa"
     severity = Severity.ERROR
+    aggregate = "scope"
     message = (
         "only cuDNN attention is allowed: ROCm has no cuDNN attention backend, so "
         "scaled_dot_product_attention raises 'No available kernel'"
@@ -430,8 +432,8 @@ class SdpaCudnnOnly(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        for anchor, backends in _selections(self.ctx, tree(node)):
+    def leave_Module(self, node: cst.Module) -> None:
+        for anchor, backends in _selections(self.ctx, tree(self.ctx)):
             if backends == ["CUDNN_ATTENTION"]:
                 self.report(anchor)
 
@@ -474,6 +476,7 @@ class SdpaNoMathFallback(PythonRule):
     name = "sdpa-no-math-fallback"
     category = "sdpa"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = (
         "SDPA restricted to fused kernels without the math fallback: raises 'No available "
         "kernel' on AMD GPUs AOTriton does not cover"
@@ -520,8 +523,8 @@ class SdpaNoMathFallback(PythonRule):
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        for anchor, backends in _selections(self.ctx, tree(node)):
+    def leave_Module(self, node: cst.Module) -> None:
+        for anchor, backends in _selections(self.ctx, tree(self.ctx)):
             if "MATH" in backends or not set(backends) & _FUSED:
                 continue
             shown = ", ".join(backends)

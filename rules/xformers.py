@@ -98,6 +98,7 @@ class XformersMemoryEfficientAttention(PythonRule):
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING
+    aggregate = "scope"
     message = (
         "xformers has only experimental ROCm wheels (own index); "
         "torch SDPA computes the same attention"
@@ -168,7 +169,7 @@ class XformersMemoryEfficientAttention(PythonRule):
                 "        dropout_p=0.1,\n"
                 "    ).transpose(1, 2).contiguous()\n"
             ),
-            count=2,
+            count=1,
         ),
         Invalid(
             # 3-D (B*H, M, K) inputs, as diffusers' processors pass them: not rewritten
@@ -367,6 +368,7 @@ class XformersHardImport(PythonRule):
     name = "xformers-hard-import"
     category = "xformers"
     severity = Severity.WARNING
+    aggregate = "file"
     message = "unguarded xformers import: ROCm wheels are experimental and only on xformers' index"
     fact = "§4d §9 xformers row; [X3]"
     triggers = ("import xformers", "from xformers")

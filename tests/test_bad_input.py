@@ -27,7 +27,7 @@ def test_each_bad_file_is_reported_and_the_rest_is_scanned(tmp_path, scan_json):
     write(tmp_path, "pyproject.toml", '[project]\nname = "x"\ndependencies = ["flash-attn" \n')
     os.symlink(tmp_path / "missing.py", tmp_path / "dangling.py")
 
-    report = scan_json(str(tmp_path))
+    report = scan_json("--min-severity", "hygiene", str(tmp_path))
 
     assert [(f["path"], f["line"], f["rule"]) for f in report["findings"]] == [
         ("good.py", 2, "ROC520")
@@ -49,7 +49,7 @@ def test_each_bad_file_is_reported_and_the_rest_is_scanned(tmp_path, scan_json):
 def test_malformed_toml_is_a_failed_file_not_a_crash(tmp_path, scan_json):
     write(tmp_path, "sub/pyproject.toml", '[project\nname = "flash-attn"\n')
     write(tmp_path, "a.py", AMP)
-    report = scan_json(str(tmp_path))
+    report = scan_json("--min-severity", "hygiene", str(tmp_path))
     reasons = _reasons(report, "failed")
     assert reasons["sub/pyproject.toml"].startswith("invalid TOML")
     assert report["findings"][0]["path"] == "a.py"
@@ -58,7 +58,7 @@ def test_malformed_toml_is_a_failed_file_not_a_crash(tmp_path, scan_json):
 def test_symlink_loop_is_not_followed(tmp_path, scan_json):
     write(tmp_path, "pkg/a.py", AMP)
     os.symlink(tmp_path / "pkg", tmp_path / "pkg" / "loop")
-    report = scan_json(str(tmp_path))
+    report = scan_json("--min-severity", "hygiene", str(tmp_path))
     assert [f["path"] for f in report["findings"]] == ["pkg/a.py"]
     assert any("symlink loop" in s["reason"] for s in report["files"]["skipped"])
 

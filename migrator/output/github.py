@@ -5,7 +5,12 @@ from __future__ import annotations
 from migrator.model import ScanResult, Severity
 from migrator.output.escape import safe_text
 
-_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+_LEVEL = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "notice",
+    Severity.HYGIENE: "notice",
+}
 
 
 def _escape(value: str) -> str:

@@ -14,7 +14,12 @@ from migrator.output.escape import safe_text, url_path
 from migrator.output.findings_json import _prefix, _with_prefix
 from migrator.ruledocs import project_url, rule_url, summary
 
-_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_LEVEL = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "note",
+    Severity.HYGIENE: "note",
+}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -53,8 +58,32 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
                 ],
             }
             entry["partialFingerprints"] = {FINGERPRINT: fingerprint}
+            if finding.related:
+                entry["relatedLocations"] = [
+                    {
+                        "id": number,
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": site.path, "uriBaseId": "%SRCROOT%"},
+                            "region": {
+                                "startLine": site.line,
+                                "startColumn": site.column,
+                                "endLine": site.end_line,
+                                "endColumn": site.end_column,
+                            },
+                        },
+                        "message": {"text": "another site of this problem"},
+                    }
+                    for number, site in enumerate(finding.related, start=1)
+                ]
+            properties: dict[str, Any] = {}
             if finding.cell is not None:
-                entry["properties"] = {"notebookCell": finding.cell}
+                properties["notebookCell"] = finding.cell
+            if finding.guard:
+                properties["guard"] = finding.guard
+            if finding.severity is Severity.HYGIENE:
+                properties["severity"] = "hygiene"
+            if properties:
+                entry["properties"] = properties
             sarif_results.append(entry)
     document = {
         "$schema": SCHEMA,

@@ -1,4 +1,5 @@
-"""Human output: findings grouped by file with the source line, then a summary table."""
+"""Human output: one line per problem grouped by file (severity, rule, message, how many more
+sites), the source line, each rule's rationale once, then a summary table."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from rich.table import Table
 from migrator.model import Finding, ScanResult, Severity, Status
 from migrator.output.escape import safe_text
 
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_STYLE = {
+    Severity.ERROR: "bold red",
+    Severity.WARNING: "yellow",
+    Severity.INFO: "cyan",
+    Severity.HYGIENE: "dim",
+}
 
 
 def _shown(value: str) -> str:
@@ -45,10 +51,11 @@ def render(
                     if finding.fix.applicability.value == "safe"
                     else " [magenta]\\[unsafe fix][/magenta]"
                 )
+            guard = f" [dim]\\[guarded: {_shown(finding.guard)}][/dim]" if finding.guard else ""
             console.print(
                 f"  {_shown(_location(finding, prefix))} "
-                f"[{_STYLE[finding.severity]}]{finding.rule}[/] "
-                f"{_shown(finding.message)}{marker}"
+                f"[{_STYLE[finding.severity]}]{finding.rule} {finding.severity.label}[/] "
+                f"{_shown(finding.message)}{marker}{guard}"
             )
             if show_source and finding.source_line:
                 console.print(f"      [dim]{_shown(finding.source_line[:160])}[/dim]")
@@ -62,7 +69,36 @@ def render(
                     f"[red]failed[/red]  {_shown(prefix + file.path)}: {_shown(file.reason)}"
                 )
     if summary:
+        _rationales(findings_total, console)
         _summary(results, findings_total, console)
+
+
+def rationale(code: str) -> str:
+    """The first paragraph of a rule's "Why it breaks on ROCm" section (its long rationale)."""
+    from migrator.registry import rule_by_code
+
+    try:
+        doc = rule_by_code(code).doc()
+    except Exception:  # an unknown code (a finding from an older cache): no rationale
+        return ""
+    marker = "## Why it breaks on ROCm"
+    if marker not in doc:
+        return ""
+    section = doc.split(marker, 1)[1].split("\n## ", 1)[0].strip()
+    return " ".join(section.split("\n\n", 1)[0].split())
+
+
+def _rationales(findings: list[Finding], console: Console) -> None:
+    """Each reported rule's rationale, once (not repeated on every finding)."""
+    codes = sorted({finding.rule for finding in findings})
+    if not codes:
+        return
+    console.print()
+    console.print("[bold]Why[/bold] (`migrate explain CODE` for the fix)")
+    for code in codes:
+        text = rationale(code)
+        if text:
+            console.print(f"  [bold]{code}[/bold] {_shown(text)}")
 
 
 def _summary(results: list[ScanResult], findings: list[Finding], console: Console) -> None:
@@ -79,6 +115,7 @@ def _summary(results: list[ScanResult], findings: list[Finding], console: Consol
     table.add_column("error", justify="right", style="red")
     table.add_column("warning", justify="right", style="yellow")
     table.add_column("info", justify="right", style="cyan")
+    table.add_column("hygiene", justify="right", style="dim")
     table.add_column("fixable", justify="right", style="green")
     counts: Counter[tuple[str, Severity]] = Counter((f.category, f.severity) for f in findings)
     fixable: Counter[str] = Counter(f.category for f in findings if f.fix is not None)
@@ -87,15 +124,17 @@ def _summary(results: list[ScanResult], findings: list[Finding], console: Consol
             category,
             *(
                 str(counts.get((category, level), "") or "")
-                for level in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+                for level in (Severity.ERROR, Severity.WARNING, Severity.INFO, Severity.HYGIENE)
             ),
             str(fixable.get(category, "") or ""),
         )
     console.print(table)
     safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability.value == "safe")
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability.value == "unsafe")
+    guarded = sum(1 for f in findings if f.guard)
     console.print(
-        f"Found {len(findings)} findings in {scanned} files"
+        f"Found {len(findings) - guarded} findings in {scanned} files"
+        + (f" (and {guarded} in code that never runs on ROCm)" if guarded else "")
         + (f" ({problems} files skipped or failed)" if problems else "")
         + f". {safe} fixable with `migrate fix`, {unsafe} more with `--unsafe-fixes`."
     )

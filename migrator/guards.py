@@ -1,0 +1,400 @@
+"""Which code runs on a ROCm build: vendor-dispatched branches, import fallbacks, availability
+probes and non-Linux platform branches, marked once per file during the engine's single walk.
+
+The engine calls ``Guards.enter`` for every node before any rule visits it, so when a rule
+visits a node, every guard around it (an enclosing ``if``, an earlier ``if ...: return`` in the
+same block, an enclosing ``try``) is already known. Rules ask ``ctx.guards``:
+
+- ``guard_of(node)``: why ``node`` never runs on a ROCm build ("" when it may run there);
+- ``never_on_rocm(node)`` / ``only_on_rocm(node)``: the vendor question alone.
+
+The engine itself hides findings whose node has a guard (``migrate scan --show-guarded`` shows
+them, marked), so most rules need not ask at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import libcst as cst
+
+#: Guard labels (what ``guard_of`` answers). All of them mean "never runs on a ROCm build".
+NVIDIA_ONLY = "NVIDIA-only branch"
+NON_LINUX = "non-Linux platform branch"
+IMPORT_FALLBACK = "import with a portable fallback"
+AVAILABILITY = "availability probe"
+#: Not a guard (the code runs on ROCm), answered by ``only_on_rocm``.
+ROCM_ONLY = "ROCm-only branch"
+
+#: Tokens of a test's identifier that mean "this is a ROCm/AMD build or device" / "an NVIDIA one".
+ROCM_TOKENS = frozenset({"hip", "rocm", "amd", "amdgpu", "gfx"})
+NVIDIA_TOKENS = frozenset({"nvidia"})
+_ROCM_STRINGS = frozenset({"hip", "rocm", "amd"})
+_NON_LINUX_STRINGS = frozenset({"win32", "cygwin", "darwin", "windows", "nt", "macos", "mac"})
+_NON_LINUX_TOKENS = frozenset({"windows", "win32", "macos", "darwin", "osx", "mac"})
+_PLATFORM_NAMES = frozenset(
+    {"sys.platform", "os.name", "platform.system", "platform.platform", "platform.uname"}
+)
+_IMPORT_ERRORS = frozenset(
+    {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+)
+_BROAD_ERRORS = frozenset({"Exception", "BaseException"})
+_PROBE_DEF = re.compile(r"^_*(is|has|check)_\w*(available|installed)$")
+_PROBE_CALL = re.compile(r"^_*(is|has)_(\w+)_(available|installed)$")
+#: Words of ``X`` in ``is_X_available()`` that make it a torch or hardware capability check
+#: (true on ROCm builds too, or a decision a rule must see), not a package probe.
+_PORTABLE_PROBES = frozenset(
+    {"torch", "cuda", "gpu", "accelerate", "accelerator", "bf16", "fp16", "tf32", "fp8", "sdpa"}
+)
+_CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+#: What a test being true (or false) proves about the build: None (nothing), or a label.
+Holds = str | None
+
+
+def tokens(name: str) -> list[str]:
+    """Lower-case words of an identifier: ``isROCmBuild`` -> ``["is", "ro", "cm", "build"]``."""
+    parts: list[str] = []
+    for chunk in name.split("_"):
+        parts.extend(match.group(0).lower() for match in _CAMEL.finditer(chunk))
+    return parts
+
+
+def identifier(node: cst.CSTNode) -> str | None:
+    """The last identifier of a Name/Attribute/Call chain (``a.b.is_hip()`` -> ``is_hip``)."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Name):
+        return node.value
+    return None
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _never(label: Holds) -> bool:
+    return label is not None and label != ROCM_ONLY
+
+
+class Guards:
+    """Per-file guard regions: ``id(node) -> label`` for subtrees (and statements) that only
+    run under the guard, filled as the engine's walk enters guard-bearing nodes."""
+
+    def __init__(
+        self,
+        resolve: Callable[[cst.CSTNode], str | None],
+        parents: dict[int, cst.CSTNode],
+    ) -> None:
+        self._resolve = resolve
+        self._parents = parents
+        self.regions: dict[int, str] = {}
+
+    # ---------------------------------------------------------------- queries (for rules)
+
+    def label_of(self, node: cst.CSTNode) -> str:
+        """The innermost guard label around ``node`` (also ``ROCM_ONLY``), "" when none."""
+        regions = self.regions
+        if not regions:
+            return ""
+        current: cst.CSTNode | None = node
+        parents = self._parents
+        while current is not None:
+            label = regions.get(id(current))
+            if label is not None:
+                return label
+            current = parents.get(id(current))
+        return ""
+
+    def guard_of(self, node: cst.CSTNode) -> str:
+        """Why ``node`` never runs on a ROCm build: a label such as ``NVIDIA_ONLY``, or ""."""
+        regions = self.regions
+        if not regions:
+            return ""
+        current: cst.CSTNode | None = node
+        parents = self._parents
+        while current is not None:
+            label = regions.get(id(current))
+            if label is not None and label != ROCM_ONLY:
+                return label
+            current = parents.get(id(current))
+        return ""
+
+    def never_on_rocm(self, node: cst.CSTNode) -> bool:
+        """Whether a vendor or platform test keeps ``node`` off ROCm builds."""
+        regions = self.regions
+        current: cst.CSTNode | None = node
+        while current is not None:
+            label = regions.get(id(current))
+            if label == NVIDIA_ONLY or label == NON_LINUX:
+                return True
+            current = self._parents.get(id(current))
+        return False
+
+    def only_on_rocm(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` sits in a branch that only runs on a ROCm build."""
+        return self.label_of(node) == ROCM_ONLY
+
+    # ---------------------------------------------------------------- the walk (for the engine)
+
+    def enter(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        """Mark the regions a guard-bearing ``node`` controls (called in pre-order)."""
+        handler = _HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node, parent)
+
+    def _mark(self, region: cst.CSTNode | None, label: Holds) -> None:
+        if region is not None and label is not None:
+            self.regions.setdefault(id(region), label)
+
+    def _if(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        assert isinstance(node, (cst.If, cst.While))
+        when_true, when_false = self.classify(node.test)
+        self._mark(node.body, when_true)
+        if node.orelse is not None:
+            self._mark(node.orelse, when_false)
+        if isinstance(node, cst.If) and parent is not None and _exits(node.body):
+            for statement in _following(parent, node):
+                self._mark(statement, when_false)
+
+    def _if_exp(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        assert isinstance(node, cst.IfExp)
+        when_true, when_false = self.classify(node.test)
+        self._mark(node.body, when_true)
+        self._mark(node.orelse, when_false)
+
+    def _boolean(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        assert isinstance(node, cst.BooleanOperation)
+        when_true, when_false = self.classify(node.left)
+        self._mark(node.right, when_true if isinstance(node.operator, cst.And) else when_false)
+
+    def _assert(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        assert isinstance(node, cst.Assert)
+        when_true, _ = self.classify(node.test)
+        line = parent
+        block = self._parents.get(id(line)) if line is not None else None
+        if _never(when_true) and line is not None and block is not None:
+            for statement in _following(block, line):
+                self._mark(statement, when_true)
+
+    def _try(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        assert isinstance(node, cst.Try)
+        caught: set[str] = set()
+        portable = False
+        for handler in node.handlers:
+            names = _caught(handler)
+            if names & _IMPORT_ERRORS and not _raises(handler.body):
+                caught |= names
+                portable = True
+        if not portable or not isinstance(node.body, cst.IndentedBlock):
+            return
+        statements = node.body.body
+        imports = [
+            statement
+            for statement in statements
+            if isinstance(statement, cst.SimpleStatementLine)
+            and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+        ]
+        if not imports:
+            return
+        if caught & _BROAD_ERRORS:
+            # any failure of the optional code falls back: the whole body is the probe
+            self._mark(node.body, IMPORT_FALLBACK)
+            return
+        for statement in imports:
+            self._mark(statement, IMPORT_FALLBACK)
+
+    def _function(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
+        assert isinstance(node, cst.FunctionDef)
+        if _PROBE_DEF.match(node.name.value):
+            self._mark(node.body, AVAILABILITY)
+
+    # ---------------------------------------------------------------- test classification
+
+    def classify(self, test: cst.BaseExpression) -> tuple[Holds, Holds]:
+        """(what holds when ``test`` is true, what holds when it is false)."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            when_true, when_false = self.classify(test.expression)
+            return when_false, when_true
+        if isinstance(test, cst.BooleanOperation):
+            left = self.classify(test.left)
+            right = self.classify(test.right)
+            if isinstance(test.operator, cst.And):
+                return left[0] or right[0], left[1] if left[1] == right[1] else None
+            return left[0] if left[0] == right[0] else None, left[1] or right[1]
+        if isinstance(test, cst.Call) and identifier(test) == "bool" and len(test.args) == 1:
+            return self.classify(test.args[0].value)
+        return self._atom(test)
+
+    def _atom(self, node: cst.BaseExpression) -> tuple[Holds, Holds]:
+        qualified = self._resolve(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if qualified == "torch.version.cuda":
+            return NVIDIA_ONLY, None
+        if qualified == "torch.version.hip":
+            return ROCM_ONLY, NVIDIA_ONLY
+        if isinstance(node, cst.Comparison):
+            return self._comparison(node)
+        if isinstance(node, cst.Call):
+            probe = self._probe(node)
+            if probe is not None:
+                return probe
+        name = identifier(node)
+        if name is None:
+            return None, None
+        parts = set(tokens(name))
+        if parts & ROCM_TOKENS:
+            return ROCM_ONLY, NVIDIA_ONLY
+        if parts & NVIDIA_TOKENS:
+            return NVIDIA_ONLY, None
+        if parts & _NON_LINUX_TOKENS and ("is" in parts or name.isupper() or "on" in parts):
+            return NON_LINUX, None
+        return None, None
+
+    def _probe(self, node: cst.Call) -> tuple[Holds, Holds] | None:
+        qualified = self._resolve(node.func) or identifier(node) or ""
+        if qualified.rsplit(".", 1)[-1] == "find_spec" or qualified == "importlib.find_loader":
+            return AVAILABILITY, None
+        match = _PROBE_CALL.match(qualified.rsplit(".", 1)[-1])
+        if match and not set(match.group(2).lower().split("_")) & _PORTABLE_PROBES:
+            return AVAILABILITY, None
+        return None
+
+    def _comparison(self, node: cst.Comparison) -> tuple[Holds, Holds]:
+        if len(node.comparisons) != 1:
+            return None, None
+        left = node.left
+        target = node.comparisons[0]
+        operator = target.operator
+        if _none(target.comparator):
+            inner = self._atom(left)
+            if inner == (None, None):
+                return None, None
+            if isinstance(operator, (cst.Is, cst.Equal)):
+                # ``x is None``: true exactly when ``x`` is falsy (for these atoms)
+                return inner[1], inner[0]
+            if isinstance(operator, (cst.IsNot, cst.NotEqual)):
+                return inner
+            return None, None
+        for one, other in ((left, target.comparator), (target.comparator, left)):
+            text = _string(other)
+            if text is None:
+                continue
+            lower = text.lower()
+            if self._is_os(one):
+                non_linux = lower in _NON_LINUX_STRINGS or lower.startswith(("win", "darwin"))
+                if isinstance(operator, cst.Equal):
+                    return (NON_LINUX if non_linux else None), (
+                        NON_LINUX if lower == "linux" else None
+                    )
+                if isinstance(operator, cst.NotEqual):
+                    return (NON_LINUX if lower == "linux" else None), (
+                        NON_LINUX if non_linux else None
+                    )
+                return None, None
+            if lower in _ROCM_STRINGS:
+                if isinstance(operator, cst.Equal):
+                    return ROCM_ONLY, NVIDIA_ONLY
+                if isinstance(operator, cst.NotEqual):
+                    return NVIDIA_ONLY, ROCM_ONLY
+            if lower in {"cuda", "nvidia"} and _is_vendor(one):
+                if isinstance(operator, cst.Equal):
+                    return NVIDIA_ONLY, None
+                if isinstance(operator, cst.NotEqual):
+                    return None, NVIDIA_ONLY
+        return None, None
+
+    def _is_os(self, node: cst.BaseExpression) -> bool:
+        target = node.func if isinstance(node, cst.Call) else node
+        qualified = self._resolve(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if qualified in _PLATFORM_NAMES:
+            return True
+        # ``sys.platform.lower()``, ``platform.system().lower()``
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            return self._is_os(node.func.value)
+        return False
+
+
+def _is_vendor(node: cst.BaseExpression) -> bool:
+    name = identifier(node)
+    return name is not None and bool(set(tokens(name)) & {"platform", "backend", "vendor"})
+
+
+def _caught(handler: cst.ExceptHandler) -> set[str]:
+    if handler.type is None:
+        return {"BaseException"}
+    kinds = handler.type
+    elements = kinds.elements if isinstance(kinds, cst.Tuple) else [kinds]
+    names = set()
+    for element in elements:
+        value = element.value if isinstance(element, cst.Element) else element
+        name = identifier(value)
+        if name:
+            names.add(name)
+    return names
+
+
+def _raises(body: cst.BaseSuite) -> bool:
+    """Whether a handler body ends by raising (the fallback is an error, not a portable path)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    if not statements:
+        return False
+    last = statements[-1]
+    smalls = (
+        last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else []
+    )
+    return any(isinstance(small, cst.Raise) for small in smalls)
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    """Whether a block always leaves its enclosing block (return, raise, continue, exit...)."""
+    if isinstance(block, cst.IndentedBlock):
+        if not block.body:
+            return False
+        last = block.body[-1]
+        smalls = last.body if isinstance(last, cst.SimpleStatementLine) else []
+    elif isinstance(block, cst.SimpleStatementSuite):
+        smalls = block.body
+    else:
+        return False
+    for small in smalls:
+        if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if identifier(small.value) in {"exit", "skip", "skipTest", "_exit"}:
+                return True
+    return False
+
+
+def _following(block: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """Statements after ``statement`` in ``block`` (a Module or IndentedBlock)."""
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)):
+        return []
+    for index, item in enumerate(body):
+        if item is statement:
+            return list(body[index + 1 :])
+    return []
+
+
+_HANDLERS: dict[type, Callable[[Guards, cst.CSTNode, cst.CSTNode | None], None]] = {
+    cst.If: Guards._if,
+    cst.While: Guards._if,
+    cst.IfExp: Guards._if_exp,
+    cst.BooleanOperation: Guards._boolean,
+    cst.Assert: Guards._assert,
+    cst.Try: Guards._try,
+    cst.FunctionDef: Guards._function,
+}
+
+#: Node types whose entry may mark a region (the engine calls ``enter`` only for these).
+GUARD_NODE_TYPES = frozenset(_HANDLERS)

@@ -1,0 +1,125 @@
+"""Project-level view from the list of scanned files: files that never run on a ROCm build
+(platform-only scripts, NVIDIA variants of files the project already has an AMD twin of)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_SPLIT = re.compile(r"[^a-z0-9]+")
+#: Path words that make a file macOS- or Windows-only.
+_PLATFORM_WORDS = {
+    "macos": "macOS",
+    "mac": "macOS",
+    "osx": "macOS",
+    "darwin": "macOS",
+    "windows": "Windows",
+    "win": "Windows",
+    "win32": "Windows",
+    "win64": "Windows",
+}
+_NVIDIA_WORD = re.compile(r"(?<![a-z0-9])(nvidia|cuda|cu1\d\d?)(?![a-z])", re.IGNORECASE)
+_AMD_WORD = re.compile(r"(?<![a-z0-9])(amd|rocm|hip)(?![a-z])", re.IGNORECASE)
+_AMD_REPLACEMENTS = ("amd", "rocm", "hip", "AMD", "ROCm", "ROCM")
+#: ``rocm6.2`` or ``amd-7.0`` in a twin's name: the version does not make it another file.
+_VERSION_TAIL = re.compile(r"^[-_.]?\d+(\.\d+)*")
+
+
+def platform_only(relative: str) -> str:
+    """ "macOS" or "Windows" when a path word makes the file platform-only, else ""."""
+    lowered = relative.lower()
+    stem = lowered.rsplit(".", 1)[0] if "." in lowered.rsplit("/", 1)[-1] else lowered
+    for word in _SPLIT.split(stem):
+        platform = _PLATFORM_WORDS.get(word)
+        if platform:
+            return platform
+    return ""
+
+
+def _without_amd_word(name: str) -> set[str]:
+    """``requirements_amd.txt`` -> {``requirements.txt``}; ``Dockerfile.rocm6.2`` -> {``Dockerfile``}."""
+    out: set[str] = set()
+    for match in _AMD_WORD.finditer(name):
+        start, end = match.span()
+        tail = _VERSION_TAIL.match(name[end:])
+        if tail:
+            end += tail.end()
+        before, after = name[:start], name[end:]
+        if before[-1:] in "-_." and before:
+            out.add(before[:-1] + after)
+        if after[:1] in "-_." and after:
+            out.add(before + after[1:])
+        if not before or not after:
+            out.add(before + after)
+    return {candidate for candidate in out if candidate and candidate[0] not in "-_."}
+
+
+def amd_twins(paths: Iterable[str]) -> dict[str, str]:
+    """NVIDIA-variant files mapped to their AMD twin: ``docker/nvidia/X`` when ``docker/amd/``
+    exists, ``requirements.txt`` when ``requirements-rocm.txt`` sits next to it,
+    ``Dockerfile.cuda`` next to ``Dockerfile.rocm``."""
+    files = sorted(set(paths))
+    present = set(files)
+    directories: set[str] = set()
+    for path in files:
+        parts = path.split("/")
+        for index in range(1, len(parts)):
+            directories.add("/".join(parts[:index]))
+    plain_twins: dict[str, str] = {}
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        for plain in _without_amd_word(name):
+            target = f"{folder}/{plain}" if folder else plain
+            if target in present and not _AMD_WORD.search(plain):
+                plain_twins.setdefault(target, path)
+    out: dict[str, str] = {}
+    for path in files:
+        if _AMD_WORD.search(path):
+            continue
+        if path in plain_twins:
+            out[path] = plain_twins[path]
+            continue
+        parts = path.split("/")
+        for index, part in enumerate(parts):
+            if not _NVIDIA_WORD.search(part):
+                continue
+            found = ""
+            for replacement in _AMD_REPLACEMENTS:
+                swapped = _NVIDIA_WORD.sub(replacement, part, count=1)
+                prefix = "/".join([*parts[:index], swapped])
+                last = index == len(parts) - 1
+                if (last and prefix in present) or (not last and prefix in directories):
+                    found = prefix
+                    break
+                if last:
+                    # ``requirements-cu121.txt`` next to ``requirements-rocm6.2.txt``
+                    folder = "/".join(parts[:index])
+                    pattern = re.compile(
+                        re.escape(swapped).replace(
+                            re.escape(replacement), re.escape(replacement) + r"[-_.]?\d+(\.\d+)*"
+                        )
+                    )
+                    for other in files:
+                        other_folder, _, other_name = other.rpartition("/")
+                        if other_folder == folder and pattern.fullmatch(other_name):
+                            found = other
+                            break
+                    if found:
+                        break
+            if found:
+                out[path] = found
+                break
+    return out
+
+
+def file_guards(paths: Iterable[str]) -> dict[str, str]:
+    """Files of the project that never run on a ROCm build, each with the reason."""
+    paths = list(paths)
+    out: dict[str, str] = {}
+    for path in paths:
+        platform = platform_only(path)
+        if platform:
+            out[path] = f"{platform}-only file"
+    for path, twin in amd_twins(paths).items():
+        out.setdefault(path, f"NVIDIA variant (the project has {twin})")
+    return out

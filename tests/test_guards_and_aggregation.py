@@ -1,0 +1,339 @@
+"""Guards (code that never runs on ROCm), one finding per problem, and the recalibrated
+severities, through the command line on small projects shaped like real ones."""
+
+from __future__ import annotations
+
+import json
+
+import libcst as cst
+
+from migrator.context import PythonContext
+from migrator.guards import AVAILABILITY, IMPORT_FALLBACK, NON_LINUX, NVIDIA_ONLY, ROCM_ONLY
+from migrator.imports import ImportTable
+from migrator.project import amd_twins, file_guards
+from tests.conftest import write
+
+GPU = """\
+import subprocess
+import sys
+
+import torch
+
+
+def gpu_names():
+    if torch.version.hip is None:
+        return subprocess.check_output(["nvidia-smi", "-L"], text=True)
+    return subprocess.check_output(["amd-smi", "list"], text=True)
+
+
+def memory():
+    if is_rocm_pytorch():
+        return torch.cuda.mem_get_info()
+    else:
+        return subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])
+
+
+def windows_only():
+    if sys.platform == "win32":
+        subprocess.run(["nvidia-smi"])
+
+
+def early_exit():
+    if torch.version.hip:
+        return None
+    return subprocess.run(["nvidia-smi"])
+
+
+def unguarded():
+    return subprocess.run(["nvidia-smi"], capture_output=True)
+"""
+
+
+def _sites(report: dict) -> list[tuple[str, int, str, str]]:
+    return [(f["path"], f["line"], f["rule"], f.get("guard", "")) for f in report["findings"]]
+
+
+def test_guarded_code_is_hidden_by_default_and_shown_marked(tmp_path, scan_json, run_cli):
+    write(tmp_path, "pkg/gpu.py", GPU)
+    assert _sites(scan_json("--select", "ROC210", str(tmp_path))) == [
+        ("pkg/gpu.py", 32, "ROC210", "")
+    ]
+    shown = scan_json("--select", "ROC210", "--show-guarded", str(tmp_path))
+    assert _sites(shown) == [
+        ("pkg/gpu.py", 9, "ROC210", NVIDIA_ONLY),
+        ("pkg/gpu.py", 17, "ROC210", NVIDIA_ONLY),
+        ("pkg/gpu.py", 22, "ROC210", NON_LINUX),
+        ("pkg/gpu.py", 28, "ROC210", NVIDIA_ONLY),
+        ("pkg/gpu.py", 32, "ROC210", ""),
+    ]
+    text = run_cli("scan", "--select", "ROC210", "--show-guarded", str(tmp_path)).output
+    assert "[guarded: NVIDIA-only branch]" in text
+
+
+def test_only_guarded_findings_exit_zero(tmp_path, run_cli):
+    write(tmp_path, "a.py", GPU.split("def unguarded")[0])
+    assert run_cli("scan", "--select", "ROC210", str(tmp_path)).exit_code == 0
+    assert run_cli("scan", "--select", "ROC210", "--show-guarded", str(tmp_path)).exit_code == 0
+
+
+def test_import_fallback_and_availability_probe(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "probe.py",
+        "import pynvml\n"
+        "def is_nvml_available():\n"
+        "    pynvml.nvmlInit()\n"
+        "    return True\n"
+        "try:\n"
+        "    import pynvml as nv\n"
+        "    nv.nvmlInit()\n"
+        "    HANDLE = nv.nvmlDeviceGetHandleByIndex(0)\n"
+        "except Exception:\n"
+        "    HANDLE = None\n"
+        "try:\n"
+        "    import pynvml as strict\n"
+        "    strict.nvmlInit()\n"
+        "except ImportError:\n"
+        "    strict = None\n",
+    )
+    report = scan_json("--select", "ROC201,ROC202", "--show-guarded", str(tmp_path))
+    assert _sites(report) == [
+        ("probe.py", 3, "ROC201", AVAILABILITY),
+        # lines 7-8: any failure falls back (the NVML rules see that themselves)
+        # only ImportError is caught: with pynvml installed, nvmlInit raises on ROCm
+        ("probe.py", 13, "ROC201", ""),
+    ]
+
+
+def test_a_fallback_that_raises_is_not_portable(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "a.py",
+        "try:\n    import pynvml\n    pynvml.nvmlInit()\nexcept Exception:\n"
+        "    raise RuntimeError('NVML is required')\n",
+    )
+    assert [site[:3] for site in _sites(scan_json("--select", "ROC201", str(tmp_path)))] == [
+        ("a.py", 3, "ROC201")
+    ]
+
+
+def _guards(source: str) -> tuple[PythonContext, dict[str, str]]:
+    """Run the engine's walk over ``source`` and label each ``mark()`` call by its argument."""
+    from migrator.engine import python_reports
+    from migrator.registry import all_rules
+
+    module, context = python_reports(source, "x.py", all_rules(), prefilter=False)
+    assert module is not None and context is not None
+    labels: dict[str, str] = {}
+    for node in context.nodes:
+        if isinstance(node, cst.Call) and getattr(node.func, "value", None) == "mark":
+            argument = node.args[0].value
+            assert isinstance(argument, cst.SimpleString)
+            labels[str(argument.evaluated_value)] = context.guards.label_of(node)
+    return context, labels
+
+
+def test_guard_facility_answers_for_each_kind_of_branch():
+    _, labels = _guards(
+        "import os, sys, platform, torch\n"
+        "if torch.version.cuda:\n    mark('cuda')\n"
+        "if not torch.version.hip:\n    mark('not-hip')\nelse:\n    mark('hip')\n"
+        "if IS_ROCM or torch.version.hip:\n    mark('rocm-or')\n"
+        "if torch.cuda.is_available() and torch.version.hip is None:\n    mark('and')\n"
+        "x = mark('cond') if torch.version.cuda is not None else 0\n"
+        "if platform.system() == 'Darwin':\n    mark('darwin')\n"
+        "if os.name == 'nt':\n    mark('nt')\n"
+        "if sys.platform != 'linux':\n    mark('not-linux')\n"
+        "if sys.platform.startswith('linux'):\n    mark('linux')\n"
+        "if torch.cuda.is_available():\n    mark('available')\n"
+        "if is_flash_attn_2_available():\n    mark('fa2')\n"
+        "if is_torch_bf16_gpu_available():\n    mark('bf16')\n"
+        "def has_apex_installed():\n    mark('probe')\n"
+        "def f():\n    if not is_hip():\n        return 1\n    mark('after-exit')\n"
+        "y = torch.version.cuda and mark('bool-and')\n"
+        "try:\n    import tensorrt\n    mark('try-import')\nexcept ImportError:\n    tensorrt = None\n"
+        "try:\n    import pycuda\n    mark('broad')\nexcept Exception:\n    pycuda = None\n"
+        "try:\n    import cupy\n    mark('raises')\nexcept ImportError:\n    raise\n"
+    )
+    assert labels == {
+        "cuda": NVIDIA_ONLY,
+        "not-hip": NVIDIA_ONLY,
+        "hip": ROCM_ONLY,
+        "rocm-or": ROCM_ONLY,
+        "and": NVIDIA_ONLY,
+        "cond": NVIDIA_ONLY,
+        "darwin": NON_LINUX,
+        "nt": NON_LINUX,
+        "not-linux": NON_LINUX,
+        "linux": "",
+        "available": "",
+        "fa2": AVAILABILITY,
+        "bf16": "",  # a capability check, true on MI300X: not a package probe
+        "probe": AVAILABILITY,
+        "after-exit": ROCM_ONLY,
+        "bool-and": NVIDIA_ONLY,
+        "try-import": "",  # runs when the import succeeds; only the import is the fallback
+        "broad": IMPORT_FALLBACK,
+        "raises": "",
+    }
+
+
+def test_guard_questions_for_rules():
+    context, _ = _guards(
+        "import torch\nif torch.version.hip:\n    mark('a')\nelse:\n    mark('b')\n"
+    )
+    calls = [node for node in context.nodes if isinstance(node, cst.Call)]
+    rocm, nvidia = calls
+    assert context.guards.only_on_rocm(rocm) and not context.guards.never_on_rocm(rocm)
+    assert context.guards.never_on_rocm(nvidia) and context.guard_of(nvidia) == NVIDIA_ONLY
+    assert context.guard_of(rocm) == ""  # ROCm-only code runs on ROCm: reported as usual
+    assert isinstance(ImportTable(), ImportTable)
+
+
+def test_project_files_that_never_run_on_rocm():
+    paths = [
+        "docker/nvidia/Dockerfile",
+        "docker/amd/Dockerfile",
+        "docker/docker-cuda/docker-compose.yml",
+        "docker/docker-rocm/docker-compose.yml",
+        "requirements.txt",
+        "requirements-rocm.txt",
+        "Dockerfile.cuda",
+        "Dockerfile.rocm6.2",
+        "scripts/install_macos.sh",
+        "scripts/build-windows.sh",
+        "scripts/machine_setup.sh",
+        "setup.py",
+        "cuda/kernels.py",
+    ]
+    assert amd_twins(paths) == {
+        "docker/nvidia/Dockerfile": "docker/amd",
+        "docker/docker-cuda/docker-compose.yml": "docker/docker-rocm",
+        "requirements.txt": "requirements-rocm.txt",
+        "Dockerfile.cuda": "Dockerfile.rocm6.2",
+    }
+    guards = file_guards(paths)
+    assert guards["scripts/install_macos.sh"] == "macOS-only file"
+    assert guards["scripts/build-windows.sh"] == "Windows-only file"
+    assert "scripts/machine_setup.sh" not in guards and "cuda/kernels.py" not in guards
+    assert "docker/amd/Dockerfile" not in guards and "requirements-rocm.txt" not in guards
+
+
+def test_nvidia_variant_file_is_neither_reported_nor_fixed(tmp_path, scan_json, run_cli):
+    nvidia = write(
+        tmp_path, "docker/nvidia/Dockerfile", "FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\n"
+    )
+    write(tmp_path, "docker/amd/Dockerfile", "FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n")
+    write(tmp_path, "docker/other/Dockerfile", "FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\n")
+    assert [site[:3] for site in _sites(scan_json(str(tmp_path)))] == [
+        ("docker/other/Dockerfile", 1, "ROC860")
+    ]
+    before = nvidia.read_text()
+    run_cli("fix", "--unsafe-fixes", str(tmp_path))
+    assert nvidia.read_text() == before
+    assert "rocm" in (tmp_path / "docker/other/Dockerfile").read_text()
+
+
+BNB_USE = "import bitsandbytes as bnb\n\nopt = bnb.optim.AdamW8bit(params, lr=1e-4)\n"
+BNB_CONFIG = (
+    "from transformers import BitsAndBytesConfig\nconfig = BitsAndBytesConfig(load_in_4bit=True)\n"
+)
+
+
+def test_project_fact_is_one_finding_anchored_at_the_requirement(tmp_path, scan_json, run_cli):
+    write(tmp_path, "requirements.txt", "torch\nbitsandbytes==0.41.1\n")
+    write(tmp_path, "train.py", BNB_USE)
+    write(tmp_path, "tests/test_a.py", BNB_USE)
+    write(tmp_path, "tests/test_b.py", BNB_CONFIG)
+    report = scan_json("--select", "bitsandbytes,ROC810", str(tmp_path))
+    [finding] = report["findings"]
+    assert (finding["path"], finding["line"], finding["rule"]) == ("requirements.txt", 2, "ROC810")
+    assert finding["severity"] == "error"
+    assert finding["message"].endswith("(+3 more sites)")
+    assert [(site["path"], site["line"]) for site in finding["related"]] == [
+        ("tests/test_a.py", 3),
+        ("tests/test_b.py", 2),
+        ("train.py", 3),
+    ]
+    sarif = json.loads(
+        run_cli(
+            "scan", "--format", "sarif", "--select", "bitsandbytes,ROC810", str(tmp_path)
+        ).output
+    )
+    [result] = sarif["runs"][0]["results"]
+    assert [
+        location["physicalLocation"]["artifactLocation"]["uri"]
+        for location in result["relatedLocations"]
+    ] == ["tests/test_a.py", "tests/test_b.py", "train.py"]
+
+
+def test_project_fact_without_declaration_is_anchored_at_the_first_use(tmp_path, scan_json):
+    write(tmp_path, "b.py", BNB_USE)
+    write(tmp_path, "a.py", BNB_CONFIG)
+    [finding] = scan_json("--select", "bitsandbytes", str(tmp_path))["findings"]
+    assert (finding["path"], finding["line"], finding["rule"]) == ("a.py", 2, "ROC511")
+    assert [(site["path"], site["line"]) for site in finding["related"]] == [("b.py", 3)]
+
+
+def test_one_compose_service_is_one_finding(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "docker-compose.yml",
+        "services:\n"
+        "  train:\n"
+        "    image: x\n"
+        "    runtime: nvidia\n"
+        "    deploy:\n"
+        "      resources:\n"
+        "        reservations:\n"
+        "          devices:\n"
+        "            - driver: nvidia\n"
+        "              count: all\n"
+        "              capabilities: [gpu]\n"
+        "  serve:\n"
+        "    image: y\n"
+        "    runtime: nvidia\n",
+    )
+    findings = scan_json("--select", "ROC863", str(tmp_path))["findings"]
+    assert [(f["line"], len(f["related"])) for f in findings] == [(4, 1), (14, 0)]
+
+
+def test_one_package_imported_several_ways_in_one_file(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "m.py",
+        "import flash_attn\nfrom flash_attn import flash_attn_func\n"
+        "from flash_attn.bert_padding import pad_input\n",
+    )
+    findings = scan_json("--select", "ROC402", str(tmp_path))["findings"]
+    assert [(f["line"], len(f["related"])) for f in findings] == [(1, 2)]
+
+
+def test_capability_gate_that_only_warns_is_info(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "a.py",
+        "import torch, warnings\n"
+        "if torch.cuda.get_device_capability() < (8, 0):\n"
+        "    warnings.warn('bf16 needs Ampere')\n"
+        "def pick():\n"
+        "    if torch.cuda.get_device_capability() >= (9, 0):\n"
+        "        return 'hopper'\n",
+    )
+    findings = scan_json("--select", "ROC110", str(tmp_path))["findings"]
+    assert [(f["line"], f["severity"]) for f in findings] == [(2, "info"), (5, "warning")]
+
+
+def test_hygiene_is_off_by_default_and_never_counts(tmp_path, scan_json, run_cli):
+    write(tmp_path, "a.py", "import torch\nscaler = torch.cuda.amp.GradScaler()\n")
+    assert scan_json(str(tmp_path))["findings"] == []
+    assert run_cli("scan", str(tmp_path)).exit_code == 0
+    [finding] = scan_json("--min-severity", "hygiene", str(tmp_path))["findings"]
+    assert (finding["rule"], finding["severity"]) == ("ROC520", "hygiene")
+    from migrator.model import Finding, Severity
+    from migrator.reporting.readiness import classify
+
+    hygiene = Finding(
+        "ROC520", "cuda-amp-namespace", "cuda-amp", Severity.HYGIENE, "a.py", 2, 9, 2, 25, "m"
+    )
+    assert classify([hygiene]) == []
