@@ -220,18 +220,16 @@ def test_project_files_that_never_run_on_rocm():
 
 
 def test_nvidia_variant_file_is_neither_reported_nor_fixed(tmp_path, scan_json, run_cli):
-    nvidia = write(
-        tmp_path, "docker/nvidia/Dockerfile", "FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\n"
-    )
-    write(tmp_path, "docker/amd/Dockerfile", "FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n")
-    write(tmp_path, "docker/other/Dockerfile", "FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\n")
-    assert [site[:3] for site in _sites(scan_json(str(tmp_path)))] == [
-        ("docker/other/Dockerfile", 1, "ROC860")
+    launch = "export CUDA_VISIBLE_DEVICES=0\npython train.py\n"
+    nvidia = write(tmp_path, "docker/nvidia/run.sh", launch)
+    write(tmp_path, "docker/amd/run.sh", "export HIP_VISIBLE_DEVICES=0\npython train.py\n")
+    other = write(tmp_path, "docker/other/run.sh", launch)
+    assert [site[:3] for site in _sites(scan_json("--select", "ROC710", str(tmp_path)))] == [
+        ("docker/other/run.sh", 1, "ROC710")
     ]
-    before = nvidia.read_text()
-    run_cli("fix", "--unsafe-fixes", str(tmp_path))
-    assert nvidia.read_text() == before
-    assert "rocm" in (tmp_path / "docker/other/Dockerfile").read_text()
+    run_cli("fix", "--select", "ROC710", str(tmp_path))
+    assert nvidia.read_text() == launch
+    assert "HIP_VISIBLE_DEVICES" in other.read_text()
 
 
 BNB_USE = "import bitsandbytes as bnb\n\nopt = bnb.optim.AdamW8bit(params, lr=1e-4)\n"
@@ -331,9 +329,22 @@ def test_hygiene_is_off_by_default_and_never_counts(tmp_path, scan_json, run_cli
     [finding] = scan_json("--min-severity", "hygiene", str(tmp_path))["findings"]
     assert (finding["rule"], finding["severity"]) == ("ROC520", "hygiene")
     from migrator.model import Finding, Severity
-    from migrator.reporting.readiness import classify
+    from migrator.reporting.readiness.assembly import counted
 
     hygiene = Finding(
         "ROC520", "cuda-amp-namespace", "cuda-amp", Severity.HYGIENE, "a.py", 2, 9, 2, 25, "m"
     )
-    assert classify([hygiene]) == []
+    guarded = Finding(
+        "ROC210",
+        "nvidia-smi-subprocess",
+        "nvidia-smi",
+        Severity.ERROR,
+        "a.py",
+        4,
+        1,
+        4,
+        9,
+        "m",
+        guard="NVIDIA-only branch",
+    )
+    assert counted([hygiene, guarded]) == []
