@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 AMP = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
 AMP_FIXED_MARK = "torch.amp.autocast"
+#: A finding above hygiene with a safe fix (``pr`` and ``report`` leave hygiene aside).
+CUDA_CHECK = "import torch\nif torch.version.cuda:\n    pass\n"
+CUDA_CHECK_FIXED_MARK = "torch.version.hip"
 
 _PR_CAPBSET_DROP = 24
 _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH, _CAP_FOWNER = 1, 2, 3

@@ -34,7 +34,15 @@ def test_a_planted_pickle_never_runs(tmp_path):
     for suffix in (".pickle", ".json"):
         (cache / f"{name}{suffix}").write_bytes(payload)
 
-    result = migrate("scan", "--format", "json", project, MIGRATE_CACHE_DIR=str(cache))
+    result = migrate(
+        "scan",
+        "--min-severity",
+        "hygiene",
+        "--format",
+        "json",
+        project,
+        MIGRATE_CACHE_DIR=str(cache),
+    )
 
     assert not marker.exists()
     assert _findings(result) == [("a.py", "ROC520")]
@@ -44,7 +52,9 @@ def test_an_empty_or_forged_catalog_is_rebuilt_and_no_cache_reads_nothing(tmp_pa
     cache = tmp_path / "cache"
     project = tmp_path / "project"
     write(project, "a.py", AMP)
-    migrate("scan", project, MIGRATE_CACHE_DIR=str(cache))  # creates the caches
+    migrate(
+        "scan", "--min-severity", "hygiene", project, MIGRATE_CACHE_DIR=str(cache)
+    )  # creates the caches
     catalogs = list(cache.glob("catalog-*.json"))
     assert len(catalogs) == 1
     results = [path for path in cache.glob("*.json") if path not in catalogs]
@@ -52,12 +62,27 @@ def test_an_empty_or_forged_catalog_is_rebuilt_and_no_cache_reads_nothing(tmp_pa
         catalogs[0].write_text(json.dumps(forged))
         for path in results:
             path.write_text('{"fingerprint": 1, "entries": [')  # corrupt
-        scanned = migrate("scan", "--format", "json", project, MIGRATE_CACHE_DIR=str(cache))
+        scanned = migrate(
+            "scan",
+            "--min-severity",
+            "hygiene",
+            "--format",
+            "json",
+            project,
+            MIGRATE_CACHE_DIR=str(cache),
+        )
         assert _findings(scanned) == [("a.py", "ROC520")], forged
         assert scanned.returncode == 1
         catalogs[0].write_text(json.dumps(forged))
         uncached = migrate(
-            "scan", "--no-cache", "--format", "json", project, MIGRATE_CACHE_DIR=str(cache)
+            "scan",
+            "--min-severity",
+            "hygiene",
+            "--no-cache",
+            "--format",
+            "json",
+            project,
+            MIGRATE_CACHE_DIR=str(cache),
         )
         assert _findings(uncached) == [("a.py", "ROC520")], forged
 
@@ -85,10 +110,18 @@ def test_a_cache_writable_by_others_is_not_trusted(tmp_path):
     cache = tmp_path / "cache"
     project = tmp_path / "project"
     write(project, "a.py", AMP)
-    migrate("scan", project, MIGRATE_CACHE_DIR=str(cache))
+    migrate("scan", "--min-severity", "hygiene", project, MIGRATE_CACHE_DIR=str(cache))
     for path in cache.iterdir():
         if not path.name.startswith("catalog-"):
             _claim_clean(path)
         os.chmod(path, 0o666)  # anyone could have written it
-    result = migrate("scan", "--format", "json", project, MIGRATE_CACHE_DIR=str(cache))
+    result = migrate(
+        "scan",
+        "--min-severity",
+        "hygiene",
+        "--format",
+        "json",
+        project,
+        MIGRATE_CACHE_DIR=str(cache),
+    )
     assert _findings(result) == [("a.py", "ROC520")]

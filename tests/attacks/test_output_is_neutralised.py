@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.attacks.conftest import AMP, migrate, write
+from tests.attacks.conftest import AMP, CUDA_CHECK, migrate, write
 
 NAMES = [
     "x`\r`<img src=x onerror=alert(1)>.py",  # CR ends a Markdown code span: raw HTML follows
@@ -18,7 +18,7 @@ CONTROLS = ["\r", "\x1b", "\x07", "\u202e"]
 
 def _project(tmp_path):
     for name in NAMES:
-        write(tmp_path, name, AMP)
+        write(tmp_path, name, AMP + CUDA_CHECK)
     return tmp_path
 
 

@@ -34,7 +34,16 @@ def test_scan_with_an_unreadable_folder_and_file_lists_them(tmp_path):
     os.chmod(tmp_path / "closed", 0o000)
     os.chmod(secret, 0o000)
     try:
-        result = migrate("scan", "--no-cache", "--format", "json", tmp_path, unprivileged=True)
+        result = migrate(
+            "scan",
+            "--min-severity",
+            "hygiene",
+            "--no-cache",
+            "--format",
+            "json",
+            tmp_path,
+            unprivileged=True,
+        )
     finally:
         os.chmod(tmp_path / "closed", 0o755)
         os.chmod(secret, 0o644)

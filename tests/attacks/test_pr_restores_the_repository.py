@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.attacks.conftest import AMP, migrate, write
+from tests.attacks.conftest import CUDA_CHECK, migrate, write
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "t",
@@ -27,7 +27,7 @@ def git(repo, *args):
 
 
 def _repo(path):
-    write(path, "a.py", AMP)
+    write(path, "a.py", CUDA_CHECK)
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
     git(path, "add", "-A")
     git(path, "commit", "-qm", "init")
@@ -46,7 +46,7 @@ def test_a_failing_hook_leaves_the_repository_as_it_was(tmp_path):
     assert git(repo, "branch", "--show-current") == "main"
     assert git(repo, "branch", "--list", "migrate/rocm") == ""
     assert git(repo, "status", "--porcelain") == ""
-    assert (repo / "a.py").read_text() == AMP
+    assert (repo / "a.py").read_text() == CUDA_CHECK
 
 
 def test_a_submodule_is_never_modified(tmp_path):
@@ -58,7 +58,7 @@ def test_a_submodule_is_never_modified(tmp_path):
     result = migrate("pr", repo, **IDENTITY)
 
     assert result.returncode == 0, result.stderr
-    assert (repo / "vendor" / "library" / "a.py").read_text() == AMP
+    assert (repo / "vendor" / "library" / "a.py").read_text() == CUDA_CHECK
     assert git(repo / "vendor" / "library", "status", "--porcelain") == ""
     assert git(repo, "status", "--porcelain") == ""
     changed = git(repo, "diff", "--name-only", "main", "migrate/rocm")

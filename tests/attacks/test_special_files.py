@@ -22,7 +22,9 @@ def test_scan_skips_pipes_sockets_and_devices(tmp_path):
     write(tmp_path, "a.py", AMP)
     server = _specials(tmp_path)
     try:
-        result = migrate("scan", "--format", "json", tmp_path, timeout=60)
+        result = migrate(
+            "scan", "--min-severity", "hygiene", "--format", "json", tmp_path, timeout=60
+        )
     finally:
         server.close()
     data = json.loads(result.stdout)

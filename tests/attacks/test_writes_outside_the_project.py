@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 
-from tests.attacks.conftest import AMP, AMP_FIXED_MARK, migrate, write
+from tests.attacks.conftest import (
+    AMP,
+    AMP_FIXED_MARK,
+    CUDA_CHECK,
+    CUDA_CHECK_FIXED_MARK,
+    migrate,
+    write,
+)
 
 
 def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
@@ -28,9 +35,9 @@ def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
 
 
 def test_pr_never_writes_outside_the_repository(tmp_path):
-    outside = write(tmp_path, "outside/o.py", AMP)
+    outside = write(tmp_path, "outside/o.py", CUDA_CHECK)
     repo = tmp_path / "repo"
-    write(repo, "a.py", AMP)
+    write(repo, "a.py", CUDA_CHECK)
     os.symlink(outside.parent, repo / "linked")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -47,7 +54,7 @@ def test_pr_never_writes_outside_the_repository(tmp_path):
     )
 
     assert result.returncode == 0, result.stderr
-    assert outside.read_text() == AMP
+    assert outside.read_text() == CUDA_CHECK
     log = subprocess.run(
         ["git", "-C", str(repo), "show", "--stat", "--format=", "migrate/rocm"],
         capture_output=True,
@@ -60,9 +67,9 @@ def test_pr_never_writes_outside_the_repository(tmp_path):
 def test_verify_copies_never_lead_back_to_the_users_tree(tmp_path):
     from migrator.verify.workspace import Workspace, apply_fixes
 
-    outside = write(tmp_path, "outside/o.py", AMP)
+    outside = write(tmp_path, "outside/o.py", CUDA_CHECK)
     project = tmp_path / "project"
-    main = write(project, "main.py", AMP)
+    main = write(project, "main.py", CUDA_CHECK)
     os.symlink(main, project / "absolute_self.py")  # absolute link into the project
     os.symlink(outside, project / "absolute_out.py")  # absolute link out of the project
     os.symlink(outside.parent, project / "out_dir")  # a folder out of the project
@@ -71,8 +78,8 @@ def test_verify_copies_never_lead_back_to_the_users_tree(tmp_path):
     try:
         summary = apply_fixes(workspace.migrated, unsafe=False)
         copied = workspace.migrated
-        assert AMP_FIXED_MARK in (copied / "main.py").read_text()
-        assert AMP_FIXED_MARK in (copied / "absolute_out.py").read_text()  # a copy, fixed
+        assert CUDA_CHECK_FIXED_MARK in (copied / "main.py").read_text()
+        assert CUDA_CHECK_FIXED_MARK in (copied / "absolute_out.py").read_text()  # a copy, fixed
         assert (copied / "absolute_self.py").resolve() == (copied / "main.py").resolve()
         assert not (copied / "out_dir").exists()
         assert any(
@@ -81,6 +88,6 @@ def test_verify_copies_never_lead_back_to_the_users_tree(tmp_path):
         assert sorted(summary.files_changed) == ["absolute_out.py", "main.py"]
     finally:
         workspace.remove()
-    assert main.read_text() == AMP  # the user's tree and the outside file are untouched
-    assert outside.read_text() == AMP
+    assert main.read_text() == CUDA_CHECK  # the user's tree and the outside file are untouched
+    assert outside.read_text() == CUDA_CHECK
     assert not workspace.root.exists()
