@@ -122,6 +122,19 @@ def scorer_data(project: Path) -> dict[str, Any]:
     }
 
 
+def compact(data: dict[str, Any]) -> str:
+    """JSON with one finding per line: small files, readable diffs."""
+    head = {key: value for key, value in data.items() if key != "findings"}
+    lines = [json.dumps(record, sort_keys=True) for record in data["findings"]]
+    body = ",\n  ".join(lines)
+    text = json.dumps(head, indent=1, sort_keys=True)[:-2]
+    return (
+        f'{text},\n "findings": [\n  {body}\n ]\n}}\n'
+        if lines
+        else (json.dumps({**head, "findings": []}, indent=1, sort_keys=True) + "\n")
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", required=True, help="folder holding the judged projects")
@@ -157,9 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append((judgement["verdict"], judgement["rank"], data["verdict"], data["score"]))
         if args.save_data and not args.reports:
             DATA.mkdir(parents=True, exist_ok=True)
-            (DATA / f"{name}.json").write_text(
-                json.dumps(scorer_data(project), indent=1, sort_keys=True) + "\n", encoding="utf-8"
-            )
+            (DATA / f"{name}.json").write_text(compact(scorer_data(project)), encoding="utf-8")
     if not rows:
         print("no judged project found under", args.corpus)
         return 2

@@ -176,6 +176,11 @@ class ProjectLayout:
         return tier(self.role_of(path))
 
 
+def is_container_file(path: str) -> bool:
+    """A Dockerfile or compose file, by name."""
+    return bool(_CONTAINER_FILES.search(path.rsplit("/", 1)[-1]))
+
+
 def tier(role: str) -> str:
     """The location tier of a role."""
     if role in (CORE, PUBLIC, LAZY):

@@ -27,6 +27,7 @@ from migrator.reporting.readiness.layout import (
     PERIPHERAL,
     PUBLIC,
     ProjectLayout,
+    is_container_file,
 )
 from migrator.reporting.readiness.layout import tier as tier_of_role
 from migrator.reporting.readiness.meta import (
@@ -85,8 +86,8 @@ def subject_of(finding: Finding) -> str:
     category = finding.category.lower()
     if category in _CATEGORY_SUBJECT:
         return _CATEGORY_SUBJECT[category]
-    if category in ("container", "containers"):
-        return f"file:{finding.path}"
+    if category in ("container", "containers") or is_container_file(finding.path):
+        return f"file:{finding.path}"  # one container file is one piece of work
     if category in ("dependency", "dependencies"):
         item, kind = dependency_item(finding)
         if kind == "package":
@@ -307,7 +308,8 @@ def _covered(group: Sequence[Site], amd_kinds: frozenset[str]) -> str:
     categories = {site.category.lower() for site in group}
     if all(site.dispatched for site in group):
         return "vendor dispatch in the same file"
-    if categories <= {"container", "containers"} and "container" in amd_kinds:
+    containers = all(is_container_file(site.path) for site in group)
+    if (containers or categories <= {"container", "containers"}) and "container" in amd_kinds:
         return "an AMD container"
     if categories <= {"dependency", "dependencies"} and "requirements" in amd_kinds:
         return "ROCm requirements"
