@@ -28,7 +28,8 @@ CONSEQUENCE_LABELS: dict[str, str] = {
 #: What each rule's problem does on ROCm (rocm-facts), for rules whose findings break, slow or
 #: (advisories, no-op flags, deprecations) do nothing at warning or error severity. Findings at
 #: info or hygiene severity never count (the findings engine's word for "works on ROCm"); rules
-#: not listed follow their severity: error = crash on a path, warning = runs but differs.
+#: not listed follow their severity: error = crash on a path, warning = runs but differs. An NVML
+#: binding (ROC812) installs anywhere: its calls (ROC200-202) are what break.
 RULE_CONSEQUENCE: dict[str, str] = {
     "ROC101": "cpu-fallback",
     "ROC102": "crash-path",
@@ -87,7 +88,7 @@ RULE_CONSEQUENCE: dict[str, str] = {
     "ROC809": "crash-path",
     "ROC810": "crash-path",
     "ROC811": "crash-path",
-    "ROC812": "crash-path",
+    "ROC812": "performance",
     "ROC813": "crash-path",
     "ROC814": "crash-path",
     "ROC850": "cpu-fallback",
