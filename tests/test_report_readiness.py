@@ -170,6 +170,15 @@ def test_consequence_weights_crash_over_cpu_fallback_over_performance_over_hygie
     assert score("cpu-fallback") < score("performance") < score("hygiene") == 100
 
 
+def test_hygiene_and_guarded_findings_never_count():
+    hygiene = project(finding("ROC902", severity=Severity.HYGIENE))
+    guarded = project(replace(finding("ROC902", severity=Severity.ERROR), guard="vendor"))
+    for report in (hygiene, guarded):
+        assert report.score == 100
+        assert report.verdict is r.Verdict.READY
+        assert report.work == [] and report.items == []
+
+
 def test_info_severity_is_hygiene_whatever_the_rule_declares():
     report = project(finding("ROC902", severity=Severity.INFO))
     assert report.work[0].consequence == "hygiene" and report.work[0].weight == 0
