@@ -31,7 +31,7 @@ def _die_with_parent() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         pr_set_pdeathsig = 1
         libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):
         pass
 
 
