@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -89,8 +90,20 @@ def test_sarif_and_github_paths_are_repository_relative(tmp_path):
 def test_real_pre_commit_reports_what_scan_reports(tmp_path):
     repo = _project(tmp_path)
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    # The hook repository: this checkout's package and hook file, committed to a fresh git
+    # repository (works from a clone, an export or a working tree with uncommitted edits).
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for name in ("migrator", "rules"):
+        shutil.copytree(ROOT / name, hooks / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml"):
+        shutil.copy2(ROOT / name, hooks / name)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "."], cwd=hooks, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=hooks, check=True)
+    subprocess.run([*git, "commit", "-qm", "hooks"], cwd=hooks, check=True)
     hook = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "migrate", "--all-files"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "migrate", "--all-files"],
         cwd=repo,
         env=env,
         capture_output=True,
