@@ -13,12 +13,12 @@ import json
 import os
 import stat
 import tempfile
-from dataclasses import fields
+from dataclasses import astuple, fields
 from pathlib import Path
 from typing import Any
 
 import migrator
-from migrator.model import Applicability, FileResult, Finding, FixInfo, Severity, Status
+from migrator.model import Applicability, FileResult, Finding, FixInfo, Related, Severity, Status
 
 _FINGERPRINT: str | None = None
 
@@ -75,6 +75,8 @@ def _encode_finding(finding: Finding) -> dict[str, Any]:
             value = int(value)
         elif isinstance(value, FixInfo):
             value = {"applicability": value.applicability.value, "description": value.description}
+        elif item.name == "related":
+            value = [list(astuple(site)) for site in value]
         data[item.name] = value
     return data
 
@@ -112,6 +114,20 @@ def _decode_finding(data: Any) -> Finding:
             )
             _require(isinstance(value["description"], str), "fix description")
             values[name] = FixInfo(Applicability(value["applicability"]), value["description"])
+        elif name == "related":
+            _require(isinstance(value, list), "related")
+            sites = []
+            for site in value:
+                _require(
+                    isinstance(site, list)
+                    and len(site) == 6
+                    and type(site[0]) is str
+                    and all(type(part) is int for part in site[1:5])
+                    and type(site[5]) in (int, type(None)),
+                    "related site",
+                )
+                sites.append(Related(*site))
+            values[name] = tuple(sites)
         else:
             expected = _FINDING_TYPES.get(name, (str, int, float, bool, type(None)))
             _require(type(value) in expected, f"finding field {name}")
