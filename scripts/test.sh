@@ -4,9 +4,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || echo "warning: could not install chromium; the HTML rendering test will be skipped"
+# System tools the tests drive for real: Chromium renders the HTML report; Debian's rocminfo and
+# rocm-smi give doctor their real no-GPU output.
+missing=()
+for tool in chromium rocminfo rocm-smi; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
+    || echo "warning: could not install ${missing[*]}; the tests that drive them will be skipped"
 fi
 status=0
 .venv/bin/python scripts/gen_rule_docs.py --check || { echo "docs/rules is stale: run python scripts/gen_rule_docs.py"; status=1; }
