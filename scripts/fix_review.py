@@ -167,7 +167,8 @@ def recorded(project: str, verdict_file: Path) -> Review:
     """The counts of a verdict file as stored (what the last review found)."""
     counts: dict[str, Counter[str]] = {"safe": Counter(), "unsafe": Counter()}
     for entry in load_verdicts(verdict_file).values():
-        for level in entry.get("levels", []):  # type: ignore[union-attr]
+        levels = entry.get("levels", [])
+        for level in levels if isinstance(levels, list) else []:
             counts[str(level)][str(entry.get("verdict", ""))] += 1
     return Review(project, counts, [], [])
 
