@@ -289,6 +289,7 @@ def verify(
             },
             fixes=fixes.as_dict(),
             workspace=str(workspace.root) if options.keep_workspace else None,
+            copy_notes=list(workspace.copy_notes),
         )
         runner = _Runner(options, workspace, env)
         if options.setup:

@@ -194,6 +194,9 @@ class Receipt:
     runs: list[RunRecord] = field(default_factory=list)
     setup: list[SetupRecord] = field(default_factory=list)
     workspace: str | None = None
+    #: What the copy of the project left out or changed (symlinks leaving the project, special
+    #: files), one line each: the runs saw that copy, not the user's tree.
+    copy_notes: list[str] = field(default_factory=list)
     created: str = field(
         default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")
     )
@@ -271,6 +274,7 @@ class Receipt:
                 {"target": target, **ratio.as_dict()} for target, ratio in self.regressions
             ],
             "workspace": self.workspace,
+            "copy_notes": list(self.copy_notes),
             "setup": [record.as_dict() for record in self.setup],
             "runs": [run.as_dict() for run in self.runs],
         }
@@ -454,7 +458,10 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
         f"({record.command})"
         for record in receipt.setup
     ]
-    lines[2:2] = setup_lines
+    copy_lines = [f"copy: {_clean(note)}" for note in receipt.copy_notes[:10]]
+    if len(receipt.copy_notes) > 10:
+        copy_lines.append(f"copy: +{len(receipt.copy_notes) - 10} more (see the receipt)")
+    lines[2:2] = copy_lines + setup_lines
     lines.append(_result_line(receipt))
     lines.append(
         f"receipt: {receipt_path}" if receipt_path else "receipt: not written (pass --receipt FILE)"

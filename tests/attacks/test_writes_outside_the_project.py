@@ -91,3 +91,34 @@ def test_verify_copies_never_lead_back_to_the_users_tree(tmp_path):
     assert main.read_text() == CUDA_CHECK  # the user's tree and the outside file are untouched
     assert outside.read_text() == CUDA_CHECK
     assert not workspace.root.exists()
+
+
+def test_verify_receipt_names_what_the_copy_left_out(tmp_path):
+    from migrator.verify import receipt_format
+    from migrator.verify.core import verify
+    from migrator.verify.options import VerifyOptions
+    from migrator.verify.receipt import summary
+
+    outside = write(tmp_path, "outside/data.txt", "42\n")
+    project = tmp_path / "project"
+    write(project, "hello.py", "print('loss: 1.5')\n")
+    os.symlink(outside.parent, project / "data_dir")  # a folder out of the project: left out
+
+    options = VerifyOptions(root=project, smoke="python hello.py", targets=("native",), timeout=60)
+    receipt = verify(options, fixer=_no_fixes)
+    data = receipt.as_dict()
+    assert data["copy_notes"] == [
+        "data_dir: symlink out of the project to a folder or special file; left out"
+    ]
+    assert "copy: data_dir: symlink out of the project" in summary(receipt)
+    schema = receipt_format.json_schema()
+    assert "copy_notes" in schema["properties"]
+
+
+def _no_fixes(tree, unsafe):
+    """A fixer that changes nothing (the copy is what is under test)."""
+
+    class Run:
+        outcomes: list[object] = []
+
+    return Run()
