@@ -32,6 +32,11 @@ class RawPythonFinding:
     requires: Mapping[str, str] = field(default_factory=dict)
     group: str = ""
     severity: Severity | None = None
+    #: Other statements the fix rewrites (an import made optional), as (node, replacement).
+    extra_edits: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = ()
+    #: Fixes sharing this key apply all together or not at all (``together_size`` of them).
+    together: str = ""
+    together_size: int = 0
 
 
 @dataclass(slots=True)
@@ -131,6 +136,9 @@ class PythonContext:
         requires: Mapping[str, str] | None = None,
         group: str = "",
         severity: Severity | None = None,
+        extra_edits: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
+        together: str = "",
+        together_size: int = 0,
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -148,6 +156,9 @@ class PythonContext:
                 requires=rule.fix_requires if requires is None else requires,
                 group=group,
                 severity=severity,
+                extra_edits=extra_edits,
+                together=together,
+                together_size=together_size,
             )
         )
 

@@ -18,7 +18,13 @@ import libcst as cst
 
 from migrator.astutil import fast_visit
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
-from migrator.fixer import FixError, apply_python_fixes, apply_text_edits, eligible
+from migrator.fixer import (
+    FixError,
+    apply_python_fixes,
+    apply_text_edits,
+    eligible,
+    incomplete_groups,
+)
 from migrator.fixpolicy import check_line_length, police_python, police_text
 from migrator.guards import GUARD_NODE_TYPES
 from migrator.imports import ImportTable
@@ -312,6 +318,8 @@ def _fix_python_loop(
             Suppressions.parse(current),
         )
         chosen = [(raw, finding) for raw, finding in pairs if _fixable(raw, finding, fix)]
+        partial = incomplete_groups(raw for raw, _ in chosen)
+        chosen = [(raw, finding) for raw, finding in chosen if raw.together not in partial]
         if not chosen:
             return current, fixed
         new_text = apply_python_fixes(module, [raw for raw, _ in chosen], path)

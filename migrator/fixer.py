@@ -3,7 +3,7 @@ text files. Every rewritten Python text must parse and compile, or the file keep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
@@ -25,20 +25,35 @@ def eligible(raw: RawPythonFinding | RawTextFinding, level: Applicability) -> bo
 
 
 class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, RawPythonFinding]) -> None:
+    def __init__(
+        self, replacements: dict[int, RawPythonFinding], extra: dict[int, cst.CSTNode]
+    ) -> None:
         super().__init__()
         self.replacements = replacements
+        self.extra = extra
 
     def on_leave(  # type: ignore[override]
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         raw = self.replacements.get(id(original_node))
         if raw is None or raw.replacement is None:
-            return updated_node
+            return self.extra.get(id(original_node), updated_node)
         replacement = raw.replacement
         # When children were rewritten too, the outer rewrite wins for this pass; the engine's
         # fix loop re-scans and applies what is left.
         return replacement() if callable(replacement) else replacement
+
+
+def incomplete_groups(chosen: Iterable[RawPythonFinding]) -> set[str]:
+    """The ``together`` keys of which fewer fixes are chosen than the group holds: none of them
+    may apply (a call dispatched without its import made optional, or the reverse)."""
+    counts: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    for raw in chosen:
+        if raw.together:
+            counts[raw.together] = counts.get(raw.together, 0) + 1
+            sizes[raw.together] = raw.together_size
+    return {key for key, count in counts.items() if count < sizes[key]}
 
 
 def apply_python_fixes(module: cst.Module, chosen: Sequence[RawPythonFinding], path: str) -> str:
@@ -47,10 +62,13 @@ def apply_python_fixes(module: cst.Module, chosen: Sequence[RawPythonFinding], p
     from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
     replacements: dict[int, RawPythonFinding] = {}
+    extra: dict[int, cst.CSTNode] = {}
     for raw in chosen:
         replacements.setdefault(id(raw.node), raw)
+        for node, new in raw.extra_edits:
+            extra.setdefault(id(node), new)
     try:
-        new_module = module.visit(_Replacer(replacements))
+        new_module = module.visit(_Replacer(replacements, extra))
         context = CodemodContext()
         adds = {(module_name, obj) for raw in chosen for module_name, obj in raw.imports}
         removes = {tuple(item) for raw in chosen for item in raw.remove_imports}

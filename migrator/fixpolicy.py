@@ -190,6 +190,23 @@ def police_python(context: PythonContext) -> None:
         reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node))
         if reason:
             _withhold(raw, reason)
+    _couple(context.reports)
+
+
+def _couple(reports: Sequence[RawPythonFinding]) -> None:
+    """Withhold every fix of a ``together`` group of which one fix was withheld: making an
+    import optional is right only when every call of it dispatches."""
+    offered: dict[str, int] = {}
+    for raw in _fixable(reports):
+        if raw.together:
+            offered[raw.together] = offered.get(raw.together, 0) + 1
+    for raw in list(_fixable(reports)):
+        if raw.together and offered[raw.together] < raw.together_size:
+            _withhold(
+                raw,
+                "another call of the same import cannot be rewritten here, and the import can "
+                "become optional only when every call dispatches",
+            )
 
 
 def police_text(context: TextContext) -> None:

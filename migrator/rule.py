@@ -167,10 +167,15 @@ class PythonRule(Rule):
         requires: Mapping[str, str] | None = None,
         group: str = "",
         severity: Severity | None = None,
+        extra_edits: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
+        together: str = "",
+        together_size: int = 0,
     ) -> None:
         """Report ``node``; ``group`` tells distinct problems of this rule apart when the rule
         aggregates (e.g. the package name), so that only reports of one problem are merged;
-        ``severity`` overrides the rule's for this report (e.g. a gate that only warns)."""
+        ``severity`` overrides the rule's for this report (e.g. a gate that only warns);
+        ``extra_edits`` are further statements the fix rewrites, and fixes sharing a
+        ``together`` key apply only all ``together_size`` of them at once."""
         self.ctx.report(
             self,
             node,
@@ -183,6 +188,9 @@ class PythonRule(Rule):
             requires=requires,
             group=group,
             severity=severity,
+            extra_edits=extra_edits,
+            together=together,
+            together_size=together_size,
         )
 
 

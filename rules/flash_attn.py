@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, unused_import_candidates
+from migrator.astutil import fast_visit
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
@@ -30,6 +30,7 @@ from ._attention_util import (
     transposed,
     unpacked,
 )
+from ._dispatch import dispatch, is_dispatched, optional_edits, plan
 
 
 def _data() -> dict[str, Any]:
@@ -41,9 +42,9 @@ class FlashAttnFunc(PythonRule):
     """
     ## What it does
     Flags calls of `flash_attn_func`, `flash_attn_qkvpacked_func` and
-    `flash_attn_kvpacked_func` from flash-attn 2, and rewrites them to
-    `torch.nn.functional.scaled_dot_product_attention` (SDPA) when every argument has an SDPA
-    equivalent.
+    `flash_attn_kvpacked_func` from flash-attn 2, and makes them dispatch: flash-attn where it
+    imports, `torch.nn.functional.scaled_dot_product_attention` (SDPA) where it does not, when
+    every argument has an SDPA equivalent.
 
     ## Why it breaks on ROCm
     PyPI's flash-attn wheels are CUDA builds. On ROCm the same API comes only from a source build
@@ -63,16 +64,30 @@ class FlashAttnFunc(PythonRule):
     import torch.nn.functional as F
     from torch.nn.attention.bias import causal_lower_right
 
-    out = F.scaled_dot_product_attention(
-        q.transpose(1, 2),
-        k.transpose(1, 2),
-        v.transpose(1, 2),
-        attn_mask=causal_lower_right(q.size(1), k.size(1)),
-        dropout_p=0.0,
-        scale=scale,
-        enable_gqa=True,
-    ).transpose(1, 2).contiguous()
+    try:
+        from flash_attn import flash_attn_func
+    except ImportError:
+        flash_attn_func = None
+
+    out = (
+        flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=scale, causal=True)
+        if flash_attn_func is not None
+        else F.scaled_dot_product_attention(
+            q.transpose(1, 2),
+            k.transpose(1, 2),
+            v.transpose(1, 2),
+            attn_mask=causal_lower_right(q.size(1), k.size(1)),
+            dropout_p=0.0,
+            scale=scale,
+            enable_gqa=True,
+        ).transpose(1, 2).contiguous()
+    )
     ```
+    The call is kept as written where flash-attn imports (every NVIDIA setup that ran it before)
+    and the import becomes optional, so the module imports without flash-attn. The dispatch is
+    offered only when the import binds the name once and every use of it in the file is a call
+    with an SDPA form (all of them are rewritten together), or when the import is already in a
+    `try:` whose `except ImportError:` sets the name to `None`. In the portable branch,
     flash-attn takes (B, S, H, D) tensors and SDPA (B, H, S, D): the inputs and the output are
     transposed. `softmax_scale` becomes `scale` (both default to 1/sqrt(D)), `dropout_p` is
     kept. `causal=True` becomes a `causal_lower_right(Sq, Sk)` mask: flash-attn ≥ 2.1 aligns the
@@ -82,24 +97,25 @@ class FlashAttnFunc(PythonRule):
     fewer key/value heads (MQA/GQA); with equal head counts it changes nothing and every SDPA
     backend still accepts the call. The packed variants unpack with
     `*qkv.transpose(1, 3).unbind(2)` (each tensor evaluated once); `qkvpacked` has equal lengths
-    by construction, so it uses `is_causal`. The flash-attn import is removed when nothing else
-    uses it (inside `try: ... except ImportError:` the block keeps a `pass`).
+    by construction, so it uses `is_causal`.
 
     Left unfixed, with the reason in the message: `window_size` other than (-1, -1), `softcap`,
     `alibi_slopes`, `deterministic=True`, `return_attn_probs=True`, positional arguments past
-    `causal` (their order changed between flash-attn versions), `*args`, and causal calls whose
-    `q`/`k` are expressions the rewrite would have to evaluate twice (bind them to names first).
+    `causal` (their order changed between flash-attn versions), `*args`, causal calls whose
+    `q`/`k` are expressions the rewrite would have to evaluate twice (bind them to names first),
+    files where the imported name has another use (a varlen call, an attribute, a reassignment),
+    and imports guarded by a `try:` whose handler does not set the name to `None`.
 
     ## Fix safety
-    Unsafe. The math is the same (checked against a reference of flash-attn's documented
-    semantics in `tests/test_attention_semantics.py` on CPU, and on an H200 with torch 2.11 for
-    every SDPA backend, fp16/bf16/fp32, forward and backward), but: the kernel and its rounding
-    change;
-    dropout draws a different random mask (both apply `dropout_p` unconditionally, so callers'
-    `p if self.training else 0.0` logic is kept as written); the rewrite needs torch ≥ 2.5
-    (`enable_gqa`; `causal_lower_right` is a prototype API); SDPA also accepts fp32 where
-    flash-attn raised; and code that relied on the flash-attn import failing (a `HAS_FLASH_ATTN`
-    flag) now always takes the SDPA path.
+    Unsafe: where flash-attn is installed nothing changes (the same call runs), but where it is
+    not, the SDPA branch runs with another kernel and its rounding (the math is the same:
+    checked against a reference of flash-attn's documented semantics in
+    `tests/test_attention_semantics.py` on CPU, and on an H200 with torch 2.11 for every SDPA
+    backend, fp16/bf16/fp32, forward and backward); dropout draws a different random mask (both
+    apply `dropout_p` unconditionally, so callers' `p if self.training else 0.0` logic is kept as
+    written); the SDPA branch needs torch ≥ 2.5 (`enable_gqa`; `causal_lower_right` is a
+    prototype API), so the fix is withheld where the project supports older torch; and SDPA
+    also accepts fp32 where flash-attn raised.
 
     ## Known problems
     With `causal=True` and more queries than keys, flash-attn returns zeros for the query rows
@@ -123,7 +139,6 @@ class FlashAttnFunc(PythonRule):
     """
 
     code = "ROC400"
-    replaces_vendor = True
     name = "flash-attn-func-call"
     category = "flash-attn"
     severity = Severity.WARNING
@@ -151,6 +166,18 @@ class FlashAttnFunc(PythonRule):
             "from flash_attn import flash_attn_varlen_func\n"
             "out = flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
         ),
+        Valid(  # already dispatched: NVIDIA keeps flash-attn, ROCm takes SDPA
+            "import torch.nn.functional as F\n"
+            "try:\n"
+            "    from flash_attn import flash_attn_func\n"
+            "except ImportError:\n"
+            "    flash_attn_func = None\n"
+            "out = (\n"
+            "    flash_attn_func(q, k, v)\n"
+            "    if flash_attn_func is not None\n"
+            "    else F.scaled_dot_product_attention(q, k, v)\n"
+            ")\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -160,15 +187,23 @@ class FlashAttnFunc(PythonRule):
             fixed=(
                 "import torch.nn.functional as F\n"
                 "from torch.nn.attention.bias import causal_lower_right\n\n"
-                "out = F.scaled_dot_product_attention(\n"
-                "    q.transpose(1, 2),\n"
-                "    k.transpose(1, 2),\n"
-                "    v.transpose(1, 2),\n"
-                "    attn_mask=causal_lower_right(q.size(1), k.size(1)),\n"
-                "    dropout_p=0.0,\n"
-                "    scale=scale,\n"
-                "    enable_gqa=True,\n"
-                ").transpose(1, 2).contiguous()\n"
+                "try:\n"
+                "    from flash_attn import flash_attn_func\n"
+                "except ImportError:\n"
+                "    flash_attn_func = None\n\n"
+                "out = (\n"
+                "    flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=scale, causal=True)\n"
+                "    if flash_attn_func is not None\n"
+                "    else F.scaled_dot_product_attention(\n"
+                "        q.transpose(1, 2),\n"
+                "        k.transpose(1, 2),\n"
+                "        v.transpose(1, 2),\n"
+                "        attn_mask=causal_lower_right(q.size(1), k.size(1)),\n"
+                "        dropout_p=0.0,\n"
+                "        scale=scale,\n"
+                "        enable_gqa=True,\n"
+                "    ).transpose(1, 2).contiguous()\n"
+                ")\n"
             ),
             line=4,
             column=7,
@@ -179,40 +214,70 @@ class FlashAttnFunc(PythonRule):
             "def attend(q, k, v, p, training):\n"
             "    return fa.flash_attn_func(q, k, v, p if training else 0.0)\n",
             fixed=(
-                "import torch\n\n"
+                "import torch\n"
+                "try:\n"
+                "    import flash_attn as fa\n"
+                "except ImportError:\n"
+                "    fa = None\n\n"
                 "def attend(q, k, v, p, training):\n"
-                "    return torch.nn.functional.scaled_dot_product_attention(\n"
-                "        q.transpose(1, 2),\n"
-                "        k.transpose(1, 2),\n"
-                "        v.transpose(1, 2),\n"
-                "        dropout_p=p if training else 0.0,\n"
-                "        enable_gqa=True,\n"
-                "    ).transpose(1, 2).contiguous()\n"
+                "    return (\n"
+                "        fa.flash_attn_func(q, k, v, p if training else 0.0)\n"
+                "        if fa is not None\n"
+                "        else torch.nn.functional.scaled_dot_product_attention(\n"
+                "            q.transpose(1, 2),\n"
+                "            k.transpose(1, 2),\n"
+                "            v.transpose(1, 2),\n"
+                "            dropout_p=p if training else 0.0,\n"
+                "            enable_gqa=True,\n"
+                "        ).transpose(1, 2).contiguous()\n"
+                "    )\n"
             ),
         ),
-        Invalid(
+        Invalid(  # the handler does not bind the name: a dispatch would raise NameError
             "import torch\n"
             "try:\n"
             "    from flash_attn.flash_attn_interface import flash_attn_qkvpacked_func\n"
             "    HAS_FLASH = True\n"
             "except ImportError:\n"
             "    HAS_FLASH = False\n\n"
+            "out = flash_attn_qkvpacked_func(qkv, causal=self.causal)\n",
+            fixed=None,
+        ),
+        Invalid(  # already optional: only the call dispatches; comments stay on both sides
+            "import torch\n"
+            "try:\n"
+            "    from flash_attn.flash_attn_interface import flash_attn_qkvpacked_func\n"
+            "except ImportError:\n"
+            "    flash_attn_qkvpacked_func = None\n\n"
             "out = flash_attn_qkvpacked_func(\n"
             "    qkv,  # (B, S, 3, H, D)\n"
             "    causal=self.causal,\n"
             ")\n",
-            fixed=(  # the probe's import stays: removing it would make HAS_FLASH always true
+            fixed=(
                 "import torch\n"
                 "try:\n"
                 "    from flash_attn.flash_attn_interface import flash_attn_qkvpacked_func\n"
-                "    HAS_FLASH = True\n"
                 "except ImportError:\n"
-                "    HAS_FLASH = False\n\n"
-                "out = torch.nn.functional.scaled_dot_product_attention(\n"
-                "    *qkv.transpose(1, 3).unbind(2),  # (B, S, 3, H, D)\n"
-                "    is_causal=self.causal,\n"
-                ").transpose(1, 2).contiguous()\n"
+                "    flash_attn_qkvpacked_func = None\n\n"
+                "out = (\n"
+                "    flash_attn_qkvpacked_func(\n"
+                "        qkv,  # (B, S, 3, H, D)\n"
+                "        causal=self.causal,\n"
+                "    )\n"
+                "    if flash_attn_qkvpacked_func is not None\n"
+                "    else torch.nn.functional.scaled_dot_product_attention(\n"
+                "        *qkv.transpose(1, 3).unbind(2),  # (B, S, 3, H, D)\n"
+                "        is_causal=self.causal,\n"
+                "    ).transpose(1, 2).contiguous()\n"
+                ")\n"
             ),
+        ),
+        Invalid(  # another use of the import has no SDPA form: the module still needs flash_attn
+            "from flash_attn import flash_attn_func, flash_attn_varlen_func\n"
+            "a = flash_attn_func(q, k, v)\n"
+            "b = flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n",
+            fixed=None,
+            line=2,
         ),
         Invalid(
             "import torch\n"
@@ -222,15 +287,23 @@ class FlashAttnFunc(PythonRule):
             fixed=(
                 "import torch\n"
                 "from torch.nn.attention.bias import causal_lower_right\n\n"
+                "try:\n"
+                "    from flash_attn import flash_attn_kvpacked_func\n"
+                "except ImportError:\n"
+                "    flash_attn_kvpacked_func = None\n\n"
                 "def decode(q, kv, causal):\n"
-                "    return torch.nn.functional.scaled_dot_product_attention(\n"
-                "        q.transpose(1, 2),\n"
-                "        *kv.transpose(1, 3).unbind(2),\n"
-                "        attn_mask=causal_lower_right(q.size(1), kv.size(1)) if causal else None,\n"
-                "        dropout_p=0.0,\n"
-                "        scale=None,\n"
-                "        enable_gqa=True,\n"
-                "    ).transpose(1, 2).contiguous()\n"
+                "    return (\n"
+                "        flash_attn_kvpacked_func(q, kv, 0.0, None, causal)\n"
+                "        if flash_attn_kvpacked_func is not None\n"
+                "        else torch.nn.functional.scaled_dot_product_attention(\n"
+                "            q.transpose(1, 2),\n"
+                "            *kv.transpose(1, 3).unbind(2),\n"
+                "            attn_mask=causal_lower_right(q.size(1), kv.size(1)) if causal else None,\n"
+                "            dropout_p=0.0,\n"
+                "            scale=None,\n"
+                "            enable_gqa=True,\n"
+                "        ).transpose(1, 2).contiguous()\n"
+                "    )\n"
             ),
         ),
         Invalid(
@@ -255,34 +328,49 @@ class FlashAttnFunc(PythonRule):
         if qualified is None:
             return
         kind = _data()["flash_attn"]["rewritable"].get(qualified)
-        if kind is None:
+        if kind is None or is_dispatched(self.ctx, node):
             return
         short = qualified.rsplit(".", 1)[-1]
         result = self._rewrite(node, kind)
-        if isinstance(result, str):
+        route = plan(self.ctx, node, "flash_attn", self._rewritable)
+        if isinstance(result, str) or isinstance(route, str):
+            reason = result if isinstance(result, str) else route
             self.report(
                 node,
                 message=(
-                    f"`{short}` needs a ROCm/flash-attention build; not rewritten to SDPA: {result}"
+                    f"`{short}` needs a ROCm/flash-attention build; not rewritten to dispatch "
+                    f"to SDPA: {reason}"
                 ),
             )
             return
-        replacement, imports = result
-        emitted = self.ctx.module.code_for_node(replacement)
+        portable, imports = result
+        emitted = self.ctx.module.code_for_node(portable)
         # SDPA's `scale` (2.1), torch.nn.attention.bias (2.3), `enable_gqa` (2.5)
         bias = any(module == "torch.nn.attention.bias" for module, _ in imports)
         minimum = "2.5" if "enable_gqa" in emitted else "2.3" if bias else "2.1"
+        unit = self.ctx.module.default_indent
         self.report(
             node,
             message=(
                 f"`{short}` needs a ROCm/flash-attention build on ROCm; "
                 "torch SDPA computes the same attention"
             ),
-            replacement=replacement,
+            replacement=dispatch(node, route.name, portable, unit),
             imports=imports,
             requires={"torch": minimum},
-            remove_imports=unused_import_candidates(self.ctx, node.func, "flash_attn"),
+            extra_edits=optional_edits(route),
+            together=route.together,
+            together_size=route.size,
         )
+
+    def _rewritable(self, call: cst.Call, scope: cst.FunctionDef | None) -> str | None:
+        """None when ``call`` (of a flash-attn function) has an exact SDPA rewrite, else why not."""
+        qualified = self.ctx.call_name(call) or ""
+        kind = _data()["flash_attn"]["rewritable"].get(qualified)
+        if kind is None:
+            return f"`{qualified.rsplit('.', 1)[-1]}` has no SDPA equivalent"
+        result = self._rewrite(call, kind)
+        return result if isinstance(result, str) else None
 
     def _rewrite(
         self, node: cst.Call, kind: str
@@ -445,7 +533,7 @@ class FlashAttnHardImport(PythonRule):
     ## Manual migration
     Either build ROCm/flash-attention for the target GPUs (`GPU_ARCHS="gfx90a;gfx942"`), or make
     the import optional and fall back to `torch.nn.functional.scaled_dot_product_attention`
-    (ROC400 rewrites `flash_attn_func` calls to SDPA and then drops the import):
+    (ROC400 does both where every use of the import is a call with an SDPA form):
     ```python
     try:
         from flash_attn import flash_attn_func

@@ -6,7 +6,6 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import unused_import_candidates
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
@@ -27,6 +26,7 @@ from ._attention_util import (
     torch_ref,
     transposed,
 )
+from ._dispatch import dispatch, is_dispatched, optional_edits, plan
 
 
 def _data() -> dict[str, Any]:
@@ -37,9 +37,9 @@ def _data() -> dict[str, Any]:
 class XformersMemoryEfficientAttention(PythonRule):
     """
     ## What it does
-    Flags `xformers.ops.memory_efficient_attention` (and `..._forward`) and rewrites it to
-    `torch.nn.functional.scaled_dot_product_attention` (SDPA) when the inputs are evidently 4-D
-    and the `attn_bias` has an SDPA equivalent.
+    Flags `xformers.ops.memory_efficient_attention` (and `..._forward`) and makes it dispatch:
+    xformers where it imports, `torch.nn.functional.scaled_dot_product_attention` (SDPA) where
+    it does not, when the inputs are evidently 4-D and the `attn_bias` has an SDPA equivalent.
 
     ## Why it breaks on ROCm
     xformers publishes ROCm wheels only on its own experimental index (since 0.0.28, built on the
@@ -60,22 +60,35 @@ class XformersMemoryEfficientAttention(PythonRule):
     ```python
     import torch.nn.functional as F
 
+    try:
+        import xformers.ops as xops
+    except ImportError:
+        xops = None
+
     q = q.view(b, s, h, d)
-    out = F.scaled_dot_product_attention(
-        q.transpose(1, 2),
-        k.transpose(1, 2),
-        v.transpose(1, 2),
-        is_causal=True,
-        dropout_p=0.0,
-        scale=scale,
-    ).transpose(1, 2).contiguous()
+    out = (
+        xops.memory_efficient_attention(
+            q, k, v, attn_bias=xops.LowerTriangularMask(), p=0.0, scale=scale
+        )
+        if xops is not None
+        else F.scaled_dot_product_attention(
+            q.transpose(1, 2),
+            k.transpose(1, 2),
+            v.transpose(1, 2),
+            is_causal=True,
+            dropout_p=0.0,
+            scale=scale,
+        ).transpose(1, 2).contiguous()
+    )
     ```
-    xformers takes (B, M, H, K) tensors and SDPA (B, H, M, K): inputs and output are transposed.
+    The call is kept where xformers imports and the import becomes optional (offered only when
+    every use of the imported names is such a call, or the import is already in a `try:` whose
+    `except ImportError:` sets the name to `None`). In the portable branch, xformers takes (B, M, H, K) tensors and SDPA (B, H, M, K): inputs and output are transposed.
     `attn_bias`: None → no mask; `LowerTriangularMask()` → `is_causal=True` (both align the
     causal mask top-left); `LowerTriangularFromBottomRightMask()` →
     `attn_mask=causal_lower_right(Mq, Mk)`; any other expression is passed as `attn_mask`
     (an additive tensor bias in both); `p` → `dropout_p`; `scale` → `scale` (both default to
-    1/sqrt(K)). The xformers import is removed when nothing else uses it.
+    1/sqrt(K)).
 
     Left unfixed, with the reason in the message: inputs with no visible 4-D construction in the
     same function (xformers also accepts 3-D (B, M, K) tensors, which diffusers passes, and
@@ -83,7 +96,8 @@ class XformersMemoryEfficientAttention(PythonRule):
     classes (packed variable-length batches, local attention), `op=` and `output_dtype=`.
 
     ## Fix safety
-    Unsafe: the kernel, its rounding and dropout's random mask change; a non-xformers
+    Unsafe: where xformers is installed nothing changes, but elsewhere the SDPA branch runs
+    with another kernel, rounding and dropout random mask; a non-xformers
     `attn_bias` expression is assumed to be a tensor (an `AttentionBias` object held in a
     variable makes SDPA raise `TypeError`); the 4-D check looks for a `view`/`reshape` with four
     sizes (or similar) assigned to the query in the same function, not at the call itself.
@@ -94,7 +108,6 @@ class XformersMemoryEfficientAttention(PythonRule):
     """
 
     code = "ROC410"
-    replaces_vendor = True
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING
@@ -126,17 +139,27 @@ class XformersMemoryEfficientAttention(PythonRule):
             "        q, k, v, attn_bias=xops.LowerTriangularMask(), p=0.0, scale=scale\n"
             "    )\n",
             fixed=(
-                "import torch.nn.functional as F\n\n"
+                "import torch.nn.functional as F\n"
+                "try:\n"
+                "    import xformers.ops as xops\n"
+                "except ImportError:\n"
+                "    xops = None\n\n"
                 "def attend(x, b, s, h, d, scale):\n"
                 "    q = k = v = x.view(b, s, h, d)\n"
-                "    return F.scaled_dot_product_attention(\n"
-                "        q.transpose(1, 2),\n"
-                "        k.transpose(1, 2),\n"
-                "        v.transpose(1, 2),\n"
-                "        is_causal=True,\n"
-                "        dropout_p=0.0,\n"
-                "        scale=scale,\n"
-                "    ).transpose(1, 2).contiguous()\n"
+                "    return (\n"
+                "        xops.memory_efficient_attention(\n"
+                "            q, k, v, attn_bias=xops.LowerTriangularMask(), p=0.0, scale=scale\n"
+                "        )\n"
+                "        if xops is not None\n"
+                "        else F.scaled_dot_product_attention(\n"
+                "            q.transpose(1, 2),\n"
+                "            k.transpose(1, 2),\n"
+                "            v.transpose(1, 2),\n"
+                "            is_causal=True,\n"
+                "            dropout_p=0.0,\n"
+                "            scale=scale,\n"
+                "        ).transpose(1, 2).contiguous()\n"
+                "    )\n"
             ),
             line=6,
             column=12,
@@ -153,21 +176,35 @@ class XformersMemoryEfficientAttention(PythonRule):
             fixed=(
                 "import torch\n"
                 "from torch.nn.attention.bias import causal_lower_right\n\n"
+                "try:\n"
+                "    from xformers.ops import memory_efficient_attention, fmha\n"
+                "except ImportError:\n"
+                "    memory_efficient_attention = fmha = None\n\n"
                 "def decode(q, k, v, bias):\n"
                 "    q = q.reshape(1, -1, 8, 64)\n"
-                "    a = torch.nn.functional.scaled_dot_product_attention(\n"
-                "        q.transpose(1, 2),\n"
-                "        k.transpose(1, 2),\n"
-                "        v.transpose(1, 2),\n"
-                "        attn_mask=causal_lower_right(q.size(1), k.size(1)),\n"
-                "    ).transpose(1, 2).contiguous()\n"
-                "    return a + torch.nn.functional.scaled_dot_product_attention(\n"
-                "        q.transpose(1, 2),\n"
-                "        k.transpose(1, 2),\n"
-                "        v.transpose(1, 2),\n"
-                "        attn_mask=bias,\n"
-                "        dropout_p=0.1,\n"
-                "    ).transpose(1, 2).contiguous()\n"
+                "    a = (\n"
+                "        memory_efficient_attention(\n"
+                "            q, k, v, fmha.attn_bias.LowerTriangularFromBottomRightMask()\n"
+                "        )\n"
+                "        if memory_efficient_attention is not None\n"
+                "        else torch.nn.functional.scaled_dot_product_attention(\n"
+                "            q.transpose(1, 2),\n"
+                "            k.transpose(1, 2),\n"
+                "            v.transpose(1, 2),\n"
+                "            attn_mask=causal_lower_right(q.size(1), k.size(1)),\n"
+                "        ).transpose(1, 2).contiguous()\n"
+                "    )\n"
+                "    return a + (\n"
+                "        memory_efficient_attention(q, k, v, bias, 0.1)\n"
+                "        if memory_efficient_attention is not None\n"
+                "        else torch.nn.functional.scaled_dot_product_attention(\n"
+                "            q.transpose(1, 2),\n"
+                "            k.transpose(1, 2),\n"
+                "            v.transpose(1, 2),\n"
+                "            attn_mask=bias,\n"
+                "            dropout_p=0.1,\n"
+                "        ).transpose(1, 2).contiguous()\n"
+                "    )\n"
             ),
             count=1,
         ),
@@ -217,40 +254,45 @@ class XformersMemoryEfficientAttention(PythonRule):
                 ),
             )
             return
-        if qualified not in data["rewritable"]:
+        if qualified not in data["rewritable"] or is_dispatched(self.ctx, node):
             return
-        result = self._rewrite(node)
-        if isinstance(result, str):
+        scope = self._scopes[-1] if self._scopes else self.ctx.module
+        result = self._rewrite(node, scope)
+        route = plan(self.ctx, node, "xformers", self._rewritable)
+        if isinstance(result, str) or isinstance(route, str):
+            reason = result if isinstance(result, str) else route
             self.report(
                 node,
                 message=(
                     f"`{short}` needs xformers (experimental ROCm wheels only); "
-                    f"not rewritten to SDPA: {result}"
+                    f"not rewritten to dispatch to SDPA: {reason}"
                 ),
             )
             return
-        replacement, imports = result
+        portable, imports = result
         self.report(
             node,
             message=(
                 f"`{short}` needs xformers, which has only experimental ROCm wheels; "
                 "torch SDPA computes the same attention"
             ),
-            replacement=replacement,
+            replacement=dispatch(node, route.name, portable, self.ctx.module.default_indent),
             imports=imports,
-            remove_imports=self._removals(node),
+            extra_edits=optional_edits(route),
+            together=route.together,
+            together_size=route.size,
         )
 
-    def _removals(self, node: cst.Call) -> list[tuple[str | None, ...]]:
-        """Imports the rewrite may leave unused: the callee's and the causal mask class's."""
-        removals = unused_import_candidates(self.ctx, node.func, "xformers")
-        for argument in node.args:
-            if isinstance(argument.value, cst.Call) and not argument.value.args:
-                removals += unused_import_candidates(self.ctx, argument.value.func, "xformers")
-        return removals
+    def _rewritable(self, call: cst.Call, scope: cst.FunctionDef | None) -> str | None:
+        """None when ``call`` (of an xformers function) has an exact SDPA rewrite, else why not."""
+        qualified = self.ctx.call_name(call) or ""
+        if qualified not in _data()["rewritable"]:
+            return f"`{qualified.rsplit('.', 1)[-1]}` has no SDPA equivalent"
+        result = self._rewrite(call, scope if scope is not None else self.ctx.module)
+        return result if isinstance(result, str) else None
 
     def _rewrite(
-        self, node: cst.Call
+        self, node: cst.Call, scope: cst.CSTNode
     ) -> tuple[cst.BaseExpression, list[tuple[str, str | None]]] | str:
         data = _data()
         bound = bind_arguments(node, data["positional"], data["keywords"])
@@ -262,7 +304,6 @@ class XformersMemoryEfficientAttention(PythonRule):
         missing = [name for name in ("query", "key", "value") if name not in bound]
         if missing:
             return f"it does not pass {', '.join(missing)}"
-        scope = self._scopes[-1] if self._scopes else self.ctx.module
         names = {
             value.value
             for value in (bound[name].value for name in ("query", "key", "value"))
@@ -358,7 +399,8 @@ class XformersHardImport(PythonRule):
     ## Manual migration
     Install the ROCm wheel from xformers' index matching the ROCm version of the torch build, or
     make the import optional and fall back to `torch.nn.functional.scaled_dot_product_attention`
-    (ROC410 rewrites `memory_efficient_attention` calls with 4-D inputs).
+    (ROC410 does both where every use of the import is a `memory_efficient_attention` call with
+    4-D inputs).
 
     ## References
     - facebookresearch/xformers README (installation, ROCm)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from migrator.fixpolicy import vendor_swap_allowed
 from migrator.model import Applicability, Severity
 from migrator.runner import fix_tree
 from migrator.versions import ProjectFacts, Version, branch_range, project_facts
@@ -89,20 +88,51 @@ def test_sdpa_kernel_withheld_below_torch_2_3(tmp_path):
 
 
 def test_enable_gqa_withheld_on_torch_2_4(tmp_path):
-    """Checked on the portable rewrite itself (ROC400 offers it only for a hand-made dispatch)."""
-    token = vendor_swap_allowed.set(True)
-    try:
-        _check_enable_gqa(tmp_path)
-    finally:
-        vendor_swap_allowed.reset(token)
+    _check_enable_gqa(tmp_path)
 
 
-def test_flash_attn_call_is_never_replaced_in_place(tmp_path):
+def test_flash_attn_call_dispatches_and_keeps_the_nvidia_call(tmp_path):
+    """The flash-attn call stays where flash_attn imports; the import becomes optional."""
     code = "from flash_attn import flash_attn_func\ndef f(q, k, v):\n    return flash_attn_func(q, k, v)\n"
     root = _project(tmp_path, {"requirements.txt": "torch>=2.6\n", "attn.py": code})
     texts, left = _fix(root, unsafe=True)
+    assert texts["attn.py"] == (
+        "import torch\n\n"
+        "try:\n"
+        "    from flash_attn import flash_attn_func\n"
+        "except ImportError:\n"
+        "    flash_attn_func = None\n"
+        "def f(q, k, v):\n"
+        "    return (\n"
+        "        flash_attn_func(q, k, v)\n"
+        "        if flash_attn_func is not None\n"
+        "        else torch.nn.functional.scaled_dot_product_attention(\n"
+        "            q.transpose(1, 2),\n"
+        "            k.transpose(1, 2),\n"
+        "            v.transpose(1, 2),\n"
+        "            enable_gqa=True,\n"
+        "        ).transpose(1, 2).contiguous()\n"
+        "    )\n"
+    )
+    assert "attn.py" not in left  # the hard import (ROC402) is gone with it
+
+
+def test_flash_attn_import_stays_when_one_call_is_withheld(tmp_path):
+    """One call below the torch floor (a version branch) withholds the whole group: the import
+    must not become optional while a call still needs it."""
+    code = (
+        "import torch\n"
+        "from flash_attn import flash_attn_func\n"
+        "def f(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, causal=True)\n"
+        "def g(q, k, v):\n"
+        "    if torch.__version__ < '2.5':\n"
+        "        return flash_attn_func(q, k, v)\n"
+    )
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.5\n", "attn.py": code})
+    texts, left = _fix(root, unsafe=True)
     assert "attn.py" not in texts
-    assert any("replace the NVIDIA kernel for everyone" in m for m in left["attn.py"])
+    assert any("every call dispatches" in m for m in left["attn.py"])
 
 
 def _check_enable_gqa(tmp_path: Path) -> None:
