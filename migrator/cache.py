@@ -32,16 +32,17 @@ def cache_dir() -> Path:
 
 
 def catalog_fingerprint() -> str:
-    """Hash of the tool version and every source and data file of the engine and catalog."""
+    """Hash of the tool version and every source and data file of the engine and of the catalog
+    (its family packages and data included)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
         digest = hashlib.blake2b(migrator.__version__.encode(), digest_size=16)
         package = Path(migrator.__file__).parent
         rules_dir = _rules_dir(package)
-        for directory in (package, rules_dir, rules_dir / "data"):
-            for path in sorted(directory.glob("*")):
+        for root, files in ((package, package.glob("*")), (rules_dir, rules_dir.rglob("*"))):
+            for path in sorted(files):
                 if path.suffix in {".py", ".toml"} and path.is_file():
-                    digest.update(path.name.encode())
+                    digest.update(path.relative_to(root).as_posix().encode())
                     digest.update(path.read_bytes())
         _FINGERPRINT = digest.hexdigest()
     return _FINGERPRINT

@@ -1,5 +1,6 @@
-"""Discovers every concrete Rule under ``migrator.rules`` and checks that codes are unique and
-lie in the range of the rule's category in the code table (``rules/codes.toml``)."""
+"""Discovers every concrete Rule under ``migrator.rules`` (its modules and the modules of its
+family packages; modules named ``_*`` hold shared code, never rules) and checks that codes are
+unique and lie in the range of the rule's category in the code table (``rules/codes.toml``)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,13 @@ def all_rules() -> tuple[type[Rule], ...]:
     """Every rule class, sorted by code."""
     package = importlib.import_module("migrator.rules")
     found: dict[str, type[Rule]] = {}
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda item: item.name):
-        if info.name.startswith("_"):
+    for info in sorted(
+        pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."),
+        key=lambda item: item.name,
+    ):
+        if any(part.startswith("_") for part in info.name.split(".")[2:]):
             continue
-        module = importlib.import_module(f"migrator.rules.{info.name}")
+        module = importlib.import_module(info.name)
         for value in vars(module).values():
             if (
                 isinstance(value, type)

@@ -15,7 +15,7 @@ from migrator.positions import _anchored, full_positions
 from tests.conftest import FIXTURES, ROOT
 
 SOURCES = sorted(
-    [*FIXTURES.rglob("*.py"), *(ROOT / "migrator").rglob("*.py"), *(ROOT / "rules").glob("*.py")]
+    [*FIXTURES.rglob("*.py"), *(ROOT / "migrator").rglob("*.py"), *(ROOT / "rules").rglob("*.py")]
 )
 
 
