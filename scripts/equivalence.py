@@ -35,6 +35,7 @@ def _migrate() -> list[str]:
 
 def _commands(projects: list[Path]) -> Iterator[tuple[str, list[str]]]:
     """(output name, migrate arguments) for every recorded output."""
+    yield "rules.json", ["rules", "--format", "json"]
     for fixture in FIXTURES:
         name = fixture.name
         yield f"scan-{name}.json", ["scan", "--no-cache", "--format", "json", str(fixture)]
