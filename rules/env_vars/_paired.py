@@ -1,0 +1,142 @@
+"""The shared matcher of ROC700/ROC701: a CUDA variable written without its HIP counterpart."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, cast
+
+import libcst as cst
+
+from migrator.astutil import string_value
+from migrator.model import Applicability
+
+from ._access import EnvAccess, _EnvAccessRule, _quote
+from ._table import _table
+
+
+class _PairedVariable(_EnvAccessRule):
+    """Shared matcher of ROC700/ROC701: a write of ``cuda_name`` with no sibling write of a ROCm
+    counterpart gets a following statement that copies the value."""
+
+    abstract = True
+    cuda_name: ClassVar[str]
+
+    def _entry(self) -> dict[str, Any]:
+        return cast(dict[str, Any], _table()["paired"][self.cuda_name])
+
+    def on_access(self, access: EnvAccess) -> None:
+        if access.kind in {"pop", "del"}:
+            self._removal(access)
+            return
+        if access.kind not in {"assign", "assign-other", "setdefault", "putenv", "dict-key"}:
+            return
+        entry = self._entry()
+        if access.block_writes & set(entry["handled"]):
+            return
+        if access.value is not None and string_value(access.value) in entry["off"]:
+            return
+        rocm = entry["add"]
+        message = (
+            f"`{self.cuda_name}` is set but `{rocm}` is not: {entry['why']}; set `{rocm}` "
+            "to the same value"
+        )
+        replacement = None
+        applicability = None
+        line = access.line
+        if access.kind == "dict-key" and access.mapping is not None:
+            fixed = self._dict_fix(access, rocm)
+            if fixed is not None:
+                self.report(
+                    access.mapping,
+                    message=message,
+                    replacement=fixed,
+                    applicability=Applicability.UNSAFE,
+                )
+                return
+        if line is not None and access.kind in {"assign", "assign-other", "setdefault"}:
+            quote = _quote(access.key)
+            if access.kind == "setdefault" and access.call is not None:
+                func = self.ctx.code(access.call.func)
+                environ = self.ctx.code(cast(cst.Attribute, access.call.func).value)
+                extra = f"{func}({quote}{rocm}{quote}, {environ}[{quote}{self.cuda_name}{quote}])"
+            else:
+                small = line.body[0]
+                assert isinstance(small, cst.Assign)
+                target = cast(cst.Subscript, small.targets[0].target)
+                mapping = self.ctx.code(target.value)
+                extra = (
+                    f"{mapping}[{quote}{rocm}{quote}] = {mapping}[{quote}{self.cuda_name}{quote}]"
+                )
+            new_line = cst.parse_statement(extra + "\n")
+            trailing = line.trailing_whitespace
+            first = line.with_changes(trailing_whitespace=trailing)
+            second = cast(cst.SimpleStatementLine, new_line).with_changes(leading_lines=[])
+            pair = cst.FlattenSentinel([first, second])
+            replacement = cast(Any, lambda pair=pair: pair)
+            if access.kind == "assign-other":
+                applicability = Applicability.UNSAFE
+        self.report(
+            line if replacement is not None and line is not None else access.node,
+            message=message,
+            replacement=replacement,
+            applicability=applicability,
+        )
+
+    def _dict_fix(self, access: EnvAccess, rocm: str) -> cst.Dict | None:
+        """The dict with ``"HIP_...": <same value>`` after the CUDA entry, when the value is a
+        literal or a plain name (copying it cannot evaluate anything twice)."""
+        mapping, element = access.mapping, access.element
+        if mapping is None or element is None:
+            return None
+        value = element.value
+        simple = isinstance(value, (cst.Name, cst.Integer, cst.SimpleString)) or (
+            isinstance(value, cst.Attribute)
+            and self.ctx.qualname(value) is None
+            and isinstance(value.value, cst.Name)
+        )
+        if not simple:
+            return None
+        quote = _quote(access.key)
+        comma = element.comma
+        last = not isinstance(comma, cst.Comma)
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        new = cst.DictElement(
+            key=cst.SimpleString(f"{quote}{rocm}{quote}"),
+            value=value,
+            whitespace_before_colon=element.whitespace_before_colon,
+            whitespace_after_colon=element.whitespace_after_colon,
+            comma=cst.MaybeSentinel.DEFAULT if last else comma,
+        )
+        elements = list(mapping.elements)
+        index = elements.index(element)
+        previous = elements[index - 1].comma if index > 0 else None
+        final = index == len(elements) - 1
+        if final and isinstance(previous, cst.Comma):
+            separator = previous  # keep the one-entry-per-line layout
+        if final:  # the new entry takes the trailing comma (or none); this one a separator
+            new = new.with_changes(comma=comma)
+        elements[index] = element.with_changes(comma=separator if final else comma)
+        elements.insert(index + 1, new)
+        return mapping.with_changes(elements=elements)
+
+    def _removal(self, access: EnvAccess) -> None:
+        entry = self._entry()
+        rocm = entry["add"]
+        if access.block_removes & set(entry["handled"]):
+            return
+        message = (
+            f"`{self.cuda_name}` is removed but `{rocm}` is not: on ROCm a `{rocm}` set "
+            f"earlier (or by the launcher) stays in force; remove `{rocm}` too"
+        )
+        replacement = None
+        line = access.line
+        if line is not None:
+            quote = _quote(access.key)
+            extra = f"{access.environ}.pop({quote}{rocm}{quote}, None)"
+            second = cast(cst.SimpleStatementLine, cst.parse_statement(extra + "\n"))
+            pair = cst.FlattenSentinel([line, second.with_changes(leading_lines=[])])
+            replacement = cast(Any, lambda pair=pair: pair)
+        self.report(
+            line if replacement is not None and line is not None else access.node,
+            message=message,
+            replacement=replacement,
+        )

@@ -1,0 +1,83 @@
+"""ROC701: ``CUDA_LAUNCH_BLOCKING`` set in Python without ``HIP_LAUNCH_BLOCKING``."""
+
+from __future__ import annotations
+
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, Valid
+
+from ._paired import _PairedVariable
+
+
+class CudaLaunchBlockingWithoutHip(_PairedVariable):
+    """
+    ## What it does
+    Flags Python code that sets `CUDA_LAUNCH_BLOCKING` without setting `HIP_LAUNCH_BLOCKING`
+    (or `AMD_SERIALIZE_KERNEL`) next to it.
+
+    ## Why it breaks on ROCm
+    Whether HIP reads `CUDA_LAUNCH_BLOCKING` is undocumented; the HIP variable is
+    `HIP_LAUNCH_BLOCKING=1` (same as `AMD_SERIALIZE_KERNEL`; `AMD_SERIALIZE_KERNEL=3` waits
+    before and after each kernel). Without it, the synchronous launches the code asked for
+    (to get accurate error locations) silently stay asynchronous.
+
+    ## Example
+    ```python
+    import os
+
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    ```
+
+    ## Fix
+    ```python
+    import os
+
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    os.environ["HIP_LAUNCH_BLOCKING"] = os.environ["CUDA_LAUNCH_BLOCKING"]
+    ```
+
+    ## Fix safety
+    Safe for `os.environ[...] = ...` and `setdefault`: CUDA never reads the HIP variable.
+    Unsafe for assignments into other mappings.
+
+    ## References
+    - ROCm/HIP `docs/reference/env_variables/debug_hip_env.rst`
+    """
+
+    code = "ROC701"
+    name = "cuda-launch-blocking-without-hip"
+    category = "env-var"
+    severity = Severity.INFO
+    aggregate = "file"
+    message = "`CUDA_LAUNCH_BLOCKING` is set but `HIP_LAUNCH_BLOCKING` is not"
+    fix_title = "Also set `HIP_LAUNCH_BLOCKING` to the same value"
+    applicability = Applicability.SAFE
+    fact = "§6 CUDA_LAUNCH_BLOCKING; [E3]"
+    triggers = ("CUDA_LAUNCH_BLOCKING",)
+    effort_hours = 0.1
+    cuda_name = "CUDA_LAUNCH_BLOCKING"
+    variables = frozenset({"CUDA_LAUNCH_BLOCKING"})
+    valid = [
+        Valid(
+            'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+            'os.environ["AMD_SERIALIZE_KERNEL"] = "3"\n'
+        ),
+        Valid('import os\n\nblocking = os.environ.get("CUDA_LAUNCH_BLOCKING") == "1"\n'),
+        Valid('# os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\nimport os\n'),
+        Valid('settings = {}\nsettings.get("CUDA_LAUNCH_BLOCKING")\n'),
+        Valid('import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "0"\n'),
+    ]
+    invalid = [
+        Invalid(
+            'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+            fixed='import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+            'os.environ["HIP_LAUNCH_BLOCKING"] = os.environ["CUDA_LAUNCH_BLOCKING"]\n',
+            line=3,
+        ),
+        Invalid(
+            'from os import environ as env\n\nif debug:\n    env["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+            fixed="from os import environ as env\n\nif debug:\n"
+            '    env["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+            '    env["HIP_LAUNCH_BLOCKING"] = env["CUDA_LAUNCH_BLOCKING"]\n',
+        ),
+        Invalid('import os\n\nos.putenv("CUDA_LAUNCH_BLOCKING", "1")\n'),
+    ]

@@ -1,0 +1,85 @@
+"""ROC703: environment variables that only a CUDA build reads, set in Python."""
+
+from __future__ import annotations
+
+from migrator.model import Severity
+from migrator.rule import Invalid, Valid
+
+from ._access import EnvAccess, _EnvAccessRule
+from ._table import _table
+
+
+class CudaOnlyEnvVar(_EnvAccessRule):
+    """
+    ## What it does
+    Flags Python code that sets or reads `TORCH_CUDA_ARCH_LIST`, `TORCH_USE_CUDA_DSA`,
+    `NVIDIA_VISIBLE_DEVICES` or `NVIDIA_DRIVER_CAPABILITIES`.
+
+    ## Why it breaks on ROCm
+    These have no effect on ROCm: extension builds for ROCm ignore `TORCH_CUDA_ARCH_LIST` and
+    target `PYTORCH_ROCM_ARCH` (default: the archs torch was built for); device-side asserts
+    are compiled out of ROCm builds whatever `TORCH_USE_CUDA_DSA` says; the `NVIDIA_*`
+    variables are read only by the NVIDIA container toolkit.
+
+    ## Example
+    ```python
+    import os
+
+    os.environ["TORCH_CUDA_ARCH_LIST"] = "8.0;9.0"
+    ```
+
+    ## Manual migration
+    Set the ROCm counterpart with values chosen for the target GPUs, for example
+    `os.environ["PYTORCH_ROCM_ARCH"] = "gfx90a;gfx942"`; pass AMD GPUs to containers with
+    `--device /dev/kfd --device /dev/dri`.
+
+    ## References
+    - pytorch/pytorch `torch/utils/cpp_extension.py`
+    - rocm.docs.amd.com "Running ROCm Docker containers"
+    """
+
+    code = "ROC703"
+    name = "cuda-only-env-var"
+    category = "env-var"
+    severity = Severity.WARNING
+    aggregate = "file"
+    message = "This CUDA environment variable has no effect on ROCm"
+    fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
+    triggers = (
+        "TORCH_CUDA_ARCH_LIST",
+        "TORCH_USE_CUDA_DSA",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+    )
+    effort_hours = 0.25
+    variables = frozenset(
+        {
+            "TORCH_CUDA_ARCH_LIST",
+            "TORCH_USE_CUDA_DSA",
+            "NVIDIA_VISIBLE_DEVICES",
+            "NVIDIA_DRIVER_CAPABILITIES",
+        }
+    )
+    valid = [
+        Valid('import os\n\nos.environ["PYTORCH_ROCM_ARCH"] = "gfx942"\n'),
+        Valid('"""Set TORCH_CUDA_ARCH_LIST before building."""\n'),
+        Valid('import os\n\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n'),
+        Valid('d = {}\nd.get("TORCH_CUDA_ARCH_LIST")\n'),
+    ]
+    invalid = [
+        Invalid('import os\n\nos.environ["TORCH_CUDA_ARCH_LIST"] = "8.0;9.0"\n', line=3, column=1),
+        Invalid('from os import getenv\n\narchs = getenv("TORCH_CUDA_ARCH_LIST", "")\n'),
+        Invalid('import os\n\nos.environ.setdefault("TORCH_USE_CUDA_DSA", "1")\n'),
+        Invalid('import os\n\nif "NVIDIA_VISIBLE_DEVICES" in os.environ:\n    pass\n'),
+    ]
+
+    def on_access(self, access: EnvAccess) -> None:
+        if access.kind in {"pop", "del"}:
+            return  # removing a variable that has no effect is harmless
+        entry = _table()["cuda_only"][access.name]
+        self.report(
+            access.node,
+            message=(
+                f"`{access.name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
+            ),
+        )

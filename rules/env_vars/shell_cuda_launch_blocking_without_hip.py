@@ -1,0 +1,72 @@
+"""ROC711: ``CUDA_LAUNCH_BLOCKING`` set in shell, Docker, compose or CI files without
+``HIP_LAUNCH_BLOCKING``."""
+
+from __future__ import annotations
+
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, Valid
+
+from ._text_rules import _TextPaired
+
+
+class ShellCudaLaunchBlockingWithoutHip(_TextPaired):
+    """
+    ## What it does
+    Flags `CUDA_LAUNCH_BLOCKING` set in shell scripts, Dockerfiles, compose and CI files when
+    `HIP_LAUNCH_BLOCKING` (or `AMD_SERIALIZE_KERNEL`) is not set on the same or next line.
+
+    ## Why it breaks on ROCm
+    Whether HIP reads `CUDA_LAUNCH_BLOCKING` is undocumented; HIP's variable is
+    `HIP_LAUNCH_BLOCKING` (same as `AMD_SERIALIZE_KERNEL`), so the requested synchronous
+    launches silently stay asynchronous.
+
+    ## Example
+    ```python
+    # debug.sh
+    CUDA_LAUNCH_BLOCKING=1 python train.py
+    ```
+
+    ## Fix
+    ```python
+    # debug.sh
+    CUDA_LAUNCH_BLOCKING=1 HIP_LAUNCH_BLOCKING=1 python train.py
+    ```
+
+    ## Fix safety
+    Safe: the same simple value is copied and CUDA never reads the HIP variable.
+
+    ## References
+    - ROCm/HIP `docs/reference/env_variables/debug_hip_env.rst`
+    """
+
+    code = "ROC711"
+    name = "shell-cuda-launch-blocking-without-hip"
+    category = "env-var"
+    severity = Severity.INFO
+    aggregate = "file"
+    message = "`CUDA_LAUNCH_BLOCKING` is set but `HIP_LAUNCH_BLOCKING` is not"
+    fix_title = "Also set `HIP_LAUNCH_BLOCKING` to the same value"
+    applicability = Applicability.SAFE
+    fact = "§6 CUDA_LAUNCH_BLOCKING; [E3]"
+    triggers = ("CUDA_LAUNCH_BLOCKING",)
+    effort_hours = 0.1
+    cuda_name = "CUDA_LAUNCH_BLOCKING"
+    valid = [
+        Valid("CUDA_LAUNCH_BLOCKING=1 AMD_SERIALIZE_KERNEL=3 python t.py\n", path="run.sh"),
+        Valid("# CUDA_LAUNCH_BLOCKING=1 for debugging\n", path="run.sh"),
+        Valid('echo "$CUDA_LAUNCH_BLOCKING"\n', path="run.sh"),
+        Valid("export CUDA_LAUNCH_BLOCKING=0\n", path="run.sh"),
+    ]
+    invalid = [
+        Invalid(
+            "export CUDA_LAUNCH_BLOCKING=1\n",
+            fixed="export CUDA_LAUNCH_BLOCKING=1 HIP_LAUNCH_BLOCKING=1\n",
+            path="run.sh",
+            column=8,
+        ),
+        Invalid(
+            "FROM x\nENV CUDA_LAUNCH_BLOCKING=1\n",
+            fixed="FROM x\nENV CUDA_LAUNCH_BLOCKING=1 HIP_LAUNCH_BLOCKING=1\n",
+            path="Dockerfile",
+        ),
+    ]

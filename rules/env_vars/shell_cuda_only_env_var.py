@@ -1,0 +1,85 @@
+"""ROC713: CUDA-only environment variables set in shell, Docker, compose or CI files."""
+
+from __future__ import annotations
+
+from migrator.model import Severity
+from migrator.rule import Invalid, Valid
+
+from ._settings import find_settings
+from ._table import _table
+from ._text_rules import _TextVariables
+
+
+class ShellCudaOnlyEnvVar(_TextVariables):
+    """
+    ## What it does
+    Flags `TORCH_CUDA_ARCH_LIST`, `TORCH_USE_CUDA_DSA`, `NVIDIA_VISIBLE_DEVICES` and
+    `NVIDIA_DRIVER_CAPABILITIES` set in shell scripts, Dockerfiles, compose and CI files.
+
+    ## Why it breaks on ROCm
+    None of them has an effect on ROCm: extension builds target `PYTORCH_ROCM_ARCH` (default:
+    the archs torch was built for), device-side asserts are compiled out of ROCm builds, and
+    the `NVIDIA_*` variables are read only by the NVIDIA container toolkit.
+
+    ## Example
+    ```python
+    # Dockerfile
+    ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"
+    ```
+
+    ## Manual migration
+    ```python
+    # Dockerfile
+    ENV PYTORCH_ROCM_ARCH="gfx90a;gfx942"
+    ```
+    Choose the gfx targets of the GPUs you deploy on (MI210/MI250: gfx90a, MI300X: gfx942,
+    MI355X: gfx950). Containers get AMD GPUs through `--device /dev/kfd --device /dev/dri`.
+
+    ## References
+    - pytorch/pytorch `torch/utils/cpp_extension.py`
+    - rocm.docs.amd.com "Running ROCm Docker containers"
+    """
+
+    code = "ROC713"
+    name = "shell-cuda-only-env-var"
+    category = "env-var"
+    severity = Severity.WARNING
+    aggregate = "file"
+    message = "This CUDA environment variable has no effect on ROCm"
+    fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
+    triggers = (
+        "TORCH_CUDA_ARCH_LIST",
+        "TORCH_USE_CUDA_DSA",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+    )
+    effort_hours = 0.25
+    valid = [
+        Valid('ENV PYTORCH_ROCM_ARCH="gfx942"\n', path="Dockerfile"),
+        Valid("# TORCH_CUDA_ARCH_LIST=8.0\n", path="run.sh"),
+        Valid('echo "$TORCH_CUDA_ARCH_LIST"\n', path="run.sh"),
+    ]
+    invalid = [
+        Invalid(
+            'FROM x\nENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\n', path="Dockerfile", line=2, column=5
+        ),
+        Invalid(
+            "services:\n  a:\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=all\n",
+            path="docker-compose.yml",
+        ),
+        Invalid("TORCH_CUDA_ARCH_LIST='8.0' pip install .\n", path="build.sh"),
+    ]
+
+    def check(self) -> None:
+        table = _table()["cuda_only"]
+        for name, entry in table.items():
+            if name not in self.ctx.text:
+                continue
+            for setting in find_settings(self.ctx.text, name):
+                self.report(
+                    setting.start,
+                    setting.start + len(name),
+                    message=(
+                        f"`{name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
+                    ),
+                )
