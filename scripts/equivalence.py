@@ -62,7 +62,7 @@ def _run(arguments: list[str]) -> str:
     text = _VOLATILE.sub(
         lambda match: match.group(0).split(":")[0] + ": <volatile>", completed.stdout
     )
-    text = _TIMESTAMP.sub("<timestamp>", text)
+    text = _TIMESTAMP.sub("<timestamp>", text).replace(str(ROOT), "<root>")
     return f"exit {completed.returncode}\n{text}"
 
 
