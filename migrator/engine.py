@@ -17,6 +17,7 @@ from typing import Any
 import libcst as cst
 
 from migrator.astutil import fast_visit
+from migrator.ci_guards import ci_line_guards
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.fixer import (
     FixError,
@@ -355,11 +356,12 @@ def analyze_text(
     police_text(context)
     lines = text.splitlines()
     suppressions = Suppressions.parse(text)
+    line_guards = ci_line_guards(text) if kind == "ci-yaml" else {}
     pairs: list[tuple[RawTextFinding, Finding]] = []
     for raw in sorted(context.reports, key=lambda item: (item.start, item.rule.code)):
         start = context.position(raw.start)
         end = context.position(raw.end)
-        finding = _finding(raw, path, start, end, lines, cell)
+        finding = _finding(raw, path, start, end, lines, cell, line_guards.get(start[0], ""))
         if line_map is not None:
             finding = _remap(finding, line_map)
         if not suppressions.suppresses(start[0], finding.rule):
@@ -369,7 +371,7 @@ def analyze_text(
     )
     if fix is None:
         return analysis
-    chosen_raw = [raw for raw, _ in pairs if eligible(raw, fix)]
+    chosen_raw = [raw for raw, finding in pairs if _fixable(raw, finding, fix)]
     if not chosen_raw:
         return analysis
     new_text = apply_text_edits(text, chosen_raw)
@@ -380,7 +382,7 @@ def analyze_text(
         analysis.fix_error = "a second fix pass would change the file again; file left unchanged"
         return analysis
     analysis.new_text = new_text
-    analysis.fixed = [finding for raw, finding in pairs if eligible(raw, fix)]
+    analysis.fixed = [finding for raw, finding in pairs if _fixable(raw, finding, fix)]
     analysis.findings = analyze_text(new_text, path, kind, rules, prefilter=prefilter).findings
     return analysis
 

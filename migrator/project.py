@@ -1,10 +1,17 @@
 """Project-level view from the list of scanned files: files that never run on a ROCm build
-(platform-only scripts, NVIDIA variants of files the project already has an AMD twin of)."""
+(platform-only scripts, NVIDIA variants of files the project already has an AMD twin of, CI
+workflows named for NVIDIA runners), the packages the project itself provides, and findings
+about a dependency that the project is, or already declares at a ROCm-capable version."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from migrator.versions import ProjectFacts
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
 #: Path words that make a file macOS- or Windows-only.
@@ -112,6 +119,20 @@ def amd_twins(paths: Iterable[str]) -> dict[str, str]:
     return out
 
 
+#: A CI file named for NVIDIA runners: ``nv-h100.yml``, ``tests_cuda.yml``, ``gpu-nvidia.yml``.
+_NV_PREFIX = re.compile(r"^nv[-_]", re.IGNORECASE)
+
+
+def nvidia_ci_file(relative: str) -> bool:
+    """Whether ``relative`` is a CI workflow whose name says it runs on NVIDIA runners."""
+    from migrator.discovery import file_kind
+
+    if file_kind(relative) != "ci-yaml":
+        return False
+    name = relative.rsplit("/", 1)[-1]
+    return bool(_NV_PREFIX.match(name) or _NVIDIA_WORD.search(name)) and not _AMD_WORD.search(name)
+
+
 def file_guards(paths: Iterable[str]) -> dict[str, str]:
     """Files of the project that never run on a ROCm build, each with the reason."""
     paths = list(paths)
@@ -120,6 +141,64 @@ def file_guards(paths: Iterable[str]) -> dict[str, str]:
         platform = platform_only(path)
         if platform:
             out[path] = f"{platform}-only file"
+        elif nvidia_ci_file(path):
+            out[path] = "CI workflow for NVIDIA runners"
     for path, twin in amd_twins(paths).items():
         out.setdefault(path, f"NVIDIA variant (the project has {twin})")
     return out
+
+
+#: Folders whose sub-projects are vendored copies of other projects, not the project itself.
+_VENDORED = frozenset({"third_party", "thirdparty", "3rdparty", "vendor", "vendored", "external"})
+_PROJECT_MARKERS = ("setup.py", "pyproject.toml", "setup.cfg")
+
+
+def own_packages(paths: Iterable[str]) -> frozenset[str]:
+    """Import names the project provides itself: top-level packages (a folder holding
+    ``__init__.py``) and modules at the root, under ``src/``, or at the root of a sub-project
+    (a folder with its own ``setup.py``/``pyproject.toml``, not a vendored copy)."""
+    files = list(paths)
+    roots = {"", "src"}
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        if name in _PROJECT_MARKERS and not set(folder.split("/")) & _VENDORED:
+            roots.update({folder, f"{folder}/src" if folder else "src"})
+    out: set[str] = set()
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        if name == "__init__.py":
+            parent, _, package = folder.rpartition("/")
+            if package and parent in roots:
+                out.add(package)
+        elif name.endswith(".py") and folder in roots and name != "setup.py":
+            out.add(name[:-3])
+    return frozenset(out)
+
+
+def dependency_guard(
+    dependency: str | None,
+    rocm_release: str | None,
+    own: frozenset[str],
+    facts: ProjectFacts | None,
+) -> str:
+    """Why a finding about ``dependency`` is no problem in this project ("" when it is): the
+    project is that package (its own build provides it), or the project's declared range admits
+    ``rocm_release``, its first release with ROCm support (or declares none: pip installs the
+    latest)."""
+    if dependency is None:
+        return ""
+    top = dependency.split(".", 1)[0]
+    if top in own:
+        return f"the project is `{top}` itself: its own build provides it"
+    if rocm_release is None or facts is None:
+        return ""
+    name = canonicalize_name(top)
+    if name not in facts.ranges:
+        return f"{name} is not pinned by the project: pip installs the latest, with ROCm support"
+    declared = facts.ranges[name]
+    if declared.high is None or declared.high > Version(rocm_release):
+        return (
+            f"the project's {declared.describe(name)} admits {name} {rocm_release}+, "
+            "which has ROCm support"
+        )
+    return ""

@@ -105,6 +105,14 @@ class Rule:
     #: True for rules about guards themselves (their findings sit in guarded code on purpose),
     #: which the engine then does not hide.
     sees_guarded: ClassVar[bool] = False
+    #: Import name of the package whose CUDA-only build the rule reports: inside the project
+    #: that is this package (its own top-level package) its own build provides it, so the
+    #: engine hides the findings (``--show-guarded`` shows them, marked).
+    dependency: ClassVar[str | None] = None
+    #: The first release of ``dependency`` with ROCm support, for rules reporting its uses: the
+    #: uses are no problem (hidden, marked) when the project's declared range admits that
+    #: release, or declares none (pip installs the latest).
+    rocm_release: ClassVar[str | None] = None
 
     abstract: ClassVar[bool] = True
 

@@ -315,7 +315,8 @@ def scan(
     if cache is not None:
         cache.save(set(keys))
     ordered = [results[source.relative] for source in sources if source.relative in results]
-    files = settle(ordered, selection, [source.relative for source in sources], show_guarded)
+    facts = project_facts(root if root.is_dir() else root.parent)
+    files = settle(ordered, selection, [source.relative for source in sources], show_guarded, facts)
     files.extend(problems)
     return RootRun(root, ScanResult(str(root), files), config=config)
 
@@ -356,15 +357,21 @@ def settle(
     selection: Selection,
     paths: Sequence[str],
     show_guarded: bool = False,
+    facts: ProjectFacts | None = None,
 ) -> list[FileResult]:
     """The findings a user sees, from every rule's findings of every file: the selection,
-    file-level guards (platform-only files, NVIDIA variants with an AMD twin), guarded code
+    file-level guards (platform-only files, NVIDIA variants with an AMD twin), project-level
+    guards (a dependency the project is, or declares at a ROCm-capable version), guarded code
     hidden unless ``show_guarded``, and one finding per problem across the root."""
     from migrator.aggregate import aggregate
-    from migrator.project import file_guards
+    from migrator.project import dependency_guard, file_guards, own_packages
+    from migrator.registry import all_rules
 
     codes = selection.codes()
+    paths = list(paths)
     guarded_files = file_guards(paths)
+    own = own_packages(paths)
+    rules = {rule.code: rule for rule in all_rules()}
     kept: list[Finding] = []
     for result in results:
         file_guard = guarded_files.get(result.path, "")
@@ -373,6 +380,11 @@ def settle(
                 continue
             if file_guard and not finding.guard:
                 finding = replace(finding, guard=file_guard)
+            rule = rules.get(finding.rule)
+            if rule is not None and rule.dependency and not finding.guard:
+                why = dependency_guard(rule.dependency, rule.rocm_release, own, facts)
+                if why:
+                    finding = replace(finding, guard=why)
             if finding.guard and not show_guarded:
                 continue
             kept.append(finding)
@@ -405,10 +417,18 @@ def fix_tree(
     codes = selection.codes()
     sources, problems = _sources(root, selection)
     facts = project_facts(root if root.is_dir() else root.parent)
-    from migrator.project import file_guards
+    from migrator.project import dependency_guard, file_guards, own_packages
+    from migrator.registry import all_rules
 
     # files that never run on ROCm (an NVIDIA variant next to its AMD twin) are left as they are
     guarded_files = file_guards(source.relative for source in sources)
+    # nor are the uses of a dependency the project is, or declares at a ROCm-capable version
+    own = own_packages(source.relative for source in sources)
+    codes = codes - {
+        rule.code
+        for rule in all_rules()
+        if dependency_guard(rule.dependency, rule.rocm_release, own, facts)
+    }
     tasks = [
         _Task(
             str(s.path),
@@ -425,7 +445,10 @@ def fix_tree(
         on_total(len(tasks))
     outcomes = _execute(tasks, jobs, progress, config.file_timeout)
     files = settle(
-        [outcome.result for outcome in outcomes], selection, [s.relative for s in sources]
+        [outcome.result for outcome in outcomes],
+        selection,
+        [s.relative for s in sources],
+        facts=facts,
     )
     if write:
         write_outcomes(root, outcomes)

@@ -84,6 +84,8 @@ class BitsandbytesDependency(PythonRule):
     """
 
     code = "ROC510"
+    dependency = "bitsandbytes"
+    rocm_release = "0.49"
     name = "bitsandbytes-dependency"
     category = "bitsandbytes"
     severity = Severity.WARNING
@@ -207,6 +209,8 @@ class BitsandbytesTransformersQuantization(PythonRule):
     """
 
     code = "ROC511"
+    dependency = "bitsandbytes"
+    rocm_release = "0.49"
     name = "bitsandbytes-model-quantization"
     category = "bitsandbytes"
     severity = Severity.WARNING

@@ -139,6 +139,7 @@ class FlashAttnFunc(PythonRule):
     """
 
     code = "ROC400"
+    dependency = "flash_attn"
     name = "flash-attn-func-call"
     category = "flash-attn"
     severity = Severity.WARNING
@@ -459,6 +460,7 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
     """
 
     code = "ROC401"
+    dependency = "flash_attn"
     name = "flash-attn-no-sdpa-equivalent"
     category = "flash-attn"
     severity = Severity.WARNING
@@ -546,6 +548,7 @@ class FlashAttnHardImport(PythonRule):
     """
 
     code = "ROC402"
+    dependency = "flash_attn"
     name = "flash-attn-hard-import"
     category = "flash-attn"
     severity = Severity.ERROR

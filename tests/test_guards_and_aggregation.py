@@ -265,7 +265,10 @@ def test_project_fact_is_one_finding_anchored_at_the_requirement(tmp_path, scan_
     ] == ["tests/test_a.py", "tests/test_b.py", "train.py"]
 
 
-def test_project_fact_without_declaration_is_anchored_at_the_first_use(tmp_path, scan_json):
+def test_project_fact_without_its_declaration_rule_is_anchored_at_the_first_use(
+    tmp_path, scan_json
+):
+    write(tmp_path, "setup.py", 'setup(install_requires=["bitsandbytes>=0.40,<0.44"])\n')
     write(tmp_path, "b.py", BNB_USE)
     write(tmp_path, "a.py", BNB_CONFIG)
     [finding] = scan_json("--select", "bitsandbytes", str(tmp_path))["findings"]

@@ -1,0 +1,177 @@
+"""Project-level guards on small projects shaped like real ones: a dependency the project itself
+is, a dependency the project already declares at a ROCm-capable version, and CI jobs and
+workflows that only run on NVIDIA runners. Hidden by default, shown marked."""
+
+from __future__ import annotations
+
+from migrator.ci_guards import NVIDIA_JOB, NVIDIA_STEP, ci_line_guards
+from migrator.project import dependency_guard, nvidia_ci_file, own_packages
+from migrator.versions import ProjectFacts, VersionRange
+from tests.conftest import write
+
+MHA = """\
+import torch
+from flash_attn import flash_attn_func
+
+
+def attention(q, k, v):
+    return flash_attn_func(q, k, v, causal=True)
+"""
+
+BNB_USE = "import bitsandbytes as bnb\n\nopt = bnb.optim.AdamW8bit(params, lr=1e-4)\n"
+
+
+def _sites(report: dict) -> list[tuple[str, int, str, str]]:
+    return [(f["path"], f["line"], f["rule"], f.get("guard", "")) for f in report["findings"]]
+
+
+def test_own_packages_come_from_the_layout():
+    paths = [
+        "setup.py",
+        "flash_attn/__init__.py",
+        "flash_attn/modules/__init__.py",
+        "flash_attn/modules/mha.py",
+        "hopper/setup.py",
+        "hopper/flash_attn_interface.py",
+        "src/otherpkg/__init__.py",
+        "third_party/xformers/setup.py",
+        "third_party/xformers/xformers/__init__.py",
+        "examples/apex/__init__.py",
+        "check_install.py",
+    ]
+    own = own_packages(paths)
+    assert {"flash_attn", "flash_attn_interface", "otherpkg", "check_install"} <= own
+    assert "modules" not in own and "xformers" not in own and "apex" not in own
+
+
+def test_a_project_using_its_own_package_is_not_told_to_install_it(tmp_path, scan_json, run_cli):
+    write(tmp_path, "setup.py", "from setuptools import setup\nsetup(name='flash_attn')\n")
+    write(tmp_path, "flash_attn/__init__.py", "from flash_attn.interface import flash_attn_func\n")
+    write(
+        tmp_path,
+        "flash_attn/interface.py",
+        "def flash_attn_func(q, k, v, causal=False):\n    ...\n",
+    )
+    write(tmp_path, "flash_attn/modules/mha.py", MHA)
+    select = ("--select", "flash-attn")
+    assert scan_json(*select, str(tmp_path))["findings"] == []
+    shown = _sites(scan_json(*select, "--show-guarded", str(tmp_path)))
+    own = "the project is `flash_attn` itself: its own build provides it"
+    assert ("flash_attn/modules/mha.py", 2, "ROC402", own) in shown
+    assert ("flash_attn/modules/mha.py", 6, "ROC400", own) in shown
+    # nor rewritten by fix (the project's own API is what it ships)
+    run_cli("fix", "--unsafe-fixes", *select, str(tmp_path))
+    assert (tmp_path / "flash_attn/modules/mha.py").read_text() == MHA
+
+
+def test_a_project_using_someone_elses_flash_attn_is_still_told(tmp_path, scan_json):
+    write(tmp_path, "mymodel/__init__.py", "")
+    write(tmp_path, "mymodel/mha.py", MHA)
+    sites = _sites(scan_json("--select", "flash-attn", str(tmp_path)))
+    assert ("mymodel/mha.py", 2, "ROC402", "") in sites
+    assert ("mymodel/mha.py", 6, "ROC400", "") in sites
+
+
+def test_bitsandbytes_uses_are_no_problem_when_the_declared_range_admits_rocm(tmp_path, scan_json):
+    write(
+        tmp_path, "pyproject.toml", '[project]\nname = "x"\ndependencies = ["bitsandbytes>=0.43"]\n'
+    )
+    write(tmp_path, "train.py", BNB_USE)
+    assert scan_json("--select", "bitsandbytes,ROC810", str(tmp_path))["findings"] == []
+    [shown] = scan_json("--select", "bitsandbytes", "--show-guarded", str(tmp_path))["findings"]
+    assert (shown["path"], shown["line"], shown["rule"]) == ("train.py", 3, "ROC510")
+    assert shown["guard"] == (
+        "the project's bitsandbytes>=0.43 admits bitsandbytes 0.49+, which has ROCm support"
+    )
+
+
+def test_bitsandbytes_uses_without_a_declaration_are_no_problem(tmp_path, scan_json):
+    write(tmp_path, "train.py", BNB_USE)
+    assert scan_json("--select", "bitsandbytes", str(tmp_path))["findings"] == []
+
+
+def test_bitsandbytes_capped_below_rocm_is_one_finding_at_the_requirement(tmp_path, scan_json):
+    write(tmp_path, "requirements.txt", "bitsandbytes>=0.40,<0.45\n")
+    write(tmp_path, "train.py", BNB_USE)
+    [finding] = scan_json("--select", "bitsandbytes,ROC810", str(tmp_path))["findings"]
+    assert (finding["path"], finding["line"], finding["rule"]) == ("requirements.txt", 1, "ROC810")
+    assert [(site["path"], site["line"]) for site in finding["related"]] == [("train.py", 3)]
+
+
+def test_dependency_guard_reasons():
+    facts = ProjectFacts({"bitsandbytes": VersionRange()})
+    assert dependency_guard("bitsandbytes", "0.49", frozenset(), facts).startswith(
+        "the project's bitsandbytes (any version) admits"
+    )
+    pinned = ProjectFacts({"bitsandbytes": VersionRange(None, None)})
+    assert dependency_guard("flash_attn", None, frozenset(), pinned) == ""
+    from packaging.version import Version
+
+    capped = ProjectFacts({"bitsandbytes": VersionRange(Version("0.41.1"), Version("0.41.2"))})
+    assert dependency_guard("bitsandbytes", "0.49", frozenset(), capped) == ""
+    litgpt_like = ProjectFacts({"bitsandbytes": VersionRange(Version("0.45.2"), Version("0.50"))})
+    assert dependency_guard("bitsandbytes", "0.49", frozenset(), litgpt_like) != ""
+
+
+WORKFLOW = """\
+name: tests
+on: [push]
+jobs:
+  test-cpu:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pip install --index-url https://download.pytorch.org/whl/cu121 torch
+  test-cuda:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: nvidia-smi
+  test:
+    runs-on: ${{ inputs.runner }}
+    steps:
+      - name: Show GPU information
+        if: inputs.backend == 'cuda'
+        run: nvidia-smi
+
+      - name: Run tests
+        run: |
+          nvidia-smi
+          pytest
+"""
+
+
+def test_ci_jobs_and_steps_for_nvidia_runners():
+    guards = ci_line_guards(WORKFLOW)
+    assert guards[11] == NVIDIA_JOB and guards[8] == NVIDIA_JOB
+    assert guards[15] == guards[17] == NVIDIA_STEP
+    assert 7 not in guards and 19 not in guards and 21 not in guards
+    assert (
+        ci_line_guards(
+            "jobs:\n  t:\n    if: matrix.backend == 'cuda' || matrix.backend == 'rocm'\n"
+        )
+        == {}
+    )
+
+
+def test_nvidia_ci_findings_are_hidden(tmp_path, scan_json):
+    write(tmp_path, ".github/workflows/tests.yml", WORKFLOW)
+    write(
+        tmp_path,
+        ".github/workflows/nv-h100.yml",
+        "jobs:\n  t:\n    steps:\n      - run: nvidia-smi\n",
+    )
+    sites = [site[:3] for site in _sites(scan_json("--select", "ROC211,ROC865", str(tmp_path)))]
+    assert sites == [
+        (".github/workflows/tests.yml", 7, "ROC865"),
+        (".github/workflows/tests.yml", 21, "ROC211"),
+    ]
+    shown = _sites(scan_json("--select", "ROC211", "--show-guarded", str(tmp_path)))
+    assert (".github/workflows/nv-h100.yml", 4, "ROC211", "CI workflow for NVIDIA runners") in shown
+    assert (".github/workflows/tests.yml", 11, "ROC211", NVIDIA_JOB) in shown
+
+
+def test_nvidia_ci_file_names():
+    assert nvidia_ci_file(".github/workflows/nv-torch110-p40.yml")
+    assert nvidia_ci_file(".github/workflows/tests_cuda.yml")
+    assert not nvidia_ci_file(".github/workflows/amd-mi200.yml")
+    assert not nvidia_ci_file(".github/workflows/nightly.yml")
+    assert not nvidia_ci_file("scripts/nv-setup.yml")
