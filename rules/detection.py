@@ -731,22 +731,44 @@ def _value_on(
     return _collection_value(node)
 
 
+def _outcome(
+    ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison, gpu: dict[str, Any]
+) -> bool | None:
+    """What a capability comparison evaluates to on ``gpu`` (None when not literal)."""
+    operands = [comparison.left, *[c.comparator for c in comparison.comparisons]]
+    values = [_value_on(ctx, gates, operand, gpu) for operand in operands]
+    if any(value is ... for value in values):
+        return None
+    outcome = True
+    for index, target in enumerate(comparison.comparisons):
+        result = _compare(target.operator, values[index], values[index + 1])
+        if result is None:
+            return None
+        outcome = outcome and result
+    return outcome
+
+
+def _like_current_nvidia(
+    ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison
+) -> bool:
+    """Whether the gate answers every AMD GPU the way it answers both reference NVIDIA GPUs
+    (Ampere and Hopper): then it asks "a current GPU?", which AMD GPUs are, not "which one?"."""
+    answers = {
+        _outcome(ctx, gates, comparison, gpu)
+        for gpu in [*_gpus(), *load_table("detection")["nvidia_reference"]]
+    }
+    return len(answers) == 1 and None not in answers
+
+
 def _capability_verdict(
     ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison
 ) -> str | None:
     """'true on gfx90a, gfx942 ...; false on ...' for literal thresholds, else None."""
-    operands = [comparison.left, *[c.comparator for c in comparison.comparisons]]
     results: dict[str, bool] = {}
     for gpu in _gpus():
-        values = [_value_on(ctx, gates, operand, gpu) for operand in operands]
-        if any(value is ... for value in values):
+        outcome = _outcome(ctx, gates, comparison, gpu)
+        if outcome is None:
             return None
-        outcome = True
-        for index, target in enumerate(comparison.comparisons):
-            result = _compare(target.operator, values[index], values[index + 1])
-            if result is None:
-                return None
-            outcome = outcome and result
         results[f"{gpu['gfx']} {tuple(gpu['capability'])}"] = outcome
     true = [key for key, value in results.items() if value]
     false = [key for key, value in results.items() if not value]
@@ -788,7 +810,10 @@ class CapabilityGate(PythonRule):
     ```
     Prefer feature checks (`torch.cuda.is_bf16_supported()`) when they exist.
 
-    A gate whose branch only warns, prints or logs changes a message, not what runs: it is
+    A gate that answers every AMD GPU the way it answers both Ampere (8, 0) and Hopper (9, 0),
+    such as `>= (8, 0)` for bf16 or `major >= 7` for fp16, asks "a current GPU?" rather than
+    "which architecture?": AMD GPUs get the current-GPU path, which is right, and it is not
+    reported. A gate whose branch only warns, prints or logs changes a message, not what runs: it is
     reported at `info`.
 
     ## Known problems
@@ -829,6 +854,15 @@ class CapabilityGate(PythonRule):
         Valid(
             "import torch\ndef f(major, minor):\n    if major == 8:\n        return minor >= 9\n"
         ),
+        Valid(
+            "import torch\n"
+            "bf16 = torch.cuda.get_device_capability() >= (8, 0)\n"
+            "dtype = torch.bfloat16 if bf16 else torch.float16\n"
+        ),
+        Valid(
+            "import torch\ndef fp16_ok():\n"
+            "    major, _ = torch.cuda.get_device_capability()\n    return major >= 7\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -838,7 +872,7 @@ class CapabilityGate(PythonRule):
         ),
         Invalid(
             "from torch.cuda import get_device_capability\n"
-            "def f():\n    major, minor = get_device_capability()\n    return major >= 8\n",
+            "def f():\n    major, minor = get_device_capability()\n    return major >= 9\n",
             line=4,
         ),
         Invalid(
@@ -847,13 +881,13 @@ class CapabilityGate(PythonRule):
         ),
         Invalid("import torch\nsm90 = torch.cuda.get_device_capability(0)[0] >= 9\n"),
         Invalid(
-            "import torch, warnings\nif torch.cuda.get_device_capability() < (8, 0):\n"
-            "    warnings.warn('bf16 needs Ampere')\n",
+            "import torch, warnings\nif torch.cuda.get_device_capability() < (9, 0):\n"
+            "    warnings.warn('FP8 needs Hopper')\n",
             line=2,
         ),
         Invalid(
             "import torch\ncc = torch.cuda.get_device_capability()\n"
-            "ampere = cc[0] * 10 + cc[1] >= 80\n",
+            "ada = cc[0] * 10 + cc[1] >= 89\n",
             line=3,
         ),
         Invalid(
@@ -879,6 +913,8 @@ class CapabilityGate(PythonRule):
                 continue
             if unreachable_on_rocm(self.ctx, gates.tree, candidate):
                 continue
+            if _like_current_nvidia(self.ctx, gates, candidate):
+                continue  # `>= (8, 0)` for bf16: every AMD GPU answers like A100 and H100
             verdict = _capability_verdict(self.ctx, gates, candidate)
             code = " ".join(self.ctx.code(candidate).split()).replace("( ", "(").replace(", )", ")")
             if verdict is None:

@@ -59,8 +59,10 @@ class OcpFp8Dtype(PythonRule):
 
     ## Known problems
     One finding per function (the first use; the message counts the others).
-    `torch.finfo(torch.float8_e4m3fn)` and `storage_dtype=` arguments (FP8 used only to store
-    weights that are upcast before compute, which works on every GPU) are not reported; files
+    `torch.finfo(torch.float8_e4m3fn)`, `storage_dtype=` arguments (FP8 used only to store
+    weights that are upcast before compute, which works on every GPU) and FP8 tensors made on
+    the CPU (`torch.ones(...).to(torch.float8_e4m3fn)` without `device=`: storage, no FP8
+    arithmetic on the GPU) are not reported; files
     that also name an FNUZ dtype are taken as already choosing at run time.
 
     ## References
@@ -88,14 +90,21 @@ class OcpFp8Dtype(PythonRule):
         Valid("class torch:\n    float8_e4m3fn = 1\nx = torch.float8_e4m3fn\n"),
         Valid('import torch\n"""Quantize to torch.float8_e4m3fn."""\n# torch.float8_e5m2\n'),
         Valid("import torch\nmodel.enable_layerwise_casting(storage_dtype=torch.float8_e4m3fn)\n"),
+        Valid(
+            "import torch\n"
+            "w = torch.ones(128, 200, dtype=torch.bfloat16).to(torch.float8_e4m3fn)\n"
+            "s = torch.randn(8, 4).to(torch.float8_e4m3fn)\n"
+            "e = torch.empty(8, dtype=torch.float8_e5m2, device='cpu')\n"
+        ),
     ]
     invalid = [
         Invalid(
-            "import torch\nq = torch.ones(4).to(torch.float8_e4m3fn)\n",
+            "import torch\nq = weight.to(torch.float8_e4m3fn)\n",
             line=2,
-            column=22,
+            column=15,
         ),
-        Invalid("import torch as tt\ngrad = tt.empty(8, dtype=tt.float8_e5m2)\n"),
+        Invalid("import torch as tt\ngrad = tt.empty(8, dtype=tt.float8_e5m2, device='cuda')\n"),
+        Invalid("import torch\nq = torch.ones(4).cuda().to(torch.float8_e4m3fn)\n"),
         Invalid("from torch import float8_e4m3fn\nDTYPE = float8_e4m3fn\n"),
         Invalid(
             "import torch\ndef is_fp8(t):\n"
@@ -112,6 +121,8 @@ class OcpFp8Dtype(PythonRule):
         by_scope: dict[int, list[cst.CSTNode]] = {}
         for ref in qualified_refs(self.ctx, tree_, OCP):
             if _inside_finfo(self.ctx, tree_, ref) or _storage_only(tree_, ref):
+                continue
+            if _cpu_only(self.ctx, tree_, ref):
                 continue
             if unreachable_on_rocm(self.ctx, tree_, ref):
                 continue
@@ -133,6 +144,56 @@ _FNUZ_OF = {
     "torch.float8_e4m3fn": "torch.float8_e4m3fnuz",
     "torch.float8_e5m2": "torch.float8_e5m2fnuz",
 }
+
+
+#: torch factories that make a tensor on the CPU unless given ``device=``.
+_FACTORIES = frozenset(
+    {"ones", "zeros", "empty", "full", "rand", "randn", "randint", "arange", "tensor", "ones_like"}
+)
+
+
+def _cpu_factory(ctx: PythonContext, node: cst.CSTNode) -> bool:
+    """``torch.ones(...)`` (a chain of ``.to``/``.float()`` on it included) with no ``device=``
+    or ``device="cpu"``: a tensor that lives on the CPU."""
+    while isinstance(node, cst.Call):
+        qualified = ctx.qualname(node.func) or ""
+        if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _FACTORIES:
+            for argument in node.args:
+                if argument.keyword is not None and argument.keyword.value == "device":
+                    value = argument.value
+                    return isinstance(value, cst.SimpleString) and value.raw_value == "cpu"
+            return True
+        if not isinstance(node.func, cst.Attribute) or node.func.attr.value == "cuda":
+            return False
+        for argument in node.args:
+            if argument.keyword is not None and argument.keyword.value == "device":
+                return False
+            if argument.keyword is None and not _is_dtype(ctx, argument.value):
+                return False  # ``.to("cuda")``, ``.to(device)``, ``.to(other)``
+        node = node.func.value
+    return False
+
+
+def _is_dtype(ctx: PythonContext, node: cst.BaseExpression) -> bool:
+    qualified = ctx.qualname(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return bool(qualified and qualified.startswith("torch.") and qualified != "torch.device")
+
+
+def _cpu_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
+    """The dtype casts or creates a CPU tensor (``torch.ones(4).to(fp8)``,
+    ``torch.empty(8, dtype=fp8)``): FP8 storage on the CPU works on every build."""
+    argument = tree_.parent(ref)
+    call = tree_.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not isinstance(argument, cst.Arg):
+        return False
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+        if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+            return False
+        if len(call.args) != 1:
+            return False
+        return _cpu_factory(ctx, call.func.value)
+    keyword = argument.keyword.value if argument.keyword is not None else ""
+    return keyword == "dtype" and _cpu_factory(ctx, call)
 
 
 def _storage_only(tree_: Tree, ref: cst.CSTNode) -> bool:
