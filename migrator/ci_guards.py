@@ -1,7 +1,8 @@
 """Which lines of a CI workflow run only on NVIDIA runners: a job whose id names CUDA or NVIDIA
 (``test-cuda``, ``torch_pipelines_cuda_tests``), and a job or step whose ``if:`` requires a CUDA
-backend (``if: inputs.backend == 'cuda'``). Findings there are guarded like an NVIDIA-only
-branch of Python code."""
+backend (``if: inputs.backend == 'cuda'``); and which run only on macOS or Windows runners
+(``runs-on: macos-14``, ``if: runner.os == 'Windows'``). Findings there are guarded like an
+NVIDIA-only or non-Linux branch of Python code."""
 
 from __future__ import annotations
 
@@ -9,10 +10,20 @@ import re
 
 NVIDIA_JOB = "CI job for NVIDIA runners"
 NVIDIA_STEP = "CI step that runs only with the CUDA backend"
+NON_LINUX_JOB = "CI job or step for macOS/Windows runners"
 
 _KEY = re.compile(r"^(?P<indent>\s*)(?P<dash>-\s+)?(?P<key>[A-Za-z0-9_.-]+)\s*:(?P<rest>.*)$")
 _NVIDIA_WORD = re.compile(r"(?<![a-z0-9])(nvidia|cuda|cu1\d\d?)(?![a-z])", re.IGNORECASE)
 _AMD_WORD = re.compile(r"(?<![a-z0-9])(amd|rocm|hip)(?![a-z])", re.IGNORECASE)
+#: ``runs-on: macos-14`` / ``windows-latest`` (a literal runner label, not an expression).
+_OTHER_RUNNER = re.compile(r"""^\s*['"]?(macos|windows)[\w.-]*['"]?\s*$""", re.IGNORECASE)
+#: ``if: runner.os == 'Windows'``, ``startsWith(matrix.os, 'macos')``.
+_OTHER_OS_TEST = re.compile(
+    r"""(runner\.os|matrix\.os|matrix\.platform)\s*==\s*['"](macos|windows|mac|win)"""
+    r"""|(startsWith|contains)\(\s*(runner\.os|matrix\.os|matrix\.platform)\s*,\s*"""
+    r"""['"](macos|windows|mac|win)""",
+    re.IGNORECASE,
+)
 _CUDA_TEST = re.compile(r"""==\s*['"](cuda|nvidia)['"]|['"](cuda|nvidia)['"]\s*==""", re.IGNORECASE)
 
 
@@ -70,10 +81,18 @@ def ci_line_guards(text: str) -> dict[int, str]:
                 mark(index, _block_end(lines, index, job_indent, False), NVIDIA_JOB)
     for index, line in enumerate(lines):
         match = _KEY.match(line)
-        if match is None or match.group("key") != "if" or match.group("dash"):
+        if match is None or match.group("dash"):
             continue
-        condition = match.group("rest")
-        if not _CUDA_TEST.search(condition) or _AMD_WORD.search(condition):
+        key, condition = match.group("key"), match.group("rest")
+        if key == "runs-on" and _OTHER_RUNNER.match(condition.split("#", 1)[0]):
+            label = NON_LINUX_JOB
+        elif key != "if":
+            continue
+        elif _CUDA_TEST.search(condition) and not _AMD_WORD.search(condition):
+            label = NVIDIA_STEP
+        elif _OTHER_OS_TEST.search(condition) and not re.search(r"\|\||!", condition):
+            label = NON_LINUX_JOB
+        else:
             continue
         column = _indent(line)
         owner = _owner(lines, index, column)
@@ -81,7 +100,7 @@ def ci_line_guards(text: str) -> dict[int, str]:
             continue
         owner_line = lines[owner]
         item = owner_line.lstrip().startswith("-")
-        mark(owner, _block_end(lines, owner, _indent(owner_line), item), NVIDIA_STEP)
+        mark(owner, _block_end(lines, owner, _indent(owner_line), item), label)
     return out
 
 

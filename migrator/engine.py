@@ -34,6 +34,7 @@ from migrator.positions import positions_for
 from migrator.rule import PythonRule, Rule, TextRule
 from migrator.sources import FailFile, SkipFile, check_nesting, notebook_cells
 from migrator.suppress import Suppressions
+from migrator.textguards import TextGuards
 
 MAX_FIX_PASSES = 6
 
@@ -358,10 +359,12 @@ def analyze_text(
     suppressions = Suppressions.parse(text)
     line_guards = ci_line_guards(text) if kind == "ci-yaml" else {}
     pairs: list[tuple[RawTextFinding, Finding]] = []
+    guards = TextGuards(text, kind)
     for raw in sorted(context.reports, key=lambda item: (item.start, item.rule.code)):
         start = context.position(raw.start)
         end = context.position(raw.end)
-        finding = _finding(raw, path, start, end, lines, cell, line_guards.get(start[0], ""))
+        guard = line_guards.get(start[0], "") or guards.guard_at(raw.start)
+        finding = _finding(raw, path, start, end, lines, cell, guard)
         if line_map is not None:
             finding = _remap(finding, line_map)
         if not suppressions.suppresses(start[0], finding.rule):

@@ -1,0 +1,100 @@
+"""Shell and CI platform guards: findings in macOS/Windows-only branches of shell scripts and in
+macOS/Windows CI jobs and steps are hidden by default, shown marked, and never fixed."""
+
+from __future__ import annotations
+
+from migrator.ci_guards import NON_LINUX_JOB
+from migrator.textguards import NON_LINUX, regions
+from tests.conftest import write
+
+SETUP = """\
+#!/usr/bin/env bash
+set -e
+if [[ "$OSTYPE" == "darwin"* ]]; then
+  pip install flash-attn
+elif [ "$(uname -s)" = Linux ]; then
+  pip install torch
+else
+  pip install xformers
+fi
+case "$(uname -s)" in
+  MINGW*|MSYS*)
+    export CUDA_VISIBLE_DEVICES=0
+    ;;
+  Linux) nvidia-smi ;;
+esac
+if [ "$(uname -m)" = arm64 ]; then
+  pip install flash-attn
+fi
+"""
+
+WORKFLOW = """\
+name: tests
+on: [push]
+jobs:
+  mac:
+    runs-on: macos-14
+    steps:
+      - run: pip install flash-attn
+  linux:
+    runs-on: ubuntu-latest
+    steps:
+      - name: windows tools
+        if: runner.os == 'Windows'
+        run: pip install xformers
+      - name: install
+        run: pip install flash-attn
+"""
+
+
+def _sites(report: dict) -> list[tuple[int, str, str]]:
+    """(line, rule, guard) of every finding and of every related site it carries."""
+    out = []
+    for finding in report["findings"]:
+        guard = finding.get("guard", "")
+        out.append((finding["line"], finding["rule"], guard))
+        out.extend((site["line"], finding["rule"], guard) for site in finding["related"])
+    return sorted(out)
+
+
+def test_shell_platform_branches_are_guarded(tmp_path, scan_json):
+    write(tmp_path, "setup.sh", SETUP)
+    shown = _sites(scan_json("--show-guarded", "--select", "ROC867,ROC710", str(tmp_path)))
+    assert shown == [
+        (4, "ROC867", NON_LINUX),  # darwin branch
+        (8, "ROC867", NON_LINUX),  # else after a Linux test
+        (12, "ROC710", NON_LINUX),  # MINGW/MSYS case arm
+        (17, "ROC867", ""),  # `uname -m` is the CPU, not the OS
+    ]
+    default = _sites(scan_json("--select", "ROC867,ROC710", str(tmp_path)))
+    assert default == [(17, "ROC867", "")]
+
+
+def test_ci_jobs_and_steps_on_macos_or_windows_are_guarded(tmp_path, scan_json):
+    write(tmp_path, ".github/workflows/tests.yml", WORKFLOW)
+    shown = _sites(scan_json("--show-guarded", "--select", "ROC867", str(tmp_path)))
+    assert shown == [
+        (7, "ROC867", NON_LINUX_JOB),  # macos-14 job
+        (13, "ROC867", NON_LINUX_JOB),  # Windows-only step
+        (15, "ROC867", ""),
+    ]
+
+
+def test_guarded_text_is_never_fixed(tmp_path, run_cli):
+    write(tmp_path, "setup.sh", SETUP)
+    before = (tmp_path / "setup.sh").read_text()
+    run_cli("fix", "--unsafe-fixes", str(tmp_path))
+    after = (tmp_path / "setup.sh").read_text()
+    assert "export CUDA_VISIBLE_DEVICES=0\n" in after  # the Windows arm is left alone
+    assert after.count("HIP_VISIBLE_DEVICES") == before.count("HIP_VISIBLE_DEVICES")
+
+
+def test_region_shapes():
+    text = (
+        'if [[ "$OSTYPE" != darwin* ]]; then a; else b; fi\n'
+        'if [[ "$OSTYPE" == msys || "$OSTYPE" == cygwin ]]; then c; fi\n'
+        'if [[ "$OSTYPE" == msys || -f x ]]; then d; fi\n'
+        "if [ -f x ]; then e; fi\n"
+    )
+    found = [text[start:end].strip(" ;") for start, end, _ in regions(text, "shell")]
+    assert found == ["b", "c"]
