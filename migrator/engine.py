@@ -31,6 +31,7 @@ from migrator.guards import GUARD_NODE_TYPES
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.positions import positions_for
+from migrator.reexports import current_exports
 from migrator.rule import PythonRule, Rule, TextRule
 from migrator.sources import FailFile, SkipFile, check_nesting, notebook_cells
 from migrator.suppress import Suppressions
@@ -165,7 +166,9 @@ def python_reports(
         return None, None
     if module is None:
         module = _parse(text)
-    table = imports if imports is not None else ImportTable.from_module(module)
+    table = (
+        imports if imports is not None else ImportTable.from_module(module, current_exports.get())
+    )
     context = PythonContext(path=path, module=module, imports=table)
     instances = [rule(context) for rule in chosen]
     if instances:
@@ -417,8 +420,8 @@ def analyze_notebook(
         except FailFile as error:
             errors.append(f"cell {cell.index}: {error}")
             continue
-        tables.append(ImportTable.from_module(parsed[cell.index]))
-    shared = ImportTable()
+        tables.append(ImportTable.from_module(parsed[cell.index], current_exports.get()))
+    shared = ImportTable(current_exports.get())
     for table in tables:
         shared.bindings.update(table.bindings)
         shared.modules.update(table.modules)

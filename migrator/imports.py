@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrator.reexports import ExportSlice, absolute, rewrite
+
 
 def dotted_name(node: cst.BaseExpression | cst.ImportFrom | cst.Attribute | cst.Name) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
@@ -26,17 +28,31 @@ def dotted_name(node: cst.BaseExpression | cst.ImportFrom | cst.Attribute | cst.
 class ImportTable:
     """Maps each locally bound name to the dotted module path or object it was imported as."""
 
-    __slots__ = ("bindings", "modules")
+    __slots__ = ("bindings", "modules", "_exports")
 
-    def __init__(self) -> None:
+    def __init__(self, exports: ExportSlice | None = None) -> None:
         self.bindings: dict[str, str] = {}
         self.modules: set[str] = set()
+        #: names the project re-exports through its own modules (``migrator.reexports``)
+        self._exports = exports
 
     @classmethod
-    def from_module(cls, module: cst.Module) -> ImportTable:
-        table = cls()
+    def from_module(cls, module: cst.Module, exports: ExportSlice | None = None) -> ImportTable:
+        table = cls(exports)
         table._collect(module.body)
+        if exports is not None:
+            table._follow_reexports(exports)
         return table
+
+    def _follow_reexports(self, exports: ExportSlice) -> None:
+        """Bind names imported from a project module that re-exports them to their origin."""
+        for local, target in list(self.bindings.items()):
+            origin = rewrite(target, exports.exports)
+            if origin != target:
+                self.bindings[local] = origin
+                self.modules.add(origin)
+                if "." in origin:
+                    self.modules.add(origin.rsplit(".", 1)[0])
 
     def _collect(self, body: object) -> None:
         statements = body if isinstance(body, (list, tuple)) else ()
@@ -78,7 +94,10 @@ class ImportTable:
                 self.bindings[head] = head
 
     def _add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None:
+        if node.relative:
+            self._add_relative(node)
+            return
+        if node.module is None:
             return
         module = dotted_name(node.module)
         if module is None:
@@ -94,6 +113,29 @@ class ImportTable:
                 local = alias.asname.name.value
             self.bindings[local] = f"{module}.{alias.name.value}"
 
+    def _add_relative(self, node: cst.ImportFrom) -> None:
+        """``from .utils import flash_attn_func``: bound only when the project module re-exports
+        an external name (a project's own helper stays unresolved, as before)."""
+        exports = self._exports
+        if exports is None or isinstance(node.names, cst.ImportStar):
+            return
+        dots = "." * len(node.relative)
+        tail = dotted_name(node.module) if node.module is not None else ""
+        module = absolute(dots + (tail or ""), exports.module, exports.package)
+        if module is None:
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            target = f"{module}.{alias.name.value}"
+            origin = rewrite(target, exports.exports)
+            if origin == target:
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.bindings[local] = origin
+
     def resolve(self, node: cst.CSTNode) -> str | None:
         """Qualified name of a Name/Attribute chain whose head was imported, else None."""
         parts: list[str] = []
@@ -107,7 +149,10 @@ class ImportTable:
         if base is None:
             return None
         parts.append(base)
-        return ".".join(reversed(parts))
+        qualified = ".".join(reversed(parts))
+        if self._exports is not None:
+            return rewrite(qualified, self._exports.exports)
+        return qualified
 
     def local_names_for(self, qualified: str) -> list[str]:
         """Local spellings that resolve to ``qualified`` (for building replacement nodes)."""

@@ -14,6 +14,7 @@ from migrator.config import Config, load_config
 from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
 from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
+from migrator.reexports import ExportSlice, ProjectIndex, current_exports
 from migrator.sources import FailFile, SkipFile, decode_python, decode_text, read_regular
 from migrator.versions import ProjectFacts, project_facts
 
@@ -89,6 +90,8 @@ class _Task:
     codes: frozenset[str] | None
     prefilter: bool
     facts: ProjectFacts = field(default_factory=ProjectFacts)
+    #: names re-exported through the project's own modules that this file imports
+    exports: ExportSlice | None = None
 
 
 @dataclass(slots=True)
@@ -119,9 +122,11 @@ def _work(task: _Task) -> FileOutcome:
     from migrator.fixpolicy import current_facts
 
     token = current_facts.set(task.facts)
+    exports_token = current_exports.set(task.exports)
     try:
         return _analyse(task)
     finally:
+        current_exports.reset(exports_token)
         current_facts.reset(token)
 
 
@@ -245,6 +250,20 @@ def _sources(
     return sources, problems
 
 
+def project_index(sources: Sequence[SourceFile]) -> ProjectIndex:
+    """The re-export index of the project's Python files (their import lines, read as text)."""
+    texts: list[tuple[str, str]] = []
+    for source in sources:
+        if source.kind != "python":
+            continue
+        try:
+            data = read_regular(str(source.path))
+        except (SkipFile, FailFile):
+            continue
+        texts.append((source.relative, data.decode("utf-8", "replace")))
+    return ProjectIndex.build(texts)
+
+
 def _explicit_sources(root: Path, selection: Selection, files: Sequence[Path]) -> list[SourceFile]:
     """Files named on the command line, relative to ``root``; ``exclude`` still applies to them
     (ruff's ``--force-exclude``), as pre-commit passes every changed file explicitly."""
@@ -289,7 +308,9 @@ def scan(
     results: dict[str, FileResult] = {}
     tasks: list[_Task] = []
     keys: dict[str, str] = {}
+    index = project_index(sources)
     for source in sources:
+        exports = index.slice_for(source.relative)
         if cache is not None:
             try:
                 data = read_regular(str(source.path))
@@ -297,13 +318,23 @@ def scan(
                 data = None
             if data is not None:
                 key = content_key(data)
+                if exports is not None:  # the file's findings depend on the modules it imports
+                    key = f"{key}+{exports.fingerprint()}"
                 keys[source.relative] = key
                 cached = cache.get(source.relative, key, source.kind)
                 if cached is not None:
                     results[source.relative] = cached
                     continue
         tasks.append(
-            _Task(str(source.path), source.relative, source.kind, None, task_codes, prefilter)
+            _Task(
+                str(source.path),
+                source.relative,
+                source.kind,
+                None,
+                task_codes,
+                prefilter,
+                exports=exports,
+            )
         )
     if on_total:
         on_total(len(tasks))
@@ -311,7 +342,8 @@ def scan(
     for outcome in _execute(tasks, jobs, progress, config.file_timeout):
         results[outcome.relative] = outcome.result
         if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
-            cache.put(outcome.relative, outcome.key, kinds[outcome.relative], outcome.result)
+            key = keys.get(outcome.relative, outcome.key)
+            cache.put(outcome.relative, key, kinds[outcome.relative], outcome.result)
     if cache is not None:
         cache.save(set(keys))
     ordered = [results[source.relative] for source in sources if source.relative in results]
@@ -429,6 +461,7 @@ def fix_tree(
         for rule in all_rules()
         if dependency_guard(rule.dependency, rule.rocm_release, own, facts)
     }
+    index = project_index(sources)
     tasks = [
         _Task(
             str(s.path),
@@ -438,6 +471,7 @@ def fix_tree(
             codes,
             True,
             facts,
+            index.slice_for(s.relative),
         )
         for s in sources
     ]

@@ -1,0 +1,81 @@
+"""Names re-exported through a project's own modules resolve like direct imports, for every
+rule; the index is plain data, and a warm scan sees a change to the re-exporting module."""
+
+from __future__ import annotations
+
+from migrator.reexports import ProjectIndex, module_name
+from tests.conftest import write
+
+NVML = "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n"
+UTILS = "from flash_attn import flash_attn_func\nfrom ..nvml import pynvml as nv\n"
+MODEL = (
+    "from .utils import flash_attn_func\n\n\n"
+    "def attend(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n"
+)
+TELEMETRY = (
+    "from mypkg.nvml import pynvml as N\n\n\n"
+    "def name(h):\n    N.nvmlInit()\n    return N.nvmlDeviceGetName(h)\n"
+)
+LOCAL = "from .helpers import flash_attn_func\n\nflash_attn_func(q, k, v)\n"
+HELPERS = "def flash_attn_func(q, k, v):\n    return q\n"
+
+
+def _project(root):
+    write(root, "mypkg/__init__.py", "")
+    write(root, "mypkg/sub/__init__.py", "")
+    write(root, "mypkg/nvml.py", NVML)
+    write(root, "mypkg/sub/utils.py", UTILS)
+    write(root, "mypkg/sub/model.py", MODEL)
+    write(root, "mypkg/telemetry.py", TELEMETRY)
+    write(root, "mypkg/sub/local.py", LOCAL)
+    write(root, "mypkg/sub/helpers.py", HELPERS)
+
+
+def _sites(report: dict) -> set[tuple[str, int, str]]:
+    return {(f["path"], f["line"], f["rule"]) for f in report["findings"]}
+
+
+def test_reexported_names_resolve_for_every_rule(tmp_path, scan_json):
+    _project(tmp_path)
+    sites = _sites(scan_json("--no-cache", str(tmp_path)))
+    assert ("mypkg/sub/model.py", 5, "ROC400") in sites  # flash_attn_func via .utils
+    assert ("mypkg/telemetry.py", 5, "ROC201") in sites  # nvmlInit via mypkg.nvml
+    assert ("mypkg/telemetry.py", 6, "ROC202") in sites
+    # a project's own function of the same name stays the project's
+    assert not any(path == "mypkg/sub/local.py" for path, _, _ in sites)
+
+
+def test_warm_scan_follows_a_change_to_the_reexporting_module(tmp_path, scan_json):
+    _project(tmp_path)
+    assert ("mypkg/telemetry.py", 5, "ROC201") in _sites(scan_json(str(tmp_path)))
+    write(tmp_path, "mypkg/nvml.py", "pynvml = None\n")  # telemetry.py itself is unchanged
+    assert not any(path == "mypkg/telemetry.py" for path, _, _ in _sites(scan_json(str(tmp_path))))
+
+
+def test_module_names_and_index():
+    packages = {"src/mypkg", "src/mypkg/sub"}
+    assert module_name("src/mypkg/sub/model.py", packages) == "mypkg.sub.model"
+    assert module_name("src/mypkg/__init__.py", packages) == "mypkg"
+    assert module_name("scripts/train.py", packages) == "train"
+    index = ProjectIndex.build(
+        [
+            ("src/mypkg/__init__.py", ""),
+            ("src/mypkg/sub/__init__.py", ""),
+            ("src/mypkg/nvml.py", NVML),
+            ("src/mypkg/sub/utils.py", UTILS),
+            ("src/mypkg/sub/model.py", MODEL),
+        ]
+    )
+    assert index.external("mypkg.nvml") == {"pynvml": "pynvml"}
+    assert index.external("mypkg.sub.utils") == {
+        "flash_attn_func": "flash_attn.flash_attn_func",
+        "nv": "pynvml",
+    }
+    # a re-export of a re-export
+    assert index.external("mypkg.sub.model") == {"flash_attn_func": "flash_attn.flash_attn_func"}
+    view = index.slice_for("src/mypkg/sub/model.py")
+    assert view is not None and view.module == "mypkg.sub.model"
+    # only the names the file imports travel with it
+    assert dict(view.exports) == {
+        "mypkg.sub.utils": {"flash_attn_func": "flash_attn.flash_attn_func"}
+    }
