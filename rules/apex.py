@@ -34,7 +34,7 @@ def _data() -> dict[str, Any]:
 
 class _ApexRewrite(PythonRule):
     """Shared reporting for the apex → torch rewrites: import removal and the check that the
-    apex class is not also referenced outside calls (``isinstance``), which makes a fix unsafe."""
+    apex class is not also referenced outside calls (``isinstance``), where no fix is offered."""
 
     abstract = True
 
@@ -46,20 +46,23 @@ class _ApexRewrite(PythonRule):
         imports: list[tuple[str, str | None]],
         message: str,
     ) -> None:
-        applicability = None
         if non_call_references(self.ctx.qualname, self.ctx.module, qualified):
-            applicability = Applicability.UNSAFE
-            message += (
-                f"; `{qualified.rsplit('.', 1)[-1]}` is also used outside calls (isinstance?), "
-                "which would keep meaning the apex class"
+            # an ``isinstance(m, FusedLayerNorm)`` left behind would stop matching the new
+            # module on NVIDIA too, and keep the module importing apex
+            self.report(
+                node,
+                message=(
+                    f"{message}; not rewritten: `{qualified.rsplit('.', 1)[-1]}` is also used "
+                    "outside calls (isinstance?); change those uses together with the calls"
+                ),
             )
+            return
         self.report(
             node,
             message=message,
             replacement=replacement,
             imports=imports,
             remove_imports=unused_import_candidates(self.ctx, node.func, "apex"),
-            applicability=applicability,
         )
 
 
@@ -104,8 +107,9 @@ class ApexFusedNorm(_ApexRewrite):
     either norm given float32 input (measured on an H200, torch 2.11, bf16 autocast). Training
     code under autocast then carries float32 activations where it had fp16/bf16 ones (more
     memory, slightly different rounding). Outside autocast the output dtype is the input's in
-    both libraries. References to the apex class outside calls (`isinstance(m,
-    FusedLayerNorm)` in a weight-decay filter) keep meaning the apex class; the message says so.
+    both libraries. No fix where the apex class is also used outside calls (`isinstance(m,
+    FusedLayerNorm)` in a weight-decay filter): that check would stop matching the new module,
+    on NVIDIA too.
 
     ## References
     - NVIDIA/apex `apex/normalization/fused_layer_norm.py`; ROCm/apex README
@@ -173,12 +177,7 @@ class ApexFusedNorm(_ApexRewrite):
             "from apex.normalization import FusedLayerNorm\n"
             "ln = FusedLayerNorm(512)\n"
             "decay = [m for m in mods if not isinstance(m, FusedLayerNorm)]\n",
-            fixed=(
-                "from apex.normalization import FusedLayerNorm\n"
-                "import torch\n\n"
-                "ln = torch.nn.LayerNorm(512)\n"
-                "decay = [m for m in mods if not isinstance(m, FusedLayerNorm)]\n"
-            ),
+            fixed=None,  # the isinstance filter would stop matching the new module
         ),
         Invalid(
             "from apex.normalization import MixedFusedLayerNorm\nln = MixedFusedLayerNorm(512)\n",

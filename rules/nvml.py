@@ -9,7 +9,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import module_ref
+from migrator.astutil import fast_visit, module_ref, unused_import_candidates
 from migrator.context import PythonContext
 from migrator.imports import dotted_name
 from migrator.model import Applicability, Severity
@@ -34,6 +34,21 @@ def _table() -> dict[str, Any]:
 
 def _is_binding(module: str) -> bool:
     return module.split(".", 1)[0] in _BINDING_PACKAGES
+
+
+def _nvml_removals(ctx: PythonContext, node: cst.CSTNode) -> list[tuple[str | None, ...]]:
+    """NVML imports that a rewrite of ``node`` may leave unused: the fixer removes those that
+    nothing else uses, so a fully rewritten module imports without pynvml."""
+    found: list[tuple[str | None, ...]] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            full = ctx.imports.bindings.get(name.value)
+            if full is not None and _is_binding(full):
+                found.extend(unused_import_candidates(ctx, name, full.split(".", 1)[0]))
+
+    fast_visit(node, _Names(), trivia=False)
+    return found
 
 
 def _imports_amdsmi(ctx: PythonContext) -> bool:
@@ -367,28 +382,26 @@ class NvmlDeviceQuery(_NvmlResolver):
     invalid = [
         Invalid(
             "import pynvml\n\nn = pynvml.nvmlDeviceGetCount()\n",
-            fixed="import pynvml\nimport torch\n\nn = torch.cuda.device_count()\n",
+            fixed="import torch\n\nn = torch.cuda.device_count()\n",
             line=3,
             column=5,
         ),
         Invalid(
             "import torch as tt\nimport pynvml as nv\n\n"
             "name = nv.nvmlDeviceGetName(nv.nvmlDeviceGetHandleByIndex(i))\n",
-            fixed="import torch as tt\nimport pynvml as nv\n\nname = tt.cuda.get_device_name(i)\n",
+            fixed="import torch as tt\n\nname = tt.cuda.get_device_name(i)\n",
         ),
         Invalid(
             "import torch\n"
             "from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
             "used = nvmlDeviceGetMemoryInfo(nvmlDeviceGetHandleByIndex(0)).used / 2**20\n",
-            fixed="import torch\n"
-            "from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo\n\n"
-            "used = torch.cuda.device_memory_used(0) / 2**20\n",
+            fixed="import torch\n\nused = torch.cuda.device_memory_used(0) / 2**20\n",
         ),
         Invalid(
             "import torch\nimport pynvml\n\n"
             "util = pynvml.nvmlDeviceGetUtilizationRates(\n"
             "    pynvml.nvmlDeviceGetHandleByIndex(1)).gpu\n",
-            fixed="import torch\nimport pynvml\n\nutil = torch.cuda.utilization(1)\n",
+            fixed="import torch\n\nutil = torch.cuda.utilization(1)\n",
         ),
         Invalid(
             "import torch\nimport pynvml\n\nh = pynvml.nvmlDeviceGetHandleByIndex(0)\n"
@@ -399,7 +412,7 @@ class NvmlDeviceQuery(_NvmlResolver):
             "import torch\nimport pynvml\n\n"
             "t = pynvml.nvmlDeviceGetTemperature(pynvml.nvmlDeviceGetHandleByIndex(0), "
             "pynvml.NVML_TEMPERATURE_GPU)\n",
-            fixed="import torch\nimport pynvml\n\nt = torch.cuda.temperature(0)\n",
+            fixed="import torch\n\nt = torch.cuda.temperature(0)\n",
         ),
         Invalid(
             "import pynvml\n\n"
@@ -469,6 +482,7 @@ class NvmlDeviceQuery(_NvmlResolver):
             message=self._message(function),
             replacement=replacement,
             imports=imports,
+            remove_imports=_nvml_removals(self.ctx, node),
         )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -505,6 +519,7 @@ class NvmlDeviceQuery(_NvmlResolver):
             message=self._message(function),
             replacement=replacement,
             imports=imports,
+            remove_imports=_nvml_removals(self.ctx, node) if replacement is not None else (),
         )
 
     def _matches(self, value: cst.BaseExpression, allowed: list[str]) -> bool:
