@@ -301,6 +301,9 @@ def scan(
         config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
     )
     sources, problems = _sources(root, selection, only, within)
+    # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
+    facts = project_facts(root if root.is_dir() else root.parent)
+    facts_key = repr(facts).encode()
     cache = ResultCache(root) if use_cache else None
     # The cache holds every rule's findings so that a later scan with another selection can
     # reuse it; without the cache only the selected rules need to run.
@@ -317,7 +320,7 @@ def scan(
             except (SkipFile, FailFile):
                 data = None
             if data is not None:
-                key = content_key(data)
+                key = content_key(data + facts_key)  # findings depend on the declared versions
                 if exports is not None:  # the file's findings depend on the modules it imports
                     key = f"{key}+{exports.fingerprint()}"
                 keys[source.relative] = key
@@ -333,6 +336,7 @@ def scan(
                 None,
                 task_codes,
                 prefilter,
+                facts,
                 exports=exports,
             )
         )
@@ -347,7 +351,6 @@ def scan(
     if cache is not None:
         cache.save(set(keys))
     ordered = [results[source.relative] for source in sources if source.relative in results]
-    facts = project_facts(root if root.is_dir() else root.parent)
     files = settle(ordered, selection, [source.relative for source in sources], show_guarded, facts)
     files.extend(problems)
     return RootRun(root, ScanResult(str(root), files), config=config)

@@ -227,3 +227,32 @@ def test_nvidia_only_ci_step_and_transformer_engine_module_are_left(tmp_path):
     assert "amd-smi" in new[8]
     assert "bench/fp8.py" not in texts
     assert any("this file is for NVIDIA" in m for m in left["bench/fp8.py"])
+
+
+def test_scan_shows_the_withheld_reason_instead_of_a_fix(tmp_path):
+    """`scan` applies fix's policy: below the declared torch floor the finding offers no fix and
+    says why; the cached result follows a change of the declared range."""
+    from migrator.runner import scan
+
+    root = _project(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname="x"\ndependencies=["torch>=2.2"]\n',
+            "train.py": SCALER,
+        },
+    )
+
+    def scaler_finding():
+        run = scan(root, min_severity=Severity.HYGIENE, jobs=1)
+        (finding,) = [f for f in run.scan.findings if f.rule == "ROC520"]
+        return finding
+
+    withheld = scaler_finding()
+    assert withheld.fix is None
+    assert withheld.message.endswith(
+        "no automatic fix: needs torch>=2.3; the project supports torch>=2.2"
+    )
+    (root / "pyproject.toml").write_text('[project]\nname="x"\ndependencies=["torch>=2.3"]\n')
+    offered = scaler_finding()
+    assert offered.fix is not None and offered.fix.applicability is Applicability.SAFE
+    assert "no automatic fix" not in offered.message
