@@ -1081,7 +1081,8 @@ class CudaOnlyPackage(RequirementRule):
     ## What it does
     Flags dependencies that exist only for NVIDIA GPUs and have no ROCm build: TensorRT
     (`tensorrt`, `torch-tensorrt`), CUDA driver bindings (`pycuda`, `cuda-python`), NVIDIA
-    DALI and CUDA-only kernel packages (`eetq`, `deepspeed-kernels`).
+    DALI, CUDA-only kernel packages (`eetq`, `deepspeed-kernels`, `grouped-gemm`) and NVIDIA's
+    Transformer Engine (`transformer-engine`; AMD's fork is built from source).
 
     ## Why it breaks on ROCm
     These packages need the CUDA driver and NVIDIA libraries: they fail to install or to import
@@ -1108,7 +1109,7 @@ class CudaOnlyPackage(RequirementRule):
     category = "dependency"
     severity = Severity.ERROR
     message = "CUDA-only package with no ROCm build"
-    fact = "§9 tensorrt/pycuda/dali/eetq rows; [R1][K3][K6]"
+    fact = "§9 tensorrt/pycuda/dali/eetq/transformer-engine rows; [R1][K3][K6]"
     triggers = _cases(
         "tensorrt",
         "TensorRT",
@@ -1121,6 +1122,10 @@ class CudaOnlyPackage(RequirementRule):
         "EETQ",
         "deepspeed-kernels",
         "deepspeed_kernels",
+        "grouped-gemm",
+        "grouped_gemm",
+        "transformer-engine",
+        "transformer_engine",
     )
     effort_hours = 8.0
     blocker = True
@@ -1138,6 +1143,13 @@ class CudaOnlyPackage(RequirementRule):
         Invalid("nvidia-dali-cuda120\n", path="requirements.txt"),
         Invalid(
             "eetq\ndeepspeed-kernels ; sys_platform == 'linux'\n", path="requirements.txt", count=2
+        ),
+        Invalid(
+            "from setuptools import setup\n\n"
+            "setup(name='x', extras_require={'moe': ['grouped-gemm==0.3.0',"
+            " 'transformer-engine[pytorch]>=1.13']})\n",
+            path="setup.py",
+            count=2,
         ),
     ]
 
