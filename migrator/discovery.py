@@ -72,6 +72,8 @@ def file_kind(relative: str) -> str | None:
         return "dockerfile"
     if _COMPOSE.match(name):
         return "compose"
+    if lower in {"cog.yaml", "cog.yml"}:
+        return "cog"
     if _CONDA.match(name):
         return "conda"
     if lower.endswith((".sh", ".bash", ".zsh")) or lower in {"makefile", ".envrc"}:

@@ -523,7 +523,7 @@ def analyze(
     return analyze_text(text, path, kind, rules, fix=fix, prefilter=prefilter)
 
 
-_STRUCTURED = {"pyproject", "compose", "conda", "ci-yaml"}
+_STRUCTURED = {"pyproject", "compose", "conda", "ci-yaml", "cog"}
 
 
 def _validate_structure(text: str, kind: str) -> None:

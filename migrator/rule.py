@@ -53,6 +53,7 @@ FILE_KINDS = frozenset(
         "compose",
         "shell",
         "ci-yaml",
+        "cog",
     }
 )
 

@@ -310,6 +310,46 @@ def _yaml_item_removal(text: str, start: int, end: int) -> tuple[int, int] | Non
     return None
 
 
+def cog_file(text: str) -> list[Req]:
+    """The ``build.python_packages`` of a Cog ``cog.yaml`` (pip requirement strings)."""
+    import yaml
+
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return []
+    build = _mapping_value(root, "build")
+    packages = _mapping_value(build, "python_packages")
+    if not isinstance(packages, yaml.SequenceNode):
+        return []
+    reqs: list[Req] = []
+    for item in packages.value:
+        if not isinstance(item, yaml.ScalarNode):
+            continue
+        parsed = parse_requirement(item.value)
+        if parsed is None:
+            continue
+        start, end = item.start_mark.index, item.end_mark.index
+        raw = text[start:end]
+        offset: int | None = start if raw == item.value else None
+        if item.style in ("'", '"') and raw[1:-1] == item.value:
+            offset = start + 1
+        reqs.append(Req(parsed, "cog", offset, report_span=(start, end)))
+    return reqs
+
+
+def _mapping_value(node: object, key: str) -> object:
+    """The value node of ``key`` in a YAML mapping node (None when absent)."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for key_node, value in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+            return value
+    return None
+
+
 _CONDA_SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 

@@ -18,6 +18,7 @@ from migrator.rule import Invalid, TextRule, Valid
 from migrator.ruledata import load_table
 
 from . import dependencies
+from ._dependency_files import cog_file
 from ._lines import line_bounds
 from ._requirement_rule import RequirementRule
 from ._requirements import Change, Req, render
@@ -1112,7 +1113,8 @@ class PipInstallCudaPackage(TextRule):
     """
     ## What it does
     Flags `pip install` of CUDA-only or CUDA-build packages in Dockerfiles, shell scripts,
-    Makefiles and CI files: `flash-attn`, `xformers`, `tensorrt`, `pycuda`, `cupy-cuda12x`,
+    Makefiles and CI files, and the `python_packages` and `run` commands of Cog's `cog.yaml`:
+    `flash-attn`, `xformers`, `tensorrt`, `pycuda`, `cupy-cuda12x`,
     `onnxruntime-gpu`, `nvidia-*-cu12` wheels, `bitsandbytes` older than 0.49, NVML bindings and
     the other packages of the dependency rules (ROC800–ROC813).
 
@@ -1159,8 +1161,11 @@ class PipInstallCudaPackage(TextRule):
         "nvml",
         "gptq",
         "awq",
+        "grouped",
+        "transformer-engine",
+        "transformer_engine",
     )
-    file_kinds = frozenset({"dockerfile", "shell", "ci-yaml"})
+    file_kinds = frozenset({"dockerfile", "shell", "ci-yaml", "cog"})
     effort_hours = 1.0
     valid = [
         Valid("RUN pip install --no-cache-dir transformers accelerate\n", path="Dockerfile"),
@@ -1184,6 +1189,14 @@ class PipInstallCudaPackage(TextRule):
             path="setup.sh",
             count=1,
         ),
+        Invalid(
+            "build:\n  gpu: true\n  python_packages:\n    - torch==2.4.1\n"
+            '    - "xformers==0.0.22"\n  run:\n    - pip install flash-attn\n',
+            path="cog.yaml",
+            line=5,
+            column=7,
+            count=1,  # one finding per file; the `run` install is a related site
+        ),
     ]
 
     _RULES: tuple[type[RequirementRule], ...] = (
@@ -1203,6 +1216,8 @@ class PipInstallCudaPackage(TextRule):
 
     def check(self) -> None:
         reqs = pip_requirements(self.ctx.text)
+        if self.ctx.kind == "cog":
+            reqs = cog_file(self.ctx.text) + reqs
         if not reqs:
             return
         examiners = [rule(self.ctx) for rule in self._RULES]

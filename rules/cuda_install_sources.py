@@ -13,7 +13,7 @@ from ._shell import iter_lines
 from ._torch_builds import CUDA_INDEX_RE
 
 _INSTALL_KINDS = frozenset(
-    {"requirements", "pyproject", "setupcfg", "conda", "shell", "dockerfile", "ci-yaml"}
+    {"requirements", "pyproject", "setupcfg", "conda", "shell", "dockerfile", "ci-yaml", "cog"}
 )
 
 # A wheel URL whose file name carries a CUDA local version label (`+cu124`, `+cu12torch2.5...`,
