@@ -487,10 +487,13 @@ class NvccArchFlags(PythonRule):
         ),
     ]
 
+    #: the table of ``cuda_extension.toml`` whose patterns this rule matches
+    table = "nvcc_flags"
+
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
         self._active: bool | None = None
-        self._patterns = [re.compile(p) for p in _data()["nvcc_flags"]["patterns"]]
+        self._patterns = [re.compile(p) for p in _data()[self.table]["patterns"]]
         self._docstrings: frozenset[int] | None = None
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -506,3 +509,75 @@ class NvccArchFlags(PythonRule):
             self._docstrings = docstring_nodes(self.ctx.module)
         if id(node) not in self._docstrings:
             self.report(node, message=f"{self.message}: `{value[:60]}`")
+
+
+class NvccOnlyFlags(NvccArchFlags):
+    """
+    ## What it does
+    Flags nvcc's `--expt-relaxed-constexpr` and `--expt-extended-lambda` (and their
+    `--relaxed-constexpr` / `--extended-lambda` spellings) in string literals of files that use
+    `torch.utils.cpp_extension`.
+
+    ## Why it breaks on ROCm
+    On ROCm, `cpp_extension` hands `extra_compile_args["nvcc"]` / `extra_cuda_cflags` to hipcc
+    (renaming only `-D...CUDA...` macros), and hipcc forwards every option it does not handle
+    itself to clang unchanged. Clang has neither option, so the extension fails to build. Clang
+    already treats unannotated `constexpr` functions as `__host__ __device__` by default, which
+    is what the relaxed-constexpr switch asks nvcc for.
+
+    ## Example
+    ```python
+    from torch.utils.cpp_extension import load
+
+    ops = load("ops", ["ops.cu"], extra_cuda_cflags=["-O3", "--expt-relaxed-constexpr"])
+    ```
+
+    ## Manual migration
+    Pass the switches only to nvcc:
+    ```python
+    from torch.utils.cpp_extension import IS_HIP_EXTENSION, load
+
+    flags = ["-O3"]
+    if not IS_HIP_EXTENSION:
+        flags += ["--expt-relaxed-constexpr"]
+    ops = load("ops", ["ops.cu"], extra_cuda_cflags=flags)
+    ```
+
+    ## References
+    - pytorch `torch/utils/cpp_extension.py` (`_hipify_compile_flags`)
+    - ROCm/llvm-project `amd/hipcc/src/hipBin_amd.h` (`executeHipCCCmd`)
+    """
+
+    code = "ROC604"
+    name = "nvcc-only-flags"
+    category = "cuda-extension"
+    severity = Severity.WARNING
+    aggregate = "scope"
+    message = "nvcc-only flag reaches hipcc, which passes it to clang (no such option there)"
+    fact = "§7 nvcc-only flags row; [P9][H5][H6]"
+    triggers = ("relaxed-constexpr", "extended-lambda")
+    effort_hours = 0.25
+    table = "nvcc_only_flags"
+    valid = [
+        Valid(
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "ext = CUDAExtension('ops', ['ops.cu'], extra_compile_args={'nvcc': ['-O3']})\n"
+        ),
+        Valid("NOTE = '--expt-relaxed-constexpr'\n"),  # no extension build in the file
+    ]
+    invalid = [
+        Invalid(
+            "from torch.utils.cpp_extension import load\n\n"
+            "ops = load('ops', ['ops.cu'],\n"
+            "           extra_cuda_cflags=['-O3', '--expt-relaxed-constexpr', '--expt-extended-lambda'])\n",
+            line=4,
+            column=38,
+            count=1,
+        ),
+        Invalid(
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "NVCC = ['-O3', '--extended-lambda']\n"
+            "ext = CUDAExtension('ops', ['ops.cu'], extra_compile_args={'nvcc': NVCC})\n",
+            line=2,
+        ),
+    ]
