@@ -188,6 +188,12 @@ def _check_paths(paths: tuple[str, ...]) -> list[Path]:
 )
 @click.option("--no-cache", is_flag=True, help="Ignore and do not update the result cache.")
 @click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (for testing).")
+@click.option(
+    "--whole-parse",
+    is_flag=True,
+    hidden=True,
+    help="Parse whole files, not only the statements rules can see (for testing).",
+)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes.")
 @click.option(
     "--show-unused-suppressions",
@@ -251,6 +257,7 @@ def scan(
     output: str | None,
     no_cache: bool,
     no_prefilter: bool,
+    whole_parse: bool,
     jobs: int | None,
     show_unused_suppressions: bool,
     write_baseline: str | None,
@@ -285,6 +292,10 @@ def scan(
         "min_severity": _severity(min_severity),
     }
     stdin_data = sys.stdin.buffer.read() if stdin_filename else b""
+    if whole_parse:
+        from migrator.engine import PARSE_MODE_VARIABLE
+
+        os.environ[PARSE_MODE_VARIABLE] = "whole"
 
     def collect() -> list[ScanResult]:
         results = _scan_paths(

@@ -7,8 +7,10 @@ engine never raises for a single bad file.
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from migrator.fixpolicy import check_line_length, police_python, police_text
 from migrator.guards import GUARD_NODE_TYPES
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
+from migrator.partial import partial_source
 from migrator.positions import positions_for
 from migrator.reexports import current_exports
 from migrator.rule import PythonRule, Rule, TextRule
@@ -38,6 +41,9 @@ from migrator.suppress import Suppressions
 from migrator.textguards import TextGuards
 
 MAX_FIX_PASSES = 6
+#: Set to "whole" (``migrate scan --whole-parse``) to parse every file whole: the reference the
+#: partial parse is proven against.
+PARSE_MODE_VARIABLE = "MIGRATE_PARSE"
 
 
 @dataclass(slots=True)
@@ -161,21 +167,90 @@ def python_reports(
 ) -> tuple[cst.Module | None, PythonContext | None]:
     """Parse once and run every active Python rule in one walk; (None, None) when the prefilter
     rules it out. The context holds the reports, parents, scopes and guards of the file."""
+    parsed = _reports(text, path, rules, prefilter=prefilter, imports=imports, module=module)
+    return (parsed.module, parsed.context) if parsed is not None else (None, None)
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """A walked module, its context, and the text and ``ast`` its positions are computed from
+    (the blanked text of ``migrator.partial`` when only part of the file was parsed)."""
+
+    module: cst.Module
+    context: PythonContext
+    text: str
+    tree: ast.Module | None = None
+
+
+def _reports(
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    *,
+    prefilter: bool = True,
+    imports: ImportTable | None = None,
+    module: cst.Module | None = None,
+    partial: bool = False,
+) -> _Parsed | None:
     chosen = [rule for rule in active_rules(rules, text, prefilter) if issubclass(rule, PythonRule)]
     if not chosen and prefilter:
-        return None, None
+        return None
+    parsed_text = text
+    tree: ast.Module | None = None
+    table = imports
     if module is None:
-        module = _parse(text)
-    table = (
-        imports if imports is not None else ImportTable.from_module(module, current_exports.get())
-    )
+        source = None
+        if partial and prefilter and imports is None and _partial_allowed(chosen):
+            source = partial_source(
+                text,
+                _present_triggers(chosen, text, "statement"),
+                _present_triggers(chosen, text, "definition"),
+                _present_triggers(chosen, text, "names"),
+            )
+        partial_module = _parse_partial(text, source.text) if source is not None else None
+        if source is not None and partial_module is not None:
+            if partial_module.default_indent == source.indent:
+                module = partial_module
+                parsed_text, tree, table = source.text, source.tree, source.imports
+        if module is None:
+            module = _parse(text)
+    if table is None:
+        table = ImportTable.from_module(module, current_exports.get())
     context = PythonContext(path=path, module=module, imports=table)
     instances = [rule(context) for rule in chosen]
     if instances:
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped
         fast_visit(module, _Dispatcher(instances, context), trivia=False)
         police_python(context)
-    return module, context
+    return _Parsed(module, context, parsed_text, tree)
+
+
+def _partial_allowed(chosen: Sequence[type[Rule]]) -> bool:
+    """Partial parsing unless switched off (``--whole-parse``) or a rule reads the whole module."""
+    if os.environ.get(PARSE_MODE_VARIABLE) == "whole":
+        return False
+    return not any(rule.parse_scope == "module" for rule in chosen)
+
+
+def _present_triggers(chosen: Sequence[type[Rule]], text: str, scope: str) -> set[str]:
+    """Triggers in ``text`` of the rules whose ``parse_scope`` is ``scope``."""
+    return {
+        trigger
+        for rule in chosen
+        if rule.parse_scope == scope
+        for trigger in table_for(rule, "python")
+        if trigger in text
+    }
+
+
+def _parse_partial(text: str, blanked: str) -> cst.Module | None:
+    """The blanked text's module (None when libcst rejects it: the whole file is parsed then,
+    so its own error, if any, is the one reported)."""
+    check_nesting(text)
+    try:
+        return cst.parse_module(blanked)
+    except (cst.ParserSyntaxError, RecursionError, MemoryError):
+        return None
 
 
 def _finding(
@@ -216,18 +291,22 @@ def _finding(
 
 
 def _python_findings(
-    module: cst.Module,
-    context: PythonContext,
+    parsed: _Parsed,
     path: str,
     text: str,
     cell: int | None,
 ) -> list[tuple[RawPythonFinding, Finding]]:
+    context = parsed.context
     reports = context.reports
     if not reports:
         return []
     parents = context.parents
     positions = positions_for(
-        module, text, [raw.node for raw in reports], lambda node: parents.get(id(node))
+        parsed.module,
+        parsed.text,
+        [raw.node for raw in reports],
+        lambda node: parents.get(id(node)),
+        parsed.tree,
     )
     lines = text.splitlines()
     out = []
@@ -275,12 +354,20 @@ def analyze_python(
     imports: ImportTable | None = None,
     cell: int | None = None,
 ) -> Analysis:
-    """Findings of a Python text; with ``fix`` (SAFE or UNSAFE) also the fixed text."""
-    module, context = python_reports(text, path, rules, prefilter=prefilter, imports=imports)
-    if module is None or context is None:
+    """Findings of a Python text; with ``fix`` (SAFE or UNSAFE) also the fixed text. A scan
+    parses only the statements its rules can see (``migrator.partial``); a fix the whole file."""
+    parsed = _reports(
+        text,
+        path,
+        rules,
+        prefilter=prefilter,
+        imports=imports,
+        partial=fix is None and cell is None,
+    )
+    if parsed is None:
         return Analysis()
     suppressions = Suppressions.parse(text)
-    pairs = _suppress(_python_findings(module, context, path, text, cell), suppressions)
+    pairs = _suppress(_python_findings(parsed, path, text, cell), suppressions)
     analysis = Analysis(
         findings=[finding for _, finding in pairs],
         unused_suppressions=suppressions.unused(),
@@ -315,11 +402,11 @@ def _fix_python_loop(
     current = text
     fixed: list[Finding] = []
     for _ in range(MAX_FIX_PASSES):
-        module, context = python_reports(current, path, rules, prefilter=prefilter, imports=imports)
-        if module is None or context is None:
+        parsed = _reports(current, path, rules, prefilter=prefilter, imports=imports)
+        if parsed is None:
             return current, fixed
         pairs = _suppress(
-            _python_findings(module, context, path, current, cell),
+            _python_findings(parsed, path, current, cell),
             Suppressions.parse(current),
         )
         chosen = [(raw, finding) for raw, finding in pairs if _fixable(raw, finding, fix)]
@@ -327,7 +414,7 @@ def _fix_python_loop(
         chosen = [(raw, finding) for raw, finding in chosen if raw.together not in partial]
         if not chosen:
             return current, fixed
-        new_text = apply_python_fixes(module, [raw for raw, _ in chosen], path)
+        new_text = apply_python_fixes(parsed.module, [raw for raw, _ in chosen], path)
         if new_text == current:
             return current, fixed
         fixed.extend(finding for _, finding in chosen)

@@ -70,12 +70,15 @@ def positions_for(
     text: str,
     nodes: Sequence[cst.CSTNode],
     parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+    tree: ast.Module | None = None,
 ) -> Callable[[cst.CSTNode], CodeRange | None]:
-    """A lookup giving the CodeRange of each of ``nodes`` (as PositionProvider would)."""
+    """A lookup giving the CodeRange of each of ``nodes`` (as PositionProvider would); ``tree``
+    is ``text``'s ``ast`` when the caller already has it."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        if tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
         return _anchored(module, tree, nodes, parent)
     except (SyntaxError, ValueError, LookupError, RecursionError, KeyError):
         return full_positions(module)

@@ -114,6 +114,12 @@ class Rule:
     #: uses are no problem (hidden, marked) when the project's declared range admits that
     #: release, or declares none (pip installs the latest).
     rocm_release: ClassVar[str | None] = None
+    #: What of a file a Python rule must see (``migrator.partial`` parses only that on a scan):
+    #: ``statement`` (the top-level statements holding its triggers and the uses of the names
+    #: they import), ``names`` (also every use of any name they bind, transitively: for rules
+    #: that follow values through assignments) or ``module`` (the whole file: for rules whose
+    #: answer depends on what a file lacks).
+    parse_scope: ClassVar[str] = "module"
 
     abstract: ClassVar[bool] = True
 

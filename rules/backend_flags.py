@@ -73,6 +73,7 @@ class CudnnVersionCompare(PythonRule):
     """
 
     code = "ROC130"
+    parse_scope = "names"
     name = "cudnn-version-compare"
     category = "cudnn"
     severity = Severity.WARNING
@@ -163,6 +164,7 @@ class CudnnAllowTf32(PythonRule):
     """
 
     code = "ROC131"
+    parse_scope = "statement"
     name = "cudnn-allow-tf32"
     category = "cudnn"
     severity = Severity.INFO
@@ -231,6 +233,7 @@ class Tf32Matmul(PythonRule):
     """
 
     code = "ROC140"
+    parse_scope = "statement"
     name = "tf32-matmul-expected"
     category = "tf32"
     severity = Severity.INFO
@@ -299,6 +302,7 @@ class ReducedPrecisionReductionFlag(PythonRule):
     """
 
     code = "ROC141"
+    parse_scope = "statement"
     name = "reduced-precision-reduction-flag"
     category = "tf32"
     severity = Severity.INFO

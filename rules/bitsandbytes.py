@@ -86,6 +86,7 @@ class BitsandbytesDependency(PythonRule):
     code = "ROC510"
     dependency = "bitsandbytes"
     rocm_release = "0.49"
+    parse_scope = "statement"
     name = "bitsandbytes-dependency"
     category = "bitsandbytes"
     severity = Severity.WARNING
@@ -211,6 +212,7 @@ class BitsandbytesTransformersQuantization(PythonRule):
     code = "ROC511"
     dependency = "bitsandbytes"
     rocm_release = "0.49"
+    parse_scope = "statement"
     name = "bitsandbytes-model-quantization"
     category = "bitsandbytes"
     severity = Severity.WARNING

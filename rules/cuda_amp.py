@@ -60,6 +60,7 @@ class CudaAmpNamespace(PythonRule):
     """
 
     code = "ROC520"
+    parse_scope = "definition"
     name = "cuda-amp-namespace"
     category = "cuda-amp"
     severity = Severity.HYGIENE

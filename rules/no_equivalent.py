@@ -170,6 +170,7 @@ class NoRocmEquivalentImport(_NoEquivalentImport):
     """
 
     code = "ROC900"
+    parse_scope = "statement"
     name = "no-rocm-equivalent-import"
     category = "no-rocm-equivalent"
     severity = Severity.ERROR
@@ -236,6 +237,7 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
     """
 
     code = "ROC901"
+    parse_scope = "statement"
     name = "optional-no-rocm-equivalent-import"
     category = "no-rocm-equivalent"
     severity = Severity.WARNING

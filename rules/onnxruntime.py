@@ -83,6 +83,7 @@ class OrtCudaExecutionProvider(PythonRule):
     """
 
     code = "ROC850"
+    parse_scope = "definition"
     name = "ort-cuda-execution-provider"
     category = "onnxruntime"
     severity = Severity.ERROR
@@ -273,6 +274,7 @@ class OrtCudaProviderCheck(PythonRule):
     """
 
     code = "ROC851"
+    parse_scope = "names"
     name = "ort-cuda-provider-check"
     category = "onnxruntime"
     severity = Severity.ERROR

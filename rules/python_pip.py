@@ -72,6 +72,7 @@ class PipInstallCudaPackageInPython(PythonRule):
     """
 
     code = "ROC868"
+    parse_scope = "statement"
     name = "pip-install-cuda-package-in-python"
     category = "container"
     severity = Severity.WARNING

@@ -55,6 +55,7 @@ class TrainerTf32Argument(PythonRule):
     """
 
     code = "ROC142"
+    parse_scope = "statement"
     name = "trainer-tf32-argument"
     category = "tf32"
     severity = Severity.ERROR

@@ -108,6 +108,8 @@ class XformersMemoryEfficientAttention(PythonRule):
     """
 
     code = "ROC410"
+    parse_scope = "definition"
+    replaces_vendor = True
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING
@@ -407,6 +409,7 @@ class XformersHardImport(PythonRule):
     """
 
     code = "ROC411"
+    parse_scope = "statement"
     name = "xformers-hard-import"
     category = "xformers"
     severity = Severity.WARNING

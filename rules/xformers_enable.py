@@ -52,6 +52,7 @@ class DiffusersXformersEnable(PythonRule):
     """
 
     code = "ROC412"
+    parse_scope = "statement"
     name = "diffusers-xformers-enable"
     category = "xformers"
     severity = Severity.WARNING

@@ -1,0 +1,506 @@
+"""Parse only the statements that can matter to the active rules.
+
+libcst costs far more than the rules on most files that pass the prefilter, yet a rule reports
+inside the statements holding its triggers (or using a name their imports bind). ``ast`` (a C
+parser) gives every statement's line span cheaply; the statements no active rule can see are
+replaced by empty lines, so the text libcst parses keeps every kept line and column exactly where
+it is in the file and positions need no mapping. Each rule declares what it must see
+(``Rule.parse_scope``): the innermost statements (``statement``), their whole top-level statement
+(``definition``), the top-level statements connected by module-level names (``names``) or the
+whole file (``module``, the default). Around every kept statement stay the blocks' headers and
+what the guard facility reads (an ``if`` that leaves, an ``assert``, the imports of a block, each
+block's last statement). Name resolution comes from the whole file's imports, read from the same
+``ast`` tree. Fixes and notebooks parse whole files; ``tests/test_partial_parse.py`` proves the
+findings identical.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import warnings
+from collections.abc import Iterable, Sequence, Set
+from dataclasses import dataclass
+
+from migrator.imports import ImportTable
+
+#: Below this share of the file's lines the blanked text is worth parsing instead of the file.
+WORTHWHILE = 0.85
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_EXIT_CALLS = frozenset({"exit", "skip", "skipTest", "_exit"})
+
+
+@dataclass(frozen=True, slots=True)
+class PartialSource:
+    """The text libcst parses (dropped statements blanked), its ``ast`` and the file's imports."""
+
+    text: str
+    #: The blanked text's ``ast`` (the file's, less the dropped statements).
+    tree: ast.Module
+    imports: ImportTable
+    #: The indentation libcst infers for the whole file (its first indented line's): the
+    #: blanked text's module must infer the same, as rules print nodes with it.
+    indent: str
+    kept_lines: int
+    total_lines: int
+
+
+@dataclass(slots=True)
+class _Group:
+    """Top-level statements sharing lines (``a = 1; b = 2``), kept or dropped together."""
+
+    first: int
+    last: int
+    statements: list[ast.stmt]
+
+
+def partial_source(
+    text: str,
+    statement_triggers: Iterable[str],
+    definition_triggers: Iterable[str] = (),
+    name_triggers: Iterable[str] = (),
+) -> PartialSource | None:
+    """The blanked text keeping what the triggers can reach, or None when the whole file must be
+    parsed (``ast`` rejects it, a ``match`` statement, or too little to gain).
+
+    - ``statement_triggers``: the innermost statements holding them (inside the skeleton of the
+      blocks around them) and the statements using a name their imports bind;
+    - ``definition_triggers``: the whole top-level statements holding them, and those using a
+      name their imports bind;
+    - ``name_triggers``: the whole top-level statements holding them and, to a fixed point, the
+      top-level statements using any name those bind at module level.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not tree.body:
+        return None
+    imports = imports_from_ast(tree)
+    if imports is None:
+        return None
+    line_starts = _line_starts(text)
+    groups = _groups(tree.body)
+    firsts = [group.first for group in groups]
+    statement_lines = _trigger_lines(text, statement_triggers, line_starts)
+    definition_lines = _trigger_lines(text, definition_triggers, line_starts)
+    import_nodes = _imports(tree.body, [])
+    marks = set(statement_lines)
+    marks.update(_alias_uses(text, import_nodes, statement_lines, line_starts))
+    whole = _at(groups, firsts, definition_lines)
+    whole.update(
+        _at(groups, firsts, _alias_uses(text, import_nodes, definition_lines, line_starts))
+    )
+    named = _at(groups, firsts, _trigger_lines(text, name_triggers, line_starts))
+    if named:
+        whole |= _closure(groups, named)
+    indent = _first_indent(text, tree, line_starts)
+    dropped: list[tuple[int, int]] = []
+    selector = _Selector(text, line_starts, sorted(marks), dropped)
+    selector.module(tree.body, groups, whole)
+    total_lines = len(line_starts)
+    kept_lines = total_lines - sum(last - first + 1 for first, last in dropped)
+    if kept_lines > WORTHWHILE * total_lines:
+        return None
+    return PartialSource(_blank(text, dropped), tree, imports, indent, kept_lines, total_lines)
+
+
+def _first_indent(text: str, tree: ast.Module, line_starts: list[int]) -> str:
+    """Leading whitespace of the file's first indented line (where the tokenizer emits its first
+    INDENT: the first statement, in source order, of a block on lines of its own), else
+    libcst's default."""
+    for statement in tree.body:
+        for block in _blocks(statement):
+            first = _span(block[0])[0]
+            start = line_starts[first - 1]
+            end = start
+            while end < len(text) and text[end] in " \t\f":
+                end += 1
+            if end > start and _starts_line(text, line_starts, block[0]):
+                return text[start:end]
+    return "    "
+
+
+def _groups(body: Sequence[ast.stmt]) -> list[_Group]:
+    groups: list[_Group] = []
+    for statement in body:
+        first, last = _span(statement)
+        if groups and first <= groups[-1].last:
+            groups[-1].last = max(groups[-1].last, last)
+            groups[-1].statements.append(statement)
+        else:
+            groups.append(_Group(first, last, [statement]))
+    return groups
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offset of each line's first character (lines end as Python's tokenizer ends them)."""
+    return [0, *(match.end() for match in _NEWLINE.finditer(text))]
+
+
+def _trigger_lines(text: str, triggers: Iterable[str], line_starts: list[int]) -> set[int]:
+    """Lines holding an occurrence of one of ``triggers``."""
+    lines: set[int] = set()
+    for trigger in triggers:
+        offset = text.find(trigger)
+        while offset >= 0:
+            lines.add(bisect.bisect_right(line_starts, offset))
+            offset = text.find(trigger, offset + 1)
+    return lines
+
+
+def _at(groups: list[_Group], firsts: list[int], lines: Iterable[int]) -> set[int]:
+    """Indices of the top-level groups spanning one of ``lines``."""
+    found: set[int] = set()
+    for line in lines:
+        index = bisect.bisect_right(firsts, line) - 1
+        if index >= 0 and groups[index].last >= line:
+            found.add(index)
+    return found
+
+
+_Import = ast.Import | ast.ImportFrom
+
+
+def _imports(statements: Sequence[ast.stmt], out: list[_Import]) -> list[_Import]:
+    """Every import statement, at any depth (statements only: no expression holds one)."""
+    for statement in statements:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            out.append(statement)
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                _imports(case.body, out)
+        else:
+            for block in _blocks(statement):
+                _imports(block, out)
+    return out
+
+
+def _alias_uses(
+    text: str, imports: list[_Import], lines: set[int], line_starts: list[int]
+) -> set[int]:
+    """Lines where a name bound by an import spanning one of ``lines`` occurs as a word (in code,
+    strings or comments alike: keeping a line too many never changes a finding)."""
+    names: set[str] = set()
+    for node in imports:
+        last = node.end_lineno or node.lineno
+        if any(line in lines for line in range(node.lineno, last + 1)):
+            names.update(alias.asname or alias.name.split(".", 1)[0] for alias in node.names)
+    names.discard("*")
+    if not names:
+        return set()
+    pattern = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    return {bisect.bisect_right(line_starts, match.start()) for match in pattern.finditer(text)}
+
+
+def _hides_following(statement: ast.stmt) -> bool:
+    """An ``assert`` or an ``if`` that may leave the module (``migrator.guards`` then marks every
+    later statement); generous on purpose, as keeping a statement never changes a finding."""
+    if isinstance(statement, ast.Assert):
+        return True
+    if not isinstance(statement, ast.If):
+        return False
+    for inner in statement.body:
+        if isinstance(inner, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            return True
+        if isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call):
+            function = inner.value.func
+            name = function.attr if isinstance(function, ast.Attribute) else None
+            if isinstance(function, ast.Name):
+                name = function.id
+            if name in _EXIT_CALLS:
+                return True
+    return False
+
+
+def _closure(groups: list[_Group], named: set[int]) -> set[int]:
+    """``named`` and every top-level group using a module-level name a kept group binds."""
+    users: dict[str, list[int]] = {}
+    for index, group in enumerate(groups):
+        for name in _used_names(group.statements):
+            users.setdefault(name, []).append(index)
+    kept = set(named)
+    pending = list(named)
+    seen_names: set[str] = set()
+    while pending:
+        index = pending.pop()
+        for name in _module_bindings(groups[index].statements) - seen_names:
+            seen_names.add(name)
+            for user in users.get(name, ()):
+                if user not in kept:
+                    kept.add(user)
+                    pending.append(user)
+    return kept
+
+
+def _imported_names(statements: Sequence[ast.stmt]) -> set[str]:
+    """Local names bound by the imports anywhere in the statements (the import table is one
+    flat table per file, so an import inside a function resolves names everywhere)."""
+    names: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    names.add(alias.asname or alias.name.split(".", 1)[0])
+    return names
+
+
+def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
+    """Names the statements bind at module level (assignment targets, definitions, imports,
+    loop and ``with`` targets, and names a function declares ``global``)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Global):
+                    names.update(inner.names)
+            names.update(_imported_names([node]))
+            stack.extend(node.decorator_list)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".", 1)[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _used_names(statements: Sequence[ast.stmt]) -> set[str]:
+    """Every name the statements read, inside nested functions and classes too."""
+    names: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Global):
+                names.update(node.names)
+    return names
+
+
+def _blank(text: str, dropped: Sequence[tuple[int, int]]) -> str:
+    """``text`` with the lines of the ``dropped`` ranges emptied, every line ending kept."""
+    if not dropped:
+        return text
+    lines = _NEWLINE.split(text)
+    endings = _NEWLINE.findall(text)
+    for first, last in dropped:
+        for number in range(first, last + 1):
+            lines[number - 1] = ""
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        out.append(line)
+        if index < len(endings):
+            out.append(endings[index])
+    return "".join(out)
+
+
+class _Selector:
+    """Decides, block by block, which statements stay: those spanning a mark (descended into
+    when compound, so only the marked statements inside stay), the guards the engine reads
+    around them (an ``if`` that leaves, an ``assert``, the imports of a ``try`` body), and one
+    statement per block so that every block still parses. Dropped line ranges are collected."""
+
+    def __init__(
+        self, text: str, line_starts: list[int], marks: list[int], dropped: list[tuple[int, int]]
+    ) -> None:
+        self.text = text
+        self.line_starts = line_starts
+        self.marks = marks
+        self.dropped = dropped
+
+    def module(self, body: list[ast.stmt], groups: list[_Group], whole: set[int]) -> None:
+        self._block(body, groups, whole, nested=False)
+
+    def _block(
+        self,
+        body: list[ast.stmt],
+        groups: list[_Group],
+        whole: Set[int] = frozenset(),
+        nested: bool = True,
+    ) -> None:
+        """Decide the groups of one block; ``body`` (the ``ast`` list) keeps only those kept, so
+        the tree matches the blanked text."""
+        decisions: list[str] = []
+        for index, group in enumerate(groups):
+            if index in whole:
+                decisions.append("whole")
+            elif self._marked(group.first, group.last):
+                decisions.append("descend")
+            elif any(_guarding(statement) for statement in group.statements):
+                decisions.append("minimal")
+            else:
+                decisions.append("drop")
+        if nested and decisions[-1] == "drop":
+            # a block must not be empty, and guards read its last statement (does it leave?)
+            decisions[-1] = "minimal"
+        kept: list[ast.stmt] = []
+        for group, decision in zip(groups, decisions, strict=True):
+            if decision == "drop":
+                self.dropped.append((group.first, group.last))
+                continue
+            kept.extend(group.statements)
+            if decision != "whole":
+                self._inside(group, decision == "descend")
+        body[:] = kept
+
+    def _marked(self, first: int, last: int) -> bool:
+        index = bisect.bisect_left(self.marks, first)
+        return index < len(self.marks) and self.marks[index] <= last
+
+    def _inside(self, group: _Group, marked: bool) -> None:
+        """Keep a group, descending into a lone compound statement whose blocks start on lines
+        of their own (else the whole group stays)."""
+        if len(group.statements) != 1:
+            return
+        blocks = _blocks(group.statements[0])
+        if not blocks or not all(
+            _starts_line(self.text, self.line_starts, block[0]) for block in blocks
+        ):
+            return
+        inner = [_groups(block) for block in blocks]
+        if marked and self._marks_outside(group, inner):
+            return  # a mark in a header (a test, a decorator): the rule may read the body
+        for block, block_groups in zip(blocks, inner, strict=True):
+            self._block(block, block_groups)
+
+    def _marks_outside(self, group: _Group, inner: list[list[_Group]]) -> bool:
+        spans = sorted((child.first, child.last) for groups in inner for child in groups)
+        firsts = [first for first, _ in spans]
+        start = bisect.bisect_left(self.marks, group.first)
+        for mark in self.marks[start:]:
+            if mark > group.last:
+                break
+            index = bisect.bisect_right(firsts, mark) - 1
+            if index < 0 or spans[index][1] < mark:
+                return True
+        return False
+
+
+def _starts_line(text: str, line_starts: list[int], statement: ast.stmt) -> bool:
+    """Whether ``statement`` starts its line (only whitespace before it, or its decorator)."""
+    first = _span(statement)[0]
+    column = statement.col_offset
+    decorators = getattr(statement, "decorator_list", ())
+    if decorators:
+        column = min(decorator.col_offset for decorator in decorators) - 1
+    start = line_starts[first - 1]
+    end = line_starts[first] if first < len(line_starts) else len(text)
+    return not text[start:end].encode("utf-8")[: max(column, 0)].strip()
+
+
+def _span(statement: ast.stmt) -> tuple[int, int]:
+    first = statement.lineno
+    decorators = getattr(statement, "decorator_list", ())
+    if decorators:
+        first = min(first, *(decorator.lineno for decorator in decorators))
+    return first, statement.end_lineno or statement.lineno
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement blocks of a compound statement, in source order ([] for simple ones and
+    ``match``, which are kept whole)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.body]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [statement.body]
+    if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [block for block in (statement.body, statement.orelse) if block]
+    if isinstance(statement, _TRY):
+        handlers = [handler.body for handler in statement.handlers]
+        return [
+            block
+            for block in (statement.body, *handlers, statement.orelse, statement.finalbody)
+            if block
+        ]
+    return []
+
+
+def _guarding(statement: ast.stmt) -> bool:
+    """Statements the guard facility reads around a kept one (``migrator.guards``)."""
+    return isinstance(statement, (ast.Import, ast.ImportFrom)) or _hides_following(statement)
+
+
+# ------------------------------------------------------------------------------------------------
+# The whole file's imports, from ``ast``: the same table ``ImportTable.from_module`` builds.
+
+
+def imports_from_ast(tree: ast.Module) -> ImportTable | None:
+    """The import table of the whole file (None when a ``match`` statement is present: the
+    concrete-tree reader does not descend into one, so the whole file is parsed then)."""
+    table = ImportTable()
+    try:
+        _collect(table, tree.body)
+    except _Unsupported:
+        return None
+    return table
+
+
+class _Unsupported(Exception):
+    """A statement the concrete-tree import reader handles differently."""
+
+
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _collect(table: ImportTable, statements: Sequence[ast.stmt]) -> None:
+    # same order as ImportTable._collect: a block, then orelse, finalbody, then handlers
+    for statement in statements:
+        if isinstance(statement, ast.Import):
+            _add_import(table, statement)
+        elif isinstance(statement, ast.ImportFrom):
+            _add_import_from(table, statement)
+        elif isinstance(statement, ast.Match):
+            raise _Unsupported
+        elif isinstance(
+            statement,
+            (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.With,
+                ast.AsyncWith,
+            ),
+        ):
+            _collect(table, statement.body)
+        elif isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+            _collect(table, statement.body)
+            _collect(table, statement.orelse)
+        elif isinstance(statement, _TRY):
+            _collect(table, statement.body)
+            _collect(table, statement.orelse)
+            _collect(table, statement.finalbody)
+            for handler in statement.handlers:
+                _collect(table, handler.body)
+
+
+def _add_import(table: ImportTable, node: ast.Import) -> None:
+    for alias in node.names:
+        full = alias.name
+        table.modules.add(full)
+        if alias.asname is not None:
+            table.bindings[alias.asname] = full
+        else:
+            head = full.split(".", 1)[0]
+            table.bindings[head] = head
+
+
+def _add_import_from(table: ImportTable, node: ast.ImportFrom) -> None:
+    if node.level or node.module is None:
+        return
+    table.modules.add(node.module)
+    for alias in node.names:
+        if alias.name == "*":
+            return
+        table.bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
