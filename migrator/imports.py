@@ -67,6 +67,10 @@ class ImportTable:
                 self._collect_compound(statement)
 
     def _collect_compound(self, statement: cst.BaseCompoundStatement) -> None:
+        if isinstance(statement, cst.Match):
+            for case in statement.cases:
+                self._collect_compound(case)  # type: ignore[arg-type]
+            return
         block = statement.body
         if isinstance(block, cst.IndentedBlock):
             self._collect(block.body)

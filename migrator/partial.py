@@ -61,9 +61,10 @@ def partial_source(
     statement_triggers: Iterable[str],
     definition_triggers: Iterable[str] = (),
     name_triggers: Iterable[str] = (),
+    worthwhile: float = WORTHWHILE,
 ) -> PartialSource | None:
     """The blanked text keeping what the triggers can reach, or None when the whole file must be
-    parsed (``ast`` rejects it, a ``match`` statement, or too little to gain).
+    parsed (``ast`` rejects it, or too little would be left out).
 
     - ``statement_triggers``: the innermost statements holding them (inside the skeleton of the
       blocks around them) and the statements using a name their imports bind;
@@ -81,8 +82,6 @@ def partial_source(
     if not tree.body:
         return None
     imports = imports_from_ast(tree)
-    if imports is None:
-        return None
     line_starts = _line_starts(text)
     groups = _groups(tree.body)
     firsts = [group.first for group in groups]
@@ -104,7 +103,7 @@ def partial_source(
     selector.module(tree.body, groups, whole)
     total_lines = len(line_starts)
     kept_lines = total_lines - sum(last - first + 1 for first, last in dropped)
-    if kept_lines > WORTHWHILE * total_lines:
+    if kept_lines > worthwhile * total_lines:
         return None
     return PartialSource(_blank(text, dropped), tree, imports, indent, kept_lines, total_lines)
 
@@ -436,19 +435,12 @@ def _guarding(statement: ast.stmt) -> bool:
 # The whole file's imports, from ``ast``: the same table ``ImportTable.from_module`` builds.
 
 
-def imports_from_ast(tree: ast.Module) -> ImportTable | None:
-    """The import table of the whole file (None when a ``match`` statement is present: the
-    concrete-tree reader does not descend into one, so the whole file is parsed then)."""
+def imports_from_ast(tree: ast.Module) -> ImportTable:
+    """The import table of the whole file: what ``ImportTable.from_module`` reads from the
+    concrete tree, in the same order (later bindings win)."""
     table = ImportTable()
-    try:
-        _collect(table, tree.body)
-    except _Unsupported:
-        return None
+    _collect(table, tree.body)
     return table
-
-
-class _Unsupported(Exception):
-    """A statement the concrete-tree import reader handles differently."""
 
 
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
@@ -462,7 +454,8 @@ def _collect(table: ImportTable, statements: Sequence[ast.stmt]) -> None:
         elif isinstance(statement, ast.ImportFrom):
             _add_import_from(table, statement)
         elif isinstance(statement, ast.Match):
-            raise _Unsupported
+            for case in statement.cases:
+                _collect(table, case.body)
         elif isinstance(
             statement,
             (

@@ -18,6 +18,8 @@ FIXTURES = ROOT / "fixtures"
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("MIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    # `scan --whole-parse` sets it in this process: restored after every test
+    monkeypatch.setenv("MIGRATE_PARSE", "")
 
 
 @pytest.fixture

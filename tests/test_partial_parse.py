@@ -1,0 +1,168 @@
+"""Partial parsing is an optimisation: findings (every field, positions exact) are identical to
+whole-file parsing on the fixtures, on every rule example and on a corpus-shaped sample."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from migrator.engine import PARSE_MODE_VARIABLE, _present_triggers, active_rules, analyze
+from migrator.imports import ImportTable
+from migrator.partial import imports_from_ast, partial_source
+from migrator.registry import all_rules
+from migrator.rule import PythonRule
+from migrator.testing import kind_for
+from tests.conftest import FIXTURES, ROOT, write
+
+SAMPLE = ROOT / "tests" / "data" / "partial_parse"
+PROJECTS = sorted(
+    p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.endswith("_fixed")
+)
+#: Unrelated code added to each rule example so that partial parsing has something to leave out.
+PADDING = (
+    "\n\ndef _padding(value):\n    total = 0\n    for item in value:\n"
+    "        if item:\n            total += item\n    return total\n"
+)
+
+
+def _scan(scan_json, mode: str, *args: str) -> dict:
+    """A JSON scan with every file parsed whole, or partially wherever possible."""
+    flags = ["--whole-parse"] if mode == "whole" else []
+    return scan_json("--no-cache", "--show-guarded", *flags, *args)
+
+
+def _findings(analysis) -> list[tuple]:
+    return [dataclasses.astuple(finding) for finding in analysis.findings]
+
+
+def _both(monkeypatch, text: str, path: str, rules) -> tuple[list[tuple], list[tuple]]:
+    kind = kind_for(path)
+    monkeypatch.setenv(PARSE_MODE_VARIABLE, "whole")
+    whole = _findings(analyze(text, path, kind, rules))
+    monkeypatch.setenv(PARSE_MODE_VARIABLE, "partial")
+    partial = _findings(analyze(text, path, kind, rules))
+    return whole, partial
+
+
+@pytest.mark.parametrize("project", PROJECTS)
+def test_partial_parse_does_not_change_findings_on_fixtures(project, scan_json, monkeypatch):
+    root = str(FIXTURES / project)
+    whole = _scan(scan_json, "whole", root)
+    monkeypatch.setenv(PARSE_MODE_VARIABLE, "partial")
+    partial = _scan(scan_json, "partial", root)
+    assert whole["findings"], "fixture has no findings"
+    assert partial["findings"] == whole["findings"]
+    assert partial["files"] == whole["files"]
+
+
+def test_partial_parse_does_not_change_findings_on_the_sample(scan_json, monkeypatch):
+    whole = _scan(scan_json, "whole", str(SAMPLE))
+    monkeypatch.setenv(PARSE_MODE_VARIABLE, "partial")
+    partial = _scan(scan_json, "partial", str(SAMPLE))
+    assert len(whole["findings"]) >= 12
+    assert partial["findings"] == whole["findings"]
+    assert partial["files"] == whole["files"]
+    assert not whole["files"]["failed"]
+
+
+def test_the_sample_is_parsed_partially():
+    """The sample exercises the partial path: most of each file is left out, the kept lines are
+    byte-identical and every line keeps its number."""
+    rules = all_rules()
+    for path in sorted(SAMPLE.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        chosen = [r for r in active_rules(rules, text, True) if issubclass(r, PythonRule)]
+        source = partial_source(
+            text,
+            _present_triggers(chosen, text, "statement"),
+            _present_triggers(chosen, text, "definition"),
+            _present_triggers(chosen, text, "names"),
+            worthwhile=1.0,
+        )
+        assert source is not None, path.name
+        assert source.kept_lines < source.total_lines, path.name
+        original = text.splitlines()
+        blanked = source.text.splitlines()
+        assert len(blanked) == len(original)
+        assert all(line in ("", original[i]) for i, line in enumerate(blanked))
+        cst.parse_module(source.text)  # what is left parses
+        assert ast.dump(ast.parse(source.text)) == ast.dump(source.tree)
+    train = (SAMPLE / "train_lora.py").read_text(encoding="utf-8")
+    chosen = [r for r in active_rules(rules, train, True) if issubclass(r, PythonRule)]
+    source = partial_source(
+        train,
+        _present_triggers(chosen, train, "statement"),
+        _present_triggers(chosen, train, "definition"),
+        _present_triggers(chosen, train, "names"),
+    )
+    assert source is not None  # worth it at the default threshold, though dense in triggers
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_line_endings_and_tabs_are_kept(tmp_path, monkeypatch, newline):
+    text = (
+        "import torch\n\ndef first(x):\n\tif x:\n\t\treturn 1\n\treturn 2\n\n"
+        "def second():\n\ty = 3\n\ttorch.backends.cuda.matmul.allow_tf32 = True\n\treturn y\n"
+    ).replace("\n", newline)
+    whole, partial = _both(monkeypatch, text, "t.py", all_rules())
+    assert whole and partial == whole
+    assert [finding[5] for finding in whole] == [10]  # the line, counted as Python counts
+
+
+def _examples():
+    for rule in all_rules():
+        if not issubclass(rule, PythonRule):
+            continue
+        for index, example in enumerate([*rule.valid, *rule.invalid], start=1):
+            if kind_for(example.path) == "python":
+                yield pytest.param(rule, example, id=f"{rule.code}-{index}")
+
+
+@pytest.mark.parametrize(("rule", "example"), list(_examples()))
+def test_partial_parse_does_not_change_rule_examples(rule, example, monkeypatch):
+    """Every Python example, alone and with unrelated code after it, under the rule alone and
+    under the whole catalog (other rules' triggers keep other statements)."""
+    for text in (example.code, example.code.rstrip("\n") + "\n" + PADDING):
+        for rules in ((rule,), all_rules()):
+            whole, partial = _both(monkeypatch, text, example.path, rules)
+            assert partial == whole
+
+
+def _sources() -> list[Path]:
+    files = [*sorted((ROOT / "migrator").rglob("*.py")), *sorted((ROOT / "rules").rglob("*.py"))]
+    files += sorted(FIXTURES.rglob("*.py")) + sorted(SAMPLE.glob("*.py"))
+    return files
+
+
+def test_imports_from_ast_equal_the_concrete_tree_reader():
+    """The whole-file import table read from ``ast`` is the one libcst's tree gives."""
+    compared = 0
+    for path in _sources():
+        text = path.read_text(encoding="utf-8")
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            continue
+        expected = ImportTable.from_module(module)
+        got = imports_from_ast(ast.parse(text))
+        assert got.bindings == expected.bindings, path
+        assert list(got.bindings) == list(expected.bindings), path
+        assert got.modules == expected.modules, path
+        compared += 1
+    assert compared > 100
+
+
+def test_a_match_statement_no_longer_fails_the_file(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "m.py",
+        "import torch\n\ndef f(kind):\n    match kind:\n        case 1:\n"
+        "            torch.backends.cudnn.allow_tf32 = True\n",
+    )
+    report = scan_json("--no-cache", str(tmp_path))
+    assert not report["files"]["failed"]
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("ROC131", 6)]
