@@ -206,6 +206,7 @@ def _reports(
                 _present_triggers(chosen, text, "statement"),
                 _present_triggers(chosen, text, "definition"),
                 _present_triggers(chosen, text, "names"),
+                current_exports.get(),
                 # "partial" (for tests): whenever possible, however little is left out
                 worthwhile=1.0 if os.environ.get(PARSE_MODE_VARIABLE) == "partial" else WORTHWHILE,
             )

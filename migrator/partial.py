@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
 from migrator.imports import ImportTable
+from migrator.reexports import ExportSlice, absolute, rewrite
 
 #: Below this share of the file's lines the blanked text is worth parsing instead of the file.
 WORTHWHILE = 0.85
@@ -61,6 +62,7 @@ def partial_source(
     statement_triggers: Iterable[str],
     definition_triggers: Iterable[str] = (),
     name_triggers: Iterable[str] = (),
+    exports: ExportSlice | None = None,
     worthwhile: float = WORTHWHILE,
 ) -> PartialSource | None:
     """The blanked text keeping what the triggers can reach, or None when the whole file must be
@@ -81,19 +83,21 @@ def partial_source(
         return None
     if not tree.body:
         return None
-    imports = imports_from_ast(tree)
+    imports = imports_from_ast(tree, exports)
     line_starts = _line_starts(text)
     groups = _groups(tree.body)
     firsts = [group.first for group in groups]
     statement_lines = _trigger_lines(text, statement_triggers, line_starts)
     definition_lines = _trigger_lines(text, definition_triggers, line_starts)
     import_nodes = _imports(tree.body, [])
+    # names bound through a project module that re-exports them: their uses count as aliases
+    reexported = _reexported(import_nodes, imports) if exports is not None else set()
     marks = set(statement_lines)
-    marks.update(_alias_uses(text, import_nodes, statement_lines, line_starts))
+    marks.update(_alias_uses(text, import_nodes, statement_lines, line_starts, reexported))
     whole = _at(groups, firsts, definition_lines)
-    whole.update(
-        _at(groups, firsts, _alias_uses(text, import_nodes, definition_lines, line_starts))
-    )
+    if definition_lines:
+        uses = _alias_uses(text, import_nodes, definition_lines, line_starts, reexported)
+        whole.update(_at(groups, firsts, uses))
     named = _at(groups, firsts, _trigger_lines(text, name_triggers, line_starts))
     if named:
         whole |= _closure(groups, named)
@@ -180,11 +184,16 @@ def _imports(statements: Sequence[ast.stmt], out: list[_Import]) -> list[_Import
 
 
 def _alias_uses(
-    text: str, imports: list[_Import], lines: set[int], line_starts: list[int]
+    text: str,
+    imports: list[_Import],
+    lines: set[int],
+    line_starts: list[int],
+    extra: Set[str] = frozenset(),
 ) -> set[int]:
-    """Lines where a name bound by an import spanning one of ``lines`` occurs as a word (in code,
-    strings or comments alike: keeping a line too many never changes a finding)."""
-    names: set[str] = set()
+    """Lines where a name bound by an import spanning one of ``lines`` (or one of ``extra``)
+    occurs as a word (in code, strings or comments alike: keeping a line too many never
+    changes a finding)."""
+    names: set[str] = set(extra) if lines else set()
     for node in imports:
         last = node.end_lineno or node.lineno
         if any(line in lines for line in range(node.lineno, last + 1)):
@@ -194,6 +203,24 @@ def _alias_uses(
         return set()
     pattern = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     return {bisect.bisect_right(line_starts, match.start()) for match in pattern.finditer(text)}
+
+
+def _reexported(imports: list[_Import], table: ImportTable) -> set[str]:
+    """Local names the import table binds differently from their import line (rewritten through
+    a project module's re-export, or bound by a relative import)."""
+    names: set[str] = set()
+    for node in imports:
+        for alias in node.names:
+            local = alias.asname or alias.name.split(".", 1)[0]
+            if isinstance(node, ast.Import):
+                plain = alias.name if alias.asname else local
+            elif node.level or node.module is None:
+                plain = ""
+            else:
+                plain = f"{node.module}.{alias.name}"
+            if local in table.bindings and table.bindings[local] != plain:
+                names.add(local)
+    return names
 
 
 def _hides_following(statement: ast.stmt) -> bool:
@@ -435,27 +462,31 @@ def _guarding(statement: ast.stmt) -> bool:
 # The whole file's imports, from ``ast``: the same table ``ImportTable.from_module`` builds.
 
 
-def imports_from_ast(tree: ast.Module) -> ImportTable:
+def imports_from_ast(tree: ast.Module, exports: ExportSlice | None = None) -> ImportTable:
     """The import table of the whole file: what ``ImportTable.from_module`` reads from the
-    concrete tree, in the same order (later bindings win)."""
-    table = ImportTable()
-    _collect(table, tree.body)
+    concrete tree, in the same order (later bindings win), re-exports followed alike."""
+    table = ImportTable(exports)
+    _collect(table, tree.body, exports)
+    if exports is not None:
+        table._follow_reexports(exports)
     return table
 
 
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
-def _collect(table: ImportTable, statements: Sequence[ast.stmt]) -> None:
+def _collect(
+    table: ImportTable, statements: Sequence[ast.stmt], exports: ExportSlice | None
+) -> None:
     # same order as ImportTable._collect: a block, then orelse, finalbody, then handlers
     for statement in statements:
         if isinstance(statement, ast.Import):
             _add_import(table, statement)
         elif isinstance(statement, ast.ImportFrom):
-            _add_import_from(table, statement)
+            _add_import_from(table, statement, exports)
         elif isinstance(statement, ast.Match):
             for case in statement.cases:
-                _collect(table, case.body)
+                _collect(table, case.body, exports)
         elif isinstance(
             statement,
             (
@@ -466,16 +497,16 @@ def _collect(table: ImportTable, statements: Sequence[ast.stmt]) -> None:
                 ast.AsyncWith,
             ),
         ):
-            _collect(table, statement.body)
+            _collect(table, statement.body, exports)
         elif isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-            _collect(table, statement.body)
-            _collect(table, statement.orelse)
+            _collect(table, statement.body, exports)
+            _collect(table, statement.orelse, exports)
         elif isinstance(statement, _TRY):
-            _collect(table, statement.body)
-            _collect(table, statement.orelse)
-            _collect(table, statement.finalbody)
+            _collect(table, statement.body, exports)
+            _collect(table, statement.orelse, exports)
+            _collect(table, statement.finalbody, exports)
             for handler in statement.handlers:
-                _collect(table, handler.body)
+                _collect(table, handler.body, exports)
 
 
 def _add_import(table: ImportTable, node: ast.Import) -> None:
@@ -489,11 +520,28 @@ def _add_import(table: ImportTable, node: ast.Import) -> None:
             table.bindings[head] = head
 
 
-def _add_import_from(table: ImportTable, node: ast.ImportFrom) -> None:
-    if node.level or node.module is None:
+def _add_import_from(table: ImportTable, node: ast.ImportFrom, exports: ExportSlice | None) -> None:
+    if node.level:
+        _add_relative(table, node, exports)
+        return
+    if node.module is None:
         return
     table.modules.add(node.module)
     for alias in node.names:
         if alias.name == "*":
             return
         table.bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+
+def _add_relative(table: ImportTable, node: ast.ImportFrom, exports: ExportSlice | None) -> None:
+    """As ``ImportTable._add_relative``: bound only when a project module re-exports the name."""
+    if exports is None or any(alias.name == "*" for alias in node.names):
+        return
+    module = absolute("." * node.level + (node.module or ""), exports.module, exports.package)
+    if module is None:
+        return
+    for alias in node.names:
+        target = f"{module}.{alias.name}"
+        origin = rewrite(target, exports.exports)
+        if origin != target:
+            table.bindings[alias.asname or alias.name] = origin

@@ -13,6 +13,7 @@ import pytest
 from migrator.engine import PARSE_MODE_VARIABLE, _present_triggers, active_rules, analyze
 from migrator.imports import ImportTable
 from migrator.partial import imports_from_ast, partial_source
+from migrator.reexports import ProjectIndex
 from migrator.registry import all_rules
 from migrator.rule import PythonRule
 from migrator.testing import kind_for
@@ -134,26 +135,32 @@ def test_partial_parse_does_not_change_rule_examples(rule, example, monkeypatch)
 
 def _sources() -> list[Path]:
     files = [*sorted((ROOT / "migrator").rglob("*.py")), *sorted((ROOT / "rules").rglob("*.py"))]
-    files += sorted(FIXTURES.rglob("*.py")) + sorted(SAMPLE.glob("*.py"))
+    files += sorted(FIXTURES.rglob("*.py")) + sorted(SAMPLE.rglob("*.py"))
     return files
 
 
 def test_imports_from_ast_equal_the_concrete_tree_reader():
-    """The whole-file import table read from ``ast`` is the one libcst's tree gives."""
-    compared = 0
-    for path in _sources():
-        text = path.read_text(encoding="utf-8")
+    """The whole-file import table read from ``ast`` is the one libcst's tree gives, with and
+    without the project's re-exports (this repository's own modules re-export libcst & co)."""
+    files = {
+        path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in _sources()
+    }
+    index = ProjectIndex.build(files.items())
+    compared = rewritten = 0
+    for relative, text in files.items():
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError:
             continue
-        expected = ImportTable.from_module(module)
-        got = imports_from_ast(ast.parse(text))
-        assert got.bindings == expected.bindings, path
-        assert list(got.bindings) == list(expected.bindings), path
-        assert got.modules == expected.modules, path
-        compared += 1
-    assert compared > 100
+        for exports in (None, index.slice_for(relative)):
+            expected = ImportTable.from_module(module, exports)
+            got = imports_from_ast(ast.parse(text), exports)
+            assert list(got.bindings.items()) == list(expected.bindings.items()), relative
+            assert got.modules == expected.modules, relative
+            compared += 1
+        if expected.bindings != ImportTable.from_module(module).bindings:
+            rewritten += 1
+    assert compared > 200 and rewritten > 5
 
 
 def test_a_match_statement_no_longer_fails_the_file(tmp_path, scan_json):

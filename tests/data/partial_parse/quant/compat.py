@@ -1,0 +1,5 @@
+"""Optional dependencies, imported once for the package."""
+
+import bitsandbytes as bnb
+
+__all__ = ["bnb"]
