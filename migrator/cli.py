@@ -595,6 +595,7 @@ def fix(
                 if diff:
                     click.echo(_unified_diff(root, outcome.relative, outcome.new_text), nl=False)
                     _unsafe_reasons(stderr, outcome.fixed)
+        _variant_lines(stderr, run.variants, diff)
         for file in run.scan.files:
             if file.status is Status.FAILED:
                 stderr.print(
@@ -657,6 +658,40 @@ def _withheld(console: Any, remaining: list[Any]) -> None:
             console.print(
                 f"  withheld {escape(safe_text(finding.path))}:{finding.line} {finding.rule}: "
                 f"{escape(safe_text(reason))}",
+                highlight=False,
+            )
+
+
+def _variant_lines(console: Any, variants: list[Any], diff: bool) -> None:
+    """What became of each ROCm sibling of an NVIDIA container file: created (with --diff, its
+    diff from /dev/null), not written and why, or not offered and why."""
+    from rich.markup import escape
+
+    from migrator.output.escape import safe_text
+
+    for variant in variants:
+        new = escape(safe_text(variant.relative))
+        original = escape(safe_text(variant.original))
+        if variant.text is None:
+            console.print(
+                f"no ROCm variant for {original}: {escape(safe_text(variant.reason))}",
+                highlight=False,
+            )
+        elif variant.error:
+            console.print(
+                f"[red]not written[/red] {new}: {escape(safe_text(variant.error))}",
+                markup=True,
+                highlight=False,
+            )
+        else:
+            if diff:
+                lines = difflib.unified_diff(
+                    [], variant.text.splitlines(keepends=True), "/dev/null", f"b/{variant.relative}"
+                )
+                click.echo("".join(lines), nl=False)
+            verb = "would create" if diff else "created"
+            console.print(
+                f"{verb} ROCm variant {new} beside {original} ({original} is unchanged)",
                 highlight=False,
             )
 

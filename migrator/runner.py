@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -15,7 +15,16 @@ from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_e
 from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.reexports import ExportSlice, ProjectIndex, current_exports
+from migrator.rule import Rule
 from migrator.sources import FailFile, SkipFile, decode_python, decode_text, read_regular
+from migrator.variants import (
+    VARIANT_KINDS,
+    Variant,
+    plan_variant,
+    sibling_name,
+    wants_variant,
+    write_variants,
+)
 from migrator.versions import ProjectFacts, project_facts
 
 #: Below this many files to analyse, worker processes cost more than they save.
@@ -220,6 +229,8 @@ class RootRun:
     scan: ScanResult
     outcomes: list[FileOutcome] = field(default_factory=list)
     config: Config = field(default_factory=Config)
+    #: ROCm siblings of NVIDIA container files (``fix --unsafe-fixes``), written or not
+    variants: list[Variant] = field(default_factory=list)
 
 
 def _sources(
@@ -487,11 +498,51 @@ def fix_tree(
         [s.relative for s in sources],
         facts=facts,
     )
+    variants = []
+    if level is Applicability.UNSAFE:
+        rules = tuple(rule for rule in all_rules() if rule.code in codes)
+        variants = _variants(root, sources, outcomes, guarded_files, rules, facts)
     if write:
         write_outcomes(root, outcomes)
+        write_variants(root, variants)
     files.extend(problems)
-    run = RootRun(root, ScanResult(str(root), files), outcomes=outcomes, config=config)
+    run = RootRun(
+        root, ScanResult(str(root), files), outcomes=outcomes, config=config, variants=variants
+    )
     return run
+
+
+def _variants(
+    root: Path,
+    sources: Sequence[SourceFile],
+    outcomes: Sequence[FileOutcome],
+    guarded: Mapping[str, str],
+    rules: tuple[type[Rule], ...],
+    facts: ProjectFacts,
+) -> list[Variant]:
+    """ROCm siblings for the container files whose vendor swap fix withheld."""
+    by_path = {outcome.relative: outcome for outcome in outcomes}
+    planned: list[Variant] = []
+    for source in sources:
+        outcome = by_path.get(source.relative)
+        if source.kind not in VARIANT_KINDS or source.relative in guarded or outcome is None:
+            continue
+        if not wants_variant([finding.message for finding in outcome.result.findings]):
+            continue
+        target = sibling_name(source.relative)
+        if os.path.lexists(root / target):
+            planned.append(
+                Variant(source.relative, target, reason=f"{target} exists; left as it is")
+            )
+            continue
+        try:
+            text = decode_text(read_regular(str(source.path))).text
+        except (SkipFile, FailFile):
+            continue
+        variant = plan_variant(source.relative, source.kind, text, rules, facts)
+        if variant is not None:
+            planned.append(variant)
+    return planned
 
 
 def write_outcomes(root: Path, outcomes: Sequence[FileOutcome]) -> None:

@@ -89,3 +89,39 @@ def write_checked(root: Path, relative: str, text: str, encoding: str, read_key:
         write_atomic(target, text, encoding)
     except OSError as error:
         raise WriteRefused(f"cannot write: {error.strerror}") from None
+
+
+def create_new(root: Path, relative: str, text: str, like: str) -> None:
+    """Create the new file ``relative`` (a ROCm variant beside ``like``, whose permissions it
+    takes) under the same policy: never over an existing file, never through a symlink or
+    outside the root; written to a temporary file and linked into place, so it appears whole
+    or not at all. WriteRefused (one line) otherwise."""
+    original = safe_target(root, like)
+    parts = [part for part in relative.split("/") if part]
+    if not parts or any(part in ("..", ".") for part in parts):
+        raise WriteRefused("path leaves the project; not written")
+    target = original.parent / parts[-1]
+    if "/".join(parts[:-1]) != "/".join(like.split("/")[:-1]):
+        raise WriteRefused("a variant is only written beside its original; not written")
+    if os.path.lexists(target):
+        raise WriteRefused("exists; not overwritten")
+    mode = stat.S_IMODE(os.stat(original).st_mode)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".migrate", dir=original.parent
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.link(temporary, target)  # fails if the name appeared meanwhile: nothing overwritten
+    except FileExistsError:
+        raise WriteRefused("exists; not overwritten") from None
+    except OSError as error:
+        raise WriteRefused(f"cannot write: {error.strerror}") from None
+    finally:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass

@@ -94,6 +94,12 @@ def project_hunks(root: Path) -> dict[str, Hunk]:
                 hunk.rules.update(f.rule for f in outcome.fixed if hunk.old_start <= f.line < end)
                 if not hunk.rules:  # an added import: the file's fixes put it there
                     hunk.rules.update(file_rules)
+        for variant in run.variants:  # a new ROCm sibling: one hunk holding the whole file
+            if variant.text is None:
+                continue
+            lines = [f"+{line}" for line in variant.text.splitlines(keepends=True)]
+            new = Hunk(variant.relative, 0, 0, lines, rules={f"variant of {variant.original}"})
+            out.setdefault(new.digest, new).levels.add(level_name)
     return out
 
 

@@ -1,0 +1,122 @@
+"""ROCm variants of NVIDIA container files: where fix withholds a vendor swap in a Dockerfile
+(an NVIDIA base image, an NVIDIA-named file), ``fix --unsafe-fixes`` writes the ROCm text to a
+new sibling (``Dockerfile.rocm``) and leaves the original byte-identical, but only when the
+variant has nothing left that breaks on ROCm and its ROCm versions agree."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from migrator.fixpolicy import WITHHELD, current_facts, vendor_swap_allowed
+from migrator.model import Applicability, Severity
+from migrator.rule import Rule
+from migrator.versions import ProjectFacts
+
+#: File kinds a variant is written for (compose services and CI jobs need the image built from
+#: the variant, which is not rewritten here).
+VARIANT_KINDS = frozenset({"dockerfile"})
+
+_NVIDIA_NAME = re.compile(r"(?<![a-z0-9])(cuda|nvidia|cu\d{2,3})(?![a-z0-9])", re.IGNORECASE)
+_IMAGE_ROCM = re.compile(r"\brocm/[\w.-]+:(?:rocm)?(\d+)\.(\d+)", re.IGNORECASE)
+_WHEEL_ROCM = re.compile(r"(?:/whl/|\+)rocm(\d+)\.(\d+)", re.IGNORECASE)
+_TORCH_PIN = re.compile(r"\btorch==(\d+)\.(\d+)")
+
+
+@dataclass(slots=True)
+class Variant:
+    """A ROCm sibling for one file: its text, or why there is none; ``error`` when writing failed."""
+
+    original: str
+    relative: str
+    text: str | None = None
+    reason: str = ""
+    error: str | None = None
+
+
+def sibling_name(relative: str) -> str:
+    """``Dockerfile`` → ``Dockerfile.rocm``; a name naming CUDA or NVIDIA gets ``rocm`` in that
+    place (``Dockerfile.cuda`` → ``Dockerfile.rocm``)."""
+    directory, _, name = relative.rpartition("/")
+    renamed, count = _NVIDIA_NAME.subn("rocm", name, count=1)
+    new = renamed if count else f"{name}.rocm"
+    return f"{directory}/{new}" if directory else new
+
+
+def wants_variant(messages: Sequence[str]) -> bool:
+    """Whether fix withheld a vendor swap (or left an NVIDIA file) among these findings."""
+    from migrator.fixpolicy import _SWAP_REASON
+
+    return any(
+        WITHHELD in message and (_SWAP_REASON in message or "this file is for NVIDIA" in message)
+        for message in messages
+    )
+
+
+def rocm_versions_disagree(text: str, torch_table: dict[str, str]) -> str | None:
+    """Why the ROCm versions in ``text`` (base image tag, wheel index, ``+rocm`` local versions,
+    a pinned torch's ROCm build) do not agree, or None."""
+    found = {f"{m[0]}.{m[1]}" for m in _IMAGE_ROCM.findall(text)}
+    wheels = {f"{m[0]}.{m[1]}" for m in _WHEEL_ROCM.findall(text)}
+    if found and wheels and found != wheels or len(found | wheels) > 1:
+        return f"its ROCm versions disagree ({', '.join(sorted(found | wheels))})"
+    for major, minor in _TORCH_PIN.findall(text):
+        built = torch_table.get(f"{major}.{minor}")
+        if built is not None and wheels and ".".join(built.split(".")[:2]) not in wheels:
+            return (
+                f"torch {major}.{minor} has ROCm {built} wheels, but the file installs from "
+                f"ROCm {', '.join(sorted(wheels))}"
+            )
+    return None
+
+
+def plan_variant(
+    relative: str, kind: str, text: str, rules: Sequence[type[Rule]], facts: ProjectFacts
+) -> Variant | None:
+    """The ROCm sibling of one file whose vendor swap was withheld (None: nothing to swap)."""
+    from migrator.engine import analyze
+    from migrator.ruledata import load_table
+
+    target = sibling_name(relative)
+    facts_token = current_facts.set(facts)
+    swap_token = vendor_swap_allowed.set(True)
+    try:
+        analysis = analyze(text, target, kind, rules, fix=Applicability.UNSAFE)
+        if analysis.new_text is None:
+            return None
+        left = analyze(analysis.new_text, target, kind, rules).findings
+    finally:
+        vendor_swap_allowed.reset(swap_token)
+        current_facts.reset(facts_token)
+    blocking = [f for f in left if f.severity >= Severity.WARNING]
+    if blocking:
+        first = blocking[0]
+        return Variant(
+            relative,
+            target,
+            reason=(
+                f"the ROCm variant would still need manual work ({len(blocking)} finding(s); "
+                f"line {first.line} {first.rule}: {first.message.split(';')[0]})"
+            ),
+        )
+    table: dict[str, Any] = load_table("torch_rocm")
+    disagreement = rocm_versions_disagree(analysis.new_text, dict(table["torch"]))
+    if disagreement:
+        return Variant(relative, target, reason=disagreement)
+    return Variant(relative, target, text=analysis.new_text)
+
+
+def write_variants(root: Path, variants: Sequence[Variant]) -> None:
+    """Create each planned sibling through the write policy; a refusal is kept as its error."""
+    from migrator.writer import WriteRefused, create_new
+
+    for variant in variants:
+        if variant.text is None:
+            continue
+        try:
+            create_new(root, variant.relative, variant.text, variant.original)
+        except WriteRefused as error:
+            variant.error = str(error)

@@ -1,0 +1,107 @@
+"""ROCm siblings of NVIDIA container files: `fix --unsafe-fixes` writes `Dockerfile.rocm` beside
+a Dockerfile whose base-image swap it withholds, leaves the original byte-identical, never
+overwrites a file, and writes nothing when the variant would still need manual work or its ROCm
+versions disagree."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from migrator.model import Applicability
+from migrator.runner import fix_tree
+from migrator.variants import rocm_versions_disagree, sibling_name
+from migrator.writer import WriteRefused, create_new
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DOCKERFILE = (
+    "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\n"
+    "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu121\n"
+    "COPY . .\n"
+)
+
+
+def _fix(root: Path, write: bool = True):
+    return fix_tree(root, level=Applicability.UNSAFE, write=write, jobs=1)
+
+
+def test_dockerfile_gets_a_rocm_sibling_and_stays_byte_identical(tmp_path):
+    (tmp_path / "Dockerfile").write_text(DOCKERFILE)
+    os.chmod(tmp_path / "Dockerfile", 0o640)
+    run = _fix(tmp_path)
+    assert (tmp_path / "Dockerfile").read_text() == DOCKERFILE
+    assert (tmp_path / "Dockerfile.rocm").read_text() == (
+        "FROM rocm/dev-ubuntu-22.04:6.2-complete\n"
+        "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/rocm6.2\n"
+        "COPY . .\n"
+    )
+    assert os.stat(tmp_path / "Dockerfile.rocm").st_mode & 0o777 == 0o640
+    (variant,) = run.variants
+    assert (variant.original, variant.relative, variant.error) == (
+        "Dockerfile",
+        "Dockerfile.rocm",
+        None,
+    )
+    # fixing again changes nothing
+    again = _fix(tmp_path)
+    assert all(v.text is None for v in again.variants)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Dockerfile", "Dockerfile.rocm"]
+
+
+def test_preview_writes_nothing(tmp_path):
+    (tmp_path / "Dockerfile").write_text(DOCKERFILE)
+    run = _fix(tmp_path, write=False)
+    assert run.variants[0].text is not None
+    assert not (tmp_path / "Dockerfile.rocm").exists()
+
+
+def test_fixture_dockerfile_gets_no_variant_that_would_not_work(tmp_path):
+    """The fixture installs a CUDA flash-attn wheel and NVIDIA apex: a ROCm base image alone
+    would not build a working image, so no sibling is written and the reason is given."""
+    project = tmp_path / "llm_app"
+    shutil.copytree(ROOT / "fixtures" / "llm_app", project)
+    run = _fix(project)
+    (variant,) = [v for v in run.variants if v.original == "Dockerfile"]
+    assert variant.text is None and "would still need manual work" in variant.reason
+    assert not (project / "Dockerfile.rocm").exists()
+    assert (project / "Dockerfile").read_bytes() == (
+        ROOT / "fixtures" / "llm_app" / "Dockerfile"
+    ).read_bytes()
+
+
+def test_create_new_never_overwrites_and_never_follows_symlinks(tmp_path):
+    (tmp_path / "Dockerfile").write_text(DOCKERFILE)
+    (tmp_path / "Dockerfile.rocm").write_text("mine\n")
+    with pytest.raises(WriteRefused, match="exists; not overwritten"):
+        create_new(tmp_path, "Dockerfile.rocm", "FROM rocm/pytorch:latest\n", "Dockerfile")
+    assert (tmp_path / "Dockerfile.rocm").read_text() == "mine\n"
+    (tmp_path / "Dockerfile.rocm").unlink()
+    (tmp_path / "elsewhere").write_text("x\n")
+    (tmp_path / "Dockerfile.rocm").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(WriteRefused):
+        create_new(tmp_path, "Dockerfile.rocm", "FROM rocm/pytorch:latest\n", "Dockerfile")
+    assert (tmp_path / "elsewhere").read_text() == "x\n"
+    with pytest.raises(WriteRefused, match="beside its original"):
+        create_new(tmp_path, "sub/Dockerfile.rocm", "x\n", "Dockerfile")
+
+
+def test_sibling_names():
+    assert sibling_name("Dockerfile") == "Dockerfile.rocm"
+    assert sibling_name("docker/Dockerfile.cuda") == "docker/Dockerfile.rocm"
+    assert sibling_name("docker/cu121.Dockerfile") == "docker/rocm.Dockerfile"
+    assert sibling_name("Dockerfile.B200") == "Dockerfile.B200.rocm"
+
+
+def test_rocm_versions_must_agree():
+    table = {"2.5": "6.2", "2.7": "6.3"}
+    base = "FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n"
+    index = "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/rocm6.2\n"
+    assert "disagree (6.2, 6.3)" in (rocm_versions_disagree(base + index, table) or "")
+    assert rocm_versions_disagree(base.replace("6.3.4", "6.2") + index, table) is None
+    wrong_torch = index.replace("2.5.1", "2.7.0")
+    reason = rocm_versions_disagree(base.replace("6.3.4", "6.2") + wrong_torch, table)
+    assert reason == "torch 2.7 has ROCm 6.3 wheels, but the file installs from ROCm 6.2"
