@@ -24,6 +24,22 @@ _NVIDIA_NAME = re.compile(r"(?<![a-z0-9])(cuda|nvidia|cu\d{2,3})(?![a-z0-9])", r
 _IMAGE_ROCM = re.compile(r"\brocm/[\w.-]+:(?:rocm)?(\d+)\.(\d+)", re.IGNORECASE)
 _WHEEL_ROCM = re.compile(r"(?:/whl/|\+)rocm(\d+)\.(\d+)", re.IGNORECASE)
 _TORCH_PIN = re.compile(r"\btorch==(\d+)\.(\d+)")
+_PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|conda|mamba)\s+install\b")
+_ROCM_TORCH_IMAGE = re.compile(r"\brocm/pytorch\b", re.IGNORECASE)
+
+
+def torch_source_problem(text: str) -> str | None:
+    """Why packages installed by ``text`` could pull a CUDA torch: it installs from PyPI with
+    neither a ROCm wheel index nor a base image that already holds ROCm torch."""
+    if not _PIP_INSTALL.search(text) or _WHEEL_ROCM.search(text):
+        return None
+    if _ROCM_TORCH_IMAGE.search(text):
+        return None
+    return (
+        "it installs Python packages without a ROCm wheel index on a base image without ROCm "
+        "torch, so torch would come from PyPI as a CUDA build; add `--index-url "
+        "https://download.pytorch.org/whl/rocmX.Y` for torch"
+    )
 
 
 @dataclass(slots=True)
@@ -78,6 +94,7 @@ def plan_variant(
 ) -> Variant | None:
     """The ROCm sibling of one file whose vendor swap was withheld (None: nothing to swap)."""
     from migrator.engine import analyze
+    from migrator.registry import all_rules
     from migrator.ruledata import load_table
 
     target = sibling_name(relative)
@@ -87,7 +104,8 @@ def plan_variant(
         analysis = analyze(text, target, kind, rules, fix=Applicability.UNSAFE)
         if analysis.new_text is None:
             return None
-        left = analyze(analysis.new_text, target, kind, rules).findings
+        # every rule judges what is left, whatever the selection
+        left = analyze(analysis.new_text, target, kind, all_rules()).findings
     finally:
         vendor_swap_allowed.reset(swap_token)
         current_facts.reset(facts_token)
@@ -104,8 +122,9 @@ def plan_variant(
         )
     table: dict[str, Any] = load_table("torch_rocm")
     disagreement = rocm_versions_disagree(analysis.new_text, dict(table["torch"]))
-    if disagreement:
-        return Variant(relative, target, reason=disagreement)
+    problem = disagreement or torch_source_problem(analysis.new_text)
+    if problem:
+        return Variant(relative, target, reason=problem)
     return Variant(relative, target, text=analysis.new_text)
 
 

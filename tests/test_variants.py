@@ -13,7 +13,7 @@ import pytest
 
 from migrator.model import Applicability
 from migrator.runner import fix_tree
-from migrator.variants import rocm_versions_disagree, sibling_name
+from migrator.variants import rocm_versions_disagree, sibling_name, torch_source_problem
 from migrator.writer import WriteRefused, create_new
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,3 +105,16 @@ def test_rocm_versions_must_agree():
     wrong_torch = index.replace("2.5.1", "2.7.0")
     reason = rocm_versions_disagree(base.replace("6.3.4", "6.2") + wrong_torch, table)
     assert reason == "torch 2.7 has ROCm 6.3 wheels, but the file installs from ROCm 6.2"
+
+
+def test_a_variant_that_would_pull_cuda_torch_from_pypi_is_not_written(tmp_path):
+    """A ROCm base image with `pip install` of torch-dependent packages and no ROCm wheel index
+    would install PyPI's CUDA torch: no sibling, and the reason names the missing index."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install accelerate\n"
+    )
+    (variant,) = _fix(tmp_path).variants
+    assert variant.text is None
+    assert "torch would come from PyPI as a CUDA build" in variant.reason
+    assert not (tmp_path / "Dockerfile.rocm").exists()
+    assert torch_source_problem("FROM rocm/pytorch:latest\nRUN pip install accelerate\n") is None
