@@ -108,8 +108,8 @@ class XformersMemoryEfficientAttention(PythonRule):
     """
 
     code = "ROC410"
-    parse_scope = "definition"
-    replaces_vendor = True
+    # the dispatch fix needs every use of the imported names in the file (``plan``)
+    parse_scope = "module"
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING
