@@ -1,6 +1,7 @@
 """Which lines of a CI workflow run only on NVIDIA runners: a job whose id names CUDA or NVIDIA
-(``test-cuda``, ``torch_pipelines_cuda_tests``), and a job or step whose ``if:`` requires a CUDA
-backend (``if: inputs.backend == 'cuda'``); and which run only on macOS or Windows runners
+(``test-cuda``, ``torch_pipelines_cuda_tests``) or whose ``runs-on`` names an NVIDIA runner
+(``linux.g5.12xlarge.nvidia.gpu``), and a job or step whose ``if:`` requires a CUDA backend
+(``if: inputs.backend == 'cuda'``); and which run only on macOS or Windows runners
 (``runs-on: macos-14``, ``if: runner.os == 'Windows'``). Findings there are guarded like an
 NVIDIA-only or non-Linux branch of Python code."""
 
@@ -77,8 +78,11 @@ def ci_line_guards(text: str) -> dict[int, str]:
             if column != job_indent or match is None or match.group("dash"):
                 continue
             job = match.group("key")
-            if _NVIDIA_WORD.search(job) and not _AMD_WORD.search(job):
-                mark(index, _block_end(lines, index, job_indent, False), NVIDIA_JOB)
+            end = _block_end(lines, index, job_indent, False)
+            if (_NVIDIA_WORD.search(job) and not _AMD_WORD.search(job)) or _nvidia_runner(
+                lines[index + 1 : end]
+            ):
+                mark(index, end, NVIDIA_JOB)
     for index, line in enumerate(lines):
         match = _KEY.match(line)
         if match is None or match.group("dash"):
@@ -102,6 +106,23 @@ def ci_line_guards(text: str) -> dict[int, str]:
         item = owner_line.lstrip().startswith("-")
         mark(owner, _block_end(lines, owner, _indent(owner_line), item), label)
     return out
+
+
+def _nvidia_runner(job: list[str]) -> bool:
+    """Whether a job's ``runs-on`` names an NVIDIA runner (``linux.g5.4xlarge.nvidia.gpu``)."""
+    for index, line in enumerate(job):
+        match = _KEY.match(line)
+        if match is None or match.group("key") != "runs-on":
+            continue
+        value = match.group("rest")
+        column = _indent(line)
+        for more in job[index + 1 :]:
+            if _content(more) and _indent(more) <= column:
+                break
+            value += " " + more
+        value = re.sub(r"\$\{\{.*?\}\}", " ", value)  # an expression names no runner
+        return bool(re.search(r"(?<![a-z0-9])nvidia(?![a-z])", value, re.IGNORECASE))
+    return False
 
 
 def _owner(lines: list[str], index: int, column: int) -> int | None:

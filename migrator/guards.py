@@ -47,6 +47,8 @@ _PROBE_CALL = re.compile(r"^_*(is|has)_(\w+)_(available|installed)$")
 _PORTABLE_PROBES = frozenset(
     {"torch", "cuda", "gpu", "accelerate", "accelerator", "bf16", "fp16", "tf32", "fp8", "sdpa"}
 )
+#: Test decorators that skip the test on a condition (``skipUnless``: unless it holds).
+_SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 #: What a test being true (or false) proves about the build: None (nothing), or a label.
@@ -160,6 +162,10 @@ class Guards:
     def _if(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         assert isinstance(node, (cst.If, cst.While))
         when_true, when_false = self.classify(node.test)
+        if when_true == AVAILABILITY and isinstance(node, cst.If) and _else_raises(node):
+            # ``if is_x_available(): use_x() else: raise``: the branch is the opt-in itself;
+            # without the package the run fails, so there is no portable fallback
+            when_true = None
         self._mark(node.body, when_true)
         if node.orelse is not None:
             self._mark(node.orelse, when_false)
@@ -215,9 +221,18 @@ class Guards:
             self._mark(statement, IMPORT_FALLBACK)
 
     def _function(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
-        assert isinstance(node, cst.FunctionDef)
-        if _PROBE_DEF.match(node.name.value):
+        assert isinstance(node, (cst.FunctionDef, cst.ClassDef))
+        if isinstance(node, cst.FunctionDef) and _PROBE_DEF.match(node.name.value):
             self._mark(node.body, AVAILABILITY)
+        for decorator in node.decorators:
+            # ``@pytest.mark.skipif(not is_x_available(), ...)``, ``@unittest.skipIf(...)``:
+            # the test body runs only when the condition is false (``skipUnless``: true)
+            call = decorator.decorator
+            name = identifier(call) if isinstance(call, cst.Call) else None
+            if not isinstance(call, cst.Call) or name not in _SKIP_DECORATORS or not call.args:
+                continue
+            when_true, when_false = self.classify(call.args[0].value)
+            self._mark(node.body, when_true if name == "skipUnless" else when_false)
 
     # ---------------------------------------------------------------- test classification
 
@@ -355,6 +370,12 @@ def _raises(body: cst.BaseSuite) -> bool:
     return any(isinstance(small, cst.Raise) for small in smalls)
 
 
+def _else_raises(node: cst.If) -> bool:
+    """Whether the ``else`` of an ``if`` only raises."""
+    orelse = node.orelse
+    return isinstance(orelse, cst.Else) and _raises(orelse.body)
+
+
 def _exits(block: cst.BaseSuite) -> bool:
     """Whether a block always leaves its enclosing block (return, raise, continue, exit...)."""
     if isinstance(block, cst.IndentedBlock):
@@ -394,6 +415,7 @@ _HANDLERS: dict[type, Callable[[Guards, cst.CSTNode, cst.CSTNode | None], None]]
     cst.Assert: Guards._assert,
     cst.Try: Guards._try,
     cst.FunctionDef: Guards._function,
+    cst.ClassDef: Guards._function,
 }
 
 #: Node types whose entry may mark a region (the engine calls ``enter`` only for these).

@@ -94,6 +94,8 @@ class OcpFp8Dtype(PythonRule):
             "import torch\n"
             "w = torch.ones(128, 200, dtype=torch.bfloat16).to(torch.float8_e4m3fn)\n"
             "s = torch.randn(8, 4).to(torch.float8_e4m3fn)\n"
+            "r = torch.randint(0, 256, (4,), dtype=torch.uint8).view(torch.float8_e4m3fn)\n"
+            "t = (torch.rand(4, 4) * 0.5 + 0.5).to(torch.float8_e4m3fn)\n"
             "e = torch.empty(8, dtype=torch.float8_e5m2, device='cpu')\n"
         ),
     ]
@@ -155,7 +157,13 @@ _FACTORIES = frozenset(
 def _cpu_factory(ctx: PythonContext, node: cst.CSTNode) -> bool:
     """``torch.ones(...)`` (a chain of ``.to``/``.float()`` on it included) with no ``device=``
     or ``device="cpu"``: a tensor that lives on the CPU."""
-    while isinstance(node, cst.Call):
+    while isinstance(node, (cst.Call, cst.BinaryOperation)):
+        if isinstance(node, cst.BinaryOperation):
+            # ``torch.rand(n) * 0.5 + 0.5``: arithmetic with a CPU tensor stays on the CPU
+            return all(
+                _cpu_factory(ctx, side) or isinstance(side, (cst.Integer, cst.Float))
+                for side in (node.left, node.right)
+            )
         qualified = ctx.qualname(node.func) or ""
         if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _FACTORIES:
             for argument in node.args:
@@ -186,7 +194,7 @@ def _cpu_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
     call = tree_.parent(argument) if isinstance(argument, cst.Arg) else None
     if not isinstance(call, cst.Call) or not isinstance(argument, cst.Arg):
         return False
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "view"):
         if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return False
         if len(call.args) != 1:

@@ -63,9 +63,6 @@ class DiffusersXformersEnable(PythonRule):
     #: One script switching several modules to xformers (the UNet, then the validation
     #: pipeline) is one problem: one finding per file, the other calls as related sites.
     aggregate = "file"
-    #: The switch usually sits under `if is_xformers_available(): ... else: raise`: that branch
-    #: is the opt-in itself, not a portable fallback, so an availability guard does not hide it.
-    sees_guarded = True
     valid = [
         Valid("pipe.enable_attention_slicing()\n"),
         Valid(
@@ -74,6 +71,12 @@ class DiffusersXformersEnable(PythonRule):
             "        self.decoder.enable_xformers_memory_efficient_attention(op)\n"
         ),
         Valid('"""Call pipe.enable_xformers_memory_efficient_attention() for speed."""\n'),
+        Valid(
+            "import pytest\nfrom diffusers.utils import is_xformers_available\n\n"
+            "@pytest.mark.skipif(not is_xformers_available(), reason='needs xformers')\n"
+            "def test_xformers(pipe):\n"
+            "    pipe.enable_xformers_memory_efficient_attention()\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -84,6 +87,14 @@ class DiffusersXformersEnable(PythonRule):
             column=9,
         ),
         Invalid("pipe = load()\npipe.vae.enable_xformers_memory_efficient_attention(None)\n"),
+        Invalid(
+            "from diffusers.utils import is_xformers_available\n"
+            "if is_xformers_available():\n"
+            "    unet.enable_xformers_memory_efficient_attention()\n"
+            "else:\n"
+            "    raise ValueError('xformers is not available')\n",
+            line=3,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:

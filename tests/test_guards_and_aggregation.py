@@ -354,3 +354,39 @@ def test_hygiene_is_off_by_default_and_never_counts(tmp_path, scan_json, run_cli
         guard="NVIDIA-only branch",
     )
     assert counted([hygiene, guarded]) == []
+
+
+SKIPPED_TESTS = """\
+import unittest
+
+import pytest
+import torch
+from diffusers.utils import is_xformers_available
+
+
+class PipelineTests(unittest.TestCase):
+    @unittest.skipIf(
+        torch_device != "cuda" or not is_xformers_available(),
+        reason="XFormers attention is only available with CUDA and `xformers` installed",
+    )
+    def test_xformers_attention(self):
+        pipe.enable_xformers_memory_efficient_attention()
+
+    @pytest.mark.skipif(torch.version.hip is not None, reason="NVIDIA only")
+    def test_nvidia_smi(self):
+        subprocess.run(["nvidia-smi"])
+
+    @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+    def test_on_any_gpu(self):
+        pipe.enable_xformers_memory_efficient_attention()
+"""
+
+
+def test_tests_skipped_by_a_decorator_condition_are_guarded(tmp_path, scan_json):
+    write(tmp_path, "tests/test_pipe.py", SKIPPED_TESTS)
+    assert _sites(scan_json("--select", "ROC412,ROC210", str(tmp_path))) == [
+        ("tests/test_pipe.py", 22, "ROC412", "")
+    ]
+    shown = _sites(scan_json("--select", "ROC412,ROC210", "--show-guarded", str(tmp_path)))
+    assert ("tests/test_pipe.py", 14, "ROC412", AVAILABILITY) in shown
+    assert ("tests/test_pipe.py", 18, "ROC210", NVIDIA_ONLY) in shown

@@ -175,3 +175,19 @@ def test_nvidia_ci_file_names():
     assert not nvidia_ci_file(".github/workflows/amd-mi200.yml")
     assert not nvidia_ci_file(".github/workflows/nightly.yml")
     assert not nvidia_ci_file("scripts/nv-setup.yml")
+
+
+def test_ci_job_on_an_nvidia_runner_label():
+    workflow = (
+        "jobs:\n"
+        "  gpu_test:\n"
+        "    runs-on: linux.g5.12xlarge.nvidia.gpu\n"
+        "    steps:\n"
+        "      - run: pip install torch --index-url https://download.pytorch.org/whl/cu118\n"
+        "  any_runner:\n"
+        "    runs-on: ${{ inputs.runner }}\n"
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+    )
+    guards = ci_line_guards(workflow)
+    assert guards[5] == NVIDIA_JOB and 9 not in guards
