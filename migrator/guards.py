@@ -344,6 +344,15 @@ def _is_vendor(node: cst.BaseExpression) -> bool:
     return name is not None and bool(set(tokens(name)) & {"platform", "backend", "vendor"})
 
 
+def falls_back(node: cst.Try, errors: frozenset[str]) -> bool:
+    """Whether a ``try`` catches one of ``errors`` (by class name, or a bare ``except``) in a
+    handler that does not raise: a failure of its body takes the handler's path instead."""
+    return any(
+        _caught(handler) & (errors | _BROAD_ERRORS) and not _raises(handler.body)
+        for handler in node.handlers
+    )
+
+
 def _caught(handler: cst.ExceptHandler) -> set[str]:
     if handler.type is None:
         return {"BaseException"}

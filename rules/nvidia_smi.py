@@ -12,6 +12,7 @@ import libcst as cst
 
 from migrator.astutil import module_ref, string_value
 from migrator.context import PythonContext
+from migrator.guards import falls_back
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 from migrator.ruledata import load_table
@@ -21,6 +22,12 @@ from ._shell import command_args, command_position, in_quotes, iter_lines
 
 _PROGRAM = "nvidia-smi"
 _FACT = "§3c, §10 item 2; [A3][A4][P2]"
+
+
+#: Exceptions a missing ``nvidia-smi`` raises through ``subprocess`` (or a failed run).
+_PROGRAM_ERRORS = frozenset(
+    {"FileNotFoundError", "OSError", "CalledProcessError", "SubprocessError", "TimeoutExpired"}
+)
 
 
 def _is_program(word: str) -> bool:
@@ -180,6 +187,9 @@ class NvidiaSmiSubprocess(PythonRule):
     ROCm machines have no `nvidia-smi`: the list form raises `FileNotFoundError`, the shell
     form exits with 127. The ROCm tool is `amd-smi` (`rocm-smi` on older stacks), whose flags
     and output formats differ, so any parser of the output must be ported by hand.
+    A call inside a `try` whose handler catches the failure (`FileNotFoundError`, `OSError`,
+    `CalledProcessError`, `Exception`) and does not raise is not reported: on ROCm the
+    handler's path runs instead.
 
     ## Example
     ```python
@@ -231,6 +241,14 @@ class NvidiaSmiSubprocess(PythonRule):
             'shutil.which("nvidia-smi") else ["amd-smi"])\n'
         ),
         Valid('import subprocess\n\nsubprocess.run(["echo", "nvidia-smi"])\n'),
+        Valid(
+            "import subprocess\nimport torch\n\n"
+            "def gpu_name():\n"
+            "    try:\n"
+            '        return subprocess.check_output(["nvidia-smi", "-L"], text=True)\n'
+            "    except Exception:\n"
+            "        return torch.cuda.get_device_name(0)\n"
+        ),
         Valid('import shutil\n\nif shutil.which("nvidia-smi"):\n    print("nvidia-smi")\n'),
         Valid(
             "import shutil\nimport subprocess\n\n"
@@ -260,6 +278,14 @@ class NvidiaSmiSubprocess(PythonRule):
             'smi = sp.run(["nvidia-smi"], capture_output=True, text=True)\n'
         ),
         Invalid('import subprocess\n\nsubprocess.run("nvidia-smi | grep MiB", shell=True)\n'),
+        Invalid(
+            "import subprocess\n\n"
+            "try:\n"
+            '    out = subprocess.check_output(["nvidia-smi", "-L"])\n'
+            "except FileNotFoundError:\n"
+            "    raise RuntimeError('nvidia-smi is required')\n",
+            line=4,
+        ),
         Invalid('CMD = ["nvidia-smi", "topo", "-m"]\n', line=1, column=7),
         Invalid(
             "import shutil\nimport subprocess\n\n"
@@ -308,6 +334,9 @@ class NvidiaSmiSubprocess(PythonRule):
         mode = _SPAWN.get(qualified or "")
         if mode is None or not node.args or node.args[0].keyword is not None:
             return
+        if self._caught(node):
+            self._handled.add(id(node.args[0].value))
+            return  # on ROCm the handler's path runs (a fallback, or nothing), not a crash
         first = node.args[0].value
         if id(first) in self._handled:
             return
@@ -359,6 +388,20 @@ class NvidiaSmiSubprocess(PythonRule):
             replacement=replacement,
             imports=imports,
         )
+
+    def _caught(self, node: cst.Call) -> bool:
+        """Whether the call sits in the body of a ``try`` whose handler catches the missing
+        program (``FileNotFoundError``/``OSError``/``CalledProcessError``/``Exception``) and
+        does not raise."""
+        child: cst.CSTNode = node
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, cst.Try) and child is ancestor.body:
+                if falls_back(ancestor, _PROGRAM_ERRORS):
+                    return True
+            child = ancestor
+        return False
 
     def _amd_literal(self, first: cst.BaseExpression, command: str) -> cst.BaseExpression:
         words = command.split()
