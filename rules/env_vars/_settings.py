@@ -120,3 +120,28 @@ def find_reads(text: str, name: str) -> list[int]:
         if match:
             offsets.append(offset + match.start())
     return offsets
+
+
+def environment_block(text: str, kind: str, offset: int) -> tuple[int, int]:
+    """The offsets of the environment that the setting at ``offset`` belongs to: the whole
+    file for shell and Dockerfiles; for YAML, the run of lines around it indented at least as
+    deep (one ``environment:``/``env:`` map or list)."""
+    if kind in {"shell", "dockerfile"}:
+        return 0, len(text)
+    lines = list(iter_lines(text))
+    index = max(i for i, (start, _, _) in enumerate(lines) if start <= offset)
+    line = lines[index][1]
+    width = len(line) - len(line.lstrip())
+
+    def inside(i: int) -> bool:
+        _, other, code = lines[i]
+        return not code.strip() or len(other) - len(other.lstrip()) >= width
+
+    first = index
+    while first > 0 and inside(first - 1):
+        first -= 1
+    last = index
+    while last + 1 < len(lines) and inside(last + 1):
+        last += 1
+    end = lines[last + 1][0] if last + 1 < len(lines) else len(text)
+    return lines[first][0], end

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from migrator.rule import TextRule
 
-from ._settings import _SIMPLE_VALUE, TextSetting, find_settings
+from ._settings import _SIMPLE_VALUE, TextSetting, environment_block, find_settings
 from ._table import _table
 
 _TEXT_KINDS = frozenset({"shell", "dockerfile", "compose", "ci-yaml"})
@@ -25,11 +25,20 @@ class _TextPaired(TextRule):
         rocm = entry["add"]
         handled = entry["handled"]
         lines = self.ctx.text.splitlines()
+        # a ROCm variable set in the same script or environment block handles it (when the two
+        # disagree, ROC714 says what happens)
+        rocm_settings = [
+            found.start for name in handled for found in find_settings(self.ctx.text, name)
+        ]
         for setting in find_settings(self.ctx.text, self.cuda_name):
             line_number, _ = self.ctx.position(setting.start)
             nearby = " ".join(lines[line_number - 1 : line_number + 1])
             if any(re.search(rf"(?<![\w$]){name}(?!\w)", nearby) for name in handled):
                 continue
+            if rocm_settings:
+                start, end = environment_block(self.ctx.text, self.ctx.kind, setting.start)
+                if any(start <= offset < end for offset in rocm_settings):
+                    continue
             if setting.value.strip("\"'") in entry["off"] and setting.form != "docker-e":
                 continue
             replacement, end = self._fix(setting, rocm)

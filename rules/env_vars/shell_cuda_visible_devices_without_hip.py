@@ -62,6 +62,11 @@ class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
         Valid("# export CUDA_VISIBLE_DEVICES=0\n", path="run.sh"),
         Valid('echo "GPUs: $CUDA_VISIBLE_DEVICES"\n', path="run.sh"),
         Valid("export MY_CUDA_VISIBLE_DEVICES=0\n", path="run.sh"),
+        Valid(  # HIP set further down the same script (ROC714 compares the lists)
+            "export CUDA_VISIBLE_DEVICES=0,1\nexport OMP_NUM_THREADS=8\n"
+            "export HIP_VISIBLE_DEVICES=0,1\n",
+            path="run.sh",
+        ),
     ]
     invalid = [
         Invalid(

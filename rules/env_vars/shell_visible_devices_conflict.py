@@ -8,35 +8,9 @@ import re
 from migrator.model import Severity
 from migrator.rule import Invalid, TextRule, Valid
 
-from .._shell import iter_lines
-from ._settings import find_settings
+from ._settings import environment_block, find_settings
 from ._text_rules import _TEXT_KINDS
 from ._visible_devices import _FACT, CUDA, HIP, ROCR, conflict
-
-
-def _block(text: str, kind: str, offset: int) -> tuple[int, int]:
-    """The offsets of the environment that the setting at ``offset`` belongs to: the whole
-    file for shell and Dockerfiles; for YAML, the run of lines around it indented at least as
-    deep (one ``environment:``/``env:`` map or list)."""
-    if kind in {"shell", "dockerfile"}:
-        return 0, len(text)
-    lines = list(iter_lines(text))
-    index = max(i for i, (start, _, _) in enumerate(lines) if start <= offset)
-    line = lines[index][1]
-    width = len(line) - len(line.lstrip())
-
-    def inside(i: int) -> bool:
-        _, other, code = lines[i]
-        return not code.strip() or len(other) - len(other.lstrip()) >= width
-
-    first = index
-    while first > 0 and inside(first - 1):
-        first -= 1
-    last = index
-    while last + 1 < len(lines) and inside(last + 1):
-        last += 1
-    end = lines[last + 1][0] if last + 1 < len(lines) else len(text)
-    return lines[first][0], end
 
 
 class ShellVisibleDevicesConflict(TextRule):
@@ -114,7 +88,7 @@ class ShellVisibleDevicesConflict(TextRule):
         for cuda in found[CUDA]:
             if not _literal(cuda.value):
                 continue
-            start, end = _block(text, self.ctx.kind, cuda.start)
+            start, end = environment_block(text, self.ctx.kind, cuda.start)
             values = {CUDA: cuda.value}
             for name in (HIP, ROCR):
                 for setting in found[name]:
