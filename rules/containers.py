@@ -17,7 +17,6 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
 from migrator.ruledata import load_table
 
-from . import dependencies
 from ._dependency_files import cog_file
 from ._lines import line_bounds
 from ._requirement_rule import RequirementRule
@@ -29,7 +28,19 @@ from ._torch_builds import (
     rocm_for_specs,
     rocm_for_torch_version,
 )
-from .dependencies import cuda_index_edits, url_matches
+from .dependencies.bitsandbytes_without_rocm_binaries import BitsandbytesWithoutRocm
+from .dependencies.cuda_only_package import CudaOnlyPackage
+from .dependencies.cupy_cuda_wheel import CupyCudaWheel
+from .dependencies.deprecated_quantization_package import DeprecatedQuantPackage
+from .dependencies.flash_attn_cuda_wheel import FlashAttnCudaWheel
+from .dependencies.jax_cuda_extra import JaxCudaExtra
+from .dependencies.nvidia_cuda_runtime_wheel import NvidiaRuntimeWheel
+from .dependencies.nvml_bindings import NvmlBindings
+from .dependencies.onnxruntime_gpu import OnnxruntimeGpu
+from .dependencies.pypi_triton import PypiTriton
+from .dependencies.pytorch_cuda_wheel_index import cuda_index_edits, url_matches
+from .dependencies.tensorflow_cuda_build import TensorflowCuda
+from .dependencies.xformers_cuda_wheel import XformersCudaWheel
 
 _DEVICE_FLAGS = (
     "--device /dev/kfd --device /dev/dri --group-add video --security-opt seccomp=unconfined"
@@ -1144,7 +1155,7 @@ class PipInstallCudaPackage(TextRule):
     aggregate = "file"
     message = "`pip install` of a CUDA-only package"
     fact = "§9 package rows, §4a, §5; [K3][F1][B1]"
-    triggers = dependencies.FlashAttnCudaWheel.triggers + (
+    triggers = FlashAttnCudaWheel.triggers + (
         "nvidia",
         "xformers",
         "tensorrt",
@@ -1200,18 +1211,18 @@ class PipInstallCudaPackage(TextRule):
     ]
 
     _RULES: tuple[type[RequirementRule], ...] = (
-        dependencies.NvidiaRuntimeWheel,
-        dependencies.CupyCudaWheel,
-        dependencies.OnnxruntimeGpu,
-        dependencies.JaxCudaExtra,
-        dependencies.TensorflowCuda,
-        dependencies.PypiTriton,
-        dependencies.FlashAttnCudaWheel,
-        dependencies.XformersCudaWheel,
-        dependencies.BitsandbytesWithoutRocm,
-        dependencies.CudaOnlyPackage,
-        dependencies.NvmlBindings,
-        dependencies.DeprecatedQuantPackage,
+        NvidiaRuntimeWheel,
+        CupyCudaWheel,
+        OnnxruntimeGpu,
+        JaxCudaExtra,
+        TensorflowCuda,
+        PypiTriton,
+        FlashAttnCudaWheel,
+        XformersCudaWheel,
+        BitsandbytesWithoutRocm,
+        CudaOnlyPackage,
+        NvmlBindings,
+        DeprecatedQuantPackage,
     )
 
     def check(self) -> None:

@@ -1,0 +1,93 @@
+"""ROC814: CUDA packages and the ``nvidia`` channel in conda environment files."""
+
+from __future__ import annotations
+
+from migrator.model import Severity
+from migrator.rule import Invalid, TextRule, Valid
+
+from .._dependency_files import conda_file
+from ._table import _table
+
+
+class CondaCudaPackages(TextRule):
+    """
+    ## What it does
+    Flags CUDA packages in conda environment files: `pytorch-cuda`, `cudatoolkit`,
+    `cuda-toolkit` and friends, and the `nvidia` channel.
+
+    ## Why it breaks on ROCm
+    `pytorch-cuda=12.1` makes conda pick the CUDA build of PyTorch, which finds no GPU on an
+    AMD machine; the CUDA toolkit packages are unused there. ROCm builds of PyTorch are
+    installed with pip from `download.pytorch.org/whl/rocmX.Y` (conda-specific ROCm packaging
+    is not covered by the facts).
+
+    ## Example
+    ```python
+    # environment.yml
+    channels: [pytorch, nvidia]
+    dependencies:
+      - pytorch=2.3.1
+      - pytorch-cuda=12.1
+    ```
+
+    ## Manual migration
+    Drop the CUDA packages and the `nvidia` channel, and install torch in the `pip:` section
+    from the ROCm wheel index (`--extra-index-url https://download.pytorch.org/whl/rocm6.0`).
+
+    ## References
+    - rocm-facts.md §9 (index URL row); conda packaging of ROCm builds is not covered
+    """
+
+    code = "ROC814"
+    name = "conda-cuda-packages"
+    category = "dependency"
+    severity = Severity.WARNING
+    aggregate = "project"
+    message = "conda CUDA package: selects CUDA builds that find no GPU on ROCm"
+    fact = "§9 index-url row (CUDA builds); conda specifics unverified; [P17]"
+    triggers = ("cuda", "nvidia")
+    file_kinds = frozenset({"conda"})
+    effort_hours = 0.5
+    valid = [
+        Valid("name: x\ndependencies:\n  - python=3.11\n  - pip\n", path="environment.yml"),
+        Valid(
+            "name: x\n# pytorch-cuda=12.1 removed\ndependencies:\n  - numpy\n",
+            path="environment.yml",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            "name: x\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.3.1\n"
+            "  - pytorch-cuda=12.1\n",
+            path="environment.yml",
+            count=1,
+            line=4,
+        ),
+        Invalid("name: x\ndependencies:\n  - cudatoolkit=11.8\n", path="environment.yml"),
+    ]
+
+    def check(self) -> None:
+        table = _table("conda")
+        text = self.ctx.text
+        reqs, entries = conda_file(text)
+        for entry in entries:
+            if entry.section == "channels" and entry.value.strip() in table["channels"]:
+                self.report(
+                    entry.start,
+                    entry.end,
+                    message=f"conda channel `{entry.value}` serves CUDA packages; "
+                    "not needed on ROCm",
+                )
+        for req in reqs:
+            if req.source == "conda" and req.name in table["packages"]:
+                start, end = req.span()
+                self.report(
+                    start,
+                    end,
+                    message=f"conda package `{req.parsed.raw_name}` is CUDA-specific"
+                    + (
+                        ": it selects the CUDA build of PyTorch, which finds no GPU on ROCm"
+                        if req.name == "pytorch-cuda"
+                        else "; unused on ROCm"
+                    ),
+                )

@@ -1,0 +1,58 @@
+"""ROC813: AutoGPTQ and AutoAWQ, deprecated quantization packages."""
+
+from __future__ import annotations
+
+from migrator.model import Severity
+from migrator.rule import Invalid, Valid
+
+from .._requirement_rule import RequirementRule, Verdict
+from .._requirements import Req, packages
+from ._table import _cases
+
+
+class DeprecatedQuantPackage(RequirementRule):
+    """
+    ## What it does
+    Flags AutoGPTQ (`auto-gptq`) and AutoAWQ (`autoawq`).
+
+    ## Why it breaks on ROCm
+    Both projects are deprecated. Their ROCm support (AutoGPTQ wheels from an old index,
+    AutoAWQ's ROCm kernels) is frozen at old PyTorch and ROCm releases, so a current ROCm
+    stack will not get working kernels from them.
+
+    ## Example
+    ```python
+    # requirements.txt
+    auto-gptq==0.7.1
+    ```
+
+    ## Manual migration
+    GPTQ → `gptqmodel` (what transformers uses now); AWQ → llm-compressor; or AMD Quark
+    (`amd-quark`) for FP8/INT8/INT4 on AMD GPUs.
+
+    ## References
+    - rocm-facts.md §5 (quantization alternatives) and §9 (`auto-gptq` row)
+    """
+
+    code = "ROC813"
+    name = "deprecated-quantization-package"
+    category = "dependency"
+    severity = Severity.WARNING
+    message = "deprecated quantization package with no maintained ROCm kernels"
+    fact = "§5 quantization alternatives, §9 auto-gptq row; [Q1][Q2][Q3]"
+    triggers = _cases("gptq", "awq", "AutoGPTQ", "AutoAWQ")
+    effort_hours = 2.0
+    valid = [
+        Valid("gptqmodel>=2.0\n", path="requirements.txt"),
+        Valid("llmcompressor\n", path="requirements.txt"),
+    ]
+    invalid = [
+        Invalid("auto-gptq==0.7.1\n", path="requirements.txt"),
+        Invalid("AutoAWQ>=0.2\n", path="requirements.txt"),
+    ]
+
+    def examine(self, req: Req) -> Verdict | None:
+        table = packages()["deprecated_quant"]
+        if req.name not in table:
+            return None
+        return Verdict(f"`{req.parsed.raw_name}` is {table[req.name]}")

@@ -1,0 +1,77 @@
+"""ROC807: ``triton`` from PyPI listed as a dependency."""
+
+from __future__ import annotations
+
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, Valid
+
+from .._requirement_rule import RequirementRule, Verdict
+from .._requirements import Change, Req
+from ._table import _cases, _table
+
+
+class PypiTriton(RequirementRule):
+    """
+    ## What it does
+    Flags `triton` from PyPI listed as a dependency.
+
+    ## Why it breaks on ROCm
+    ROCm builds of PyTorch depend on `pytorch-triton-rocm` (from
+    `download.pytorch.org/whl/triton-rocm`), which provides the same `triton` module built for
+    the torch release. Installing PyPI `triton` over it replaces that module with a different
+    version, and `torch.compile` / Triton kernels can fail to compile or load.
+
+    ## Example
+    ```python
+    # requirements.txt
+    torch==2.7.0
+    triton==3.3.0
+    ```
+
+    ## Fix
+    ```python
+    # requirements.txt
+    torch==2.7.0
+    ```
+
+    ## Fix safety
+    Unsafe: on NVIDIA, torch still installs the `triton` it needs, but a project that pins a
+    newer Triton than its torch for its own kernels loses that pin.
+
+    ## References
+    - rocm-facts.md §7 (`torch.compile` row) and §9 (`triton` row)
+    """
+
+    code = "ROC807"
+    name = "pypi-triton"
+    category = "dependency"
+    severity = Severity.WARNING
+    message = "PyPI `triton` would replace `pytorch-triton-rocm`, which ROCm torch depends on"
+    fix_title = "Remove `triton`; ROCm torch brings `pytorch-triton-rocm`"
+    applicability = Applicability.UNSAFE
+    fact = "§7 torch.compile row, §9 triton row; [P17][R1]"
+    triggers = _cases("triton")
+    effort_hours = 0.25
+    valid = [
+        Valid("pytorch-triton-rocm\n", path="requirements.txt"),
+        Valid("tritonclient[all]\n", path="requirements.txt"),
+        Valid("triton-ascend==3.2.1\n", path="requirements.txt"),
+    ]
+    invalid = [
+        Invalid(
+            "torch==2.7.0\ntriton==3.3.0\n    # via torch\n",
+            path="requirements.txt",
+            fixed="torch==2.7.0\n",
+            line=2,
+        ),
+        Invalid(
+            '[project]\nname = "x"\ndependencies = ["torch", "triton>=3.0", "numpy"]\n',
+            path="pyproject.toml",
+            fixed='[project]\nname = "x"\ndependencies = ["torch", "numpy"]\n',
+        ),
+    ]
+
+    def examine(self, req: Req) -> Verdict | None:
+        if req.name not in _table("triton")["names"]:
+            return None
+        return Verdict(self.message, Change(remove=True))

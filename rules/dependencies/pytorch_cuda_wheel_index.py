@@ -1,0 +1,186 @@
+"""ROC802: PyTorch CUDA wheel indexes, and the index rewrite that container rules share."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, TextRule, Valid
+
+from .._dependency_files import conda_file, pyproject_file, requirements_file
+from .._torch_builds import CUDA_INDEX_RE, index_url_for, rocm_for_specs
+
+
+def cuda_index_edits(
+    matches: list[tuple[int, int, re.Match[str]]], rocm: str | None
+) -> list[tuple[int, int, str, str | None]]:
+    """(start, end, message, replacement) for each PyTorch CUDA index URL found."""
+    out: list[tuple[int, int, str, str | None]] = []
+    for start, end, match in matches:
+        cuda = match.group("cuda")
+        nightly = match.group("nightly")
+        page = re.match(r"/[\w.-]", match.string[match.end() : match.end() + 2])
+        if nightly or rocm is None or page:
+            if nightly:
+                why = (
+                    f"the {nightly.rstrip('/')} ROCm index tracks its own ROCm release; "
+                    "choose it by hand"
+                )
+            elif page:
+                why = "point it at the `whl/rocmX.Y` index of your torch release instead"
+            else:
+                why = "no ROCm release is known for the torch pinned here; choose it by hand"
+            out.append(
+                (
+                    start,
+                    end,
+                    f"PyTorch {cuda} wheel index: pip installs CUDA builds of torch, "
+                    f"which find no GPU on ROCm; {why}",
+                    None,
+                )
+            )
+            continue
+        new = index_url_for(rocm)
+        out.append(
+            (
+                start,
+                end,
+                f"PyTorch {cuda} wheel index: pip installs CUDA builds of torch, which "
+                f"find no GPU on ROCm; use `{new}`",
+                new,
+            )
+        )
+    return out
+
+
+def url_matches(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, re.Match[str]]]:
+    """CUDA index URL matches inside the given spans of ``text``."""
+    out = []
+    for start, end in spans:
+        for match in CUDA_INDEX_RE.finditer(text, start, end):
+            out.append((match.start(), match.end(), match))
+    return out
+
+
+class PytorchCudaWheelIndex(TextRule):
+    """
+    ## What it does
+    Flags PyTorch CUDA wheel indexes (`https://download.pytorch.org/whl/cu121`) in
+    requirements files (`--index-url`, `--extra-index-url`, `--find-links`), in
+    `pyproject.toml` (uv / Poetry / PDM index tables) and in conda `pip:` sections.
+
+    ## Why it breaks on ROCm
+    The `whl/cuXYZ` index only serves CUDA builds of torch, torchvision and torchaudio. On an
+    AMD machine they find no GPU and everything runs on the CPU. ROCm builds live at
+    `https://download.pytorch.org/whl/rocmX.Y`, one ROCm release per PyTorch minor.
+
+    ## Example
+    ```python
+    # requirements.txt
+    --extra-index-url https://download.pytorch.org/whl/cu121
+    torch==2.3.1
+    ```
+
+    ## Fix
+    ```python
+    # requirements.txt
+    --extra-index-url https://download.pytorch.org/whl/rocm6.0
+    torch==2.3.1
+    ```
+
+    ## Fix safety
+    Unsafe: the ROCm release comes from the torch requirement in the same file (the newest
+    PyTorch minor it admits, per the table 2.0→5.4 … 2.14→7.14; the newest entry when torch is
+    not declared there). Other files may pin a different torch. Nightly indexes are reported
+    without a fix.
+
+    ## References
+    - rocm-facts.md §9 (index URL row)
+    """
+
+    code = "ROC802"
+    replaces_vendor = True
+    name = "pytorch-cuda-wheel-index"
+    category = "dependency"
+    severity = Severity.ERROR
+    aggregate = "project"
+    message = "PyTorch CUDA wheel index: pip installs CUDA builds that find no GPU on ROCm"
+    fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"
+    applicability = Applicability.UNSAFE
+    fact = "§9 index-url/local-version row; [P17][K1]"
+    triggers = ("download.pytorch.org/whl/",)
+    file_kinds = frozenset({"requirements", "pyproject", "conda"})
+    effort_hours = 0.25
+    valid = [
+        Valid(
+            "--extra-index-url https://download.pytorch.org/whl/rocm6.0\ntorch==2.3.1\n",
+            path="requirements.txt",
+        ),
+        Valid(
+            "# use https://download.pytorch.org/whl/cu121 on NVIDIA\ntorch\n",
+            path="requirements.txt",
+        ),
+        Valid("--index-url https://download.pytorch.org/whl/cpu\ntorch\n", path="requirements.txt"),
+    ]
+    invalid = [
+        Invalid(
+            "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1+cu121\n",
+            path="requirements.txt",
+            fixed="--extra-index-url https://download.pytorch.org/whl/rocm6.0\n"
+            "torch==2.3.1+cu121\n",
+            line=1,
+            column=19,
+        ),
+        Invalid(
+            "-i https://download.pytorch.org/whl/cu118\ntorch>=2.1,<2.3\n",
+            path="requirements.txt",
+            fixed="-i https://download.pytorch.org/whl/rocm5.7\ntorch>=2.1,<2.3\n",
+        ),
+        Invalid(
+            '[project]\nname = "x"\ndependencies = ["torch==2.6.0"]\n\n[[tool.uv.index]]\n'
+            'name = "pytorch"\nurl = "https://download.pytorch.org/whl/cu124"\nexplicit = true\n',
+            path="pyproject.toml",
+            fixed='[project]\nname = "x"\ndependencies = ["torch==2.6.0"]\n\n[[tool.uv.index]]\n'
+            'name = "pytorch"\nurl = "https://download.pytorch.org/whl/rocm6.2.4"\n'
+            "explicit = true\n",
+            line=7,
+        ),
+        Invalid(
+            "name: env\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n"
+            "      - --extra-index-url https://download.pytorch.org/whl/cu124\n"
+            "      - torch==2.5.1\n",
+            path="environment.yml",
+            fixed="name: env\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n"
+            "      - --extra-index-url https://download.pytorch.org/whl/rocm6.2\n"
+            "      - torch==2.5.1\n",
+        ),
+        Invalid(
+            "--extra-index-url https://download.pytorch.org/whl/nightly/cu126\n--pre\ntorch\n",
+            path="requirements.txt",
+            fixed=None,
+        ),
+        Invalid(
+            "-f https://download.pytorch.org/whl/cu113/torch_stable.html\ntorch==1.12.1+cu113\n",
+            path="requirements.txt",
+            fixed=None,
+        ),
+    ]
+
+    def check(self) -> None:
+        ctx = self.ctx
+        text = ctx.text
+        specs: list[str]
+        if ctx.kind == "requirements":
+            reqs, options = requirements_file(text)
+            spans = [(option.start, option.end) for option in options]
+        elif ctx.kind == "pyproject":
+            reqs, strings = pyproject_file(text)
+            spans = [(value.start, value.end) for value in strings if value.editable]
+        else:
+            reqs, entries = conda_file(text)
+            spans = [(entry.start, entry.end) for entry in entries if entry.section == "pip"]
+        specs = [req.spec for req in reqs if req.name == "torch" and req.spec]
+        found = rocm_for_specs(specs)
+        rocm = None if found is None else found[1]
+        for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), rocm):
+            self.report(start, end, message=message, replacement=replacement)
