@@ -11,7 +11,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
 from ._shell import pip_requirements
-from .containers import PipInstallCudaPackage
+from .containers.pip_install_cuda_package import PipInstallCudaPackage
 
 #: Calls whose string arguments are text for people, not commands.
 _MESSAGE_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "exception"})

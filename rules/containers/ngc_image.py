@@ -1,0 +1,104 @@
+"""ROC861: NVIDIA NGC images (``nvcr.io/nvidia/...``)."""
+
+from __future__ import annotations
+
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, TextRule, Valid
+
+from ._images import _images, image_refs, split_image
+
+
+class NgcImage(TextRule):
+    """
+    ## What it does
+    Flags NVIDIA NGC images (`nvcr.io/nvidia/...`) used as base or service images.
+
+    ## Why it breaks on ROCm
+    NGC images are CUDA builds (PyTorch, Triton server, TensorRT, NeMo, ...): none of them can
+    use an AMD GPU. For `nvcr.io/nvidia/pytorch`, AMD's counterpart is `rocm/pytorch`, tagged
+    `rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C` (it includes Apex). Other NGC images have no
+    one-to-one ROCm image.
+
+    ## Example
+    ```python
+    # Dockerfile
+    FROM nvcr.io/nvidia/pytorch:24.01-py3
+    ```
+
+    ## Fix
+    ```python
+    # Dockerfile
+    FROM rocm/pytorch:latest
+    ```
+
+    ## Fix safety
+    Unsafe: `latest` moves; pin a `rocm/pytorch:rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C`
+    tag whose PyTorch matches the NGC release you used. NGC images also bundle NVIDIA-only
+    libraries (TensorRT, DALI, Transformer Engine) that the ROCm image does not have. Other
+    NGC images are reported without a fix.
+
+    ## References
+    - rocm-facts.md §9 (`FROM nvcr.io/nvidia/pytorch` row)
+    """
+
+    code = "ROC861"
+    replaces_vendor = True
+    name = "ngc-image"
+    category = "container"
+    severity = Severity.ERROR
+    aggregate = "file"
+    message = "NVIDIA NGC image: a CUDA build that cannot use an AMD GPU"
+    fix_title = "Use AMD's `rocm/pytorch` image"
+    applicability = Applicability.UNSAFE
+    fact = "§9 FROM nvcr.io/nvidia/pytorch row; [R1]"
+    triggers = ("nvcr.io/nvidia/",)
+    file_kinds = frozenset({"dockerfile", "compose", "ci-yaml"})
+    effort_hours = 2.0
+    valid = [
+        Valid(
+            "FROM rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.7.1\n",
+            path="Dockerfile",
+        ),
+        Valid("# FROM nvcr.io/nvidia/pytorch:24.01-py3\nFROM python:3.11\n", path="Dockerfile"),
+        Valid("FROM nvcr.io/nvidia/cuda:12.1.1-devel-ubuntu22.04\n", path="Dockerfile"),
+    ]
+    invalid = [
+        Invalid(
+            "FROM nvcr.io/nvidia/pytorch:24.01-py3\nRUN pip install -e .\n",
+            path="Dockerfile",
+            fixed="FROM rocm/pytorch:latest\nRUN pip install -e .\n",
+            line=1,
+            column=6,
+        ),
+        Invalid(
+            "services:\n  triton:\n    image: nvcr.io/nvidia/tritonserver:24.05-py3\n",
+            path="docker-compose.yml",
+            fixed=None,
+        ),
+    ]
+
+    def check(self) -> None:
+        tables = _images()
+        pytorch = tables["ngc_pytorch"]
+        cuda = tables["cuda_base"]["repositories"]
+        for ref in image_refs(self.ctx.text, self.ctx.kind):
+            repository, tag = split_image(ref.image)
+            if repository in cuda or not any(
+                repository.startswith(prefix) for prefix in tables["ngc_other"]["prefixes"]
+            ):
+                continue
+            if repository in pytorch["repositories"]:
+                self.report(
+                    ref.start,
+                    ref.end,
+                    message=f"NGC PyTorch image `{ref.image}` is a CUDA build; use AMD's "
+                    f"`rocm/pytorch` (pin a `{pytorch['pinned_pattern'].split(':', 1)[1]}` tag)",
+                    replacement=pytorch["replacement"],
+                )
+            else:
+                self.report(
+                    ref.start,
+                    ref.end,
+                    message=f"NGC image `{ref.image}` is a CUDA build with no one-to-one ROCm "
+                    "image; rebuild the service on a ROCm image",
+                )
