@@ -1,0 +1,113 @@
+"""Which expressions read the device's capability, name or architecture list: the analysis
+ROC110-ROC113 share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import literal_value
+from migrator.context import PythonContext
+from migrator.ruledata import load_table
+
+from .._detection_util import Tree, alias_kind, assigned_value_aliases, tree
+
+
+def _gpus() -> list[dict[str, Any]]:
+    return list(load_table("detection")["gpu"])
+
+
+_CAPABILITY = "torch.cuda.get_device_capability"
+
+
+_PROPERTIES = "torch.cuda.get_device_properties"
+
+
+_DEVICE_NAME = "torch.cuda.get_device_name"
+
+
+_ARCH_LIST = "torch.cuda.get_arch_list"
+
+
+@dataclass
+class _GateAnalysis:
+    tree: Tree
+    aliases: dict[tuple[int, str], str | None]
+
+
+def _direct_kind(
+    ctx: PythonContext,
+    tree_: Tree | None,
+    node: cst.CSTNode,
+    aliases: dict[tuple[int, str], str | None],
+) -> str | None:
+    """What a device-query expression is: cap, major, minor, props, name, arch-list, gcn."""
+    if isinstance(node, cst.Call):
+        qualified = ctx.qualname(node.func)
+        if qualified == _CAPABILITY:
+            return "cap"
+        if qualified == _PROPERTIES:
+            return "props"
+        if qualified == _DEVICE_NAME:
+            return "name"
+        if qualified == _ARCH_LIST:
+            return "arch-list"
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in {
+            "lower",
+            "upper",
+            "strip",
+            "casefold",
+            "replace",
+            "split",
+        }:
+            inner = _direct_kind(ctx, tree_, node.func.value, aliases)
+            return "name" if inner == "name" else None
+        return None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        inner = _direct_kind(ctx, tree_, node.value, aliases)
+        index = node.slice[0].slice
+        if inner == "cap" and isinstance(index, cst.Index):
+            position = literal_value(index.value)
+            return {0: "major", 1: "minor"}.get(position) if isinstance(position, int) else None
+        return None
+    if isinstance(node, cst.Attribute):
+        if node.attr.value == "gcnArchName":
+            return "gcn"
+        inner = _direct_kind(ctx, tree_, node.value, aliases)
+        if inner == "props" and node.attr.value in {"major", "minor", "name"}:
+            return node.attr.value
+        return None
+    if isinstance(node, cst.Name) and tree_ is not None:
+        return alias_kind(tree_, aliases, node)
+    return None
+
+
+def _gate_analysis(ctx: PythonContext) -> _GateAnalysis:
+    tree_ = tree(ctx)
+    cached = tree_.memo.get("device-gate")
+    if cached is None:
+        aliases = assigned_value_aliases(
+            tree_,
+            lambda value, found: _direct_kind(ctx, tree_, value, found),
+            {"cap": ["major", "minor"]},
+        )
+        cached = _GateAnalysis(tree_, aliases)
+        tree_.memo["device-gate"] = cached
+    return cached
+
+
+def _kind(ctx: PythonContext, gates: _GateAnalysis, node: cst.CSTNode) -> str | None:
+    return _direct_kind(ctx, gates.tree, node, gates.aliases)
+
+
+def _literal_strings(node: cst.BaseExpression) -> list[str] | None:
+    value = literal_value(node)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(node, (cst.List, cst.Set, cst.Tuple)):
+        strings = [literal_value(element.value) for element in node.elements]
+        if strings and all(isinstance(s, str) for s in strings):
+            return [s for s in strings if isinstance(s, str)]
+    return None

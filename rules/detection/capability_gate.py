@@ -1,0 +1,354 @@
+"""ROC110: compute-capability comparisons with NVIDIA numbers."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import literal_value
+from migrator.context import PythonContext
+from migrator.model import Severity
+from migrator.rule import Invalid, PythonRule, Valid
+from migrator.ruledata import load_table
+
+from .._detection_util import Tree, identifier, unreachable_on_rocm
+from ._gates import _gate_analysis, _GateAnalysis, _gpus, _kind
+
+_CAP_OPERATORS = (
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+    cst.Equal,
+    cst.NotEqual,
+    cst.In,
+    cst.NotIn,
+)
+
+
+_COMPARISONS: dict[type[cst.BaseCompOp], Callable[[Any, Any], Any]] = {
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+    cst.In: lambda left, right: left in right,
+    cst.NotIn: lambda left, right: left not in right,
+}
+
+
+def _compare(comparison: cst.BaseCompOp, left: object, right: object) -> bool | None:
+    """``left <op> right`` for literal values; None for another operator or incomparable values."""
+    compare = _COMPARISONS.get(type(comparison))
+    if compare is None:
+        return None
+    try:
+        return bool(compare(left, right))
+    except TypeError:
+        return None
+
+
+def _collection_value(node: cst.BaseExpression) -> object:
+    if isinstance(node, (cst.List, cst.Set)):
+        values = [literal_value(element.value) for element in node.elements]
+        return ... if any(value is ... for value in values) else tuple(values)
+    value = literal_value(node)
+    return value
+
+
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Divide)
+
+
+def _involves_capability(ctx: PythonContext, gates: _GateAnalysis, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is a capability value or arithmetic on one (``major * 10 + minor``)."""
+    if _kind(ctx, gates, node) in {"cap", "major"}:
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+        return _involves_capability(ctx, gates, node.left) or _involves_capability(
+            ctx, gates, node.right
+        )
+    return False
+
+
+def _value_on(
+    ctx: PythonContext, gates: _GateAnalysis, node: cst.BaseExpression, gpu: dict[str, Any]
+) -> object:
+    """The value of a capability expression (or literal) on ``gpu``; ``...`` when unknown."""
+    major, minor = gpu["capability"]
+    kind = _kind(ctx, gates, node)
+    if kind == "cap":
+        return (major, minor)
+    if kind == "major":
+        return major
+    if kind == "minor":
+        return minor
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+        left = _value_on(ctx, gates, node.left, gpu)
+        right = _value_on(ctx, gates, node.right, gpu)
+        if not isinstance(left, (int, float)) or not isinstance(right, (int, float)):
+            return ...
+        operator = node.operator
+        try:
+            if isinstance(operator, cst.Add):
+                return left + right
+            if isinstance(operator, cst.Subtract):
+                return left - right
+            if isinstance(operator, cst.Multiply):
+                return left * right
+            if isinstance(operator, cst.FloorDivide):
+                return left // right
+            return left / right
+        except ZeroDivisionError:
+            return ...
+    return _collection_value(node)
+
+
+def _outcome(
+    ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison, gpu: dict[str, Any]
+) -> bool | None:
+    """What a capability comparison evaluates to on ``gpu`` (None when not literal)."""
+    operands = [comparison.left, *[c.comparator for c in comparison.comparisons]]
+    values = [_value_on(ctx, gates, operand, gpu) for operand in operands]
+    if any(value is ... for value in values):
+        return None
+    outcome = True
+    for index, target in enumerate(comparison.comparisons):
+        result = _compare(target.operator, values[index], values[index + 1])
+        if result is None:
+            return None
+        outcome = outcome and result
+    return outcome
+
+
+def _like_current_nvidia(
+    ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison
+) -> bool:
+    """Whether the gate answers every AMD GPU the way it answers both reference NVIDIA GPUs
+    (Ampere and Hopper): then it asks "a current GPU?", which AMD GPUs are, not "which one?"."""
+    answers = {
+        _outcome(ctx, gates, comparison, gpu)
+        for gpu in [*_gpus(), *load_table("detection")["nvidia_reference"]]
+    }
+    return len(answers) == 1 and None not in answers
+
+
+def _capability_verdict(
+    ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison
+) -> str | None:
+    """'true on gfx90a, gfx942 ...; false on ...' for literal thresholds, else None."""
+    results: dict[str, bool] = {}
+    for gpu in _gpus():
+        outcome = _outcome(ctx, gates, comparison, gpu)
+        if outcome is None:
+            return None
+        results[f"{gpu['gfx']} {tuple(gpu['capability'])}"] = outcome
+    true = [key for key, value in results.items() if value]
+    false = [key for key, value in results.items() if not value]
+    if not false:
+        return "true on every AMD GPU"
+    if not true:
+        return "false on every AMD GPU"
+    return f"true on {', '.join(true)}; false on {', '.join(false)}"
+
+
+class CapabilityGate(PythonRule):
+    """
+    ## What it does
+    Flags comparisons of `torch.cuda.get_device_capability()` (or its `major`/`minor`, or
+    `get_device_properties(i).major`) with NVIDIA compute-capability numbers:
+    `>= (8, 0)`, `major >= 9`, `== (9, 0)`.
+
+    ## Why it breaks on ROCm
+    On ROCm the "capability" is the gfx version: MI250X = (9, 0), MI300X = (9, 4),
+    MI355X = (9, 5), Radeon RX 7900 = (11, 0). MI300X therefore passes `>= (8, 0)` *and*
+    `>= (9, 0)`, so code written for Ampere or Hopper (FlashAttention-3, cuDNN attention, sm90
+    FP8/wgmma kernels) gets selected, while `== (8, 0)`-style checks never match. The message
+    says how the gate evaluates on each AMD GPU.
+
+    ## Example
+    ```python
+    if torch.cuda.get_device_capability() >= (9, 0):
+        use_hopper_kernels()
+    ```
+
+    ## Manual migration
+    Branch on the build first, then on the AMD architecture:
+    ```python
+    if torch.version.hip:
+        arch = torch.cuda.get_device_properties(0).gcnArchName.split(":")[0]
+        use_fast_path = arch in ("gfx942", "gfx950")
+    elif torch.cuda.get_device_capability() >= (9, 0):
+        use_hopper_kernels()
+    ```
+    Prefer feature checks (`torch.cuda.is_bf16_supported()`) when they exist.
+
+    A gate that answers every AMD GPU the way it answers both Ampere (8, 0) and Hopper (9, 0),
+    such as `>= (8, 0)` for bf16 or `major >= 7` for fp16, asks "a current GPU?" rather than
+    "which architecture?": AMD GPUs get the current-GPU path, which is right, and it is not
+    reported. A gate whose branch only warns, prints or logs changes a message, not what runs: it is
+    reported at `info`.
+
+    ## Known problems
+    Gates inside a branch that a `torch.version.hip`/`torch.version.cuda` test (or a name like
+    `is_rocm`, `is_nvidia`) keeps off ROCm are not reported.
+
+    ## References
+    - pytorch/ao PR #2853 (MI300X properties)
+    """
+
+    code = "ROC110"
+    name = "capability-gate"
+    category = "device-gate"
+    severity = Severity.WARNING
+    aggregate = "scope"
+    message = "compute-capability gate: AMD GPUs report their gfx version (MI300X = (9, 4))"
+    fact = "§0; §1 get_device_capability row; §10.1; [D1][D3]"
+    triggers = ("get_device_capability", "get_device_properties")
+    effort_hours = 0.5
+    valid = [
+        Valid("import torch\nmajor, minor = torch.cuda.get_device_capability()\nprint(major)\n"),
+        Valid(
+            "import torch\nif torch.version.hip:\n    ok = True\n"
+            "else:\n    ok = torch.cuda.get_device_capability() >= (8, 0)\n"
+        ),
+        Valid(
+            "def get_device_capability():\n    return (8, 0)\n"
+            "ok = get_device_capability() >= (8, 0)\n"
+        ),
+        Valid("import torch\nok = torch.cuda.is_bf16_supported()\n"),
+        Valid(
+            "import torch\ndef f(override):\n"
+            "    cap = torch.cuda.get_device_capability()\n"
+            "    if override:\n"
+            "        cap = override\n"
+            "    return cap >= (9, 0)\n"
+        ),
+        Valid(
+            "import torch\ndef f(major, minor):\n    if major == 8:\n        return minor >= 9\n"
+        ),
+        Valid(
+            "import torch\n"
+            "bf16 = torch.cuda.get_device_capability() >= (8, 0)\n"
+            "dtype = torch.bfloat16 if bf16 else torch.float16\n"
+        ),
+        Valid(
+            "import torch\ndef fp16_ok():\n"
+            "    major, _ = torch.cuda.get_device_capability()\n    return major >= 7\n"
+        ),
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    pass\n",
+            line=2,
+            column=4,
+        ),
+        Invalid(
+            "from torch.cuda import get_device_capability\n"
+            "def f():\n    major, minor = get_device_capability()\n    return major >= 9\n",
+            line=4,
+        ),
+        Invalid(
+            "import torch as tt\nprops = tt.cuda.get_device_properties(0)\n"
+            "hopper = props.major == 9\n"
+        ),
+        Invalid("import torch\nsm90 = torch.cuda.get_device_capability(0)[0] >= 9\n"),
+        Invalid(
+            "import torch, warnings\nif torch.cuda.get_device_capability() < (9, 0):\n"
+            "    warnings.warn('FP8 needs Hopper')\n",
+            line=2,
+        ),
+        Invalid(
+            "import torch\ncc = torch.cuda.get_device_capability()\n"
+            "ada = cc[0] * 10 + cc[1] >= 89\n",
+            line=3,
+        ),
+        Invalid(
+            "import torch\ndef pick():\n"
+            "    if torch.cuda.is_available():\n"
+            "        cap = torch.cuda.get_device_capability()\n"
+            "    else:\n"
+            "        cap = (0, 0)\n"
+            "    return 'fa3' if cap >= (9, 0) else 'sdpa'\n",
+            line=7,
+        ),
+    ]
+
+    def leave_Module(self, node: cst.Module) -> None:
+        gates = _gate_analysis(self.ctx)
+        for candidate in gates.tree.nodes:
+            if not isinstance(candidate, cst.Comparison):
+                continue
+            operands = [candidate.left, *[c.comparator for c in candidate.comparisons]]
+            if not any(_involves_capability(self.ctx, gates, operand) for operand in operands):
+                continue  # `minor >= 9` alone sits under a `major` gate, which is reported
+            if not all(isinstance(c.operator, _CAP_OPERATORS) for c in candidate.comparisons):
+                continue
+            if unreachable_on_rocm(self.ctx, gates.tree, candidate):
+                continue
+            if _like_current_nvidia(self.ctx, gates, candidate):
+                continue  # `>= (8, 0)` for bf16: every AMD GPU answers like A100 and H100
+            verdict = _capability_verdict(self.ctx, gates, candidate)
+            code = " ".join(self.ctx.code(candidate).split()).replace("( ", "(").replace(", )", ")")
+            if verdict is None:
+                message = (
+                    f"`{code}` compares an AMD gfx version (MI300X = (9, 4)) with NVIDIA "
+                    "compute-capability numbers"
+                )
+            else:
+                message = (
+                    f"`{code}` is {verdict}: AMD GPUs report their gfx version, not an NVIDIA "
+                    "compute capability"
+                )
+            if _only_notifies(gates.tree, candidate):
+                self.report(
+                    candidate,
+                    message=message + " (the gate only guards a warning or a message)",
+                    severity=Severity.INFO,
+                )
+                continue
+            self.report(candidate, message=message)
+
+
+_NOTIFY_CALLS = frozenset(
+    {"warn", "print", "debug", "info", "warning", "warning_once", "info_once", "log"}
+)
+
+
+def _only_notifies(tree_: Tree, comparison: cst.CSTNode) -> bool:
+    """Whether the ``if`` this comparison tests only warns, prints or logs (both branches)."""
+    test_owner = None
+    child = comparison
+    for ancestor in tree_.ancestors(comparison):
+        if isinstance(ancestor, cst.If) and ancestor.test is child:
+            test_owner = ancestor
+            break
+        if not isinstance(ancestor, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
+            return False
+        child = ancestor
+    if test_owner is None:
+        return False
+    blocks: list[cst.BaseSuite] = [test_owner.body]
+    if isinstance(test_owner.orelse, cst.Else):
+        blocks.append(test_owner.orelse.body)
+    elif test_owner.orelse is not None:
+        return False
+    for block in blocks:
+        statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+        for statement in statements:
+            smalls = getattr(statement, "body", None)
+            if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                return False
+            for small in smalls or ():
+                if isinstance(small, cst.Pass):
+                    continue
+                if not (
+                    isinstance(small, cst.Expr)
+                    and isinstance(small.value, cst.Call)
+                    and identifier(small.value) in _NOTIFY_CALLS
+                ):
+                    return False
+    return True

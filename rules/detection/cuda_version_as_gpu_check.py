@@ -1,0 +1,184 @@
+"""ROC101: truth tests of ``torch.version.cuda`` that decide whether GPU code runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import module_ref
+from migrator.context import PythonContext
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from .._detection_util import Tree, tree
+from ._cuda_version import _Test, _version_analysis
+
+
+def _hip_for(ctx: PythonContext, ref: cst.BaseExpression) -> tuple[cst.BaseExpression, list[Any]]:
+    if (
+        isinstance(ref, cst.Attribute)
+        and ref.attr.value == "cuda"
+        and ctx.qualname(ref.value) == "torch.version"
+    ):
+        return ref.with_changes(attr=cst.Name("hip"), lpar=[], rpar=[]), []
+    name, imports = module_ref(ctx, "torch.version")
+    return cst.parse_expression(f"{name}.hip"), imports
+
+
+def _needs_parens(tree_: Tree, atom: cst.CSTNode, operator: type) -> bool:
+    parent = tree_.parent(atom)
+    if isinstance(parent, (cst.If, cst.While, cst.Assert)) and parent.test is atom:
+        return False
+    if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg)):
+        return False
+    if isinstance(parent, cst.IfExp) and parent.test is atom:
+        return False
+    return not (isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, operator))
+
+
+def _fix(ctx: PythonContext, tree_: Tree, test: _Test) -> tuple[cst.BaseExpression, list[Any]]:
+    hip, imports = _hip_for(ctx, test.ref)
+    atom = test.atom
+    if isinstance(atom, cst.Comparison):
+        right: cst.BaseExpression = atom.with_changes(left=hip, lpar=[], rpar=[])
+        operator: type = cst.Or if test.positive else cst.And
+    else:
+        right = hip
+        operator = cst.Or
+    lpar = list(atom.lpar)
+    rpar = list(atom.rpar)
+    if not lpar and _needs_parens(tree_, atom, operator):
+        lpar, rpar = [cst.LeftParen()], [cst.RightParen()]
+    new = cst.BooleanOperation(
+        left=atom.with_changes(lpar=[], rpar=[]),
+        operator=operator(),
+        right=right,
+        lpar=lpar,
+        rpar=rpar,
+    )
+    return new, imports
+
+
+class CudaVersionAsGpuCheck(PythonRule):
+    """
+    ## What it does
+    Flags truth tests of `torch.version.cuda` (`if torch.version.cuda:`, `is not None`,
+    `is None`, `not ...`, in `and` chains, ternaries and asserts) that decide whether GPU code runs.
+
+    ## Why it breaks on ROCm
+    ROCm builds of PyTorch set `torch.version.hip` to a version string and leave
+    `torch.version.cuda` as `None`, so a test meant as "is this a GPU build?" is false on an AMD
+    GPU and the GPU branch is silently skipped (or the CPU/"no GPU" branch taken).
+
+    ## Example
+    ```python
+    if torch.version.cuda:
+        model = model.cuda()
+    ```
+
+    ## Fix
+    ```python
+    if torch.version.cuda or torch.version.hip:
+        model = model.cuda()
+    ```
+    `x is not None` becomes `x is not None or torch.version.hip is not None`; `x is None` becomes
+    `x is None and torch.version.hip is None`.
+
+    ## Fix safety
+    Safe: on NVIDIA and CPU builds `torch.version.hip` is `None`, so the new expression has the same
+    value as before (`cuda or None` is `cuda`); only ROCm builds change, which is the intent.
+    Not offered (see ROC103) when the guarded code itself reads `torch.version.cuda` as a version:
+    opening the branch on ROCm would run that parsing on `None`. Files that already test
+    `torch.version.hip` are left alone: they tell the builds apart on purpose.
+
+    ## Known problems
+    Values copied into a variable (`cv = torch.version.cuda`) are followed within a function only
+    for parsing (ROC102), not for this rule's rewrite.
+
+    ## References
+    - PyTorch HIP semantics: https://docs.pytorch.org/docs/stable/notes/hip.html
+    """
+
+    code = "ROC101"
+    name = "cuda-version-as-gpu-check"
+    category = "cuda-version"
+    severity = Severity.ERROR
+    message = "`torch.version.cuda` is None on ROCm builds: this GPU check is false on AMD GPUs"
+    fix_title = "Also accept `torch.version.hip`"
+    applicability = Applicability.SAFE
+    fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
+    triggers = ("version.cuda", "torch.version", "torch import version")
+    effort_hours = 0.1
+    valid = [
+        Valid("import torch\nif torch.cuda.is_available():\n    pass\n"),
+        Valid("import torch\nv = torch.version.cuda\nprint('CUDA', torch.version.cuda)\n"),
+        Valid("import torch\nif torch.version.cuda or torch.version.hip:\n    pass\n"),
+        Valid(
+            "import torch\nIS_ROCM = torch.version.hip is not None\n"
+            "IS_CUDA = torch.version.cuda is not None\n"
+        ),
+        Valid("class version:\n    cuda = None\nif version.cuda:\n    pass\n"),
+        Valid(
+            "import torch\nboth = torch.version.cuda and torch.version.hip\n"
+            "ok = torch.version.cuda is not None\n"
+        ),
+        Valid(
+            'import torch\n"""if torch.version.cuda: in a docstring"""\n# if torch.version.cuda:\n'
+        ),
+    ]
+    invalid = [
+        Invalid(
+            "import torch\nif torch.version.cuda:\n    x = 1\n",
+            fixed="import torch\nif torch.version.cuda or torch.version.hip:\n    x = 1\n",
+            line=2,
+            column=4,
+        ),
+        Invalid(
+            "import torch as tt\n"
+            "use_gpu = tt.version.cuda is not None and tt.cuda.is_available()\n",
+            fixed=(
+                "import torch as tt\nuse_gpu = (tt.version.cuda is not None or "
+                "tt.version.hip is not None) and tt.cuda.is_available()\n"
+            ),
+        ),
+        Invalid(
+            "import torch\nif torch.version.cuda is None:\n    raise SystemExit('needs a GPU')\n",
+            fixed=(
+                "import torch\nif torch.version.cuda is None and torch.version.hip is None:\n"
+                "    raise SystemExit('needs a GPU')\n"
+            ),
+        ),
+        Invalid(
+            "import torch\ndevice = 'cuda' if not torch.version.cuda else 'cpu'\n",
+            fixed=(
+                "import torch\ndevice = 'cuda' if not (torch.version.cuda or torch.version.hip) "
+                "else 'cpu'\n"
+            ),
+        ),
+        Invalid(
+            "from torch.version import cuda\nassert cuda, 'GPU build required'\n",
+            fixed=(
+                "from torch.version import cuda\nimport torch.version\n\n"
+                "assert cuda or torch.version.hip, 'GPU build required'\n"
+            ),
+        ),
+        Invalid(
+            "import torch\nif torch.cuda.is_available() and torch.version.cuda:\n    pass\n",
+            fixed=(
+                "import torch\nif torch.cuda.is_available() and (torch.version.cuda or "
+                "torch.version.hip):\n    pass\n"
+            ),
+        ),
+    ]
+
+    def leave_Module(self, node: cst.Module) -> None:
+        analysis = _version_analysis(self.ctx)
+        if analysis.rocm_aware:
+            return
+        tree_ = tree(self.ctx)
+        for test in analysis.tests:
+            if test.guards_parse:
+                continue
+            replacement, imports = _fix(self.ctx, tree_, test)
+            self.report(test.atom, replacement=replacement, imports=imports)
