@@ -12,7 +12,7 @@ import types
 import warnings
 
 import pytest
-from migrator.rules.flash_attn import FlashAttnFunc
+from migrator.rules.flash_attn.flash_attn_func_call import FlashAttnFunc
 from migrator.rules.xformers import XformersMemoryEfficientAttention
 
 from migrator.engine import analyze

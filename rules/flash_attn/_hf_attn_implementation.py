@@ -1,0 +1,290 @@
+"""The shared matcher of transformers ``attn_implementation`` values (ROC403, ROC404)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import fast_visit
+from migrator.rule import PythonRule
+
+from .._attention_util import is_literal, replace_string, string_nodes_with_value
+from ._table import _data
+
+#: An ``if`` test naming a flash-attention switch, and availability probes (which are not).
+_FLASH_SWITCH = re.compile(r"flash", re.IGNORECASE)
+
+
+_PROBE = re.compile(r"avail|\bhas_|HAS_|import", re.IGNORECASE)
+
+
+#: Code that packs several sequences into one row (padding-free batches, multipack).
+_PACKING = re.compile(r"packing|flatten|padding_free|multipack|cu_seqlens", re.IGNORECASE)
+
+
+class _HfAttnImplementation(PythonRule):
+    """Shared matcher of transformers ``attn_implementation`` values (ROC403, ROC404)."""
+
+    abstract = True
+    values_key = "fa2"
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self._dispatch: bool | None = None
+        #: The node being visited when a value is checked (its ancestors are known).
+        self._anchor: cst.CSTNode | None = None
+
+    # -- where the literal can be
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) >= 3:
+            target = node.args[1].value
+            if isinstance(target, cst.SimpleString) and "attn_impl" in str(target.evaluated_value):
+                self._anchor = node
+                self._check(node.args[2].value)
+        names_option = any(
+            isinstance(a.value, cst.SimpleString)
+            and a.keyword is None
+            and str(a.value.evaluated_value).replace("-", "_").find("attn_impl") >= 0
+            for a in node.args
+        )
+        for argument in node.args:
+            if argument.keyword is None:
+                continue
+            keyword = argument.keyword.value
+            if keyword == "attn_implementation" or (names_option and keyword == "default"):
+                self._anchor = node
+                self._check(argument.value)
+            elif keyword == "use_flash_attention_2" and self.values_key == "fa2":
+                self._use_flash_attention_2(node, argument)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        key = node.key
+        if not isinstance(key, cst.SimpleString):
+            return
+        if str(key.evaluated_value).lstrip("_") == "attn_implementation":
+            self._anchor = node
+            self._check(node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._names_attn(target.target) for target in node.targets):
+            self._anchor = node
+            self._check(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and self._names_attn(node.target):
+            self._anchor = node
+            self._check(node.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is not None and "attn_impl" in node.name.value:
+            self._anchor = node
+            self._check(node.default)
+
+    @staticmethod
+    def _names_attn(target: cst.BaseExpression) -> bool:
+        if isinstance(target, cst.Name):
+            return "attn_impl" in target.value.lower()
+        if isinstance(target, cst.Attribute):
+            return "attn_impl" in target.attr.value
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+                return "attn_impl" in str(index.value.evaluated_value)
+        return False
+
+    # -- reporting
+
+    def _values(self) -> list[str]:
+        values: list[str] = _data()["transformers"][self.values_key]
+        return values
+
+    def _check(self, value: cst.BaseExpression) -> None:
+        replacement_value: str = _data()["transformers"]["replacement"]
+        probed = _probed_bodies(value, self.ctx.code)
+        for string in string_nodes_with_value(value, self._values()):
+            if id(string) in probed:
+                continue  # already dispatched on an availability probe: portable
+            if self._is_dispatch_code():
+                self.report(
+                    string,
+                    message=(
+                        f"{self.message}; not rewritten: this file also compares "
+                        "attn_implementation against flash-attention names, so change both sides "
+                        "by hand"
+                    ),
+                )
+                continue
+            self._report_dispatch(string, replacement_value, value)
+
+    def _report_dispatch(
+        self, string: cst.SimpleString, fallback: str, value: cst.BaseExpression
+    ) -> None:
+        """Keep FlashAttention-2 where it is installed, fall back to ``fallback`` elsewhere; leave
+        explicit user requests and packed-sequence code alone (they need FA2's varlen path)."""
+        requested = self._explicit_request(value)
+        if requested:
+            self.report(
+                string,
+                message=(
+                    f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
+                    "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
+                ),
+            )
+            return
+        if _PACKING.search(self.ctx.module.code):
+            self.report(
+                string,
+                message=(
+                    f"{self.message}; not rewritten: this file packs sequences, which relies on "
+                    "FlashAttention's variable-length path (sdpa would attend across them)"
+                ),
+            )
+            return
+        if self._probe_guarded(value, string):
+            self.report(
+                string,
+                message=(
+                    f"{self.message}; not rewritten: an availability check already guards it "
+                    "(on ROCm without flash_attn the other branch runs)"
+                ),
+            )
+            return
+        probe = f"is_flash_attn_{self.values_key[-1]}_available"
+        imports: list[tuple[str, str | None]] = [("transformers.utils", probe)]
+        test: cst.BaseExpression = cst.Call(func=cst.Name(probe))
+        if not _imports_transformers_at_top(self.ctx.module):
+            # keep transformers a lazy import here: ask importlib whether flash_attn is installed
+            package = "flash_attn" if self.values_key == "fa2" else "flash_attn_3"
+            test = cst.parse_expression(f'importlib.util.find_spec("{package}") is not None')
+            imports = [("importlib.util", None)]
+        expression = cst.IfExp(test=test, body=string, orelse=replace_string(string, fallback))
+        if string is not value:  # inside `a if c else b` or `a or b`: keep the precedence
+            expression = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self.report(
+            string,
+            replacement=expression,
+            imports=imports,
+            requires={"transformers": "4.36" if self.values_key == "fa2" else "4.53"},
+        )
+
+    @staticmethod
+    def _probe_guarded(value: cst.BaseExpression, string: cst.SimpleString) -> bool:
+        """Whether ``string`` is the body of ``x if HAS_FLASH_ATTN else y`` (a portable fallback)."""
+        return (
+            isinstance(value, cst.IfExp)
+            and value.body is string
+            and bool(_PROBE.search(cst.Module([]).code_for_node(value.test)))
+        )
+
+    def _explicit_request(self, value: cst.BaseExpression) -> str | None:
+        """The test of an enclosing ``if`` that names a flash-attention switch
+        (``if args.use_flash_attn:``, ``if backend == "flash":``), when there is one."""
+        anchor = self._anchor
+        enclosing: list[cst.CSTNode] = [value] if isinstance(value, cst.IfExp) else []
+        if anchor is not None:
+            enclosing += self.ctx.ancestors(anchor)
+        for ancestor in enclosing:
+            if isinstance(ancestor, cst.If | cst.IfExp):
+                test = self.ctx.code(ancestor.test)
+                if _FLASH_SWITCH.search(test) and not _PROBE.search(test):
+                    return test.strip()
+        return None
+
+    def _use_flash_attention_2(self, call: cst.Call, argument: cst.Arg) -> None:
+        if is_literal(argument.value, False) or not self._is_hf_call(call):
+            return
+        base = (
+            "`use_flash_attention_2=True` selects FlashAttention-2, which needs "
+            "ROCm/flash-attention (and the flag is gone from transformers 5)"
+        )
+        if not is_literal(argument.value, True):
+            self.report(argument, message=f"{base}; not rewritten: the value is not a literal")
+            return
+        keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+        if "attn_implementation" in keywords:
+            self.report(
+                argument,
+                message=f"{base}; not rewritten: the call also passes attn_implementation",
+            )
+            return
+        self.report(
+            argument,
+            message=base,
+            replacement=argument.with_changes(
+                keyword=cst.Name("attn_implementation"),
+                value=cst.parse_expression(
+                    '"flash_attention_2" if is_flash_attn_2_available() else "sdpa"'
+                ),
+            ),
+            imports=[("transformers.utils", "is_flash_attn_2_available")],
+            requires={"transformers": "4.36"},
+        )
+
+    def _is_hf_call(self, call: cst.Call) -> bool:
+        data = _data()["transformers"]
+        qualified = self.ctx.call_name(call) or ""
+        if any(qualified.startswith(prefix) for prefix in data["hf_prefixes"]):
+            return True
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value in data["hf_methods"]
+
+    def _is_dispatch_code(self) -> bool:
+        """Whether the file compares some value against a flash-attention implementation name
+        (``== "flash_attention_2"``, ``in (...)``): then it dispatches on the name and rewriting
+        only the assignment side would silently change which branch runs."""
+        if self._dispatch is None:
+            names = set(_data()["transformers"]["fa2"]) | set(_data()["transformers"]["fa3"])
+            self._dispatch = _compares_against(self.ctx.module, names)
+        return self._dispatch
+
+
+def _imports_transformers_at_top(module: cst.Module) -> bool:
+    """Whether the module imports transformers at module level (so a probe import costs nothing)."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None:
+                    name = cst.Module([]).code_for_node(small.module)
+                    if name == "transformers" or name.startswith("transformers."):
+                        return True
+                if isinstance(small, cst.Import) and any(
+                    cst.Module([]).code_for_node(alias.name).split(".")[0] == "transformers"
+                    for alias in small.names
+                ):
+                    return True
+    return False
+
+
+def _probed_bodies(value: cst.BaseExpression, code: Any) -> set[int]:
+    """``id()`` of the bodies of ``x if is_..._available() else y`` expressions inside ``value``."""
+    found: set[int] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            if "_available(" in code(node.test) or "find_spec(" in code(node.test):
+                found.add(id(node.body))
+
+    value.visit(_Finder())
+    return found
+
+
+def _compares_against(module: cst.Module, names: set[str]) -> bool:
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            parts: list[cst.BaseExpression] = [node.left] + [c.comparator for c in node.comparisons]
+            for part in parts:
+                elements: list[cst.BaseExpression] = [part]
+                if isinstance(part, (cst.Tuple, cst.List, cst.Set)):
+                    elements = [element.value for element in part.elements]
+                for element in elements:
+                    if isinstance(element, cst.SimpleString) and element.evaluated_value in names:
+                        self.found = True
+
+    finder = _Finder()
+    fast_visit(module, finder, trivia=False)
+    return finder.found

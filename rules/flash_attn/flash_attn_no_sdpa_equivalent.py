@@ -1,0 +1,96 @@
+"""ROC401: flash-attn functions with no SDPA equivalent."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrator.model import Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+from ._table import _data
+
+
+class FlashAttnNoSdpaEquivalent(PythonRule):
+    """
+    ## What it does
+    Flags flash-attn functions with no SDPA equivalent: the variable-length (`*_varlen_*`)
+    functions, `flash_attn_with_kvcache`, and FlashAttention-3's `flash_attn_interface`.
+
+    ## Why it breaks on ROCm
+    They exist on ROCm only through a source build of ROCm/flash-attention (FlashAttention-3 not
+    at all: it targets Hopper, sm90), and PyTorch has no drop-in replacement: packed
+    variable-length batches (`cu_seqlens`) and the in-place KV-cache append have no SDPA argument.
+
+    ## Example
+    ```python
+    from flash_attn import flash_attn_varlen_func
+
+    out = flash_attn_varlen_func(q, k, v, cu_seqlens, cu_seqlens, max_len, max_len, causal=True)
+    ```
+
+    ## Manual migration
+    Build ROCm/flash-attention for the target GPUs (`GPU_ARCHS=gfx942`, CK backend; or the Triton
+    backend with `FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE`) and keep the call, or restructure:
+    pad the batch and pass a key-padding mask to SDPA, use a block-diagonal mask, or use
+    nested/jagged tensors; for KV caches, append to the cache tensors yourself and call SDPA with
+    a bottom-right causal mask (`torch.nn.attention.bias.causal_lower_right`).
+
+    ## References
+    - ROCm/flash-attention README
+    - https://docs.pytorch.org/docs/stable/nn.attention.html
+    """
+
+    code = "ROC401"
+    dependency = "flash_attn"
+    name = "flash-attn-no-sdpa-equivalent"
+    category = "flash-attn"
+    severity = Severity.WARNING
+    aggregate = "scope"
+    message = "this flash-attn function has no SDPA equivalent and needs ROCm/flash-attention"
+    fact = "§4a §4b; [F1][F2]"
+    triggers = ("flash_attn",)
+    effort_hours = 4.0
+    valid = [
+        Valid("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v)\n"),
+        Valid("def flash_attn_varlen_func(*a):\n    pass\nflash_attn_varlen_func(q, k, v)\n"),
+        Valid("# flash_attn_with_kvcache(q, k_cache, v_cache)\nx = 'flash_attn_with_kvcache'\n"),
+    ]
+    invalid = [
+        Invalid(
+            "from flash_attn import flash_attn_varlen_func\n"
+            "out = flash_attn_varlen_func(q, k, v, cu, cu, m, m, causal=True)\n",
+            line=2,
+            column=7,
+        ),
+        Invalid(
+            "import flash_attn as fa\n"
+            "out = fa.flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens)\n"
+        ),
+        Invalid(
+            "try:\n"
+            "    from flash_attn_interface import flash_attn_func as fa3\n"
+            "except ImportError:\n"
+            "    fa3 = None\n"
+            "out = fa3(q, k, v, causal=True)\n",
+            line=5,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.call_name(node)
+        if qualified is None:
+            return
+        data = _data()["flash_attn"]
+        package = qualified.split(".", 1)[0]
+        short = qualified.rsplit(".", 1)[-1]
+        if package in data["fa3_packages"]:
+            self.report(
+                node,
+                message=(
+                    f"`{short}` is FlashAttention-3, built for Hopper (sm90) only: no ROCm build; "
+                    "use flash-attn 2 (ROCm/flash-attention) or torch SDPA"
+                ),
+            )
+            return
+        if package in data["packages"] and short in data["manual"]:
+            self.report(node, message=f"`{short}`: {data['manual'][short]}")
