@@ -13,7 +13,7 @@ import libcst as cst
 from migrator.astutil import fast_visit
 from migrator.context import PythonContext
 
-from ._attention_util import IMPORT_GUARD_EXCEPTIONS, imported_modules
+from ._imports import IMPORT_GUARD_EXCEPTIONS, imported_modules
 
 #: Tells whether a call of the vendor function (in the given function, or None at module level)
 #: has an exact portable rewrite (None) or why not.

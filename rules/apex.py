@@ -11,20 +11,15 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
-from ._attention_util import (
-    as_keyword,
-    as_positional,
-    bind_arguments,
+from ._arguments import as_keyword, as_positional, bind_arguments, new_keyword, relayout
+from ._imports import (
     guarded_imports,
     imported_modules,
-    is_literal,
-    literal_from_text,
     matches_package,
-    new_keyword,
     non_call_references,
-    relayout,
     torch_ref,
 )
+from ._literals import is_literal, literal_from_text
 
 
 def _data() -> dict[str, Any]:

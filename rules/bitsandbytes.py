@@ -11,12 +11,8 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
-from ._attention_util import (
-    guarded_imports,
-    imported_modules,
-    is_literal,
-    matches_package,
-)
+from ._imports import guarded_imports, imported_modules, matches_package
+from ._literals import is_literal
 
 
 def _data() -> dict[str, Any]:

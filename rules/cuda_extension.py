@@ -12,7 +12,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
-from ._attention_util import docstring_nodes, is_literal
+from ._literals import docstring_nodes, is_literal
 
 
 def _data() -> dict[str, Any]:

@@ -10,7 +10,7 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 
-from ._attention_util import is_literal
+from ._literals import is_literal
 from ._shell import iter_lines
 
 _FACT = "§2 TrainingArguments(tf32=True) row; [X1]"

@@ -10,23 +10,18 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
-from ._attention_util import (
-    as_keyword,
-    assigned_values,
-    bind_arguments,
-    code_of,
+from ._arguments import as_keyword, bind_arguments
+from ._dispatch import dispatch, is_dispatched, optional_edits, plan
+from ._imports import (
     guarded_imports,
     imported_modules,
-    is_literal,
-    is_simple,
     matches_package,
     mentions_package,
-    rank4_evidence,
-    sdpa_call,
     torch_ref,
-    transposed,
 )
-from ._dispatch import dispatch, is_dispatched, optional_edits, plan
+from ._literals import assigned_values, code_of, is_literal, is_simple
+from ._sdpa_call import sdpa_call, transposed
+from ._tensor_rank import rank4_evidence
 
 
 def _data() -> dict[str, Any]:

@@ -10,7 +10,7 @@ import libcst as cst
 from migrator.astutil import fast_visit
 from migrator.rule import PythonRule
 
-from .._attention_util import is_literal, replace_string, string_nodes_with_value
+from .._literals import is_literal, replace_string, string_nodes_with_value
 from ._table import _data
 
 #: An ``if`` test naming a flash-attention switch, and availability probes (which are not).

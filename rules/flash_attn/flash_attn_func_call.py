@@ -7,20 +7,11 @@ import libcst as cst
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from .._attention_util import (
-    as_keyword,
-    bind_arguments,
-    causal_mask,
-    is_literal,
-    is_simple,
-    literal_from_text,
-    new_keyword,
-    sdpa_call,
-    torch_ref,
-    transposed,
-    unpacked,
-)
+from .._arguments import as_keyword, bind_arguments, new_keyword
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
+from .._imports import torch_ref
+from .._literals import is_literal, is_simple, literal_from_text
+from .._sdpa_call import causal_mask, sdpa_call, transposed, unpacked
 from ._table import _data
 
 

@@ -7,7 +7,7 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from .._attention_util import guarded_imports, imported_modules, matches_package
+from .._imports import guarded_imports, imported_modules, matches_package
 from ._table import _data
 
 
