@@ -10,13 +10,9 @@ from migrator.context import PythonContext
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from ._detection_util import (
-    Tree,
-    alias_kind,
-    assigned_value_aliases,
-    tree,
-    unreachable_on_rocm,
-)
+from ._aliases import alias_kind, assigned_value_aliases
+from ._rocm_guards import unreachable_on_rocm
+from ._tree import Tree, tree
 
 CUDNN_VERSION = "torch.backends.cudnn.version"
 

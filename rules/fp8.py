@@ -8,7 +8,8 @@ from migrator.context import PythonContext
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from ._detection_util import Tree, identifier, qualified_refs, tree, unreachable_on_rocm
+from ._rocm_guards import unreachable_on_rocm
+from ._tree import Tree, identifier, qualified_refs, tree
 
 OCP = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
 FNUZ = {"torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"}

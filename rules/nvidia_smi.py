@@ -17,8 +17,9 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, TextRule, Valid
 from migrator.ruledata import load_table
 
-from ._detection_util import Tree, alias_kind, assigned_value_aliases, tree
+from ._aliases import alias_kind, assigned_value_aliases
 from ._shell import command_args, command_position, in_quotes, iter_lines
+from ._tree import Tree, tree
 
 _PROGRAM = "nvidia-smi"
 _FACT = "§3c, §10 item 2; [A3][A4][P2]"

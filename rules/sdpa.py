@@ -12,13 +12,8 @@ from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from ._detection_util import (
-    Tree,
-    bound_at_module_level,
-    is_load_name,
-    tree,
-    unreachable_on_rocm,
-)
+from ._rocm_guards import unreachable_on_rocm
+from ._tree import Tree, bound_at_module_level, is_load_name, tree
 
 SDP_KERNEL = "torch.backends.cuda.sdp_kernel"
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"

@@ -12,14 +12,8 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
-from ._detection_util import (
-    Tree,
-    identifier,
-    is_docstring,
-    tokens,
-    tree,
-    unreachable_on_rocm,
-)
+from ._rocm_guards import unreachable_on_rocm
+from ._tree import Tree, identifier, is_docstring, tokens, tree
 
 _SIZE_WORDS = {"size", "sz", "threads", "thread", "lanes", "lane", "width", "len", "length"}
 

@@ -9,18 +9,9 @@ import libcst as cst
 from migrator.context import PythonContext
 from migrator.ruledata import load_table
 
-from .._detection_util import (
-    Tree,
-    alias_kind,
-    assigned_value_aliases,
-    guarded_regions,
-    identifier,
-    in_regions,
-    in_try_catching,
-    qualified_refs,
-    tree,
-    unreachable_on_rocm,
-)
+from .._aliases import alias_kind, assigned_value_aliases
+from .._rocm_guards import guarded_regions, in_regions, in_try_catching, unreachable_on_rocm
+from .._tree import Tree, identifier, qualified_refs, tree
 
 CUDA = "torch.version.cuda"
 

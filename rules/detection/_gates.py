@@ -12,7 +12,8 @@ from migrator.astutil import literal_value
 from migrator.context import PythonContext
 from migrator.ruledata import load_table
 
-from .._detection_util import Tree, alias_kind, assigned_value_aliases, tree
+from .._aliases import alias_kind, assigned_value_aliases
+from .._tree import Tree, tree
 
 
 def _gpus() -> list[dict[str, Any]]:

@@ -14,7 +14,8 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
-from .._detection_util import Tree, identifier, unreachable_on_rocm
+from .._rocm_guards import unreachable_on_rocm
+from .._tree import Tree, identifier
 from ._gates import _gate_analysis, _GateAnalysis, _gpus, _kind
 
 _CAP_OPERATORS = (

@@ -9,7 +9,8 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from .._detection_util import statement_of, strings_in, unreachable_on_rocm
+from .._rocm_guards import unreachable_on_rocm
+from .._tree import statement_of, strings_in
 from ._gates import _gate_analysis, _kind
 
 _SM_STRING = re.compile(r"\b(sm|compute)_(\d|\{|%|$)")

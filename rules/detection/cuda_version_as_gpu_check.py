@@ -11,7 +11,7 @@ from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from .._detection_util import Tree, tree
+from .._tree import Tree, tree
 from ._cuda_version import _Test, _version_analysis
 
 

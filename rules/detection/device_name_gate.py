@@ -9,7 +9,8 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from .._detection_util import Tree, unreachable_on_rocm
+from .._rocm_guards import unreachable_on_rocm
+from .._tree import Tree
 from ._gates import _gate_analysis, _gpus, _kind, _literal_strings
 
 _AMD_WORDS = re.compile(

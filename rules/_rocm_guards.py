@@ -1,0 +1,140 @@
+"""Whether code is reachable on a ROCm build: regions a vendor test excludes, ``try`` blocks that
+catch the failure."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrator import guards
+from migrator.context import PythonContext
+
+from ._tree import Tree, identifier
+
+#: Tokens of a test name that mean "this is a ROCm/AMD build or device" and "an NVIDIA one".
+ROCM_TOKENS = guards.ROCM_TOKENS
+
+NVIDIA_TOKENS = guards.NVIDIA_TOKENS
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    body: list[cst.CSTNode] = []
+    if isinstance(block, cst.IndentedBlock):
+        body = list(block.body)
+    elif isinstance(block, cst.SimpleStatementSuite):
+        body = [cst.SimpleStatementLine(body=block.body)]
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        for small in last.body:
+            if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                name = identifier(small.value)
+                if name in {"exit", "skip", "skipTest", "_exit"}:
+                    return True
+    return False
+
+
+def guarded_regions(
+    tree_: Tree,
+    atom: cst.BaseExpression,
+    truth: tuple[int, int],
+) -> list[cst.CSTNode]:
+    """Nodes (subtrees, or following statements) that only run when the property that ``atom``
+    tests holds: ``truth`` = (holds if atom is true, holds if atom is false)."""
+    regions: list[cst.CSTNode] = []
+    current: cst.CSTNode = atom
+    t, f = truth
+    while True:
+        parent = tree_.parent(current)
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            t, f = f, t
+        elif isinstance(parent, cst.BooleanOperation):
+            is_left = parent.left is current
+            if isinstance(parent.operator, cst.And):
+                if is_left and t == 1:
+                    regions.append(parent.right)
+                f = 0
+            else:
+                if is_left and f == 1:
+                    regions.append(parent.right)
+                t = 0
+        elif isinstance(parent, cst.Call) and identifier(parent) == "bool":
+            pass
+        elif isinstance(parent, cst.Arg):
+            grand = tree_.parent(parent)
+            if not (isinstance(grand, cst.Call) and identifier(grand) == "bool"):
+                return regions
+        elif isinstance(parent, cst.IfExp) and parent.test is current:
+            if t == 1:
+                regions.append(parent.body)
+            if f == 1:
+                regions.append(parent.orelse)
+            return regions
+        elif isinstance(parent, (cst.If, cst.While)) and parent.test is current:
+            if t == 1:
+                regions.append(parent.body)
+            if f == 1 and parent.orelse is not None:
+                regions.append(parent.orelse)
+            if isinstance(parent, cst.If) and f == 1 and _exits(parent.body):
+                regions.extend(following_statements(tree_, parent))
+            if isinstance(parent, cst.If) and t == 1 and parent.orelse is not None:
+                pass
+            return regions
+        elif isinstance(parent, cst.Assert) and parent.test is current:
+            if t == 1:
+                regions.extend(following_statements(tree_, tree_.parent(parent) or parent))
+            return regions
+        else:
+            return regions
+        if parent is None:
+            return regions
+        current = parent
+
+
+def following_statements(tree_: Tree, statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """Statements after ``statement`` in the same block."""
+    block = tree_.parent(statement)
+    body: list[cst.CSTNode] = []
+    if isinstance(block, (cst.IndentedBlock, cst.Module)):
+        body = list(block.body)
+    for index, item in enumerate(body):
+        if item is statement:
+            return body[index + 1 :]
+    return []
+
+
+def in_regions(tree_: Tree, node: cst.CSTNode, regions: set[int]) -> bool:
+    if id(node) in regions:
+        return True
+    return any(id(ancestor) in regions for ancestor in tree_.ancestors(node))
+
+
+def unreachable_on_rocm(ctx: PythonContext, tree_: Tree, node: cst.CSTNode) -> bool:
+    """Whether a vendor or platform guard in this file keeps ``node`` from running on a ROCm
+    build (the engine's guard facility, ``ctx.guards``, answers)."""
+    return ctx.guards.never_on_rocm(node)
+
+
+def in_try_catching(tree_: Tree, node: cst.CSTNode, exceptions: set[str]) -> bool:
+    """Whether ``node`` sits in the body of a ``try`` whose handlers catch one of ``exceptions``
+    (bare ``except:`` and ``Exception``/``BaseException`` always count)."""
+    child: cst.CSTNode = node
+    for ancestor in tree_.ancestors(node):
+        if isinstance(ancestor, cst.Try) and ancestor.body is child:
+            for handler in ancestor.handlers:
+                if handler.type is None:
+                    return True
+                caught = handler.type
+                names = (
+                    [element.value for element in caught.elements]
+                    if isinstance(caught, cst.Tuple)
+                    else [caught]
+                )
+                for name in names:
+                    ident = identifier(name)
+                    if ident in exceptions or ident in {"Exception", "BaseException"}:
+                        return True
+        child = ancestor
+    return False

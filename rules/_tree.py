@@ -1,0 +1,173 @@
+"""Parent links and statement lookups of a parsed module, computed once per module and cached on its
+identity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from migrator import guards
+from migrator.astutil import iter_nodes
+from migrator.context import PythonContext
+
+
+@dataclass
+class Tree:
+    """Parent links and a flat pre-order node list of one module."""
+
+    module: cst.Module
+    parents: dict[int, cst.CSTNode]
+    nodes: list[cst.CSTNode]
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parents.get(id(node))
+        while current is not None:
+            yield current
+            current = self.parents.get(id(current))
+
+    def scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The innermost function (or lambda) around ``node``, else the module."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return ancestor
+        return self.module
+
+
+_TREES: list[Tree] = []
+
+
+def tree(source: cst.Module | PythonContext) -> Tree:
+    """Parent links and pre-order nodes of a module. Given the rule context once the engine's
+    walk is complete (in ``leave_Module``), the engine's own maps are used: no second walk."""
+    if isinstance(source, PythonContext):
+        cached = source.memo.get("tree")
+        if isinstance(cached, Tree):
+            return cached
+        if source.complete:
+            built = Tree(source.module, source.parents, source.nodes)
+            source.memo["tree"] = built
+            return built
+        return tree(source.module)
+    module = source
+    for cached_tree in _TREES:
+        if cached_tree.module is module:
+            return cached_tree
+    pairs = iter_nodes(module)
+    parents = {id(node): parent for node, parent in pairs if parent is not None}
+    built = Tree(module, parents, [node for node, _ in pairs])
+    _TREES.insert(0, built)
+    del _TREES[2:]
+    return built
+
+
+def is_load_name(tree_: Tree, node: cst.CSTNode) -> bool:
+    """Whether a Name node is read as an expression (not an attribute name, keyword, target...)."""
+    parent = tree_.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
+        return False
+    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)):
+        target = getattr(parent, "target", None)
+        return target is not node
+    if isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
+        # tuple-unpacking targets are handled by the assignment scan; treat as loads here
+        return True
+    return not isinstance(parent, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal))
+
+
+def qualified_refs(ctx: PythonContext, tree_: Tree, names: set[str]) -> list[cst.CSTNode]:
+    """Name/Attribute nodes (outermost of a chain) that resolve to one of ``names``."""
+    memo_key = "refs:" + ",".join(sorted(names))
+    if memo_key in tree_.memo:
+        return list(tree_.memo[memo_key])
+    tails = {name.rsplit(".", 1)[-1] for name in names}
+    found: list[cst.CSTNode] = []
+    for node in tree_.nodes:
+        if isinstance(node, cst.Attribute):
+            if node.attr.value not in tails:
+                continue
+        elif isinstance(node, cst.Name):
+            if not is_load_name(tree_, node):
+                continue
+        else:
+            continue
+        qualified = ctx.qualname(node)
+        if qualified in names:
+            found.append(node)
+    tree_.memo[memo_key] = found
+    return list(found)
+
+
+#: One home for these name helpers: the engine's guard facility.
+identifier = guards.identifier
+
+tokens = guards.tokens
+
+
+def statement_of(tree_: Tree, node: cst.CSTNode) -> cst.CSTNode:
+    """The innermost statement holding ``node``."""
+    for ancestor in tree_.ancestors(node):
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return ancestor
+    return tree_.module
+
+
+def strings_in(node: cst.CSTNode) -> Iterator[str]:
+    """Values of the plain string literals (and static parts of f-strings) under ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString):
+            value = current.evaluated_value
+            if isinstance(value, str):
+                yield value
+            continue
+        if isinstance(current, cst.FormattedStringText):
+            yield current.value
+            continue
+        stack.extend(current.children)
+
+
+def is_docstring(tree_: Tree, node: cst.CSTNode) -> bool:
+    """Whether a string node is an expression statement of its own (docstring or bare string)."""
+    parent = tree_.parent(node)
+    while isinstance(parent, cst.ConcatenatedString):
+        parent = tree_.parent(parent)
+    return isinstance(parent, cst.Expr)
+
+
+def bound_at_module_level(module: cst.Module, local: str) -> bool:
+    """Whether ``local`` is bound by an import at module level (also inside top-level ``try``/
+    ``if``), as opposed to only by imports inside functions (a deliberately lazy import)."""
+    statements: list[cst.CSTNode] = list(module.body)
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
+                    for alias in small.names:
+                        name = alias.evaluated_alias or alias.evaluated_name
+                        if name.split(".", 1)[0] == local:
+                            return True
+        elif isinstance(statement, (cst.Try, cst.If, cst.Else, cst.ExceptHandler, cst.Finally)):
+            body = statement.body
+            if isinstance(body, cst.IndentedBlock):
+                statements.extend(body.body)
+            for extra in ("orelse", "finalbody"):
+                part = getattr(statement, extra, None)
+                if part is not None:
+                    statements.append(part)
+            statements.extend(getattr(statement, "handlers", ()))
+    return False
