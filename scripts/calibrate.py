@@ -114,8 +114,11 @@ def scorer_data(project: Path) -> dict[str, Any]:
                 "fixable": site.fixable,
                 "subject": site.subject,
                 "role": site.role,
+                "file_role": layout.role_of(site.path),
                 "tier": site.tier,
                 "dispatched": site.dispatched,
+                "fallback": site.fallback,
+                "opt_in": site.opt_in,
             }
             for site in sites
         ],

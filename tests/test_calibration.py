@@ -44,8 +44,16 @@ def recompute(data: dict[str, Any]) -> r.ProjectReport:
         )
         for record in data["findings"]
     ]
+    records = data["findings"]
+    optional_lines: dict[str, list[tuple[int, int]]] = {}
+    facts: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        if record["role"] == r.OPTIONAL and record["file_role"] == r.CORE:
+            optional_lines.setdefault(record["path"], []).append((record["line"], record["line"]))
+        facts.setdefault(record["path"], []).append(record)
     layout = r.ProjectLayout(
-        roles={record["path"]: record["role"] for record in data["findings"]},
+        roles={record["path"]: record["file_role"] for record in records},
+        optional_lines=optional_lines,
         amd_path=[
             r.Evidence(**{**evidence, "covers": tuple(evidence.get("covers", ()))})
             for evidence in data["amd_path"]
@@ -55,6 +63,14 @@ def recompute(data: dict[str, Any]) -> r.ProjectReport:
         ),
         computes=data["computes"],
     )
+    # What the scorer read from each file's syntax tree, per stored line.
+    for path, lines in facts.items():
+        layout._facts[path] = r.FileFacts(
+            fallbacks=tuple((rec["line"], rec["line"]) for rec in lines if rec["fallback"]),
+            opt_in=tuple(
+                (rec["line"], rec["line"], rec["opt_in"]) for rec in lines if rec["opt_in"]
+            ),
+        )
     subjects = {
         (record["path"], record["line"], record["rule"]): record for record in data["findings"]
     }
@@ -128,8 +144,11 @@ def test_stored_data_holds_no_source_text():
         "fixable",
         "subject",
         "role",
+        "file_role",
         "tier",
         "dispatched",
+        "fallback",
+        "opt_in",
     }
     for name, data in STORED.items():
         for record in data["findings"]:

@@ -53,6 +53,7 @@ from migrator.reporting.readiness.layout import (
     CORE,
     DEPLOY,
     LAZY,
+    OPT_IN,
     OPTIONAL,
     PERIPHERAL,
     PERIPHERAL_ROLES,
@@ -76,6 +77,7 @@ from migrator.reporting.readiness.meta import (
     meta_from_rule,
     target_matches,
 )
+from migrator.reporting.readiness.optin import FileFacts, file_facts
 from migrator.reporting.readiness.receipts import (
     ReceiptError,
     RunView,
@@ -163,6 +165,7 @@ __all__ = [
     "EFFORT_ASSUMPTIONS",
     "Effort",
     "Evidence",
+    "FileFacts",
     "FALLBACK_PACKAGES",
     "FIX_CLASSES",
     "FIX_REVIEW_HOURS",
@@ -173,6 +176,7 @@ __all__ = [
     "LAZY",
     "LOCATION_FACTOR",
     "MetaLookup",
+    "OPT_IN",
     "OPTIONAL",
     "PERIPHERAL",
     "PERIPHERAL_ROLES",
@@ -222,6 +226,7 @@ __all__ = [
     "dependency_item",
     "dependency_rows",
     "effort_of",
+    "file_facts",
     "file_rows",
     "finding_hours",
     "fix_class",

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrator.reporting.readiness.optin import NO_FACTS, FileFacts, file_facts
 from migrator.sources import read_project_text
 from migrator.tomlcompat import tomllib
 
@@ -35,6 +36,9 @@ PERIPHERAL = "peripheral"
 #: own ``pyproject.toml`` or ``setup.py``): separate deliverables, shown apart.
 OPTIONAL = "optional"
 SUBPROJECT = "subproject"
+#: Code a user turns on: plugin and integration modules, registered alternatives chosen by
+#: configuration, default-off branches, uses of a package the file imports only when installed.
+OPT_IN = "opt-in"
 #: Roles of files outside the core, by tier.
 PERIPHERAL_ROLES = (
     "test",
@@ -43,9 +47,15 @@ PERIPHERAL_ROLES = (
     "docs",
     "tooling",
     OPTIONAL,
+    OPT_IN,
     SUBPROJECT,
     "unreachable",
 )
+#: Folders of a package that hold plugins or integrations a user enables by configuration.
+_PLUGIN_DIRS = frozenset({"integrations", "plugins", "contrib", "extensions"})
+#: Words of a module's name that make it the NVIDIA (or the AMD) implementation of a vendor pair.
+_NVIDIA_MODULE = re.compile(r"(?:^|_)(?:nvidia|nvml|cuda)(?:_|$)", re.I)
+_AMD_MODULE = re.compile(r"(?:^|_)(?:amd|rocm|hip|amdsmi)(?:_|$)", re.I)
 
 _TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "integration_tests", "unittests"})
 _BENCH_DIRS = frozenset({"benchmarks", "benchmark", "benchmarking", "bench", "perf"})
@@ -94,6 +104,8 @@ _MAIN_REQUIREMENTS = frozenset(
     {"base", "main", "core", "common", "runtime", "prod", "install", "default", "requirements"}
 )
 _DEV_REQUIREMENTS = re.compile(r"(?:^|[-_.])(?:dev|test|tests|docs?|lint|ci)(?:[-_.]|$)", re.I)
+#: Conda environment files: a recipe that builds an environment, deployed like a container.
+_ENVIRONMENT_FILES = re.compile(r"^environment[\w.-]*\.ya?ml$", re.I)
 _CONTAINER_FILES = re.compile(
     r"(?:^|[-_.])dockerfile(?:$|[-_.])|^(?:docker-)?compose[\w.-]*\.ya?ml$|\.dockerfile$", re.I
 )
@@ -153,6 +165,23 @@ class ProjectLayout:
     #: Whether reachable code imports a GPU compute framework (torch, jax, cupy, ...). A project
     #: that does not is a tool around the GPU (a monitor, a launcher), not a user of it.
     computes: bool = True
+    #: The project's root, to read fallback and opt-in facts of files on demand (None: none).
+    root: Path | None = None
+    _facts: dict[str, FileFacts] = field(default_factory=dict, repr=False)
+
+    def facts(self, path: str) -> FileFacts:
+        """Fallback and opt-in facts of one Python file (none without a root)."""
+        if path in self._facts:
+            return self._facts[path]
+        if self.root is None or not path.endswith(".py"):
+            return NO_FACTS
+        if path not in self._facts:
+            self._facts[path] = file_facts(_read(self.root / path), path.rsplit("/", 1)[-1])
+        return self._facts[path]
+
+    def falls_back(self, path: str, line: int) -> bool:
+        """Whether a line sits in a ``try`` body whose handler goes on without the failing part."""
+        return self.facts(path).falls_back(line)
 
     def role_of(self, path: str) -> str:
         """The role of a file: ``core``, ``deploy`` or one of ``PERIPHERAL_ROLES``."""
@@ -181,6 +210,11 @@ def is_container_file(path: str) -> bool:
     return bool(_CONTAINER_FILES.search(path.rsplit("/", 1)[-1]))
 
 
+def is_environment_file(path: str) -> bool:
+    """A conda environment file, by name."""
+    return bool(_ENVIRONMENT_FILES.match(path.rsplit("/", 1)[-1]))
+
+
 def tier(role: str) -> str:
     """The location tier of a role."""
     if role in (CORE, PUBLIC, LAZY):
@@ -197,7 +231,7 @@ def path_role(path: str) -> str | None:
     lowered = [part.lower() for part in parts[:-1]]
     if lowered and lowered[0] in (".github", ".gitlab", ".circleci", ".buildkite"):
         return "tooling"  # the project's own CI: not a path users deploy through
-    if _CONTAINER_FILES.search(name) or "docker" in lowered:
+    if _CONTAINER_FILES.search(name) or "docker" in lowered or _ENVIRONMENT_FILES.match(name):
         return DEPLOY
     for part in lowered:
         if part in _TEST_DIRS:
@@ -431,12 +465,14 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             roles[relative] = LAZY
         else:
             roles[relative] = PUBLIC if relative in api else "unreachable"
+        if roles[relative] in (LAZY, PUBLIC) and _plugin_module(relative):
+            roles[relative] = OPT_IN
     evidence_roles = {**dict.fromkeys(docs, "docs"), **roles}
     dispatch = frozenset(
         relative
         for relative, role in roles.items()
         if tier(role) == CORE and relative in texts and _DISPATCH.search(texts[relative])
-    )
+    ) | _vendor_pairs(python)
     optional_lines = {
         relative: ranges
         for relative, role in roles.items()
@@ -451,7 +487,33 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
         dispatch_files=dispatch,
         computes=computes,
         optional_lines=optional_lines,
+        root=root,
     )
+
+
+def _plugin_module(relative: str) -> bool:
+    """A module inside a package's ``integrations``/``plugins``/``contrib``/``extensions``
+    folder (loaded when a user enables it), not the folder's own ``__init__``."""
+    parts = relative.split("/")
+    return any(part in _PLUGIN_DIRS for part in parts[1:-1])
+
+
+def _vendor_pairs(python: Iterable[str]) -> frozenset[str]:
+    """NVIDIA modules with an AMD sibling in the same folder (``hardware/nvidia.py`` next to
+    ``hardware/amd.py``): the project dispatches on the vendor by module."""
+    by_folder: dict[str, list[str]] = {}
+    for relative in python:
+        folder, _, name = relative.rpartition("/")
+        by_folder.setdefault(folder, []).append(name[:-3])
+    paired = set()
+    for folder, stems in by_folder.items():
+        if any(_AMD_MODULE.search(stem) for stem in stems):
+            paired.update(
+                f"{folder}/{stem}.py" if folder else f"{stem}.py"
+                for stem in stems
+                if _NVIDIA_MODULE.search(stem)
+            )
+    return frozenset(paired)
 
 
 def _closure(
@@ -606,12 +668,19 @@ def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
 
 
 _HEADING = re.compile(r"^(#+)\s+(.*)$", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 _AMD_HEADING = re.compile(r"\b(?:AMD|ROCm|HIP)\b")
 
 
 def _amd_section(text: str) -> str:
     """The README section under an AMD/ROCm heading, up to the next heading as high, or ``""``."""
-    headings = list(_HEADING.finditer(text))
+    fences = [match.start() for match in _FENCE.finditer(text)]
+
+    def in_code(offset: int) -> bool:
+        return sum(start < offset for start in fences) % 2 == 1
+
+    # A ``# comment`` inside a fenced code block is not a heading.
+    headings = [match for match in _HEADING.finditer(text) if not in_code(match.start())]
     for index, heading in enumerate(headings):
         if not _AMD_HEADING.search(heading.group(2)):
             continue

@@ -24,10 +24,13 @@ from migrator.reporting.readiness.layout import (
     CORE,
     DEPLOY,
     LAZY,
+    OPT_IN,
+    OPTIONAL,
     PERIPHERAL,
     PUBLIC,
     ProjectLayout,
     is_container_file,
+    is_environment_file,
 )
 from migrator.reporting.readiness.layout import tier as tier_of_role
 from migrator.reporting.readiness.meta import (
@@ -114,16 +117,61 @@ class Site:
     tier: str
     role: str
     dispatched: bool = False
+    #: In a ``try`` body whose handler goes on without the failing part: a crash degrades.
+    fallback: bool = False
+    #: Why the site runs only when a user asks for it (its role is then ``opt-in``), or "".
+    opt_in: str = ""
+
+
+def opt_in_reason(layout: ProjectLayout, path: str, line: int, subject: str) -> str:
+    """Why reachable code at ``path:line`` runs only when a user asks for it, or ``""``: a
+    plugin module, a registered alternative, a default-off branch, an optional extra, or a use
+    of a package the file imports only where it is installed."""
+    facts = layout.facts(path)
+    packages = {_PACKAGE_SUBJECT.get(name.lower(), name.lower()) for name in facts.optional_imports}
+    if subject in packages:
+        return f"uses `{subject}`, which this file imports only where it is installed"
+    return facts.opt_in_at(line)
+
+
+def place(site: Site, layout: ProjectLayout, path: str, line: int) -> Site:
+    """``site`` at ``path:line``: its role, tier, consequence and vendor dispatch there."""
+    role = layout.role_at(path, line)
+    consequence = site.consequence
+    why = ""
+    if role == OPT_IN:
+        why = "a plugin or integration module"
+    elif role in (CORE, PUBLIC, LAZY):
+        why = opt_in_reason(layout, path, line, site.subject)
+        if why:
+            role = OPT_IN
+    if consequence == "crash-import" and role in (PUBLIC, LAZY, OPT_IN):
+        consequence = "crash-path"  # not loaded at import: only the path that imports it breaks
+    fallback = layout.falls_back(path, line)
+    if fallback and consequence in ("crash-import", "crash-path"):
+        consequence = "performance"  # the handler goes on: the feature degrades
+    return replace(
+        site,
+        path=path,
+        line=line,
+        consequence=consequence,
+        tier=tier_of_role(role),
+        role=role,
+        dispatched=path in layout.dispatch_files,
+        fallback=fallback,
+        opt_in=why,
+    )
+
+
+def is_dependency_site(site: Site) -> bool:
+    """Whether a site is a dependency declaration."""
+    return site.category.lower() in ("dependency", "dependencies")
 
 
 def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
     """The scorer's view of one finding in one project."""
     applicability = finding.fix.applicability if finding.fix else Applicability.NONE
-    role = layout.role_at(finding.path, finding.line)
-    consequence = consequence_of(finding, meta)
-    if consequence == "crash-import" and role in (PUBLIC, LAZY):
-        consequence = "crash-path"  # not loaded at import: only the path that imports it breaks
-    return Site(
+    site = Site(
         rule=finding.rule,
         category=finding.category,
         severity=finding.severity.label,
@@ -131,11 +179,11 @@ def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
         line=finding.line,
         fixable=applicability is not Applicability.NONE,
         subject=subject_of(finding),
-        consequence=consequence,
-        tier=tier_of_role(role),
-        role=role,
-        dispatched=finding.path in layout.dispatch_files,
+        consequence=consequence_of(finding, meta),
+        tier=CORE,
+        role=CORE,
     )
+    return place(site, layout, finding.path, finding.line)
 
 
 @dataclass(slots=True)
@@ -308,7 +356,9 @@ def _covered(group: Sequence[Site], amd_kinds: frozenset[str]) -> str:
     categories = {site.category.lower() for site in group}
     if all(site.dispatched for site in group):
         return "vendor dispatch in the same file"
-    containers = all(is_container_file(site.path) for site in group)
+    containers = all(
+        is_container_file(site.path) or is_environment_file(site.path) for site in group
+    )
     if (containers or categories <= {"container", "containers"}) and "container" in amd_kinds:
         return "an AMD container"
     if categories <= {"dependency", "dependencies"} and "requirements" in amd_kinds:
@@ -327,18 +377,21 @@ def sites_of(
         metas.setdefault(finding.rule, meta)
         site = site_of(finding, meta, layout)
         sites.append(site)
-        # An aggregated finding lists the other sites of its problem: each counts where it is.
+        # An aggregated finding lists the other sites of its problem: each counts where it is,
+        # except that uses of a package whose pin sits in an optional extra break only for users
+        # of that extra.
+        extra = site.role == OPTIONAL and is_dependency_site(site)
         for related in getattr(finding, "related", ()):
             path = getattr(related, "path", None)
             if isinstance(path, str) and path:
-                sites.append(
-                    replace(
-                        site,
-                        path=path,
-                        line=int(getattr(related, "line", 0)),
-                        tier=tier_of_role(layout.role_at(path, int(getattr(related, "line", 0)))),
-                        role=layout.role_at(path, int(getattr(related, "line", 0))),
-                        dispatched=path in layout.dispatch_files,
+                original = replace(site, consequence=consequence_of(finding, meta))
+                placed = place(original, layout, path, int(getattr(related, "line", 0)))
+                if extra and placed.tier == CORE:
+                    placed = replace(
+                        placed,
+                        role=OPT_IN,
+                        tier=PERIPHERAL,
+                        opt_in=f"the pin it needs is in an optional extra (`{site.path}`)",
                     )
-                )
+                sites.append(placed)
     return sites, metas

@@ -1,0 +1,229 @@
+"""Opt-in and fallback code inside reachable modules, read from one file's syntax tree.
+
+A module the entry points reach can still hold code that runs on ROCm only when a user asks for
+it, or that falls back when a CUDA-only piece is missing. The scorer weighs such code less:
+
+- a fallback: the body of a ``try`` whose handler catches what a missing package, binary, library
+  or kernel raises (``ImportError``, ``OSError``, ``RuntimeError``, ``Exception``, an NVML error)
+  and goes on without raising: a crash there degrades the feature instead;
+- an optional package: a package this file imports inside such a ``try`` (its uses only run
+  where it is installed);
+- a registered alternative: one of several functions or classes registered under a name by the
+  same decorator (an attention backend, a quantizer), chosen by configuration;
+- a default-off branch: ``if flag:`` where ``flag`` is a parameter of the enclosing function
+  that defaults to ``False`` or ``None``;
+- an optional extra in ``setup.py``: an ``extras_require`` value, or an assignment to a name
+  that says ``extra``.
+
+Files are parsed with :mod:`ast` and never run; a file that does not parse has no facts.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+#: Exceptions that a missing CUDA-only package, binary, library or kernel raises on ROCm.
+FALLBACK_ERRORS = frozenset(
+    {
+        "ImportError",
+        "ModuleNotFoundError",
+        "OSError",
+        "FileNotFoundError",
+        "RuntimeError",
+        "CalledProcessError",
+        "Exception",
+        "BaseException",
+    }
+)
+#: Exceptions that a failed import raises: packages imported under them are optional.
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+Range = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """Line ranges of fallback and opt-in code in one file, and the packages it imports
+    optionally."""
+
+    fallbacks: tuple[Range, ...] = ()
+    optional_imports: frozenset[str] = frozenset()
+    #: (first, last, why) of code that runs only when a user asks for it.
+    opt_in: tuple[tuple[int, int, str], ...] = field(default_factory=tuple)
+
+    def falls_back(self, line: int) -> bool:
+        """Whether ``line`` is inside a fallback ``try`` body."""
+        return any(first <= line <= last for first, last in self.fallbacks)
+
+    def opt_in_at(self, line: int) -> str:
+        """Why ``line`` runs only when a user asks for it, or ``""``."""
+        return next((why for first, last, why in self.opt_in if first <= line <= last), "")
+
+
+NO_FACTS = FileFacts()
+
+
+def _name(node: ast.expr | None) -> str:
+    """The last identifier of a Name/Attribute (``subprocess.CalledProcessError`` -> its tail)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
+def _caught(handler: ast.ExceptHandler) -> set[str]:
+    if handler.type is None:
+        return {"BaseException"}
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return {_name(kind) for kind in kinds} - {""}
+
+
+def _goes_on(handler: ast.ExceptHandler) -> bool:
+    """Whether a handler ends without raising (the code after the ``try`` still runs)."""
+    return not (handler.body and isinstance(handler.body[-1], ast.Raise))
+
+
+def _portable(caught: set[str]) -> bool:
+    return bool(caught & FALLBACK_ERRORS) or any("nvml" in name.lower() for name in caught)
+
+
+def _span(body: list[ast.stmt]) -> Range:
+    return body[0].lineno, max(getattr(node, "end_lineno", None) or node.lineno for node in body)
+
+
+def _try_facts(tree: ast.AST) -> tuple[list[Range], set[str]]:
+    fallbacks: list[Range] = []
+    optional: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try) or not node.body:
+            continue
+        going = [handler for handler in node.handlers if _goes_on(handler)]
+        caught = set().union(*(_caught(handler) for handler in going)) if going else set()
+        if not _portable(caught):
+            continue
+        fallbacks.append(_span(node.body))
+        if caught & IMPORT_ERRORS:
+            for inner in (child for statement in node.body for child in ast.walk(statement)):
+                if isinstance(inner, ast.Import):
+                    optional.update(alias.name.split(".")[0] for alias in inner.names)
+                elif isinstance(inner, ast.ImportFrom) and inner.module and not inner.level:
+                    optional.add(inner.module.split(".")[0])
+    return fallbacks, optional
+
+
+def _registrar(decorator: ast.expr) -> str:
+    """The registry a decorator registers into (``Registry.register(...)`` -> ``Registry``), or
+    ``""`` when it is not a registering call."""
+    if not isinstance(decorator, ast.Call):
+        return ""
+    func = decorator.func
+    name = _name(func)
+    if name == "register" or name.startswith("register_"):
+        return ast.unparse(func)
+    return ""
+
+
+def _registered(tree: ast.AST) -> list[tuple[int, int, str]]:
+    groups: dict[str, list[Range]] = defaultdict(list)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
+                registry = _registrar(decorator)
+                if registry:
+                    groups[registry].append((node.lineno, node.end_lineno or node.lineno))
+    return [
+        (first, last, f"one of {len(ranges)} implementations registered with `{registry}`")
+        for registry, ranges in groups.items()
+        if len(ranges) >= 2
+        for first, last in ranges
+    ]
+
+
+def _off_by_default(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Parameters of a function whose default is ``False`` or ``None``."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs += [
+        (arg, default)
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+        if default is not None
+    ]
+    return {
+        arg.arg
+        for arg, default in pairs
+        if isinstance(default, ast.Constant) and default.value in (False, None)
+    }
+
+
+def _default_off(tree: ast.AST) -> list[tuple[int, int, str]]:
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        flags = _off_by_default(function)
+        if not flags:
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.If) and node.body:
+                flag = _flag_tested(node.test, flags)
+                if flag:
+                    first, last = _span(node.body)
+                    found.append((first, last, f"a branch taken only when `{flag}` is turned on"))
+    return found
+
+
+def _flag_tested(test: ast.expr, flags: set[str]) -> str:
+    """The flag a test requires to be on (``flag``, ``flag is not None``, ``flag != False``, or
+    one operand of an ``and``), or ``""``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return next((flag for value in test.values if (flag := _flag_tested(value, flags))), "")
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        off = isinstance(right, ast.Constant) and right.value in (False, None)
+        if isinstance(op, (ast.NotEq, ast.IsNot)) and off:
+            test = left
+        elif isinstance(op, (ast.Eq, ast.Is)) and isinstance(right, ast.Constant):
+            test = left if right.value is True else test
+    if isinstance(test, ast.Name) and test.id in flags:
+        return test.id
+    return ""
+
+
+def _extras(tree: ast.AST) -> list[tuple[int, int, str]]:
+    """Optional extras of a ``setup.py``."""
+    found = []
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.keyword) and node.arg == "extras_require":
+            found.append((node.value.lineno, node.value.end_lineno or node.value.lineno, ""))
+            continue
+        for target in targets:
+            root = target
+            while isinstance(root, (ast.Subscript, ast.Attribute)):
+                root = root.value
+            if isinstance(root, ast.Name) and "extra" in root.id.lower():
+                found.append((node.lineno, getattr(node, "end_lineno", None) or node.lineno, ""))
+    return [(first, last, "an optional extra") for first, last, _ in found]
+
+
+def file_facts(text: str, name: str) -> FileFacts:
+    """The fallback and opt-in facts of one Python file (``name`` is its file name)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return NO_FACTS
+    fallbacks, optional = _try_facts(tree)
+    opt_in = [*_registered(tree), *_default_off(tree)]
+    if name == "setup.py":
+        opt_in += _extras(tree)
+    return FileFacts(tuple(fallbacks), frozenset(optional), tuple(opt_in))
