@@ -139,7 +139,7 @@ def test_findings_of_one_rule_in_one_tier_are_one_work_item():
     # 6 points for a crash on a path, size factor 1 + 0.25 log2(2 files), location 1 vs 0.1.
     assert core.weight == pytest.approx(6 * 1.25)
     assert peripheral.weight == pytest.approx(6 * 0.1)
-    assert report.score == r.score_from_penalty(6 * 1.25 + 0.6)
+    assert report.score == r.score_from_penalty(6 * 1.25 + 0.6 * r.RANK_DECAY, report.verdict)
     assert report.reachable_work == [core] and report.peripheral_work == [peripheral]
 
 
@@ -186,8 +186,21 @@ def test_info_severity_is_hygiene_whatever_the_rule_declares():
 
 
 def test_score_formula_matches_the_documented_one():
-    for penalty in (0.0, 1.0, 6.0, 12.0, 60.0, 500.0):
-        assert r.score_from_penalty(penalty) == round(100 * 0.5 ** (penalty / r.HALF_LIFE))
+    for verdict in r.Verdict:
+        low, high = r.BANDS[verdict.value]
+        for penalty in (0.0, 1.0, 6.0, 12.0, 60.0, 500.0):
+            expected = round(low + (high - low) * 0.5 ** (penalty / r.HALF_LIFE))
+            assert r.score_from_penalty(penalty, verdict) == expected
+
+
+def test_the_score_never_contradicts_the_verdict():
+    scores = {
+        verdict: [r.score_from_penalty(penalty, verdict) for penalty in (0.0, 3.0, 30.0, 900.0)]
+        for verdict in r.Verdict
+    }
+    assert min(scores[r.Verdict.READY]) > max(scores[r.Verdict.NEEDS_WORK])
+    assert min(scores[r.Verdict.NEEDS_WORK]) > max(scores[r.Verdict.BLOCKED])
+    assert scores[r.Verdict.READY][0] == 100 and scores[r.Verdict.BLOCKED][-1] == 0
 
 
 @pytest.mark.parametrize(
@@ -228,7 +241,8 @@ def test_an_amd_path_is_credited_and_never_blocked():
     )
     assert plain.verdict is r.Verdict.BLOCKED
     assert credited.verdict is r.Verdict.NEEDS_WORK
-    assert credited.penalty == pytest.approx(plain.penalty * r.AMD_PATH_CREDIT)
+    # The container names nothing the item is about: the credit is the verdict, not the weight.
+    assert credited.penalty == pytest.approx(plain.penalty)
     assert credited.score > plain.score
     assert credited.amd_path == evidence
 
@@ -240,7 +254,12 @@ def test_an_amd_container_covers_container_files():
     report = r.build_project(
         scan_of(found), name="p", lookup={"ROC908": container}.get, layout=layout
     )
-    assert report.work[0].covered_by == "an AMD container" and report.work[0].weight == 0
+    # Covered, but a separate path to take: half the weight (x 0.5 for a deployment file), and it
+    # does not decide the verdict.
+    item = report.work[0]
+    assert item.covered_by == "an AMD container"
+    points = r.CONSEQUENCE_POINTS[item.consequence]
+    assert points > 0 and item.weight == pytest.approx(points * 0.5 * (1 - r.AMD_PATH_CREDIT))
     assert report.verdict is r.Verdict.READY
 
 

@@ -262,6 +262,8 @@ def test_report_paths_survive_a_script_named_file(run_cli, tmp_path):
 def test_docs_state_the_formula():
     text = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
     assert f"0.5 ^ (penalty / {readiness.HALF_LIFE:g})" in text
+    for verdict, (low, high) in readiness.BANDS.items():
+        assert f"{verdict.replace('-', ' ')} {low}-{high}" in text
     for line in (*readiness.FORMULA_LINES, *readiness.VERDICT_RULES, *readiness.EFFORT_ASSUMPTIONS):
         assert line in text, line
     assert "## What the score does not know" in text

@@ -86,7 +86,7 @@ from migrator.reporting.readiness.receipts import (
     verification_from_dict,
 )
 from migrator.reporting.readiness.score import (
-    AMD_PATH_CREDIT,
+    BANDS,
     EFFORT_ASSUMPTIONS,
     FORMULA_LINES,
     HALF_LIFE,
@@ -130,6 +130,7 @@ from migrator.reporting.readiness.targets import (
     topic_for,
 )
 from migrator.reporting.readiness.workitems import (
+    AMD_PATH_CREDIT,
     BASES,
     BASIS_LABELS,
     FIX_REVIEW_HOURS,
@@ -150,6 +151,7 @@ __all__ = [
     "AMD_PATH_CREDIT",
     "ARCHITECTURES",
     "Arch",
+    "BANDS",
     "BASES",
     "BASIS_LABELS",
     "BlockerGroup",

@@ -6,17 +6,22 @@
         consequence points: crash at import 12, crash on a path 6, silent CPU fallback 6,
                             performance 1.5, hygiene 0
         location factor:    core (reachable from entry points) 1, deployment files 0.5,
-                            tests / examples / benchmarks / docs / tooling / unreachable 0.1
+                            tests / examples / benchmarks / docs / tooling / unreachable /
+                            opt-in code 0.1
         size factor:        1 + 0.25 x log2(files), at most 2
+        x 0.5 when the project's AMD path provides for the item
     penalty = sum of the weights, heaviest first, the n-th (from 0) times 0.75 ** n
-              (halved when the project ships an AMD path)
-    score   = round(100 x 0.5 ^ (penalty / 12))
+    score   = the verdict's band, placed in it by the penalty:
+              low + (high - low) x 0.5 ^ (penalty / 12)
+              ready 70-100, needs work 35-69, blocked 0-34
 
 Verdicts follow stated rules, each printed with the one or two items that decided it:
 ``blocked`` when an item in code every run loads needs a port, crashes and the project ships
 no AMD path;
 ``needs work`` when a core or deployment item breaks something (crash or silent CPU fallback);
-``ready`` otherwise (only performance, hygiene or peripheral items).
+``ready`` otherwise (only performance, hygiene, peripheral or opt-in items).
+The score never contradicts the verdict: a ready project always scores above one that needs
+work, and that above a blocked one; within a verdict, less penalty scores higher.
 """
 
 from __future__ import annotations
@@ -26,15 +31,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from migrator.reporting.readiness.layout import CORE, DEPLOY, Evidence
-from migrator.reporting.readiness.workitems import WorkItem
+from migrator.reporting.readiness.workitems import AMD_PATH_CREDIT, WorkItem
 
 #: Penalty that halves the score.
 HALF_LIFE = 12.0
 #: Each further work item (heaviest first) counts this much less than the one before: the worst
 #: problems decide readiness; the volume of work shows in the effort, not in the score.
 RANK_DECAY = 0.75
-#: The penalty is multiplied by this when the project already ships an AMD path.
-AMD_PATH_CREDIT = 0.5
+#: Score range (lowest, highest) of each verdict: the verdict decides the band, the penalty the
+#: place in it, so scores spread across the range and never contradict the verdict.
+BANDS: dict[str, tuple[int, int]] = {
+    "ready": (70, 100),
+    "needs-work": (35, 69),
+    "blocked": (0, 34),
+}
 
 FORMULA_LINES: tuple[str, ...] = (
     "work item = one distinct problem (one package, one container file, or one rule) in one "
@@ -44,11 +54,15 @@ FORMULA_LINES: tuple[str, ...] = (
     "consequence points = 12 crash at import, 6 crash on a path, 6 silent CPU fallback, "
     "1.5 performance, 0 hygiene",
     "location factor = 1 core (reachable from entry points), 0.5 deployment files, "
-    "0.1 tests/examples/benchmarks/docs/tooling/unreachable modules",
+    "0.1 tests/examples/benchmarks/docs/tooling/unreachable modules/opt-in code "
+    "(plugins, registered alternatives, default-off branches, optional extras)",
     "size factor = 1 + 0.25 x log2(files), at most 2",
-    f"penalty = sum of the weights, heaviest first, the n-th (from 0) times {RANK_DECAY:g}^n; "
-    f"x {AMD_PATH_CREDIT:g} when the project ships an AMD path",
-    f"score = round(100 x 0.5 ^ (penalty / {HALF_LIFE:g}))",
+    f"x {1 - AMD_PATH_CREDIT:g} when the project's AMD path provides for the item",
+    f"penalty = sum of the weights, heaviest first, the n-th (from 0) times {RANK_DECAY:g}^n",
+    f"score = low + (high - low) x 0.5 ^ (penalty / {HALF_LIFE:g}), in the verdict's band: "
+    + ", ".join(
+        f"{verdict.replace('-', ' ')} {low}-{high}" for verdict, (low, high) in BANDS.items()
+    ),
 )
 
 VERDICT_RULES: tuple[str, ...] = (
@@ -95,19 +109,17 @@ class Readiness:
     items: list[WorkItem] = field(default_factory=list)
 
 
-def score_from_penalty(penalty: float) -> int:
-    """Map penalty points to 0-100."""
-    factor: float = 0.5 ** (penalty / HALF_LIFE)
-    return max(0, min(100, round(100.0 * factor)))
+def score_from_penalty(penalty: float, verdict: Verdict = Verdict.READY) -> int:
+    """Map penalty points into the verdict's band of 0-100."""
+    low, high = BANDS[verdict.value]
+    factor: float = 0.5 ** (max(penalty, 0.0) / HALF_LIFE)
+    return max(low, min(high, round(low + (high - low) * factor)))
 
 
 def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> Readiness:
     """Score and verdict of a project's work items."""
     weights = sorted((item.weight for item in items), reverse=True)
     penalty = sum(weight * RANK_DECAY**rank for rank, weight in enumerate(weights))
-    if amd_path:
-        penalty *= AMD_PATH_CREDIT
-    score = score_from_penalty(penalty)
     reachable = [item for item in items if item.tier in (CORE, DEPLOY) and not item.covered_by]
     ports = [
         item
@@ -120,7 +132,7 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
     ]
     if ports and not amd_path:
         return Readiness(
-            score,
+            score_from_penalty(penalty, Verdict.BLOCKED),
             penalty,
             Verdict.BLOCKED,
             ports[:2],
@@ -132,9 +144,23 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
         reason = "reachable code or its deployment breaks on ROCm"
         if ports:
             reason += " (the port it needs is covered by the project's AMD path)"
-        return Readiness(score, penalty, Verdict.NEEDS_WORK, breaking[:2], reason, list(items))
+        return Readiness(
+            score_from_penalty(penalty, Verdict.NEEDS_WORK),
+            penalty,
+            Verdict.NEEDS_WORK,
+            breaking[:2],
+            reason,
+            list(items),
+        )
     minor = [item for item in reachable if item.weight > 0]
     reason = "nothing reachable from the entry points breaks on ROCm"
     if amd_path:
         reason += "; the project ships an AMD path"
-    return Readiness(score, penalty, Verdict.READY, minor[:2], reason, list(items))
+    return Readiness(
+        score_from_penalty(penalty, Verdict.READY),
+        penalty,
+        Verdict.READY,
+        minor[:2],
+        reason,
+        list(items),
+    )

@@ -52,6 +52,10 @@ BASIS_LABELS: dict[str, str] = {
     "pattern": "manual, documented pattern",
     "port": "needs a port (no drop-in ROCm equivalent)",
 }
+#: The share of an item's weight that the project's AMD path takes off when it provides for it.
+AMD_PATH_CREDIT = 0.5
+#: What covers an item whose every site is in a file that dispatches on the vendor.
+DISPATCHED = "vendor dispatch in the same file"
 #: Hours to review the automatic fixes of one work item.
 FIX_REVIEW_HOURS = 0.25
 #: Hours of a port (a new backend or kernel), before the per-file increment.
@@ -326,8 +330,12 @@ def work_items(
         if basis == "port" and any(site.role == CORE for site in group):
             weight *= PORT_FACTOR  # the port is on the path every run takes
         covered = _covered(group, amd_kinds) or covers.get(subject, "")
-        if covered:
-            weight = 0.0
+        if covered == DISPATCHED:
+            weight = 0.0  # the code itself takes the ROCm branch
+        elif covered:
+            # The AMD path provides for it, but it is a separate path to take (a ROCm container,
+            # a ROCm build of the package) and the default stays CUDA-only.
+            weight *= 1.0 - AMD_PATH_CREDIT
         items.append(
             WorkItem(
                 key=f"{tier}:{subject}",
@@ -355,7 +363,7 @@ def _covered(group: Sequence[Site], amd_kinds: frozenset[str]) -> str:
     declarations), or ``""``."""
     categories = {site.category.lower() for site in group}
     if all(site.dispatched for site in group):
-        return "vendor dispatch in the same file"
+        return DISPATCHED
     containers = all(
         is_container_file(site.path) or is_environment_file(site.path) for site in group
     )
