@@ -65,7 +65,7 @@ def recompute(data: dict[str, Any]) -> r.ProjectReport:
     )
     # What the scorer read from each file's syntax tree, per stored line.
     for path, lines in facts.items():
-        layout._facts[path] = r.FileFacts(
+        layout.known_facts[path] = r.FileFacts(
             fallbacks=tuple((rec["line"], rec["line"]) for rec in lines if rec["fallback"]),
             opt_in=tuple(
                 (rec["line"], rec["line"], rec["opt_in"]) for rec in lines if rec["opt_in"]

@@ -167,17 +167,18 @@ class ProjectLayout:
     computes: bool = True
     #: The project's root, to read fallback and opt-in facts of files on demand (None: none).
     root: Path | None = None
-    _facts: dict[str, FileFacts] = field(default_factory=dict, repr=False)
+    #: Facts read so far, by path (stored data gives them directly).
+    known_facts: dict[str, FileFacts] = field(default_factory=dict, repr=False)
 
     def facts(self, path: str) -> FileFacts:
         """Fallback and opt-in facts of one Python file (none without a root)."""
-        if path in self._facts:
-            return self._facts[path]
+        if path in self.known_facts:
+            return self.known_facts[path]
         if self.root is None or not path.endswith(".py"):
             return NO_FACTS
-        if path not in self._facts:
-            self._facts[path] = file_facts(_read(self.root / path), path.rsplit("/", 1)[-1])
-        return self._facts[path]
+        if path not in self.known_facts:
+            self.known_facts[path] = file_facts(_read(self.root / path), path.rsplit("/", 1)[-1])
+        return self.known_facts[path]
 
     def falls_back(self, path: str, line: int) -> bool:
         """Whether a line sits in a ``try`` body whose handler goes on without the failing part."""
@@ -505,7 +506,7 @@ def _vendor_pairs(python: Iterable[str]) -> frozenset[str]:
     for relative in python:
         folder, _, name = relative.rpartition("/")
         by_folder.setdefault(folder, []).append(name[:-3])
-    paired = set()
+    paired: set[str] = set()
     for folder, stems in by_folder.items():
         if any(_AMD_MODULE.search(stem) for stem in stems):
             paired.update(

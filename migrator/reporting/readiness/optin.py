@@ -197,23 +197,24 @@ def _flag_tested(test: ast.expr, flags: set[str]) -> str:
 
 def _extras(tree: ast.AST) -> list[tuple[int, int, str]]:
     """Optional extras of a ``setup.py``."""
-    found = []
+    found: list[Range] = []
     for node in ast.walk(tree):
-        targets: list[ast.expr] = []
+        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+            found.append((node.value.lineno, node.value.end_lineno or node.value.lineno))
+            continue
         if isinstance(node, ast.Assign):
             targets = node.targets
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
             targets = [node.target]
-        elif isinstance(node, ast.keyword) and node.arg == "extras_require":
-            found.append((node.value.lineno, node.value.end_lineno or node.value.lineno, ""))
+        else:
             continue
         for target in targets:
             root = target
             while isinstance(root, (ast.Subscript, ast.Attribute)):
                 root = root.value
             if isinstance(root, ast.Name) and "extra" in root.id.lower():
-                found.append((node.lineno, getattr(node, "end_lineno", None) or node.lineno, ""))
-    return [(first, last, "an optional extra") for first, last, _ in found]
+                found.append((node.lineno, node.end_lineno or node.lineno))
+    return [(first, last, "an optional extra") for first, last in found]
 
 
 def file_facts(text: str, name: str) -> FileFacts:

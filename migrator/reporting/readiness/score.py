@@ -71,7 +71,7 @@ VERDICT_RULES: tuple[str, ...] = (
     "needs work: a core or deployment work item crashes or silently falls back to the CPU, "
     "and the project's AMD path does not cover it",
     "ready: nothing reachable from the entry points breaks (at most performance or hygiene "
-    "items, or items in tests, examples, benchmarks and unreachable code)",
+    "items, or items in tests, examples, benchmarks, unreachable or opt-in code)",
 )
 
 EFFORT_ASSUMPTIONS: tuple[str, ...] = (
