@@ -119,6 +119,8 @@ _DOC_COMMAND = re.compile(
     r"(?:python3?|torchrun|accelerate[ \t]+launch|deepspeed|uv[ \t]+run)(?:[ \t]+--?[\w.=-]+)*"
     r"[ \t]+(?:-m[ \t]+(?P<module>[\w.]+)|(?P<script>[\w./-]+\.py))"
 )
+#: A call by name (``name(``, ``obj.name(``), not a definition.
+_CALL = re.compile(r"(?<!def )(?<![\w])(?:\w+\.)*?(\w+)\s*\(")
 _CONSOLE_SCRIPT = re.compile(r"[\"']?[\w.-]+[\"']?\s*=\s*[\"']?(?P<target>[\w.]+)\s*:\s*[\w.]+")
 
 #: Code that dispatches on the vendor or talks to ROCm tooling: an AMD path in the code.
@@ -169,6 +171,22 @@ class ProjectLayout:
     root: Path | None = None
     #: Facts read so far, by path (stored data gives them directly).
     known_facts: dict[str, FileFacts] = field(default_factory=dict, repr=False)
+    #: The project's Python files, and (built on first use) where each name is called.
+    python_files: tuple[str, ...] = ()
+    call_index: dict[str, list[tuple[str, int]]] | None = field(default=None, repr=False)
+
+    def callers(self, name: str) -> list[tuple[str, int]]:
+        """(path, line) of every ``name(`` call in the project's Python files (read as text)."""
+        if self.call_index is None:
+            self.call_index = {}
+            for relative in self.python_files:
+                text = _read(self.root / relative) if self.root is not None else ""
+                line, seen = 1, 0
+                for match in _CALL.finditer(text):
+                    line += text.count("\n", seen, match.start())
+                    seen = match.start()
+                    self.call_index.setdefault(match.group(1), []).append((relative, line))
+        return self.call_index.get(name, [])
 
     def facts(self, path: str) -> FileFacts:
         """Fallback and opt-in facts of one Python file (none without a root)."""
@@ -489,6 +507,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
         computes=computes,
         optional_lines=optional_lines,
         root=root,
+        python_files=tuple(path for path in all_paths if path.endswith(".py")),
     )
 
 

@@ -52,6 +52,8 @@ class FileFacts:
     optional_imports: frozenset[str] = frozenset()
     #: (first, last, why) of code that runs only when a user asks for it.
     opt_in: tuple[tuple[int, int, str], ...] = field(default_factory=tuple)
+    #: (first, last, name) of every function definition.
+    functions: tuple[tuple[int, int, str], ...] = ()
 
     def falls_back(self, line: int) -> bool:
         """Whether ``line`` is inside a fallback ``try`` body."""
@@ -60,6 +62,13 @@ class FileFacts:
     def opt_in_at(self, line: int) -> str:
         """Why ``line`` runs only when a user asks for it, or ``""``."""
         return next((why for first, last, why in self.opt_in if first <= line <= last), "")
+
+    def function_at(self, line: int) -> str:
+        """The name of the innermost function around ``line``, or ``""``."""
+        around = [
+            (last - first, name) for first, last, name in self.functions if first <= line <= last
+        ]
+        return min(around)[1] if around else ""
 
 
 NO_FACTS = FileFacts()
@@ -227,4 +236,9 @@ def file_facts(text: str, name: str) -> FileFacts:
     opt_in = [*_registered(tree), *_default_off(tree)]
     if name == "setup.py":
         opt_in += _extras(tree)
-    return FileFacts(tuple(fallbacks), frozenset(optional), tuple(opt_in))
+    functions = tuple(
+        (node.lineno, node.end_lineno or node.lineno, node.name)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+    return FileFacts(tuple(fallbacks), frozenset(optional), tuple(opt_in), functions)

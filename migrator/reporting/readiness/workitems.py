@@ -135,7 +135,24 @@ def opt_in_reason(layout: ProjectLayout, path: str, line: int, subject: str) -> 
     packages = {_PACKAGE_SUBJECT.get(name.lower(), name.lower()) for name in facts.optional_imports}
     if subject in packages:
         return f"uses `{subject}`, which this file imports only where it is installed"
-    return facts.opt_in_at(line)
+    why = facts.opt_in_at(line)
+    if why:
+        return why
+    function = facts.function_at(line)
+    if not function or function.startswith("__") or layout.root is None:
+        return ""
+    # A helper whose every call from reachable code is itself opt-in is opt-in too.
+    calls = [
+        (caller, at)
+        for caller, at in layout.callers(function)
+        if tier_of_role(layout.role_of(caller)) == CORE
+    ]
+    if calls and all(
+        layout.role_of(caller) == OPT_IN or layout.facts(caller).opt_in_at(at)
+        for caller, at in calls
+    ):
+        return f"`{function}` is called only from opt-in code"
+    return ""
 
 
 def place(site: Site, layout: ProjectLayout, path: str, line: int) -> Site:
