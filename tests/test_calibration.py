@@ -155,11 +155,31 @@ def test_stored_data_holds_no_source_text():
             assert set(record) == allowed, name
 
 
-#: Measured on the stored data (docs/report.md, "Calibration"). The goal is every verdict and
-#: tau-b >= 0.8; these floors keep the score from sliding back while the remaining
-#: disagreements (findings in guarded or opt-in code the engine does not yet recognise) are open.
-AGREE_FLOOR = 10
-TAU_FLOOR = 0.45
+#: Measured on the stored data (docs/report.md, "Calibration"): every verdict agrees. The goal
+#: for the order is tau-b >= 0.8; this floor holds the measured 0.67 while the badly ordered
+#: pairs listed in ``MISORDERED`` stay open.
+AGREE_FLOOR = 14
+TAU_FLOOR = 0.67
+#: Judged-rank pairs (more ready, less ready) the scores still order the other way, each for a
+#: reason recorded in docs/report.md: diffusers' quantizer integrations (selected from a mapping,
+#: not a registering decorator) and FP8 paths weigh like core code; bitsandbytes has no work item
+#: left once its own package and NVIDIA CI are guarded, so it ties the cleanest and passes those
+#: with a flag or two (the judgement ranks it below them for features its HIP backend lacks, which
+#: no rule sees); axolotl has more distinct breaking items than qlora, whose single item breaks
+#: its whole purpose.
+MISORDERED = frozenset(
+    {
+        ("diffusers", "bitsandbytes"),
+        ("llama-recipes", "bitsandbytes"),
+        ("torchtune", "bitsandbytes"),
+        ("diffusers", "LLaMA-Factory"),
+        ("diffusers", "DeepSpeed"),
+        ("diffusers", "flash-attention"),
+        ("diffusers", "llm-foundry"),
+        ("diffusers", "unsloth"),
+        ("axolotl", "qlora"),
+    }
+)
 
 
 def _rows() -> list[tuple[str, int, str, int]]:
@@ -175,6 +195,17 @@ def test_verdicts_and_order_agree_with_the_judgements():
     agree, tau = agreement(_rows())
     assert agree >= AGREE_FLOOR, agree
     assert tau >= TAU_FLOOR, tau
+
+
+def test_badly_ordered_pairs_are_only_the_listed_ones():
+    scores = {name: recompute(data).score for name, data in STORED.items()}
+    misordered = {
+        (better, worse)
+        for better in STORED
+        for worse in STORED
+        if JUDGED[better]["rank"] < JUDGED[worse]["rank"] and scores[better] < scores[worse]
+    }
+    assert misordered <= MISORDERED, sorted(misordered - MISORDERED)
 
 
 @pytest.mark.parametrize("name", sorted(STORED))
@@ -198,27 +229,17 @@ def test_nvml_core_is_blocked_and_an_amd_path_never_is():
 def test_projects_judged_to_run_unchanged_without_an_amd_path_score_ready():
     for name, data in STORED.items():
         report = recompute(data)
-        if (
-            JUDGED[name]["verdict"] == "ready"
-            and not report.amd_path
-            and report.verdict is not r.Verdict.READY
-        ):
-            # Known open disagreement: recorded in docs/report.md.
-            assert name in OPEN_DISAGREEMENTS, name
+        if JUDGED[name]["verdict"] == "ready" and not report.amd_path:
+            assert report.verdict is r.Verdict.READY, name
 
 
-#: Projects whose verdict disagrees with the judgement today, each for a reason outside the score
-#: (see docs/report.md): checked so that the list only shrinks.
-OPEN_DISAGREEMENTS = frozenset({"diffusers", "DeepSpeed", "unsloth", "llm-foundry"})
-
-
-def test_open_disagreements_are_exactly_the_listed_ones():
+def test_every_verdict_agrees_with_its_judgement():
     disagreeing = {
         name
         for name, data in STORED.items()
         if recompute(data).verdict is not VERDICT[JUDGED[name]["verdict"]]
     }
-    assert disagreeing <= OPEN_DISAGREEMENTS, sorted(disagreeing - OPEN_DISAGREEMENTS)
+    assert disagreeing == set()
 
 
 def test_fleet_scores_spread_across_the_range():

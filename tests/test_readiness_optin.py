@@ -218,3 +218,54 @@ def test_sites_in_fallbacks_and_opt_in_code_weigh_apart(tmp_path):
     registered = by_line[("app/attention.py", 6)]
     assert registered.role == r.OPT_IN and registered.opt_in.startswith("one of 2 implementations")
     assert layout.roles["app/plugins/fp8.py"] == r.OPT_IN
+
+
+def test_a_helper_called_only_from_opt_in_code_is_opt_in(tmp_path):
+    write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\n[project.scripts]\napp = "app.cli:main"\n',
+    )
+    write(tmp_path, "app/__init__.py", "")
+    write(
+        tmp_path,
+        "app/cli.py",
+        """\
+        import torch
+        from app.checks import check_fp8, check_device
+
+        def main(load_in_fp8=False):
+            if load_in_fp8 and torch.cuda.is_available():
+                check_fp8()
+            check_device()
+        """,
+    )
+    write(
+        tmp_path,
+        "app/checks.py",
+        """\
+        import torch
+
+        def check_fp8():
+            return torch.version.cuda is not None
+
+        def check_device():
+            return torch.version.cuda is not None
+        """,
+    )
+    write(tmp_path, "tests/test_checks.py", "from app.checks import check_fp8\ncheck_fp8()\n")
+    paths = [
+        "pyproject.toml",
+        "app/__init__.py",
+        "app/cli.py",
+        "app/checks.py",
+        "tests/test_checks.py",
+    ]
+    layout = r.analyze(tmp_path, paths)
+    sites, _ = r.sites_of(
+        [finding("ROC101", "app/checks.py", 4), finding("ROC101", "app/checks.py", 7)], layout
+    )
+    fp8, device = sites
+    # The test's call does not count; the only reachable call is in a default-off branch.
+    assert fp8.role == r.OPT_IN and fp8.opt_in == "`check_fp8` is called only from opt-in code"
+    assert device.role == r.CORE and device.tier == r.CORE and not device.opt_in
