@@ -416,18 +416,29 @@ def _path_tail(node: cst.BaseExpression) -> str | None:
     return None
 
 
+_SWITCH_MESSAGE = (
+    "nvcc-only switch reaches hipcc on ROCm, which forwards it to clang (no such option there; "
+    "clang treats constexpr functions as host-device by default)"
+)
+
+
 class NvccArchFlags(PythonRule):
     """
     ## What it does
     Flags nvcc-only architecture flags (`-gencode arch=compute_80,code=sm_80`, `-arch=sm_90`,
-    `--generate-code`, `--gpu-architecture`) in string literals of files that use
-    `torch.utils.cpp_extension`.
+    `--generate-code`, `--gpu-architecture`) and nvcc's `--expt-relaxed-constexpr` /
+    `--expt-extended-lambda` switches (and their `--relaxed-constexpr` / `--extended-lambda`
+    spellings) in string literals of files that use `torch.utils.cpp_extension`; one finding
+    per flag list (scope).
 
     ## Why it breaks on ROCm
     On ROCm, `cpp_extension` hands `extra_compile_args["nvcc"]` / `extra_cuda_cflags` to hipcc
     unchanged (it only renames `-D...CUDA...` macros to HIP) and adds its own
-    `--offload-arch` flags from `PYTORCH_ROCM_ARCH`. The NVIDIA architecture flags mean
-    nothing to hipcc (clang) and break or confuse the build.
+    `--offload-arch` flags from `PYTORCH_ROCM_ARCH`. hipcc forwards every option it does not
+    handle itself to clang unchanged. The NVIDIA architecture flags mean nothing to clang and
+    break or confuse the build; clang has no relaxed-constexpr or extended-lambda switch at all
+    (it already treats unannotated `constexpr` functions as `__host__ __device__`), so the build
+    stops.
 
     ## Example
     ```python
@@ -448,6 +459,7 @@ class NvccArchFlags(PythonRule):
 
     ## References
     - pytorch `torch/utils/cpp_extension.py` (`_hipify_compile_flags`, `_get_rocm_arch_flags`)
+    - ROCm/llvm-project `amd/hipcc/src/hipBin_amd.h` (`executeHipCCCmd`)
     """
 
     code = "ROC603"
@@ -456,8 +468,16 @@ class NvccArchFlags(PythonRule):
     severity = Severity.WARNING
     aggregate = "scope"
     message = "nvcc architecture flag reaches hipcc on ROCm (cpp_extension passes nvcc flags on)"
-    fact = "§6 TORCH_CUDA_ARCH_LIST row, §7 CUDAExtension row; [P9]"
-    triggers = ("-gencode", "arch=compute_", "-arch=sm_", "--generate-code", "--gpu-architecture")
+    fact = "§6 TORCH_CUDA_ARCH_LIST row, §7 CUDAExtension and nvcc-only flags rows; [P9][H5][H6]"
+    triggers = (
+        "-gencode",
+        "arch=compute_",
+        "-arch=sm_",
+        "--generate-code",
+        "--gpu-architecture",
+        "relaxed-constexpr",
+        "extended-lambda",
+    )
     effort_hours = 0.5
     valid = [
         Valid(
@@ -485,88 +505,7 @@ class NvccArchFlags(PythonRule):
             "mod = ext.load('ops', ['ops.cu'], extra_cuda_cflags=flags)\n",
             line=2,
         ),
-    ]
-
-    #: the table of ``cuda_extension.toml`` whose patterns this rule matches
-    table = "nvcc_flags"
-
-    def __init__(self, ctx: Any) -> None:
-        super().__init__(ctx)
-        self._active: bool | None = None
-        self._patterns = [re.compile(p) for p in _data()[self.table]["patterns"]]
-        self._docstrings: frozenset[int] | None = None
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        value = node.evaluated_value
-        if not isinstance(value, str) or not any(p.search(value) for p in self._patterns):
-            return
-        if self._active is None:
-            # only files that build extensions: the flags then reach cpp_extension
-            self._active = "cpp_extension" in self.ctx.module.code
-        if not self._active:
-            return
-        if self._docstrings is None:
-            self._docstrings = docstring_nodes(self.ctx.module)
-        if id(node) not in self._docstrings:
-            self.report(node, message=f"{self.message}: `{value[:60]}`")
-
-
-class NvccOnlyFlags(NvccArchFlags):
-    """
-    ## What it does
-    Flags nvcc's `--expt-relaxed-constexpr` and `--expt-extended-lambda` (and their
-    `--relaxed-constexpr` / `--extended-lambda` spellings) in string literals of files that use
-    `torch.utils.cpp_extension`.
-
-    ## Why it breaks on ROCm
-    On ROCm, `cpp_extension` hands `extra_compile_args["nvcc"]` / `extra_cuda_cflags` to hipcc
-    (renaming only `-D...CUDA...` macros), and hipcc forwards every option it does not handle
-    itself to clang unchanged. Clang has neither option, so the extension fails to build. Clang
-    already treats unannotated `constexpr` functions as `__host__ __device__` by default, which
-    is what the relaxed-constexpr switch asks nvcc for.
-
-    ## Example
-    ```python
-    from torch.utils.cpp_extension import load
-
-    ops = load("ops", ["ops.cu"], extra_cuda_cflags=["-O3", "--expt-relaxed-constexpr"])
-    ```
-
-    ## Manual migration
-    Pass the switches only to nvcc:
-    ```python
-    from torch.utils.cpp_extension import IS_HIP_EXTENSION, load
-
-    flags = ["-O3"]
-    if not IS_HIP_EXTENSION:
-        flags += ["--expt-relaxed-constexpr"]
-    ops = load("ops", ["ops.cu"], extra_cuda_cflags=flags)
-    ```
-
-    ## References
-    - pytorch `torch/utils/cpp_extension.py` (`_hipify_compile_flags`)
-    - ROCm/llvm-project `amd/hipcc/src/hipBin_amd.h` (`executeHipCCCmd`)
-    """
-
-    code = "ROC604"
-    name = "nvcc-only-flags"
-    category = "cuda-extension"
-    severity = Severity.WARNING
-    aggregate = "scope"
-    message = "nvcc-only flag reaches hipcc, which passes it to clang (no such option there)"
-    fact = "§7 nvcc-only flags row; [P9][H5][H6]"
-    triggers = ("relaxed-constexpr", "extended-lambda")
-    effort_hours = 0.25
-    table = "nvcc_only_flags"
-    valid = [
-        Valid(
-            "from torch.utils.cpp_extension import CUDAExtension\n"
-            "ext = CUDAExtension('ops', ['ops.cu'], extra_compile_args={'nvcc': ['-O3']})\n"
-        ),
-        Valid("NOTE = '--expt-relaxed-constexpr'\n"),  # no extension build in the file
-    ]
-    invalid = [
-        Invalid(
+        Invalid(  # one finding per flag list
             "from torch.utils.cpp_extension import load\n\n"
             "ops = load('ops', ['ops.cu'],\n"
             "           extra_cuda_cflags=['-O3', '--expt-relaxed-constexpr', '--expt-extended-lambda'])\n",
@@ -581,3 +520,28 @@ class NvccOnlyFlags(NvccArchFlags):
             line=2,
         ),
     ]
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self._active: bool | None = None
+        self._patterns = [re.compile(p) for p in _data()["nvcc_flags"]["patterns"]]
+        self._switches = [re.compile(p) for p in _data()["nvcc_only_flags"]["patterns"]]
+        self._docstrings: frozenset[int] | None = None
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        if not isinstance(value, str):
+            return
+        switch = any(p.search(value) for p in self._switches)
+        if not switch and not any(p.search(value) for p in self._patterns):
+            return
+        if self._active is None:
+            # only files that build extensions: the flags then reach cpp_extension
+            self._active = "cpp_extension" in self.ctx.module.code
+        if not self._active:
+            return
+        if self._docstrings is None:
+            self._docstrings = docstring_nodes(self.ctx.module)
+        if id(node) not in self._docstrings:
+            message = _SWITCH_MESSAGE if switch else self.message
+            self.report(node, message=f"{message}: `{value[:60]}`")
