@@ -1,7 +1,9 @@
 """Shell lexing for the rule catalog, one home for shell scripts, Dockerfile ``RUN`` lines,
-compose commands and CI scripts: simple commands as tokens with offsets (``command_segments``),
-the requirements of their ``pip install`` commands, and line-level helpers (comments, quotes,
-command position, a command's arguments) for rules that edit one line in place."""
+compose commands and CI scripts. One lexer (``lex``) reads quotes, escapes, comments and
+separators; built on it: simple commands as tokens with offsets (``command_segments``), the
+requirements of their ``pip install`` commands, and line-level helpers (a line's code part, the
+quote open at an offset, command position, a command's arguments) for rules that edit one line
+in place."""
 
 from __future__ import annotations
 
@@ -11,16 +13,22 @@ from dataclasses import dataclass
 
 from ._requirements import Req, parse_requirement
 
+_OPERATORS = ("&&", "||", ";", "|", "&", "(", ")", "`", "$(")
+_WORD_END = " \t\r\n;&|()`"
+
 
 @dataclass(frozen=True, slots=True)
-class Token:
-    value: str
+class Lexeme:
+    """One item of shell-like text: a ``word`` (``value`` with quotes removed and escapes
+    resolved, ``quotes`` the (open, close, quote character) spans inside it), an ``operator``,
+    a ``comment`` or a ``newline`` (an unescaped line end)."""
+
+    kind: str
     start: int
     end: int
-    quoted: bool
-
-
-_OPERATORS = ("&&", "||", ";", "|", "&", "(", ")", "`", "$(")
+    value: str = ""
+    quoted: bool = False
+    quotes: tuple[tuple[int, int, str], ...] = ()
 
 
 def starts_comment(text: str, index: int) -> bool:
@@ -29,10 +37,41 @@ def starts_comment(text: str, index: int) -> bool:
     return index == 0 or text[index - 1] in " \t\r\n;&|("
 
 
-def command_segments(text: str) -> Iterator[list[Token]]:
-    """Simple commands of shell-like text (continuations joined, comments dropped)."""
+_DOUBLE_QUOTE_ESCAPES = '$`"\\\n'
+
+
+def _quoted(text: str, start: int) -> tuple[int, str]:
+    """Where the quoted span opening at ``start`` closes (the end of ``text`` when it never
+    does) and what it holds: nothing escapes inside single quotes; inside double quotes a
+    backslash escapes ``$``, a backquote, ``"``, a backslash and a line end (as in POSIX sh)."""
+    quote = text[start]
+    end = text.find(quote, start + 1)
+    if end == -1:
+        end = len(text)
+    if quote == "'" or text.find("\\", start + 1, end) == -1:
+        return end, text[start + 1 : end]
+    content: list[str] = []
+    position = start + 1
+    while position < len(text):
+        char = text[position]
+        if char == quote:
+            return position, "".join(content)
+        if char == "\\" and text[position + 1 : position + 2] in _DOUBLE_QUOTE_ESCAPES:
+            following = text[position + 1 : position + 2]
+            if following and following != "\n":
+                content.append(following)
+            position += 2
+            continue
+        content.append(char)
+        position += 1
+    return len(text), "".join(content)
+
+
+def lex(text: str) -> Iterator[Lexeme]:
+    """The lexemes of shell-like text, the one shell lexer of the catalog: quotes (a quoted
+    span runs to the same unescaped quote character, over line ends), backslash escapes,
+    line continuations, ``#`` comments that begin a word, and command separators."""
     position = 0
-    current: list[Token] = []
     length = len(text)
     while position < length:
         char = text[position]
@@ -43,35 +82,31 @@ def command_segments(text: str) -> Iterator[list[Token]]:
             position += 1
             continue
         if char == "\n":
-            if current:
-                yield current
-                current = []
+            yield Lexeme("newline", position, position + 1)
             position += 1
             continue
         if char == "#" and starts_comment(text, position):
             end = text.find("\n", position)
-            position = length if end == -1 else end
+            end = length if end == -1 else end
+            yield Lexeme("comment", position, end)
+            position = end
             continue
         operator = next((op for op in _OPERATORS if text.startswith(op, position)), None)
         if operator is not None:
-            if current:
-                yield current
-                current = []
+            yield Lexeme("operator", position, position + len(operator), operator)
             position += len(operator)
             continue
         start = position
         value = []
-        quoted = False
+        quotes: list[tuple[int, int, str]] = []
         while position < length:
             char = text[position]
-            if char in " \t\r\n;&|()`":
+            if char in _WORD_END:
                 break
             if char in "\"'":
-                end = text.find(char, position + 1)
-                if end == -1:
-                    end = length
-                value.append(text[position + 1 : end])
-                quoted = True
+                end, content = _quoted(text, position)
+                value.append(content)
+                quotes.append((position, end, char))
                 position = min(length, end + 1)
                 continue
             if char == "\\" and position + 1 < length:
@@ -85,7 +120,26 @@ def command_segments(text: str) -> Iterator[list[Token]]:
         if position == start:  # a character no rule above consumed: skip it
             position += 1
             continue
-        current.append(Token("".join(value), start, position, quoted))
+        yield Lexeme("word", start, position, "".join(value), bool(quotes), tuple(quotes))
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    value: str
+    start: int
+    end: int
+    quoted: bool
+
+
+def command_segments(text: str) -> Iterator[list[Token]]:
+    """Simple commands of shell-like text (continuations joined, comments dropped)."""
+    current: list[Token] = []
+    for lexeme in lex(text):
+        if lexeme.kind == "word":
+            current.append(Token(lexeme.value, lexeme.start, lexeme.end, lexeme.quoted))
+        elif lexeme.kind != "comment" and current:
+            yield current
+            current = []
     if current:
         yield current
 
@@ -189,16 +243,11 @@ def code_lines(text: str) -> Iterator[tuple[int, str]]:
 
 def code_part(line: str) -> str:
     """``line`` up to its ``#`` comment (a ``#`` that starts a word, outside quotes)."""
-    quote: str | None = None
-    for index, char in enumerate(line):
-        if quote:
-            if char == quote:
-                quote = None
-            continue
-        if char in "\"'":
-            quote = char
-        elif char == "#" and starts_comment(line, index):
-            return line[:index]
+    if "#" not in line:
+        return line
+    for lexeme in lex(line):
+        if lexeme.kind == "comment":
+            return line[: lexeme.start]
     return line
 
 
@@ -213,14 +262,13 @@ def iter_lines(text: str) -> Iterator[tuple[int, str, str]]:
 
 def in_quotes(code: str, index: int) -> str | None:
     """The quote character open at ``index`` of ``code`` (None when outside quotes)."""
-    quote: str | None = None
-    for char in code[:index]:
-        if quote:
-            if char == quote:
-                quote = None
-        elif char in "\"'":
-            quote = char
-    return quote
+    if "'" not in code[:index] and '"' not in code[:index]:
+        return None
+    for lexeme in lex(code[:index]):
+        for _open, close, quote in lexeme.quotes:
+            if close == index:  # the span runs to the end: the quote is still open
+                return quote
+    return None
 
 
 _SEPARATORS = ("&&", "||", ";", "|", "(", "$(", "`", "{", "!", "&")
