@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
-from migrator.model import Finding, Severity
+from migrator.model import FileResult, Finding, ScanResult, Severity, Status
+from migrator.reporting import html, markdown
 from migrator.reporting import readiness as r
 from migrator.reporting.readiness.optin import file_facts
 
@@ -269,3 +270,31 @@ def test_a_helper_called_only_from_opt_in_code_is_opt_in(tmp_path):
     # The test's call does not count; the only reachable call is in a default-off branch.
     assert fp8.role == r.OPT_IN and fp8.opt_in == "`check_fp8` is called only from opt-in code"
     assert device.role == r.CORE and device.tier == r.CORE and not device.opt_in
+
+
+def test_reports_say_why_an_item_is_opt_in(tmp_path):
+    write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\n[project.scripts]\napp = "app.cli:main"\n',
+    )
+    write(tmp_path, "app/__init__.py", "")
+    write(
+        tmp_path,
+        "app/cli.py",
+        """\
+        import torch
+
+        def main(use_cudnn=False):
+            if use_cudnn:
+                torch.backends.cudnn.enabled = True
+        """,
+    )
+    found = finding("ROC151", "app/cli.py", 5)
+    scan = ScanResult(str(tmp_path), [FileResult("app/cli.py", Status.SCANNED, (found,))])
+    report = r.build_report([("app", scan)])
+    item = report.projects[0].work[0]
+    assert item.opt_in == "a branch taken only when `use_cudnn` is turned on"
+    assert report.projects[0].verdict is r.Verdict.READY
+    assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in markdown.render(report)
+    assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in html.render(report)

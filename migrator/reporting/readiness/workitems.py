@@ -250,6 +250,12 @@ class WorkItem:
         """Whether one of its findings is an error (the tool's word for a crash or no GPU)."""
         return any(site.severity == "error" for site in self.sites)
 
+    @property
+    def opt_in(self) -> str:
+        """Why the item runs only when a user asks for it (when every site is opt-in), or ``""``."""
+        reasons = [site.opt_in for site in self.sites]
+        return reasons[0] if reasons and all(reasons) else ""
+
     def describe(self) -> str:
         """One line: title, where, what it does on ROCm and how it is fixed."""
         files = self.files
@@ -258,6 +264,8 @@ class WorkItem:
             f"{self.title} ({where}): {CONSEQUENCE_LABELS[self.consequence]}; "
             f"{BASIS_LABELS[self.basis]}"
         )
+        if self.opt_in:
+            text += f"; opt-in: {self.opt_in}"
         if self.covered_by:
             text += f"; covered by the project's AMD path ({self.covered_by})"
         return text
