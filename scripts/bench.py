@@ -1,15 +1,23 @@
-"""Benchmark `migrate scan` cold and warm against peers on the same tree, in one run.
+"""Benchmark `migrate scan` cold and warm against peers on the same trees, in one run.
 
-Usage: python scripts/bench.py TREE [--peers torchfix,semgrep,ruff] [--repeat N]
+Usage: python scripts/bench.py TREE [TREE ...] [--peers torchfix,semgrep,ruff] [--repeat N]
+                                [--jobs 1,2] [--whole-parse]
 
-Prints wall times, peak memory of the whole process tree (sampled from /proc), and ratios
-peer/migrate. Peers that are not installed are reported as such, never estimated.
+For every tree: migrate cold (a fresh cache each run) and warm, migrate cold parsing every file
+whole (``--whole-parse``), migrate cold at each ``--jobs`` count, then the peers; medians of ``--repeat`` runs. Prints wall time and CPU time (user + system
+of the whole process tree: the command and every process it waited for, from the
+``RUSAGE_CHILDREN`` delta around it), peak resident memory of the whole process tree (sampled from
+/proc every 10 ms), and the ratios peer/migrate by both clocks (on a shared machine CPU time is
+the fair comparison; wall time needs a quiet one). Ends with a Markdown summary table. Peers that
+are not installed are reported as such, never estimated; they are looked up next to this Python,
+then on PATH (``SEMGREP``/``TORCHFIX`` name another executable).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -17,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 SEMGREP_RULES = """rules:
@@ -74,8 +83,19 @@ def _tree_rss_kib(pid: int) -> int:
     return total
 
 
-def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """(wall seconds, peak MiB of the process tree, exit code)."""
+@dataclass(frozen=True)
+class Run:
+    """One command's wall seconds, CPU seconds (user + system, whole tree), peak MiB and exit."""
+
+    wall: float
+    cpu: float
+    memory: float
+    code: int
+
+
+def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
+    """Run ``command`` to completion and measure it (its output is discarded)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
@@ -95,7 +115,49 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[floa
     elapsed = time.perf_counter() - start
     done.set()
     sampler.join()
-    return elapsed, peak / 1024, code
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Run(elapsed, cpu, peak / 1024, code)
+
+
+@dataclass(frozen=True)
+class Series:
+    """Repeated runs of one command: medians and the highest peak memory."""
+
+    runs: tuple[Run, ...]
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(run.wall for run in self.runs)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(run.cpu for run in self.runs)
+
+    @property
+    def memory(self) -> float:
+        return max(run.memory for run in self.runs)
+
+    def describe(self) -> str:
+        walls = ", ".join(f"{run.wall:.2f}" for run in self.runs)
+        cpus = ", ".join(f"{run.cpu:.2f}" for run in self.runs)
+        return (
+            f"wall {self.wall:7.2f} s  cpu {self.cpu:7.2f} s  peak {self.memory:7.1f} MiB  "
+            f"exit {self.runs[0].code}  (wall: {walls}; cpu: {cpus})"
+        )
+
+
+def repeat(command: list[str], times: int, env: dict[str, str] | None = None) -> Series:
+    return Series(tuple(measure(command, env) for _ in range(times)))
+
+
+def cold(command: list[str], times: int) -> Series:
+    """Runs of ``command`` each with a fresh, empty cache directory."""
+    runs = []
+    for _ in range(times):
+        with tempfile.TemporaryDirectory() as fresh:
+            runs.append(measure(command, {**os.environ, "MIGRATE_CACHE_DIR": fresh}))
+    return Series(tuple(runs))
 
 
 def count_lines(tree: Path) -> tuple[int, int]:
@@ -111,66 +173,26 @@ def count_lines(tree: Path) -> tuple[int, int]:
     return files, lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("tree", type=Path)
-    parser.add_argument("--peers", default="torchfix,semgrep,ruff")
-    parser.add_argument(
-        "--repeat", type=int, default=3, help="cold and warm runs to take the median of"
-    )
-    args = parser.parse_args()
-    tree = args.tree.resolve()
-    bindir = Path(sys.executable).parent
-    migrate = [
-        str(bindir / "migrate"),
-        "scan",
-        "--format",
-        "json",
-        "--output",
-        os.devnull,
-        str(tree),
-    ]
-    files, lines = count_lines(tree)
-    print(f"tree: {tree} ({files} .py files, {lines} lines); cpus: {os.cpu_count()}")
-    results: dict[str, float] = {}
-    cold_runs = []
-    for _ in range(args.repeat):
-        with tempfile.TemporaryDirectory() as fresh:
-            cold_runs.append(measure(migrate, {**os.environ, "MIGRATE_CACHE_DIR": fresh}))
-    cold = statistics.median(run[0] for run in cold_runs)
-    cold_mem = max(run[1] for run in cold_runs)
-    code = cold_runs[0][2]
-    print(
-        f"migrate cold      {cold:8.2f} s   (median of {args.repeat}: "
-        f"{', '.join(f'{run[0]:.2f}' for run in cold_runs)})   peak {cold_mem:7.1f} MiB (all processes)   exit {code}"
-    )
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "MIGRATE_CACHE_DIR": cache}
-        measure(migrate, env)  # fill the cache
-        warm_runs = [measure(migrate, env) for _ in range(args.repeat)]
-        warm = statistics.median(run[0] for run in warm_runs)
-        print(
-            f"migrate warm      {warm:8.3f} s   (median of {args.repeat})   peak {max(r[1] for r in warm_runs):7.1f} MiB"
-        )
-        results["migrate-cold"] = cold
-    peers = {
-        "torchfix": [str(bindir / "torchfix"), "--select", "ALL", str(tree)],
-        "ruff": [
-            str(bindir / "ruff"),
-            "check",
-            "--select",
-            "ALL",
-            "--no-cache",
-            "--exit-zero",
-            "-q",
-            str(tree),
-        ],
-    }
-    with tempfile.TemporaryDirectory() as scratch:
-        rules = Path(scratch) / "six.yaml"
-        rules.write_text(SEMGREP_RULES)
-        peers["semgrep"] = [
-            str(bindir / "semgrep"),
+def _tool(name: str, bindir: Path) -> str | None:
+    """An installed peer: ``$NAME`` (upper case), next to this Python, else on PATH."""
+    chosen = os.environ.get(name.upper())
+    if chosen:
+        return chosen if Path(chosen).exists() else None
+    local = bindir / name
+    if local.exists():
+        return str(local)
+    return shutil.which(name)
+
+
+def _peer_commands(tree: Path, bindir: Path, rules: Path) -> dict[str, list[str] | None]:
+    def command(name: str, *arguments: str) -> list[str] | None:
+        executable = _tool(name, bindir)
+        return [executable, *arguments] if executable else None
+
+    return {
+        "torchfix": command("torchfix", "--select", "ALL", str(tree)),
+        "semgrep": command(
+            "semgrep",
             "scan",
             "--config",
             str(rules),
@@ -180,17 +202,105 @@ def main() -> int:
             "--jobs",
             str(os.cpu_count() or 1),
             str(tree),
-        ]
-        for name in [peer.strip() for peer in args.peers.split(",") if peer.strip()]:
-            command = peers.get(name)
-            if command is None or not (Path(command[0]).exists() or shutil.which(command[0])):
-                print(f"{name:<17} not installed")
-                continue
-            elapsed, memory, code = measure(command)
-            results[name] = elapsed
-            print(
-                f"{name:<17} {elapsed:8.2f} s   peak {memory:7.1f} MiB   exit {code}   ratio {elapsed / cold:6.1f}x migrate cold"
+        ),
+        "ruff": command(
+            "ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(tree)
+        ),
+    }
+
+
+def bench_tree(
+    tree: Path, peers: list[str], times: int, jobs: list[int], rules: Path, whole: bool
+) -> list[tuple[str, Series]]:
+    """Every measurement of one tree, printed as it is taken."""
+    bindir = Path(sys.executable).parent
+    migrate = [str(bindir / "migrate"), "scan", "--format", "json", "--output", os.devnull]
+    files, lines = count_lines(tree)
+    print(f"\ntree: {tree} ({files} .py files, {lines} lines); cpus: {os.cpu_count()}")
+    out: list[tuple[str, Series]] = []
+    first = cold([*migrate, str(tree)], times)
+    out.append(("migrate cold", first))
+    print(f"{'migrate cold':<22} {first.describe()}")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "MIGRATE_CACHE_DIR": cache}
+        measure([*migrate, str(tree)], env)  # fill the cache
+        warm = repeat([*migrate, str(tree)], times, env)
+    out.append(("migrate warm", warm))
+    print(f"{'migrate warm':<22} {warm.describe()}")
+    if whole:
+        series = cold([*migrate, "--whole-parse", str(tree)], times)
+        out.append(("migrate cold, whole-file parse", series))
+        print(f"{'migrate cold --whole-parse':<22} {series.describe()}")
+    for count in jobs:
+        series = cold([*migrate, "--jobs", str(count), str(tree)], times)
+        out.append((f"migrate cold --jobs {count}", series))
+        print(f"{f'migrate cold --jobs {count}':<22} {series.describe()}")
+    commands = _peer_commands(tree, bindir, rules)
+    for name in peers:
+        command = commands.get(name)
+        if command is None:
+            print(f"{name:<22} not installed")
+            continue
+        series = repeat(command, times)
+        out.append((name, series))
+        print(
+            f"{name:<22} {series.describe()}  ratio migrate-cold/{name}: "
+            f"wall {first.wall / series.wall:.2f}, cpu {first.cpu / series.cpu:.2f}"
+        )
+    return out
+
+
+def summary(results: list[tuple[Path, list[tuple[str, Series]]]]) -> str:
+    """A Markdown table: one row per tree and measurement, with ratios to migrate cold."""
+    rows = [
+        "| tree | measurement | wall (median) | CPU user+sys (median) | peak memory, all "
+        "processes | migrate cold ÷ this (wall / CPU) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for tree, measured in results:
+        base = measured[0][1]
+        for name, series in measured:
+            ratio = (
+                ""
+                if name == "migrate cold"
+                else f"{base.wall / series.wall:.2f} / {base.cpu / series.cpu:.2f}"
             )
+            rows.append(
+                f"| {tree.name} | {name} | {series.wall:.2f} s | {series.cpu:.2f} s | "
+                f"{series.memory:.0f} MiB | {ratio} |"
+            )
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trees", type=Path, nargs="+")
+    parser.add_argument("--peers", default="torchfix,semgrep,ruff")
+    parser.add_argument("--repeat", type=int, default=3, help="runs to take the median of")
+    parser.add_argument(
+        "--jobs", default="", help="comma-separated worker counts for cold scans (e.g. 1,2)"
+    )
+    parser.add_argument(
+        "--whole-parse",
+        action="store_true",
+        help="also time cold scans that parse every file whole (the reference of partial parsing)",
+    )
+    args = parser.parse_args()
+    peers = [peer.strip() for peer in args.peers.split(",") if peer.strip()]
+    jobs = [int(count) for count in args.jobs.split(",") if count.strip()]
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        rules = Path(scratch) / "six.yaml"
+        rules.write_text(SEMGREP_RULES)
+        for tree in args.trees:
+            results.append(
+                (
+                    tree.resolve(),
+                    bench_tree(tree.resolve(), peers, args.repeat, jobs, rules, args.whole_parse),
+                )
+            )
+    print()
+    print(summary(results))
     return 0
 
 
