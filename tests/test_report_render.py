@@ -290,3 +290,14 @@ def test_markdown_tables_parse_as_gfm_tables():
     assert separators and rendered.count("<table") == len(separators)
     assert rendered.count("<details") == rendered.count("</details>")
     assert len(text) < 65_536 * 2  # two projects, each within GitHub's comment limit
+
+
+def test_score_colour_follows_the_verdict_band():
+    expected = {
+        readiness.Verdict.READY: html.COLOURS["safe"],
+        readiness.Verdict.NEEDS_WORK: html.COLOURS["unsafe"],
+        readiness.Verdict.BLOCKED: html.COLOURS["blocker"],
+    }
+    for verdict, colour in expected.items():
+        for penalty in (0.0, 5.0, 50.0, 500.0):
+            assert html.score_colour(readiness.score_from_penalty(penalty, verdict)) == colour

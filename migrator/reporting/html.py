@@ -14,6 +14,7 @@ from markupsafe import Markup, escape
 
 import migrator
 from migrator.reporting.readiness import (
+    BANDS,
     BASIS_LABELS,
     CONSEQUENCE_LABELS,
     EFFORT_ASSUMPTIONS,
@@ -80,10 +81,11 @@ class BarChart:
 
 
 def score_colour(score: int) -> str:
-    """Red below 50, amber below 80, green from 80."""
-    if score < 50:
+    """The colour of the verdict band the score lies in: red blocked, amber needs work, green
+    ready."""
+    if score < BANDS["needs-work"][0]:
         return COLOURS["blocker"]
-    if score < 80:
+    if score < BANDS["ready"][0]:
         return COLOURS["unsafe"]
     return COLOURS["safe"]
 
