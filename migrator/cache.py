@@ -22,6 +22,9 @@ from migrator.model import Applicability, FileResult, Finding, FixInfo, Related,
 
 _FINGERPRINT: str | None = None
 
+#: Set (by ``scan --no-cache``) to keep every cache read and write out of this process.
+NO_CACHE_VARIABLE = "MIGRATE_NO_CACHE"
+
 
 def cache_dir() -> Path:
     configured = os.environ.get("MIGRATE_CACHE_DIR")

@@ -292,6 +292,10 @@ def scan(
         "min_severity": _severity(min_severity),
     }
     stdin_data = sys.stdin.buffer.read() if stdin_filename else b""
+    if no_cache:
+        from migrator.cache import NO_CACHE_VARIABLE
+
+        os.environ[NO_CACHE_VARIABLE] = "1"
     if whole_parse:
         from migrator.engine import PARSE_MODE_VARIABLE
 

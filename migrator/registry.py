@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from migrator.errors import ConfigError, RuleLoadError
 from migrator.rule import Rule
@@ -188,6 +189,107 @@ def catalog_entries(use_cache: bool = True) -> list[CatalogEntry]:
 
 
 _CACHED_CODE = re.compile(r"ROC\d{3}")
+
+#: code -> (the dependency a rule's findings are about, its first release with ROCm support).
+DependencyEntries = dict[str, tuple[str, str | None]]
+
+
+def dependency_entries(use_cache: bool = True) -> DependencyEntries:
+    """The rules whose findings are about one dependency (``Rule.dependency``), cached per
+    catalog version like :func:`catalog_entries`, so that settling a warm scan's findings never
+    imports the rules (and libcst)."""
+
+    def build() -> DependencyEntries:
+        return {
+            rule.code: (rule.dependency, rule.rocm_release)
+            for rule in all_rules()
+            if rule.dependency
+        }
+
+    return _cached("dependencies", build, _valid_dependencies, use_cache)
+
+
+def rule_rationales(use_cache: bool = True) -> dict[str, str]:
+    """Each rule's long rationale (the first paragraph of its "Why it breaks on ROCm" docs
+    section), cached per catalog version so that printing a warm scan never imports the rules."""
+
+    def build() -> dict[str, str]:
+        return {rule.code: rationale_from_doc(rule.doc()) for rule in all_rules()}
+
+    return _cached("rationales", build, _valid_rationales, use_cache)
+
+
+def rationale_from_doc(doc: str) -> str:
+    """The first paragraph of the "Why it breaks on ROCm" section of a rule's docs, on one line."""
+    marker = "## Why it breaks on ROCm"
+    if marker not in doc:
+        return ""
+    section = doc.split(marker, 1)[1].split("\n## ", 1)[0].strip()
+    return " ".join(section.split("\n\n", 1)[0].split())
+
+
+_T = TypeVar("_T")
+
+
+def _cached(
+    name: str, build: Callable[[], _T], valid: Callable[[object], _T], use_cache: bool
+) -> _T:
+    """``build()``, kept in the cache directory per catalog version (data only, validated by
+    ``valid`` when read back; rebuilt when it does not check out)."""
+    from migrator.cache import (
+        NO_CACHE_VARIABLE,
+        CacheInvalid,
+        cache_dir,
+        catalog_fingerprint,
+        load_json,
+        save_json,
+    )
+
+    if not use_cache or os.environ.get(NO_CACHE_VARIABLE):
+        return build()
+    path = cache_dir() / f"{name}-{catalog_fingerprint()}.json"
+    try:
+        return valid(load_json(path))
+    except CacheInvalid:
+        pass
+    value = build()
+    save_json(path, value)
+    return value
+
+
+def _valid_rationales(data: object) -> dict[str, str]:
+    """The cached rationales when they map rule codes to strings."""
+    from migrator.cache import CacheInvalid
+
+    if not isinstance(data, dict) or not all(
+        isinstance(code, str) and _CACHED_CODE.fullmatch(code) and isinstance(text, str)
+        for code, text in data.items()
+    ):
+        raise CacheInvalid("rationales")
+    return dict(data)
+
+
+def _valid_dependencies(data: object) -> DependencyEntries:
+    """The cached dependency map when every entry is a rule code with a package name and an
+    optional release."""
+    from migrator.cache import CacheInvalid
+
+    if not isinstance(data, dict):
+        raise CacheInvalid("dependency map is not an object")
+    entries: DependencyEntries = {}
+    for code, value in data.items():
+        if not (
+            isinstance(code, str)
+            and _CACHED_CODE.fullmatch(code)
+            and isinstance(value, (list, tuple))
+            and len(value) == 2
+            and isinstance(value[0], str)
+            and value[0]
+            and (value[1] is None or isinstance(value[1], str))
+        ):
+            raise CacheInvalid("dependency entry")
+        entries[code] = (value[0], value[1])
+    return entries
 
 
 def _valid_catalog(data: object) -> list[CatalogEntry]:

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from migrator.cache import ResultCache, content_key
 from migrator.config import Config, load_config
@@ -17,15 +18,11 @@ from migrator.model import Applicability, FileResult, Finding, ScanResult, Sever
 from migrator.reexports import ExportSlice, ProjectIndex, current_exports
 from migrator.rule import Rule
 from migrator.sources import FailFile, SkipFile, decode_python, decode_text, read_regular
-from migrator.variants import (
-    VARIANT_KINDS,
-    Variant,
-    plan_variant,
-    sibling_name,
-    wants_variant,
-    write_variants,
-)
 from migrator.versions import ProjectFacts, project_facts
+
+if TYPE_CHECKING:
+    # Imported where used: the fix policy behind it loads libcst, which a warm scan never needs.
+    from migrator.variants import Variant
 
 #: Below this many files to analyse, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 24
@@ -362,7 +359,8 @@ def scan(
     if cache is not None:
         cache.save(set(keys))
     ordered = [results[source.relative] for source in sources if source.relative in results]
-    files = settle(ordered, selection, [source.relative for source in sources], show_guarded, facts)
+    relatives = [source.relative for source in sources]
+    files = settle(ordered, selection, relatives, show_guarded, facts, use_cache)
     files.extend(problems)
     return RootRun(root, ScanResult(str(root), files), config=config)
 
@@ -404,6 +402,7 @@ def settle(
     paths: Sequence[str],
     show_guarded: bool = False,
     facts: ProjectFacts | None = None,
+    use_cache: bool = True,
 ) -> list[FileResult]:
     """The findings a user sees, from every rule's findings of every file: the selection,
     file-level guards (platform-only files, NVIDIA variants with an AMD twin), project-level
@@ -411,13 +410,13 @@ def settle(
     hidden unless ``show_guarded``, and one finding per problem across the root."""
     from migrator.aggregate import aggregate
     from migrator.project import dependency_guard, file_guards, own_packages
-    from migrator.registry import all_rules
+    from migrator.registry import dependency_entries
 
-    codes = selection.codes()
+    codes = selection.codes(use_cache)
     paths = list(paths)
     guarded_files = file_guards(paths)
     own = own_packages(paths)
-    rules = {rule.code: rule for rule in all_rules()}
+    dependencies = dependency_entries(use_cache)
     kept: list[Finding] = []
     for result in results:
         file_guard = guarded_files.get(result.path, "")
@@ -426,9 +425,9 @@ def settle(
                 continue
             if file_guard and not finding.guard:
                 finding = replace(finding, guard=file_guard)
-            rule = rules.get(finding.rule)
-            if rule is not None and rule.dependency and not finding.guard:
-                why = dependency_guard(rule.dependency, rule.rocm_release, own, facts)
+            dependency, rocm_release = dependencies.get(finding.rule, (None, None))
+            if dependency and not finding.guard:
+                why = dependency_guard(dependency, rocm_release, own, facts)
                 if why:
                     finding = replace(finding, guard=why)
             if finding.guard and not show_guarded:
@@ -504,6 +503,8 @@ def fix_tree(
         variants = _variants(root, sources, outcomes, guarded_files, rules, facts)
     if write:
         write_outcomes(root, outcomes)
+        from migrator.variants import write_variants
+
         write_variants(root, variants)
     files.extend(problems)
     run = RootRun(
@@ -522,6 +523,8 @@ def _variants(
 ) -> list[Variant]:
     """ROCm siblings for the container files whose vendor swap fix withheld."""
     by_path = {outcome.relative: outcome for outcome in outcomes}
+    from migrator.variants import VARIANT_KINDS, plan_variant, sibling_name, wants_variant
+
     planned: list[Variant] = []
     for source in sources:
         outcome = by_path.get(source.relative)

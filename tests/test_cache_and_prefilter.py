@@ -52,3 +52,40 @@ def test_parallel_and_serial_agree(tmp_path, scan_json):
     serial = scan_json("--no-cache", "--jobs", "1", str(tmp_path))
     parallel = scan_json("--no-cache", "--jobs", "2", str(tmp_path))
     assert _key(serial) == _key(parallel)
+
+
+WARM_SCAN = """
+import sys
+from migrator.cli import cli
+try:
+    cli.main(["scan", sys.argv[1]], standalone_mode=False)
+except SystemExit:
+    pass
+print("LIBCST-LOADED" if "libcst" in sys.modules else "LIBCST-NOT-LOADED", file=sys.stderr)
+"""
+
+
+def test_a_warm_scan_never_loads_the_rules_or_libcst(tmp_path):
+    """A warm scan answers from cached data: the rationale, dependency and catalog facts it
+    prints come from the cache, so neither the rules nor libcst are imported."""
+    import os
+    import subprocess
+    import sys
+
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "llm_app", project)
+    env = dict(os.environ, MIGRATE_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", WARM_SCAN, str(project)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        for _ in range(2)
+    ]
+    cold, warm = runs
+    assert "LIBCST-LOADED" in cold.stderr  # the first scan parses
+    assert "LIBCST-NOT-LOADED" in warm.stderr, warm.stderr
+    assert warm.stdout == cold.stdout and "Why" in warm.stdout

@@ -74,18 +74,11 @@ def render(
 
 
 def rationale(code: str) -> str:
-    """The first paragraph of a rule's "Why it breaks on ROCm" section (its long rationale)."""
-    from migrator.registry import rule_by_code
+    """The first paragraph of a rule's "Why it breaks on ROCm" section (its long rationale);
+    empty for an unknown code (a finding from an older cache)."""
+    from migrator.registry import rule_rationales
 
-    try:
-        doc = rule_by_code(code).doc()
-    except Exception:  # an unknown code (a finding from an older cache): no rationale
-        return ""
-    marker = "## Why it breaks on ROCm"
-    if marker not in doc:
-        return ""
-    section = doc.split(marker, 1)[1].split("\n## ", 1)[0].strip()
-    return " ".join(section.split("\n\n", 1)[0].split())
+    return rule_rationales().get(code, "")
 
 
 def _rationales(findings: list[Finding], console: Console) -> None:
