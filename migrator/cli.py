@@ -134,6 +134,21 @@ def cli() -> None:
     """Find and rewrite CUDA-only code so PyTorch projects run on AMD GPUs with ROCm."""
 
 
+def _set_for_this_command(name: str, value: str) -> None:
+    """Set an environment variable that this process and its workers read, and put the old
+    value back when the command ends (an in-process caller's later commands never see it)."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
+
+    def restore() -> None:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+    click.get_current_context().call_on_close(restore)
+
+
 def _severity(value: str | None) -> Severity | None:
     if value is None:
         return None
@@ -295,11 +310,11 @@ def scan(
     if no_cache:
         from migrator.cache import NO_CACHE_VARIABLE
 
-        os.environ[NO_CACHE_VARIABLE] = "1"
+        _set_for_this_command(NO_CACHE_VARIABLE, "1")
     if whole_parse:
         from migrator.engine import PARSE_MODE_VARIABLE
 
-        os.environ[PARSE_MODE_VARIABLE] = "whole"
+        _set_for_this_command(PARSE_MODE_VARIABLE, "whole")
 
     def collect() -> list[ScanResult]:
         results = _scan_paths(

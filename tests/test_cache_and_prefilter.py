@@ -75,6 +75,7 @@ def test_a_warm_scan_never_loads_the_rules_or_libcst(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(FIXTURES / "llm_app", project)
     env = dict(os.environ, MIGRATE_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("MIGRATE_NO_CACHE", None)  # a caller's own setting would turn the cache off
     runs = [
         subprocess.run(
             [sys.executable, "-c", WARM_SCAN, str(project)],
@@ -89,3 +90,22 @@ def test_a_warm_scan_never_loads_the_rules_or_libcst(tmp_path):
     assert "LIBCST-LOADED" in cold.stderr  # the first scan parses
     assert "LIBCST-NOT-LOADED" in warm.stderr, warm.stderr
     assert warm.stdout == cold.stdout and "Why" in warm.stdout
+
+
+def test_scan_options_do_not_leak_into_later_commands_of_the_process(tmp_path):
+    """`--no-cache` and `--whole-parse` reach the workers through the environment; an in-process
+    caller (a test runner, an editor plug-in) must get its environment back after the command."""
+    import os
+
+    from click.testing import CliRunner
+
+    from migrator.cache import NO_CACHE_VARIABLE
+    from migrator.cli import cli
+    from migrator.engine import PARSE_MODE_VARIABLE
+
+    project = tmp_path / "project"
+    write(project, "a.py", "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    before = {name: os.environ.get(name) for name in (NO_CACHE_VARIABLE, PARSE_MODE_VARIABLE)}
+    result = CliRunner().invoke(cli, ["scan", "--no-cache", "--whole-parse", str(project)])
+    assert result.exit_code in (0, 1), result.output
+    assert {name: os.environ.get(name) for name in before} == before
