@@ -36,7 +36,13 @@ def test_deep_nesting_costs_one_file(tmp_path):
 def test_a_runaway_file_is_stopped_by_the_time_budget(tmp_path):
     write(tmp_path, "pyproject.toml", "[tool.migrate]\nfile-timeout = 2\n")
     write(tmp_path, "good.py", AMP)
-    write(tmp_path, "huge.py", "import torch.cuda.amp\nx = " + "+".join(["a"] * 20000) + "\n")
+    # the long expression sits in the statement that holds the trigger, so even a partial parse
+    # (only the statements rules can see) has to parse it
+    write(
+        tmp_path,
+        "huge.py",
+        "import torch.cuda.amp\nx = torch.cuda.amp.autocast() + " + "+".join(["a"] * 20000) + "\n",
+    )
 
     began = time.monotonic()
     result = migrate(
