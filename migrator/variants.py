@@ -6,10 +6,9 @@ variant has nothing left that breaks on ROCm and its ROCm versions agree."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from migrator.fixpolicy import WITHHELD, current_facts, vendor_swap_allowed
 from migrator.model import Applicability, Severity
@@ -23,7 +22,8 @@ VARIANT_KINDS = frozenset({"dockerfile"})
 _NVIDIA_NAME = re.compile(r"(?<![a-z0-9])(cuda|nvidia|cu\d{2,3})(?![a-z0-9])", re.IGNORECASE)
 _IMAGE_ROCM = re.compile(r"\brocm/[\w.-]+:(?:rocm)?(\d+)\.(\d+)", re.IGNORECASE)
 _WHEEL_ROCM = re.compile(r"(?:/whl/|\+)rocm(\d+)\.(\d+)", re.IGNORECASE)
-_TORCH_PIN = re.compile(r"\btorch==(\d+)\.(\d+)")
+_WHEEL_ROCM_FULL = re.compile(r"(?:/whl/|\+)rocm(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+_TORCH_PIN = re.compile(r"\btorch==(\d+\.\d+(?:\.\d+)?)")
 _PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|conda|mamba)\s+install\b")
 _ROCM_TORCH_IMAGE = re.compile(r"\brocm/pytorch\b", re.IGNORECASE)
 
@@ -72,19 +72,24 @@ def wants_variant(messages: Sequence[str]) -> bool:
     )
 
 
-def rocm_versions_disagree(text: str, torch_table: dict[str, str]) -> str | None:
+def rocm_versions_disagree(
+    text: str, served: Callable[[str], tuple[str, ...] | None]
+) -> str | None:
     """Why the ROCm versions in ``text`` (base image tag, wheel index, ``+rocm`` local versions,
-    a pinned torch's ROCm build) do not agree, or None."""
+    a pinned torch and the indexes that serve it) do not agree, or None; ``served`` gives the
+    ROCm versions of the indexes serving a torch release (None: nothing known)."""
     found = {f"{m[0]}.{m[1]}" for m in _IMAGE_ROCM.findall(text)}
-    wheels = {f"{m[0]}.{m[1]}" for m in _WHEEL_ROCM.findall(text)}
+    wheels_full = set(_WHEEL_ROCM_FULL.findall(text))
+    wheels = {".".join(w.split(".")[:2]) for w in wheels_full}
     if found and wheels and found != wheels or len(found | wheels) > 1:
         return f"its ROCm versions disagree ({', '.join(sorted(found | wheels))})"
-    for major, minor in _TORCH_PIN.findall(text):
-        built = torch_table.get(f"{major}.{minor}")
-        if built is not None and wheels and ".".join(built.split(".")[:2]) not in wheels:
+    for version in _TORCH_PIN.findall(text):
+        indexes = served(version)
+        if indexes is not None and wheels_full and not wheels_full & set(indexes):
+            have = ", ".join(indexes) if indexes else "none"
             return (
-                f"torch {major}.{minor} has ROCm {built} wheels, but the file installs from "
-                f"ROCm {', '.join(sorted(wheels))}"
+                f"torch {version} is not on the ROCm {', '.join(sorted(wheels_full))} wheel "
+                f"index (ROCm indexes serving it: {have})"
             )
     return None
 
@@ -95,7 +100,7 @@ def plan_variant(
     """The ROCm sibling of one file whose vendor swap was withheld (None: nothing to swap)."""
     from migrator.engine import analyze
     from migrator.registry import all_rules
-    from migrator.ruledata import load_table
+    from rules._torch_builds import indexes_serving
 
     target = sibling_name(relative)
     facts_token = current_facts.set(facts)
@@ -120,8 +125,7 @@ def plan_variant(
                 f"line {first.line} {first.rule}: {first.message.split(';')[0]})"
             ),
         )
-    table: dict[str, Any] = load_table("torch_rocm")
-    disagreement = rocm_versions_disagree(analysis.new_text, dict(table["torch"]))
+    disagreement = rocm_versions_disagree(analysis.new_text, indexes_serving)
     problem = disagreement or torch_source_problem(analysis.new_text)
     if problem:
         return Variant(relative, target, reason=problem)

@@ -15,6 +15,7 @@ from migrator.model import Applicability
 from migrator.runner import fix_tree
 from migrator.variants import rocm_versions_disagree, sibling_name, torch_source_problem
 from migrator.writer import WriteRefused, create_new
+from rules._torch_builds import indexes_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,14 +98,24 @@ def test_sibling_names():
 
 
 def test_rocm_versions_must_agree():
-    table = {"2.5": "6.2", "2.7": "6.3"}
     base = "FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n"
     index = "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/rocm6.2\n"
-    assert "disagree (6.2, 6.3)" in (rocm_versions_disagree(base + index, table) or "")
-    assert rocm_versions_disagree(base.replace("6.3.4", "6.2") + index, table) is None
+    assert "disagree (6.2, 6.3)" in (rocm_versions_disagree(base + index, indexes_serving) or "")
+    assert rocm_versions_disagree(base.replace("6.3.4", "6.2") + index, indexes_serving) is None
     wrong_torch = index.replace("2.5.1", "2.7.0")
-    reason = rocm_versions_disagree(base.replace("6.3.4", "6.2") + wrong_torch, table)
-    assert reason == "torch 2.7 has ROCm 6.3 wheels, but the file installs from ROCm 6.2"
+    reason = rocm_versions_disagree(base.replace("6.3.4", "6.2") + wrong_torch, indexes_serving)
+    assert reason == (
+        "torch 2.7.0 is not on the ROCm 6.2 wheel index (ROCm indexes serving it: 6.3)"
+    )
+    # 2.2.0 was built for ROCm 5.6 only, 2.2.1 for 5.7 only: the patch release decides
+    on_57 = "RUN pip install torch==2.2.0 --index-url https://download.pytorch.org/whl/rocm5.7\n"
+    assert rocm_versions_disagree(on_57, indexes_serving) == (
+        "torch 2.2.0 is not on the ROCm 5.7 wheel index (ROCm indexes serving it: 5.6)"
+    )
+    assert rocm_versions_disagree(on_57.replace("2.2.0", "2.2.1"), indexes_serving) is None
+    # 2.6.0 is on rocm6.1 and rocm6.2.4: both agree
+    on_624 = "RUN pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/rocm6.2.4\n"
+    assert rocm_versions_disagree(on_624, indexes_serving) is None
 
 
 def test_a_variant_that_would_pull_cuda_torch_from_pypi_is_not_written(tmp_path):

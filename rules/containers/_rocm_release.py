@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from .._shell import pip_requirements
-from .._torch_builds import rocm_for_specs
+from .._torch_builds import rocm_for_specs, rocm_index_for
 
 
 def _torch_specs(text: str) -> list[str]:
@@ -23,8 +25,17 @@ def _pinned_rocm(text: str) -> str | None:
     return found[1]
 
 
-def _file_rocm(text: str) -> str | None:
-    """ROCm release for index URLs: the pinned torch's, else the newest table entry."""
-    specs = [spec for spec in _torch_specs(text) if spec and "$" not in spec]
-    found = rocm_for_specs(specs)
-    return None if found is None else found[1]
+_EXTRA = re.compile(
+    r"(--extra-index-url|--find-links|-f|PIP_EXTRA_INDEX_URL|PIP_FIND_LINKS)(\s*=\s*|\s+)[\"']?$"
+)
+_UV = re.compile(r"\buv\s+(pip\s+install|add|sync)\b|\bUV_")
+
+
+def index_choice(text: str, start: int) -> tuple[str | None, str]:
+    """The ROCm index for the CUDA index URL at ``start`` (see ``rocm_index_for``): pip adds an
+    ``--extra-index-url``/``PIP_EXTRA_INDEX_URL`` index to PyPI; uv searches it first."""
+    specs = [spec for spec in _torch_specs(text) if "$" not in spec]
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    extra = _EXTRA.search(before) is not None and _UV.search(before) is None
+    return rocm_index_for(specs, extra=extra)

@@ -7,7 +7,7 @@ from migrator.rule import Invalid, TextRule, Valid
 
 from .._shell import code_lines
 from ..dependencies.pytorch_cuda_wheel_index import cuda_index_edits, url_matches
-from ._rocm_release import _file_rocm
+from ._rocm_release import index_choice
 
 
 class PipCudaWheelIndex(TextRule):
@@ -35,9 +35,11 @@ class PipCudaWheelIndex(TextRule):
     ```
 
     ## Fix safety
-    Unsafe: the ROCm release matches the torch pinned in the same file's pip commands (the
-    newest table entry when torch is unpinned or installed elsewhere). The same logic as
-    ROC802 for requirement files. Nightly indexes are reported without a fix.
+    Unsafe: the ROCm index is the newest one serving the newest torch release that the torch
+    pinned in the same file's pip commands admits (the table of ROC802). Behind pip's
+    `--extra-index-url` or `PIP_EXTRA_INDEX_URL` it is offered only when that torch is bounded
+    to releases the index has, since pip otherwise installs PyPI's newer CUDA build (uv searches
+    the extra index first). Nightly indexes are reported without a fix.
 
     ## References
     - rocm-facts.md §9 (index URL row)
@@ -52,7 +54,7 @@ class PipCudaWheelIndex(TextRule):
     message = "PyTorch CUDA wheel index: installs CUDA builds that find no GPU on ROCm"
     fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"
     applicability = Applicability.UNSAFE
-    fact = "§9 index-url row; [P17][K1]"
+    fact = "§9 index-url row, index releases; [P17][P18][K1]"
     triggers = ("download.pytorch.org/whl/",)
     file_kinds = frozenset({"dockerfile", "shell", "ci-yaml"})
     effort_hours = 0.25
@@ -87,6 +89,16 @@ class PipCudaWheelIndex(TextRule):
             "pip install 'torch>=2.1,<2.2'\n",
         ),
         Invalid(
+            "RUN pip install torch==2.0.1 --index-url https://download.pytorch.org/whl/cu118\n",
+            path="Dockerfile",
+            fixed="RUN pip install torch==2.0.1 --index-url https://download.pytorch.org/whl/rocm5.4.2\n",
+        ),
+        Invalid(
+            "RUN pip install torch --extra-index-url https://download.pytorch.org/whl/cu121\n",
+            path="Dockerfile",
+            fixed=None,
+        ),
+        Invalid(
             "steps:\n  - run: pip install torch --index-url https://download.pytorch.org/whl/nightly/cu126\n",
             path=".github/workflows/nightly.yml",
             fixed=None,
@@ -96,6 +108,9 @@ class PipCudaWheelIndex(TextRule):
     def check(self) -> None:
         text = self.ctx.text
         spans = [(offset, offset + len(code)) for offset, code in code_lines(text)]
-        rocm = _file_rocm(text)
-        for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), rocm):
+
+        def choose(start: int) -> tuple[str | None, str]:
+            return index_choice(text, start)
+
+        for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), choose):
             self.report(start, end, message=message, replacement=replacement)

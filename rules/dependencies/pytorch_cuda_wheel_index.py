@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
 
 from .._dependency_files import conda_file, pyproject_file, requirements_file
-from .._torch_builds import CUDA_INDEX_RE, index_url_for, rocm_for_specs
+from .._torch_builds import CUDA_INDEX_RE, index_url_for, rocm_index_for
+
+IndexChoice = Callable[[int], tuple[str | None, str]]
 
 
 def cuda_index_edits(
-    matches: list[tuple[int, int, re.Match[str]]], rocm: str | None
+    matches: list[tuple[int, int, re.Match[str]]], choose: IndexChoice
 ) -> list[tuple[int, int, str, str | None]]:
-    """(start, end, message, replacement) for each PyTorch CUDA index URL found."""
+    """(start, end, message, replacement) for each PyTorch CUDA index URL found; ``choose``
+    gives, for a URL's offset, the ROCm version of its replacement index or why there is none."""
     out: list[tuple[int, int, str, str | None]] = []
     for start, end, match in matches:
         cuda = match.group("cuda")
         nightly = match.group("nightly")
         page = re.match(r"/[\w.-]", match.string[match.end() : match.end() + 2])
+        rocm, reason = (None, "") if nightly or page else choose(start)
         if nightly or rocm is None or page:
             if nightly:
                 why = (
@@ -29,7 +34,7 @@ def cuda_index_edits(
             elif page:
                 why = "point it at the `whl/rocmX.Y` index of your torch release instead"
             else:
-                why = "no ROCm release is known for the torch pinned here; choose it by hand"
+                why = reason
             out.append(
                 (
                     start,
@@ -89,10 +94,14 @@ class PytorchCudaWheelIndex(TextRule):
     ```
 
     ## Fix safety
-    Unsafe: the ROCm release comes from the torch requirement in the same file (the newest
-    PyTorch minor it admits, per the table 2.0→5.4 … 2.14→7.14; the newest entry when torch is
-    not declared there). Other files may pin a different torch. Nightly indexes are reported
-    without a fix.
+    Unsafe: the ROCm index is the newest one serving the newest torch release the file's torch
+    requirement admits, from the table of which releases each `whl/rocmX.Y` index serves
+    (pytorch.org "previous versions": 2.2.0 is on `rocm5.6`, 2.2.1 on `rocm5.7`, 2.5.1 on
+    `rocm6.1` and `rocm6.2`). With `--extra-index-url` pip takes the highest version from PyPI
+    or the index, so the rewrite is offered only when torch is bounded to releases the ROCm
+    index has (`torch==2.3.1`, `torch>=2.1,<2.2`); an unpinned torch there is reported with the
+    manual step (pin it, or use `--index-url`). Other files may pin a different torch. Nightly
+    indexes are reported without a fix.
 
     ## References
     - rocm-facts.md §9 (index URL row)
@@ -107,7 +116,7 @@ class PytorchCudaWheelIndex(TextRule):
     message = "PyTorch CUDA wheel index: pip installs CUDA builds that find no GPU on ROCm"
     fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"
     applicability = Applicability.UNSAFE
-    fact = "§9 index-url/local-version row; [P17][K1]"
+    fact = "§9 index-url/local-version row, index releases; [P17][P18][K1]"
     triggers = ("download.pytorch.org/whl/",)
     file_kinds = frozenset({"requirements", "pyproject", "conda"})
     effort_hours = 0.25
@@ -155,6 +164,16 @@ class PytorchCudaWheelIndex(TextRule):
             "      - torch==2.5.1\n",
         ),
         Invalid(
+            "--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.2.0\n",
+            path="requirements.txt",
+            fixed="--extra-index-url https://download.pytorch.org/whl/rocm5.6\ntorch==2.2.0\n",
+        ),
+        Invalid(
+            "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch>=2.1\n",
+            path="requirements.txt",
+            fixed=None,
+        ),
+        Invalid(
             "--extra-index-url https://download.pytorch.org/whl/nightly/cu126\n--pre\ntorch\n",
             path="requirements.txt",
             fixed=None,
@@ -179,8 +198,23 @@ class PytorchCudaWheelIndex(TextRule):
         else:
             reqs, entries = conda_file(text)
             spans = [(entry.start, entry.end) for entry in entries if entry.section == "pip"]
-        specs = [req.spec for req in reqs if req.name == "torch" and req.spec]
-        found = rocm_for_specs(specs)
-        rocm = None if found is None else found[1]
-        for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), rocm):
+        specs = [req.spec for req in reqs if req.name == "torch"]
+
+        def choose(start: int) -> tuple[str | None, str]:
+            return rocm_index_for(specs, extra=_extra_index(ctx.kind, text, start))
+
+        for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), choose):
             self.report(start, end, message=message, replacement=replacement)
+
+
+_EXTRA_OPTION = re.compile(r"(--extra-index-url|--find-links|-f)(\s*=\s*|\s+)[\"']?$")
+
+
+def _extra_index(kind: str, text: str, start: int) -> bool:
+    """Whether the index URL at ``start`` is added to PyPI (``--extra-index-url``,
+    ``--find-links``) rather than replacing it: pip then takes the highest version of either.
+    uv and Poetry index tables are searched before PyPI for the packages they have."""
+    if kind == "pyproject":
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    return _EXTRA_OPTION.search(text[line_start:start]) is not None
