@@ -113,7 +113,8 @@ def rocm_index_for(specs: Sequence[str], extra: bool) -> tuple[str | None, str]:
 
 
 def companion_torch_version(package: str, version: str) -> str | None:
-    """The torch version a torchvision/torchaudio version pairs with."""
+    """The torch version a torchvision/torchaudio version pairs with (patch kept:
+    torchvision 0.17.2 → torch 2.2.2)."""
     if package == "torch":
         return version
     offsets: dict[str, int] = load_table("torch_rocm")["companions"]
@@ -125,7 +126,23 @@ def companion_torch_version(package: str, version: str) -> str | None:
         return ".".join(map(str, release))
     if release[0] != 0:
         return None
-    return f"2.{release[1] - offset}"
+    return ".".join(map(str, (2, release[1] - offset, *release[2:])))
+
+
+def rocm_for_companion(package: str, version: str) -> str | None:
+    """ROCm build of a torch/torchvision/torchaudio release: the index serving the paired torch
+    release, else (patch numbers that do not pair exactly) the one index serving every release
+    of that torch minor."""
+    torch_version = companion_torch_version(package, version)
+    if torch_version is None:
+        return None
+    exact = rocm_for_torch_version(torch_version)
+    if exact is not None or package == "torch":
+        return exact
+    minor = ".".join(torch_version.split(".")[:2])
+    shared = [set(ix) for rel, ix in torch_releases() if rel.startswith(f"{minor}.")]
+    common = set.intersection(*shared) if shared else set()
+    return max(common, key=_minor_key) if common else None
 
 
 def index_url_for(rocm: str, nightly: str | None = None) -> str:

@@ -72,3 +72,13 @@ def test_unpinned_torch_behind_extra_index_is_a_manual_step(tmp_path):
         "unless torch is pinned to a release the ROCm index has; pin torch (`torch==X.Y.Z`) "
         "or install it with `--index-url`"
     )
+
+
+def test_companion_pins_follow_the_paired_torch_release():
+    from rules._torch_builds import rocm_for_companion
+
+    assert rocm_for_companion("torchvision", "0.17.2") == "5.7"  # torch 2.2.2
+    assert rocm_for_companion("torchvision", "0.17.0") == "5.6"  # torch 2.2.0
+    assert rocm_for_companion("torchvision", "0.15.2") == "5.4.2"  # pairs with torch 2.0.1
+    assert rocm_for_companion("torchaudio", "2.5.1") == "6.2"
+    assert rocm_for_companion("torch", "2.3.2") is None  # no such torch release

@@ -9,12 +9,7 @@ from migrator.rule import Invalid, TextRule, Valid
 
 from .._requirements import Change, Req, render
 from .._shell import pip_requirements
-from .._torch_builds import (
-    LOCAL_CUDA_RE,
-    companion_torch_version,
-    rocm_for_specs,
-    rocm_for_torch_version,
-)
+from .._torch_builds import LOCAL_CUDA_RE, rocm_for_companion, rocm_for_specs
 
 
 class PipCudaLocalVersion(TextRule):
@@ -119,5 +114,4 @@ class PipCudaLocalVersion(TextRule):
         if req.name != "torch" and specs:
             found = rocm_for_specs(specs)
             return None if found is None else found[1]
-        torch_version = companion_torch_version(req.name, version)
-        return None if torch_version is None else rocm_for_torch_version(torch_version)
+        return rocm_for_companion(req.name, version)

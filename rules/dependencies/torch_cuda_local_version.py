@@ -11,7 +11,7 @@ from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
 from .._torch_builds import (
     LOCAL_CUDA_RE,
-    companion_torch_version,
+    rocm_for_companion,
     rocm_for_specs,
     rocm_for_torch_version,
 )
@@ -128,6 +128,5 @@ class TorchCudaLocalVersion(RequirementRule):
             if specs:
                 found = rocm_for_specs(specs)
                 return None if found is None else found[1]
-            torch_version = companion_torch_version(req.name, version)
-            return None if torch_version is None else rocm_for_torch_version(torch_version)
+            return rocm_for_companion(req.name, version)
         return rocm_for_torch_version(version)
