@@ -4,7 +4,7 @@ NVIDIA, and none emitting an API newer than the project (or the version branch) 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -72,6 +72,21 @@ def nvidia_specific_path(path: str, kind: str) -> bool:
     if kind in ("python", "notebook"):
         return any(token in _PYTHON_NVIDIA_TOKENS for token in tokens)
     return any(token in _NVIDIA_TOKENS or _CU_TAG.match(token) for token in tokens)
+
+
+def imports_nvidia_only_package(modules: Iterable[str]) -> bool:
+    """Whether any imported module belongs to a package that exists only for NVIDIA GPUs
+    (``transformer_engine``, ``tensorrt``, ``cutlass``): such a module is NVIDIA code by purpose."""
+    return any(
+        full == package or full.startswith(package + ".")
+        for full in modules
+        for package in _NVIDIA_ONLY_PACKAGES
+    )
+
+
+def ci_block_is_nvidia(text: str, offset: int) -> bool:
+    """Whether the CI job or step holding ``offset`` exists for NVIDIA (never edited in place)."""
+    return _ci_job_is_nvidia(text, offset) or _ci_step_is_nvidia(text, offset)
 
 
 def _ci_job_is_nvidia(text: str, offset: int) -> bool:
@@ -171,11 +186,7 @@ def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, Versi
 def police_python(context: PythonContext) -> None:
     """Withhold the fixes of a Python file that the project's versions or purpose rule out."""
     facts = current_facts.get() or ProjectFacts()
-    nvidia_only = any(
-        full == package or full.startswith(package + ".")
-        for full in context.imports.bindings.values()
-        for package in _NVIDIA_ONLY_PACKAGES
-    )
+    nvidia_only = imports_nvidia_only_package(context.imports.bindings.values())
     if nvidia_only or nvidia_specific_path(context.path, "python"):
         for raw in _fixable(context.reports):
             _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")

@@ -100,7 +100,7 @@ def plan_variant(
     """The ROCm sibling of one file whose vendor swap was withheld (None: nothing to swap)."""
     from migrator.engine import analyze
     from migrator.registry import all_rules
-    from rules._torch_builds import indexes_serving
+    from migrator.rules._torch_builds import indexes_serving
 
     target = sibling_name(relative)
     facts_token = current_facts.set(facts)
