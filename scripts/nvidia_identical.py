@@ -58,7 +58,7 @@ def _changed_offsets(old: str, new: str) -> list[int]:
     for line in old.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
     matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
-    offsets = []
+    offsets: list[int] = []
     for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
         if tag != "equal":
             offsets.extend(starts[min(i, len(starts) - 1)] for i in range(i1, max(i2, i1 + 1)))
