@@ -41,10 +41,10 @@ class ImportTable:
         table = cls(exports)
         table._collect(module.body)
         if exports is not None:
-            table._follow_reexports(exports)
+            table.follow_reexports(exports)
         return table
 
-    def _follow_reexports(self, exports: ExportSlice) -> None:
+    def follow_reexports(self, exports: ExportSlice) -> None:
         """Bind names imported from a project module that re-exports them to their origin."""
         for local, target in list(self.bindings.items()):
             origin = rewrite(target, exports.exports)

@@ -468,7 +468,7 @@ def imports_from_ast(tree: ast.Module, exports: ExportSlice | None = None) -> Im
     table = ImportTable(exports)
     _collect(table, tree.body, exports)
     if exports is not None:
-        table._follow_reexports(exports)
+        table.follow_reexports(exports)
     return table
 
 

@@ -174,18 +174,11 @@ def catalog_entries(use_cache: bool = True) -> list[CatalogEntry]:
     """(code, name, category) of every rule, from a small file cached per catalog version so
     that a warm scan never imports the rules (and libcst). A cached list that does not check out
     is rebuilt; without ``use_cache`` nothing is read from (or written to) the cache."""
-    from migrator.cache import CacheInvalid, cache_dir, catalog_fingerprint, load_json, save_json
 
-    if not use_cache:
+    def build() -> list[CatalogEntry]:
         return [(rule.code, rule.name, rule.category) for rule in all_rules()]
-    path = cache_dir() / f"catalog-{catalog_fingerprint()}.json"
-    try:
-        return _valid_catalog(load_json(path))
-    except CacheInvalid:
-        pass
-    entries = [(rule.code, rule.name, rule.category) for rule in all_rules()]
-    save_json(path, entries)
-    return entries
+
+    return _cached("catalog", build, _valid_catalog, use_cache)
 
 
 _CACHED_CODE = re.compile(r"ROC\d{3}")
