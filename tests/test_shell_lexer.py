@@ -1,9 +1,11 @@
-"""The one shell lexer (``rules/_shell.lex``) and the helpers built on it agree on quotes,
+"""The one shell lexer (``migrator/shell_lex.lex``) and the helpers built on it agree on quotes,
 escapes and comments, as POSIX sh reads them."""
 
 from __future__ import annotations
 
-from migrator.rules._shell import code_part, command_segments, in_quotes, lex
+from migrator.rules._shell import code_part, command_segments, in_quotes
+
+from migrator.shell_lex import lex
 
 # A line in the shape of a real Dockerfile RUN / entrypoint script: escaped quotes inside a
 # double-quoted argument, then a comment.

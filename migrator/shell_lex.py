@@ -1,0 +1,117 @@
+"""The one shell lexer of the product, shared by the engine (``migrator.textguards``) and the
+rule catalog (``rules/_shell``): shell scripts, Dockerfile ``RUN`` lines, compose commands and CI
+scripts are read with the same quotes, escapes, comments and separators."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+_OPERATORS = ("&&", "||", ";", "|", "&", "(", ")", "`", "$(")
+_WORD_END = " \t\r\n;&|()`"
+
+
+@dataclass(frozen=True, slots=True)
+class Lexeme:
+    """One item of shell-like text: a ``word`` (``value`` with quotes removed and escapes
+    resolved, ``quotes`` the (open, close, quote character) spans inside it), an ``operator``,
+    a ``comment`` or a ``newline`` (an unescaped line end)."""
+
+    kind: str
+    start: int
+    end: int
+    value: str = ""
+    quoted: bool = False
+    quotes: tuple[tuple[int, int, str], ...] = ()
+
+
+def starts_comment(text: str, index: int) -> bool:
+    """Whether the ``#`` at ``index`` starts a shell comment: it begins a word (line start,
+    whitespace or an operator before it). Quotes are the caller's business."""
+    return index == 0 or text[index - 1] in " \t\r\n;&|("
+
+
+_DOUBLE_QUOTE_ESCAPES = '$`"\\\n'
+
+
+def _quoted(text: str, start: int) -> tuple[int, str]:
+    """Where the quoted span opening at ``start`` closes (the end of ``text`` when it never
+    does) and what it holds: nothing escapes inside single quotes; inside double quotes a
+    backslash escapes ``$``, a backquote, ``"``, a backslash and a line end (as in POSIX sh)."""
+    quote = text[start]
+    end = text.find(quote, start + 1)
+    if end == -1:
+        end = len(text)
+    if quote == "'" or text.find("\\", start + 1, end) == -1:
+        return end, text[start + 1 : end]
+    content: list[str] = []
+    position = start + 1
+    while position < len(text):
+        char = text[position]
+        if char == quote:
+            return position, "".join(content)
+        if char == "\\" and text[position + 1 : position + 2] in _DOUBLE_QUOTE_ESCAPES:
+            following = text[position + 1 : position + 2]
+            if following and following != "\n":
+                content.append(following)
+            position += 2
+            continue
+        content.append(char)
+        position += 1
+    return len(text), "".join(content)
+
+
+def lex(text: str) -> Iterator[Lexeme]:
+    """The lexemes of shell-like text, the one shell lexer of the catalog: quotes (a quoted
+    span runs to the same unescaped quote character, over line ends), backslash escapes,
+    line continuations, ``#`` comments that begin a word, and command separators."""
+    position = 0
+    length = len(text)
+    while position < length:
+        char = text[position]
+        if char == "\\" and text.startswith("\\\n", position):
+            position += 2
+            continue
+        if char in " \t\r":
+            position += 1
+            continue
+        if char == "\n":
+            yield Lexeme("newline", position, position + 1)
+            position += 1
+            continue
+        if char == "#" and starts_comment(text, position):
+            end = text.find("\n", position)
+            end = length if end == -1 else end
+            yield Lexeme("comment", position, end)
+            position = end
+            continue
+        operator = next((op for op in _OPERATORS if text.startswith(op, position)), None)
+        if operator is not None:
+            yield Lexeme("operator", position, position + len(operator), operator)
+            position += len(operator)
+            continue
+        start = position
+        value = []
+        quotes: list[tuple[int, int, str]] = []
+        while position < length:
+            char = text[position]
+            if char in _WORD_END:
+                break
+            if char in "\"'":
+                end, content = _quoted(text, position)
+                value.append(content)
+                quotes.append((position, end, char))
+                position = min(length, end + 1)
+                continue
+            if char == "\\" and position + 1 < length:
+                if text[position + 1] == "\n":
+                    break
+                value.append(text[position + 1])
+                position += 2
+                continue
+            value.append(char)
+            position += 1
+        if position == start:  # a character no rule above consumed: skip it
+            position += 1
+            continue
+        yield Lexeme("word", start, position, "".join(value), bool(quotes), tuple(quotes))
