@@ -10,6 +10,8 @@ import bisect
 import re
 from collections.abc import Iterator
 
+from migrator.shell_lex import lex
+
 NON_LINUX = "non-Linux platform branch"
 
 _KEYWORDS = frozenset({"if", "then", "elif", "else", "fi"})
@@ -30,7 +32,6 @@ _COMPARISON = re.compile(
 )
 _CASE = re.compile(r"^\s*case\s+(?P<subject>.+?)\s+in\b")
 _ARM = re.compile(r"^\s*\(?\s*(?P<patterns>[^()]*?)\s*\)")
-_WORD = re.compile(r"[^\s;&|()]+")
 
 
 def regions(text: str, kind: str) -> list[tuple[int, int, str]]:
@@ -67,39 +68,20 @@ class TextGuards:
 
 
 def _words(text: str) -> Iterator[tuple[int, str, bool]]:
-    """(offset, word, starts a command) for each word outside comments and quotes."""
+    """(offset, word as written, starts a command) for each word of the shared shell lexer
+    (``migrator.shell_lex``): comments, quotes, escapes and line continuations read as the
+    rules read them."""
     command_start = True
-    position = 0
-    length = len(text)
-    while position < length:
-        char = text[position]
-        if char == "#" and (position == 0 or text[position - 1] in " \t\n;&|("):
-            end = text.find("\n", position)
-            position = length if end == -1 else end
+    for lexeme in lex(text):
+        if lexeme.kind in {"newline", "operator"}:
+            command_start = command_start or lexeme.value != ")"
             continue
-        if char in "\n;&|(":
-            command_start = True
-            position += 1
+        if lexeme.kind != "word":
             continue
-        if char in " \t\r\\":
-            position += 1
-            continue
-        if char in "\"'`":
-            end = text.find(char, position + 1)
-            end = length if end == -1 else end + 1
-            yield position, text[position:end], False
-            command_start = False
-            position = end
-            continue
-        match = _WORD.match(text, position)
-        if match is None:
-            position += 1
-            continue
-        word = match.group(0)
-        yield position, word, command_start
+        word = text[lexeme.start : lexeme.end]
+        yield lexeme.start, word, command_start and not lexeme.quoted
         # ``then``/``else``/``do`` are followed by a command
-        command_start = word in _KEYWORDS and word != "fi"
-        position = match.end()
+        command_start = not lexeme.quoted and word in _KEYWORDS and word != "fi"
 
 
 def _classify(condition: str) -> tuple[bool, bool]:
