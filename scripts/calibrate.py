@@ -84,7 +84,8 @@ def report_json(project: Path) -> dict[str, Any]:
 
 def scorer_data(project: Path) -> dict[str, Any]:
     """What the scorer consumes for one project: findings without source text, each with its
-    file's role and tier and its subject, plus the AMD-path evidence."""
+    file's role and tier and its subject, plus the AMD-path evidence and the paths of its own
+    CUDA kernel sources."""
     from migrator.reporting.readiness import sites_of
     from migrator.reporting.readiness.assembly import counted, layout_of
     from migrator.runner import scan
@@ -95,6 +96,7 @@ def scorer_data(project: Path) -> dict[str, Any]:
     return {
         "entry_points": len(layout.entry_points),
         "computes": layout.computes,
+        "kernel_sources": list(layout.kernel_sources),
         "amd_path": [
             {
                 "kind": evidence.kind,

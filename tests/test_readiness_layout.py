@@ -220,3 +220,47 @@ def test_an_optional_extra_is_shown_apart(tmp_path):
     extra = [item for item in report.work if "flash" in item.key]
     assert extra and all(item.tier == r.PERIPHERAL for item in extra)
     assert {site.role for item in extra for site in item.sites} == {r.OPTIONAL}
+
+
+def test_kernel_sources_in_core_locations(tmp_path):
+    make_package(tmp_path)
+    write(tmp_path, "csrc/gemm.cu", "__global__ void k() {}\n")
+    write(tmp_path, "csrc/common.cuh", "#pragma once\n")
+    write(tmp_path, "tests/kernels/probe.cu", "__global__ void t() {}\n")
+    write(tmp_path, "app/plugins/fused/kernel.cu", "__global__ void p() {}\n")
+    write(tmp_path, "fa3/setup.py", "from setuptools import setup\nsetup()\n")
+    write(tmp_path, "fa3/fwd.cu", "__global__ void f() {}\n")
+    write(tmp_path, "build/gen.cu", "__global__ void g() {}\n")
+    assert layout_of(tmp_path).kernel_sources == ("csrc/common.cuh", "csrc/gemm.cu")
+
+
+def test_own_kernels_with_a_hip_build_are_credited_not_erased(tmp_path):
+    make_package(tmp_path)
+    write(tmp_path, "csrc/gemm.cu", "__global__ void k() {}\n")
+    unported = report_of(tmp_path)
+    # Without vendor dispatch the rules decide (nothing here): the kernels are not an item.
+    assert [item.key for item in unported.work] == []
+    assert unported.score == 100
+    write(tmp_path, "app/native.py", "import torch\nHIP = torch.version.hip is not None\n")
+    write(tmp_path, "app/__init__.py", "from app import native\n")
+    ported = report_of(tmp_path)
+    kernels = next(item for item in ported.work if item.key == "core:kernels")
+    assert kernels.covered_by and kernels.basis == "port" and kernels.files == ["csrc/gemm.cu"]
+    assert ported.verdict is r.Verdict.READY
+    assert 70 <= ported.score < unported.score
+
+
+def test_an_amd_requirements_file_and_container_keep_an_nvml_tool_out_of_blocked(tmp_path):
+    make_nvml_tool(tmp_path)
+    assert report_of(tmp_path).verdict is r.Verdict.BLOCKED
+    write(
+        tmp_path,
+        "requirements_amd.txt",
+        "--extra-index-url https://download.pytorch.org/whl/rocm6.2\ntorch\n",
+    )
+    write(tmp_path, "Dockerfile.rocm", "FROM rocm/pytorch:latest\n")
+    write(tmp_path, "README.md", "Run with docker: `Dockerfile.rocm`\n")
+    report = report_of(tmp_path)
+    assert {item.kind for item in report.amd_path} == {"requirements", "container"}
+    assert report.verdict is r.Verdict.NEEDS_WORK
+    assert report.deciding[0].key == "core:nvml"

@@ -298,3 +298,102 @@ def test_reports_say_why_an_item_is_opt_in(tmp_path):
     assert report.projects[0].verdict is r.Verdict.READY
     assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in markdown.render(report)
     assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in html.render(report)
+
+
+def test_decorator_arguments_of_a_registered_alternative_are_opt_in():
+    found = facts(
+        """\
+        @backends.register(
+            "flash3",
+            constraints=[check_sm(9, 0)],
+        )
+        def flash3(q):
+            return q
+
+        @backends.register("native", constraints=[check_sm(8, 0)])
+        def native(q):
+            return q
+        """
+    )
+    assert found.opt_in_at(3).startswith("one of 2 implementations registered")
+    assert found.opt_in_at(8) and not found.opt_in_at(7)
+
+
+def test_packages_imported_under_an_availability_check_are_optional():
+    found = facts(
+        """\
+        from .utils import is_xformers_available
+        if is_xformers_available():
+            import xformers
+            import xformers.ops
+        if importlib.util.find_spec("apex") and enabled:
+            from apex import amp
+        if ready():
+            import pynvml
+        """
+    )
+    assert found.optional_imports == frozenset({"xformers", "apex"})
+
+
+def test_an_enable_method_runs_only_when_a_user_calls_it():
+    found = facts(
+        """\
+        import torch
+        class Model:
+            def enable_layerwise_casting(self, storage_dtype=torch.float8_e4m3fn):
+                self.dtype = storage_dtype
+            def forward(self, x):
+                return x
+        """
+    )
+    assert found.opt_in_at(3) == "runs when a user calls `enable_layerwise_casting`"
+    assert found.opt_in_at(4) and not found.opt_in_at(6)
+
+
+def test_a_closure_is_opt_in_when_its_factory_is_called_only_from_opt_in_code(tmp_path):
+    write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "app"\n[project.scripts]\napp = "app.cli:main"\n',
+    )
+    write(tmp_path, "app/__init__.py", "")
+    write(
+        tmp_path,
+        "app/cli.py",
+        """\
+        import torch
+        from app.registry import backends
+
+        def at_least(major):
+            def check(q):
+                return torch.cuda.get_device_capability() >= (major, 0)
+            return check
+
+        def shared(major):
+            def check(q):
+                return torch.cuda.get_device_capability() >= (major, 0)
+            return check
+
+        @backends.register("fa3", constraints=[at_least(9)])
+        def fa3(q):
+            return q
+
+        @backends.register("native", constraints=[shared(8)])
+        def native(q):
+            return q
+
+        def main():
+            shared(7)
+        """,
+    )
+    write(tmp_path, "app/registry.py", "backends = None\n")
+    paths = ["pyproject.toml", "app/__init__.py", "app/cli.py", "app/registry.py"]
+    layout = r.analyze(tmp_path, paths)
+    sites, _ = r.sites_of(
+        [finding("ROC110", "app/cli.py", 6), finding("ROC110", "app/cli.py", 11)], layout
+    )
+    only_opt_in, also_core = sites
+    # `check` is never called by name: whoever calls its factory runs it.
+    assert only_opt_in.role == r.OPT_IN
+    assert only_opt_in.opt_in == "`at_least` is called only from opt-in code"
+    assert also_core.role == r.CORE and not also_core.opt_in

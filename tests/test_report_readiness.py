@@ -143,6 +143,22 @@ def test_findings_of_one_rule_in_one_tier_are_one_work_item():
     assert report.reachable_work == [core] and report.peripheral_work == [peripheral]
 
 
+def test_peripheral_items_count_by_the_heaviest_not_by_their_number():
+    one = project(finding("ROC902", path="pkg/a.py"), finding("ROC902", path="tests/test_a.py"))
+    many = project(
+        finding("ROC902", path="pkg/a.py"),
+        finding("ROC902", path="tests/test_a.py"),
+        finding("ROC903", path="examples/demo.py"),
+        finding("ROC901", path="benchmarks/bench_a.py", severity=Severity.WARNING),
+    )
+    assert len(many.peripheral_work) == 3 and len(one.peripheral_work) == 1
+    assert many.penalty == pytest.approx(one.penalty)
+    assert many.score == one.score
+    # A core item still counts with the decay of its rank.
+    more_core = project(finding("ROC902", path="pkg/a.py"), finding("ROC903", path="pkg/b.py"))
+    assert more_core.penalty > one.penalty
+
+
 def test_a_dependency_and_its_uses_are_one_work_item():
     dependency = replace(CATALOG["ROC906"], category="dependency")
     bnb = replace(CATALOG["ROC902"], code="ROC907", category="bitsandbytes")

@@ -160,6 +160,7 @@ def build_project(
         computes=layout.computes,
         targets=targets,
         covers=coverage(layout.amd_path),
+        kernels=layout.kernel_sources,
     )
     state = readiness(work, layout.amd_path)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]

@@ -12,6 +12,7 @@ Everything here reads files as text (a regex pass over import lines); nothing is
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -94,6 +95,10 @@ _TOOLING_DIRS = frozenset(
         "utils_dev",
     }
 )
+#: CUDA kernel source suffixes: code a ROCm build must hipify and compile.
+_KERNEL_SUFFIXES = (".cu", ".cuh")
+#: At most this many directory entries are looked at for kernel sources.
+_KERNEL_WALK_LIMIT = 200_000
 _NATIVE_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".hip", ".cxx"})
 _DEP_FILES = re.compile(
     r"^(?:requirements[\w.-]*\.(?:txt|in)|pyproject\.toml|setup\.py|setup\.cfg|environment[\w.-]*\.ya?ml|Pipfile|CMakeLists\.txt)$",
@@ -171,16 +176,22 @@ class ProjectLayout:
     root: Path | None = None
     #: Facts read so far, by path (stored data gives them directly).
     known_facts: dict[str, FileFacts] = field(default_factory=dict, repr=False)
-    #: The project's Python files, and (built on first use) where each name is called.
-    python_files: tuple[str, ...] = ()
+    #: Source of the modules the entry points and public modules reach (read once by the import
+    #: analysis), and (built from it on first use) where each name is called.
+    texts: dict[str, str] = field(default_factory=dict, repr=False)
+    #: CUDA kernel sources (``.cu``, ``.cuh``) in core locations: GPU code the project builds
+    #: itself, which runs on ROCm only through a HIP build of it.
+    kernel_sources: tuple[str, ...] = ()
     call_index: dict[str, list[tuple[str, int]]] | None = field(default=None, repr=False)
 
     def callers(self, name: str) -> list[tuple[str, int]]:
-        """(path, line) of every ``name(`` call in the project's Python files (read as text)."""
+        """(path, line) of every ``name(`` call in reachable code (core, lazy and public modules),
+        from the text the import analysis already read: no file is read again."""
         if self.call_index is None:
             self.call_index = {}
-            for relative in self.python_files:
-                text = _read(self.root / relative) if self.root is not None else ""
+            for relative, text in self.texts.items():
+                if tier(self.role_of(relative)) != CORE:
+                    continue
                 line, seen = 1, 0
                 for match in _CALL.finditer(text):
                     line += text.count("\n", seen, match.start())
@@ -195,7 +206,10 @@ class ProjectLayout:
         if self.root is None or not path.endswith(".py"):
             return NO_FACTS
         if path not in self.known_facts:
-            self.known_facts[path] = file_facts(_read(self.root / path), path.rsplit("/", 1)[-1])
+            text = self.texts.get(path)
+            if text is None:
+                text = _read(self.root / path)
+            self.known_facts[path] = file_facts(text, path.rsplit("/", 1)[-1])
         return self.known_facts[path]
 
     def falls_back(self, path: str, line: int) -> bool:
@@ -502,13 +516,46 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     return ProjectLayout(
         roles,
         sorted([*entries, *public]),
-        amd_evidence(root, evidence_roles),
+        amd_evidence(root, evidence_roles, texts),
         dispatch_files=dispatch,
         computes=computes,
         optional_lines=optional_lines,
         root=root,
-        python_files=tuple(path for path in all_paths if path.endswith(".py")),
+        texts=texts,
+        kernel_sources=_kernel_sources(root, nested),
     )
+
+
+def _kernel_sources(root: Path, nested: Iterable[str]) -> tuple[str, ...]:
+    """CUDA kernel sources in core locations: not in tests, examples, benchmarks, docs or tooling
+    (by path), not in a nested sub-project, not in a plugin folder; hidden, excluded and build
+    folders are not entered and symlinks are not followed."""
+    from migrator.discovery import DEFAULT_EXCLUDED_DIRS
+
+    subprojects = tuple(f"{folder}/" for folder in nested)
+    found: list[str] = []
+    seen = 0
+    for directory, folders, files in os.walk(root):
+        folders[:] = sorted(
+            name
+            for name in folders
+            if not name.startswith(".") and name not in DEFAULT_EXCLUDED_DIRS
+        )
+        seen += len(folders) + len(files)
+        if seen > _KERNEL_WALK_LIMIT:
+            break
+        base = Path(directory).relative_to(root).as_posix()
+        for name in files:
+            if not name.lower().endswith(_KERNEL_SUFFIXES):
+                continue
+            relative = name if base == "." else f"{base}/{name}"
+            if (
+                path_role(relative) == CORE
+                and not relative.startswith(subprojects)
+                and not _plugin_module(relative)
+            ):
+                found.append(relative)
+    return tuple(sorted(found))
 
 
 def _plugin_module(relative: str) -> bool:
@@ -642,8 +689,11 @@ def _is_public_package_module(relative: str, init_dirs: set[str]) -> bool:
     )
 
 
-def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
-    """Signs of an existing AMD path in core, deployment and documentation files."""
+def amd_evidence(
+    root: Path, roles: Mapping[str, str], texts: Mapping[str, str] | None = None
+) -> list[Evidence]:
+    """Signs of an existing AMD path in core, deployment and documentation files (``texts``: the
+    source of modules already read, by path)."""
     found: list[Evidence] = []
     seen_kinds: dict[str, int] = {}
 
@@ -674,7 +724,8 @@ def amd_evidence(root: Path, roles: Mapping[str, str]) -> list[Evidence]:
                 add("docs", relative, "AMD install guide", _read(root / relative, 400_000))
             continue
         if tier(role) == CORE and (name.endswith(".py") or name == "CMakeLists.txt"):
-            match = _DISPATCH.search(_read(root / relative))
+            known = texts.get(relative) if texts is not None else None
+            match = _DISPATCH.search(known if known is not None else _read(root / relative))
             if match and tier(role) == CORE:
                 add("dispatch", relative, f"vendor dispatch in code (`{match.group(0).strip()}`)")
     readme = next(

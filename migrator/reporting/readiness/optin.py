@@ -6,10 +6,12 @@ it, or that falls back when a CUDA-only piece is missing. The scorer weighs such
 - a fallback: the body of a ``try`` whose handler catches what a missing package, binary, library
   or kernel raises (``ImportError``, ``OSError``, ``RuntimeError``, ``Exception``, an NVML error)
   and goes on without raising: a crash there degrades the feature instead;
-- an optional package: a package this file imports inside such a ``try`` (its uses only run
-  where it is installed);
+- an optional package: a package this file imports inside such a ``try`` or under an
+  availability check (``if is_xformers_available():``): its uses only run where it is installed;
+- a feature switch: a function named ``enable_<feature>``, which runs when a user calls it;
 - a registered alternative: one of several functions or classes registered under a name by the
-  same decorator (an attention backend, a quantizer), chosen by configuration;
+  same decorator (an attention backend, a quantizer), chosen by configuration, with the
+  decorator's arguments;
 - a default-off branch: ``if flag:`` where ``flag`` is a parameter of the enclosing function
   that defaults to ``False`` or ``None``;
 - an optional extra in ``setup.py``: an ``extras_require`` value, or an assignment to a name
@@ -65,10 +67,15 @@ class FileFacts:
 
     def function_at(self, line: int) -> str:
         """The name of the innermost function around ``line``, or ``""``."""
-        around = [
+        around = self.functions_at(line)
+        return around[0] if around else ""
+
+    def functions_at(self, line: int) -> list[str]:
+        """The names of the functions around ``line``, innermost first."""
+        around = sorted(
             (last - first, name) for first, last, name in self.functions if first <= line <= last
-        ]
-        return min(around)[1] if around else ""
+        )
+        return [name for _, name in around]
 
 
 NO_FACTS = FileFacts()
@@ -115,12 +122,33 @@ def _try_facts(tree: ast.AST) -> tuple[list[Range], set[str]]:
             continue
         fallbacks.append(_span(node.body))
         if caught & IMPORT_ERRORS:
-            for inner in (child for statement in node.body for child in ast.walk(statement)):
-                if isinstance(inner, ast.Import):
-                    optional.update(alias.name.split(".")[0] for alias in inner.names)
-                elif isinstance(inner, ast.ImportFrom) and inner.module and not inner.level:
-                    optional.add(inner.module.split(".")[0])
+            optional.update(_imported(node.body))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _availability_check(node.test):
+            optional.update(_imported(node.body))
     return fallbacks, optional
+
+
+def _availability_check(test: ast.expr) -> bool:
+    """Whether a test asks if a package is installed (``is_xformers_available()``,
+    ``importlib.util.find_spec("x")``), alone or in an ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_availability_check(value) for value in test.values)
+    if not isinstance(test, ast.Call):
+        return False
+    name = _name(test.func)
+    return (name.startswith(("is_", "_is_")) and name.endswith("_available")) or name == "find_spec"
+
+
+def _imported(body: list[ast.stmt]) -> set[str]:
+    """Top-level packages imported (absolutely) anywhere in ``body``."""
+    found: set[str] = set()
+    for inner in (child for statement in body for child in ast.walk(statement)):
+        if isinstance(inner, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in inner.names)
+        elif isinstance(inner, ast.ImportFrom) and inner.module and not inner.level:
+            found.add(inner.module.split(".")[0])
+    return found
 
 
 def _registrar(decorator: ast.expr) -> str:
@@ -142,7 +170,9 @@ def _registered(tree: ast.AST) -> list[tuple[int, int, str]]:
             for decorator in node.decorator_list:
                 registry = _registrar(decorator)
                 if registry:
-                    groups[registry].append((node.lineno, node.end_lineno or node.lineno))
+                    # The decorator's arguments (constraints, checks) belong to the alternative.
+                    first = min(item.lineno for item in node.decorator_list)
+                    groups[registry].append((first, node.end_lineno or node.lineno))
     return [
         (first, last, f"one of {len(ranges)} implementations registered with `{registry}`")
         for registry, ranges in groups.items()
@@ -204,6 +234,22 @@ def _flag_tested(test: ast.expr, flags: set[str]) -> str:
     return ""
 
 
+def _enablers(tree: ast.AST) -> list[tuple[int, int, str]]:
+    """Functions named ``enable_<feature>`` (``enable_layerwise_casting``,
+    ``enable_xformers_memory_efficient_attention``): a feature a user turns on by calling them;
+    their signature (defaults) and body run only then."""
+    return [
+        (
+            min([node.lineno, *(item.lineno for item in node.decorator_list)]),
+            node.end_lineno or node.lineno,
+            f"runs when a user calls `{node.name}`",
+        )
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith("enable_")
+    ]
+
+
 def _extras(tree: ast.AST) -> list[tuple[int, int, str]]:
     """Optional extras of a ``setup.py``."""
     found: list[Range] = []
@@ -233,7 +279,7 @@ def file_facts(text: str, name: str) -> FileFacts:
     except (SyntaxError, ValueError):
         return NO_FACTS
     fallbacks, optional = _try_facts(tree)
-    opt_in = [*_registered(tree), *_default_off(tree)]
+    opt_in = [*_registered(tree), *_default_off(tree), *_enablers(tree)]
     if name == "setup.py":
         opt_in += _extras(tree)
     functions = tuple(

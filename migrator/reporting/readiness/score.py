@@ -10,7 +10,9 @@
                             opt-in code 0.1
         size factor:        1 + 0.25 x log2(files), at most 2
         x 0.5 when the project's AMD path provides for the item
-    penalty = sum of the weights, heaviest first, the n-th (from 0) times 0.75 ** n
+    penalty = sum of the core and deployment weights, heaviest first, the n-th (from 0) times
+              0.75 ** n, then the heaviest peripheral weight as one more term of that series
+              (peripheral items are shown apart; the worst of them counts, not their number)
     score   = the verdict's band, placed in it by the penalty:
               low + (high - low) x 0.5 ^ (penalty / 12)
               ready 70-100, needs work 35-69, blocked 0-34
@@ -30,7 +32,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from migrator.reporting.readiness.layout import CORE, DEPLOY, Evidence
+from migrator.reporting.readiness.layout import CORE, DEPLOY, PERIPHERAL, Evidence
 from migrator.reporting.readiness.workitems import AMD_PATH_CREDIT, WorkItem
 
 #: Penalty that halves the score.
@@ -58,7 +60,9 @@ FORMULA_LINES: tuple[str, ...] = (
     "(plugins, registered alternatives, default-off branches, optional extras)",
     "size factor = 1 + 0.25 x log2(files), at most 2",
     f"x {1 - AMD_PATH_CREDIT:g} when the project's AMD path provides for the item",
-    f"penalty = sum of the weights, heaviest first, the n-th (from 0) times {RANK_DECAY:g}^n",
+    f"penalty = sum of the core and deployment weights, heaviest first, the n-th (from 0) times "
+    f"{RANK_DECAY:g}^n, then the heaviest peripheral weight as one more term (the worst "
+    "peripheral item counts, not how many there are)",
     f"score = low + (high - low) x 0.5 ^ (penalty / {HALF_LIFE:g}), in the verdict's band: "
     + ", ".join(
         f"{verdict.replace('-', ' ')} {low}-{high}" for verdict, (low, high) in BANDS.items()
@@ -116,10 +120,20 @@ def score_from_penalty(penalty: float, verdict: Verdict = Verdict.READY) -> int:
     return max(low, min(high, round(low + (high - low) * factor)))
 
 
+def penalty_of_items(items: Sequence[WorkItem]) -> float:
+    """Penalty points of work items: core and deployment items heaviest first with a decay, then
+    the heaviest peripheral item as one more term. Tests, examples, benchmarks and unreachable
+    code are many small items in a large repository; counting each would rank a project by the
+    size of its examples folder rather than by what its users run."""
+    weights = sorted((item.weight for item in items if item.tier != PERIPHERAL), reverse=True)
+    apart = max((item.weight for item in items if item.tier == PERIPHERAL), default=0.0)
+    weights.append(apart)
+    return sum(weight * RANK_DECAY**rank for rank, weight in enumerate(weights))
+
+
 def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> Readiness:
     """Score and verdict of a project's work items."""
-    weights = sorted((item.weight for item in items), reverse=True)
-    penalty = sum(weight * RANK_DECAY**rank for rank, weight in enumerate(weights))
+    penalty = penalty_of_items(items)
     reachable = [item for item in items if item.tier in (CORE, DEPLOY) and not item.covered_by]
     ports = [
         item

@@ -267,7 +267,12 @@ def target_matrix(
             replace(entry, share=1.0, weight=entry.weight / entry.share)
             for entry in work
             if entry.share
-            and any(target_matches(targets_of.get(rule, ("all",)), target) for rule in entry.rules)
+            and (
+                not entry.rules  # an item no rule raised (the project's own kernels): everywhere
+                or any(
+                    target_matches(targets_of.get(rule, ("all",)), target) for rule in entry.rules
+                )
+            )
         ]
         state = readiness(applying, amd_path)
         summaries.append(

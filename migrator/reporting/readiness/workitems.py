@@ -56,6 +56,8 @@ BASIS_LABELS: dict[str, str] = {
 AMD_PATH_CREDIT = 0.5
 #: What covers an item whose every site is in a file that dispatches on the vendor.
 DISPATCHED = "vendor dispatch in the same file"
+#: What covers the project's own CUDA kernels when its code dispatches on the vendor.
+KERNELS_COVERED = "a HIP build of its kernels; which kernels it leaves out is not checked"
 #: Hours to review the automatic fixes of one work item.
 FIX_REVIEW_HOURS = 0.25
 #: Hours of a port (a new backend or kernel), before the per-file increment.
@@ -138,20 +140,26 @@ def opt_in_reason(layout: ProjectLayout, path: str, line: int, subject: str) -> 
     why = facts.opt_in_at(line)
     if why:
         return why
-    function = facts.function_at(line)
-    if not function or function.startswith("__") or layout.root is None:
+    if layout.root is None:
         return ""
-    # A helper whose every call from reachable code is itself opt-in is opt-in too.
-    calls = [
-        (caller, at)
-        for caller, at in layout.callers(function)
-        if tier_of_role(layout.role_of(caller)) == CORE
-    ]
-    if calls and all(
-        layout.role_of(caller) == OPT_IN or layout.facts(caller).opt_in_at(at)
-        for caller, at in calls
-    ):
-        return f"`{function}` is called only from opt-in code"
+    # A helper whose every call from reachable code is itself opt-in is opt-in too. A function
+    # that nothing calls by name is a closure: whoever calls the function around it runs it.
+    for function in facts.functions_at(line):
+        if function.startswith("__"):
+            return ""
+        calls = [
+            (caller, at)
+            for caller, at in layout.callers(function)
+            if tier_of_role(layout.role_of(caller)) == CORE
+        ]
+        if not calls:
+            continue
+        if all(
+            layout.role_of(caller) == OPT_IN or layout.facts(caller).opt_in_at(at)
+            for caller, at in calls
+        ):
+            return f"`{function}` is called only from opt-in code"
+        return ""
     return ""
 
 
@@ -334,9 +342,11 @@ def work_items(
     computes: bool = True,
     targets: Sequence[str] = (),
     covers: Mapping[str, str] | None = None,
+    kernels: Sequence[str] = (),
 ) -> list[WorkItem]:
     """Group sites into work items (heaviest first) and weigh them; ``covers`` maps a subject
-    (package) to the AMD-path evidence that provides for it."""
+    (package) to the AMD-path evidence that provides for it; ``kernels`` are the project's own
+    CUDA kernel sources in core locations (an item when its code dispatches to a HIP build)."""
     covers = covers or {}
     groups: dict[tuple[str, str], list[Site]] = {}
     for site in sites:
@@ -376,10 +386,46 @@ def work_items(
                 share=share,
             )
         )
+    if kernels and "dispatch" in amd_kinds:
+        items.append(kernel_item(kernels))
     items.sort(
         key=lambda item: (-item.weight, list(CONSEQUENCE_POINTS).index(item.consequence), item.key)
     )
     return items
+
+
+def kernel_item(kernels: Sequence[str]) -> WorkItem:
+    """The project's own CUDA kernels, built for ROCm by its own HIP path: credited as covered by
+    that path, but still weighed, because the scan does not read kernels and cannot tell which of
+    them the HIP build leaves out or runs slower (a kernel library's ROCm port has its own gaps)."""
+    sites = [
+        Site(
+            rule="",
+            category="kernels",
+            severity="warning",
+            path=path,
+            line=0,
+            fixable=False,
+            subject="kernels",
+            consequence="crash-path",
+            tier=CORE,
+            role=CORE,
+        )
+        for path in kernels
+    ]
+    weight = CONSEQUENCE_POINTS["crash-path"] * _size(len(kernels)) * (1.0 - AMD_PATH_CREDIT)
+    return WorkItem(
+        key=f"{CORE}:kernels",
+        title=f"the project's own CUDA kernels ({len(kernels)} source file(s))",
+        tier=CORE,
+        consequence="crash-path",
+        basis="port",
+        sites=sites,
+        rules=[],
+        hours=0.0,
+        weight=round(weight, 3),
+        covered_by=KERNELS_COVERED,
+    )
 
 
 def _covered(group: Sequence[Site], amd_kinds: frozenset[str]) -> str:
