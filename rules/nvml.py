@@ -354,7 +354,9 @@ class NvmlDeviceQuery(_NvmlResolver):
     `get_device_name` returns `str` where old pynvml returned `bytes`. The torch telemetry
     calls still need `pynvml` installed on CUDA builds (and `amdsmi` on ROCm builds).
     `nvmlDeviceGetPowerUsage` is never rewritten: `torch.cuda.power_draw()` is mW on CUDA
-    and W on ROCm.
+    and W on ROCm. `nvmlDeviceGetCount()` is rewritten only when no other NVML query or handle
+    stays in the file: a count of the visible GPUs driving `nvmlDeviceGetHandleByIndex(i)` (a
+    physical index) would visit the wrong GPUs on NVIDIA and still fail on ROCm.
 
     ## References
     - ROCm/amdsmi `py-interface/README.md`, `include/amd_smi/amdsmi.h`
@@ -409,6 +411,18 @@ class NvmlDeviceQuery(_NvmlResolver):
             line=5,
         ),
         Invalid(
+            "import pynvml\n\nfor i in range(pynvml.nvmlDeviceGetCount()):\n"
+            "    h = pynvml.nvmlDeviceGetHandleByIndex(i)\n",
+            line=3,
+            fixed=None,
+        ),
+        Invalid(
+            "import pynvml\n\nfor i in range(pynvml.nvmlDeviceGetCount()):\n"
+            "    print(pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i)))\n",
+            fixed="import torch\n\nfor i in range(torch.cuda.device_count()):\n"
+            "    print(torch.cuda.get_device_name(i))\n",
+        ),
+        Invalid(
             "import torch\nimport pynvml\n\n"
             "t = pynvml.nvmlDeviceGetTemperature(pynvml.nvmlDeviceGetHandleByIndex(0), "
             "pynvml.NVML_TEMPERATURE_GPU)\n",
@@ -431,6 +445,10 @@ class NvmlDeviceQuery(_NvmlResolver):
         super().__init__(ctx)
         self._handled: set[int] = set()
         self._no_fix: set[int] = set()
+        self._handle_calls: list[int] = []
+        self._consumed: set[int] = set()
+        self._kept_query = False
+        self._counts: list[tuple[cst.Call, str]] = []  # (call, NVML function)
 
     def _message(self, function: str) -> str:
         entry = _table()["functions"].get(function)
@@ -476,6 +494,7 @@ class NvmlDeviceQuery(_NvmlResolver):
         if index is None:
             return
         self._handled.add(id(call))
+        self._consumed.add(id(call.args[0].value))
         replacement, imports = self._torch(fields[node.attr.value], index)
         self.report(
             node,
@@ -492,14 +511,16 @@ class NvmlDeviceQuery(_NvmlResolver):
         if function is None or not function.startswith(_QUERY_PREFIXES):
             return
         if function.startswith(_PLUMBING):
+            self._handle_calls.append(id(node))
             return
         entry = _table()["functions"].get(function, {})
         replacement: cst.BaseExpression | None = None
         imports: list[tuple[str, str | None]] = []
         fix = entry.get("fix") if id(node) not in self._no_fix else None
         if fix == "count" and not node.args:
-            replacement, imports = self._torch(entry["torch"], None)
-        elif fix == "by-index":
+            self._counts.append((node, function))  # decided at the module's end
+            return
+        if fix == "by-index":
             index = _handle_index(self, node)
             extra = [argument for argument in node.args][1:]
             allowed = entry.get("second_arg")
@@ -514,6 +535,8 @@ class NvmlDeviceQuery(_NvmlResolver):
             )
             if index is not None and ok:
                 replacement, imports = self._torch(entry["template"], index)
+                self._consumed.add(id(node.args[0].value))
+        self._kept_query = self._kept_query or replacement is None
         self.report(
             node,
             message=self._message(function),
@@ -521,6 +544,30 @@ class NvmlDeviceQuery(_NvmlResolver):
             imports=imports,
             remove_imports=_nvml_removals(self.ctx, node) if replacement is not None else (),
         )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # A GPU count from torch (visible GPUs) next to NVML calls that stay (physical indexes,
+        # every GPU) would loop over the wrong devices on NVIDIA and still fail on ROCm: the
+        # count is rewritten only when no NVML query or handle is left in the file.
+        kept = self._kept_query or any(h not in self._consumed for h in self._handle_calls)
+        for node, function in self._counts:
+            message = self._message(function)
+            if kept:
+                self.report(
+                    node,
+                    message=f"{message} No automatic fix here: the file keeps NVML calls "
+                    "indexed by physical GPU, which a count of the visible GPUs would not match; "
+                    "move them to torch.cuda or amdsmi together",
+                )
+                continue
+            replacement, imports = self._torch(_table()["functions"][function]["torch"], None)
+            self.report(
+                node,
+                message=message,
+                replacement=replacement,
+                imports=imports,
+                remove_imports=_nvml_removals(self.ctx, node),
+            )
 
     def _matches(self, value: cst.BaseExpression, allowed: list[str]) -> bool:
         if isinstance(value, cst.Integer):
