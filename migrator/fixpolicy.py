@@ -192,9 +192,18 @@ def police_python(context: PythonContext) -> None:
             _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")
         return
     swap = vendor_swap_allowed.get()
+    flags = availability_flags(context.module)
     for raw in _fixable(context.reports):
         if raw.rule.replaces_vendor and not swap:
             _withhold(raw, _KERNEL_REASON)
+            continue
+        flag = _flag_over(context, raw.node, flags) if raw.rule.category in _KERNELS else None
+        if flag:
+            _withhold(
+                raw,
+                f"this code already runs only when `{flag}` is set, after its optional import "
+                "succeeded, and the other branch is the fallback; it is left as written",
+            )
             continue
         if not raw.requires:
             continue
@@ -202,6 +211,72 @@ def police_python(context: PythonContext) -> None:
         if reason:
             _withhold(raw, reason)
     _couple(context.reports)
+
+
+#: Rule categories whose fixes replace or dispatch a vendor kernel package.
+_KERNELS = frozenset({"flash-attn", "xformers", "apex"})
+
+
+def availability_flags(module: cst.Module) -> set[str]:
+    """Module-level names set to ``True`` in a ``try`` body after an import, where the ``try``
+    catches ``ImportError`` (``try: import flash_attn; HAS_FLASH_ATTN = True``)."""
+    flags: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.Try) or not isinstance(statement.body, cst.IndentedBlock):
+            continue
+        if not any(_catches_import_error(handler) for handler in statement.handlers):
+            continue
+        seen_import = False
+        for line in statement.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if isinstance(small, cst.Import | cst.ImportFrom):
+                    seen_import = True
+                elif (
+                    seen_import
+                    and isinstance(small, cst.Assign)
+                    and isinstance(small.value, cst.Name)
+                    and small.value.value == "True"
+                ):
+                    flags.update(
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    )
+    return flags
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = {(kind.value if isinstance(kind, cst.Element) else kind) for kind in kinds}
+    return any(
+        isinstance(name, cst.Name)
+        and name.value in {"ImportError", "ModuleNotFoundError", "Exception"}
+        for name in names
+    )
+
+
+def _flag_over(context: PythonContext, node: cst.CSTNode, flags: set[str]) -> str | None:
+    """The availability flag whose truth an enclosing ``if``/conditional expression requires
+    for ``node`` to run (``if HAS_X:``, ``if HAS_X and ...:``), or None."""
+    if not flags:
+        return None
+    child = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, cst.If | cst.IfExp) and child is ancestor.body:
+            test = ancestor.test
+            required = [test]
+            while required:
+                current = required.pop()
+                if isinstance(current, cst.BooleanOperation) and isinstance(
+                    current.operator, cst.And
+                ):
+                    required.extend((current.left, current.right))
+                elif isinstance(current, cst.Name) and current.value in flags:
+                    return current.value
+        child = ancestor
+    return None
 
 
 def _couple(reports: Sequence[RawPythonFinding]) -> None:

@@ -256,3 +256,49 @@ def test_scan_shows_the_withheld_reason_instead_of_a_fix(tmp_path):
     offered = scaler_finding()
     assert offered.fix is not None and offered.fix.applicability is Applicability.SAFE
     assert "no automatic fix" not in offered.message
+
+
+def test_kernel_code_under_a_module_level_availability_flag_is_left(tmp_path):
+    """`if HAS_FLASH_ATTN:` where the flag is set True only after `import flash_attn` succeeded
+    already dispatches: the flash-attn call and the `flash_attention_2` request inside stay as
+    written (a dispatch there would be redundant); the same call outside the branch is fixed."""
+    attn = (
+        "import torch.nn.functional as F\n"
+        "try:\n"
+        "    from flash_attn import flash_attn_func\n"
+        "    HAS_FLASH_ATTN = True\n"
+        "except ImportError:\n"
+        "    flash_attn_func = None\n"
+        "    HAS_FLASH_ATTN = False\n"
+        "def attend(q, k, v):\n"
+        "    if HAS_FLASH_ATTN and q.is_cuda:\n"
+        "        return flash_attn_func(q, k, v)\n"
+        "    return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    model = (
+        "from transformers import AutoModelForCausalLM\n"
+        "HAS_FA = False\n"
+        "try:\n"
+        "    import flash_attn  # noqa: F401\n"
+        "    HAS_FA = True\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "def load(name):\n"
+        "    if HAS_FA:\n"
+        '        return AutoModelForCausalLM.from_pretrained(name, attn_implementation="flash_attention_2")\n'
+        "    return AutoModelForCausalLM.from_pretrained(name)\n"
+    )
+    root = _project(
+        tmp_path, {"requirements.txt": "torch>=2.5\n", "attn.py": attn, "model.py": model}
+    )
+    texts, left = _fix(root, unsafe=True)
+    assert texts == {}
+    reason = "already runs only when `{}` is set, after its optional import succeeded"
+    assert any(m.startswith("ROC403") and reason.format("HAS_FA") in m for m in left["model.py"])
+    assert any(
+        m.startswith("ROC400") and reason.format("HAS_FLASH_ATTN") in m for m in left["attn.py"]
+    )
+    # without the flag the same call is rewritten to dispatch
+    (root / "attn.py").write_text(attn.replace("HAS_FLASH_ATTN and q.is_cuda", "q.is_cuda"))
+    texts, _ = _fix(root, unsafe=True)
+    assert "if flash_attn_func is not None" in texts["attn.py"]
