@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 #: Project module -> {bound name: qualified external target}.
 Exports = Mapping[str, Mapping[str, str]]
+#: The unindented import lines of a file: (line number, the absolute modules each names).
+TopImports = list[tuple[int, list[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +79,18 @@ def absolute(module: str, current: str, is_package: bool) -> str | None:
     return ".".join([*base, rest] if rest else base) or None
 
 
-def import_bindings(text: str, current: str, is_package: bool) -> tuple[dict[str, str], set[str]]:
+def import_bindings(
+    text: str, current: str, is_package: bool, top: TopImports | None = None
+) -> tuple[dict[str, str], set[str]]:
     """(name -> qualified target) bound by the import lines of a module's text, and what it
-    imports (``import a.b`` -> ``a.b``; ``from a import b`` -> ``a.b``), both absolute."""
+    imports (``import a.b`` -> ``a.b``; ``from a import b`` -> ``a.b``), both absolute; with
+    ``top``, also collects each unindented import line and the modules it names."""
     bindings: dict[str, str] = {}
     modules: set[str] = set()
-    for statement in _import_statements(text):
+    for line, unindented, statement in _import_lines(text):
+        named: list[str] = []
+        if top is not None and unindented:
+            top.append((line, named))
         plain = statement[7:] if statement.startswith("import ") else None
         if plain is not None:
             for part in plain.split(","):
@@ -91,6 +99,7 @@ def import_bindings(text: str, current: str, is_package: bool) -> tuple[dict[str
                     continue
                 target, local = alias.group(1), alias.group(2)
                 modules.add(target)
+                named.append(target)
                 if local:
                     bindings[local] = target
                 else:
@@ -101,6 +110,7 @@ def import_bindings(text: str, current: str, is_package: bool) -> tuple[dict[str
         module = absolute(head.strip(), current, is_package)
         if module is None or not names:
             continue
+        named.append(module)
         names = names.strip().strip("()")
         if names.strip() == "*":
             continue
@@ -112,12 +122,14 @@ def import_bindings(text: str, current: str, is_package: bool) -> tuple[dict[str
             local = alias.group(2) or name
             bindings[local] = f"{module}.{name}"
             modules.add(f"{module}.{name}")
+            named.append(f"{module}.{name}")
     return bindings, modules
 
 
-def _import_statements(text: str) -> Iterator[str]:
+def _import_lines(text: str) -> Iterator[tuple[int, bool, str]]:
     """Each ``import ...`` / ``from ... import ...`` statement of a text, on one line
-    (parenthesised and backslash-continued name lists joined; comments dropped)."""
+    (parenthesised and backslash-continued name lists joined; comments dropped), with its
+    1-based line number and whether the line starts unindented."""
     lines = text.split("\n")
     index = 0
     while index < len(lines):
@@ -125,6 +137,8 @@ def _import_statements(text: str) -> Iterator[str]:
         index += 1
         if "import" not in line:
             continue
+        number = index
+        unindented = line[:1] not in (" ", "\t")
         statement = line.split("#", 1)[0].strip()
         if not statement.startswith(("import ", "from ")):
             continue
@@ -136,7 +150,7 @@ def _import_statements(text: str) -> Iterator[str]:
         for part in statement.split(";"):
             part = part.strip()
             if part.startswith(("import ", "from ")):
-                yield " ".join(part.split())
+                yield number, unindented, " ".join(part.split())
 
 
 class ProjectIndex:
@@ -153,6 +167,9 @@ class ProjectIndex:
         self._external: dict[str, dict[str, str]] = {}
         self._roots: set[str] = set()
         self._names: dict[str, str] = {}  # relative path -> module name
+        #: relative path -> its text and its unindented import lines (every Python file)
+        self.sources: dict[str, str] = {}
+        self.top_imports: dict[str, TopImports] = {}
 
     @classmethod
     def build(cls, texts: Iterable[tuple[str, str]]) -> ProjectIndex:
@@ -173,6 +190,14 @@ class ProjectIndex:
             names[name] = (relative, text)
         for name in ambiguous:
             del names[name]
+        named = {relative for relative, _ in names.values()}
+        for relative, text in files:
+            # files with no unique module name: only their own top-level imports are read
+            if relative not in named and "import" in text:
+                lines: TopImports = []
+                import_bindings(text, module_name(relative, packages) or "", False, lines)
+                index.sources[relative] = text
+                index.top_imports[relative] = lines
         index.modules = {name: relative for name, (relative, _) in names.items()}
         index._names = {relative: name for name, (relative, _) in names.items()}
         index._roots = {name.split(".", 1)[0] for name in names}
@@ -180,7 +205,10 @@ class ProjectIndex:
             if "import" not in text:
                 continue
             index._texts[name] = text
-            bindings, used = import_bindings(text, name, relative.endswith("__init__.py"))
+            top: TopImports = []
+            bindings, used = import_bindings(text, name, relative.endswith("__init__.py"), top)
+            index.sources[relative] = text
+            index.top_imports[relative] = top
             index._raw[name] = bindings
             project = {target for target in used if index._project(target)}
             if project:

@@ -360,7 +360,7 @@ def scan(
         cache.save(set(keys))
     ordered = [results[source.relative] for source in sources if source.relative in results]
     relatives = [source.relative for source in sources]
-    files = settle(ordered, selection, relatives, show_guarded, facts, use_cache)
+    files = settle(ordered, selection, relatives, show_guarded, facts, use_cache, index)
     files.extend(problems)
     return RootRun(root, ScanResult(str(root), files), config=config)
 
@@ -403,12 +403,15 @@ def settle(
     show_guarded: bool = False,
     facts: ProjectFacts | None = None,
     use_cache: bool = True,
+    index: ProjectIndex | None = None,
 ) -> list[FileResult]:
     """The findings a user sees, from every rule's findings of every file: the selection,
-    file-level guards (platform-only files, NVIDIA variants with an AMD twin), project-level
-    guards (a dependency the project is, or declares at a ROCm-capable version), guarded code
-    hidden unless ``show_guarded``, and one finding per problem across the root."""
+    file-level guards (platform-only files, NVIDIA variants with an AMD twin, modules written
+    on a CUDA-only kernel toolkit, found from ``index``), project-level guards (a dependency
+    the project is, or declares at a ROCm-capable version), guarded code hidden unless
+    ``show_guarded``, and one finding per problem across the root."""
     from migrator.aggregate import aggregate
+    from migrator.cuda_only import cuda_only_modules, rocm_path, settle_finding
     from migrator.project import dependency_guard, file_guards, own_packages
     from migrator.registry import dependency_entries
 
@@ -417,6 +420,8 @@ def settle(
     guarded_files = file_guards(paths)
     own = own_packages(paths)
     dependencies = dependency_entries(use_cache)
+    cuda_only = cuda_only_modules(index) if index is not None else {}
+    rocm = rocm_path(index, cuda_only) if index is not None and cuda_only else ""
     kept: list[Finding] = []
     for result in results:
         file_guard = guarded_files.get(result.path, "")
@@ -425,6 +430,8 @@ def settle(
                 continue
             if file_guard and not finding.guard:
                 finding = replace(finding, guard=file_guard)
+            if result.path in cuda_only:
+                finding = settle_finding(finding, cuda_only, rocm)
             dependency, rocm_release = dependencies.get(finding.rule, (None, None))
             if dependency and not finding.guard:
                 why = dependency_guard(dependency, rocm_release, own, facts)
@@ -475,12 +482,15 @@ def fix_tree(
         if dependency_guard(rule.dependency, rule.rocm_release, own, facts)
     }
     index = project_index(sources)
+    from migrator.cuda_only import cuda_only_modules
+
+    cuda_only = cuda_only_modules(index)
     tasks = [
         _Task(
             str(s.path),
             s.relative,
             s.kind,
-            None if s.relative in guarded_files else level,
+            None if s.relative in guarded_files or s.relative in cuda_only else level,
             codes,
             True,
             facts,
@@ -496,6 +506,7 @@ def fix_tree(
         selection,
         [s.relative for s in sources],
         facts=facts,
+        index=index,
     )
     variants = []
     if level is Applicability.UNSAFE:

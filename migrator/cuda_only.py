@@ -1,0 +1,333 @@
+"""Modules that never run on a ROCm build because they are written on a CUDA-only kernel
+toolkit (the CuTe DSL's ``cutlass``, ``cuda.bindings``, PyCUDA, TensorRT), directly or through
+project modules that are.
+
+Found once per scan from the re-export index's unindented import lines (a top-level import
+outside ``try``/``if``/``def``; a candidate line is confirmed by the tokenizer, so an import in
+a docstring does not count; nothing is imported or run). Such a module's findings are moot on
+ROCm: they are guarded (hidden, ``--show-guarded`` shows them marked, never fixed), and the
+module is reported once, by ROC902 at its toolkit import, merged per folder. An importer is
+CUDA-only by design too when it is a test or benchmark, or lies in a folder where most modules
+are written on the toolkit (the CUDA-only component itself); any other importer is left alone.
+Computed at settle time from every file's text, so a warm scan needs no extra cache key."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+
+from migrator.model import Finding, Severity
+from migrator.reexports import ProjectIndex
+
+#: The rule that reports a CUDA-only module (``rules/cuda_only_module.py``).
+RULE = "ROC902"
+#: Path words of tests and benchmarks: importing a CUDA-only module makes them CUDA-only by design.
+_TEST_WORDS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench"})
+#: A line that tests for a ROCm build (``if torch.version.hip``, ``elif IS_ROCM:``).
+_BRANCH = re.compile(r"^[ \t]*(?:if|elif)\b([^\n]*)", re.MULTILINE)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@cache
+def toolkits() -> dict[str, str]:
+    """Import names of the kernel toolkits (``rules/data/no_equivalent.toml``) -> label."""
+    from migrator.ruledata import load_table
+
+    table = load_table("no_equivalent")
+    out: dict[str, str] = {}
+    entries = {**table.get("packages", {}), **table.get("toolkits", {})}
+    for key in table.get("kernel_toolkits", ()):
+        entry = entries[key]
+        for module in entry["modules"]:
+            out[module] = str(entry["label"])
+    return out
+
+
+def toolkit_of(module: str) -> str | None:
+    """The toolkit import name ``module`` belongs to (itself or a parent), else None."""
+    for name in toolkits():
+        if module == name or module.startswith(name + "."):
+            return name
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """Why a module never runs on ROCm: its import at ``line`` of ``imported`` (the toolkit
+    module, or a project module that is CUDA-only), and the module written on the toolkit."""
+
+    line: int
+    imported: str
+    toolkit: str
+    root: str
+    root_line: int
+    via: str = ""
+    #: For a module written on the toolkit: the folder its finding is merged under, and the
+    #: modules outside the CUDA-only set that import it at top level (``path:line``).
+    folder: str = ""
+    importers: tuple[str, ...] = ()
+
+    def reason(self) -> str:
+        """The guard text of the module's findings."""
+        if not self.line:
+            return (
+                f"never runs on ROCm: its package `{self.imported}` ({self.via}) needs "
+                f"`{self.toolkit}` ({self.root}:{self.root_line})"
+            )
+        if not self.via:
+            return f"never runs on ROCm: the module imports `{self.imported}` at line {self.line}"
+        return (
+            f"never runs on ROCm: the module imports `{self.imported}` at line {self.line}, "
+            f"which needs `{self.toolkit}` ({self.root}:{self.root_line})"
+        )
+
+
+def _test_like(relative: str) -> bool:
+    parts = relative.split("/")
+    name = parts[-1]
+    return (
+        bool(set(parts[:-1]) & _TEST_WORDS)
+        or name.startswith(("test_", "bench"))
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def _folder(relative: str) -> str:
+    return relative.rpartition("/")[0]
+
+
+class _Lines:
+    """Lines where a statement really starts with ``import``/``from`` at column 0 (tokenized
+    on demand, once per file)."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self._sources = sources
+        self._lines: dict[str, frozenset[int]] = {}
+
+    def confirmed(self, relative: str, line: int) -> bool:
+        if not line:  # a module inside a package: importing it runs the package first
+            return True
+        lines = self._lines.get(relative)
+        if lines is None:
+            lines = self._lines[relative] = _import_starts(self._sources.get(relative, ""))
+        return line in lines
+
+
+def _import_starts(text: str) -> frozenset[int]:
+    out: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and token.start[1] == 0:
+                if token.string in {"import", "from"}:
+                    out.add(token.start[0])
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return frozenset()
+    return frozenset(out)
+
+
+def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
+    """Python files of the project that never run on a ROCm build, each with its cause."""
+    lines = _Lines(index.sources)
+    roots = {name.split(".", 1)[0] for name in index.modules}
+    heads = {name.split(".", 1)[0] for name in toolkits()} - roots
+    direct: dict[str, Cause] = {}
+    for relative, top in index.top_imports.items():
+        for line, named in top:
+            hit = next((m for m in named if m.split(".", 1)[0] in heads and toolkit_of(m)), None)
+            if hit is not None and lines.confirmed(relative, line):
+                toolkit = toolkit_of(hit) or hit
+                direct[relative] = Cause(line, hit, toolkit, relative, line)
+                break
+    if not direct:
+        return {}
+    importers = _importers(index)
+    imports_of: dict[str, set[str]] = {}
+    for imported, edges in importers.items():
+        for importer, line, _ in edges:
+            if line:  # explicit imports only: every module of a package imports its package
+                imports_of.setdefault(importer, set()).add(imported)
+    components = _components(index.sources, direct)
+
+    def allowed(importer: str, cause: Cause) -> bool:
+        if _test_like(importer):
+            return True
+        return any(
+            importer.startswith(folder + "/")
+            for folder in components
+            if cause.root.startswith(folder + "/")
+        )
+
+    def closure(seeds: Mapping[str, Cause]) -> dict[str, Cause]:
+        found = dict(seeds)
+        queue = deque(sorted(seeds))
+        while queue:
+            imported = queue.popleft()
+            cause = found[imported]
+            for importer, line, name in importers.get(imported, ()):
+                if importer in found or not allowed(importer, cause):
+                    continue
+                if not lines.confirmed(importer, line):
+                    continue
+                found[importer] = Cause(
+                    line, name, cause.toolkit, cause.root, cause.root_line, imported
+                )
+                queue.append(importer)
+        return found
+
+    # a module written on the toolkit that also imports a CUDA-only project module is a
+    # consequence of it; what no chain reaches (an import cycle) stays a root
+    everything = closure(direct)
+    consequences = {
+        relative
+        for relative in direct
+        if any(
+            imported in everything
+            and imported != relative
+            and allowed(relative, everything[imported])
+            for imported in imports_of.get(relative, ())
+        )
+    }
+    seeds = {relative: cause for relative, cause in direct.items() if relative not in consequences}
+    found = closure(seeds)
+    missing = {relative: direct[relative] for relative in direct if relative not in found}
+    if missing:
+        found = closure({**seeds, **missing})
+    return _describe_roots(found, importers, lines)
+
+
+def _describe_roots(
+    found: dict[str, Cause],
+    importers: Mapping[str, list[tuple[str, int, str]]],
+    lines: _Lines,
+) -> dict[str, Cause]:
+    """Give each module written on the toolkit its folder (a test's is the folder of a
+    non-test module on the same toolkit: one CUDA-only component, one finding) and the
+    modules outside the set that import it at top level."""
+    outside: dict[str, set[str]] = {}
+    for imported, cause in found.items():
+        for importer, line, _ in importers.get(imported, ()):
+            if line and importer not in found and lines.confirmed(importer, line):
+                outside.setdefault(cause.root, set()).add(f"{importer}:{line}")
+    roots = sorted(relative for relative, cause in found.items() if not cause.via)
+    sizes: dict[tuple[str, str], int] = {}
+    for relative in roots:
+        if not _test_like(relative):
+            key = (found[relative].toolkit, _folder(relative))
+            sizes[key] = sizes.get(key, 0) + 1
+    components: dict[str, str] = {}
+    for (toolkit, folder), _ in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+        components.setdefault(toolkit, folder)
+    for relative in roots:
+        cause = found[relative]
+        folder = _folder(relative)
+        if _test_like(relative):
+            folder = components.get(cause.toolkit, folder)
+        found[relative] = replace(
+            cause, folder=folder or ".", importers=tuple(sorted(outside.get(relative, ())))
+        )
+    return found
+
+
+def _targets(index: ProjectIndex, name: str) -> list[tuple[str, str]]:
+    """Project files executed by importing ``name`` (the module and its parent packages)."""
+    parts = name.split(".")
+    out = []
+    for end in range(1, len(parts) + 1):
+        module = ".".join(parts[:end])
+        relative = index.modules.get(module)
+        if relative is not None:
+            out.append((relative, module))
+    return out
+
+
+def _importers(index: ProjectIndex) -> dict[str, list[tuple[str, int, str]]]:
+    """Project file -> the files importing it at top level (importer, line, module name)."""
+    out: dict[str, list[tuple[str, int, str]]] = {}
+    packages = {
+        relative[: -len("/__init__.py")]: name
+        for name, relative in index.modules.items()
+        if relative.endswith("/__init__.py")
+    }
+    for importer, top in sorted(index.top_imports.items()):
+        folder = _folder(importer)
+        while folder:
+            package = packages.get(folder)
+            init = f"{folder}/__init__.py"
+            if package is not None and init != importer:
+                out.setdefault(init, []).append((importer, 0, package))
+            folder = _folder(folder)
+        for line, named in top:
+            for name in named:
+                for target, module in _targets(index, name):
+                    if target != importer:
+                        out.setdefault(target, []).append((importer, line, module))
+    return out
+
+
+def _components(sources: Iterable[str], direct: Mapping[str, Cause]) -> set[str]:
+    """Folders (not the root) where most Python files are written on a kernel toolkit."""
+    totals: dict[str, int] = {}
+    for relative in sources:
+        totals[_folder(relative)] = totals.get(_folder(relative), 0) + 1
+    counts: dict[str, int] = {}
+    for relative in direct:
+        counts[_folder(relative)] = counts.get(_folder(relative), 0) + 1
+    return {
+        folder
+        for folder, count in counts.items()
+        if folder and 2 * count >= totals.get(folder, count) and count >= 2
+    }
+
+
+def rocm_path(index: ProjectIndex, excluded: Mapping[str, Cause]) -> str:
+    """``path:line`` of the project's first branch on a ROCm build outside ``excluded`` (the
+    project already runs on ROCm in some form), "" when there is none."""
+    # imported here: the guard facility loads libcst, which a warm scan otherwise never needs
+    from migrator.guards import ROCM_TOKENS, tokens
+
+    for relative in sorted(index.sources):
+        if relative in excluded:
+            continue
+        text = index.sources[relative]
+        if "hip" not in text and "rocm" not in text.lower():
+            continue
+        for match in _BRANCH.finditer(text):
+            test = match.group(1)
+            if "torch.version.hip" in test or any(
+                set(tokens(word)) & ROCM_TOKENS for word in _WORD.findall(test)
+            ):
+                return f"{relative}:{text.count(chr(10), 0, match.start()) + 1}"
+    return ""
+
+
+def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> Finding:
+    """A finding in a CUDA-only module: guarded, except the module's own ROC902 finding, which
+    is merged per folder (at info when the project already has a ROCm path)."""
+    cause = causes.get(finding.path)
+    if cause is None or finding.guard:
+        return finding
+    if finding.rule != RULE or cause.via:
+        return replace(finding, guard=cause.reason())
+    finding = replace(finding, aggregate="project", problem=f"{RULE}:{cause.folder}")
+    message = finding.message.split(" (+", 1)[0]
+    if cause.importers:
+        more = len(cause.importers) - 1
+        others = f" (and {more} more)" if more else ""
+        message += (
+            f"; `{cause.importers[0]}`{others} imports it at top level and cannot be imported"
+            " on ROCm either"
+        )
+        return replace(finding, message=message)
+    if rocm:
+        message += (
+            f"; nothing else imports it at top level and the project already has a ROCm code"
+            f" path ({rocm}), so it is most likely NVIDIA-only by design"
+        )
+        return replace(finding, severity=Severity.INFO, message=message)
+    return finding

@@ -1,0 +1,115 @@
+"""ROC902: a module written on a CUDA-only kernel toolkit (the CuTe DSL's ``cutlass``,
+``cuda.bindings``, PyCUDA, TensorRT) never runs on a ROCm build. The engine
+(``migrator.cuda_only``) guards the module's other findings and those of the tests and
+component modules that import it, and merges these findings per folder."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from migrator.cuda_only import toolkit_of, toolkits
+from migrator.imports import dotted_name
+from migrator.model import Severity
+from migrator.rule import Invalid, PythonRule, Valid
+
+
+def _imported(small: cst.BaseSmallStatement) -> str | None:
+    """The toolkit module an import statement names, else None."""
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            name = dotted_name(alias.name)
+            if name is not None and toolkit_of(name):
+                return name
+    elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+        module = dotted_name(small.module)
+        if module is None:
+            return None
+        if toolkit_of(module):
+            return module
+        if not isinstance(small.names, cst.ImportStar):
+            for alias in small.names:
+                full = f"{module}.{alias.name.value}" if isinstance(alias.name, cst.Name) else ""
+                if full and toolkit_of(full):
+                    return full
+    return None
+
+
+class CudaOnlyModule(PythonRule):
+    """
+    ## What it does
+    Flags a module that imports a CUDA-only kernel toolkit at top level (not inside `try`,
+    `if` or a function): NVIDIA's CUTLASS CuTe DSL (`cutlass`), cuda-python (`cuda.bindings`,
+    `cuda.core`, `from cuda import cudart`), PyCUDA or TensorRT. One finding per module, at the
+    first such import; the modules of one folder are one finding (the others are related
+    sites).
+
+    ## Why it breaks on ROCm
+    These toolkits exist only for NVIDIA GPUs: the module's kernels are written for them, so
+    the module never runs on a ROCm build. Its other findings (capability gates, FP8 dtypes,
+    warp sizes) are moot and are hidden (`migrate scan --show-guarded` shows them, marked), as
+    are those of the tests and benchmarks that import it at top level, and of the modules of a
+    folder written mostly on the toolkit. When the project already branches on ROCm builds
+    elsewhere, the module is most likely NVIDIA-only by design and the finding is `info`.
+
+    ## Example
+    ```python
+    import cutlass
+    import cutlass.cute as cute
+    ```
+
+    ## Manual migration
+    Keep the module NVIDIA-only and import it only where an NVIDIA GPU is present (an import
+    guard or a vendor branch), with a portable path (Triton, torch ops) on ROCm; or port the
+    kernels (Triton, `hip-python` for cuda-python, MIGraphX for TensorRT).
+
+    ## References
+    - NVIDIA CUTLASS DSL quick start (docs.nvidia.com/cutlass): the `nvidia-cutlass-dsl` wheel
+      needs the NVIDIA driver of its CUDA toolkit
+    - NVIDIA/cuda-python: Python access to the CUDA platform
+    """
+
+    code = "ROC902"
+    parse_scope = "statement"
+    name = "cuda-only-module"
+    category = "no-rocm-equivalent"
+    severity = Severity.WARNING
+    message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
+    fact = "§9 cutlass, pycuda/cuda-python, tensorrt rows; [K3][K7]"
+    triggers = ("cutlass", "cuda", "pycuda", "tensorrt")
+    effort_hours = 8.0
+    valid = [
+        Valid("try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n"),
+        Valid("def compile_kernel():\n    import cutlass.cute as cute\n    return cute\n"),
+        Valid('"""Example:\nimport cutlass\n"""\nimport torch\n'),
+        Valid("import torch\n\nif torch.version.hip is None:\n    import cutlass\n"),
+        Valid("from .cuda import kernels\nimport torch.cuda\n"),
+        Valid("import numba\nfrom numba import cuda\n"),
+    ]
+    invalid = [
+        Invalid("import torch\nimport cutlass\nimport cutlass.cute as cute\n", line=2, column=1),
+        Invalid("from cutlass.cute.runtime import from_dlpack\n", count=1),
+        Invalid("import cuda.bindings.driver as cuda\n"),
+        Invalid("from cuda import cudart\n"),
+        Invalid("import tensorrt as trt\n"),
+    ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not toolkits():
+            return
+        for statement in node.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                module = _imported(small)
+                if module is None:
+                    continue
+                toolkit = toolkit_of(module) or module
+                self.report(
+                    statement,
+                    message=(
+                        f"this module imports `{module}` ({toolkits()[toolkit]}), which has no "
+                        "ROCm build: the module never runs on ROCm; keep it NVIDIA-only behind "
+                        "an import guard with a portable path, or port its kernels"
+                    ),
+                )
+                return

@@ -1,0 +1,176 @@
+"""Modules written on a CUDA-only kernel toolkit (``migrator.cuda_only``, ROC902), on small
+projects shaped like FlashAttention-4's ``flash_attn/cute`` next to a ROCm-aware package: one
+finding per CUDA-only folder at its toolkit import, the other findings in those modules and in
+the tests importing them guarded (hidden, shown marked), never fixed, and followed by a warm
+scan when the imported module changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import write
+
+# a kernel module written on the CuTe DSL, with a per-line finding (an OCP FP8 dtype, ROC120)
+KERNEL = """\
+import math
+
+import cutlass
+import cutlass.cute as cute
+import torch
+
+SCALE_DTYPE = torch.float8_e4m3fn
+
+
+def tile(n):
+    return math.ceil(n / 128)
+"""
+# a second module of the same component, importing the first (a consequence, not a root)
+FORWARD = """\
+import cutlass
+import torch
+
+from mypkg.cute.kernel import SCALE_DTYPE, tile
+
+OUT = torch.float8_e4m3fn
+"""
+INIT = "from mypkg.cute.forward import OUT\n"
+# the portable package: it branches on ROCm builds, and uses the component only lazily
+PORTABLE = """\
+import torch
+
+
+def attention(q, k, v):
+    if torch.version.hip:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    from mypkg.cute.forward import OUT
+    return OUT
+"""
+TEST = """\
+import torch
+
+from mypkg.cute.forward import OUT
+
+
+def test_scale():
+    assert torch.float8_e4m3fn == OUT
+"""
+FP8 = "`torch.float8_e4m3fn`"
+
+
+def _project(root: Path) -> None:
+    write(root, "mypkg/__init__.py", "")
+    write(root, "mypkg/attention.py", PORTABLE)
+    write(root, "mypkg/cute/__init__.py", INIT)
+    write(root, "mypkg/cute/kernel.py", KERNEL)
+    write(root, "mypkg/cute/forward.py", FORWARD)
+    write(root, "tests/test_cute.py", TEST)
+
+
+def _sites(report: dict) -> list[tuple[str, int, int, str, str]]:
+    return [
+        (f["path"], f["line"], f["column"], f["rule"], f.get("guard", ""))
+        for f in report["findings"]
+    ]
+
+
+def test_a_cuda_only_component_is_one_finding_at_its_toolkit_import(tmp_path, scan_json):
+    _project(tmp_path)
+    report = scan_json("--select", "ROC120,ROC902", str(tmp_path))
+    assert _sites(report) == [("mypkg/cute/kernel.py", 3, 1, "ROC902", "")]
+    (finding,) = report["findings"]
+    # nothing outside imports it at top level and the project has a ROCm path: info
+    assert finding["severity"] == "info"
+    assert "`cutlass`" in finding["message"]
+    assert "mypkg/attention.py:5" in finding["message"]
+    assert finding["related"] == []
+
+
+def test_findings_in_cuda_only_modules_are_guarded_and_shown_marked(tmp_path, scan_json):
+    _project(tmp_path)
+    shown = _sites(scan_json("--select", "ROC120,ROC902", "--show-guarded", str(tmp_path)))
+    assert (
+        "mypkg/cute/kernel.py",
+        7,
+        15,
+        "ROC120",
+        "never runs on ROCm: the module imports `cutlass` at line 3",
+    ) in shown
+    via = "which needs `cutlass` (mypkg/cute/kernel.py:3)"
+    assert (
+        "mypkg/cute/forward.py",
+        6,
+        7,
+        "ROC120",
+        f"never runs on ROCm: the module imports `mypkg.cute.kernel` at line 4, {via}",
+    ) in shown
+    # the test of the component imports it at top level: CUDA-only by design too
+    assert (
+        "tests/test_cute.py",
+        7,
+        12,
+        "ROC120",
+        f"never runs on ROCm: the module imports `mypkg.cute.forward` at line 3, {via}",
+    ) in shown
+    # the portable package is not touched
+    assert not [site for site in shown if site[0] == "mypkg/attention.py"]
+
+
+def test_an_import_inside_try_does_not_make_a_module_cuda_only(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "mypkg/fp4.py",
+        "import torch\n\ntry:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n\n"
+        "SCALE = torch.float8_e4m3fn\n",
+    )
+    write(
+        tmp_path,
+        "mypkg/doc.py",
+        '"""Usage:\nimport cutlass\n"""\nimport torch\n\nX = torch.float8_e4m3fn\n',
+    )
+    sites = _sites(scan_json("--select", "ROC120,ROC902", str(tmp_path)))
+    assert sites == [("mypkg/doc.py", 6, 5, "ROC120", ""), ("mypkg/fp4.py", 8, 9, "ROC120", "")]
+
+
+def test_a_portable_module_importing_it_at_top_level_is_named_not_hidden(tmp_path, scan_json):
+    _project(tmp_path)
+    write(
+        tmp_path,
+        "mypkg/train.py",
+        "import torch\n\nfrom mypkg.cute.kernel import tile\n\nX = torch.float8_e4m3fn\n",
+    )
+    report = scan_json("--select", "ROC120,ROC902", str(tmp_path))
+    sites = _sites(report)
+    assert ("mypkg/train.py", 5, 5, "ROC120", "") in sites
+    (module,) = [f for f in report["findings"] if f["rule"] == "ROC902"]
+    assert module["severity"] == "warning"
+    assert "`mypkg/train.py:3` imports it at top level" in module["message"]
+
+
+def test_a_warm_scan_follows_a_change_of_the_imported_module(tmp_path, scan_json):
+    _project(tmp_path)
+    select = ("--select", "ROC120,ROC902")
+    assert [s[0] for s in _sites(scan_json(*select, str(tmp_path)))] == ["mypkg/cute/kernel.py"]
+    # the kernel module is ported (no toolkit any more): its importers' findings come back,
+    # though their own text (and so their cache entry) did not change
+    write(
+        tmp_path,
+        "mypkg/cute/kernel.py",
+        KERNEL.replace("import cutlass\nimport cutlass.cute as cute\n", ""),
+    )
+    write(tmp_path, "mypkg/cute/forward.py", FORWARD.replace("import cutlass\n", "\n"))
+    sites = _sites(scan_json(*select, str(tmp_path)))
+    assert ("tests/test_cute.py", 7, 12, "ROC120", "") in sites
+    assert ("mypkg/cute/forward.py", 6, 7, "ROC120", "") in sites
+    assert not [s for s in sites if s[3] == "ROC902"]
+
+
+def test_fix_leaves_a_cuda_only_module_as_it_is(tmp_path, run_cli):
+    _project(tmp_path)
+    amp = "import torch\n\nwith torch.cuda.amp.autocast():\n    pass\n"
+    kernel = write(tmp_path, "mypkg/cute/kernel.py", KERNEL + amp.replace("import torch\n", ""))
+    portable = write(tmp_path, "mypkg/amp.py", amp)
+    before = kernel.read_text()
+    result = run_cli("fix", "--select", "ROC520", str(tmp_path))
+    assert result.exit_code in (0, 1), result.output
+    assert kernel.read_text() == before
+    assert 'torch.amp.autocast("cuda")' in portable.read_text()
