@@ -408,6 +408,8 @@ def test_pr_body_claims_only_what_a_receipt_shows(receipt, claims_amd):
     score = project.score
     assert f"**{score} → {score}** / 100" in summary and ": unchanged." in summary
     assert "Decided by:" in summary
+    # The footer states the formula the score follows (the verdict's band), not an older one.
+    assert "score = low + (high - low) x 0.5 ^ (penalty / 12), in the verdict's band" in body
     if verification is None:
         assert "not run (pass --verify); nothing was run" in summary
     else:

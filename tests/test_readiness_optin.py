@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from migrator.model import FileResult, Finding, ScanResult, Severity, Status
-from migrator.reporting import html, markdown
+from migrator.reporting import html, markdown, report_json
 from migrator.reporting import readiness as r
 from migrator.reporting.readiness.optin import file_facts
 
@@ -298,6 +298,13 @@ def test_reports_say_why_an_item_is_opt_in(tmp_path):
     assert report.projects[0].verdict is r.Verdict.READY
     assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in markdown.render(report)
     assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in html.render(report)
+    project = report_json.report_dict(report)["projects"][0]
+    assert project["peripheral_work_items"][0]["opt_in"] == (
+        "a branch taken only when `use_cudnn` is turned on"
+    )
+    assert project["verdict"] == "ready" and project["band"] == [70, 100]
+    assert project["verdict_rule"] == "nothing reachable from the entry points breaks on ROCm"
+    assert 70 <= project["score"] <= 100
 
 
 def test_decorator_arguments_of_a_registered_alternative_are_opt_in():

@@ -277,6 +277,12 @@ def test_an_amd_container_covers_container_files():
     points = r.CONSEQUENCE_POINTS[item.consequence]
     assert points > 0 and item.weight == pytest.approx(points * 0.5 * (1 - r.AMD_PATH_CREDIT))
     assert report.verdict is r.Verdict.READY
+    # Nothing else is left: what the AMD path takes care of is what the verdict names.
+    assert report.deciding == [item]
+    assert report.verdict_reason().startswith(
+        "nothing reachable from the entry points breaks on ROCm; the project ships an AMD path"
+        " — decided by: container file `Dockerfile`"
+    )
 
 
 def test_effort_is_per_work_item_with_its_basis():

@@ -156,6 +156,14 @@ def test_json_validates_against_the_schema():
     project = document["projects"][0]
     assert project["blockers"][0]["kind"] == "blocker"
     assert document["formula"]["half_life"] == readiness.HALF_LIFE
+    assert document["formula"]["bands"] == {
+        "ready": [70, 100],
+        "needs-work": [35, 69],
+        "blocked": [0, 34],
+    }
+    low, high = project["band"]
+    assert low <= project["score"] <= high
+    assert project["verdict_reason"].startswith(project["verdict_rule"])
 
 
 def test_report_cli_html_on_the_fixture(run_cli, tmp_path):

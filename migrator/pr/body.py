@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import migrator
 from migrator.model import Applicability, Finding
 from migrator.pr.options import DEFAULT_BRANCH, CommitInfo, PrOptions
-from migrator.reporting.readiness import ProjectReport, Verification
+from migrator.reporting.readiness import FORMULA_LINES, ProjectReport, Verification
 
 
 def _follow_ups(project: ProjectReport, prefix: str) -> list[tuple[Finding, str]]:
@@ -70,6 +70,7 @@ def render_body(
             links=links,
             version=migrator.__version__,
             reproduce=_reproduce(options, scan_prefix, base),
+            score_line=next(line for line in FORMULA_LINES if line.startswith("score =")),
         )
     )
     while "\n\n\n" in body:

@@ -9,6 +9,7 @@ import migrator
 from migrator.output.findings_json import finding_dict
 from migrator.reporting.readiness import (
     AMD_PATH_CREDIT,
+    BANDS,
     BASIS_LABELS,
     CONSEQUENCE_LABELS,
     CONSEQUENCE_POINTS,
@@ -41,6 +42,7 @@ def formula_dict() -> dict[str, Any]:
         "port_factor": PORT_FACTOR,
         "amd_path_credit": AMD_PATH_CREDIT,
         "half_life": HALF_LIFE,
+        "bands": {verdict: [low, high] for verdict, (low, high) in BANDS.items()},
         "text": list(FORMULA_LINES),
         "verdict_rules": list(VERDICT_RULES),
     }
@@ -125,10 +127,11 @@ def work_item_dict(item: WorkItem) -> dict[str, Any]:
         "basis_label": BASIS_LABELS[item.basis],
         "rules": list(item.rules),
         "files": item.files,
-        "findings": len(item.sites),
+        "findings": sum(bool(site.rule) for site in item.sites),
         "hours": _round(item.hours),
         "weight": round(item.weight, 3),
         "covered_by": item.covered_by or None,
+        "opt_in": item.opt_in or None,
         "summary": item.describe(),
     }
 
@@ -163,6 +166,8 @@ def project_dict(project: ProjectReport) -> dict[str, Any]:
         "verdict": project.verdict.value,
         "verdict_label": project.verdict.label,
         "verdict_reason": project.verdict_reason(),
+        "verdict_rule": project.reason,
+        "band": list(BANDS[project.verdict.value]),
         "deciding": [work_item_dict(item) for item in project.deciding],
         "amd_path": [_evidence(evidence) for evidence in project.amd_path],
         "entry_points": project.entry_points,

@@ -170,6 +170,12 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
     reason = "nothing reachable from the entry points breaks on ROCm"
     if amd_path:
         reason += "; the project ships an AMD path"
+        if not minor:  # what the AMD path takes care of is then what decided it
+            minor = [
+                item
+                for item in items
+                if item.tier in (CORE, DEPLOY) and item.covered_by and item.weight > 0
+            ]
     return Readiness(
         score_from_penalty(penalty, Verdict.READY),
         penalty,
