@@ -1,9 +1,12 @@
-"""Which lines of a CI workflow run only on NVIDIA runners: a job whose id names CUDA or NVIDIA
-(``test-cuda``, ``torch_pipelines_cuda_tests``) or whose ``runs-on`` names an NVIDIA runner
-(``linux.g5.12xlarge.nvidia.gpu``), and a job or step whose ``if:`` requires a CUDA backend
-(``if: inputs.backend == 'cuda'``); and which run only on macOS or Windows runners
-(``runs-on: macos-14``, ``if: runner.os == 'Windows'``). Findings there are guarded like an
-NVIDIA-only or non-Linux branch of Python code."""
+"""Which lines of a CI workflow run only on NVIDIA runners: a job whose id or ``name:`` names
+CUDA or NVIDIA (``test-cuda``, ``name: Nightly CUDA Tests``), whose ``runs-on`` names an NVIDIA
+runner (``linux.g5.12xlarge.nvidia.gpu``, an EC2 NVIDIA instance type such as
+``aws-g4dn-2xlarge``) or whose build matrix is parametrised by CUDA version only (a CUDA
+container image is not a sign: it is what ROC860 reports), and a job or step whose ``if:`` requires a CUDA backend
+(``if: inputs.backend == 'cuda'``); which run only on macOS or Windows runners
+(``runs-on: macos-14``, ``if: runner.os == 'Windows'``); and which run on a CPU-only runner (a
+job or workflow named for the CPU). Findings there are guarded like an NVIDIA-only or non-Linux
+branch of Python code."""
 
 from __future__ import annotations
 
@@ -12,10 +15,21 @@ import re
 NVIDIA_JOB = "CI job for NVIDIA runners"
 NVIDIA_STEP = "CI step that runs only with the CUDA backend"
 NON_LINUX_JOB = "CI job or step for macOS/Windows runners"
+CPU_JOB = "CI job on a CPU-only runner"
 
 _KEY = re.compile(r"^(?P<indent>\s*)(?P<dash>-\s+)?(?P<key>[A-Za-z0-9_.-]+)\s*:(?P<rest>.*)$")
 _NVIDIA_WORD = re.compile(r"(?<![a-z0-9])(nvidia|cuda|cu1\d\d?)(?![a-z])", re.IGNORECASE)
-_AMD_WORD = re.compile(r"(?<![a-z0-9])(amd|rocm|hip)(?![a-z])", re.IGNORECASE)
+_AMD_WORD = re.compile(r"(?<![a-z0-9])(amd(?!64)|rocm|hip)(?![a-z])", re.IGNORECASE)
+#: A runner label naming an EC2 instance type of a GPU family whose GPUs are NVIDIA's
+#: (``aws-g4dn-2xlarge``, ``linux.g5.4xlarge.nvidia.gpu``, ``aws-g6e-xlarge-plus``); the AMD
+#: family ``g4ad`` does not match (rocm-facts §9, CI runners).
+_AWS_NVIDIA_INSTANCE = re.compile(
+    r"(?<![a-z0-9])(g3s?|g4dn|g5g?|g6e?|gr6|p2|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6)"
+    r"[.-](\d*xlarge|metal)(?![a-z])",
+    re.IGNORECASE,
+)
+_CPU_WORD = re.compile(r"(?<![a-z0-9])cpu(?![a-z])", re.IGNORECASE)
+_GPU_WORD = re.compile(r"(?<![a-z0-9])(gpu|gpus|cuda|rocm|nvidia|amd)(?![a-z])", re.IGNORECASE)
 #: ``runs-on: macos-14`` / ``windows-latest`` (a literal runner label, not an expression).
 _OTHER_RUNNER = re.compile(r"""^\s*['"]?(macos|windows)[\w.-]*['"]?\s*$""", re.IGNORECASE)
 #: ``if: runner.os == 'Windows'``, ``startsWith(matrix.os, 'macos')``.
@@ -63,6 +77,10 @@ def ci_line_guards(text: str) -> dict[int, str]:
         (i for i, line in enumerate(lines) if line.rstrip() == "jobs:" and _indent(line) == 0),
         None,
     )
+    workflow = _top_value(lines, "name")
+    if _CPU_WORD.search(workflow) and not _GPU_WORD.search(workflow):
+        # a workflow named for the CPU runs on CPU-only runners: its jobs and environment
+        mark(0, len(lines), CPU_JOB)
     if jobs_at is not None:
         job_indent: int | None = None
         for index in range(jobs_at + 1, len(lines)):
@@ -77,12 +95,18 @@ def ci_line_guards(text: str) -> dict[int, str]:
             match = _KEY.match(line)
             if column != job_indent or match is None or match.group("dash"):
                 continue
-            job = match.group("key")
             end = _block_end(lines, index, job_indent, False)
-            if (_NVIDIA_WORD.search(job) and not _AMD_WORD.search(job)) or _nvidia_runner(
-                lines[index + 1 : end]
+            body = lines[index + 1 : end]
+            # the job's id and its ``name:`` both say what it is for
+            job = match.group("key") + " " + _key_value(body, "name", column)
+            if (
+                (_NVIDIA_WORD.search(job) and not _AMD_WORD.search(job))
+                or _nvidia_runner(body)
+                or _cuda_matrix(body, column)
             ):
                 mark(index, end, NVIDIA_JOB)
+            elif _CPU_WORD.search(job) and not _GPU_WORD.search(job):
+                mark(index, end, CPU_JOB)
     for index, line in enumerate(lines):
         match = _KEY.match(line)
         if match is None or match.group("dash"):
@@ -121,7 +145,69 @@ def _nvidia_runner(job: list[str]) -> bool:
                 break
             value += " " + more
         value = re.sub(r"\$\{\{.*?\}\}", " ", value)  # an expression names no runner
-        return bool(re.search(r"(?<![a-z0-9])nvidia(?![a-z])", value, re.IGNORECASE))
+        return bool(
+            re.search(r"(?<![a-z0-9])nvidia(?![a-z])", value, re.IGNORECASE)
+            or _AWS_NVIDIA_INSTANCE.search(value)
+        )
+    return False
+
+
+def _top_value(lines: list[str], key: str) -> str:
+    """The value of a top-level ``key:`` of the workflow ("" when absent)."""
+    for line in lines:
+        match = _KEY.match(line)
+        if match and not match.group("indent") and match.group("key") == key:
+            return match.group("rest").strip()
+    return ""
+
+
+def _key_value(job: list[str], key: str, job_column: int) -> str:
+    """The value of a job's own ``key:`` (one level below the job id), "" when absent."""
+    column = None
+    for line in job:
+        if not _content(line):
+            continue
+        column = _indent(line) if column is None else column
+        match = _KEY.match(line)
+        if match and not match.group("dash") and _indent(line) == column > job_column:
+            if match.group("key") == key:
+                return match.group("rest").strip()
+    return ""
+
+
+def _section(job: list[str], key: str) -> list[str]:
+    """The lines of a job's own ``key:`` mapping (its value lines included)."""
+    column = None
+    for index, line in enumerate(job):
+        if not _content(line):
+            continue
+        column = _indent(line) if column is None else column
+        match = _KEY.match(line)
+        if (
+            match
+            and not match.group("dash")
+            and _indent(line) == column
+            and match.group("key") == key
+        ):
+            out = [line]
+            for more in job[index + 1 :]:
+                if _content(more) and _indent(more) <= column:
+                    break
+                out.append(more)
+            return out
+    return []
+
+
+def _cuda_matrix(job: list[str], job_column: int) -> bool:
+    """Whether the job's build matrix is parametrised by CUDA version (an axis or ``include``
+    key named ``cuda``/``cuda_version``) and names no AMD/ROCm variant: every run is a CUDA build."""
+    strategy = _section(job, "strategy")
+    if not strategy or any(_AMD_WORD.search(line) for line in strategy):
+        return False
+    for line in strategy:
+        match = _KEY.match(line)
+        if match and re.fullmatch(r"cuda([_-]?version)?", match.group("key"), re.IGNORECASE):
+            return True
     return False
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrator.context import PythonContext
@@ -63,7 +65,9 @@ class OcpFp8Dtype(PythonRule):
     `torch.finfo(torch.float8_e4m3fn)`, `storage_dtype=` arguments (FP8 used only to store
     weights that are upcast before compute, which works on every GPU) and FP8 tensors made on
     the CPU (`torch.ones(...).to(torch.float8_e4m3fn)` without `device=`: storage, no FP8
-    arithmetic on the GPU) are not reported; files
+    arithmetic on the GPU) and dtype tests (`w.dtype == torch.float8_e4m3fn`,
+    `w.dtype in (torch.float8_e4m3fn, torch.int8)`: they recognise tensors made elsewhere, such as
+    an FP8 checkpoint's weights, and make none) are not reported; files
     that also name an FNUZ dtype are taken as already choosing at run time.
 
     ## References
@@ -99,6 +103,15 @@ class OcpFp8Dtype(PythonRule):
             "t = (torch.rand(4, 4) * 0.5 + 0.5).to(torch.float8_e4m3fn)\n"
             "e = torch.empty(8, dtype=torch.float8_e5m2, device='cpu')\n"
         ),
+        Valid(
+            "import torch\n"
+            "def scales(w, layer):\n"
+            "    if w.dtype == torch.float8_e4m3fn:\n"
+            "        return layer.weight_scale_inv\n"
+            "    if w.dtype not in (torch.float8_e4m3fn, torch.int8):\n"
+            "        return None\n"
+            "    assert torch.float8_e5m2 != w.dtype\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -125,7 +138,7 @@ class OcpFp8Dtype(PythonRule):
         for ref in qualified_refs(self.ctx, tree_, OCP):
             if _inside_finfo(self.ctx, tree_, ref) or _storage_only(tree_, ref):
                 continue
-            if _cpu_only(self.ctx, tree_, ref):
+            if _cpu_only(self.ctx, tree_, ref) or _compared(tree_, ref):
                 continue
             if unreachable_on_rocm(self.ctx, tree_, ref):
                 continue
@@ -205,6 +218,19 @@ def _cpu_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
     return keyword == "dtype" and _cpu_factory(ctx, call)
 
 
+def _compared(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """``t.dtype == torch.float8_e4m3fn``, ``w.dtype in (torch.float8_e4m3fn, torch.int8)``: a
+    dtype test recognises tensors made elsewhere (an FP8 checkpoint's weights) and makes none."""
+    node: cst.CSTNode = ref
+    parent = tree_.parent(node)
+    if isinstance(parent, cst.Element):  # one member of a literal tuple, list or set
+        node = tree_.parent(parent) or parent
+        parent = tree_.parent(node)
+    if isinstance(parent, cst.ComparisonTarget):
+        return True
+    return isinstance(parent, cst.Comparison) and parent.left is node
+
+
 def _storage_only(tree_: Tree, ref: cst.CSTNode) -> bool:
     """``storage_dtype=torch.float8_e4m3fn``: FP8 used only to store weights between upcasts."""
     parent = tree_.parent(ref)
@@ -214,6 +240,9 @@ def _storage_only(tree_: Tree, ref: cst.CSTNode) -> bool:
         and parent.keyword.value == "storage_dtype"
     )
 
+
+#: Names of block-scaled formats whose elements or scales are OCP E4M3 by definition.
+_BLOCK_SCALED = re.compile(r"nvfp4|mxfp[468]|mxint8|e8m0|float4_e2m1", re.IGNORECASE)
 
 _SIZE_WORDS = ("size", "width", "height", "res", "dim", "shape", "len", "pixels")
 
@@ -272,7 +301,11 @@ class Fp8E4m3MaxLiteral(PythonRule):
 
     ## Known problems
     Only files that also name `torch.float8_e4m3fn` are checked; `448` as an element of a tuple
-    or list, or passed as a size/width/height/resolution, is taken to be an image size.
+    or list, or passed as a size/width/height/resolution, is taken to be an image size. Files
+    that implement a block-scaled format (they name NVFP4, MXFP4/6/8, MXINT8, E8M0 or
+    `float4_e2m1`) are not checked: there 448 is the format's own constant (OCP MX elements and
+    NVFP4 block scales are OCP E4M3 by definition, whatever the GPU), and gfx942 has no MX
+    hardware to compute them in FNUZ.
 
     ## References
     - ROCm HIP FP8 numbers: https://rocm.docs.amd.com/projects/HIP/en/latest/reference/fp8_numbers.html
@@ -284,7 +317,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
     severity = Severity.WARNING
     aggregate = "file"
     message = "448 is the e4m3fn maximum; MI300X's float8_e4m3fnuz tops out at 240"
-    fact = "§8 maxima, rewrite rule; §10.4; [V][H4][L4]"
+    fact = "§8 maxima, rewrite rule, block-scaled formats; §10.4; [V][H4][L4][MX1][MX2][MX3]"
     triggers = ("float8_e4m3fn",)
     targets = ("gfx942",)
     effort_hours = 0.25
@@ -297,6 +330,13 @@ class Fp8E4m3MaxLiteral(PythonRule):
             "else torch.float8_e4m3fn\nMAX = 240.0 if torch.version.hip else 448.0\n"
         ),
         Valid("import torch\nq = torch.ones(2).to(torch.float8_e4m3fn)\n# clamp at 448\n"),
+        Valid(
+            "import torch\n"
+            "E4M3_MAX = 448.0  # NVFP4 block scales are E4M3\n"
+            "def quantize_nvfp4(x, amax):\n"
+            "    scale = (amax / 6.0).clamp(max=E4M3_MAX).to(torch.float8_e4m3fn)\n"
+            "    return scale\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -318,9 +358,14 @@ class Fp8E4m3MaxLiteral(PythonRule):
             return
         if qualified_refs(self.ctx, tree_, FNUZ):
             return
+        block_scaled: bool | None = None
         for candidate in tree_.nodes:
             if not _is_448(candidate) or _looks_like_size(tree_, candidate):
                 continue
+            if block_scaled is None:
+                block_scaled = bool(_BLOCK_SCALED.search(self.ctx.module.code))
+            if block_scaled:
+                return  # 448 is the block-scaled format's own constant there
             if unreachable_on_rocm(self.ctx, tree_, candidate):
                 continue
             self.report(candidate)

@@ -20,6 +20,7 @@ from ._imports import (
     torch_ref,
 )
 from ._literals import assigned_values, code_of, is_literal, is_simple
+from ._optional_backend import in_optional_backend
 from ._sdpa_call import sdpa_call, transposed
 from ._tensor_rank import rank4_evidence
 
@@ -97,6 +98,13 @@ class XformersMemoryEfficientAttention(PythonRule):
     variable makes SDPA raise `TypeError`); the 4-D check looks for a `view`/`reshape` with four
     sizes (or similar) assigned to the query in the same function, not at the call itself.
 
+    ## Known problems
+    Not reported inside xformers' own backend of a multi-backend module: a function or class named
+    for it (`XFormersAttnProcessor`, `_xformers_attention`) calling through a name the module
+    binds to `None` when xformers is missing (`if is_xformers_available(): import xformers.ops
+    else: xformers = None`). It runs only where xformers imported; the user opts in where the
+    backend is chosen (`enable_xformers_memory_efficient_attention()`, ROC412).
+
     ## References
     - facebookresearch/xformers README (ROCm wheels) and `xformers/ops/fmha/attn_bias.py`
     - https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
@@ -119,6 +127,18 @@ class XformersMemoryEfficientAttention(PythonRule):
     triggers = ("import xformers", "from xformers")
     effort_hours = 0.5
     valid = [
+        Valid(
+            "if is_xformers_available():\n"
+            "    import xformers\n"
+            "    import xformers.ops\n"
+            "else:\n"
+            "    xformers = None\n\n"
+            "class XFormersAttnProcessor:\n"
+            "    def __call__(self, attn, query, key, value, attention_mask=None):\n"
+            "        return xformers.ops.memory_efficient_attention(\n"
+            "            query, key, value, attn_bias=attention_mask\n"
+            "        )\n"
+        ),
         Valid("import torch.nn.functional as F\nout = F.scaled_dot_product_attention(q, k, v)\n"),
         Valid(
             "def memory_efficient_attention(q, k, v):\n    return q\n\n"
@@ -242,6 +262,8 @@ class XformersMemoryEfficientAttention(PythonRule):
             return
         data = _data()
         short = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("xformers.") and in_optional_backend(self.ctx, node, "xformers"):
+            return  # an xformers backend: chosen by enable_xformers_*() (ROC412), only where it imported
         if qualified in data["manual"]:
             self.report(
                 node,

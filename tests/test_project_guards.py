@@ -4,7 +4,7 @@ workflows that only run on NVIDIA runners. Hidden by default, shown marked."""
 
 from __future__ import annotations
 
-from migrator.ci_guards import NVIDIA_JOB, NVIDIA_STEP, ci_line_guards
+from migrator.ci_guards import CPU_JOB, NVIDIA_JOB, NVIDIA_STEP, ci_line_guards
 from migrator.project import dependency_guard, nvidia_ci_file, own_packages
 from migrator.versions import ProjectFacts, VersionRange
 from tests.conftest import write
@@ -117,7 +117,7 @@ WORKFLOW = """\
 name: tests
 on: [push]
 jobs:
-  test-cpu:
+  test-unit:
     runs-on: ubuntu-latest
     steps:
       - run: pip install --index-url https://download.pytorch.org/whl/cu121 torch
@@ -191,3 +191,80 @@ def test_ci_job_on_an_nvidia_runner_label():
     )
     guards = ci_line_guards(workflow)
     assert guards[5] == NVIDIA_JOB and 9 not in guards
+
+
+def test_ci_jobs_named_by_machine_group_image_name_or_cuda_matrix():
+    """A job on an EC2 NVIDIA instance group, named for CUDA or over a CUDA-only build matrix runs
+    only on NVIDIA; the AMD instance family, an AMD matrix entry and a CUDA container image alone
+    (what ROC860 reports) do not."""
+    workflow = (
+        "name: nightly\n"  # 1
+        "jobs:\n"
+        "  run_nightly_tests:\n"
+        "    name: Nightly Torch Pipelines CUDA Tests\n"
+        "    runs-on: ubuntu-22.04\n"  # 5
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+        "  examples:\n"
+        "    runs-on:\n"
+        "      group: aws-g4dn-2xlarge\n"  # 10
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+        "  in_image:\n"
+        "    runs-on: ${{ inputs.runner }}\n"
+        "    container:\n"  # 15
+        "      image: diffusers/diffusers-pytorch-cuda\n"
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+        "  build-base:\n"
+        "    runs-on: ubuntu-latest-m\n"  # 20
+        "    strategy:\n"
+        "      matrix:\n"
+        "        include:\n"
+        "          - cuda: '128'\n"
+        "            platforms: linux/amd64,linux/arm64\n"  # 25
+        "            torch_index_url: https://download.pytorch.org/whl/cu128\n"
+        "    steps:\n"
+        "      - run: echo ${{ matrix.torch_index_url }}\n"
+        "  amd-radeon:\n"
+        "    runs-on: aws-g4ad-xlarge\n"  # 30
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+        "  both:\n"
+        "    strategy:\n"
+        "      matrix:\n"  # 35
+        "        cuda_version: ['12.8']\n"
+        "        include:\n"
+        "          - rocm: '6.4'\n"
+        "    steps:\n"
+        "      - run: pip install torch --index-url https://download.pytorch.org/whl/cu128\n"  # 40
+    )
+    guards = ci_line_guards(workflow)
+    assert guards[7] == guards[12] == guards[26] == NVIDIA_JOB
+    assert 18 not in guards and 32 not in guards and 40 not in guards
+
+
+def test_cpu_ci_jobs_and_workflows_are_guarded():
+    """A job or workflow named for the CPU runs where no GPU is: a CUDA wheel index there does
+    not concern ROCm; a job that names the CPU and a GPU is not one."""
+    jobs = (
+        "jobs:\n"
+        "  test-cpu:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - run: pip install torch --index-url https://download.pytorch.org/whl/cu121\n"
+        "  cpu-and-gpu:\n"
+        "    steps:\n"
+        "      - run: pip install torch --index-url https://download.pytorch.org/whl/cu121\n"
+    )
+    guards = ci_line_guards(jobs)
+    assert guards[5] == CPU_JOB and 8 not in guards
+    workflow = (
+        'name: "[GHA][CPU] Pytest tests on CPU GitHub hosted runner."\n'
+        "env:\n"
+        "  PYTORCH_WHEEL_URL: https://download.pytorch.org/whl/test/cu118\n"
+        "jobs:\n"
+        "  execute_workflow:\n"
+        "    runs-on: ubuntu-20.04\n"
+    )
+    assert ci_line_guards(workflow)[3] == CPU_JOB

@@ -17,7 +17,9 @@ class CudaOnlyEnvVar(_EnvAccessRule):
 
     ## Why it breaks on ROCm
     These have no effect on ROCm: extension builds for ROCm ignore `TORCH_CUDA_ARCH_LIST` and
-    target `PYTORCH_ROCM_ARCH` (default: the archs torch was built for); device-side asserts
+    target `PYTORCH_ROCM_ARCH` (default: the archs torch was built for, so nothing breaks: that
+    one is reported at `info`, and not at all in a file that also handles `PYTORCH_ROCM_ARCH`);
+    device-side asserts
     are compiled out of ROCm builds whatever `TORCH_USE_CUDA_DSA` says; the `NVIDIA_*`
     variables are read only by the NVIDIA container toolkit.
 
@@ -65,6 +67,12 @@ class CudaOnlyEnvVar(_EnvAccessRule):
         Valid('"""Set TORCH_CUDA_ARCH_LIST before building."""\n'),
         Valid('import os\n\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n'),
         Valid('d = {}\nd.get("TORCH_CUDA_ARCH_LIST")\n'),
+        Valid(
+            "import os\n\n"
+            "saved = os.environ.get('TORCH_CUDA_ARCH_LIST')\n"
+            "if is_rocm:\n"
+            "    os.environ['PYTORCH_ROCM_ARCH'] = 'gfx942'\n"
+        ),
     ]
     invalid = [
         Invalid('import os\n\nos.environ["TORCH_CUDA_ARCH_LIST"] = "8.0;9.0"\n', line=3, column=1),
@@ -77,9 +85,12 @@ class CudaOnlyEnvVar(_EnvAccessRule):
         if access.kind in {"pop", "del"}:
             return  # removing a variable that has no effect is harmless
         entry = _table()["cuda_only"][access.name]
+        if any(name in self.ctx.module.code for name in entry.get("handled", ())):
+            return  # the file also sets the ROCm counterpart: the build already handles ROCm
         self.report(
             access.node,
             message=(
                 f"`{access.name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
             ),
+            severity=Severity.parse(entry["severity"]) if "severity" in entry else None,
         )

@@ -18,8 +18,10 @@ class ShellCudaOnlyEnvVar(_TextVariables):
 
     ## Why it breaks on ROCm
     None of them has an effect on ROCm: extension builds target `PYTORCH_ROCM_ARCH` (default:
-    the archs torch was built for), device-side asserts are compiled out of ROCm builds, and
-    the `NVIDIA_*` variables are read only by the NVIDIA container toolkit.
+    the archs torch was built for, so nothing breaks: `TORCH_CUDA_ARCH_LIST` is reported at
+    `info`, and not at all in a file that also sets `PYTORCH_ROCM_ARCH`), device-side asserts are
+    compiled out of ROCm builds, and the `NVIDIA_*` variables are read only by the NVIDIA
+    container toolkit.
 
     ## Example
     ```python
@@ -58,6 +60,10 @@ class ShellCudaOnlyEnvVar(_TextVariables):
         Valid('ENV PYTORCH_ROCM_ARCH="gfx942"\n', path="Dockerfile"),
         Valid("# TORCH_CUDA_ARCH_LIST=8.0\n", path="run.sh"),
         Valid('echo "$TORCH_CUDA_ARCH_LIST"\n', path="run.sh"),
+        Valid(
+            'ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"\nENV PYTORCH_ROCM_ARCH="gfx942"\n',
+            path="Dockerfile",
+        ),
     ]
     invalid = [
         Invalid(
@@ -75,6 +81,8 @@ class ShellCudaOnlyEnvVar(_TextVariables):
         for name, entry in table.items():
             if name not in self.ctx.text:
                 continue
+            if any(other in self.ctx.text for other in entry.get("handled", ())):
+                continue  # the file also sets the ROCm counterpart
             for setting in find_settings(self.ctx.text, name):
                 self.report(
                     setting.start,
@@ -82,4 +90,5 @@ class ShellCudaOnlyEnvVar(_TextVariables):
                     message=(
                         f"`{name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
                     ),
+                    severity=Severity.parse(entry["severity"]) if "severity" in entry else None,
                 )

@@ -11,6 +11,7 @@ from .._arguments import as_keyword, bind_arguments, new_keyword
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
 from .._imports import torch_ref
 from .._literals import is_literal, is_simple, literal_from_text
+from .._optional_backend import in_optional_backend
 from .._sdpa_call import causal_mask, sdpa_call, transposed, unpacked
 from ._table import _data
 
@@ -95,6 +96,10 @@ class FlashAttnFunc(PythonRule):
     also accepts fp32 where flash-attn raised.
 
     ## Known problems
+    Not reported inside flash-attn's own backend of a multi-backend module: a function or class
+    named for it (`_flash_attention`) calling through a name the module binds to `None` when
+    flash-attn is missing; it runs only where flash-attn imported, and choosing it is decided
+    where the backend is selected.
     With `causal=True` and more queries than keys, flash-attn returns zeros for the query rows
     that see no key. SDPA's flash and math kernels do too, but its memory-efficient kernel (what
     CUDA picks for fp32) returned other values for those rows on an H200 (torch 2.11), and
@@ -131,6 +136,14 @@ class FlashAttnFunc(PythonRule):
     triggers = ("flash_attn",)
     effort_hours = 0.5
     valid = [
+        Valid(
+            "if _CAN_USE_FLASH_ATTN:\n"
+            "    from flash_attn import flash_attn_func\n"
+            "else:\n"
+            "    flash_attn_func = None\n\n"
+            "def _flash_attention(query, key, value, dropout_p=0.0):\n"
+            "    return flash_attn_func(q=query, k=key, v=value, dropout_p=dropout_p)\n"
+        ),
         Valid(
             "import torch.nn.functional as F\n"
             "out = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
@@ -308,6 +321,8 @@ class FlashAttnFunc(PythonRule):
         kind = _data()["flash_attn"]["rewritable"].get(qualified)
         if kind is None or is_dispatched(self.ctx, node):
             return
+        if in_optional_backend(self.ctx, node, "flash"):
+            return  # flash-attn's own backend here: chosen elsewhere, only where it imported
         short = qualified.rsplit(".", 1)[-1]
         result = self._rewrite(node, kind)
         route = plan(self.ctx, node, "flash_attn", self._rewritable)

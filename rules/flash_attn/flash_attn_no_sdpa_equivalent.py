@@ -7,6 +7,7 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
+from .._optional_backend import in_optional_backend
 from ._table import _data
 
 
@@ -35,6 +36,14 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
     nested/jagged tensors; for KV caches, append to the cache tensors yourself and call SDPA with
     a bottom-right causal mask (`torch.nn.attention.bias.causal_lower_right`).
 
+    ## Known problems
+    Not reported inside flash-attn's own backend of a multi-backend module: a function or class
+    named for it (`_flash_attention`, `FlashAttnProcessor`) calling through a name that the module
+    binds to `None` when flash-attn is missing (`if _CAN_USE_FLASH_ATTN: from flash_attn import
+    f ... else: f = None`). That code runs only where flash-attn imported (ROCm/flash-attention
+    included), and whether the backend may be chosen is decided where it is selected (a backend
+    registry, a config switch), not at the call.
+
     ## References
     - ROCm/flash-attention README
     - https://docs.pytorch.org/docs/stable/nn.attention.html
@@ -54,6 +63,15 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
         Valid("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v)\n"),
         Valid("def flash_attn_varlen_func(*a):\n    pass\nflash_attn_varlen_func(q, k, v)\n"),
         Valid("# flash_attn_with_kvcache(q, k_cache, v_cache)\nx = 'flash_attn_with_kvcache'\n"),
+        Valid(
+            "if _CAN_USE_FLASH_ATTN:\n"
+            "    from flash_attn import flash_attn_varlen_func\n"
+            "else:\n"
+            "    flash_attn_varlen_func = None\n\n"
+            "@registry.register(AttentionBackendName.FLASH_VARLEN)\n"
+            "def _flash_varlen_attention(q, k, v, cu, m):\n"
+            "    return flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -74,6 +92,15 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             "out = fa3(q, k, v, causal=True)\n",
             line=5,
         ),
+        Invalid(  # optional import, but the caller is no flash backend: it runs on every setup
+            "try:\n"
+            "    from flash_attn import flash_attn_varlen_func\n"
+            "except ImportError:\n"
+            "    flash_attn_varlen_func = None\n\n"
+            "def packed_forward(q, k, v, cu, m):\n"
+            "    return flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n",
+            line=7,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -82,6 +109,9 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             return
         data = _data()["flash_attn"]
         package = qualified.split(".", 1)[0]
+        if package in data["packages"] or package in data["fa3_packages"]:
+            if in_optional_backend(self.ctx, node, "flash"):
+                return  # a flash-attn backend: chosen elsewhere, only where it imported
         short = qualified.rsplit(".", 1)[-1]
         if package in data["fa3_packages"]:
             self.report(

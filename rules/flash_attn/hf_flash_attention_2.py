@@ -53,7 +53,10 @@ class HfFlashAttention2(_HfAttnImplementation):
     ## Known problems
     Older transformers releases handled padding-free packed batches (`position_ids` restarting
     inside a row, `DataCollatorWithFlattening`) only in the FlashAttention-2 path; check such
-    training setups after switching.
+    training setups after switching. Test files (`tests/`, `test_*.py`, `*_test.py`,
+    `conftest.py`) are not checked: a test that asks for FlashAttention-2 exercises the project's
+    own FlashAttention path on purpose, and what it needs on ROCm is the `flash_attn` dependency,
+    reported where the project declares it.
 
     ## References
     - https://huggingface.co/docs/transformers/perf_infer_gpu_one
@@ -86,6 +89,13 @@ class HfFlashAttention2(_HfAttnImplementation):
         Valid(
             "from llmfoundry import ComposerHFCausalLM\n"
             "m = ComposerHFCausalLM(use_flash_attention_2=True)\n"
+        ),
+        Valid(
+            "from transformers import AutoModelForCausalLM\n"
+            "def test_fa2_matches_eager(name):\n"
+            "    cfg._attn_implementation = 'flash_attention_2'\n"
+            "    m = AutoModelForCausalLM.from_pretrained(name, attn_implementation='flash_attention_2')\n",
+            path="tests/models/test_attention.py",
         ),
     ]
     invalid = [

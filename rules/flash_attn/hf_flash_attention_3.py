@@ -39,6 +39,10 @@ class HfFlashAttention3(_HfAttnImplementation):
     that added FlashAttention-3; not verified), so check the project's transformers floor. Not
     offered for user-selected backends or packed sequences (see ROC403).
 
+    ## Known problems
+    Test files are not checked (see ROC403): a test that asks for FlashAttention-3 exercises that
+    path on purpose.
+
     ## References
     - Dao-AILab/flash-attention README (FlashAttention-3 requirements)
     """
@@ -59,6 +63,11 @@ class HfFlashAttention3(_HfAttnImplementation):
         Valid('model = AutoModel.from_pretrained(name, attn_implementation="flash_attention_2")\n'),
         Valid('assert config._attn_implementation != "flash_attention_3"\n'),
         Valid('# attn_implementation="flash_attention_3"\nx = 1\n'),
+        Valid(
+            "def test_canonical_value(cfg):\n"
+            '    cfg = cfg | dict(attn_implementation="flash_attention_3")\n',
+            path="tests/test_attn_implementation.py",
+        ),
     ]
     invalid = [
         Invalid(
