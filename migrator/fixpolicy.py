@@ -210,6 +210,9 @@ def police_python(context: PythonContext) -> None:
         reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node))
         if reason:
             _withhold(raw, reason)
+        elif _imports_new_api(raw) and (outside := facts.unmet(raw.requires)):
+            # the branch admits the new API, but the import the fix adds sits at module level
+            _withhold(raw, f"the import it adds runs outside the version branch: {outside}")
     _couple(context.reports)
 
 
@@ -277,6 +280,16 @@ def _flag_over(context: PythonContext, node: cst.CSTNode, flags: set[str]) -> st
                     return current.value
         child = ancestor
     return None
+
+
+def _imports_new_api(raw: RawPythonFinding) -> bool:
+    """Whether the fix adds an import from a package whose version it requires (``from
+    torch.nn.attention import sdpa_kernel``; a bare ``import torch`` exists at every version)."""
+    packages = {package.replace("-", "_") for package in raw.requires}
+    return any(
+        module.split(".")[0] in packages and (module.count(".") > 0 or name is not None)
+        for module, name in raw.imports
+    )
 
 
 def _couple(reports: Sequence[RawPythonFinding]) -> None:

@@ -87,6 +87,41 @@ def test_sdpa_kernel_withheld_below_torch_2_3(tmp_path):
     assert any("ROC150" in m and "needs torch>=2.3" in m for m in left["attn.py"])
 
 
+SDP_KERNEL = "import torch\nwith torch.backends.cuda.sdp_kernel(enable_flash=False):\n    pass\n"
+
+
+def test_sdpa_kernel_fixed_from_torch_2_3(tmp_path):
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.3\n", "attn.py": SDP_KERNEL})
+    texts, _ = _fix(root)
+    assert texts["attn.py"] == (
+        "import torch\n"
+        "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+        "\n"
+        "with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH, "
+        "SDPBackend.CUDNN_ATTENTION]):\n"
+        "    pass\n"
+    )
+
+
+def test_sdpa_kernel_in_a_new_torch_branch_below_the_floor_is_left(tmp_path):
+    """The call sits in a torch>=2.3 branch, but `from torch.nn.attention import sdpa_kernel`
+    would be added at module level, where it fails on the torch 2.1 the project supports."""
+    code = (
+        "import torch\n"
+        'if torch.__version__ >= "2.3":\n'
+        "    ctx = torch.backends.cuda.sdp_kernel(enable_flash=False)\n"
+    )
+    root = _project(tmp_path, {"requirements.txt": "torch>=2.1\n", "attn.py": code})
+    texts, left = _fix(root)
+    assert "attn.py" not in texts
+    assert left["attn.py"] == [
+        "ROC150 `torch.backends.cuda.sdp_kernel` is deprecated: use "
+        "`torch.nn.attention.sdpa_kernel`; no automatic fix: "
+        "the import it adds runs outside the version branch: needs torch>=2.3; the project "
+        "supports torch>=2.1"
+    ]
+
+
 def test_enable_gqa_withheld_on_torch_2_4(tmp_path):
     _check_enable_gqa(tmp_path)
 
