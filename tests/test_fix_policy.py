@@ -189,10 +189,10 @@ def test_nvidia_specific_files_stay_byte_identical(tmp_path):
     files = {
         "docker/docker-cuda/Dockerfile": "FROM ubuntu:22.04\nRUN nvidia-smi\n",
         "Dockerfile.B200": "FROM ubuntu:22.04\nRUN nvidia-smi\n",
-        ".github/workflows/tests_cuda.yml": "jobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: nvidia-smi\n",
+        ".github/workflows/tests_cuda.yml": "jobs:\n  t:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: nvidia-smi\n",
         ".github/workflows/ci.yml": (
             "jobs:\n  gpu:\n    runs-on: [self-hosted, nvidia-a100]\n    steps:\n      - run: nvidia-smi\n"
-            "  cpu:\n    runs-on: ubuntu-latest\n    steps:\n      - run: nvidia-smi\n"
+            "  gpu2:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: nvidia-smi\n"
         ),
     }
     root = _project(tmp_path, files)
