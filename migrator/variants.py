@@ -16,9 +16,10 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Rule
 from migrator.versions import ProjectFacts
 
-#: File kinds a variant is written for (compose services and CI jobs need the image built from
-#: the variant, which is not rewritten here).
-VARIANT_KINDS = frozenset({"dockerfile"})
+#: File kinds a variant is written for. Compose services and CI jobs get none: a compose variant
+#: would need the image built from the Dockerfile variant, and a CI job an AMD runner the
+#: project does not have; their findings say what to add by hand.
+VARIANT_KINDS = frozenset({"dockerfile", "requirements"})
 
 _NVIDIA_NAME = re.compile(r"(?<![a-z0-9])(cuda|nvidia|cu\d{2,3})(?![a-z0-9])", re.IGNORECASE)
 _IMAGE_ROCM = re.compile(r"\brocm/[\w.-]+:(?:rocm)?(\d+)\.(\d+)", re.IGNORECASE)
@@ -55,11 +56,18 @@ class Variant:
 
 
 def sibling_name(relative: str) -> str:
-    """``Dockerfile`` → ``Dockerfile.rocm``; a name naming CUDA or NVIDIA gets ``rocm`` in that
-    place (``Dockerfile.cuda`` → ``Dockerfile.rocm``)."""
+    """``Dockerfile`` → ``Dockerfile.rocm``, ``requirements.txt`` → ``requirements-rocm.txt``; a
+    name naming CUDA or NVIDIA gets ``rocm`` in that place (``Dockerfile.cuda`` →
+    ``Dockerfile.rocm``, ``requirements-cu121.txt`` → ``requirements-rocm.txt``)."""
     directory, _, name = relative.rpartition("/")
     renamed, count = _NVIDIA_NAME.subn("rocm", name, count=1)
-    new = renamed if count else f"{name}.rocm"
+    stem, dot, extension = name.rpartition(".")
+    if count:
+        new = renamed
+    elif dot and extension.lower() in ("txt", "in"):
+        new = f"{stem}-rocm.{extension}"
+    else:
+        new = f"{name}.rocm"
     return f"{directory}/{new}" if directory else new
 
 

@@ -129,3 +129,39 @@ def test_a_variant_that_would_pull_cuda_torch_from_pypi_is_not_written(tmp_path)
     assert "torch would come from PyPI as a CUDA build" in variant.reason
     assert not (tmp_path / "Dockerfile.rocm").exists()
     assert torch_source_problem("FROM rocm/pytorch:latest\nRUN pip install accelerate\n") is None
+
+
+def test_requirements_file_gets_a_rocm_sibling(tmp_path):
+    """A requirements file pinning CUDA builds behind a CUDA index keeps its text; the ROCm
+    variant beside it names the index that has the pinned release and the `+rocm` builds."""
+    original = (
+        "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+        "torch==2.3.1+cu121\n"
+        "torchvision==0.18.1+cu121\n"
+        "transformers>=4.40\n"
+    )
+    (tmp_path / "requirements.txt").write_text(original)
+    _fix(tmp_path)
+    assert (tmp_path / "requirements.txt").read_text() == original
+    assert (tmp_path / "requirements-rocm.txt").read_text() == (
+        "--extra-index-url https://download.pytorch.org/whl/rocm6.0\n"
+        "torch==2.3.1+rocm6.0\n"
+        "torchvision==0.18.1+rocm6.0\n"
+        "transformers>=4.40\n"
+    )
+    assert all(v.text is None for v in _fix(tmp_path).variants)  # a second fix changes nothing
+
+
+def test_no_requirements_sibling_when_pip_would_still_take_cuda_torch(tmp_path):
+    """Behind `--extra-index-url` an unpinned torch resolves to PyPI's CUDA build: no variant."""
+    original = "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch\n"
+    (tmp_path / "requirements.txt").write_text(original)
+    run = _fix(tmp_path)
+    assert all(v.text is None for v in run.variants)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["requirements.txt"]
+
+
+def test_requirements_sibling_names():
+    assert sibling_name("requirements.txt") == "requirements-rocm.txt"
+    assert sibling_name("requirements-cu118.txt") == "requirements-rocm.txt"
+    assert sibling_name("requirements/gpu.in") == "requirements/gpu-rocm.in"
