@@ -300,6 +300,12 @@ class Guards:
             if isinstance(operator, (cst.IsNot, cst.NotEqual)):
                 return inner
             return None, None
+        if isinstance(operator, (cst.In, cst.NotIn)):
+            # ``"nvidia" in gpu_name``: no AMD device or vendor name contains it
+            text = _string(left)
+            if text is not None and text.lower() in NVIDIA_TOKENS:
+                return (NVIDIA_ONLY, None) if isinstance(operator, cst.In) else (None, NVIDIA_ONLY)
+            return None, None
         for one, other in ((left, target.comparator), (target.comparator, left)):
             text = _string(other)
             if text is None:

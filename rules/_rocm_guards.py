@@ -138,3 +138,25 @@ def in_try_catching(tree_: Tree, node: cst.CSTNode, exceptions: set[str]) -> boo
                         return True
         child = ancestor
     return False
+
+
+def called_only_on_nvidia(ctx: PythonContext, node: cst.CSTNode) -> bool:
+    """``node`` is inside a module-level function whose every use in the file is a call in an
+    NVIDIA-only branch (``add_cuda_gencodes(...)`` under ``if not IS_ROCM:``, a helper called
+    under ``if "nvidia" in gpu_name:``): it runs only there. Needs the whole walk (ask from
+    ``leave_Module``)."""
+    function: cst.CSTNode | None = None
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.FunctionDef):
+            function = ancestor
+    if not isinstance(function, cst.FunctionDef) or ctx.parent(function) is not ctx.module:
+        return False
+    name = function.name.value
+    uses = [n for n in ctx.nodes if isinstance(n, cst.Name) and n.value == name]
+    uses = [n for n in uses if n is not function.name]
+    return bool(uses) and all(
+        isinstance(call := ctx.parent(use), cst.Call)
+        and call.func is use
+        and ctx.guards.never_on_rocm(call)
+        for use in uses
+    )

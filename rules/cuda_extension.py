@@ -8,11 +8,14 @@ from typing import Any
 
 import libcst as cst
 
+from migrator import guards
+from migrator.context import PythonContext
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
 from ._literals import docstring_nodes, is_literal
+from ._rocm_guards import called_only_on_nvidia
 
 
 def _data() -> dict[str, Any]:
@@ -273,6 +276,43 @@ class CudaVersionMacroInSource(_KernelSource):
             )
 
 
+def _scope_of(ctx: PythonContext, node: cst.CSTNode) -> cst.CSTNode:
+    """The innermost function around ``node``, else the module."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.FunctionDef):
+            return ancestor
+    return ctx.module
+
+
+def _dispatches_on_rocm(ctx: PythonContext, scope: cst.CSTNode) -> bool:
+    """Whether ``scope`` (a function, or the module's own statements) has an ``if`` that tests
+    for a ROCm build (``if self.is_rocm_pytorch():``, ``if IS_ROCM:``, ``torch.version.hip``):
+    an extension build there already has its ROCm path."""
+    key = f"rocm-dispatch-{id(scope)}"
+    cached = ctx.memo.get(key)
+    if isinstance(cached, bool):
+        return cached
+    found = False
+    stack: list[cst.CSTNode] = [scope]
+    while stack and not found:
+        current = stack.pop()
+        if isinstance(current, (cst.If, cst.IfExp)):
+            found = guards.ROCM_ONLY in ctx.guards.classify(current.test)
+        for child in current.children:
+            if isinstance(child, (cst.FunctionDef, cst.ClassDef)) and current is not scope:
+                continue
+            if isinstance(child, cst.FunctionDef) and scope is ctx.module:
+                continue  # the module's own statements only
+            stack.append(child)
+    ctx.memo[key] = found
+    return found
+
+
+def _rocm_aware(ctx: PythonContext, node: cst.CSTNode) -> bool:
+    """The build at ``node`` runs only on ROCm or sits in code that dispatches on ROCm."""
+    return ctx.guards.only_on_rocm(node) or _dispatches_on_rocm(ctx, _scope_of(ctx, node))
+
+
 class CudaExtensionBuild(PythonRule):
     """
     ## What it does
@@ -306,6 +346,11 @@ class CudaExtensionBuild(PythonRule):
     ROCm build (ROC603), and compare the extension's outputs with a PyTorch reference on the AMD
     GPU.
 
+    ## Known problems
+    Not reported in a branch that runs only on ROCm (the ROCm build itself), nor in a build
+    function (or the top level of a build script) that already tests for a ROCm build
+    (`if self.is_rocm_pytorch():`, `if IS_ROCM:`): that build has its ROCm path.
+
     ## References
     - pytorch `torch/utils/cpp_extension.py`; pytorch `docs/source/notes/hip.rst`
     """
@@ -322,6 +367,22 @@ class CudaExtensionBuild(PythonRule):
     triggers = ("cpp_extension",)
     effort_hours = 2.0
     valid = [
+        Valid(  # the ROCm branch of a setup.py is the ROCm build itself
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "IS_ROCM = torch.version.hip is not None\n"
+            "if IS_ROCM:\n"
+            "    ext = CUDAExtension('fa_2', ['fa_hip.cpp'], extra_compile_args=ROCM_ARGS)\n",
+            path="setup.py",
+        ),
+        Valid(  # a builder that already dispatches on ROCm (hipify, PYTORCH_ROCM_ARCH)
+            "import os\n"
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "class OpBuilder:\n"
+            "    def builder(self):\n"
+            "        if self.is_rocm_pytorch():\n"
+            "            os.environ['PYTORCH_ROCM_ARCH'] = self.get_rocm_gpu_arch()\n"
+            "        return CUDAExtension(self.name, self.sources())\n"
+        ),
         Valid(
             "from torch.utils.cpp_extension import CppExtension\n"
             "ext = CppExtension('ops', ['ops.cpp'])\n"
@@ -372,6 +433,8 @@ class CudaExtensionBuild(PythonRule):
         if qualified is None:
             return
         data = _data()
+        if _rocm_aware(self.ctx, node):
+            return  # the ROCm build itself, or a build that already dispatches on ROCm
         if qualified in data["cuda_extension"]:
             self.report(node)
         elif qualified in data["inline_loaders"]:
@@ -457,6 +520,11 @@ class NvccArchFlags(PythonRule):
         nvcc_flags += ["-gencode", "arch=compute_80,code=sm_80"]
     ```
 
+    ## Known problems
+    Not reported inside a module-level helper that the file calls only from NVIDIA-only branches
+    (`add_cuda_gencodes(...)` under `if not IS_ROCM:`), nor in a build function (or build
+    script) that already tests for a ROCm build: its flags are then chosen per vendor.
+
     ## References
     - pytorch `torch/utils/cpp_extension.py` (`_hipify_compile_flags`, `_get_rocm_arch_flags`)
     - ROCm/llvm-project `amd/hipcc/src/hipBin_amd.h` (`executeHipCCCmd`)
@@ -480,6 +548,14 @@ class NvccArchFlags(PythonRule):
     )
     effort_hours = 0.5
     valid = [
+        Valid(  # a gencode helper that only the non-ROCm branch calls
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "def add_cuda_gencodes(cc_flag):\n"
+            "    cc_flag += ['-gencode', 'arch=compute_80,code=sm_80']\n"
+            "if not SKIP_CUDA_BUILD and not IS_ROCM:\n"
+            "    add_cuda_gencodes(cc_flag)\n",
+            path="setup.py",
+        ),
         Valid(
             "from torch.utils.cpp_extension import CUDAExtension\n"
             "ext = CUDAExtension('ops', ['ops.cu'], extra_compile_args={'nvcc': ['-O3']})\n"
@@ -491,6 +567,15 @@ class NvccArchFlags(PythonRule):
         ),
     ]
     invalid = [
+        Invalid(  # the same helper called on every build
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "def add_cuda_gencodes(cc_flag):\n"
+            "    cc_flag += ['-gencode', 'arch=compute_80,code=sm_80']\n"
+            "if not SKIP_CUDA_BUILD:\n"
+            "    add_cuda_gencodes(cc_flag)\n",
+            path="setup.py",
+            line=3,
+        ),
         Invalid(
             "from torch.utils.cpp_extension import CUDAExtension\n"
             "ext = CUDAExtension('ops', ['ops.cu'],\n"
@@ -527,6 +612,7 @@ class NvccArchFlags(PythonRule):
         self._patterns = [re.compile(p) for p in _data()["nvcc_flags"]["patterns"]]
         self._switches = [re.compile(p) for p in _data()["nvcc_only_flags"]["patterns"]]
         self._docstrings: frozenset[int] | None = None
+        self._found: list[tuple[cst.SimpleString, str]] = []
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = node.evaluated_value
@@ -544,4 +630,10 @@ class NvccArchFlags(PythonRule):
             self._docstrings = docstring_nodes(self.ctx.module)
         if id(node) not in self._docstrings:
             message = _SWITCH_MESSAGE if switch else self.message
-            self.report(node, message=f"{message}: `{value[:60]}`")
+            self._found.append((node, f"{message}: `{value[:60]}`"))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, message in self._found:
+            if _rocm_aware(self.ctx, node) or called_only_on_nvidia(self.ctx, node):
+                continue  # flags for the CUDA build only, or a build that dispatches on ROCm
+            self.report(node, message=message)

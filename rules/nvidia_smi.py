@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Any
 
 import libcst as cst
 
@@ -18,6 +19,7 @@ from migrator.rule import Invalid, PythonRule, TextRule, Valid
 from migrator.ruledata import load_table
 
 from ._aliases import alias_kind, assigned_value_aliases
+from ._rocm_guards import called_only_on_nvidia
 from ._shell import command_args, command_position, in_quotes, iter_lines
 from ._tree import Tree, tree
 
@@ -217,6 +219,10 @@ class NvidiaSmiSubprocess(PythonRule):
     on ROCm the displayed text is amd-smi's, whose layout differs; `amd-smi` without arguments
     shows a summary only from ROCm 7.13 (older versions print the command list).
 
+    ## Known problems
+    Not reported inside a module-level helper that the file calls only from NVIDIA-only branches
+    (`if "nvidia" in gpu_name: _check_nvidia_links()`).
+
     ## References
     - ROCm/amdsmi `amdsmi_cli/README.md`
     - rocm.docs.amd.com amdsmi "AMD SMI CLI tool usage"
@@ -234,6 +240,19 @@ class NvidiaSmiSubprocess(PythonRule):
     triggers = ("nvidia-smi",)
     effort_hours = 1.0
     valid = [
+        Valid(  # a helper called only when the GPU's name says NVIDIA; AMD has its own branch
+            "import subprocess\n"
+            "import torch\n"
+            "def _check_nvidia_links(report):\n"
+            "    out = subprocess.run(['nvidia-smi', 'topo', '-m'], stdout=subprocess.PIPE)\n"
+            "    report(out.stdout)\n"
+            "def check_links(report):\n"
+            "    name = torch.cuda.get_device_properties(0).name.lower()\n"
+            "    if 'nvidia' in name:\n"
+            "        _check_nvidia_links(report)\n"
+            "    elif 'amd' in name:\n"
+            "        _check_amd_links(report)\n"
+        ),
         Valid('import subprocess\n\nsubprocess.run(["amd-smi", "list"])\n'),
         Valid('import subprocess\n"""Runs nvidia-smi -L to list GPUs."""\n# nvidia-smi -L\n'),
         Valid('def run(cmd):\n    pass\n\nrun("nvidia-smi")\n'),
@@ -314,6 +333,7 @@ class NvidiaSmiSubprocess(PythonRule):
         super().__init__(ctx)
         self._statements: set[int] = set()
         self._handled: set[int] = set()
+        self._pending: list[tuple[cst.Call, dict[str, Any]]] = []
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self._statements.add(id(node.value))
@@ -352,7 +372,7 @@ class NvidiaSmiSubprocess(PythonRule):
             ]
             args = None if any(value is None for value in rest) else [str(value) for value in rest]
             self._handled.add(id(first))
-            self.report(node, message=_message(args, parsed=True))
+            self._pending.append((node, {"message": _message(args, parsed=True)}))
             return
         found = self._command(first)
         if found is None:
@@ -383,12 +403,22 @@ class NvidiaSmiSubprocess(PythonRule):
                 )
                 new_args = [node.args[0].with_changes(value=new_first), *node.args[1:]]
                 replacement = node.with_changes(args=new_args)
-        self.report(
-            node,
-            message=_message(args, parsed=not displayed),
-            replacement=replacement,
-            imports=imports,
+        self._pending.append(
+            (
+                node,
+                {
+                    "message": _message(args, parsed=not displayed),
+                    "replacement": replacement,
+                    "imports": imports,
+                },
+            )
         )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, details in self._pending:
+            if called_only_on_nvidia(self.ctx, node):
+                continue  # a helper the file calls only from NVIDIA-only branches
+            self.report(node, **details)
 
     def _caught(self, node: cst.Call) -> bool:
         """Whether the call sits in the body of a ``try`` whose handler catches the missing

@@ -18,6 +18,7 @@ from migrator.ruledata import load_table
 
 from ._gpu_tools_util import (
     ScopeTracking,
+    dotted,
     module_level_names,
     star_imported,
 )
@@ -275,7 +276,13 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
             return
         if self.guarded_by(_NVML_GUARDS, prefix="NVMLError"):
             return
-        if self.in_function:
+        if _reraised_here(self.ctx, node):
+            message = (
+                f"`{function}()` raises NVMLError_LibraryNotFound on ROCm (no NVML library); the "
+                "handler here only reports it and re-raises, so the run stops; use torch.cuda "
+                "telemetry or `amdsmi.amdsmi_init()`"
+            )
+        elif self.in_function:
             message = (
                 f"`{function}()` raises NVMLError_LibraryNotFound on ROCm (no NVML library) "
                 "and nothing catches it; use torch.cuda telemetry or `amdsmi.amdsmi_init()`"
@@ -287,6 +294,77 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
                 "`amdsmi.amdsmi_init()`"
             )
         self.report(node, message=message)
+
+
+def _reraised_here(ctx: PythonContext, node: cst.CSTNode) -> bool:
+    """Whether a ``try`` around ``node`` catches an NVML error (its handler re-raises, or the
+    call would count as guarded): the message then says the handler only reports it."""
+    child: cst.CSTNode = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Try) and ancestor.body is child:
+            if any(_nvml_error_handler(handler) for handler in ancestor.handlers):
+                return True
+        child = ancestor
+    return False
+
+
+def _nvml_error_handler(handler: cst.ExceptHandler) -> bool:
+    kind = handler.type
+    if kind is None:
+        return False
+    values = [element.value for element in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+    return any((dotted(value) or "").rsplit(".", 1)[-1].startswith("NVMLError") for value in values)
+
+
+def _cleared_on_nvml_error(ctx: PythonContext) -> frozenset[str]:
+    """Names the module sets to ``None`` when NVML fails (``except pynvml.NVMLError: pynvml =
+    None``): where they are truthy, ``nvmlInit()`` has succeeded."""
+    cached = ctx.memo.get("nvml-cleared")
+    if isinstance(cached, frozenset):
+        return cached
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [ctx.module]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.ExceptHandler) and _nvml_error_handler(current):
+            for line in getattr(current.body, "body", ()):
+                for small in getattr(line, "body", ()):
+                    if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
+                        if small.value.value == "None":
+                            names.update(
+                                t.target.value
+                                for t in small.targets
+                                if isinstance(t.target, cst.Name)
+                            )
+        stack.extend(current.children)
+    result = frozenset(names)
+    ctx.memo["nvml-cleared"] = result
+    return result
+
+
+def _behind_cleared_binding(
+    ctx: PythonContext, call: cst.Call, anchor: cst.CSTNode | None = None
+) -> bool:
+    """``if pynvml: pynvml.nvmlDeviceGet...(...)`` where the module sets ``pynvml = None`` when
+    ``nvmlInit()`` fails: the query runs only where NVML works, the ``else`` elsewhere."""
+    func: cst.BaseExpression = call.func
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    if not isinstance(func, cst.Name):
+        return False
+    root = func.value
+    child: cst.CSTNode = anchor or call
+    for ancestor in ctx.ancestors(child):
+        if isinstance(ancestor, cst.If) and ancestor.body is child:
+            test = ancestor.test
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                op = test.comparisons[0]
+                if isinstance(op.operator, cst.IsNot) and isinstance(op.comparator, cst.Name):
+                    test = test.left if op.comparator.value == "None" else test
+            if isinstance(test, cst.Name) and test.value == root:
+                return root in _cleared_on_nvml_error(ctx)
+        child = ancestor
+    return False
 
 
 def _handle_index(resolver: _NvmlResolver, node: cst.Call) -> cst.BaseExpression | None:
@@ -358,6 +436,11 @@ class NvmlDeviceQuery(_NvmlResolver):
     stays in the file: a count of the visible GPUs driving `nvmlDeviceGetHandleByIndex(i)` (a
     physical index) would visit the wrong GPUs on NVIDIA and still fail on ROCm.
 
+    ## Known problems
+    Queries under `if pynvml:` (or `is not None`) are not reported when the module sets that
+    name to `None` in an `except ...NVMLError` handler: they run only where `nvmlInit()`
+    succeeded, and the `else` is the path ROCm takes.
+
     ## References
     - ROCm/amdsmi `py-interface/README.md`, `include/amd_smi/amdsmi.h`
     - pytorch/pytorch `torch/cuda/__init__.py`
@@ -380,6 +463,21 @@ class NvmlDeviceQuery(_NvmlResolver):
         Valid('import pynvml\n"""pynvml.nvmlDeviceGetCount() in a docstring"""\n'),
         Valid("import pynvml\n\nh = pynvml.nvmlDeviceGetHandleByIndex(0)\npynvml.nvmlShutdown()\n"),
         Valid("from nvitop.api import libnvml\n\nn = libnvml.nvmlDeviceGetCount()\n"),
+        Valid(
+            "import torch\n"
+            "pynvml = None\n\n"
+            "def init():\n"
+            "    global pynvml\n"
+            "    try:\n"
+            "        import pynvml\n"
+            "        pynvml.nvmlInit()\n"
+            "    except pynvml.NVMLError:\n"
+            "        pynvml = None\n\n"
+            "def available_memory(i):\n"
+            "    if pynvml:\n"
+            "        return pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).free\n"
+            "    return torch.cuda.mem_get_info(i)[0]\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -494,6 +592,8 @@ class NvmlDeviceQuery(_NvmlResolver):
         if index is None:
             return
         self._handled.add(id(call))
+        if _behind_cleared_binding(self.ctx, call, node):
+            return  # runs only where nvmlInit() succeeded (NVIDIA); ROCm takes the else
         self._consumed.add(id(call.args[0].value))
         replacement, imports = self._torch(fields[node.attr.value], index)
         self.report(
@@ -510,6 +610,8 @@ class NvmlDeviceQuery(_NvmlResolver):
         function = self.nvml_function(node.func)
         if function is None or not function.startswith(_QUERY_PREFIXES):
             return
+        if _behind_cleared_binding(self.ctx, node):
+            return  # runs only where nvmlInit() succeeded (NVIDIA); ROCm takes the else
         if function.startswith(_PLUMBING):
             self._handle_calls.append(id(node))
             return

@@ -191,7 +191,10 @@ class CapabilityGate(PythonRule):
     such as `>= (8, 0)` for bf16 or `major >= 7` for fp16, asks "a current GPU?" rather than
     "which architecture?": AMD GPUs get the current-GPU path, which is right, and it is not
     reported. A gate whose branch only warns, prints or logs changes a message, not what runs: it is
-    reported at `info`.
+    reported at `info`. Not reported either: a gate whose branch only turns an optional path off
+    (`if cap[0] != 9: flash_attn_func_v3 = None`), one that every AMD GPU answers by skipping the
+    gated work (`if major != 8: return` before an Ampere-only kernel), and one that only picks a
+    number (`32 if cap[0] >= 10 else 128`, a tile size) rather than a code path.
 
     ## Known problems
     Gates inside a branch that a `torch.version.hip`/`torch.version.cuda` test (or a name like
@@ -240,12 +243,42 @@ class CapabilityGate(PythonRule):
             "import torch\ndef fp16_ok():\n"
             "    major, _ = torch.cuda.get_device_capability()\n    return major >= 7\n"
         ),
+        Valid(
+            "import torch\n"
+            "try:\n"
+            "    from flash_attn_interface import flash_attn_func as fa3\n"
+            "except ImportError:\n"
+            "    fa3 = None\n"
+            "if torch.cuda.get_device_capability()[0] != 9:\n"
+            "    fa3 = None\n"
+        ),
+        Valid(
+            "import torch\n"
+            "def check_fp6_linear(shape):\n"
+            "    major, _ = torch.cuda.get_device_capability()\n"
+            "    if major != 8:\n"
+            "        return\n"
+            "    run_fp6_kernel(shape)\n"
+        ),
+        Valid(
+            "import torch\n"
+            "def max_m(dev):\n"
+            "    return 32 if torch.cuda.get_device_capability(dev)[0] >= 10 else 128\n"
+        ),
     ]
     invalid = [
         Invalid(
             "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    pass\n",
             line=2,
             column=4,
+        ),
+        Invalid(  # MI300X (9, 4) does not skip: it runs the Hopper-only kernel
+            "import torch\n"
+            "def check_wgmma(shape):\n"
+            "    if torch.cuda.get_device_capability()[0] < 9:\n"
+            "        return\n"
+            "    run_wgmma_kernel(shape)\n",
+            line=3,
         ),
         Invalid(
             "from torch.cuda import get_device_capability\n"
@@ -304,6 +337,8 @@ class CapabilityGate(PythonRule):
                     f"`{code}` is {verdict}: AMD GPUs report their gfx version, not an NVIDIA "
                     "compute capability"
                 )
+            if _harmless_choice(gates.tree, candidate, verdict):
+                continue
             if _only_notifies(gates.tree, candidate):
                 self.report(
                     candidate,
@@ -353,3 +388,97 @@ def _only_notifies(tree_: Tree, comparison: cst.CSTNode) -> bool:
                 ):
                     return False
     return True
+
+
+_EXITS = frozenset({"skip", "skipTest"})
+
+
+def _test_owner(tree_: Tree, comparison: cst.CSTNode) -> cst.If | cst.IfExp | None:
+    """The ``if`` statement or ``a if test else b`` whose whole test holds ``comparison``."""
+    child = comparison
+    for ancestor in tree_.ancestors(comparison):
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and ancestor.test is child:
+            return ancestor
+        if not isinstance(ancestor, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
+            return None
+        child = ancestor
+    return None
+
+
+def _smalls(block: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
+    """The simple statements of a block, None when it holds a compound statement."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    out: list[cst.BaseSmallStatement] = []
+    for statement in statements:
+        if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return None
+        out.extend(statement.body)
+    return out
+
+
+def _only_turns_off(smalls: list[cst.BaseSmallStatement]) -> bool:
+    """``flash_attn_func_v3 = None`` / ``USE_FAST = False``: the branch only disables an optional
+    path, so whichever way the gate answers, nothing that cannot run is chosen by it."""
+    return bool(smalls) and all(
+        isinstance(small, cst.Assign)
+        and isinstance(small.value, cst.Name)
+        and small.value.value in ("None", "False")
+        for small in smalls
+    )
+
+
+def _only_exits(smalls: list[cst.BaseSmallStatement]) -> bool:
+    """A bare ``return``, ``continue`` or ``pytest.skip(...)``: the gated work is skipped."""
+    if len(smalls) != 1:
+        return False
+    small = smalls[0]
+    if isinstance(small, cst.Return):
+        return small.value is None
+    if isinstance(small, cst.Continue):
+        return True
+    return (
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Call)
+        and identifier(small.value) in _EXITS
+    )
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _harmless_choice(tree_: Tree, comparison: cst.CSTNode, verdict: str | None) -> bool:
+    """Gates that cannot send an AMD GPU into code it cannot run: one that only turns an optional
+    path off, one that every AMD GPU answers by skipping the gated work (``if major != 8:
+    return`` before an Ampere-only kernel), and one that only picks a number (a tile size:
+    ``32 if cap[0] >= 10 else 128``) rather than a code path."""
+    owner = _test_owner(tree_, comparison)
+    if isinstance(owner, cst.IfExp):
+        return _number(owner.body) and _number(owner.orelse)
+    if owner is None or owner.orelse is not None:
+        return False
+    smalls = _smalls(owner.body)
+    if smalls is None:
+        return False
+    if _only_turns_off(smalls):
+        return True
+    return _true_on_every_amd(tree_, comparison, owner, verdict) and _only_exits(smalls)
+
+
+def _true_on_every_amd(
+    tree_: Tree, comparison: cst.CSTNode, owner: cst.If, verdict: str | None
+) -> bool:
+    """Whether the whole ``if`` test is true on every AMD GPU (``not`` flips the comparison's
+    answer; any ``and``/``or`` around it makes the answer unknown)."""
+    if verdict not in ("true on every AMD GPU", "false on every AMD GPU"):
+        return False
+    holds = verdict == "true on every AMD GPU"
+    for ancestor in tree_.ancestors(comparison):
+        if ancestor is owner:
+            return holds
+        if not (
+            isinstance(ancestor, cst.UnaryOperation) and isinstance(ancestor.operator, cst.Not)
+        ):
+            return False
+        holds = not holds
+    return False

@@ -28,6 +28,27 @@ def _header(statement: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
+#: Calls whose arguments are only a message (logging, warnings, print).
+_MESSAGE_CALLS = frozenset(
+    {"warn", "print", "debug", "info", "warning", "error", "warning_once", "info_once", "log"}
+)
+
+
+def _message_only(statement: cst.CSTNode) -> bool:
+    """``raise RuntimeError(f"... sm_{major}{minor}")`` / ``LOG.info(f"... sm_{cc[0]}{cc[1]}")``:
+    the name only words a message; it selects nothing."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Raise):
+        return True
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        func = small.value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        return name in _MESSAGE_CALLS
+    return False
+
+
 class CudaArchListCheck(PythonRule):
     """
     ## What it does
@@ -49,6 +70,10 @@ class CudaArchListCheck(PythonRule):
     Branch on `torch.version.hip` and check the gfx target instead
     (`"gfx942" in torch.cuda.get_arch_list()`), or test for the feature directly.
 
+    ## Known problems
+    An `sm_XY` name that only words a message (a `raise`, a log or warning call) is not
+    reported: it selects nothing.
+
     ## References
     - pytorch/pytorch `torch/cuda/__init__.py` (`get_arch_list`), `torch/utils/cpp_extension.py`
     """
@@ -67,6 +92,12 @@ class CudaArchListCheck(PythonRule):
         Valid("import torch\nok = 'gfx942' in torch.cuda.get_arch_list()\n"),
         Valid("ARCHS = ['sm_80', 'sm_90']\nprint(ARCHS)\n"),
         Valid("def get_arch_list():\n    return []\nok = 'sm_90' in get_arch_list()\n"),
+        Valid(
+            "import torch\ncc = torch.cuda.get_device_capability()\n"
+            "if cc < (9, 0):\n"
+            "    raise RuntimeError(f'needs Hopper, but detected sm_{cc[0]}{cc[1]}.')\n"
+            "LOG.info(f'GPU sm_{cc[0]}{cc[1]} detected')\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -100,7 +131,7 @@ class CudaArchListCheck(PythonRule):
             parts = _header(statement)
             if not any(_SM_STRING.search(text) for part in parts for text in strings_in(part)):
                 continue
-            if unreachable_on_rocm(self.ctx, tree_, candidate):
+            if unreachable_on_rocm(self.ctx, tree_, candidate) or _message_only(statement):
                 continue
             done.add(id(statement))
             if kind == "arch-list":
