@@ -35,13 +35,14 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @cache
 def toolkits() -> dict[str, str]:
-    """Import names of the kernel toolkits (``rules/data/no_equivalent.toml``) -> label."""
+    """Import names of the kernel toolkits (the package table, ``rules/data/packages.toml``)
+    -> label."""
     from migrator.ruledata import load_table
 
-    table = load_table("no_equivalent")
+    table = load_table("packages")
     out: dict[str, str] = {}
-    entries = {**table.get("packages", {}), **table.get("toolkits", {})}
-    for key in table.get("kernel_toolkits", ()):
+    entries = {**table.get("imports", {}), **table.get("toolkits", {})}
+    for key in table.get("kernel_toolkits", {}).get("names", ()):
         entry = entries[key]
         for module in entry["modules"]:
             out[module] = str(entry["label"])

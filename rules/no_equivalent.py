@@ -1,5 +1,6 @@
 """ROC90x: imports of NVIDIA-only packages that have no ROCm build (TensorRT, PyCUDA,
-cuda-python, numba.cuda, DALI). The package table lives in ``rules/data/no_equivalent.toml``."""
+cuda-python, numba.cuda, DALI). The packages are the ``imports`` section of the
+package table (``packages()``)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from migrator.context import PythonContext
 from migrator.imports import dotted_name
 from migrator.model import Severity
 from migrator.rule import Invalid, Valid
-from migrator.ruledata import load_table
 
 from ._gpu_tools_util import IMPORT_GUARDS, ScopeTracking
+from ._requirements import packages
 
 
 def _package_for(module: str) -> dict[str, Any] | None:
     """The table entry whose module list covers ``module`` (itself or a parent)."""
-    for entry in load_table("no_equivalent")["packages"].values():
+    for entry in packages()["imports"].values():
         for name in entry["modules"]:
             if module == name or module.startswith(name + "."):
                 return dict(entry)
@@ -121,7 +122,7 @@ class _NoEquivalentImport(ScopeTracking):
     def _from_binding(self, module: str, name: str) -> bool:
         """``from numba import cuda``, ``from nvidia import dali``, ``from cuda import cudart``."""
         if module == "cuda":
-            table = load_table("no_equivalent")["packages"]["cuda-python"]
+            table = packages()["imports"]["cuda-python"]
             return name in table["from_cuda"]
         return _package_for(f"{module}.{name}") is not None
 

@@ -16,6 +16,7 @@ The score and verdict rules are in ``score.py`` and ``docs/report.md``.
 
 from __future__ import annotations
 
+from migrator.packagefacts import PackageInfo, package_info
 from migrator.reporting.readiness.assembly import (
     Effort,
     ProjectReport,
@@ -38,15 +39,10 @@ from migrator.reporting.readiness.consequences import (
 from migrator.reporting.readiness.dependencies import (
     DEPENDENCY_CATEGORIES,
     DEPENDENCY_FILE_KINDS,
-    FALLBACK_PACKAGES,
     DependencyRow,
-    PackageInfo,
-    PackageTable,
     dependency_item,
     dependency_rows,
     is_dependency,
-    package_info,
-    package_table,
     text_of,
 )
 from migrator.reporting.readiness.layout import (
@@ -168,7 +164,6 @@ __all__ = [
     "Effort",
     "Evidence",
     "FileFacts",
-    "FALLBACK_PACKAGES",
     "FIX_CLASSES",
     "FIX_REVIEW_HOURS",
     "FORMULA_LINES",
@@ -188,7 +183,6 @@ __all__ = [
     "PORT_WHEN_REQUIRED",
     "PUBLIC",
     "PackageInfo",
-    "PackageTable",
     "ProjectLayout",
     "ProjectReport",
     "RANK_DECAY",
@@ -240,7 +234,6 @@ __all__ = [
     "meta_from_rule",
     "optional_tables",
     "package_info",
-    "package_table",
     "parse_targets",
     "path_role",
     "penalty_of",

@@ -2,41 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from migrator.model import Finding
+from migrator.packagefacts import package_info
 from migrator.reporting.readiness.scoring import FIX_CLASSES, Item
 
 #: Finding categories that describe declared dependencies, images or package indexes.
 DEPENDENCY_CATEGORIES = frozenset({"dependency", "container"})
 #: File kinds (see ``migrator.discovery.file_kind``) that declare dependencies or images.
 DEPENDENCY_FILE_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
-
-
-@dataclass(frozen=True, slots=True)
-class PackageInfo:
-    """The ROCm side of one CUDA-specific package, image or index."""
-
-    rocm: str
-    min_version: str
-    source: str
-
-
-def _fallback_packages() -> dict[str, PackageInfo]:
-    from migrator.ruledata import load_table
-
-    return {
-        key: PackageInfo(entry["rocm"], entry["min_version"], entry["source"])
-        for key, entry in load_table("package_status").items()
-    }
-
-
-#: Used only for names that ``packages.toml`` does not describe: ``rules/data/package_status.toml``.
-FALLBACK_PACKAGES: dict[str, PackageInfo] = _fallback_packages()
 
 
 @dataclass(slots=True)
@@ -121,36 +98,6 @@ def is_dependency(finding: Finding) -> bool:
     )
 
 
-_ROCM_KEYS = (
-    "rocm",
-    "rocm_equivalent",
-    "equivalent",
-    "counterpart",
-    "replacement",
-    "rocm_package",
-    "rocm_name",
-    "alternative",
-    "rocm_side",
-    "to",
-    "by_major",
-)
-_VERSION_KEYS = (
-    "min_version",
-    "rocm_min_version",
-    "min_rocm_version",
-    "minimum_version",
-    "first_rocm",
-    "first_rocm_version",
-    "rocm_since",
-    "since",
-    "min_rocm",
-)
-_OFFICIAL_KEYS = ("official", "official_version", "stable")
-_SOURCE_KEYS = ("source", "sources", "reference", "references", "fact", "url", "link")
-_NAME_KEYS = ("name", "package", "names", "aliases", "packages")
-_PATTERN_KEYS = ("pattern", "patterns", "match", "regex")
-
-
 def text_of(value: object) -> str:
     """A receipt or package-table value as one line of text (lists and tables flattened)."""
     if isinstance(value, (list, tuple)):
@@ -160,136 +107,7 @@ def text_of(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _first(entry: dict[str, object], keys: Sequence[str]) -> str:
-    for key in keys:
-        if key in entry and entry[key] not in (None, ""):
-            return text_of(entry[key])
-    return ""
-
-
-def _listed(entry: dict[str, object], keys: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for key in keys:
-        value = entry.get(key)
-        for part in value if isinstance(value, list) else [value]:
-            if isinstance(part, str) and part:
-                out.append(part)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class PackageTable:
-    """``packages.toml`` as exact names and regular expressions, each with its ROCm side."""
-
-    names: dict[str, PackageInfo] = field(default_factory=dict)
-    patterns: tuple[tuple[re.Pattern[str], PackageInfo], ...] = ()
-
-    def get(self, name: str) -> PackageInfo | None:
-        """The entry for a normalised package name, exact names first."""
-        if name in self.names:
-            return self.names[name]
-        for pattern, info in self.patterns:
-            if pattern.search(name):
-                return info
-        return None
-
-
-def _info(entry: dict[str, object]) -> PackageInfo:
-    version = _first(entry, _VERSION_KEYS)
-    official = _first(entry, _OFFICIAL_KEYS)
-    if official and official != version:
-        version = f"{version} (official {official})" if version else f"official {official}"
-    return PackageInfo(_first(entry, _ROCM_KEYS), version, _first(entry, _SOURCE_KEYS))
-
-
-def _collect(
-    data: object,
-    key: str,
-    names: dict[str, PackageInfo],
-    patterns: list[tuple[re.Pattern[str], PackageInfo]],
-) -> None:
-    """Walk the TOML: described tables, ``name = "description"`` tables, nested tables."""
-    if isinstance(data, list):
-        for element in data:
-            _collect(element, key, names, patterns)
-        return
-    if not isinstance(data, dict):
-        return
-    if any(k in data for k in _ROCM_KEYS + _VERSION_KEYS):
-        info = _info(data)
-        listed = _listed(data, _NAME_KEYS) or (
-            [key] if key and not _listed(data, _PATTERN_KEYS) else []
-        )
-        for name in listed:
-            names.setdefault(_normalize(name), info)
-        for raw in _listed(data, _PATTERN_KEYS):
-            try:
-                patterns.append((re.compile(raw), info))
-            except re.error:
-                continue
-        return
-    strings = {k: v for k, v in data.items() if isinstance(v, str)}
-    if strings and len(strings) == len(data) and not set(strings) & set(_PATTERN_KEYS + _NAME_KEYS):
-        for name, description in strings.items():
-            names.setdefault(_normalize(name), PackageInfo(description, "", ""))
-        return
-    for child_key, child in data.items():
-        _collect(child, str(child_key), names, patterns)
-
-
-@functools.cache
-def package_table(path: str | None = None) -> PackageTable:
-    """The rules' ``packages.toml`` (or the TOML file at ``path``, read tolerantly: empty when
-    absent or broken)."""
-    from migrator.tomlcompat import tomllib
-
-    if path is None:
-        from migrator.ruledata import load_table
-
-        data: dict[str, object] = load_table("packages")
-    else:
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return PackageTable()
-    names: dict[str, PackageInfo] = {}
-    patterns: list[tuple[re.Pattern[str], PackageInfo]] = []
-    _collect(data, "", names, patterns)
-    return PackageTable(names, tuple(patterns))
-
-
-def _fallback(item: str) -> PackageInfo | None:
-    lowered = item.lower()
-    name = _normalize(item.split("[", 1)[0])
-    if name in FALLBACK_PACKAGES:
-        return FALLBACK_PACKAGES[name]
-    for key, info in FALLBACK_PACKAGES.items():
-        if key.endswith("*") and name.startswith(key[:-1]):
-            return info
-        if ("/" in key or "." in key) and key in lowered and ("/" in item or ":" in item):
-            return info
-    return None
-
-
-def package_info(item: str, table: PackageTable | None = None) -> PackageInfo | None:
-    """The ROCm side of a package, image or URL: ``packages.toml`` first, field by field
-    completed from the fallback table (keys there match exactly, as ``prefix*`` globs, or as a
-    substring of an image name or URL)."""
-    lookup = package_table() if table is None else table
-    declared = lookup.get(_normalize(item.split("[", 1)[0]))
-    fallback = _fallback(item)
-    if declared is None or fallback is None:
-        return declared or fallback
-    return PackageInfo(
-        declared.rocm or fallback.rocm,
-        declared.min_version or fallback.min_version,
-        declared.source or fallback.source,
-    )
-
-
-def dependency_rows(
-    items: Sequence[Item], table: PackageTable | None = None
-) -> list[DependencyRow]:
+def dependency_rows(items: Sequence[Item]) -> list[DependencyRow]:
     """Dependency findings merged per item, with the ROCm counterpart and first ROCm version."""
     rows: dict[tuple[str, str], DependencyRow] = {}
     for item in items:
@@ -299,7 +117,7 @@ def dependency_rows(
         name, kind = dependency_item(finding)
         row = rows.get((name, kind))
         if row is None:
-            info = package_info(name, table)
+            info = package_info(name)
             fallback_fix = finding.fix.description if finding.fix else item.meta.fix_title
             row = rows[(name, kind)] = DependencyRow(
                 item=name,
