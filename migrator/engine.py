@@ -209,6 +209,9 @@ def _reports(
                 current_exports.get(),
                 # "partial" (for tests): whenever possible, however little is left out
                 worthwhile=1.0 if os.environ.get(PARSE_MODE_VARIABLE) == "partial" else WORTHWHILE,
+                function_words={
+                    word for rule in chosen for word in rule.function_words if word in text
+                },
             )
         partial_module = _parse_partial(text, source.text) if source is not None else None
         if source is not None and partial_module is not None:

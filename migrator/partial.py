@@ -64,6 +64,7 @@ def partial_source(
     name_triggers: Iterable[str] = (),
     exports: ExportSlice | None = None,
     worthwhile: float = WORTHWHILE,
+    function_words: Iterable[str] = (),
 ) -> PartialSource | None:
     """The blanked text keeping what the triggers can reach, or None when the whole file must be
     parsed (``ast`` rejects it, or too little would be left out).
@@ -73,7 +74,11 @@ def partial_source(
     - ``definition_triggers``: the whole top-level statements holding them, and those using a
       name their imports bind;
     - ``name_triggers``: the whole top-level statements holding them and, to a fixed point, the
-      top-level statements using any name those bind at module level.
+      top-level statements using any name those bind at module level;
+    - ``function_words``: identifiers (matched as whole words) whose whole top-level
+      statements are kept, with those using a name their imports bind, while every occurrence
+      and use (imports aside) lies inside a function; one in module-level code (whose scope is
+      the module) makes the whole file needed.
     """
     try:
         with warnings.catch_warnings():
@@ -98,6 +103,12 @@ def partial_source(
     if definition_lines:
         uses = _alias_uses(text, import_nodes, definition_lines, line_starts, reexported)
         whole.update(_at(groups, firsts, uses))
+    function_lines = _word_lines(text, function_words, line_starts)
+    if function_lines:
+        function_lines |= _alias_uses(text, import_nodes, function_lines, line_starts, reexported)
+        if not _inside_functions(function_lines, tree.body, import_nodes):
+            return None
+        whole.update(_at(groups, firsts, function_lines))
     named = _at(groups, firsts, _trigger_lines(text, name_triggers, line_starts))
     if named:
         whole |= _closure(groups, named)
@@ -156,6 +167,15 @@ def _trigger_lines(text: str, triggers: Iterable[str], line_starts: list[int]) -
     return lines
 
 
+def _word_lines(text: str, words: Iterable[str], line_starts: list[int]) -> set[int]:
+    """Lines holding one of ``words`` as a whole word."""
+    words = sorted(words)
+    if not words:
+        return set()
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)")
+    return {bisect.bisect_right(line_starts, match.start()) for match in pattern.finditer(text)}
+
+
 def _at(groups: list[_Group], firsts: list[int], lines: Iterable[int]) -> set[int]:
     """Indices of the top-level groups spanning one of ``lines``."""
     found: set[int] = set()
@@ -203,6 +223,34 @@ def _alias_uses(
         return set()
     pattern = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     return {bisect.bisect_right(line_starts, match.start()) for match in pattern.finditer(text)}
+
+
+def _inside_functions(lines: set[int], body: Sequence[ast.stmt], imports: list[_Import]) -> bool:
+    """Whether every line of ``lines`` lies in an import statement or inside the body (signature
+    included, decorators not) of a function."""
+    covered: list[tuple[int, int]] = [_span(node) for node in imports]
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            covered.append((statement.lineno, statement.end_lineno or statement.lineno))
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                pending.extend(case.body)
+        else:
+            for block in _blocks(statement):
+                pending.extend(block)
+    covered.sort()
+    firsts = [first for first, _ in covered]
+    for line in lines:
+        index = bisect.bisect_right(firsts, line) - 1
+        # spans nest or are disjoint: the last span starting at or before the line may be an
+        # inner one that ended, so look back through the earlier ones
+        while index >= 0 and covered[index][1] < line:
+            index -= 1
+        if index < 0:
+            return False
+    return True
 
 
 def _reexported(imports: list[_Import], table: ImportTable) -> set[str]:
@@ -409,9 +457,16 @@ class _Selector:
             if mark > group.last:
                 break
             index = bisect.bisect_right(firsts, mark) - 1
-            if index < 0 or spans[index][1] < mark:
+            if (index < 0 or spans[index][1] < mark) and not self._comment_line(mark):
                 return True
         return False
+
+    def _comment_line(self, line: int) -> bool:
+        """Whether ``line`` holds only a comment (a trigger there is in no node a rule reads: it
+        does not make the statement's blocks needed whole)."""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
+        return self.text[start:end].lstrip().startswith("#")
 
 
 def _starts_line(text: str, line_starts: list[int], statement: ast.stmt) -> bool:

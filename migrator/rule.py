@@ -115,11 +115,15 @@ class Rule:
     #: release, or declares none (pip installs the latest).
     rocm_release: ClassVar[str | None] = None
     #: What of a file a Python rule must see (``migrator.partial`` parses only that on a scan):
-    #: ``statement`` (the top-level statements holding its triggers and the uses of the names
-    #: they import), ``names`` (also every use of any name they bind, transitively: for rules
-    #: that follow values through assignments) or ``module`` (the whole file: for rules whose
-    #: answer depends on what a file lacks).
+    #: ``statement`` (the statements holding its triggers and the uses of the names they
+    #: import), ``definition`` (their whole top-level statements), ``names`` (also every use of
+    #: any name they bind, transitively: for rules that follow values through assignments) or
+    #: ``module`` (the whole file: for rules whose answer depends on what a file lacks).
     parse_scope: ClassVar[str] = "module"
+    #: Identifiers (the short names of the functions a rule reports calls of) whose whole
+    #: enclosing top-level statement a rule reads on top of its ``parse_scope`` (the function
+    #: around a call); where one occurs in module-level code the whole file is parsed.
+    function_words: ClassVar[tuple[str, ...]] = ()
 
     abstract: ClassVar[bool] = True
 

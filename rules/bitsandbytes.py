@@ -6,7 +6,6 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
@@ -20,32 +19,24 @@ def _data() -> dict[str, Any]:
     return data
 
 
-class _ApiUses(cst.CSTVisitor):
-    """Maximal Name/Attribute chains that resolve into a package (imports excluded)."""
-
-    def __init__(self, resolve: Any, package: str) -> None:
-        super().__init__()
-        self._resolve = resolve
-        self.package = package
-        self.uses: list[tuple[cst.CSTNode, str]] = []
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        qualified = self._resolve(node)
-        if qualified and matches_package(qualified, [self.package]) and qualified != self.package:
-            self.uses.append((node, qualified))
-            return False
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        qualified = self._resolve(node)
-        if qualified and matches_package(qualified, [self.package]) and qualified != self.package:
-            self.uses.append((node, qualified))
+def _api_uses(ctx: Any, package: str) -> list[tuple[cst.CSTNode, str]]:
+    """Maximal Name/Attribute chains that resolve into ``package`` (imports excluded), in source
+    order: read from the nodes the engine's walk already listed, not from a second walk."""
+    skipped: set[int] = set()
+    parents = ctx.parents
+    uses: list[tuple[cst.CSTNode, str]] = []
+    for node in ctx.nodes:
+        parent = parents.get(id(node))
+        if parent is not None and id(parent) in skipped:
+            skipped.add(id(node))
+        elif isinstance(node, cst.Import | cst.ImportFrom):
+            skipped.add(id(node))
+        elif isinstance(node, cst.Attribute | cst.Name):
+            qualified = ctx.qualname(node)
+            if qualified and matches_package(qualified, [package]) and qualified != package:
+                uses.append((node, qualified))
+                skipped.add(id(node))
+    return uses
 
 
 class BitsandbytesDependency(PythonRule):
@@ -126,11 +117,9 @@ class BitsandbytesDependency(PythonRule):
     def leave_Module(self, original_node: cst.Module) -> None:
         data = _data()
         package = data["package"]
-        uses = _ApiUses(self.ctx.qualname, package)
-        fast_visit(original_node, uses, trivia=False)
         apis: list[str] = []
         first: cst.CSTNode | None = None
-        for node, qualified in uses.uses:
+        for node, qualified in _api_uses(self.ctx, package):
             short = qualified[len(package) + 1 :]
             if short.startswith("__"):  # __version__ and friends: no kernels involved
                 continue
@@ -146,34 +135,15 @@ class BitsandbytesDependency(PythonRule):
             self.report(first, message=message)
             return
         # Only imported (maybe to print its version): matters when the import is unguarded.
-        imports = _Imports(package, guarded_imports(original_node))
-        fast_visit(original_node, imports, trivia=False)
-        if imports.first is not None:
-            self.report(imports.first, message=f"imports bitsandbytes: {data['version_note']}")
-
-
-class _Imports(cst.CSTVisitor):
-    """The first unguarded import of ``package``."""
-
-    def __init__(self, package: str, guarded: frozenset[int]) -> None:
-        super().__init__()
-        self.package = package
-        self.guarded = guarded
-        self.first: cst.CSTNode | None = None
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._check(node)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._check(node)
-
-    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
-        if (
-            self.first is None
-            and id(node) not in self.guarded
-            and any(matches_package(module, [self.package]) for module in imported_modules(node))
-        ):
-            self.first = node
+        guarded = guarded_imports(original_node)
+        for node in self.ctx.nodes:
+            if (
+                isinstance(node, cst.Import | cst.ImportFrom)
+                and id(node) not in guarded
+                and any(matches_package(module, [package]) for module in imported_modules(node))
+            ):
+                self.report(node, message=f"imports bitsandbytes: {data['version_note']}")
+                return
 
 
 class BitsandbytesTransformersQuantization(PythonRule):

@@ -111,8 +111,13 @@ class XformersMemoryEfficientAttention(PythonRule):
     """
 
     code = "ROC410"
-    # the dispatch fix needs every use of the imported names in the file (``plan``)
-    parse_scope = "module"
+    # the dispatch fix reads every use of the imported names in the file (``plan``) and the
+    # function around each call of xformers (4-D evidence; a call at module level reads the
+    # whole module)
+    parse_scope = "statement"
+    function_words = tuple(
+        sorted({name.rsplit(".", 1)[-1] for name in _data()["rewritable"] + _data()["manual"]})
+    )
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING

@@ -173,3 +173,36 @@ def test_a_match_statement_no_longer_fails_the_file(tmp_path, scan_json):
     report = scan_json("--no-cache", str(tmp_path))
     assert not report["files"]["failed"]
     assert [(f["rule"], f["line"]) for f in report["findings"]] == [("ROC131", 6)]
+
+
+def _partial(text: str, worthwhile: float = 1.0):
+    chosen = [r for r in active_rules(all_rules(), text, True) if issubclass(r, PythonRule)]
+    return partial_source(
+        text,
+        _present_triggers(chosen, text, "statement"),
+        _present_triggers(chosen, text, "definition"),
+        _present_triggers(chosen, text, "names"),
+        worthwhile=worthwhile,
+        function_words={word for rule in chosen for word in rule.function_words if word in text},
+    )
+
+
+def test_function_words_keep_the_function_around_a_call_and_comments_keep_no_block():
+    """ROC410 reads the function around an xformers call (the 4-D reshape of its inputs): that
+    function stays whole; a call in module-level code needs the whole file. A trigger in a
+    comment line ("tf32") keeps the statements around it, not the whole function body."""
+    text = (SAMPLE / "processors.py").read_text(encoding="utf-8")
+    source = _partial(text)
+    assert source is not None
+    original = text.splitlines()
+    kept = {i for i, line in enumerate(source.text.splitlines()) if line and line.strip()}
+
+    def number(fragment: str) -> int:
+        return next(i for i, line in enumerate(original) if fragment in line)
+
+    assert number("query = hidden.view(") in kept  # the rewrite's evidence, no trigger on it
+    assert number("hidden = hidden * 1.0") in kept  # the whole function
+    assert number("loss.backward()") not in kept  # main's body is not kept for the comment
+    assert number("matmul.allow_tf32 = True") in kept
+    module_level = text + "\nout = xops.memory_efficient_attention(q, q, q)\n"
+    assert _partial(module_level) is None
