@@ -71,6 +71,8 @@ class HardcodedWarpSize(PythonRule):
     """
 
     code = "ROC301"
+    # reads the statement around each literal 32 (and the guards the engine keeps around it)
+    parse_scope = "statement"
     name = "hardcoded-warp-size"
     category = "warp-size"
     severity = Severity.WARNING

@@ -121,6 +121,8 @@ class FlashAttnFunc(PythonRule):
     """
 
     code = "ROC400"
+    # reads the call, the uses of the names flash-attn imports bind (``plan``) and the imports
+    parse_scope = "statement"
     dependency = "flash_attn"
     name = "flash-attn-func-call"
     category = "flash-attn"

@@ -44,6 +44,7 @@ class FlashAttnHardImport(PythonRule):
     """
 
     code = "ROC402"
+    parse_scope = "statement"
     dependency = "flash_attn"
     name = "flash-attn-hard-import"
     category = "flash-attn"

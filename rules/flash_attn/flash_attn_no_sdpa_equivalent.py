@@ -50,6 +50,7 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
     """
 
     code = "ROC401"
+    parse_scope = "statement"
     dependency = "flash_attn"
     name = "flash-attn-no-sdpa-equivalent"
     category = "flash-attn"
