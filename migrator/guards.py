@@ -1,5 +1,6 @@
 """Which code runs on a ROCm build: vendor-dispatched branches, import fallbacks, availability
-probes and non-Linux platform branches, marked once per file during the engine's single walk.
+probes, other vendors' accelerator branches (``is_torch_npu_available()``, rocm-facts §1) and
+non-Linux platform branches, marked once per file during the engine's single walk.
 
 The engine calls ``Guards.enter`` for every node before any rule visits it, so when a rule
 visits a node, every guard around it (an enclosing ``if``, an earlier ``if ...: return`` in the
@@ -24,6 +25,7 @@ NVIDIA_ONLY = "NVIDIA-only branch"
 NON_LINUX = "non-Linux platform branch"
 IMPORT_FALLBACK = "import with a portable fallback"
 AVAILABILITY = "availability probe"
+OTHER_DEVICE = "another vendor's accelerator branch"
 #: Not a guard (the code runs on ROCm), answered by ``only_on_rocm``.
 ROCM_ONLY = "ROCm-only branch"
 
@@ -47,6 +49,9 @@ _PROBE_CALL = re.compile(r"^_*(is|has)_(\w+)_(available|installed)$")
 _PORTABLE_PROBES = frozenset(
     {"torch", "cuda", "gpu", "accelerate", "accelerator", "bf16", "fp16", "tf32", "fp8", "sdpa"}
 )
+#: Words of ``X`` in ``is_torch_X_available()`` naming another vendor's accelerator (Ascend NPU,
+#: Intel XPU, Apple MPS, Habana HPU, Cambricon MLU, Moore Threads MUSA): never a ROCm device.
+_OTHER_DEVICES = frozenset({"npu", "xpu", "mps", "hpu", "mlu", "musa"})
 #: Test decorators that skip the test on a condition (``skipUnless``: unless it holds).
 _SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -245,8 +250,8 @@ class Guards:
             left = self.classify(test.left)
             right = self.classify(test.right)
             if isinstance(test.operator, cst.And):
-                return left[0] or right[0], left[1] if left[1] == right[1] else None
-            return left[0] if left[0] == right[0] else None, left[1] or right[1]
+                return left[0] or right[0], _either(left[1], right[1])
+            return _either(left[0], right[0]), left[1] or right[1]
         if isinstance(test, cst.Call) and identifier(test) == "bool" and len(test.args) == 1:
             return self.classify(test.args[0].value)
         return self._atom(test)
@@ -280,7 +285,10 @@ class Guards:
         if qualified.rsplit(".", 1)[-1] == "find_spec" or qualified == "importlib.find_loader":
             return AVAILABILITY, None
         match = _PROBE_CALL.match(qualified.rsplit(".", 1)[-1])
-        if match and not set(match.group(2).lower().split("_")) & _PORTABLE_PROBES:
+        words = set(match.group(2).lower().split("_")) if match else set()
+        if words & _OTHER_DEVICES:
+            return OTHER_DEVICE, None
+        if match and not words & _PORTABLE_PROBES:
             return AVAILABILITY, None
         return None
 
@@ -343,6 +351,16 @@ class Guards:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             return self._is_os(node.func.value)
         return False
+
+
+def _either(one: Holds, other: Holds) -> Holds:
+    """What holds when one of two tests holds: the same label, or, when both keep the code off
+    ROCm builds for different reasons (a package probe, another vendor's device), the first."""
+    if one == other:
+        return one
+    if one is None or other is None or ROCM_ONLY in (one, other):
+        return None
+    return one
 
 
 def _is_vendor(node: cst.BaseExpression) -> bool:

@@ -25,11 +25,26 @@ _ARGUMENT_CLASSES = re.compile(
 )
 
 
+#: A dict that collects TrainingArguments keywords (``training_args_kwargs``, ``trainer_args``).
+_ARGUMENT_DICT = re.compile(r"train(?:ing|er)_?arg", re.IGNORECASE)
+
+
+def _may_be_true(value: cst.BaseExpression) -> bool:
+    """``True``, or ``True if ... else ...`` (either branch): the key is True on some runs."""
+    if is_literal(value, True):
+        return True
+    if isinstance(value, cst.IfExp):
+        return _may_be_true(value.body) or _may_be_true(value.orelse)
+    return False
+
+
 class TrainerTf32Argument(PythonRule):
     """
     ## What it does
     Flags `tf32=True` passed to transformers' `TrainingArguments` (and its subclasses such as
-    `Seq2SeqTrainingArguments` or TRL's `SFTConfig`).
+    `Seq2SeqTrainingArguments` or TRL's `SFTConfig`), and a `"tf32"` key that can be True in a
+    dict named for training arguments (`training_args_kwargs["tf32"] = True if cfg.tf32 else
+    False`), which is unpacked into `TrainingArguments` elsewhere.
 
     ## Why it breaks on ROCm
     `TrainingArguments.__post_init__` calls `is_torch_tf32_available()`, which returns False
@@ -68,6 +83,10 @@ class TrainerTf32Argument(PythonRule):
         Valid("from transformers import TrainingArguments\nTrainingArguments('o', bf16=True)\n"),
         Valid("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"),
         Valid("def build(tf32=True):\n    return dict(tf32=tf32)\n"),
+        Valid('def precision(training_args_kwargs):\n    training_args_kwargs["tf32"] = False\n'),
+        Valid(
+            'def model(model_kwargs, cfg):\n    model_kwargs["tf32"] = True if cfg.tf32 else False\n'
+        ),
     ]
     invalid = [
         Invalid(
@@ -82,7 +101,44 @@ class TrainerTf32Argument(PythonRule):
             line=4,
         ),
         Invalid("from trl import SFTConfig\ncfg = SFTConfig(output_dir='o', tf32=True)\n"),
+        Invalid(  # a keyword dict filled here and unpacked into TrainingArguments elsewhere
+            "class Builder:\n"
+            "    def _configure_precision_settings(self, training_args_kwargs: dict):\n"
+            '        training_args_kwargs["tf32"] = True if self.cfg.tf32 is True else False\n',
+            line=3,
+            column=40,
+        ),
     ]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``training_args_kwargs["tf32"] = True if cfg.tf32 else False``: the dict is unpacked
+        into TrainingArguments elsewhere (another method or module)."""
+        if not _may_be_true(node.value):
+            return
+        for target in node.targets:
+            subscript = target.target
+            if not isinstance(subscript, cst.Subscript) or len(subscript.slice) != 1:
+                continue
+            index = subscript.slice[0].slice
+            key = index.value if isinstance(index, cst.Index) else None
+            owner = subscript.value
+            name = owner.attr.value if isinstance(owner, cst.Attribute) else None
+            if isinstance(owner, cst.Name):
+                name = owner.value
+            if (
+                isinstance(key, cst.SimpleString)
+                and key.evaluated_value == "tf32"
+                and name is not None
+                and _ARGUMENT_DICT.search(name)
+            ):
+                self.report(
+                    node.value,
+                    message=(
+                        f'`{name}["tf32"]` can be True, and the dict becomes TrainingArguments\' '
+                        "keywords: TrainingArguments raises ValueError on ROCm builds "
+                        "(is_torch_tf32_available() is False when torch.version.cuda is None)"
+                    ),
+                )
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -305,3 +305,28 @@ def test_torch_cuda_arch_list_is_advice(tmp_path, scan_json):
         ("Dockerfile", 2, "ROC713", "info"),
         ("build.py", 3, "ROC703", "info"),
     ]
+
+
+ATTENTION = """\
+from transformers.utils import is_flash_attn_2_available, is_torch_npu_available
+
+
+def configure(config, model_args):
+    if model_args.flash_attn == "fa2":
+        if not (is_flash_attn_2_available() or is_torch_npu_available()):
+            return
+        config._attn_implementation = "flash_attention_2"
+    if model_args.flash_attn == "auto":
+        if not (is_flash_attn_2_available() or model_args.force):
+            return
+        config._attn_implementation = "flash_attention_2"
+"""
+
+
+def test_a_package_probe_or_another_vendors_device_keeps_the_request_off_rocm(tmp_path, scan_json):
+    """``if not (is_flash_attn_2_available() or is_torch_npu_available()): return``: what follows
+    runs where flash-attn is installed or on an Ascend NPU, never on a bare ROCm build; an ``or``
+    with an arbitrary switch proves nothing."""
+    write(tmp_path, "attention.py", ATTENTION)
+    report = scan_json("--select", "ROC403", str(tmp_path))
+    assert _sites(report) == [("attention.py", 12, "ROC403")]
