@@ -34,18 +34,18 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @cache
-def toolkits() -> dict[str, str]:
+def toolkits() -> dict[str, tuple[str, str]]:
     """Import names of the kernel toolkits (the package table, ``rules/data/packages.toml``)
-    -> label."""
+    -> their label and what to use on ROCm."""
     from migrator.ruledata import load_table
 
     table = load_table("packages")
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
     entries = {**table.get("imports", {}), **table.get("toolkits", {})}
     for key in table.get("kernel_toolkits", {}).get("names", ()):
         entry = entries[key]
         for module in entry["modules"]:
-            out[module] = str(entry["label"])
+            out[module] = (str(entry["label"]), str(entry["alternative"]))
     return out
 
 
@@ -72,6 +72,10 @@ class Cause:
     #: modules outside the CUDA-only set that import it at top level (``path:line``).
     folder: str = ""
     importers: tuple[str, ...] = ()
+    #: the modules outside the set that import it only inside a function, ``try`` or ``if``
+    lazily: tuple[str, ...] = ()
+    #: whether its folder is written mostly on the toolkit (a CUDA-only component)
+    component: bool = False
 
     def reason(self) -> str:
         """The guard text of the module's findings."""
@@ -104,8 +108,8 @@ def _folder(relative: str) -> str:
 
 
 class _Lines:
-    """Lines where a statement really starts with ``import``/``from`` at column 0 (tokenized
-    on demand, once per file)."""
+    """Lines holding an ``import``/``from`` keyword outside strings (tokenized on demand, once
+    per file): the index reads import lines as text, so one in a docstring is not confirmed."""
 
     def __init__(self, sources: Mapping[str, str]) -> None:
         self._sources = sources
@@ -124,9 +128,8 @@ def _import_starts(text: str) -> frozenset[int]:
     out: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.NAME and token.start[1] == 0:
-                if token.string in {"import", "from"}:
-                    out.add(token.start[0])
+            if token.type == tokenize.NAME and token.string in {"import", "from"}:
+                out.add(token.start[0])
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return frozenset()
     return frozenset(out)
@@ -139,7 +142,9 @@ def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
     heads = {name.split(".", 1)[0] for name in toolkits()} - roots
     direct: dict[str, Cause] = {}
     for relative, top in index.top_imports.items():
-        for line, named in top:
+        for line, unindented, named in top:
+            if not unindented:
+                continue
             hit = next((m for m in named if m.split(".", 1)[0] in heads and toolkit_of(m)), None)
             if hit is not None and lines.confirmed(relative, line):
                 toolkit = toolkit_of(hit) or hit
@@ -147,7 +152,7 @@ def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
                 break
     if not direct:
         return {}
-    importers = _importers(index)
+    importers, lazy = _importers(index)
     imports_of: dict[str, set[str]] = {}
     for imported, edges in importers.items():
         for importer, line, _ in edges:
@@ -199,38 +204,48 @@ def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
     missing = {relative: direct[relative] for relative in direct if relative not in found}
     if missing:
         found = closure({**seeds, **missing})
-    return _describe_roots(found, importers, lines)
+    return _describe_roots(found, importers, lazy, lines, components)
 
 
 def _describe_roots(
     found: dict[str, Cause],
     importers: Mapping[str, list[tuple[str, int, str]]],
+    lazy: Mapping[str, list[tuple[str, int]]],
     lines: _Lines,
+    components: set[str],
 ) -> dict[str, Cause]:
     """Give each module written on the toolkit its folder (a test's is the folder of a
     non-test module on the same toolkit: one CUDA-only component, one finding) and the
     modules outside the set that import it at top level."""
     outside: dict[str, set[str]] = {}
+    optional: dict[str, set[str]] = {}
     for imported, cause in found.items():
         for importer, line, _ in importers.get(imported, ()):
             if line and importer not in found and lines.confirmed(importer, line):
                 outside.setdefault(cause.root, set()).add(f"{importer}:{line}")
+        for importer, line in lazy.get(imported, ()):
+            if importer not in found and lines.confirmed(importer, line):
+                optional.setdefault(cause.root, set()).add(f"{importer}:{line}")
     roots = sorted(relative for relative, cause in found.items() if not cause.via)
     sizes: dict[tuple[str, str], int] = {}
     for relative in roots:
         if not _test_like(relative):
             key = (found[relative].toolkit, _folder(relative))
             sizes[key] = sizes.get(key, 0) + 1
-    components: dict[str, str] = {}
+    largest: dict[str, str] = {}
     for (toolkit, folder), _ in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
-        components.setdefault(toolkit, folder)
+        largest.setdefault(toolkit, folder)
     for relative in roots:
         cause = found[relative]
         folder = _folder(relative)
         if _test_like(relative):
-            folder = components.get(cause.toolkit, folder)
+            folder = largest.get(cause.toolkit, folder)
         found[relative] = replace(
-            cause, folder=folder or ".", importers=tuple(sorted(outside.get(relative, ())))
+            cause,
+            folder=folder or ".",
+            importers=tuple(sorted(outside.get(relative, ()))),
+            lazily=tuple(sorted(optional.get(relative, ()))),
+            component=any(relative.startswith(c + "/") for c in components),
         )
     return found
 
@@ -247,9 +262,13 @@ def _targets(index: ProjectIndex, name: str) -> list[tuple[str, str]]:
     return out
 
 
-def _importers(index: ProjectIndex) -> dict[str, list[tuple[str, int, str]]]:
-    """Project file -> the files importing it at top level (importer, line, module name)."""
+def _importers(
+    index: ProjectIndex,
+) -> tuple[dict[str, list[tuple[str, int, str]]], dict[str, list[tuple[str, int]]]]:
+    """Project file -> the files importing it at top level (importer, line, module name), and
+    -> the files importing it indented (in a function, ``try`` or ``if``: importer, line)."""
     out: dict[str, list[tuple[str, int, str]]] = {}
+    lazy: dict[str, list[tuple[str, int]]] = {}
     packages = {
         relative[: -len("/__init__.py")]: name
         for name, relative in index.modules.items()
@@ -263,12 +282,16 @@ def _importers(index: ProjectIndex) -> dict[str, list[tuple[str, int, str]]]:
             if package is not None and init != importer:
                 out.setdefault(init, []).append((importer, 0, package))
             folder = _folder(folder)
-        for line, named in top:
+        for line, unindented, named in top:
             for name in named:
                 for target, module in _targets(index, name):
-                    if target != importer:
+                    if target == importer:
+                        continue
+                    if unindented:
                         out.setdefault(target, []).append((importer, line, module))
-    return out
+                    else:
+                        lazy.setdefault(target, []).append((importer, line))
+    return out, lazy
 
 
 def _components(sources: Iterable[str], direct: Mapping[str, Cause]) -> set[str]:
@@ -315,7 +338,8 @@ def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> 
         return finding
     if finding.rule != RULE or cause.via:
         return replace(finding, guard=cause.reason())
-    finding = replace(finding, aggregate="project", problem=f"{RULE}:{cause.folder}")
+    problem = f"{RULE}:{cause.folder}:{cause.toolkit}"
+    finding = replace(finding, aggregate="project", problem=problem)
     message = finding.message.split(" (+", 1)[0]
     if cause.importers:
         more = len(cause.importers) - 1
@@ -325,10 +349,15 @@ def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> 
             " on ROCm either"
         )
         return replace(finding, message=message)
-    if rocm:
+    if rocm and (cause.component or cause.lazily):
+        how = (
+            f"the project imports it only where it is asked for (`{cause.lazily[0]}`)"
+            if cause.lazily
+            else "it belongs to a folder written on the toolkit"
+        )
         message += (
-            f"; nothing else imports it at top level and the project already has a ROCm code"
-            f" path ({rocm}), so it is most likely NVIDIA-only by design"
+            f"; {how} and already has a ROCm code path ({rocm}), so it is most likely"
+            " NVIDIA-only by design"
         )
         return replace(finding, severity=Severity.INFO, message=message)
     return finding

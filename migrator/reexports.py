@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 #: Project module -> {bound name: qualified external target}.
 Exports = Mapping[str, Mapping[str, str]]
-#: The unindented import lines of a file: (line number, the absolute modules each names).
-TopImports = list[tuple[int, list[str]]]
+#: The import lines of a file: (line number, unindented or not, the absolute modules it names).
+TopImports = list[tuple[int, bool, list[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +84,13 @@ def import_bindings(
 ) -> tuple[dict[str, str], set[str]]:
     """(name -> qualified target) bound by the import lines of a module's text, and what it
     imports (``import a.b`` -> ``a.b``; ``from a import b`` -> ``a.b``), both absolute; with
-    ``top``, also collects each unindented import line and the modules it names."""
+    ``top``, also collects each import line, whether it is unindented and the modules it names."""
     bindings: dict[str, str] = {}
     modules: set[str] = set()
     for line, unindented, statement in _import_lines(text):
         named: list[str] = []
-        if top is not None and unindented:
-            top.append((line, named))
+        if top is not None:
+            top.append((line, unindented, named))
         plain = statement[7:] if statement.startswith("import ") else None
         if plain is not None:
             for part in plain.split(","):
@@ -167,7 +167,7 @@ class ProjectIndex:
         self._external: dict[str, dict[str, str]] = {}
         self._roots: set[str] = set()
         self._names: dict[str, str] = {}  # relative path -> module name
-        #: relative path -> its text and its unindented import lines (every Python file)
+        #: relative path -> its text and its import lines (every Python file)
         self.sources: dict[str, str] = {}
         self.top_imports: dict[str, TopImports] = {}
 

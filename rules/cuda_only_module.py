@@ -103,13 +103,13 @@ class CudaOnlyModule(PythonRule):
                 module = _imported(small)
                 if module is None:
                     continue
-                toolkit = toolkit_of(module) or module
+                label, alternative = toolkits()[toolkit_of(module) or module]
                 self.report(
                     statement,
                     message=(
-                        f"this module imports `{module}` ({toolkits()[toolkit]}), which has no "
-                        "ROCm build: the module never runs on ROCm; keep it NVIDIA-only behind "
-                        "an import guard with a portable path, or port its kernels"
+                        f"this module imports `{module}` ({label}), which has no ROCm build: "
+                        "the module never runs on ROCm; keep it NVIDIA-only behind an import "
+                        f"guard with a portable path, or port it to {alternative}"
                     ),
                 )
                 return

@@ -81,8 +81,28 @@ def test_a_cuda_only_component_is_one_finding_at_its_toolkit_import(tmp_path, sc
     # nothing outside imports it at top level and the project has a ROCm path: info
     assert finding["severity"] == "info"
     assert "`cutlass`" in finding["message"]
-    assert "mypkg/attention.py:5" in finding["message"]
+    # nothing imports it at top level, the portable package only where it is asked for, and
+    # the project has a ROCm path: NVIDIA-only by design, info
+    assert "only where it is asked for (`mypkg/attention.py:7`)" in finding["message"]
+    assert "ROCm code path (mypkg/attention.py:5)" in finding["message"]
     assert finding["related"] == []
+
+
+def test_a_standalone_script_on_a_toolkit_is_a_warning(tmp_path, scan_json):
+    _project(tmp_path)
+    script = "import tensorrt as trt\nimport torch\n\nX = torch.float8_e4m3fn\n"
+    write(tmp_path, "examples/trt_export.py", script)
+    write(tmp_path, "examples/trt_serve.py", "import os\n\n" + script)
+    for name in ("train", "generate", "evaluate"):
+        write(tmp_path, f"examples/{name}.py", "import torch\n")
+    report = scan_json("--select", "ROC120,ROC902", str(tmp_path))
+    trt = [f for f in report["findings"] if f["path"].startswith("examples/")]
+    # one finding for the folder's TensorRT scripts, the other as a related site
+    assert [(f["path"], f["line"], f["severity"]) for f in trt] == [
+        ("examples/trt_export.py", 1, "warning")
+    ]
+    assert [(r["path"], r["line"]) for r in trt[0]["related"]] == [("examples/trt_serve.py", 3)]
+    assert "port it to MIGraphX" in trt[0]["message"]
 
 
 def test_findings_in_cuda_only_modules_are_guarded_and_shown_marked(tmp_path, scan_json):
