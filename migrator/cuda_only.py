@@ -74,7 +74,9 @@ class Cause:
     importers: tuple[str, ...] = ()
     #: the modules outside the set that import it only inside a function, ``try`` or ``if``
     lazily: tuple[str, ...] = ()
-    #: whether its folder is written mostly on the toolkit (a CUDA-only component)
+    #: whether every module of its folder's finding is NVIDIA-only by design (in a folder
+    #: written mostly on the toolkit, or imported only where asked for, and by nothing else at
+    #: top level)
     component: bool = False
 
     def reason(self) -> str:
@@ -161,7 +163,8 @@ def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
     components = _components(index.sources, direct)
 
     def allowed(importer: str, cause: Cause) -> bool:
-        if _test_like(importer):
+        # a module written on the toolkit itself is CUDA-only whoever it imports
+        if importer in direct or _test_like(importer):
             return True
         return any(
             importer.startswith(folder + "/")
@@ -227,25 +230,33 @@ def _describe_roots(
             if importer not in found and lines.confirmed(importer, line):
                 optional.setdefault(cause.root, set()).add(f"{importer}:{line}")
     roots = sorted(relative for relative, cause in found.items() if not cause.via)
-    sizes: dict[tuple[str, str], int] = {}
+    sizes: dict[str, int] = {}
     for relative in roots:
         if not _test_like(relative):
-            key = (found[relative].toolkit, _folder(relative))
-            sizes[key] = sizes.get(key, 0) + 1
-    largest: dict[str, str] = {}
-    for (toolkit, folder), _ in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
-        largest.setdefault(toolkit, folder)
+            sizes[_folder(relative)] = sizes.get(_folder(relative), 0) + 1
+    largest = min(sizes, key=lambda folder: (-sizes[folder], folder)) if sizes else None
+    folders: dict[str, str] = {}
     for relative in roots:
-        cause = found[relative]
         folder = _folder(relative)
-        if _test_like(relative):
-            folder = largest.get(cause.toolkit, folder)
+        folders[relative] = (
+            largest if _test_like(relative) and largest is not None else folder
+        ) or "."
+    # a folder's finding is "by design" only when each of its modules is: part of a CUDA-only
+    # component or imported only where asked for, and imported at top level by nothing else
+    design: dict[str, bool] = {}
+    for relative in roots:
+        folder = folders[relative]
+        own = (folder in components or any(folder.startswith(c + "/") for c in components)) or bool(
+            optional.get(relative)
+        )
+        design[folder] = design.get(folder, True) and own and not outside.get(relative)
+    for relative in roots:
         found[relative] = replace(
-            cause,
-            folder=folder or ".",
+            found[relative],
+            folder=folders[relative],
             importers=tuple(sorted(outside.get(relative, ()))),
             lazily=tuple(sorted(optional.get(relative, ()))),
-            component=any(relative.startswith(c + "/") for c in components),
+            component=design[folders[relative]],
         )
     return found
 
@@ -315,7 +326,7 @@ def rocm_path(index: ProjectIndex, excluded: Mapping[str, Cause]) -> str:
     # imported here: the guard facility loads libcst, which a warm scan otherwise never needs
     from migrator.guards import ROCM_TOKENS, tokens
 
-    for relative in sorted(index.sources):
+    for relative in sorted(index.sources, key=lambda path: (_test_like(path), path)):
         if relative in excluded:
             continue
         text = index.sources[relative]
@@ -338,7 +349,7 @@ def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> 
         return finding
     if finding.rule != RULE or cause.via:
         return replace(finding, guard=cause.reason())
-    problem = f"{RULE}:{cause.folder}:{cause.toolkit}"
+    problem = f"{RULE}:{cause.folder}"
     finding = replace(finding, aggregate="project", problem=problem)
     message = finding.message.split(" (+", 1)[0]
     if cause.importers:
@@ -349,15 +360,15 @@ def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> 
             " on ROCm either"
         )
         return replace(finding, message=message)
-    if rocm and (cause.component or cause.lazily):
+    if rocm and cause.component:
         how = (
             f"the project imports it only where it is asked for (`{cause.lazily[0]}`)"
             if cause.lazily
             else "it belongs to a folder written on the toolkit"
         )
         message += (
-            f"; {how} and already has a ROCm code path ({rocm}), so it is most likely"
-            " NVIDIA-only by design"
+            f"; {how}, and the project already has a ROCm code path ({rocm}), so this module"
+            " is most likely NVIDIA-only by design"
         )
         return replace(finding, severity=Severity.INFO, message=message)
     return finding
