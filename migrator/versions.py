@@ -225,6 +225,13 @@ def project_facts(root: Path) -> ProjectFacts:
     from_pyproject, line_length = _pyproject(root)
     for source in (from_pyproject, _setup_files(root), _requirement_lines(root), _conda(root)):
         _merge(ranges, source)
+    torch = ranges.get("torch", VersionRange())
+    if torch.low is None:  # no declared floor: the one the README states, if any
+        from migrator.readme_versions import stated_torch_floor
+
+        floor = stated_torch_floor(root)
+        if floor is not None:
+            ranges["torch"] = torch.intersect(VersionRange(floor, None))
     return ProjectFacts(ranges, line_length)
 
 

@@ -337,3 +337,28 @@ def test_kernel_code_under_a_module_level_availability_flag_is_left(tmp_path):
     (root / "attn.py").write_text(attn.replace("HAS_FLASH_ATTN and q.is_cuda", "q.is_cuda"))
     texts, _ = _fix(root, unsafe=True)
     assert "if flash_attn_func is not None" in texts["attn.py"]
+
+
+def test_torch_floor_stated_in_the_readme_counts_when_packaging_declares_none(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "setup.py": 'from setuptools import setup\nsetup(name="x", install_requires=["torch"])\n',
+            "README.md": "# x\n\nRequirements:\n- PyTorch 2.2 and above.\n",
+            "attn.py": SDP_KERNEL,
+        },
+    )
+    texts, left = _fix(root)
+    assert "attn.py" not in texts
+    assert left["attn.py"][0].endswith(
+        "no automatic fix: needs torch>=2.3; the project supports torch>=2.2"
+    )
+    (root / "README.md").write_text("# x\n\nRequirements: PyTorch >= 2.3\n")
+    texts, _ = _fix(root)
+    assert "sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION" in texts["attn.py"]
+    # a declared floor wins over the README
+    (root / "setup.py").write_text(
+        'from setuptools import setup\nsetup(name="x", install_requires=["torch>=2.1"])\n'
+    )
+    texts, _ = _fix(root)
+    assert "attn.py" not in texts
