@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from migrator.shell_lex import lex
 
 NON_LINUX = "non-Linux platform branch"
+#: ``if command -v nvidia-smi; then ...``: the branch runs only where the NVIDIA tool exists.
+NVIDIA_TOOL = "NVIDIA-only branch"
+_NVIDIA_TOOL_TEST = re.compile(r"^\s*(?:command\s+-v|which|type|hash)\s+nvidia-smi\b[^|&;]*;?\s*$")
 
 _KEYWORDS = frozenset({"if", "then", "elif", "else", "fi"})
 #: What a platform test compares: the OS type variable, ``uname`` (not ``uname -m``), ``$OS``.
@@ -120,13 +123,13 @@ def _classify(condition: str) -> tuple[bool, bool]:
 
 def _if_regions(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
-    #: per open ``if``: [condition start, branch start, branch guarded, rest guarded]
+    #: per open ``if``: [condition start, branch start, branch label, later branches' label]
     stack: list[list[object]] = []
     for offset, word, first in _words(text):
         if not first or word not in _KEYWORDS:
             continue
         if word == "if":
-            stack.append([offset + 2, -1, False, False])
+            stack.append([offset + 2, -1, "", ""])
         elif not stack:
             continue
         elif word == "elif":
@@ -138,27 +141,31 @@ def _if_regions(text: str) -> list[tuple[int, int, str]]:
             start = frame[0]
             assert isinstance(start, int)
             if start >= 0:
-                then_other, rest_other = _classify(text[start:offset])
-                frame[2] = bool(frame[3]) or then_other
-                frame[3] = bool(frame[3]) or rest_other
+                condition = text[start:offset]
+                then_other, rest_other = _classify(condition)
+                then_label = NON_LINUX if then_other else ""
+                if not then_label and _NVIDIA_TOOL_TEST.match(condition):
+                    then_label = NVIDIA_TOOL
+                frame[2] = frame[3] or then_label
+                frame[3] = frame[3] or (NON_LINUX if rest_other else "")
                 frame[0] = -1
             frame[1] = offset + 4
         elif word == "else":
             frame = stack[-1]
             _close(frame, offset, out)
             frame[1] = offset + 4
-            frame[2] = bool(frame[3])
+            frame[2] = frame[3]
         elif word == "fi":
             _close(stack.pop(), offset, out)
     return out
 
 
 def _close(frame: list[object], end: int, out: list[tuple[int, int, str]]) -> None:
-    start, guarded = frame[1], frame[2]
-    if isinstance(start, int) and start >= 0 and guarded:
-        out.append((start, end, NON_LINUX))
+    start, label = frame[1], frame[2]
+    if isinstance(start, int) and start >= 0 and isinstance(label, str) and label:
+        out.append((start, end, label))
     frame[1] = -1
-    frame[2] = False
+    frame[2] = ""
 
 
 def _case_regions(text: str) -> list[tuple[int, int, str]]:

@@ -98,3 +98,24 @@ def test_region_shapes():
     )
     found = [text[start:end].strip(" ;") for start, end, _ in regions(text, "shell")]
     assert found == ["b", "c"]
+
+
+def test_branch_behind_an_nvidia_smi_probe_is_guarded(tmp_path, run_cli):
+    """`if command -v nvidia-smi; then nvidia-smi; ...` only runs where the NVIDIA tool exists:
+    nothing inside is reported or rewritten; its `else` branch (the AMD path) is not guarded."""
+    text = (
+        "if command -v nvidia-smi; then\n"
+        "  nvidia-smi\n"
+        "else\n"
+        "  rocm-smi\n"
+        "fi\n"
+        "if which nvidia-smi >/dev/null; then nvidia-smi -L; fi\n"
+        "if ! command -v nvidia-smi; then echo none; fi\n"
+    )
+    from migrator.textguards import NVIDIA_TOOL
+
+    found = [(text[s:e].strip(" ;\n"), label) for s, e, label in regions(text, "shell")]
+    assert found == [("nvidia-smi", NVIDIA_TOOL), ("nvidia-smi -L", NVIDIA_TOOL)]
+    write(tmp_path, "gpu.sh", text)
+    run_cli("fix", "--unsafe-fixes", str(tmp_path))
+    assert (tmp_path / "gpu.sh").read_text() == text
