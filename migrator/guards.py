@@ -52,6 +52,12 @@ _PORTABLE_PROBES = frozenset(
 #: Words of ``X`` in ``is_torch_X_available()`` naming another vendor's accelerator (Ascend NPU,
 #: Intel XPU, Apple MPS, Habana HPU, Cambricon MLU, Moore Threads MUSA): never a ROCm device.
 _OTHER_DEVICES = frozenset({"npu", "xpu", "mps", "hpu", "mlu", "musa"})
+#: NVIDIA data-center and workstation GPU model names as projects spell them in settings
+#: (``h100_80gb``, ``a100-40g``, ``nvidia-l40s``, ``t4``).
+_NVIDIA_GPU_NAME = re.compile(
+    r"^(nvidia[ _-]?)?(a100|a10g?|a800|h100|h200|h800|b100|b200|gb200|v100|p100|l4|l40s?|t4)"
+    r"(?![a-z])"
+)
 #: Test decorators that skip the test on a condition (``skipUnless``: unless it holds).
 _SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -335,6 +341,15 @@ class Guards:
                     return ROCM_ONLY, NVIDIA_ONLY
                 if isinstance(operator, cst.NotEqual):
                     return NVIDIA_ONLY, ROCM_ONLY
+            if _NVIDIA_GPU_NAME.match(lower) and set(tokens(identifier(one) or "")) & {
+                "gpu",
+                "device",
+            }:
+                # ``gpu_type == "h100_80gb"``: no AMD GPU carries an NVIDIA model name
+                if isinstance(operator, cst.Equal):
+                    return NVIDIA_ONLY, None
+                if isinstance(operator, cst.NotEqual):
+                    return None, NVIDIA_ONLY
             if lower in {"cuda", "nvidia"} and _is_vendor(one):
                 if isinstance(operator, cst.Equal):
                     return NVIDIA_ONLY, None

@@ -68,7 +68,10 @@ class OcpFp8Dtype(PythonRule):
     arithmetic on the GPU) and dtype tests (`w.dtype == torch.float8_e4m3fn`,
     `w.dtype in (torch.float8_e4m3fn, torch.int8)`: they recognise tensors made elsewhere, such as
     an FP8 checkpoint's weights, and make none) are not reported; files
-    that also name an FNUZ dtype are taken as already choosing at run time.
+    that also name an FNUZ dtype are taken as already choosing at run time. Files that implement
+    a block-scaled format (they name NVFP4, MXFP4/6/8, MXINT8, E8M0 or `float4_e2m1`) are not
+    checked: there `float8_e4m3fn` is the format's own element or scale type (OCP by
+    definition), and only gfx950 has MX hardware (see ROC121).
 
     ## References
     - ROCm HIP FP8 numbers: https://rocm.docs.amd.com/projects/HIP/en/latest/reference/fp8_numbers.html
@@ -81,11 +84,17 @@ class OcpFp8Dtype(PythonRule):
     severity = Severity.WARNING
     aggregate = "file"
     message = "OCP FP8 dtype: MI300X (gfx942) supports only FNUZ FP8 (`float8_e4m3fnuz`)"
-    fact = "§8 dtypes, hardware, rewrite rule; §10.4; [H4][L4][L5]"
+    fact = "§8 dtypes, hardware, rewrite rule, block-scaled formats; §10.4; [H4][L4][L5][MX2]"
     triggers = ("float8_e4m3fn", "float8_e5m2")
     targets = ("gfx942",)
     effort_hours = 1.0
     valid = [
+        Valid(
+            "import torch\n"
+            "def nvfp4_scales(w, group):\n"
+            "    return torch.empty(w.shape[0], w.shape[1] // group, dtype=torch.float8_e4m3fn,\n"
+            "                       device=w.device)\n"
+        ),
         Valid("import torch\nx = torch.zeros(4).to(torch.bfloat16)\n"),
         Valid(
             "import torch\nfp8 = torch.float8_e4m3fnuz if torch.version.hip "
@@ -135,7 +144,10 @@ class OcpFp8Dtype(PythonRule):
         if qualified_refs(self.ctx, tree_, FNUZ):
             return
         by_scope: dict[int, list[cst.CSTNode]] = {}
-        for ref in qualified_refs(self.ctx, tree_, OCP):
+        refs = qualified_refs(self.ctx, tree_, OCP)
+        if refs and _BLOCK_SCALED.search(self.ctx.module.code):
+            return  # a block-scaled format's own element/scale type (rocm-facts §8)
+        for ref in refs:
             if _inside_finfo(self.ctx, tree_, ref) or _storage_only(tree_, ref):
                 continue
             if _cpu_only(self.ctx, tree_, ref) or _compared(tree_, ref):

@@ -109,8 +109,7 @@ def test_fp8_dtype_tests_and_block_scaled_constants(tmp_path, scan_json):
     assert _sites(report) == [
         ("fp8.py", 11, "ROC120"),  # the cast, not the dtype test
         ("fp8.py", 11, "ROC121"),
-        ("nvfp4_quant.py", 8, "ROC120"),  # the dtype is still reported, the format's 448 not
-    ]
+    ]  # nvfp4_quant.py: E4M3 and its 448 are the NVFP4 format's own scale type and maximum
 
 
 SETUP = """\
@@ -330,3 +329,16 @@ def test_a_package_probe_or_another_vendors_device_keeps_the_request_off_rocm(tm
     write(tmp_path, "attention.py", ATTENTION)
     report = scan_json("--select", "ROC403", str(tmp_path))
     assert _sites(report) == [("attention.py", 12, "ROC403")]
+
+
+def test_a_gpu_model_name_test_is_an_nvidia_branch():
+    module = cst.parse_module(
+        'if gpu_type == "h100_80gb" and fp8:\n    a()\n'
+        'if device_name != "a100-40g":\n    b()\n'
+        'if model == "t4":\n    c()\n'
+    )
+    guards = Guards(lambda node: None, {})
+    first, second, third = (statement.test for statement in module.body)
+    assert guards.classify(first) == (NVIDIA_ONLY, None)
+    assert guards.classify(second) == (None, NVIDIA_ONLY)
+    assert guards.classify(third) == (None, None)  # "model" need not name a GPU
