@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from migrator.discovery import discover
+from migrator.model import Finding, Severity
 from migrator.reporting import readiness as r
 from migrator.reporting.readiness.layout import analyze
 from migrator.runner import scan
@@ -264,3 +265,57 @@ def test_an_amd_requirements_file_and_container_keep_an_nvml_tool_out_of_blocked
     assert {item.kind for item in report.amd_path} == {"requirements", "container"}
     assert report.verdict is r.Verdict.NEEDS_WORK
     assert report.deciding[0].key == "core:nvml"
+
+
+def test_alternatives_selected_by_name_from_a_table_are_opt_in(tmp_path):
+    make_package(tmp_path)
+    write(
+        tmp_path,
+        "app/engine.py",
+        "def run(kind):\n    from app.quant.auto import QUANTIZERS\n    return QUANTIZERS[kind]\n",
+    )
+    write(tmp_path, "app/quant/__init__.py", "")
+    write(
+        tmp_path,
+        "app/quant/auto.py",
+        "from app.quant.gguf.q import GGUF\nfrom app.quant.nf4.q import NF4\n"
+        "from app.quant.fp8.q import FP8\n\n"
+        'QUANTIZERS = {\n    "gguf": GGUF,\n    "nf4": NF4,  # bitsandbytes\n    "fp8": FP8,\n}\n',
+    )
+    for name, cls in (("gguf", "GGUF"), ("nf4", "NF4"), ("fp8", "FP8")):
+        write(tmp_path, f"app/quant/{name}/__init__.py", "")
+        write(
+            tmp_path,
+            f"app/quant/{name}/q.py",
+            f"class {cls}:\n    def load(self):\n        from app.quant.{name} import kernels\n",
+        )
+        write(tmp_path, f"app/quant/{name}/kernels.py", "import torch\n")
+    layout = layout_of(tmp_path)
+    why = "one of 3 alternatives selected by name from `QUANTIZERS`"
+    assert layout.roles["app/quant/fp8/q.py"] == r.OPT_IN
+    assert layout.roles["app/quant/fp8/kernels.py"] == r.OPT_IN  # its own sub-package
+    assert layout.opt_in_modules["app/quant/fp8/kernels.py"] == why
+    assert layout.roles["app/quant/auto.py"] == r.LAZY  # the table itself is not an alternative
+    sites, _ = r.sites_of(
+        [
+            Finding(
+                "ROC120", "", "fp8", Severity.WARNING, "app/quant/fp8/kernels.py", 1, 1, 1, 1, ""
+            )
+        ],
+        layout,
+    )
+    assert sites[0].tier == r.PERIPHERAL and sites[0].opt_in == why
+
+
+def test_a_table_of_two_is_not_a_choice_of_alternatives(tmp_path):
+    make_package(tmp_path)
+    write(tmp_path, "app/engine.py", "def run():\n    from app import kinds\n")
+    write(
+        tmp_path,
+        "app/kinds.py",
+        'from app.a import A\nfrom app.b import B\nKINDS = {\n    "a": A,\n    "b": B,\n}\n',
+    )
+    write(tmp_path, "app/a.py", "class A:\n    pass\n")
+    write(tmp_path, "app/b.py", "class B:\n    pass\n")
+    layout = layout_of(tmp_path)
+    assert layout.roles["app/a.py"] == r.LAZY and layout.opt_in_modules == {}

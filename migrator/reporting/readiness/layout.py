@@ -134,6 +134,24 @@ _DISPATCH = re.compile(
     r"|[\"'](?:rocm-smi|amd-smi)[\"']|\bROCM_(?:HOME|PATH)\b|\bhipcc\b|COMPUTE_BACKEND[^\n]*hip"
     r"|\bUSE_ROCM\b|__HIP_PLATFORM_AMD__"
 )
+#: Every alternative of ``_DISPATCH`` contains one of these words (a cheap test first: the
+#: pattern has no literal prefix, so searching a large module with it alone is slow).
+_DISPATCH_WORDS = ("hip", "HIP", "rocm", "ROCM", "amdsmi", "amd-smi")
+
+
+def _dispatch_in(text: str) -> re.Match[str] | None:
+    """The first vendor dispatch in ``text``, looking only at lines that name HIP, ROCm or
+    amdsmi (every alternative of the pattern fits on one line)."""
+    if not any(word in text for word in _DISPATCH_WORDS):
+        return None
+    for line in text.splitlines():
+        if any(word in line for word in _DISPATCH_WORDS):
+            match = _DISPATCH.search(line)
+            if match:
+                return match
+    return None
+
+
 _COMPUTE_IMPORT = re.compile(
     r"^[ \t]*(?:import|from)[ \t]+(?:torch|tensorflow|jax|cupy|numba|triton|paddle|mxnet|tinygrad)\b",
     re.MULTILINE,
@@ -179,6 +197,8 @@ class ProjectLayout:
     #: Source of the modules the entry points and public modules reach (read once by the import
     #: analysis), and (built from it on first use) where each name is called.
     texts: dict[str, str] = field(default_factory=dict, repr=False)
+    #: Why a module is opt-in, where the role alone does not say it (one alternative of a table).
+    opt_in_modules: dict[str, str] = field(default_factory=dict)
     #: CUDA kernel sources (``.cu``, ``.cuh``) in core locations: GPU code the project builds
     #: itself, which runs on ROCm only through a HIP build of it.
     kernel_sources: tuple[str, ...] = ()
@@ -500,11 +520,15 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             roles[relative] = PUBLIC if relative in api else "unreachable"
         if roles[relative] in (LAZY, PUBLIC) and _plugin_module(relative):
             roles[relative] = OPT_IN
+    alternatives = _mapped_alternatives(texts)
+    for relative in alternatives:
+        if roles.get(relative) in (LAZY, PUBLIC):
+            roles[relative] = OPT_IN
     evidence_roles = {**dict.fromkeys(docs, "docs"), **roles}
     dispatch = frozenset(
         relative
         for relative, role in roles.items()
-        if tier(role) == CORE and relative in texts and _DISPATCH.search(texts[relative])
+        if tier(role) == CORE and relative in texts and _dispatch_in(texts[relative])
     ) | _vendor_pairs(python)
     optional_lines = {
         relative: ranges
@@ -522,6 +546,9 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
         optional_lines=optional_lines,
         root=root,
         texts=texts,
+        opt_in_modules={
+            relative: why for relative, why in alternatives.items() if roles[relative] == OPT_IN
+        },
         kernel_sources=_kernel_sources(root, nested),
     )
 
@@ -556,6 +583,65 @@ def _kernel_sources(root: Path, nested: Iterable[str]) -> tuple[str, ...]:
             ):
                 found.append(relative)
     return tuple(sorted(found))
+
+
+#: A module-level table from names to classes or functions, one entry a line:
+#: ``QUANTIZERS = {"gguf": GGUFQuantizer, "torchao": TorchAoQuantizer, ...}``.
+_NAME_TABLE = re.compile(
+    r"^(?P<table>[A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*\{[ \t]*\n"
+    r"(?P<body>(?:[ \t]+[\"'][^\"'\n]+[\"'][ \t]*:[ \t]*[A-Za-z_][\w.]*[ \t]*,?[ \t]*(?:#[^\n]*)?\n)+)"
+    r"[ \t]*\}",
+    re.MULTILINE,
+)
+_TABLE_VALUE = re.compile(
+    r":[ \t]*(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)[ \t]*,?[ \t]*(?:#.*)?$"
+)
+_TOP_DEFINITION = re.compile(
+    r"^(?:class|def|async[ \t]+def)[ \t]+(?P<name>[A-Za-z_]\w*)", re.MULTILINE
+)
+#: A table with at least this many alternatives, each in a module of its own, selects one by name.
+_MIN_ALTERNATIVES = 3
+
+
+def _mapped_alternatives(texts: Mapping[str, str]) -> dict[str, str]:
+    """Modules that hold one of several alternatives a name table selects by configuration
+    (``AUTO_QUANTIZER_MAPPING = {"gguf": GGUFQuantizer, ...}``), and the other modules of that
+    alternative's own sub-package, with why each is opt-in. A table counts when its values are
+    defined in at least three different modules; an alternative's sub-package is the folder of
+    its module when every alternative has a folder of its own."""
+    defined: dict[str, list[str]] = {}
+    for relative, text in texts.items():
+        for match in _TOP_DEFINITION.finditer(text):
+            defined.setdefault(match.group("name"), []).append(relative)
+    found: dict[str, str] = {}
+    for relative, text in texts.items():
+        for table in _NAME_TABLE.finditer(text):
+            names = {
+                value.group("name")
+                for line in table.group("body").splitlines()
+                if (value := _TABLE_VALUE.search(line))
+            }
+            homes = {
+                defined[name][0]
+                for name in names
+                if len(defined.get(name, ())) == 1 and defined[name][0] != relative
+            }
+            if len(homes) < _MIN_ALTERNATIVES:
+                continue
+            why = f"one of {len(homes)} alternatives selected by name from `{table.group('table')}`"
+            folders = {home.rpartition("/")[0] for home in homes}
+            own_folders = len(folders) == len(homes) and all(
+                folder.rpartition("/")[0] == next(iter(folders)).rpartition("/")[0]
+                for folder in folders
+            )
+            for home in homes:
+                found.setdefault(home, why)
+                if own_folders:
+                    folder = home.rpartition("/")[0] + "/"
+                    for other in texts:
+                        if other.startswith(folder):
+                            found.setdefault(other, why)
+    return found
 
 
 def _plugin_module(relative: str) -> bool:
@@ -725,7 +811,7 @@ def amd_evidence(
             continue
         if tier(role) == CORE and (name.endswith(".py") or name == "CMakeLists.txt"):
             known = texts.get(relative) if texts is not None else None
-            match = _DISPATCH.search(known if known is not None else _read(root / relative))
+            match = _dispatch_in(known if known is not None else _read(root / relative))
             if match and tier(role) == CORE:
                 add("dispatch", relative, f"vendor dispatch in code (`{match.group(0).strip()}`)")
     readme = next(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 #: Exceptions that a missing CUDA-only package, binary, library or kernel raises on ROCm.
@@ -110,10 +111,10 @@ def _span(body: list[ast.stmt]) -> Range:
     return body[0].lineno, max(getattr(node, "end_lineno", None) or node.lineno for node in body)
 
 
-def _try_facts(tree: ast.AST) -> tuple[list[Range], set[str]]:
+def _try_facts(nodes: Sequence[ast.AST]) -> tuple[list[Range], set[str]]:
     fallbacks: list[Range] = []
     optional: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.Try) or not node.body:
             continue
         going = [handler for handler in node.handlers if _goes_on(handler)]
@@ -123,7 +124,7 @@ def _try_facts(tree: ast.AST) -> tuple[list[Range], set[str]]:
         fallbacks.append(_span(node.body))
         if caught & IMPORT_ERRORS:
             optional.update(_imported(node.body))
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.If) and _availability_check(node.test):
             optional.update(_imported(node.body))
     return fallbacks, optional
@@ -163,9 +164,9 @@ def _registrar(decorator: ast.expr) -> str:
     return ""
 
 
-def _registered(tree: ast.AST) -> list[tuple[int, int, str]]:
+def _registered(nodes: Sequence[ast.AST]) -> list[tuple[int, int, str]]:
     groups: dict[str, list[Range]] = defaultdict(list)
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 registry = _registrar(decorator)
@@ -200,9 +201,9 @@ def _off_by_default(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str
     }
 
 
-def _default_off(tree: ast.AST) -> list[tuple[int, int, str]]:
+def _default_off(nodes: Sequence[ast.AST]) -> list[tuple[int, int, str]]:
     found = []
-    for function in ast.walk(tree):
+    for function in nodes:
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         flags = _off_by_default(function)
@@ -234,7 +235,7 @@ def _flag_tested(test: ast.expr, flags: set[str]) -> str:
     return ""
 
 
-def _enablers(tree: ast.AST) -> list[tuple[int, int, str]]:
+def _enablers(nodes: Sequence[ast.AST]) -> list[tuple[int, int, str]]:
     """Functions named ``enable_<feature>`` (``enable_layerwise_casting``,
     ``enable_xformers_memory_efficient_attention``): a feature a user turns on by calling them;
     their signature (defaults) and body run only then."""
@@ -244,16 +245,16 @@ def _enablers(tree: ast.AST) -> list[tuple[int, int, str]]:
             node.end_lineno or node.lineno,
             f"runs when a user calls `{node.name}`",
         )
-        for node in ast.walk(tree)
+        for node in nodes
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and node.name.startswith("enable_")
     ]
 
 
-def _extras(tree: ast.AST) -> list[tuple[int, int, str]]:
+def _extras(nodes: Sequence[ast.AST]) -> list[tuple[int, int, str]]:
     """Optional extras of a ``setup.py``."""
     found: list[Range] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.keyword) and node.arg == "extras_require":
             found.append((node.value.lineno, node.value.end_lineno or node.value.lineno))
             continue
@@ -278,13 +279,14 @@ def file_facts(text: str, name: str) -> FileFacts:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return NO_FACTS
-    fallbacks, optional = _try_facts(tree)
-    opt_in = [*_registered(tree), *_default_off(tree), *_enablers(tree)]
+    nodes = list(ast.walk(tree))  # one walk, shared by every reading below
+    fallbacks, optional = _try_facts(nodes)
+    opt_in = [*_registered(nodes), *_default_off(nodes), *_enablers(nodes)]
     if name == "setup.py":
-        opt_in += _extras(tree)
+        opt_in += _extras(nodes)
     functions = tuple(
         (node.lineno, node.end_lineno or node.lineno, node.name)
-        for node in ast.walk(tree)
+        for node in nodes
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
     return FileFacts(tuple(fallbacks), frozenset(optional), tuple(opt_in), functions)

@@ -169,7 +169,7 @@ def place(site: Site, layout: ProjectLayout, path: str, line: int) -> Site:
     consequence = site.consequence
     why = ""
     if role == OPT_IN:
-        why = "a plugin or integration module"
+        why = layout.opt_in_modules.get(path, "a plugin or integration module")
     elif role in (CORE, PUBLIC, LAZY):
         why = opt_in_reason(layout, path, line, site.subject)
         if why:
