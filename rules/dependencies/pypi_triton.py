@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
 
@@ -35,8 +37,10 @@ class PypiTriton(RequirementRule):
     ```
 
     ## Fix safety
-    Unsafe: on NVIDIA, torch still installs the `triton` it needs, but a project that pins a
-    newer Triton than its torch for its own kernels loses that pin.
+    Unsafe: on NVIDIA, torch still installs the `triton` it needs, but a project that asks for
+    a newer Triton than its torch for its own kernels loses that floor. An exact pin or an upper
+    bound (`triton==1.0.0`, `triton<3`) chooses the Triton of the project's own kernels and is
+    not removed (unless a lock file says torch pulled it in, `# via torch`).
 
     ## References
     - rocm-facts.md §7 (`torch.compile` row) and §9 (`triton` row)
@@ -64,6 +68,7 @@ class PypiTriton(RequirementRule):
             fixed="torch==2.7.0\n",
             line=2,
         ),
+        Invalid("triton==1.0.0\n", path="requirements.txt", fixed=None),
         Invalid(
             '[project]\nname = "x"\ndependencies = ["torch", "triton>=3.0", "numpy"]\n',
             path="pyproject.toml",
@@ -74,4 +79,24 @@ class PypiTriton(RequirementRule):
     def examine(self, req: Req) -> Verdict | None:
         if req.name not in _table("triton")["names"]:
             return None
+        if _PINNED.search(req.parsed.spec) and not self._via_torch(req):
+            return Verdict(
+                f"{self.message}; no automatic fix: `{req.parsed.text.strip()}` pins Triton for "
+                "the project's own kernels, and removing it would change the Triton they get on "
+                "NVIDIA too; keep the pin out of the ROCm install (an NVIDIA-only extra or "
+                "requirements file) by hand"
+            )
         return Verdict(self.message, Change(remove=True))
+
+    def _via_torch(self, req: Req) -> bool:
+        """Whether a lock file says torch pulled this pin in (``# via torch``)."""
+        if req.remove is None:
+            return False
+        return (
+            re.search(r"#\s*via\s+torch\b", self.ctx.text[req.remove[0] : req.remove[1]])
+            is not None
+        )
+
+
+#: An exact pin or an upper bound: a Triton version chosen for the project's own kernels.
+_PINNED = re.compile(r"==|<|~=")
