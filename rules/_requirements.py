@@ -9,10 +9,9 @@ from typing import Any
 
 import libcst as cst
 
+from migrator.markers import marker_allows_linux
 from migrator.ruledata import load_table
-
-from ._markers import marker_allows_linux
-from ._versions import poetry_to_pep440
+from migrator.versions import poetry_to_pep440
 
 
 def packages() -> dict[str, Any]:

@@ -7,8 +7,7 @@ import re
 from collections.abc import Sequence
 
 from migrator.ruledata import load_table
-
-from ._versions import parse_version, spec_admits
+from migrator.versions import parse_version, spec_admits
 
 CUDA_INDEX_RE = re.compile(
     r"https?://download\.pytorch\.org/whl/(?P<nightly>nightly/|test/)?(?P<cuda>cu\d{2,3})(?![\w.])"

@@ -7,19 +7,19 @@ from pathlib import Path
 import pytest
 import yaml
 from migrator.rules._dependency_files import pyproject_file, requirements_file
-from migrator.rules._markers import marker_allows_linux
 from migrator.rules._requirements import parse_requirement
 from migrator.rules._shell import command_segments, pip_requirements
 from migrator.rules._torch_builds import rocm_for_specs
-from migrator.rules._versions import poetry_to_pep440, spec_admits
 from packaging.requirements import Requirement
 
 from migrator.discovery import file_kind
 from migrator.engine import analyze
 from migrator.fixpolicy import vendor_swap_allowed
+from migrator.markers import marker_allows_linux
 from migrator.model import Applicability
 from migrator.registry import all_rules, select_rules
 from migrator.tomlcompat import tomllib
+from migrator.versions import poetry_to_pep440, spec_admits
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "llm_app"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
+from migrator.versions import spec_admits
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
-from .._versions import spec_admits
 from ._table import _cases, _table
 
 

@@ -6,10 +6,10 @@ import re
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
+from migrator.versions import spec_admits
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
-from .._versions import spec_admits
 from ._table import _cases, _table
 
 
