@@ -283,6 +283,10 @@ def test_spec_admits(spec, version, expected):
         ("python_version < '3.11'", True),
         ("platform_system != 'Windows' and python_version >= '3.9'", True),
         ("(sys_platform == 'darwin') and platform_machine == 'arm64'", False),
+        ("extra == 'cuda' and os_name == 'posix'", True),
+        # Linux with Python < 3.8 is ruled out by the second clause: only Windows is left
+        ("(sys_platform == 'win32' or python_version < '3.8') and python_version >= '3.9'", False),
+        ("sys_platform ==", True),  # unreadable: allowed
     ],
 )
 def test_marker_allows_linux(marker, linux):
