@@ -50,8 +50,8 @@ CATALOG = {
     "ROC903": meta(
         "ROC903", name="amp-alias", category="amp", effort_hours=0.1, consequence="crash-path"
     ),
-    "ROC904": meta("ROC904", name="fp8-e4m3fn-dtype", category="fp8", targets=("gfx942",)),
-    "ROC905": meta("ROC905", name="hardcoded-warp-size", category="kernels", targets=("cdna",)),
+    "ROC120": meta("ROC120", name="fp8-e4m3fn-dtype", category="fp8", targets=("gfx942",)),
+    "ROC301": meta("ROC301", name="hardcoded-warp-size", category="kernels", targets=("cdna",)),
     "ROC906": meta("ROC906", name="cuda-wheel", category="dependency"),
 }
 
@@ -394,14 +394,14 @@ def test_target_matching(rule_targets, target, expected):
 
 
 def test_target_matrix_uses_rule_targets_and_arch_notes():
-    report = project(finding("ROC904"), finding("ROC905"), finding("ROC902"))
+    report = project(finding("ROC120"), finding("ROC301"), finding("ROC902"))
     matrix = report.targets
     assert [t.gfx for t in matrix.targets] == list(r.DEFAULT_TARGETS)
     rows = {row.meta.code: row for row in matrix.rows}
-    fp8 = dict(zip(r.DEFAULT_TARGETS, rows["ROC904"].cells, strict=True))
+    fp8 = dict(zip(r.DEFAULT_TARGETS, rows["ROC120"].cells, strict=True))
     assert fp8["gfx942"].applies and "FNUZ" in (fp8["gfx942"].note or "")
     assert not fp8["gfx950"].applies and "OCP" in (fp8["gfx950"].note or "")
-    warp = dict(zip(r.DEFAULT_TARGETS, rows["ROC905"].cells, strict=True))
+    warp = dict(zip(r.DEFAULT_TARGETS, rows["ROC301"].cells, strict=True))
     assert warp["gfx90a"].applies and "64" in (warp["gfx90a"].note or "")
     assert not warp["gfx1100"].applies and "32" in (warp["gfx1100"].note or "")
     summaries = {t.gfx: t for t in matrix.targets}
@@ -411,13 +411,27 @@ def test_target_matrix_uses_rule_targets_and_arch_notes():
     assert summaries["gfx942"].arch is not None and summaries["gfx942"].arch.wave_size == 64
 
 
-def test_topics_cover_flash_attention_bitsandbytes_and_sdpa():
-    assert r.topic_for(meta("X", name="flash-attn-import")).key == "flash-attn"
-    assert r.topic_for(meta("X", name="bitsandbytes-version")).key == "bitsandbytes"
-    assert r.topic_for(meta("X", name="sdpa-cudnn-only")).key == "sdpa"
-    assert r.topic_for(meta("X", name="nothing-special")) is None
-    note = r.arch_note(r.topic_for(meta("X", name="flash-attn-import")), "gfx1100")
+def test_topics_come_from_the_rule_data():
+    assert r.topic_for(meta("ROC400")).key == "flash-attn"
+    assert r.topic_for(meta("ROC810")).key == "bitsandbytes"
+    assert r.topic_for(meta("ROC150")).key == "sdpa"
+    # the name no longer decides: a rule listed under no topic has none
+    assert r.topic_for(meta("ROC999", name="flash-attn-import")) is None
+    note = r.arch_note(r.topic_for(meta("ROC400")), "gfx1100")
     assert note is not None and "Triton" in note
+
+
+def test_report_topics_name_real_rules_and_topics():
+    from migrator.registry import all_rules
+    from migrator.ruledata import load_table
+
+    codes = {rule.code for rule in all_rules()}
+    keys = {topic.key for topic in r.TOPICS}
+    table = load_table("report_topics")
+    assert set(table) <= keys
+    listed = [code for listed_codes in table.values() for code in listed_codes]
+    assert sorted(set(listed) - codes) == []
+    assert len(listed) == len(set(listed))  # one topic per rule
 
 
 def test_parse_targets():

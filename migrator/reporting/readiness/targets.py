@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -71,11 +72,11 @@ ARCHITECTURES: dict[str, Arch] = {
 
 @dataclass(frozen=True, slots=True)
 class Topic:
-    """Per-architecture notes for one kind of finding, picked by keywords in the rule's name."""
+    """Per-architecture notes for one kind of finding; the rules it covers are listed in the
+    rule data (``rules/data/report_topics.toml``)."""
 
     key: str
     title: str
-    keywords: tuple[str, ...]
     notes: dict[str, str]
     fact: str
 
@@ -85,7 +86,6 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "fp8",
         "FP8 formats",
-        ("fp8", "float8", "e4m3", "e5m2"),
         {
             "gfx908": "no FP8",
             "gfx90a": "no FP8: keep bf16/fp16 weights",
@@ -100,7 +100,6 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "sdpa",
         "SDPA fused kernels (AOTriton)",
-        ("sdpa", "sdp-", "sdp_", "scaled-dot", "scaled_dot", "cudnn-attention", "aotriton"),
         {
             "gfx908": "unsupported: falls back to the math kernel",
             "gfx90a": "flash / mem-efficient: official",
@@ -116,7 +115,6 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "flash-attn",
         "flash-attn",
-        ("flash",),
         {
             "gfx908": "not supported by ROCm/flash-attention",
             "gfx90a": "ROCm/flash-attention: CK backend (default) or Triton backend",
@@ -130,7 +128,6 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "bitsandbytes",
         "bitsandbytes",
-        ("bitsandbytes", "bnb", "8bit", "4bit"),
         {
             "gfx908": "only in the ROCm 7.14 build",
             "gfx90a": ">= 0.49 (preview; 4-bit blocksize 64 missing on CDNA), official in 0.50",
@@ -144,7 +141,6 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "wave-size",
         "wave size",
-        ("warp", "wave", "lane", "ballot", "shfl"),
         {
             "gfx9": "wavefront 64: code that assumes 32 lanes gives wrong results",
             "gfx11": "wave 32 (as on NVIDIA), but read the property instead of hard-coding it",
@@ -155,7 +151,6 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "tf32",
         "TF32",
-        ("tf32", "float32-matmul", "matmul-precision"),
         {
             "gfx908": "no TF32: the flags are no-ops",
             "gfx90a": "no TF32: the flags are no-ops",
@@ -169,7 +164,6 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         "capability",
         "capability gates",
-        ("capability", "device-name", "sm90", "sm80", "hopper", "ampere"),
         {
             "gfx908": "capability (9, 0): passes >= (8, 0) gates",
             "gfx90a": "capability (9, 0): passes >= (8, 0) and >= (9, 0) gates",
@@ -183,13 +177,19 @@ TOPICS: tuple[Topic, ...] = (
 )
 
 
+@functools.cache
+def _topic_of_code() -> dict[str, Topic]:
+    from migrator.ruledata import load_table
+
+    topics = {topic.key: topic for topic in TOPICS}
+    return {
+        code: topics[key] for key, codes in load_table("report_topics").items() for code in codes
+    }
+
+
 def topic_for(meta: RuleMeta) -> Topic | None:
-    """The topic whose keywords occur in the rule's name or category (then its message)."""
-    for haystack in (f"{meta.name} {meta.category}".lower(), meta.message.lower()):
-        for topic in TOPICS:
-            if any(keyword in haystack for keyword in topic.keywords):
-                return topic
-    return None
+    """The topic the rule data lists the rule's code under (``rules/data/report_topics.toml``)."""
+    return _topic_of_code().get(meta.code)
 
 
 def arch_note(topic: Topic | None, target: str) -> str | None:
