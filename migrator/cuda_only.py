@@ -13,9 +13,8 @@ Computed at settle time from every file's text, so a warm scan needs no extra ca
 
 from __future__ import annotations
 
-import io
+import bisect
 import re
-import tokenize
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -28,9 +27,14 @@ from migrator.reexports import ProjectIndex
 RULE = "ROC902"
 #: Path words of tests and benchmarks: importing a CUDA-only module makes them CUDA-only by design.
 _TEST_WORDS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench"})
-#: A line that tests for a ROCm build (``if torch.version.hip``, ``elif IS_ROCM:``).
-_BRANCH = re.compile(r"^[ \t]*(?:if|elif)\b([^\n]*)", re.MULTILINE)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: A line that tests for a ROCm build (``if torch.version.hip``, ``elif IS_ROCM:``, ``if
+#: is_hip():``): a word naming ROCm (the guard facility's vendor tokens, matched here without
+#: loading libcst, which a warm scan never needs) before any comment.
+_ROCM_WORD = re.compile(r"(?<![A-Za-z])(?i:rocm|hip|amdgpu|amd|gfx)(?![a-z])")
+_BRANCH = re.compile(r"^[ \t]*(?:if|elif)\b[^\n#]*", re.MULTILINE)
+_SPELLINGS = ("hip", "HIP", "rocm", "ROCm", "ROCM", "amd", "AMD", "gfx")
+#: Triple-quoted strings (docstrings): an import line inside one is text, not an import.
+_TRIPLE = re.compile(r'(?s)("""|\'\'\').*?(?:\1|\Z)')
 
 
 @cache
@@ -110,31 +114,30 @@ def _folder(relative: str) -> str:
 
 
 class _Lines:
-    """Lines holding an ``import``/``from`` keyword outside strings (tokenized on demand, once
-    per file): the index reads import lines as text, so one in a docstring is not confirmed."""
+    """Whether an import line the index read as text is code: not inside a triple-quoted
+    string (a docstring's usage example); the spans are found once per file, on demand."""
 
     def __init__(self, sources: Mapping[str, str]) -> None:
         self._sources = sources
-        self._lines: dict[str, frozenset[int]] = {}
+        self._spans: dict[str, list[tuple[int, int]]] = {}
 
     def confirmed(self, relative: str, line: int) -> bool:
         if not line:  # a module inside a package: importing it runs the package first
             return True
-        lines = self._lines.get(relative)
-        if lines is None:
-            lines = self._lines[relative] = _import_starts(self._sources.get(relative, ""))
-        return line in lines
+        spans = self._spans.get(relative)
+        if spans is None:
+            spans = self._spans[relative] = _string_lines(self._sources.get(relative, ""))
+        index = bisect.bisect_right(spans, (line, 1 << 30)) - 1
+        return index < 0 or not spans[index][0] < line <= spans[index][1]
 
 
-def _import_starts(text: str) -> frozenset[int]:
-    out: set[int] = set()
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.NAME and token.string in {"import", "from"}:
-                out.add(token.start[0])
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return frozenset()
-    return frozenset(out)
+def _string_lines(text: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every triple-quoted string of a text, in order."""
+    spans = []
+    for match in _TRIPLE.finditer(text):
+        first = text.count("\n", 0, match.start()) + 1
+        spans.append((first, first + text.count("\n", match.start(), match.end())))
+    return spans
 
 
 def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
@@ -285,6 +288,7 @@ def _importers(
         for name, relative in index.modules.items()
         if relative.endswith("/__init__.py")
     }
+    roots = {name.split(".", 1)[0] for name in index.modules}
     for importer, top in sorted(index.top_imports.items()):
         folder = _folder(importer)
         while folder:
@@ -295,6 +299,8 @@ def _importers(
             folder = _folder(folder)
         for line, unindented, named in top:
             for name in named:
+                if name.split(".", 1)[0] not in roots:
+                    continue
                 for target, module in _targets(index, name):
                     if target == importer:
                         continue
@@ -323,20 +329,14 @@ def _components(sources: Iterable[str], direct: Mapping[str, Cause]) -> set[str]
 def rocm_path(index: ProjectIndex, excluded: Mapping[str, Cause]) -> str:
     """``path:line`` of the project's first branch on a ROCm build outside ``excluded`` (the
     project already runs on ROCm in some form), "" when there is none."""
-    # imported here: the guard facility loads libcst, which a warm scan otherwise never needs
-    from migrator.guards import ROCM_TOKENS, tokens
-
     for relative in sorted(index.sources, key=lambda path: (_test_like(path), path)):
         if relative in excluded:
             continue
         text = index.sources[relative]
-        if "hip" not in text and "rocm" not in text.lower():
+        if not any(spelling in text for spelling in _SPELLINGS):
             continue
         for match in _BRANCH.finditer(text):
-            test = match.group(1)
-            if "torch.version.hip" in test or any(
-                set(tokens(word)) & ROCM_TOKENS for word in _WORD.findall(test)
-            ):
+            if _ROCM_WORD.search(match.group(0)):
                 return f"{relative}:{text.count(chr(10), 0, match.start()) + 1}"
     return ""
 

@@ -75,7 +75,7 @@ class CudaOnlyModule(PythonRule):
     severity = Severity.WARNING
     message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
     fact = "§9 cutlass, pycuda/cuda-python, tensorrt rows; [K3][K7]"
-    triggers = ("cutlass", "cuda", "pycuda", "tensorrt")
+    triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt")
     effort_hours = 8.0
     valid = [
         Valid("try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n"),
