@@ -247,6 +247,7 @@ def test_own_kernels_with_a_hip_build_are_credited_not_erased(tmp_path):
     ported = report_of(tmp_path)
     kernels = next(item for item in ported.work if item.key == "core:kernels")
     assert kernels.covered_by and kernels.basis == "port" and kernels.files == ["csrc/gemm.cu"]
+    assert kernels.findings == 0  # no rule raised it: the report does not count findings for it
     assert ported.verdict is r.Verdict.READY
     assert 70 <= ported.score < unported.score
 

@@ -127,7 +127,7 @@ def work_item_dict(item: WorkItem) -> dict[str, Any]:
         "basis_label": BASIS_LABELS[item.basis],
         "rules": list(item.rules),
         "files": item.files,
-        "findings": sum(bool(site.rule) for site in item.sites),
+        "findings": item.findings,
         "hours": _round(item.hours),
         "weight": round(item.weight, 3),
         "covered_by": item.covered_by or None,

@@ -238,6 +238,11 @@ class WorkItem:
         return list(dict.fromkeys(site.path for site in self.sites))
 
     @property
+    def findings(self) -> int:
+        """How many findings the item groups (its own kernels are sites no rule raised)."""
+        return sum(bool(site.rule) for site in self.sites)
+
+    @property
     def breaks(self) -> bool:
         """Whether the item breaks something (not only performance or hygiene) on at least half
         of the requested GPU targets; narrower breaks show in the per-target verdicts."""
