@@ -23,38 +23,45 @@ def _findings(result):
     return [(f["path"], f["rule"]) for f in json.loads(result.stdout)["findings"]]
 
 
-def test_a_planted_pickle_never_runs(tmp_path):
-    cache = tmp_path / "cache"
-    cache.mkdir()
+def _project(tmp_path):
+    """A one-file project with one finding (ROC520) and the cache directory its scans use."""
     project = tmp_path / "project"
     write(project, "a.py", AMP)
-    marker = tmp_path / "pwned"
-    name = hashlib.blake2b(str(project.resolve()).encode(), digest_size=12).hexdigest()
-    payload = pickle.dumps({"fingerprint": _Exploit(str(marker)), "entries": {}})
-    for suffix in (".pickle", ".json"):
-        (cache / f"{name}{suffix}").write_bytes(payload)
+    return project, tmp_path / "cache"
 
-    result = migrate(
+
+def _scan(project, cache, *options):
+    """``migrate scan`` of the project as JSON, every severity, with that cache directory."""
+    return migrate(
         "scan",
         "--min-severity",
         "hygiene",
+        *options,
         "--format",
         "json",
         project,
         MIGRATE_CACHE_DIR=str(cache),
     )
 
+
+def test_a_planted_pickle_never_runs(tmp_path):
+    project, cache = _project(tmp_path)
+    cache.mkdir()
+    marker = tmp_path / "pwned"
+    name = hashlib.blake2b(str(project.resolve()).encode(), digest_size=12).hexdigest()
+    payload = pickle.dumps({"fingerprint": _Exploit(str(marker)), "entries": {}})
+    for suffix in (".pickle", ".json"):
+        (cache / f"{name}{suffix}").write_bytes(payload)
+
+    result = _scan(project, cache)
+
     assert not marker.exists()
     assert _findings(result) == [("a.py", "ROC520")]
 
 
 def test_an_empty_or_forged_catalog_is_rebuilt_and_no_cache_reads_nothing(tmp_path):
-    cache = tmp_path / "cache"
-    project = tmp_path / "project"
-    write(project, "a.py", AMP)
-    migrate(
-        "scan", "--min-severity", "hygiene", project, MIGRATE_CACHE_DIR=str(cache)
-    )  # creates the caches
+    project, cache = _project(tmp_path)
+    _scan(project, cache)  # creates the caches
     catalogs = list(cache.glob("catalog-*.json"))
     assert len(catalogs) == 1
     results = [path for path in cache.glob("*.json") if path not in catalogs]
@@ -62,28 +69,11 @@ def test_an_empty_or_forged_catalog_is_rebuilt_and_no_cache_reads_nothing(tmp_pa
         catalogs[0].write_text(json.dumps(forged))
         for path in results:
             path.write_text('{"fingerprint": 1, "entries": [')  # corrupt
-        scanned = migrate(
-            "scan",
-            "--min-severity",
-            "hygiene",
-            "--format",
-            "json",
-            project,
-            MIGRATE_CACHE_DIR=str(cache),
-        )
+        scanned = _scan(project, cache)
         assert _findings(scanned) == [("a.py", "ROC520")], forged
         assert scanned.returncode == 1
         catalogs[0].write_text(json.dumps(forged))
-        uncached = migrate(
-            "scan",
-            "--min-severity",
-            "hygiene",
-            "--no-cache",
-            "--format",
-            "json",
-            project,
-            MIGRATE_CACHE_DIR=str(cache),
-        )
+        uncached = _scan(project, cache, "--no-cache")
         assert _findings(uncached) == [("a.py", "ROC520")], forged
 
 
@@ -108,21 +98,10 @@ def _claim_clean(path):
 
 
 def test_a_cache_writable_by_others_is_not_trusted(tmp_path):
-    cache = tmp_path / "cache"
-    project = tmp_path / "project"
-    write(project, "a.py", AMP)
-    migrate("scan", "--min-severity", "hygiene", project, MIGRATE_CACHE_DIR=str(cache))
+    project, cache = _project(tmp_path)
+    _scan(project, cache)
     for path in cache.iterdir():
         if not path.name.startswith("catalog-"):
             _claim_clean(path)
         os.chmod(path, 0o666)  # anyone could have written it
-    result = migrate(
-        "scan",
-        "--min-severity",
-        "hygiene",
-        "--format",
-        "json",
-        project,
-        MIGRATE_CACHE_DIR=str(cache),
-    )
-    assert _findings(result) == [("a.py", "ROC520")]
+    assert _findings(_scan(project, cache)) == [("a.py", "ROC520")]
