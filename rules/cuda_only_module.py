@@ -49,7 +49,9 @@ class CudaOnlyModule(PythonRule):
     warp sizes) are moot and are hidden (`migrate scan --show-guarded` shows them, marked), as
     are those of the tests and benchmarks that import it at top level, and of the modules of a
     folder written mostly on the toolkit. When the project already branches on ROCm builds
-    elsewhere, the module is most likely NVIDIA-only by design and the finding is `info`.
+    elsewhere, the module is most likely NVIDIA-only by design and the finding is `info`
+    (otherwise an `error`: running or importing the module fails on ROCm). One such import
+    reported by ROC900 (cuda-python, PyCUDA, TensorRT) is part of this finding.
 
     ## Example
     ```python
@@ -72,11 +74,12 @@ class CudaOnlyModule(PythonRule):
     parse_scope = "statement"
     name = "cuda-only-module"
     category = "no-rocm-equivalent"
-    severity = Severity.WARNING
+    severity = Severity.ERROR
     message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
     fact = "§9 cutlass, pycuda/cuda-python, tensorrt rows; [K3][K7]"
     triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt")
     effort_hours = 8.0
+    blocker = True
     valid = [
         Valid("try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n"),
         Valid("def compile_kernel():\n    import cutlass.cute as cute\n    return cute\n"),

@@ -89,7 +89,7 @@ def test_a_cuda_only_component_is_one_finding_at_its_toolkit_import(tmp_path, sc
     assert finding["related"] == []
 
 
-def test_a_standalone_script_on_a_toolkit_is_a_warning(tmp_path, scan_json):
+def test_a_standalone_script_on_a_toolkit_is_an_error(tmp_path, scan_json):
     _project(tmp_path)
     script = "import tensorrt as trt\nimport torch\n\nX = torch.float8_e4m3fn\n"
     write(tmp_path, "examples/trt_export.py", script)
@@ -100,7 +100,7 @@ def test_a_standalone_script_on_a_toolkit_is_a_warning(tmp_path, scan_json):
     trt = [f for f in report["findings"] if f["path"].startswith("examples/")]
     # one finding for the folder's TensorRT scripts, the other as a related site
     assert [(f["path"], f["line"], f["severity"]) for f in trt] == [
-        ("examples/trt_export.py", 1, "warning")
+        ("examples/trt_export.py", 1, "error")
     ]
     assert [(r["path"], r["line"]) for r in trt[0]["related"]] == [("examples/trt_serve.py", 3)]
     assert "port it to MIGraphX" in trt[0]["message"]
@@ -163,7 +163,7 @@ def test_a_portable_module_importing_it_at_top_level_is_named_not_hidden(tmp_pat
     sites = _sites(report)
     assert ("mypkg/train.py", 5, 5, "ROC120", "") in sites
     (module,) = [f for f in report["findings"] if f["rule"] == "ROC902"]
-    assert module["severity"] == "warning"
+    assert module["severity"] == "error"
     assert "`mypkg/train.py:3` imports it at top level" in module["message"]
 
 
