@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, cast
 
 import libcst as cst
@@ -11,6 +12,24 @@ from migrator.model import Applicability
 
 from ._access import EnvAccess, _EnvAccessRule, _quote
 from ._table import _table
+
+#: a CUDA driver API entry point (``cuInit``, ``cuDeviceGetCount``): it reads the CUDA variables
+#: itself and exists only in NVIDIA's ``libcuda``
+_DRIVER_API = re.compile(r"cu[A-Z][A-Za-z0-9]+(?:_v\d+)?")
+
+
+class _DriverCalls(cst.CSTVisitor):
+    """Whether a function calls the CUDA driver API directly (``libcuda.cuInit()``)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if isinstance(name, str) and _DRIVER_API.fullmatch(name):
+            self.found = True
+        return not self.found
 
 
 class _PairedVariable(_EnvAccessRule):
@@ -23,7 +42,20 @@ class _PairedVariable(_EnvAccessRule):
     def _entry(self) -> dict[str, Any]:
         return cast(dict[str, Any], _table()["paired"][self.cuda_name])
 
+    def _read_by_cuda_driver(self, access: EnvAccess) -> bool:
+        """The variable is set for the CUDA driver API called in the same function (a
+        ``libcuda.cuInit()`` probe): HIP never reads what that code reads, so a HIP copy would
+        change nothing; the driver calls are the ROCm problem, reported by their own rules."""
+        scope = self.ctx.scope(access.node)
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        calls = _DriverCalls()
+        scope.visit(calls)
+        return calls.found
+
     def on_access(self, access: EnvAccess) -> None:
+        if self._read_by_cuda_driver(access):
+            return
         if access.kind in {"pop", "del"}:
             self._removal(access)
             return

@@ -15,6 +15,9 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
     `os.environ.setdefault`, `os.putenv`, `os.environ.update`, environment dicts passed as
     `env=`) without setting `HIP_VISIBLE_DEVICES` (or `ROCR_VISIBLE_DEVICES`) next to it, and
     code that removes it (`os.environ.pop`, `del`) without removing `HIP_VISIBLE_DEVICES`.
+    A function that sets it for the CUDA driver API it calls itself (`libcuda.cuInit()`,
+    `cuDeviceGetCount()`) is left alone: HIP never reads what that code reads, and the driver
+    calls are the ROCm problem.
 
     ## Why it breaks on ROCm
     Today this works: HIP (ROCm ≤ 7.x docs) accepts `CUDA_VISIBLE_DEVICES` as a legacy alias
@@ -80,6 +83,12 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
         Valid(
             'import os\n\nos.environ.pop("CUDA_VISIBLE_DEVICES", None)\n'
             'os.environ.pop("HIP_VISIBLE_DEVICES", None)\n'
+        ),
+        Valid(  # read by the CUDA driver API in the same function, never by HIP
+            "import os\n\ndef count(ids):\n"
+            '    os.environ["CUDA_VISIBLE_DEVICES"] = ids\n'
+            "    libcuda.cuInit(0)\n"
+            "    return libcuda.cuDeviceGetCount()\n"
         ),
     ]
     invalid = [
