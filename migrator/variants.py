@@ -5,7 +5,6 @@ variant has nothing left that breaks on ROCm and its ROCm versions agree."""
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -109,10 +108,7 @@ def plan_variant(
     """The ROCm sibling of one file whose vendor swap was withheld (None: nothing to swap)."""
     from migrator.engine import analyze
     from migrator.registry import all_rules
-
-    # the catalog is the package ``migrator.rules`` once installed (``rules/`` in the source)
-    builds = importlib.import_module("migrator.rules._torch_builds")
-    indexes_serving: Callable[[str], tuple[str, ...] | None] = builds.indexes_serving
+    from migrator.torch_builds import indexes_serving
 
     target = sibling_name(relative)
     facts_token = current_facts.set(facts)

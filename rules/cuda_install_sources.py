@@ -8,9 +8,9 @@ import re
 
 from migrator.model import Severity
 from migrator.rule import Invalid, TextRule, Valid
+from migrator.torch_builds import CUDA_INDEX_RE
 
 from ._shell import iter_lines
-from ._torch_builds import CUDA_INDEX_RE
 
 _INSTALL_KINDS = frozenset(
     {"requirements", "pyproject", "setupcfg", "conda", "shell", "dockerfile", "ci-yaml", "cog"}

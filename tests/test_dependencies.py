@@ -9,7 +9,6 @@ import yaml
 from migrator.rules._dependency_files import pyproject_file, requirements_file
 from migrator.rules._requirements import parse_requirement
 from migrator.rules._shell import command_segments, pip_requirements
-from migrator.rules._torch_builds import rocm_for_specs
 from packaging.requirements import Requirement
 
 from migrator.discovery import file_kind
@@ -19,6 +18,7 @@ from migrator.markers import marker_allows_linux
 from migrator.model import Applicability
 from migrator.registry import all_rules, select_rules
 from migrator.tomlcompat import tomllib
+from migrator.torch_builds import rocm_for_specs
 from migrator.versions import poetry_to_pep440, spec_admits
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from migrator.rules._torch_builds import indexes_serving
 
 from migrator.model import Applicability
 from migrator.runner import fix_tree
+from migrator.torch_builds import indexes_serving
 from migrator.variants import rocm_versions_disagree, sibling_name, torch_source_problem
 from migrator.writer import WriteRefused, create_new
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from migrator.torch_builds import rocm_for_specs, rocm_index_for
+
 from .._shell import pip_requirements
-from .._torch_builds import rocm_for_specs, rocm_index_for
 
 
 def _torch_specs(text: str) -> list[str]:

@@ -6,10 +6,10 @@ import re
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
+from migrator.torch_builds import LOCAL_CUDA_RE, rocm_for_companion, rocm_for_specs
 
 from .._requirements import Change, Req, render
 from .._shell import pip_requirements
-from .._torch_builds import LOCAL_CUDA_RE, rocm_for_companion, rocm_for_specs
 
 
 class PipCudaLocalVersion(TextRule):

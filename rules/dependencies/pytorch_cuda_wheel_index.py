@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
+from migrator.torch_builds import CUDA_INDEX_RE, index_url_for, rocm_index_for
 
 from .._dependency_files import conda_file, pyproject_file, requirements_file
-from .._torch_builds import CUDA_INDEX_RE, index_url_for, rocm_index_for
 
 IndexChoice = Callable[[int], tuple[str | None, str]]
 

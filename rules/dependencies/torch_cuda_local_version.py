@@ -6,15 +6,15 @@ import re
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
-
-from .._requirement_rule import RequirementRule, Verdict
-from .._requirements import Change, Req
-from .._torch_builds import (
+from migrator.torch_builds import (
     LOCAL_CUDA_RE,
     rocm_for_companion,
     rocm_for_specs,
     rocm_for_torch_version,
 )
+
+from .._requirement_rule import RequirementRule, Verdict
+from .._requirements import Change, Req
 from ._table import _table
 
 

@@ -1,4 +1,5 @@
-"""PyTorch CUDA builds: index URLs, local versions, and the ROCm release a torch pin maps to."""
+"""PyTorch CUDA builds: index URLs, local versions, and the ROCm release a torch pin maps to
+(one home for the rules that rewrite pins and indexes and for the Dockerfile variants)."""
 
 from __future__ import annotations
 
