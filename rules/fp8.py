@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from migrator.astutil import string_value
 from migrator.context import PythonContext
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
@@ -62,7 +63,8 @@ class OcpFp8Dtype(PythonRule):
 
     ## Known problems
     One finding per function (the first use; the message counts the others).
-    `torch.finfo(torch.float8_e4m3fn)`, `storage_dtype=` arguments (FP8 used only to store
+    `torch.finfo(torch.float8_e4m3fn)`, `storage_dtype` values (arguments, parameter defaults,
+    variables and config keys of that name: FP8 used only to store
     weights that are upcast before compute, which works on every GPU) and FP8 tensors made on
     the CPU (`torch.ones(...).to(torch.float8_e4m3fn)` without `device=`: storage, no FP8
     arithmetic on the GPU) and dtype tests (`w.dtype == torch.float8_e4m3fn`,
@@ -104,6 +106,13 @@ class OcpFp8Dtype(PythonRule):
         Valid("class torch:\n    float8_e4m3fn = 1\nx = torch.float8_e4m3fn\n"),
         Valid('import torch\n"""Quantize to torch.float8_e4m3fn."""\n# torch.float8_e5m2\n'),
         Valid("import torch\nmodel.enable_layerwise_casting(storage_dtype=torch.float8_e4m3fn)\n"),
+        Valid(
+            "import torch\n\ndef enable_layerwise_casting(\n"
+            "    self, storage_dtype: torch.dtype = torch.float8_e4m3fn, compute_dtype=None\n"
+            "):\n    return storage_dtype\n"
+        ),
+        Valid("import torch\nstorage_dtype = torch.float8_e4m3fn\n"),
+        Valid('import torch\nconfig = {"storage_dtype": torch.float8_e4m3fn}\n'),
         Valid(
             "import torch\n"
             "w = torch.ones(128, 200, dtype=torch.bfloat16).to(torch.float8_e4m3fn)\n"
@@ -243,14 +252,29 @@ def _compared(tree_: Tree, ref: cst.CSTNode) -> bool:
     return isinstance(parent, cst.Comparison) and parent.left is node
 
 
-def _storage_only(tree_: Tree, ref: cst.CSTNode) -> bool:
-    """``storage_dtype=torch.float8_e4m3fn``: FP8 used only to store weights between upcasts."""
+def _bound_name(tree_: Tree, ref: cst.CSTNode) -> str | None:
+    """The name a value is bound to where it is written: a keyword argument, a parameter's
+    default, a plain or annotated assignment to one name, or a string key of a dict literal."""
     parent = tree_.parent(ref)
-    return (
-        isinstance(parent, cst.Arg)
-        and parent.keyword is not None
-        and parent.keyword.value == "storage_dtype"
-    )
+    if isinstance(parent, cst.Arg) and parent.keyword is not None:
+        return parent.keyword.value
+    if isinstance(parent, cst.Param) and parent.default is ref:
+        return parent.name.value
+    if isinstance(parent, cst.Assign) and parent.value is ref and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
+    if isinstance(parent, cst.AnnAssign) and parent.value is ref:
+        return parent.target.value if isinstance(parent.target, cst.Name) else None
+    if isinstance(parent, cst.DictElement) and parent.value is ref:
+        key = string_value(parent.key)
+        return key if isinstance(key, str) else None
+    return None
+
+
+def _storage_only(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """``storage_dtype=torch.float8_e4m3fn`` (an argument, a parameter's default, a variable or a
+    config key of that name): FP8 used only to store weights between upcasts."""
+    return _bound_name(tree_, ref) == "storage_dtype"
 
 
 #: Names of block-scaled formats whose elements or scales are OCP E4M3 by definition.
