@@ -21,6 +21,7 @@ import libcst as cst
 from migrator.astutil import fast_visit
 from migrator.ci_guards import ci_line_guards
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.dispatch import mark_dispatched
 from migrator.fixer import (
     FixError,
     apply_python_fixes,
@@ -306,6 +307,7 @@ def _python_findings(
     reports = context.reports
     if not reports:
         return []
+    mark_dispatched(context, text, path)
     parents = context.parents
     positions = positions_for(
         parsed.module,

@@ -41,6 +41,8 @@ _PLATFORM_NAMES = frozenset(
 _IMPORT_ERRORS = frozenset(
     {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 )
+#: torch's CUDA toolkit location: set only where nvcc is found (rocm-facts §6, [P9]).
+_CUDA_HOME = "torch.utils.cpp_extension.CUDA_HOME"
 _BROAD_ERRORS = frozenset({"Exception", "BaseException"})
 _PROBE_DEF = re.compile(r"^_*(is|has|check)_\w*(available|installed)$")
 _PROBE_CALL = re.compile(r"^_*(is|has)_(\w+)_(available|installed)$")
@@ -268,6 +270,9 @@ class Guards:
             return NVIDIA_ONLY, None
         if qualified == "torch.version.hip":
             return ROCM_ONLY, NVIDIA_ONLY
+        if qualified == _CUDA_HOME:
+            # found only where the CUDA toolkit (nvcc) is installed, which a ROCm build lacks
+            return NVIDIA_ONLY, None
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
         if isinstance(node, cst.Call):

@@ -412,6 +412,7 @@ def settle(
     ``show_guarded``, and one finding per problem across the root."""
     from migrator.aggregate import aggregate
     from migrator.cuda_only import cuda_only_modules, rocm_path, settle_finding
+    from migrator.dispatch import unguard_if_called_elsewhere
     from migrator.project import dependency_guard, file_guards, own_packages
     from migrator.registry import dependency_entries
 
@@ -432,6 +433,8 @@ def settle(
                 finding = replace(finding, guard=file_guard)
             if result.path in cuda_only:
                 finding = settle_finding(finding, cuda_only, rocm)
+            if finding.guard and index is not None:
+                finding = unguard_if_called_elsewhere(finding, index.sources)
             dependency, rocm_release = dependencies.get(finding.rule, (None, None))
             if dependency and not finding.guard:
                 why = dependency_guard(dependency, rocm_release, own, facts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
@@ -73,6 +75,12 @@ class CudaOnlyEnvVar(_EnvAccessRule):
             "if is_rocm:\n"
             "    os.environ['PYTORCH_ROCM_ARCH'] = 'gfx942'\n"
         ),
+        Valid(
+            "import os\n"
+            "from torch.utils.cpp_extension import CUDA_HOME\n\n"
+            "if os.environ.get('TORCH_CUDA_ARCH_LIST') is None and CUDA_HOME is not None:\n"
+            "    os.environ['TORCH_CUDA_ARCH_LIST'] = '8.0;9.0'\n"
+        ),
     ]
     invalid = [
         Invalid('import os\n\nos.environ["TORCH_CUDA_ARCH_LIST"] = "8.0;9.0"\n', line=3, column=1),
@@ -84,6 +92,8 @@ class CudaOnlyEnvVar(_EnvAccessRule):
     def on_access(self, access: EnvAccess) -> None:
         if access.kind in {"pop", "del"}:
             return  # removing a variable that has no effect is harmless
+        if access.kind in {"get", "subscript", "test"} and self._decides_guarded(access.node):
+            return  # read only to decide about code that never runs on ROCm
         entry = _table()["cuda_only"][access.name]
         if any(name in self.ctx.module.code for name in entry.get("handled", ())):
             return  # the file also sets the ROCm counterpart: the build already handles ROCm
@@ -94,3 +104,13 @@ class CudaOnlyEnvVar(_EnvAccessRule):
             ),
             severity=Severity.parse(entry["severity"]) if "severity" in entry else None,
         )
+
+    def _decides_guarded(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is in the test of an ``if`` whose body never runs on ROCm
+        (``if os.environ.get(V) is None and CUDA_HOME is not None:``)."""
+        child, parent = node, self.ctx.parent(node)
+        while parent is not None and not isinstance(parent, cst.BaseSuite):
+            if isinstance(parent, cst.If) and parent.test is child:
+                return bool(self.ctx.guards.guard_of(parent.body))
+            child, parent = parent, self.ctx.parent(parent)
+        return False

@@ -1,0 +1,145 @@
+"""Functions that never run on a ROCm build because of where they are called: every call of a
+module-level function sits in an NVIDIA-only branch (``if not is_rocm(): check_cuda()``, the
+call after ``if IS_ROCM: return rocm_variant()``), or in another such function; and the
+functions a build script (``setup.py``) defines but never calls.
+
+Decided per file after the engine's walk, from the guard regions it marked: the function's body
+becomes a guard region, so its findings are guarded (hidden, ``--show-guarded`` shows the
+reason). Only a function whose every mention in the file's text is its definition or a call
+found in the parsed tree counts (a mention in a string, a comment or a part the partial parse
+left out keeps it unknown). Other files may call it too: at settle time ``called_elsewhere``
+drops the guard when another project file mentions the name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+import libcst as cst
+
+from migrator.context import PythonContext
+from migrator.guards import NON_LINUX, NVIDIA_ONLY
+from migrator.model import Finding
+
+#: The guard texts this module writes; the function's name is the first back-quoted word.
+_ONLY_CALLED = "NVIDIA-only: every call of `{name}` is in an NVIDIA-only branch (line {lines})"
+_NEVER_CALLED = "never runs: the build script never calls `{name}`"
+_NAME = re.compile(
+    r"^(?:NVIDIA-only: every call of|never runs: the build script never calls) `(\w+)`"
+)
+#: Build scripts: run by the packaging tool, never imported, so an uncalled function is dead.
+_BUILD_SCRIPTS = frozenset({"setup.py"})
+
+
+def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
+    """Mark as guarded the bodies of the module-level functions of the file that only NVIDIA-
+    only branches call (or, in a build script, that nothing calls)."""
+    guards = context.guards
+    build_script = path.rsplit("/", 1)[-1] in _BUILD_SCRIPTS
+    labels = set(guards.regions.values())
+    if not build_script and NVIDIA_ONLY not in labels and NON_LINUX not in labels:
+        return
+    functions = {
+        statement.name.value: statement
+        for statement in context.module.body
+        if isinstance(statement, cst.FunctionDef)
+    }
+    if not functions:
+        return
+    owners = {id(function): name for name, function in functions.items()}
+    calls: dict[str, list[str]] = {}  # function -> the function (or "") each call sits in
+    sites: dict[str, list[cst.Call]] = {}
+    for node in context.nodes:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            name = node.func.value
+            if name in functions:
+                sites.setdefault(name, []).append(node)
+                calls.setdefault(name, []).append(_owner(node, context, owners))
+    mentions = _mentions(text, functions)
+    found: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, function in functions.items():
+            if name in found or mentions.get(name, 0) != 1 + len(sites.get(name, ())):
+                continue
+            outside = [
+                (site, owner)
+                for site, owner in zip(sites.get(name, ()), calls.get(name, ()), strict=True)
+                if owner != name
+            ]
+            if not sites.get(name):
+                if not build_script:
+                    continue
+                reason = _NEVER_CALLED.format(name=name)
+            elif outside and all(
+                owner in found or guards.never_on_rocm(site) for site, owner in outside
+            ):
+                lines = ", ".join(str(_line(site, context)) for site, _ in outside)
+                reason = _ONLY_CALLED.format(name=name, lines=lines)
+            else:
+                continue
+            found[name] = reason
+            guards.regions.setdefault(id(function.body), reason)
+            changed = True
+
+
+def _owner(node: cst.CSTNode, context: PythonContext, owners: Mapping[int, str]) -> str:
+    """The module-level function ``node`` sits in ("" at module level or in a class)."""
+    current = context.parents.get(id(node))
+    while current is not None:
+        name = owners.get(id(current))
+        if name is not None:
+            return name
+        current = context.parents.get(id(current))
+    return ""
+
+
+def _line(node: cst.CSTNode, context: PythonContext) -> int:
+    """The first line of a call (positions are resolved once per file, only when needed)."""
+    memo = context.memo.get("dispatch.lines")
+    if not isinstance(memo, dict):
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        wrapper = MetadataWrapper(context.module, unsafe_skip_copy=True)
+        memo = {id(n): p.start.line for n, p in wrapper.resolve(PositionProvider).items()}
+        context.memo["dispatch.lines"] = memo
+    line = memo.get(id(node), 0)
+    return line if isinstance(line, int) else 0
+
+
+def _mentions(text: str, names: Iterable[str]) -> dict[str, int]:
+    """How many times each name occurs as a word of the text."""
+    wanted = sorted(name for name in names if name in text)
+    if not wanted:
+        return {}
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, wanted)) + r")(?!\w)")
+    counts: dict[str, int] = {}
+    for match in pattern.finditer(text):
+        counts[match.group(1)] = counts.get(match.group(1), 0) + 1
+    return counts
+
+
+def dispatched_name(guard: str) -> str:
+    """The function a guard of this module is about ("" for any other guard)."""
+    match = _NAME.match(guard)
+    return match.group(1) if match else ""
+
+
+def called_elsewhere(name: str, path: str, sources: Mapping[str, str]) -> bool:
+    """Whether a project file other than ``path`` mentions ``name`` (it may call it)."""
+    pattern = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)")
+    return any(
+        relative != path and name in text and pattern.search(text)
+        for relative, text in sources.items()
+    )
+
+
+def unguard_if_called_elsewhere(finding: Finding, sources: Mapping[str, str]) -> Finding:
+    """The finding without its guard when the guard is this module's and another project file
+    mentions the function (it may call it from a branch that runs on ROCm)."""
+    name = dispatched_name(finding.guard)
+    if name and called_elsewhere(name, finding.path, sources):
+        return replace(finding, guard="")
+    return finding
