@@ -58,6 +58,12 @@ def _without_amd_word(name: str) -> set[str]:
             out.add(before + after[1:])
         if not before or not after:
             out.add(before + after)
+        if name.startswith("test_") and before[-1:] in "-_.":
+            # ``test_flash_attn_triton_amd.py``: the tests of one ROCm backend of
+            # ``test_flash_attn.py``'s subject; that suite is the other vendor's
+            stem, separator, _ = before[:-1].rpartition("_")
+            if separator and stem != "test":
+                out.add(stem + after)
     return {candidate for candidate in out if candidate and candidate[0] not in "-_."}
 
 

@@ -205,12 +205,21 @@ def test_project_files_that_never_run_on_rocm():
         "scripts/machine_setup.sh",
         "setup.py",
         "cuda/kernels.py",
+        # the tests of one ROCm backend (Triton) of the subject of ``test_flash_attn.py``
+        "tests/test_flash_attn.py",
+        "tests/test_flash_attn_triton_amd.py",
+        # not tests: a backend word between the stem and the AMD word makes no twin
+        "ops/attention.py",
+        "ops/attention_triton_amd.py",
+        "tests/test.py",
+        "tests/test_triton_amd.py",
     ]
     assert amd_twins(paths) == {
         "docker/nvidia/Dockerfile": "docker/amd",
         "docker/docker-cuda/docker-compose.yml": "docker/docker-rocm",
         "requirements.txt": "requirements-rocm.txt",
         "Dockerfile.cuda": "Dockerfile.rocm6.2",
+        "tests/test_flash_attn.py": "tests/test_flash_attn_triton_amd.py",
     }
     guards = file_guards(paths)
     assert guards["scripts/install_macos.sh"] == "macOS-only file"
