@@ -362,3 +362,58 @@ def test_torch_floor_stated_in_the_readme_counts_when_packaging_declares_none(tm
     )
     texts, _ = _fix(root)
     assert "attn.py" not in texts
+
+
+NVML_TOOL = {
+    "pyproject.toml": '[project]\nname="gputool"\ndependencies=["nvidia-ml-py>=12", "psutil"]\n',
+    "gputool/select.py": (
+        "import os\n\nfrom gputool.device import Device\n\n\n"
+        "def main(inherit):\n"
+        "    os.environ['CUDA_VISIBLE_DEVICES'] = inherit\n"
+        "    return Device.from_cuda_visible_devices()\n\n\n"
+        "def export(uuids):\n"
+        "    os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(uuids)\n"
+    ),
+}
+
+
+def test_nvml_only_tool_gets_no_hip_copy(tmp_path):
+    root = _project(tmp_path, NVML_TOOL)
+    texts, left = _fix(root, unsafe=True)
+    assert "gputool/select.py" not in texts
+    messages = left["gputool/select.py"]
+    # handed to the project's own NVML parser in the same function: not reported at all
+    assert len([m for m in messages if m.startswith("ROC700")]) == 1
+    assert any("reads GPUs only through NVML" in m for m in messages)
+
+
+def test_hip_copy_kept_when_the_project_declares_a_compute_framework(tmp_path):
+    files = dict(NVML_TOOL)
+    files["pyproject.toml"] = (
+        '[project]\nname="gputool"\ndependencies=["nvidia-ml-py>=12", "torch>=2.3"]\n'
+    )
+    texts, _ = _fix(_project(tmp_path, files))
+    assert texts["gputool/select.py"].count("os.environ['HIP_VISIBLE_DEVICES'] = ") == 2
+
+
+def test_restore_of_a_saved_value_saves_and_restores_hip_on_its_own(tmp_path):
+    code = (
+        "import os\n\n\nclass Determinism:\n"
+        "    def __enter__(self):\n"
+        '        self.saved_cuda_launch_blocking = os.environ.get("CUDA_LAUNCH_BLOCKING", "")\n'
+        '        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n\n'
+        "    def __exit__(self, *exc):\n"
+        '        os.environ["CUDA_LAUNCH_BLOCKING"] = self.saved_cuda_launch_blocking\n'
+    )
+    texts, _ = _fix(_project(tmp_path, {"requirements.txt": "torch>=2.3\n", "util.py": code}))
+    assert texts["util.py"] == (
+        "import os\n\n\nclass Determinism:\n"
+        "    def __enter__(self):\n"
+        '        self.saved_cuda_launch_blocking = os.environ.get("CUDA_LAUNCH_BLOCKING", "")\n'
+        '        self.saved_hip_launch_blocking = os.environ.get("HIP_LAUNCH_BLOCKING", "")\n'
+        '        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+        '        os.environ["HIP_LAUNCH_BLOCKING"] = os.environ["CUDA_LAUNCH_BLOCKING"]\n\n'
+        "    def __exit__(self, *exc):\n"
+        '        os.environ["CUDA_LAUNCH_BLOCKING"] = self.saved_cuda_launch_blocking\n'
+        '        os.environ["HIP_LAUNCH_BLOCKING"] = self.saved_hip_launch_blocking\n'
+    )

@@ -11,6 +11,7 @@ from migrator.astutil import string_value
 from migrator.model import Applicability
 
 from ._access import EnvAccess, _EnvAccessRule, _quote
+from ._restore import find_save, restore_fix
 from ._table import _table
 
 #: a CUDA driver API entry point (``cuInit``, ``cuDeviceGetCount``): it reads the CUDA variables
@@ -30,6 +31,20 @@ class _DriverCalls(cst.CSTVisitor):
         if isinstance(name, str) and _DRIVER_API.fullmatch(name):
             self.found = True
         return not self.found
+
+
+class _ParserCalls(cst.CSTVisitor):
+    """Calls of a function named after the variable (``from_cuda_visible_devices()``)."""
+
+    def __init__(self, variable: str) -> None:
+        self.variable = variable
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if isinstance(name, str) and self.variable in name.lower():
+            self.calls.append(node)
 
 
 class _PairedVariable(_EnvAccessRule):
@@ -53,9 +68,36 @@ class _PairedVariable(_EnvAccessRule):
         scope.visit(calls)
         return calls.found
 
+    def _nvml_only_project(self) -> bool:
+        """Whether the project's only GPU library is an NVML binding (a monitoring tool) and it
+        declares no GPU compute framework: nothing in it has a ROCm path for a HIP copy to serve."""
+        from migrator.fixpolicy import current_facts
+
+        facts = current_facts.get()
+        if facts is None:
+            return False
+        table = _table()["nvml_only"]
+        declared = set(facts.ranges)
+        return bool(declared & set(table["nvml"])) and not declared & set(table["compute"])
+
+    def _parsed_by_project(self, access: EnvAccess) -> bool:
+        """The same function hands the variable to the project's own parser of it
+        (``Device.from_cuda_visible_devices()``), not to a GPU runtime."""
+        scope = self.ctx.scope(access.node)
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        parsers = _ParserCalls(self.cuda_name.lower())
+        scope.visit(parsers)
+        return any(
+            not (self.ctx.qualname(call.func) or "").startswith("torch.") for call in parsers.calls
+        )
+
     def on_access(self, access: EnvAccess) -> None:
         if self._read_by_cuda_driver(access):
             return
+        nvml_only = self._nvml_only_project()
+        if nvml_only and self._parsed_by_project(access):
+            return  # set for the project's own NVML/libcuda device parsing: HIP never reads it
         if access.kind in {"pop", "del"}:
             self._removal(access)
             return
@@ -71,6 +113,13 @@ class _PairedVariable(_EnvAccessRule):
             f"`{self.cuda_name}` is set but `{rocm}` is not: {entry['why']}; set `{rocm}` "
             "to the same value"
         )
+        if nvml_only:
+            self.report(
+                access.line or access.node,
+                message=f"{message}; no fix: this project reads GPUs only through NVML, which "
+                "has no ROCm path, so a HIP copy would serve nothing in it",
+            )
+            return
         replacement = None
         applicability = None
         line = access.line
@@ -95,6 +144,10 @@ class _PairedVariable(_EnvAccessRule):
                 assert isinstance(small, cst.Assign)
                 target = cast(cst.Subscript, small.targets[0].target)
                 mapping = self.ctx.code(target.value)
+                save = find_save(self.ctx, self.cuda_name, small.value)
+                if save is not None:  # a restore: the HIP variable gets its own saved value
+                    self._restore(access, line, save, mapping, quote, rocm, message)
+                    return
                 extra = (
                     f"{mapping}[{quote}{rocm}{quote}] = {mapping}[{quote}{self.cuda_name}{quote}]"
                 )
@@ -111,6 +164,33 @@ class _PairedVariable(_EnvAccessRule):
             message=message,
             replacement=replacement,
             applicability=applicability,
+        )
+
+    def _restore(
+        self,
+        access: EnvAccess,
+        line: cst.SimpleStatementLine,
+        save: Any,
+        mapping: str,
+        quote: str,
+        rocm: str,
+        message: str,
+    ) -> None:
+        """Report a restore of a saved CUDA value: the fix saves ``rocm`` beside the CUDA save
+        and restores it from that copy (never from the CUDA value, which would overwrite a HIP
+        value set before)."""
+        fix = restore_fix(self.ctx, save, line, mapping, quote, rocm)
+        restore = f"save `{rocm}` where `{self.cuda_name}` is saved and restore it beside it"
+        if fix is None:
+            self.report(access.node, message=f"{message}; this restores a saved value: {restore}")
+            return
+        replacement, extra = fix
+        self.report(
+            line,
+            message=f"{message}; this restores a saved value: {restore}",
+            replacement=replacement,
+            applicability=Applicability.UNSAFE if access.kind == "assign-other" else None,
+            extra_edits=[extra],
         )
 
     def _dict_fix(self, access: EnvAccess, rocm: str) -> cst.Dict | None:

@@ -37,7 +37,11 @@ class CudaLaunchBlockingWithoutHip(_PairedVariable):
 
     ## Fix safety
     Safe for `os.environ[...] = ...` and `setdefault`: CUDA never reads the HIP variable.
-    Unsafe for assignments into other mappings.
+    Unsafe for assignments into other mappings. A restore of a saved value
+    (`saved = os.environ.get("CUDA_LAUNCH_BLOCKING", "")` … `os.environ[...] = saved`) gets a
+    save of `HIP_LAUNCH_BLOCKING` beside the CUDA save and a restore from that copy, so a HIP
+    value set before is kept; without a string default there is no fix. In a project whose only
+    GPU library is NVML (no GPU compute framework declared) there is no fix either.
 
     ## References
     - ROCm/HIP `docs/reference/env_variables/debug_hip_env.rst`
@@ -80,4 +84,23 @@ class CudaLaunchBlockingWithoutHip(_PairedVariable):
             '    env["HIP_LAUNCH_BLOCKING"] = env["CUDA_LAUNCH_BLOCKING"]\n',
         ),
         Invalid('import os\n\nos.putenv("CUDA_LAUNCH_BLOCKING", "1")\n'),
+        Invalid(  # a restore of a saved value: HIP gets its own save, never the CUDA value
+            "import os\n\n"
+            'saved_cuda = os.environ.get("CUDA_LAUNCH_BLOCKING", "")\n'
+            "run()\n"
+            'os.environ["CUDA_LAUNCH_BLOCKING"] = saved_cuda\n',
+            fixed="import os\n\n"
+            'saved_cuda = os.environ.get("CUDA_LAUNCH_BLOCKING", "")\n'
+            'saved_hip = os.environ.get("HIP_LAUNCH_BLOCKING", "")\n'
+            "run()\n"
+            'os.environ["CUDA_LAUNCH_BLOCKING"] = saved_cuda\n'
+            'os.environ["HIP_LAUNCH_BLOCKING"] = saved_hip\n',
+            line=5,
+        ),
+        Invalid(  # saved without a default: restoring HIP from None would raise, no fix
+            "import os\n\n"
+            'saved = os.environ.get("CUDA_LAUNCH_BLOCKING")\n'
+            'os.environ["CUDA_LAUNCH_BLOCKING"] = saved\n',
+            fixed=None,
+        ),
     ]

@@ -47,7 +47,11 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
     changes on NVIDIA, and the copy re-reads the variable instead of evaluating the value
     twice. Unsafe for an
     assignment into another mapping (`env["CUDA_VISIBLE_DEVICES"] = ...`), which may not be
-    an environment. Other forms are reported without a fix.
+    an environment. Other forms are reported without a fix. A restore of a saved value gets its
+    own saved HIP copy (see ROC701). In a project whose only GPU library is an NVML binding and
+    that declares no GPU compute framework (a monitoring tool), there is no fix: NVML has no ROCm
+    path; a write there that the same function hands to the project's own parser of the variable
+    (`Device.from_cuda_visible_devices()`) is not reported, HIP never reads it.
 
     ## References
     - ROCm/HIP `docs/reference/env_variables/gpu_isolation_hip_env.rst`
