@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 import libcst as cst
 
 from migrator.context import RawPythonFinding, RawTextFinding
+from migrator.import_placement import place_imports
 from migrator.model import Applicability
 
 
@@ -80,6 +81,7 @@ def apply_python_fixes(module: cst.Module, chosen: Sequence[RawPythonFinding], p
                 )
             new_module = RemoveImportsVisitor(context).transform_module(new_module)
         if adds:
+            new_module = place_imports(new_module, adds)
             for module_name, obj in sorted(adds, key=str):
                 AddImportsVisitor.add_needed_import(context, module_name, obj)
             new_module = AddImportsVisitor(context).transform_module(new_module)

@@ -159,7 +159,7 @@ class CudaVersionAsGpuCheck(PythonRule):
         Invalid(
             "from torch.version import cuda\nassert cuda, 'GPU build required'\n",
             fixed=(
-                "from torch.version import cuda\nimport torch.version\n\n"
+                "import torch.version\nfrom torch.version import cuda\n"
                 "assert cuda or torch.version.hip, 'GPU build required'\n"
             ),
         ),
