@@ -21,12 +21,11 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from migrator.model import Finding, Severity
+from migrator.paths import is_benchmark_path, is_test_path
 from migrator.reexports import ProjectIndex
 
 #: The rule that reports a CUDA-only module (``rules/cuda_only_module.py``).
 RULE = "ROC902"
-#: Path words of tests and benchmarks: importing a CUDA-only module makes them CUDA-only by design.
-_TEST_WORDS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench"})
 #: A line that tests for a ROCm build (``if torch.version.hip``, ``elif IS_ROCM:``, ``if
 #: is_hip():``): a word naming ROCm (the guard facility's vendor tokens, matched here without
 #: loading libcst, which a warm scan never needs) before any comment.
@@ -99,14 +98,8 @@ class Cause:
 
 
 def _test_like(relative: str) -> bool:
-    parts = relative.split("/")
-    name = parts[-1]
-    return (
-        bool(set(parts[:-1]) & _TEST_WORDS)
-        or name.startswith(("test_", "bench"))
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
+    """Tests and benchmarks: importing a CUDA-only module makes them CUDA-only by design."""
+    return is_test_path(relative) or is_benchmark_path(relative)
 
 
 def _folder(relative: str) -> str:

@@ -1,5 +1,6 @@
-"""Where scanned files are shown from: explicit file arguments grouped under their project root,
-and findings re-expressed relative to the current directory or to the repository root."""
+"""Paths of scanned files: what a path is by its name (a test, a benchmark), explicit file
+arguments grouped under their project root, and findings re-expressed relative to the current
+directory or to the repository root."""
 
 from __future__ import annotations
 
@@ -9,6 +10,49 @@ from pathlib import Path
 
 from migrator.config import find_pyproject
 from migrator.model import FileResult, ScanResult
+
+#: Folder names that hold a test suite.
+TEST_FOLDERS = frozenset(
+    {"tests", "test", "testing", "unit_tests", "integration_tests", "unittests"}
+)
+#: Folder names that hold benchmarks.
+BENCHMARK_FOLDERS = frozenset({"benchmarks", "benchmark", "benchmarking", "bench", "perf"})
+
+
+def is_test_folder(name: str) -> bool:
+    """Whether a folder of this name holds a test suite (``tests``, ``unit_tests`` …)."""
+    return name.lower() in TEST_FOLDERS
+
+
+def is_test_file(name: str) -> bool:
+    """Whether a file of this name is a test module (``test_*.py``, ``*_test.py``, ``conftest.py``,
+    the pytest and unittest discovery conventions)."""
+    lowered = name.lower()
+    return lowered.startswith("test_") or lowered.endswith("_test.py") or lowered == "conftest.py"
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a project-relative path is part of the project's test suite: code that exercises
+    the project rather than code the project ships (a test folder anywhere above it, or a test
+    module's name)."""
+    parts = path.replace("\\", "/").split("/")
+    return any(is_test_folder(part) for part in parts[:-1]) or is_test_file(parts[-1])
+
+
+def is_benchmark_folder(name: str) -> bool:
+    """Whether a folder of this name holds benchmarks."""
+    return name.lower() in BENCHMARK_FOLDERS
+
+
+def is_benchmark_file(name: str) -> bool:
+    """Whether a file of this name is a benchmark script (``bench*``, ``benchmark_*``)."""
+    return name.lower().startswith("bench")
+
+
+def is_benchmark_path(path: str) -> bool:
+    """Whether a project-relative path is a benchmark (a benchmark folder above it, or its name)."""
+    parts = path.replace("\\", "/").split("/")
+    return any(is_benchmark_folder(part) for part in parts[:-1]) or is_benchmark_file(parts[-1])
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from typing import Any
 import libcst as cst
 
 from migrator.astutil import fast_visit
+from migrator.paths import is_test_path
 from migrator.rule import PythonRule
 
 from .._literals import is_literal, replace_string, string_nodes_with_value
-from .._test_paths import is_test_path
 from ._table import _data
 
 #: An ``if`` test naming a flash-attention switch, and availability probes (which are not).

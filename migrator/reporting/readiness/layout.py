@@ -18,6 +18,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrator.paths import (
+    is_benchmark_file,
+    is_benchmark_folder,
+    is_test_file,
+    is_test_folder,
+)
 from migrator.reporting.readiness.optin import NO_FACTS, FileFacts, file_facts
 from migrator.sources import read_project_text
 from migrator.tomlcompat import tomllib
@@ -58,8 +64,6 @@ _PLUGIN_DIRS = frozenset({"integrations", "plugins", "contrib", "extensions"})
 _NVIDIA_MODULE = re.compile(r"(?:^|_)(?:nvidia|nvml|cuda)(?:_|$)", re.I)
 _AMD_MODULE = re.compile(r"(?:^|_)(?:amd|rocm|hip|amdsmi)(?:_|$)", re.I)
 
-_TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "integration_tests", "unittests"})
-_BENCH_DIRS = frozenset({"benchmarks", "benchmark", "benchmarking", "bench", "perf"})
 _EXAMPLE_DIRS = frozenset(
     {
         "examples",
@@ -287,9 +291,9 @@ def path_role(path: str) -> str | None:
     if _CONTAINER_FILES.search(name) or "docker" in lowered or _ENVIRONMENT_FILES.match(name):
         return DEPLOY
     for part in lowered:
-        if part in _TEST_DIRS:
+        if is_test_folder(part):
             return "test"
-        if part in _BENCH_DIRS:
+        if is_benchmark_folder(part):
             return "benchmark"
         if part in _EXAMPLE_DIRS:
             return "example"
@@ -299,9 +303,9 @@ def path_role(path: str) -> str | None:
         if part in _TOOLING_DIRS:
             return "tooling"
     stem = name.lower()
-    if stem.startswith("test_") or stem.endswith("_test.py") or stem == "conftest.py":
+    if is_test_file(stem):
         return "test"
-    if stem.startswith(("bench_", "benchmark_", "benchmark.")):
+    if is_benchmark_file(stem):
         return "benchmark"
     if stem.endswith((".ipynb", ".md", ".rst", ".qmd")):
         return "example" if stem.endswith(".ipynb") else "docs"
