@@ -81,9 +81,13 @@ class Cause:
     #: written mostly on the toolkit, or imported only where asked for, and by nothing else at
     #: top level)
     component: bool = False
+    #: For a file that only serves CUDA-only code (``migrator.cuda_only_users``): how.
+    note: str = ""
 
     def reason(self) -> str:
         """The guard text of the module's findings."""
+        if self.note:
+            return f"never runs on ROCm: {self.note} ({self.root}:{self.root_line})"
         if not self.line:
             return (
                 f"never runs on ROCm: its package `{self.imported}` ({self.via}) needs "
@@ -340,7 +344,7 @@ def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> 
     cause = causes.get(finding.path)
     if cause is None or finding.guard:
         return finding
-    if finding.rule != RULE or cause.via:
+    if finding.rule != RULE or cause.via or cause.note:
         return replace(finding, guard=cause.reason())
     problem = f"{RULE}:{cause.folder}"
     finding = replace(finding, aggregate="project", problem=problem)

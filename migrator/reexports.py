@@ -170,6 +170,8 @@ class ProjectIndex:
         #: relative path -> its text and its import lines (every Python file)
         self.sources: dict[str, str] = {}
         self.top_imports: dict[str, TopImports] = {}
+        #: relative path -> text of the project's container files (set by the runner)
+        self.containers: dict[str, str] = {}
 
     @classmethod
     def build(cls, texts: Iterable[tuple[str, str]]) -> ProjectIndex:

@@ -261,15 +261,21 @@ def _sources(
 def project_index(sources: Sequence[SourceFile]) -> ProjectIndex:
     """The re-export index of the project's Python files (their import lines, read as text)."""
     texts: list[tuple[str, str]] = []
+    containers: dict[str, str] = {}
     for source in sources:
-        if source.kind != "python":
+        if source.kind not in {"python", "dockerfile"}:
             continue
         try:
             data = read_regular(str(source.path))
         except (SkipFile, FailFile):
             continue
+        if source.kind == "dockerfile":
+            containers[source.relative] = data.decode("utf-8", "replace")
+            continue
         texts.append((source.relative, data.decode("utf-8", "replace")))
-    return ProjectIndex.build(texts)
+    index = ProjectIndex.build(texts)
+    index.containers = containers
+    return index
 
 
 def _explicit_sources(root: Path, selection: Selection, files: Sequence[Path]) -> list[SourceFile]:
@@ -411,7 +417,8 @@ def settle(
     the project is, or declares at a ROCm-capable version), guarded code hidden unless
     ``show_guarded``, and one finding per problem across the root."""
     from migrator.aggregate import aggregate
-    from migrator.cuda_only import cuda_only_modules, rocm_path, settle_finding
+    from migrator.cuda_only import rocm_path, settle_finding
+    from migrator.cuda_only_users import cuda_only_files
     from migrator.dispatch import unguard_if_called_elsewhere
     from migrator.project import dependency_guard, file_guards, own_packages
     from migrator.registry import dependency_entries
@@ -421,7 +428,7 @@ def settle(
     guarded_files = file_guards(paths)
     own = own_packages(paths)
     dependencies = dependency_entries(use_cache)
-    cuda_only = cuda_only_modules(index) if index is not None else {}
+    cuda_only = cuda_only_files(index, paths) if index is not None else {}
     rocm = rocm_path(index, cuda_only) if index is not None and cuda_only else ""
     kept: list[Finding] = []
     for result in results:
@@ -485,9 +492,9 @@ def fix_tree(
         if dependency_guard(rule.dependency, rule.rocm_release, own, facts)
     }
     index = project_index(sources)
-    from migrator.cuda_only import cuda_only_modules
+    from migrator.cuda_only_users import cuda_only_files
 
-    cuda_only = cuda_only_modules(index)
+    cuda_only = cuda_only_files(index, [source.relative for source in sources])
     tasks = [
         _Task(
             str(s.path),

@@ -195,3 +195,97 @@ def test_fix_leaves_a_cuda_only_module_as_it_is(tmp_path, run_cli):
     assert result.exit_code in (0, 1), result.output
     assert kernel.read_text() == before
     assert 'torch.amp.autocast("cuda")' in portable.read_text()
+
+
+CONFTEST = """\
+import os
+
+
+def pytest_configure(config):
+    os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+"""
+DRIVER = """\
+import os
+import subprocess
+
+TEST_TARGET = "tests/cute/test_cute.py"
+PACKAGE = "mypkg/cute"
+
+
+def free_gpus():
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).stdout
+"""
+PORTABLE_DRIVER = """\
+import subprocess
+
+TARGETS = ["tests/cute/test_cute.py", "mypkg/attention.py", "tests/test_attention.py"]
+
+
+def free_gpus():
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).stdout
+"""
+PYPROJECT = """\
+[project]
+name = "mypkg-cute"
+dependencies = ["nvidia-cutlass-dsl>=4.6", "torch"]
+
+[[tool.uv.index]]
+name = "pytorch-cu130"
+url = "https://download.pytorch.org/whl/cu130"
+"""
+IMAGE = """\
+FROM ubuntu:24.04
+RUN pip install torch --index-url https://download.pytorch.org/whl/cu130
+COPY mypkg/cute/ /tmp/cute/
+"""
+
+
+def test_files_serving_a_cuda_only_folder_are_guarded_with_the_reason(tmp_path, scan_json):
+    _project(tmp_path)
+    write(tmp_path, "tests/cute/test_cute.py", TEST)
+    write(tmp_path, "tests/cute/test_cute_more.py", TEST)
+    write(tmp_path, "tests/cute/conftest.py", CONFTEST)
+    write(tmp_path, "tools/ci/run_ci.py", DRIVER)
+    write(tmp_path, "tools/ci/run_all.py", PORTABLE_DRIVER)
+    write(tmp_path, "tests/test_attention.py", "import torch\n")
+    write(tmp_path, "mypkg/cute/pyproject.toml", PYPROJECT)
+    write(tmp_path, "tools/ci/docker/Dockerfile", IMAGE)
+    write(tmp_path, "docker/Dockerfile", IMAGE.replace("mypkg/cute/", "mypkg/"))
+    select = ("--select", "ROC210,ROC700,ROC802,ROC865")
+    shown = _sites(scan_json(*select, "--show-guarded", str(tmp_path)))
+    root = "(mypkg/cute/kernel.py:3)"
+    assert sorted(shown) == [
+        ("docker/Dockerfile", 2, 35, "ROC865", ""),
+        (
+            "mypkg/cute/pyproject.toml",
+            7,
+            8,
+            "ROC802",
+            f"never runs on ROCm: it packages `mypkg/cute`, whose modules need `cutlass` {root}",
+        ),
+        (
+            "tests/cute/conftest.py",
+            5,
+            5,
+            "ROC700",
+            "never runs on ROCm: it configures only the tests of `tests/cute`, which need"
+            f" `cutlass` {root}",
+        ),
+        (
+            "tools/ci/docker/Dockerfile",
+            2,
+            35,
+            "ROC865",
+            f"never runs on ROCm: the image is built for `mypkg/cute`, which needs `cutlass` {root}",
+        ),
+        # names a portable module and test besides the CUDA-only one: reported
+        ("tools/ci/run_all.py", 7, 12, "ROC210", ""),
+        (
+            "tools/ci/run_ci.py",
+            9,
+            12,
+            "ROC210",
+            "never runs on ROCm: it runs or edits `tests/cute/test_cute.py` (CUDA-only), which"
+            f" needs `cutlass` {root}",
+        ),
+    ]
