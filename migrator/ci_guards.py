@@ -1,7 +1,7 @@
 """Which lines of a CI workflow run only on NVIDIA runners: a job whose id or ``name:`` names
 CUDA or NVIDIA (``test-cuda``, ``name: Nightly CUDA Tests``), whose ``runs-on`` names an NVIDIA
 runner (``linux.g5.12xlarge.nvidia.gpu``, an EC2 NVIDIA instance type such as
-``aws-g4dn-2xlarge``) or whose build matrix is parametrised by CUDA version only (a CUDA
+``aws-g4dn-2xlarge``; or a workflow input whose every choice is one) or whose build matrix is parametrised by CUDA version only (a CUDA
 container image is not a sign: it is what ROC860 reports), and a job or step whose ``if:`` requires a CUDA backend
 (``if: inputs.backend == 'cuda'``); which run only on macOS or Windows runners
 (``runs-on: macos-14``, ``if: runner.os == 'Windows'``); and which run on a CPU-only runner (a
@@ -78,6 +78,7 @@ def ci_line_guards(text: str) -> dict[int, str]:
         None,
     )
     workflow = _top_value(lines, "name")
+    choices = _input_choices(lines)
     if _CPU_WORD.search(workflow) and not _GPU_WORD.search(workflow):
         # a workflow named for the CPU runs on CPU-only runners: its jobs and environment
         mark(0, len(lines), CPU_JOB)
@@ -101,7 +102,7 @@ def ci_line_guards(text: str) -> dict[int, str]:
             job = match.group("key") + " " + _key_value(body, "name", column)
             if (
                 (_NVIDIA_WORD.search(job) and not _AMD_WORD.search(job))
-                or _nvidia_runner(body)
+                or _nvidia_runner(body, choices)
                 or _cuda_matrix(body, column)
             ):
                 mark(index, end, NVIDIA_JOB)
@@ -132,8 +133,47 @@ def ci_line_guards(text: str) -> dict[int, str]:
     return out
 
 
-def _nvidia_runner(job: list[str]) -> bool:
-    """Whether a job's ``runs-on`` names an NVIDIA runner (``linux.g5.4xlarge.nvidia.gpu``)."""
+def _input_choices(lines: list[str]) -> dict[str, list[str]]:
+    """The options of each ``type: choice`` input of the workflow (``runner_type`` ->
+    ``["aws-g6-4xlarge-plus", "aws-g4dn-2xlarge"]``)."""
+    out: dict[str, list[str]] = {}
+    for index, line in enumerate(lines):
+        match = _KEY.match(line)
+        if match is None or match.group("key") != "options" or match.group("rest").strip():
+            continue
+        column = _indent(line)
+        owner = next(
+            (
+                _KEY.match(lines[back])
+                for back in range(index - 1, -1, -1)
+                if _content(lines[back]) and _indent(lines[back]) < column
+            ),
+            None,
+        )
+        if owner is None:
+            continue
+        options = []
+        for more in lines[index + 1 :]:
+            if not _content(more):
+                continue
+            stripped = more.strip()
+            if _indent(more) < column or not stripped.startswith("-"):
+                break
+            options.append(stripped[1:].split("#", 1)[0].strip().strip("'\""))
+        out[owner.group("key")] = options
+    return out
+
+
+def _nvidia_label(value: str) -> bool:
+    return bool(
+        re.search(r"(?<![a-z0-9])nvidia(?![a-z])", value, re.IGNORECASE)
+        or _AWS_NVIDIA_INSTANCE.search(value)
+    )
+
+
+def _nvidia_runner(job: list[str], choices: dict[str, list[str]]) -> bool:
+    """Whether a job's ``runs-on`` names an NVIDIA runner (``linux.g5.4xlarge.nvidia.gpu``), or
+    is an input whose every choice is one (``group: ${{ inputs.runner_type }}``)."""
     for index, line in enumerate(job):
         match = _KEY.match(line)
         if match is None or match.group("key") != "runs-on":
@@ -144,11 +184,12 @@ def _nvidia_runner(job: list[str]) -> bool:
             if _content(more) and _indent(more) <= column:
                 break
             value += " " + more
+        for name in re.findall(r"\$\{\{\s*(?:github\.event\.)?inputs\.(\w+)\s*\}\}", value):
+            options = choices.get(name)
+            if options and all(_nvidia_label(option) for option in options):
+                return True
         value = re.sub(r"\$\{\{.*?\}\}", " ", value)  # an expression names no runner
-        return bool(
-            re.search(r"(?<![a-z0-9])nvidia(?![a-z])", value, re.IGNORECASE)
-            or _AWS_NVIDIA_INSTANCE.search(value)
-        )
+        return _nvidia_label(value)
     return False
 
 

@@ -268,3 +268,29 @@ def test_cpu_ci_jobs_and_workflows_are_guarded():
         "    runs-on: ubuntu-20.04\n"
     )
     assert ci_line_guards(workflow)[3] == CPU_JOB
+
+
+def test_ci_job_on_a_runner_input_whose_every_choice_is_an_nvidia_runner():
+    def workflow(options: str) -> str:
+        return (
+            "name: SSH into GPU runners\n"
+            "on:\n"
+            "  workflow_dispatch:\n"
+            "    inputs:\n"
+            "      runner_type:\n"
+            "        type: choice\n"
+            "        options:\n"
+            f"{options}"
+            "jobs:\n"
+            "  ssh_runner:\n"
+            "    runs-on:\n"
+            '      group: "${{ github.event.inputs.runner_type }}"\n'
+            "    steps:\n"
+            "      - run: nvidia-smi\n"
+        )
+
+    nvidia = "          - aws-g6-4xlarge-plus\n          - aws-g4dn-2xlarge\n"
+    guards = ci_line_guards(workflow(nvidia))
+    assert guards[11] == NVIDIA_JOB and guards[15] == NVIDIA_JOB and 9 not in guards
+    # one choice is an AMD runner (or not known to be NVIDIA's): the job may run on ROCm
+    assert 16 not in ci_line_guards(workflow(nvidia + "          - linux-mi300-gpu-1\n"))
