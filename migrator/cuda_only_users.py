@@ -14,13 +14,17 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from migrator.cuda_only import Cause, _importers, _Lines
+from migrator.cuda_only import Cause, _importers, _Lines, _test_like
 from migrator.reexports import ProjectIndex
 
 #: Files that configure the tests of their folder, never imported by name.
 _CONFTEST = "conftest.py"
 #: A quoted project path in code: ``"tests/cute/test_flash_attn.py"``, ``'flash_attn/cute'``.
 _QUOTED_PATH = re.compile(r"""["']([A-Za-z0-9_.][A-Za-z0-9_./-]*/[A-Za-z0-9_./-]*)["']""")
+#: A module docstring (after comments and blank lines).
+_DOCSTRING = re.compile(r"""\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*[rRuU]?(\"\"\"|\'\'\')(?s:.*?)\1""")
+#: NVIDIA's GPU debugging and profiling command-line tools.
+_NVIDIA_TOOL = re.compile(r"(?<![\w-])(compute-sanitizer|cuda-gdb|cuda-memcheck|ncu|nsys)(?![\w-])")
 #: A container instruction that copies project files in (``COPY --chown=x src dst``).
 _COPY = re.compile(r"^[ \t]*(?:COPY|ADD)[ \t]+(.+)$", re.MULTILINE | re.IGNORECASE)
 
@@ -101,6 +105,27 @@ def cuda_only_users(
     return out
 
 
+def _debug_aids(found: Mapping[str, Cause], index: ProjectIndex) -> dict[str, Cause]:
+    """Standalone scripts on the toolkit whose docstring runs them under an NVIDIA developer
+    tool (``compute-sanitizer --tool=racecheck python AI/repro.py``): reproducers for that
+    tool, nothing a ROCm user runs; their own ROC902 finding is guarded too."""
+    importers, lazy = _importers(index)
+    out: dict[str, Cause] = {}
+    for relative, cause in found.items():
+        if cause.via or relative in importers or relative in lazy or _test_like(relative):
+            continue
+        docstring = _DOCSTRING.match(index.sources.get(relative, ""))
+        if docstring is None or relative.rsplit("/", 1)[-1] not in docstring.group(0):
+            continue
+        tool = _NVIDIA_TOOL.search(docstring.group(0))
+        if tool is not None:
+            why = (
+                f"a reproducer for `{tool.group(0)}` (its docstring runs it under that NVIDIA tool)"
+            )
+            out[relative] = replace(cause, note=why)
+    return out
+
+
 def _copied(text: str) -> list[str]:
     """The project paths a container file copies in (not from another stage or a URL)."""
     sources: list[str] = []
@@ -158,4 +183,5 @@ def cuda_only_files(index: ProjectIndex, paths: Iterable[str]) -> dict[str, Caus
     found = cuda_only_modules(index)
     if not found:
         return found
-    return {**found, **cuda_only_users(found, index, paths, index.containers)}
+    users = cuda_only_users(found, index, paths, index.containers)
+    return {**found, **users, **_debug_aids(found, index)}

@@ -289,3 +289,41 @@ def test_files_serving_a_cuda_only_folder_are_guarded_with_the_reason(tmp_path, 
             f" needs `cutlass` {root}",
         ),
     ]
+
+
+REPRO = '''\
+"""Minimal reproducer: cp.async.bulk triggers a racecheck hazard.
+
+  python AI/repro_bulk.py                                             # correctness
+  compute-sanitizer --tool=racecheck python AI/repro_bulk.py          # 1 error
+"""
+import cutlass
+import torch
+
+X = torch.float8_e4m3fn
+'''
+
+
+def test_a_reproducer_for_an_nvidia_debugging_tool_is_not_reported(tmp_path, scan_json):
+    _project(tmp_path)
+    write(tmp_path, "AI/repro_bulk.py", REPRO)
+    # the same script without the usage line: a standalone script on the toolkit, an error
+    write(tmp_path, "AI2/repro_bulk.py", REPRO.replace("compute-sanitizer", "time"))
+    report = scan_json("--select", "ROC120,ROC902", "--show-guarded", str(tmp_path))
+    shown = [site for site in _sites(report) if site[0].startswith("AI")]
+    why = (
+        "never runs on ROCm: a reproducer for `compute-sanitizer` (its docstring runs it under"
+        " that NVIDIA tool) (AI/repro_bulk.py:6)"
+    )
+    assert shown == [
+        ("AI/repro_bulk.py", 6, 1, "ROC902", why),
+        ("AI/repro_bulk.py", 9, 5, "ROC120", why),
+        ("AI2/repro_bulk.py", 6, 1, "ROC902", ""),
+        (
+            "AI2/repro_bulk.py",
+            9,
+            5,
+            "ROC120",
+            "never runs on ROCm: the module imports `cutlass` at line 6",
+        ),
+    ]
