@@ -15,12 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-import libcst as cst
-
-from migrator.context import PythonContext
-from migrator.guards import NON_LINUX, NVIDIA_ONLY
 from migrator.model import Finding
+
+if TYPE_CHECKING:  # a warm scan settles findings without loading libcst
+    import libcst as cst
+
+    from migrator.context import PythonContext
 
 #: The guard texts this module writes; the function's name is the first back-quoted word.
 _ONLY_CALLED = "NVIDIA-only: every call of `{name}` is in an NVIDIA-only branch (line {lines})"
@@ -35,6 +37,10 @@ _BUILD_SCRIPTS = frozenset({"setup.py"})
 def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
     """Mark as guarded the bodies of the module-level functions of the file that only NVIDIA-
     only branches call (or, in a build script, that nothing calls)."""
+    import libcst as cst
+
+    from migrator.guards import NON_LINUX, NVIDIA_ONLY
+
     guards = context.guards
     build_script = path.rsplit("/", 1)[-1] in _BUILD_SCRIPTS
     labels = set(guards.regions.values())
