@@ -195,6 +195,16 @@ def _failed(task: _Task, reason: str) -> FileOutcome:
     return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason))
 
 
+def _load_engine() -> None:
+    """Import the engine, libcst and every rule once, here, before the workers fork: they
+    inherit the loaded modules instead of each importing them again, and the selection and
+    aggregation that follow the run find them loaded."""
+    from migrator.engine import analyze  # noqa: F401
+    from migrator.registry import all_rules
+
+    all_rules()
+
+
 def _execute(
     tasks: list[_Task],
     jobs: int | None,
@@ -207,6 +217,7 @@ def _execute(
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if len(tasks) < PARALLEL_THRESHOLD:
         workers = 1
+    _load_engine()
     # Largest files first: the few files that need a parse dominate, and handing them out
     # early keeps every worker busy to the end.
     order = sorted(range(len(tasks)), key=lambda index: _size(tasks[index]), reverse=True)
