@@ -40,6 +40,7 @@ from migrator.rule import PythonRule, Rule, TextRule
 from migrator.sources import FailFile, SkipFile, check_nesting, notebook_cells
 from migrator.suppress import Suppressions
 from migrator.textguards import TextGuards
+from migrator.triggers import TriggerSearch
 
 MAX_FIX_PASSES = 6
 #: Set to "whole" (``migrate scan --whole-parse``) to parse every file whole: the reference the
@@ -129,15 +130,14 @@ def active_rules(
     if not prefilter:
         return list(rules)
     rules = tuple(rules)
-    table = _trigger_table(rules, kind)
-    present = {trigger for trigger in table if trigger in text}
+    present = _trigger_search(rules, kind).present(text)
     return [rule for rule in rules if not present.isdisjoint(table_for(rule, kind))]
 
 
 @functools.lru_cache(maxsize=64)
-def _trigger_table(rules: tuple[type[Rule], ...], kind: str) -> frozenset[str]:
-    """Every distinct trigger of ``rules`` for ``kind``: each is searched for once per file."""
-    return frozenset(trigger for rule in rules for trigger in table_for(rule, kind))
+def _trigger_search(rules: tuple[type[Rule], ...], kind: str) -> TriggerSearch:
+    """Every distinct trigger of ``rules`` for ``kind``, searched for at most once per file."""
+    return TriggerSearch.build(trigger for rule in rules for trigger in table_for(rule, kind))
 
 
 def table_for(rule: type[Rule], kind: str) -> tuple[str, ...]:

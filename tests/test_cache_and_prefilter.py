@@ -109,3 +109,33 @@ def test_scan_options_do_not_leak_into_later_commands_of_the_process(tmp_path):
     result = CliRunner().invoke(cli, ["scan", "--no-cache", "--whole-parse", str(project)])
     assert result.exit_code in (0, 1), result.output
     assert {name: os.environ.get(name) for name in before} == before
+
+
+def test_the_trigger_search_finds_exactly_the_triggers_in_a_text():
+    """The prefilter's nested search (a trigger searched only where one it contains occurs)
+    answers what one search per trigger does, for every kind's trigger table, on every file of
+    the repository (its code, fixtures and test data: configs, Dockerfiles, workflows)."""
+    from pathlib import Path
+
+    from migrator.discovery import file_kind
+    from migrator.engine import _trigger_search, table_for
+    from migrator.registry import all_rules
+
+    rules = tuple(all_rules())
+    root = Path(__file__).resolve().parent.parent
+    texts: dict[str, list[str]] = {}
+    folders = ("tests", "rules", "migrator", "scripts", "docs", FIXTURES)
+    for path in sorted(path for folder in folders for path in (root / folder).rglob("*")):
+        kind = file_kind(path.name)
+        if kind is None or not path.is_file():
+            continue
+        texts.setdefault(kind, []).append(path.read_text(encoding="utf-8", errors="replace"))
+    assert len(texts) >= 4 and len(texts["python"]) > 100
+    nested = 0
+    for kind, kind_texts in texts.items():
+        search = _trigger_search(rules, kind)
+        triggers = {trigger for rule in rules for trigger in table_for(rule, kind)}
+        nested += len(triggers) - len(search.roots)
+        for text in kind_texts:
+            assert search.present(text) == {t for t in triggers if t in text}
+    assert nested > 20  # the nesting is real: many triggers are searched only under another
