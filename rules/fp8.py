@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import libcst as cst
@@ -12,6 +13,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
 from ._rocm_guards import unreachable_on_rocm
+from ._test_paths import is_test_path
 from ._tree import Tree, identifier, qualified_refs, tree
 
 OCP = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
@@ -63,9 +65,14 @@ class OcpFp8Dtype(PythonRule):
 
     ## Known problems
     One finding per function (the first use; the message counts the others).
-    `torch.finfo(torch.float8_e4m3fn)`, `storage_dtype` values (arguments, parameter defaults,
-    variables and config keys of that name: FP8 used only to store
-    weights that are upcast before compute, which works on every GPU) and FP8 tensors made on
+    `torch.finfo(torch.float8_e4m3fn)`, `storage_dtype` and `torch_dtype` values (arguments,
+    also positional ones of a function of the same file whose parameter has that name, parameter
+    defaults, variables, class attributes, config keys and what a getter of that name returns:
+    FP8 used only to store or load
+    weights that are upcast before compute, which works on every GPU), members of a dtype table
+    (a literal tuple/list/set bound to a name the file only tests membership in), test files
+    that never put anything on a GPU (no `cuda`, `device`, `gpu`, ...: every tensor is a CPU
+    tensor) and FP8 tensors made on
     the CPU (`torch.ones(...).to(torch.float8_e4m3fn)` without `device=`: storage, no FP8
     arithmetic on the GPU) and dtype tests (`w.dtype == torch.float8_e4m3fn`,
     `w.dtype in (torch.float8_e4m3fn, torch.int8)`: they recognise tensors made elsewhere, such as
@@ -112,6 +119,37 @@ class OcpFp8Dtype(PythonRule):
             "):\n    return storage_dtype\n"
         ),
         Valid("import torch\nstorage_dtype = torch.float8_e4m3fn\n"),
+        Valid(
+            "import torch\n"
+            "def get_memory_usage(storage_dtype, compute_dtype):\n"
+            "    model.enable_layerwise_casting(storage_dtype=storage_dtype)\n"
+            "fp8 = get_memory_usage(torch.float8_e4m3fn, torch.bfloat16)\n"
+        ),
+        Valid(
+            "import torch\n"
+            "class TestSingleFile:\n"
+            "    torch_dtype = torch.float8_e4m3fn\n"
+            "    @property\n"
+            "    def torch_dtype(self):\n"
+            "        return torch.float8_e5m2\n"
+        ),
+        Valid(
+            "import torch\n"
+            "SUPPORTED = (torch.int8, torch.float8_e4m3fn, torch.uint4)\n"
+            "def check(dtype):\n"
+            "    if dtype not in SUPPORTED:\n"
+            "        raise ValueError(dtype)\n"
+        ),
+        Valid(
+            "import torch\n"
+            "def make_blockwise(w, s):\n"
+            '    """Pure CPU logic: no GPU needed."""\n'
+            "    return (w.float() / s).to(torch.float8_e4m3fn)\n"
+            "def test_roundtrip():\n"
+            "    w = torch.randn(8, 8)\n"
+            "    assert make_blockwise(w, 448.0).shape == w.shape\n",
+            path="tests/test_fp8_blockwise.py",
+        ),
         Valid('import torch\nconfig = {"storage_dtype": torch.float8_e4m3fn}\n'),
         Valid(
             "import torch\n"
@@ -141,6 +179,22 @@ class OcpFp8Dtype(PythonRule):
         Invalid("import torch\nq = torch.ones(4).cuda().to(torch.float8_e4m3fn)\n"),
         Invalid("from torch import float8_e4m3fn\nDTYPE = float8_e4m3fn\n"),
         Invalid(
+            "import torch\n"
+            "def make_blockwise(w, s):\n"
+            "    return (w.float() / s).to(torch.float8_e4m3fn)\n"
+            "def test_roundtrip():\n"
+            "    w = torch.randn(8, 8, device='cuda')\n"
+            "    assert make_blockwise(w, 448.0).shape == w.shape\n",
+            path="tests/test_fp8_blockwise.py",
+            line=3,
+        ),
+        Invalid(
+            "import torch\n"
+            "DTYPES = (torch.bfloat16, torch.float8_e4m3fn)\n"
+            "for dtype in DTYPES:\n"
+            "    run(torch.ones(4, device='cuda').to(dtype))\n"
+        ),
+        Invalid(
             "import torch\ndef is_fp8(t):\n"
             "    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)\n"
             "def to_fp8(t):\n    return t.to(torch.float8_e5m2)\n",
@@ -153,16 +207,7 @@ class OcpFp8Dtype(PythonRule):
         if qualified_refs(self.ctx, tree_, FNUZ):
             return
         by_scope: dict[int, list[cst.CSTNode]] = {}
-        refs = qualified_refs(self.ctx, tree_, OCP)
-        if refs and _BLOCK_SCALED.search(self.ctx.module.code):
-            return  # a block-scaled format's own element/scale type (rocm-facts §8)
-        for ref in refs:
-            if _inside_finfo(self.ctx, tree_, ref) or _storage_only(tree_, ref):
-                continue
-            if _cpu_only(self.ctx, tree_, ref) or _compared(tree_, ref):
-                continue
-            if unreachable_on_rocm(self.ctx, tree_, ref):
-                continue
+        for ref in compute_refs(self.ctx, tree_):
             by_scope.setdefault(id(tree_.scope(ref)), []).append(ref)
         for refs in by_scope.values():
             first = refs[0]
@@ -175,6 +220,45 @@ class OcpFp8Dtype(PythonRule):
                     f"(`{_FNUZ_OF[dtype]}`); choose the dtype at run time{more}"
                 ),
             )
+
+
+def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
+    """The OCP FP8 dtype uses that may reach FP8 arithmetic on the GPU: not a finfo query, a
+    storage dtype, a CPU tensor, a dtype test or table, a block-scaled format's own type, code
+    that never runs on ROCm, or a test file that never puts anything on a GPU."""
+    refs = qualified_refs(ctx, tree_, OCP)
+    if refs and _BLOCK_SCALED.search(ctx.module.code):
+        return []  # a block-scaled format's own element/scale type (rocm-facts §8)
+    if refs and is_test_path(ctx.path) and not _mentions_gpu(tree_):
+        return []  # every tensor of such a test lives on the CPU: FP8 storage, no FP8 kernel
+    return [
+        ref
+        for ref in refs
+        if not (
+            _inside_finfo(ctx, tree_, ref)
+            or _storage_only(ctx, tree_, ref)
+            or _cpu_only(ctx, tree_, ref)
+            or _compared(tree_, ref)
+            or _dtype_table(tree_, ref)
+            or unreachable_on_rocm(ctx, tree_, ref)
+        )
+    ]
+
+
+#: Words that put a tensor on a GPU (``.cuda()``, ``device=``, ``torch_device``, accelerators).
+_GPU_WORDS = re.compile(r"cuda|device|gpu|accelerator|xpu|npu|mps", re.IGNORECASE)
+
+
+def _mentions_gpu(tree_: Tree) -> bool:
+    """Whether code (a name, an attribute, a string that is not a docstring) mentions a GPU;
+    comments and docstrings saying "no GPU needed" do not count."""
+    for node in tree_.nodes:
+        if isinstance(node, cst.Name) and _GPU_WORDS.search(node.value):
+            return True
+        if isinstance(node, cst.SimpleString) and _GPU_WORDS.search(node.value):
+            if not isinstance(tree_.parent(node), cst.Expr):
+                return True
+    return False
 
 
 _FNUZ_OF = {
@@ -271,10 +355,75 @@ def _bound_name(tree_: Tree, ref: cst.CSTNode) -> str | None:
     return None
 
 
-def _storage_only(tree_: Tree, ref: cst.CSTNode) -> bool:
-    """``storage_dtype=torch.float8_e4m3fn`` (an argument, a parameter's default, a variable or a
-    config key of that name): FP8 used only to store weights between upcasts."""
-    return _bound_name(tree_, ref) == "storage_dtype"
+#: Names of a dtype that weights are stored or loaded in (upcast before any arithmetic).
+_STORAGE_NAMES = frozenset({"storage_dtype", "torch_dtype"})
+
+
+def _storage_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
+    """``storage_dtype=torch.float8_e4m3fn`` or ``torch_dtype=...`` (an argument, also a
+    positional one of a function of this file whose parameter has that name, a parameter's
+    default, a variable, a class attribute, a config key, or what a getter of that name returns):
+    FP8 used only to store or load weights that are upcast before compute."""
+    name = _bound_name(tree_, ref) or _positional_parameter(tree_, ref)
+    if name is None:
+        parent = tree_.parent(ref)
+        if isinstance(parent, cst.Return):
+            function = next(
+                (a for a in tree_.ancestors(parent) if isinstance(a, cst.FunctionDef)), None
+            )
+            name = function.name.value if function is not None else None
+    return name in _STORAGE_NAMES
+
+
+def _positional_parameter(tree_: Tree, ref: cst.CSTNode) -> str | None:
+    """The parameter a positional argument binds when the call names a function defined in
+    this file (``get_memory_usage(torch.float8_e4m3fn, ...)`` for ``def get_memory_usage(
+    storage_dtype, compute_dtype)``)."""
+    argument = tree_.parent(ref)
+    call = tree_.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not isinstance(argument, cst.Arg):
+        return None
+    if argument.keyword is not None or argument.star or not isinstance(call.func, cst.Name):
+        return None
+    before = list(itertools.takewhile(lambda a: a is not argument, call.args))
+    if any(a.star or a.keyword is not None for a in before):
+        return None
+    index = len(before)
+    names: set[str | None] = set()
+    for node in tree_.nodes:
+        if isinstance(node, cst.FunctionDef) and node.name.value == call.func.value:
+            params = [*node.params.posonly_params, *node.params.params]
+            names.add(params[index].name.value if index < len(params) else None)
+    return names.pop() if len(names) == 1 else None
+
+
+def _dtype_table(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """A member of a literal tuple, list or set bound to a name that the file only tests
+    membership in (``SUPPORTED = (torch.int8, torch.float8_e4m3fn)`` ... ``if d in SUPPORTED``):
+    a table of accepted dtypes, which makes no tensor."""
+    element = tree_.parent(ref)
+    collection = tree_.parent(element) if isinstance(element, cst.Element) else None
+    if not isinstance(collection, (cst.Tuple, cst.List, cst.Set)):
+        return False
+    assign = tree_.parent(collection)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return False
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    uses = [
+        node
+        for node in tree_.nodes
+        if isinstance(node, cst.Name) and node.value == target.value and node is not target
+    ]
+    return bool(uses) and all(_membership_tested(tree_, use) for use in uses)
+
+
+def _membership_tested(tree_: Tree, use: cst.CSTNode) -> bool:
+    parent = tree_.parent(use)
+    return isinstance(parent, cst.ComparisonTarget) and isinstance(
+        parent.operator, (cst.In, cst.NotIn)
+    )
 
 
 #: Names of block-scaled formats whose elements or scales are OCP E4M3 by definition.
@@ -336,7 +485,9 @@ class Fp8E4m3MaxLiteral(PythonRule):
     ```
 
     ## Known problems
-    Only files that also name `torch.float8_e4m3fn` are checked; `448` as an element of a tuple
+    Only files with a use of `torch.float8_e4m3fn` that ROC120 reports are checked (next to FP8
+    storage, CPU tensors, dtype tests or tables only, 448 matches the dtype it serves); `448` as
+    an element of a tuple
     or list, or passed as a size/width/height/resolution, is taken to be an image size. Files
     that implement a block-scaled format (they name NVFP4, MXFP4/6/8, MXINT8, E8M0 or
     `float4_e2m1`) are not checked: there 448 is the format's own constant (OCP MX elements and
@@ -368,6 +519,14 @@ class Fp8E4m3MaxLiteral(PythonRule):
         Valid("import torch\nq = torch.ones(2).to(torch.float8_e4m3fn)\n# clamp at 448\n"),
         Valid(
             "import torch\n"
+            "def test_scale():\n"
+            "    w = torch.randn(8, 8)\n"
+            "    s = w.abs().amax() / 448.0\n"
+            "    q = (w / s).to(torch.float8_e4m3fn)\n",
+            path="tests/test_scale.py",
+        ),
+        Valid(
+            "import torch\n"
             "E4M3_MAX = 448.0  # NVFP4 block scales are E4M3\n"
             "def quantize_nvfp4(x, amax):\n"
             "    scale = (amax / 6.0).clamp(max=E4M3_MAX).to(torch.float8_e4m3fn)\n"
@@ -390,10 +549,10 @@ class Fp8E4m3MaxLiteral(PythonRule):
 
     def leave_Module(self, node: cst.Module) -> None:
         tree_ = tree(self.ctx)
-        if not qualified_refs(self.ctx, tree_, {E4M3FN}):
-            return
         if qualified_refs(self.ctx, tree_, FNUZ):
             return
+        if not any(self.ctx.qualname(ref) == E4M3FN for ref in compute_refs(self.ctx, tree_)):
+            return  # 448 matches the e4m3fn it serves where that use is no ROCm problem
         block_scaled: bool | None = None
         for candidate in tree_.nodes:
             if not _is_448(candidate) or _looks_like_size(tree_, candidate):

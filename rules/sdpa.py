@@ -454,6 +454,13 @@ class SdpaNoMathFallback(PythonRule):
         out = F.scaled_dot_product_attention(q, k, v)
     ```
 
+    ## Severity
+    Hygiene (shown with `--min-severity hygiene` or `--select ROC152`): on the AMD Instinct GPUs
+    ROCm builds of PyTorch target (MI200 gfx90a, MI300 gfx942, MI350 gfx950) the AOTriton
+    flash and memory-efficient kernels exist, so the restriction behaves as on NVIDIA, where a
+    flash-only selection also raises for shapes the kernel rejects. It matters for MI100 and
+    consumer (RDNA) GPUs only.
+
     ## Manual migration
     Keep `SDPBackend.MATH` in the list (the fused kernel is still preferred where it exists), or
     on experimental targets export `TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1`:
@@ -470,11 +477,11 @@ class SdpaNoMathFallback(PythonRule):
     code = "ROC152"
     name = "sdpa-no-math-fallback"
     category = "sdpa"
-    severity = Severity.WARNING
+    severity = Severity.HYGIENE
     aggregate = "scope"
     message = (
-        "SDPA restricted to fused kernels without the math fallback: raises 'No available "
-        "kernel' on AMD GPUs AOTriton does not cover"
+        "SDPA restricted to fused kernels without the math fallback: works on MI200/MI300/MI350 "
+        "(AOTriton); raises 'No available kernel' on AMD GPUs AOTriton does not cover"
     )
     fact = (
         "§2 SDPA flash/mem-efficient row; §6 TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL; §10.6; "
@@ -526,8 +533,9 @@ class SdpaNoMathFallback(PythonRule):
             self.report(
                 anchor,
                 message=(
-                    f"SDPA restricted to {shown} without the math fallback: raises 'No available "
-                    "kernel' on AMD GPUs that AOTriton does not cover (gfx908, experimental RDNA "
-                    "targets) or for unsupported shapes"
+                    f"SDPA restricted to {shown} without the math fallback: works on "
+                    "MI200/MI300/MI350 (AOTriton covers gfx90a, gfx942, gfx950), but raises 'No "
+                    "available kernel' on AMD GPUs it does not cover (gfx908, experimental RDNA "
+                    "targets)"
                 ),
             )

@@ -15,6 +15,7 @@ from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
 from .._rocm_guards import unreachable_on_rocm
+from .._test_paths import is_test_path
 from .._tree import Tree, identifier
 from ._gates import _gate_analysis, _GateAnalysis, _gpus, _kind
 
@@ -194,7 +195,11 @@ class CapabilityGate(PythonRule):
     reported at `info`. Not reported either: a gate whose branch only turns an optional path off
     (`if cap[0] != 9: flash_attn_func_v3 = None`), one that every AMD GPU answers by skipping the
     gated work (`if major != 8: return` before an Ampere-only kernel), and one that only picks a
-    number (`32 if cap[0] >= 10 else 128`, a tile size) rather than a code path.
+    number (`32 if cap[0] >= 10 else 128`, a tile size; an `if` whose branch only assigns
+    numbers; a function that only computes a number from it) rather than a code path, one that
+    nothing reads (a local, or a module-level name of a test module), and one whose branch only
+    skips (`pytest.skip`, a bare `return`) where both Ampere and Hopper run the work: AMD GPUs
+    then either skip it or run it as those GPUs do.
 
     ## Known problems
     Gates inside a branch that a `torch.version.hip`/`torch.version.cuda` test (or a name like
@@ -265,6 +270,38 @@ class CapabilityGate(PythonRule):
             "def max_m(dev):\n"
             "    return 32 if torch.cuda.get_device_capability(dev)[0] >= 10 else 128\n"
         ),
+        Valid(  # a tuning function: every return is a block size
+            "import torch\n"
+            "def block_size_n(device, head_dim, is_causal):\n"
+            "    major, minor = torch.cuda.get_device_capability(device)\n"
+            "    is_sm8x = major == 8 and minor > 0\n"
+            "    is_sm90 = major == 9 and minor == 0\n"
+            "    if head_dim <= 64:\n"
+            "        return 128\n"
+            "    if is_sm8x:\n"
+            "        return 64 if is_causal else 32\n"
+            "    return 64\n"
+        ),
+        Valid(  # the gated branch only picks a constant
+            "import torch\n"
+            "def forward(x):\n"
+            "    if torch.cuda.get_device_capability('cuda') == (9, 0):\n"
+            "        heuristic = -1\n"
+            "    else:\n"
+            "        heuristic = 0 if x.dtype == torch.float16 else 1\n"
+            "    return run(x, heuristic)\n"
+        ),
+        Valid(  # never read
+            "import torch\nis_sm8x = torch.cuda.get_device_capability('cuda')[0] == 8\n",
+            path="tests/test_attention.py",
+        ),
+        Valid(  # skips where Blackwell runs it; Ampere, Hopper and AMD GPUs run the assertion
+            "import pytest, torch\n"
+            "def test_unavailable_without_sm100():\n"
+            "    if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] in (10, 11):\n"
+            "        pytest.skip('running on SM100/SM110')\n"
+            "    assert not fp4_available()\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -298,6 +335,18 @@ class CapabilityGate(PythonRule):
         Invalid(
             "import torch\ncc = torch.cuda.get_device_capability()\n"
             "ada = cc[0] * 10 + cc[1] >= 89\n",
+            line=3,
+        ),
+        Invalid(  # a module-level name another module may import
+            "import torch\nis_sm90 = torch.cuda.get_device_capability()[0] == 9\n",
+            path="pkg/caps.py",
+        ),
+        Invalid(  # a function that also launches work is no tuning function
+            "import torch\n"
+            "def block(x):\n"
+            "    if torch.cuda.get_device_capability() >= (9, 0):\n"
+            "        launch_wgmma(x)\n"
+            "    return 128\n",
             line=3,
         ),
         Invalid(
@@ -338,6 +387,12 @@ class CapabilityGate(PythonRule):
                     "compute capability"
                 )
             if _harmless_choice(gates.tree, candidate, verdict):
+                continue
+            if _skips_only_off_nvidia_references(self.ctx, gates, candidate):
+                continue
+            if _never_read(self.ctx, gates.tree, candidate) or _tuning_function(
+                gates.tree, candidate
+            ):
                 continue
             if _only_notifies(gates.tree, candidate):
                 self.report(
@@ -455,12 +510,14 @@ def _harmless_choice(tree_: Tree, comparison: cst.CSTNode, verdict: str | None) 
     owner = _test_owner(tree_, comparison)
     if isinstance(owner, cst.IfExp):
         return _number(owner.body) and _number(owner.orelse)
-    if owner is None or owner.orelse is not None:
+    if owner is None:
         return False
     smalls = _smalls(owner.body)
+    if owner.orelse is not None:
+        return smalls is not None and _only_sets_numbers(smalls)
     if smalls is None:
         return False
-    if _only_turns_off(smalls):
+    if _only_turns_off(smalls) or _only_sets_numbers(smalls):
         return True
     return _true_on_every_amd(tree_, comparison, owner, verdict) and _only_exits(smalls)
 
@@ -482,3 +539,101 @@ def _true_on_every_amd(
             return False
         holds = not holds
     return False
+
+
+def _numeric(node: cst.BaseExpression | None) -> bool:
+    """A number, a negated one, or ``a if test else b`` of numbers: a tuning constant."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _numeric(node.expression)
+    if isinstance(node, cst.IfExp):
+        return _numeric(node.body) and _numeric(node.orelse)
+    return node is not None and _number(node)
+
+
+def _only_sets_numbers(smalls: list[cst.BaseSmallStatement]) -> bool:
+    """``heuristic = -1`` / ``BLOCK_N = 64``: the gated branch only picks tuning constants, so
+    on any GPU it selects a number, not code that cannot run."""
+    return bool(smalls) and all(
+        isinstance(small, cst.Assign) and _numeric(small.value) for small in smalls
+    )
+
+
+def _skips_only_off_nvidia_references(
+    ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison
+) -> bool:
+    """A gate whose ``if`` only skips (``pytest.skip``, a bare ``return``/``continue``) and
+    whose comparison lets the work run on both reference NVIDIA GPUs (Ampere and Hopper): the
+    work is not architecture-specific, so an AMD GPU either runs it as they do or skips it."""
+    owner = _test_owner(gates.tree, comparison)
+    if not isinstance(owner, cst.If) or owner.orelse is not None:
+        return False
+    smalls = _smalls(owner.body)
+    if smalls is None or not _only_exits(smalls):
+        return False
+    negated = False
+    for ancestor in gates.tree.ancestors(comparison):
+        if ancestor is owner:
+            break
+        if isinstance(ancestor, cst.UnaryOperation) and isinstance(ancestor.operator, cst.Not):
+            negated = not negated
+        elif not isinstance(ancestor, cst.BooleanOperation):
+            return False
+    for gpu in load_table("detection")["nvidia_reference"]:
+        outcome = _outcome(ctx, gates, comparison, gpu)
+        if outcome is None or outcome != negated:
+            return False  # the comparison would skip the work on this NVIDIA GPU
+    return True
+
+
+def _never_read(ctx: PythonContext, tree_: Tree, comparison: cst.CSTNode) -> bool:
+    """``is_sm80 = major == 8`` where nothing reads ``is_sm80`` (in its function, or anywhere in
+    a test module): the gate decides nothing."""
+    assign = tree_.parent(comparison)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return False
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    scope = tree_.scope(assign)
+    if scope is tree_.module and not is_test_path(ctx.path):
+        return False  # another module may import it
+    nodes = tree_.nodes if scope is tree_.module else _descendants(scope)
+    return not any(
+        isinstance(node, cst.Name) and node.value == target.value and node is not target
+        for node in nodes
+    )
+
+
+def _tuning_function(tree_: Tree, comparison: cst.CSTNode) -> bool:
+    """A gate inside a function that only computes a number (every ``return`` gives a number,
+    and its statements are assignments, asserts, ``if``s and returns): a tile or block size
+    chosen per architecture, which every GPU can use."""
+    function = next(
+        (a for a in tree_.ancestors(comparison) if isinstance(a, cst.FunctionDef)), None
+    )
+    if function is None:
+        return False
+    returns = 0
+    for node in _descendants(function.body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, cst.Return):
+            if not _numeric(node.value):
+                return False
+            returns += 1
+        elif isinstance(node, cst.BaseSmallStatement) and not isinstance(
+            node, (cst.Assign, cst.Assert, cst.Return, cst.Pass)
+        ):
+            return False
+    return returns > 0
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Every node under ``node`` (pre-order)."""
+    out: list[cst.CSTNode] = []
+    stack = list(reversed(node.children))
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(reversed(current.children))
+    return out
