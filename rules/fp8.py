@@ -10,10 +10,10 @@ import libcst as cst
 from migrator.astutil import string_value
 from migrator.context import PythonContext
 from migrator.model import Severity
+from migrator.paths import is_test_path
 from migrator.rule import Invalid, PythonRule, Valid
 
 from ._rocm_guards import unreachable_on_rocm
-from ._test_paths import is_test_path
 from ._tree import Tree, identifier, qualified_refs, tree
 
 OCP = {"torch.float8_e4m3fn", "torch.float8_e5m2"}

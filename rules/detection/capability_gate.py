@@ -11,11 +11,11 @@ import libcst as cst
 from migrator.astutil import literal_value
 from migrator.context import PythonContext
 from migrator.model import Severity
+from migrator.paths import is_test_path
 from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
 from .._rocm_guards import unreachable_on_rocm
-from .._test_paths import is_test_path
 from .._tree import Tree, identifier
 from ._gates import _gate_analysis, _GateAnalysis, _gpus, _kind
 
