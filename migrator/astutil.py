@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
-from migrator.context import PythonContext
+if TYPE_CHECKING:
+    from migrator.context import PythonContext
 
 
 def module_ref(ctx: PythonContext, module: str) -> tuple[str, list[tuple[str, str | None]]]:
@@ -37,6 +40,19 @@ def arg(call: cst.Call, keyword: str | None = None, position: int | None = None)
         if position < len(positional):
             return positional[position]
     return None
+
+
+def handler_types(
+    handler: cst.ExceptHandler | cst.ExceptStarHandler,
+) -> list[cst.BaseExpression] | None:
+    """The exception types an ``except`` clause names (one, or each of a tuple), or None for a
+    bare ``except:``, which catches everything."""
+    kind = handler.type
+    if kind is None:
+        return None
+    if isinstance(kind, cst.Tuple):
+        return [element.value for element in kind.elements]
+    return [kind]
 
 
 def has_star_args(call: cst.Call) -> bool:

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import libcst as cst
 
+from migrator.astutil import handler_types
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.model import Applicability
 from migrator.versions import ProjectFacts, VersionRange, branch_range
@@ -249,14 +250,13 @@ def availability_flags(module: cst.Module) -> set[str]:
 
 
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:
-    if handler.type is None:
+    kinds = handler_types(handler)
+    if kinds is None:
         return True
-    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-    names = {(kind.value if isinstance(kind, cst.Element) else kind) for kind in kinds}
     return any(
         isinstance(name, cst.Name)
         and name.value in {"ImportError", "ModuleNotFoundError", "Exception"}
-        for name in names
+        for name in kinds
     )
 
 

@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from migrator.astutil import handler_types
+
 #: Guard labels (what ``guard_of`` answers). All of them mean "never runs on a ROCm build".
 NVIDIA_ONLY = "NVIDIA-only branch"
 NON_LINUX = "non-Linux platform branch"
@@ -398,13 +400,11 @@ def falls_back(node: cst.Try, errors: frozenset[str]) -> bool:
 
 
 def _caught(handler: cst.ExceptHandler) -> set[str]:
-    if handler.type is None:
+    kinds = handler_types(handler)
+    if kinds is None:
         return {"BaseException"}
-    kinds = handler.type
-    elements = kinds.elements if isinstance(kinds, cst.Tuple) else [kinds]
     names = set()
-    for element in elements:
-        value = element.value if isinstance(element, cst.Element) else element
+    for value in kinds:
         name = identifier(value)
         if name:
             names.add(name)

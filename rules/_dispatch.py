@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from migrator.astutil import fast_visit
+from migrator.astutil import fast_visit, handler_types
 from migrator.context import PythonContext
 
 from ._imports import IMPORT_GUARD_EXCEPTIONS, imported_modules
@@ -190,10 +190,9 @@ def _handler_sets_none(guard: cst.Try, name: str) -> bool:
 
 
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:
-    kind = handler.type
-    if kind is None:
+    names = handler_types(handler)
+    if names is None:
         return True
-    names = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
     return any(isinstance(n, cst.Name) and n.value in IMPORT_GUARD_EXCEPTIONS for n in names)
 
 

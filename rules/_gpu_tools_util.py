@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from migrator.astutil import handler_types
 from migrator.context import PythonContext
 from migrator.rule import PythonRule
 
@@ -19,13 +20,11 @@ def handler_names(node: cst.Try | cst.TryStar) -> set[str]:
     for handler in node.handlers:
         if _reraises(handler):
             continue  # ``except X: log(...); raise`` is no fallback
-        kind = handler.type
-        if kind is None:
+        kinds = handler_types(handler)
+        if kinds is None:
             names.add("*")
             continue
-        elements = kind.elements if isinstance(kind, cst.Tuple) else [cst.Element(kind)]
-        for element in elements:
-            value = element.value
+        for value in kinds:
             while isinstance(value, cst.Attribute):
                 names.add(value.attr.value)
                 break

@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit
+from migrator.astutil import fast_visit, handler_types
 
 #: Exception names whose handler makes an import optional (``try: import x / except ImportError``).
 IMPORT_GUARD_EXCEPTIONS = frozenset(
@@ -17,12 +17,9 @@ IMPORT_GUARD_EXCEPTIONS = frozenset(
 
 
 def _handler_catches_import_error(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-    kind = handler.type
-    if kind is None:
+    names = handler_types(handler)
+    if names is None:
         return True
-    names: list[cst.BaseExpression] = (
-        [element.value for element in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
-    )
     for name in names:
         while isinstance(name, cst.Attribute):
             name = name.attr

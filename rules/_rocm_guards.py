@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from migrator import guards
+from migrator.astutil import handler_types
 from migrator.context import PythonContext
 
 from ._tree import Tree, identifier
@@ -124,14 +125,9 @@ def in_try_catching(tree_: Tree, node: cst.CSTNode, exceptions: set[str]) -> boo
     for ancestor in tree_.ancestors(node):
         if isinstance(ancestor, cst.Try) and ancestor.body is child:
             for handler in ancestor.handlers:
-                if handler.type is None:
+                names = handler_types(handler)
+                if names is None:
                     return True
-                caught = handler.type
-                names = (
-                    [element.value for element in caught.elements]
-                    if isinstance(caught, cst.Tuple)
-                    else [caught]
-                )
                 for name in names:
                     ident = identifier(name)
                     if ident in exceptions or ident in {"Exception", "BaseException"}:

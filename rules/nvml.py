@@ -9,7 +9,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, module_ref, unused_import_candidates
+from migrator.astutil import fast_visit, handler_types, module_ref, unused_import_candidates
 from migrator.context import PythonContext
 from migrator.imports import dotted_name
 from migrator.model import Applicability, Severity
@@ -309,10 +309,9 @@ def _reraised_here(ctx: PythonContext, node: cst.CSTNode) -> bool:
 
 
 def _nvml_error_handler(handler: cst.ExceptHandler) -> bool:
-    kind = handler.type
-    if kind is None:
+    values = handler_types(handler)
+    if values is None:
         return False
-    values = [element.value for element in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
     return any((dotted(value) or "").rsplit(".", 1)[-1].startswith("NVMLError") for value in values)
 
 
