@@ -137,7 +137,32 @@ def plan_variant(
     problem = disagreement or torch_source_problem(analysis.new_text)
     if problem:
         return Variant(relative, target, reason=problem)
-    return Variant(relative, target, text=analysis.new_text)
+    new_text = analysis.new_text
+    if kind == "dockerfile":
+        new_text = without_vendor_comments(text, new_text)
+    return Variant(relative, target, text=new_text)
+
+
+_FROM_ROCM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*rocm/", re.IGNORECASE)
+_VENDOR_WORD = re.compile(r"\b(?:NGC|NVIDIA|nvcr\.io|CUDA)\b", re.IGNORECASE)
+
+
+def without_vendor_comments(original: str, new: str) -> str:
+    """``new`` without the comment lines directly above a ``FROM`` it switched to a ROCm image
+    that name the NVIDIA image it replaced (``# Start with NGC container``): they describe the
+    original, not the sibling."""
+    before = set(original.splitlines())
+    lines = new.splitlines(keepends=True)
+    drop: set[int] = set()
+    for index, line in enumerate(lines):
+        if not _FROM_ROCM.match(line) or line.rstrip("\r\n") in before:
+            continue
+        above = index - 1
+        while above >= 0 and lines[above].lstrip().startswith("#"):
+            if _VENDOR_WORD.search(lines[above]):
+                drop.add(above)
+            above -= 1
+    return "".join(line for index, line in enumerate(lines) if index not in drop)
 
 
 def write_variants(root: Path, variants: Sequence[Variant]) -> None:

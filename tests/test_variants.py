@@ -165,3 +165,33 @@ def test_requirements_sibling_names():
     assert sibling_name("requirements.txt") == "requirements-rocm.txt"
     assert sibling_name("requirements-cu118.txt") == "requirements-rocm.txt"
     assert sibling_name("requirements/gpu.in") == "requirements/gpu-rocm.in"
+
+
+NGC_BUILDER = (
+    "# Start with NGC container\n"
+    "FROM nvcr.io/nvidia/pytorch:24.03-py3\n\n"
+    "# Set noninteractive mode for apt-get\n"
+    "ARG DEBIAN_FRONTEND=noninteractive\n"
+    "RUN apt-get update && apt-get install -y wget\n"
+)
+
+
+def test_ngc_sibling_pins_the_rocm_image_of_the_same_torch_and_drops_the_ngc_comment(tmp_path):
+    (tmp_path / "Dockerfile.cuda").write_text(NGC_BUILDER)
+    _fix(tmp_path)
+    assert (tmp_path / "Dockerfile.cuda").read_text() == NGC_BUILDER
+    assert (tmp_path / "Dockerfile.rocm").read_text() == (
+        "FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0\n\n"
+        "# Set noninteractive mode for apt-get\n"
+        "ARG DEBIAN_FRONTEND=noninteractive\n"
+        "RUN apt-get update && apt-get install -y wget\n"
+    )
+
+
+def test_ngc_release_without_a_documented_rocm_tag_names_the_torch_to_pin(tmp_path):
+    (tmp_path / "Dockerfile.cuda").write_text(NGC_BUILDER.replace("24.03", "24.05"))
+    run = _fix(tmp_path, write=False)
+    (finding,) = [f for f in run.scan.findings if f.rule == "ROC861"]
+    assert "pin a `rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C` tag with PyTorch 2.4" in (
+        finding.message
+    )

@@ -32,7 +32,11 @@ class NgcImage(TextRule):
     ```
 
     ## Fix safety
-    Unsafe: `latest` moves; pin a `rocm/pytorch:rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C`
+    Unsafe. Where the NGC tag's PyTorch is known and a `rocm/pytorch` tag with that PyTorch
+    release is documented (`rules/data/images.toml`), the fix pins it
+    (`nvcr.io/nvidia/pytorch:24.03-py3`, PyTorch 2.3 →
+    `rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0`); otherwise it writes
+    `latest`, which moves: pin a `rocm/pytorch:rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C`
     tag whose PyTorch matches the NGC release you used. NGC images also bundle NVIDIA-only
     libraries (TensorRT, DALI, Transformer Engine) that the ROCm image does not have. Other
     NGC images are reported without a fix.
@@ -70,6 +74,11 @@ class NgcImage(TextRule):
             line=1,
             column=6,
         ),
+        Invalid(  # an NGC release whose PyTorch has a documented ROCm image: pinned to it
+            "FROM nvcr.io/nvidia/pytorch:24.03-py3\n",
+            path="Dockerfile",
+            fixed="FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0\n",
+        ),
         Invalid(
             "services:\n  triton:\n    image: nvcr.io/nvidia/tritonserver:24.05-py3\n",
             path="docker-compose.yml",
@@ -88,12 +97,20 @@ class NgcImage(TextRule):
             ):
                 continue
             if repository in pytorch["repositories"]:
+                torch = pytorch["torch"].get(tag.split("-", 1)[0])
+                pinned = pytorch["rocm_image"].get(torch) if torch else None
+                pattern = pytorch["pinned_pattern"].split(":", 1)[1]
+                ships = f" with PyTorch {torch}, which this NGC release ships" if torch else ""
                 self.report(
                     ref.start,
                     ref.end,
                     message=f"NGC PyTorch image `{ref.image}` is a CUDA build; use AMD's "
-                    f"`rocm/pytorch` (pin a `{pytorch['pinned_pattern'].split(':', 1)[1]}` tag)",
-                    replacement=pytorch["replacement"],
+                    + (
+                        f"`{pinned}` (the same PyTorch {torch} as this NGC release)"
+                        if pinned
+                        else f"`rocm/pytorch` (pin a `{pattern}` tag{ships})"
+                    ),
+                    replacement=pinned or pytorch["replacement"],
                 )
             else:
                 self.report(
