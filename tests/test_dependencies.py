@@ -186,7 +186,7 @@ def test_pyproject_dependency_groups_poetry_and_uv():
     text = (
         '[project]\nname = "x"\ndependencies = [\n'
         '    "torch==2.4.1",\n    "nvidia-cuda-runtime-cu12",  # runtime\n]\n\n'
-        '[dependency-groups]\ndev = ["triton>=3", {include-group = "lint"}]\nlint = ["ruff"]\n\n'
+        '[dependency-groups]\ndev = ["triton", {include-group = "lint"}]\nlint = ["ruff"]\n\n'
         '[tool.poetry.dependencies]\npython = "^3.10"\ncupy-cuda12x = "^13.2"\n'
         'flash-attn = {version = "2.5.8", optional = true}\n\n'
         '[[tool.uv.index]]\nname = "torch"\nurl = "https://download.pytorch.org/whl/cu124"\n'

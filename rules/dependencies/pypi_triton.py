@@ -37,10 +37,12 @@ class PypiTriton(RequirementRule):
     ```
 
     ## Fix safety
-    Unsafe: on NVIDIA, torch still installs the `triton` it needs, but a project that asks for
-    a newer Triton than its torch for its own kernels loses that floor. An exact pin or an upper
-    bound (`triton==1.0.0`, `triton<3`) chooses the Triton of the project's own kernels and is
-    not removed (unless a lock file says torch pulled it in, `# via torch`).
+    Unsafe: on NVIDIA, torch still installs the `triton` it needs. Only a bare `triton` is
+    removed: a lower bound (`triton>=3.4`) is a floor NVIDIA installs must keep, and an exact
+    pin or an upper bound (`triton==1.0.0`, `triton<3`) chooses the Triton of the project's own
+    kernels; no environment marker tells the GPU vendor apart, so those lines stay and the
+    finding says to move them to an NVIDIA-only extra by hand (unless a lock file says torch
+    pulled the pin in, `# via torch`).
 
     ## References
     - rocm-facts.md §7 (`torch.compile` row) and §9 (`triton` row)
@@ -70,9 +72,15 @@ class PypiTriton(RequirementRule):
         ),
         Invalid("triton==1.0.0\n", path="requirements.txt", fixed=None),
         Invalid(
-            '[project]\nname = "x"\ndependencies = ["torch", "triton>=3.0", "numpy"]\n',
+            '[project]\nname = "x"\ndependencies = ["torch", "triton", "numpy"]\n',
             path="pyproject.toml",
             fixed='[project]\nname = "x"\ndependencies = ["torch", "numpy"]\n',
+        ),
+        Invalid(  # a floor NVIDIA installs keep: the line stays, a manual step
+            '[project]\nname = "x"\n'
+            'dependencies = ["torch", "triton>=3.4.0 ; sys_platform != \'darwin\'"]\n',
+            path="pyproject.toml",
+            fixed=None,
         ),
     ]
 
@@ -85,6 +93,13 @@ class PypiTriton(RequirementRule):
                 "the project's own kernels, and removing it would change the Triton they get on "
                 "NVIDIA too; keep the pin out of the ROCm install (an NVIDIA-only extra or "
                 "requirements file) by hand"
+            )
+        if _FLOOR.search(req.parsed.spec) and not self._via_torch(req):
+            return Verdict(
+                f"{self.message}; no automatic fix: `{req.parsed.text.strip()}` is a Triton floor "
+                "the project chose, and removing the line would drop it on NVIDIA too (no "
+                "environment marker tells the GPU vendor apart); move it to an NVIDIA-only extra "
+                "or requirements file by hand, and leave it out of the ROCm install"
             )
         return Verdict(self.message, Change(remove=True))
 
@@ -100,3 +115,5 @@ class PypiTriton(RequirementRule):
 
 #: An exact pin or an upper bound: a Triton version chosen for the project's own kernels.
 _PINNED = re.compile(r"==|<|~=")
+#: A lower bound: a minimum Triton the project asks for, which NVIDIA installs must keep.
+_FLOOR = re.compile(r">")
