@@ -384,7 +384,10 @@ def test_nvml_only_tool_gets_no_hip_copy(tmp_path):
     messages = left["gputool/select.py"]
     # handed to the project's own NVML parser in the same function: not reported at all
     assert len([m for m in messages if m.startswith("ROC700")]) == 1
-    assert any("reads GPUs only through NVML" in m for m in messages)
+    assert any(
+        "no `HIP_VISIBLE_DEVICES` copy is offered: this project reads GPUs only through NVML" in m
+        for m in messages
+    )
 
 
 def test_hip_copy_kept_when_the_project_declares_a_compute_framework(tmp_path):

@@ -116,8 +116,9 @@ class _PairedVariable(_EnvAccessRule):
         if nvml_only:
             self.report(
                 access.line or access.node,
-                message=f"{message}; no fix: this project reads GPUs only through NVML, which "
-                "has no ROCm path, so a HIP copy would serve nothing in it",
+                message=f"`{self.cuda_name}` is set but `{rocm}` is not: {entry['why']}; no "
+                f"`{rocm}` copy is offered: this project reads GPUs only through NVML, which has "
+                "no ROCm path, so the copy would serve nothing in it",
             )
             return
         replacement = None
