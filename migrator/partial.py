@@ -103,9 +103,18 @@ def partial_source(
     if definition_lines:
         uses = _alias_uses(text, import_nodes, definition_lines, line_starts, reexported)
         whole.update(_at(groups, firsts, uses))
+    function_words = set(function_words)
     function_lines = _word_lines(text, function_words, line_starts)
     if function_lines:
-        function_lines |= _alias_uses(text, import_nodes, function_lines, line_starts, reexported)
+        # a re-exported name counts with the function words when it binds one of them; the
+        # others are kept where used, like any re-exported name, without their whole statement
+        marks.update(_alias_uses(text, [], function_lines, line_starts, reexported))
+        binding = {
+            name
+            for name in reexported
+            if function_words.intersection(imports.bindings[name].split("."))
+        }
+        function_lines |= _alias_uses(text, import_nodes, function_lines, line_starts, binding)
         if not _inside_functions(function_lines, tree.body, import_nodes):
             return None
         whole.update(_at(groups, firsts, function_lines))

@@ -206,3 +206,32 @@ def test_function_words_keep_the_function_around_a_call_and_comments_keep_no_blo
     assert number("matmul.allow_tf32 = True") in kept
     module_level = text + "\nout = xops.memory_efficient_attention(q, q, q)\n"
     assert _partial(module_level) is None
+
+
+def test_a_re_exported_decorator_no_longer_needs_the_whole_file():
+    """A name bound through the package's own module (``from .compat import ...``) is kept
+    where used; only one binding an xformers function counts with the function words (the
+    function around its call is kept whole), so a module-level decorator from the same module
+    does not make the whole file needed."""
+    files = {
+        path.relative_to(SAMPLE).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(SAMPLE.rglob("*.py"))
+    }
+    relative = "blocks/attention.py"
+    text = files[relative]
+    chosen = [r for r in active_rules(all_rules(), text, True) if issubclass(r, PythonRule)]
+    source = partial_source(
+        text,
+        _present_triggers(chosen, text, "statement"),
+        _present_triggers(chosen, text, "definition"),
+        _present_triggers(chosen, text, "names"),
+        ProjectIndex.build(files.items()).slice_for(relative),
+        worthwhile=1.0,
+        function_words={word for rule in chosen for word in rule.function_words if word in text},
+    )
+    assert source is not None
+    lines = text.splitlines()
+    kept = {lines[i].strip() for i, line in enumerate(source.text.splitlines()) if line.strip()}
+    assert "@maybe_allow_in_graph" in kept
+    assert "query = hidden.view(batch, length, self.heads, head_dim)" in kept
+    assert "total += row.sum()" not in kept

@@ -1,0 +1,1 @@
+"""A package whose modules import optional helpers through one module (diffusers-shaped)."""
