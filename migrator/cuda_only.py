@@ -273,11 +273,23 @@ def _targets(index: ProjectIndex, name: str) -> list[tuple[str, str]]:
     return out
 
 
-def _importers(
-    index: ProjectIndex,
-) -> tuple[dict[str, list[tuple[str, int, str]]], dict[str, list[tuple[str, int]]]]:
+_Importers = tuple[dict[str, list[tuple[str, int, str]]], dict[str, list[tuple[str, int]]]]
+#: The last index's importers: several passes of one scan's aggregation read them.
+_last_importers: list[tuple[ProjectIndex, _Importers]] = []
+
+
+def _importers(index: ProjectIndex) -> _Importers:
     """Project file -> the files importing it at top level (importer, line, module name), and
-    -> the files importing it indented (in a function, ``try`` or ``if``: importer, line)."""
+    -> the files importing it indented (in a function, ``try`` or ``if``: importer, line).
+    Computed once per index (read-only for its callers)."""
+    if _last_importers and _last_importers[0][0] is index:
+        return _last_importers[0][1]
+    result = _compute_importers(index)
+    _last_importers[:] = [(index, result)]
+    return result
+
+
+def _compute_importers(index: ProjectIndex) -> _Importers:
     out: dict[str, list[tuple[str, int, str]]] = {}
     lazy: dict[str, list[tuple[str, int]]] = {}
     packages = {
