@@ -6,7 +6,7 @@ Usage: python scripts/bench.py TREE [TREE ...] [--peers torchfix,semgrep,ruff] [
 For every tree: migrate cold (a fresh cache each run) and warm, migrate cold parsing every file
 whole (``--whole-parse``), migrate cold at each ``--jobs`` count, then the peers; medians of ``--repeat`` runs. Prints wall time and CPU time (user + system
 of the whole process tree: the command and every process it waited for, from the
-``RUSAGE_CHILDREN`` delta around it), peak resident memory of the whole process tree (sampled from
+``RUSAGE_CHILDREN`` delta around it), peak resident memory of the whole process tree, RSS and PSS (sampled from
 /proc every 10 ms), and the ratios peer/migrate by both clocks (on a shared machine CPU time is
 the fair comparison; wall time needs a quiet one). Ends with a Markdown summary table. Peers that
 are not installed are reported as such, never estimated; they are looked up next to this Python,
@@ -64,8 +64,11 @@ SEMGREP_RULES = """rules:
 """
 
 
-def _tree_rss_kib(pid: int) -> int:
-    total = 0
+def _tree_memory_kib(pid: int) -> tuple[int, int]:
+    """Resident (RSS) and proportional (PSS) memory of the process tree, in KiB. RSS counts a
+    page shared by several processes (a forked worker's inherited modules) once per process;
+    PSS divides it among them, so the PSS sum is the memory the tree really holds."""
+    total = proportional = 0
     stack = [pid]
     while stack:
         current = stack.pop()
@@ -75,12 +78,17 @@ def _tree_rss_kib(pid: int) -> int:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
                         break
+            with open(f"/proc/{current}/smaps_rollup") as handle:
+                for line in handle:
+                    if line.startswith("Pss:"):
+                        proportional += int(line.split()[1])
+                        break
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children") as handle:
                     stack.extend(int(child) for child in handle.read().split())
         except (OSError, ValueError):
             continue
-    return total
+    return total, proportional
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,8 @@ class Run:
     cpu: float
     memory: float
     code: int
+    #: peak of the tree's summed PSS, MiB (0 where /proc gives none)
+    pss: float = 0.0
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
@@ -100,13 +110,14 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
     )
-    peak = 0
+    peak = peak_pss = 0
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, peak_pss
         while not done.is_set():
-            peak = max(peak, _tree_rss_kib(process.pid))
+            rss, pss = _tree_memory_kib(process.pid)
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
             time.sleep(0.01)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -117,7 +128,7 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Run(elapsed, cpu, peak / 1024, code)
+    return Run(elapsed, cpu, peak / 1024, code, peak_pss / 1024)
 
 
 @dataclass(frozen=True)
@@ -138,11 +149,16 @@ class Series:
     def memory(self) -> float:
         return max(run.memory for run in self.runs)
 
+    @property
+    def pss(self) -> float:
+        return max(run.pss for run in self.runs)
+
     def describe(self) -> str:
         walls = ", ".join(f"{run.wall:.2f}" for run in self.runs)
         cpus = ", ".join(f"{run.cpu:.2f}" for run in self.runs)
         return (
             f"wall {self.wall:7.2f} s  cpu {self.cpu:7.2f} s  peak {self.memory:7.1f} MiB  "
+            f"(PSS {self.pss:7.1f} MiB)  "
             f"exit {self.runs[0].code}  (wall: {walls}; cpu: {cpus})"
         )
 
@@ -254,7 +270,7 @@ def summary(results: list[tuple[Path, list[tuple[str, Series]]]]) -> str:
     """A Markdown table: one row per tree and measurement, with ratios to migrate cold."""
     rows = [
         "| tree | measurement | wall (median) | CPU user+sys (median) | peak memory, all "
-        "processes | migrate cold ÷ this (wall / CPU) |",
+        "processes (RSS / PSS) | migrate cold ÷ this (wall / CPU) |",
         "|---|---|---|---|---|---|",
     ]
     for tree, measured in results:
@@ -267,7 +283,7 @@ def summary(results: list[tuple[Path, list[tuple[str, Series]]]]) -> str:
             )
             rows.append(
                 f"| {tree.name} | {name} | {series.wall:.2f} s | {series.cpu:.2f} s | "
-                f"{series.memory:.0f} MiB | {ratio} |"
+                f"{series.memory:.0f} / {series.pss:.0f} MiB | {ratio} |"
             )
     return "\n".join(rows)
 
