@@ -22,6 +22,8 @@ def problem_key(finding: Finding) -> tuple[object, ...] | None:
             return ("problem", finding.problem, guarded)
         return ("project", finding.rule, finding.group, guarded)
     if finding.aggregate == "file":
+        if finding.problem:  # a cross-rule problem of one file (a report's own key)
+            return ("file-problem", finding.problem, finding.path, finding.cell, guarded)
         return ("file", finding.rule, finding.path, finding.cell, finding.group, guarded)
     if finding.aggregate == "scope":
         return (

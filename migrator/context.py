@@ -37,6 +37,9 @@ class RawPythonFinding:
     #: Fixes sharing this key apply all together or not at all (``together_size`` of them).
     together: str = ""
     together_size: int = 0
+    #: Cross-rule key of a problem within one file: reports of every rule giving the same key
+    #: in a file are one finding (e.g. a module that cannot be imported and every use in it).
+    problem: str = ""
 
 
 @dataclass(slots=True)
@@ -139,6 +142,7 @@ class PythonContext:
         extra_edits: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
         together: str = "",
         together_size: int = 0,
+        problem: str = "",
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -159,6 +163,7 @@ class PythonContext:
                 extra_edits=extra_edits,
                 together=together,
                 together_size=together_size,
+                problem=problem,
             )
         )
 

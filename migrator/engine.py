@@ -292,8 +292,9 @@ def _finding(
         guard="" if rule.sees_guarded else guard,
         scope=scope,
         group=raw.group,
-        aggregate=rule.aggregate,
-        problem=rule.problem or "",
+        # a report's own problem key makes it one problem with the file's other reports of it
+        aggregate="file" if isinstance(raw, RawPythonFinding) and raw.problem else rule.aggregate,
+        problem=(raw.problem if isinstance(raw, RawPythonFinding) else "") or rule.problem or "",
     )
 
 

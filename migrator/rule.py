@@ -189,12 +189,14 @@ class PythonRule(Rule):
         extra_edits: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
         together: str = "",
         together_size: int = 0,
+        problem: str = "",
     ) -> None:
         """Report ``node``; ``group`` tells distinct problems of this rule apart when the rule
         aggregates (e.g. the package name), so that only reports of one problem are merged;
         ``severity`` overrides the rule's for this report (e.g. a gate that only warns);
         ``extra_edits`` are further statements the fix rewrites, and fixes sharing a
-        ``together`` key apply only all ``together_size`` of them at once."""
+        ``together`` key apply only all ``together_size`` of them at once; reports of any rule
+        sharing a ``problem`` key in one file are one finding, anchored at the first."""
         self.ctx.report(
             self,
             node,
@@ -210,6 +212,7 @@ class PythonRule(Rule):
             extra_edits=extra_edits,
             together=together,
             together_size=together_size,
+            problem=problem,
         )
 
 

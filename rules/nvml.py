@@ -124,7 +124,9 @@ class NvmlImport(ScopeTracking):
 
     ## Known problems
     Reported once per file (the first NVML import). A file that also imports `amdsmi` is
-    treated as already ported and is not reported.
+    treated as already ported and is not reported. Where the module calls `nvmlInit()`
+    unguarded at import, it cannot be imported on ROCm: the import, that call (ROC201) and every
+    query in the file (ROC202) are one finding, at the import, with the others as related sites.
 
     ## References
     - ROCm/amdsmi `py-interface/README.md`
@@ -157,30 +159,58 @@ class NvmlImport(ScopeTracking):
         Invalid("import nvidia_smi\n"),
         Invalid("import os, pynvml\n", count=1),
         Invalid("import pynvml\nfrom pynvml import nvmlInit\n", count=1),
+        Invalid(  # nvmlInit() at import: the module cannot be imported on ROCm
+            "import pynvml\n\npynvml.nvmlInit()\n",
+            line=1,
+            count=1,
+        ),
     ]
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)
         self._reported = False
+        self._pending: tuple[cst.CSTNode, str, bool] | None = None
 
     def _report_import(self, node: cst.CSTNode, module: str) -> None:
         # one finding per file: the file depends on NVML (ROC201/ROC202 point at the calls)
         if self._reported or _imports_amdsmi(self.ctx):
             return
         self._reported = True
-        if self.guarded_by(
+        optional = self.guarded_by(
             {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"}
-        ):
-            message = (
-                f"`{module}` (NVML) is optional here, but on ROCm it finds no NVIDIA driver: "
-                "the NVML path fails at nvmlInit; use torch.cuda telemetry or amdsmi"
+        )
+        self._pending = (node, module, optional)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self._pending is None:
+            return
+        node, module, optional = self._pending
+        if _init_at_import(self.ctx):
+            self.report(
+                node,
+                message=(
+                    f"`{module}` (NVML) is initialised when this module is imported: on ROCm "
+                    "nvmlInit raises NVMLError_LibraryNotFound, so importing it fails and every "
+                    "NVML call in it with it; use torch.cuda telemetry or amdsmi"
+                ),
+                problem=_IMPORT_FAILS,
+            )
+        elif optional:
+            self.report(
+                node,
+                message=(
+                    f"`{module}` (NVML) is optional here, but on ROCm it finds no NVIDIA driver: "
+                    "the NVML path fails at nvmlInit; use torch.cuda telemetry or amdsmi"
+                ),
             )
         else:
-            message = (
-                f"`{module}` (NVML) talks only to the NVIDIA driver; on ROCm nvmlInit raises "
-                "NVMLError_LibraryNotFound; use torch.cuda telemetry or amdsmi"
+            self.report(
+                node,
+                message=(
+                    f"`{module}` (NVML) talks only to the NVIDIA driver; on ROCm nvmlInit raises "
+                    "NVMLError_LibraryNotFound; use torch.cuda telemetry or amdsmi"
+                ),
             )
-        self.report(node, message=message)
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -198,6 +228,41 @@ class NvmlImport(ScopeTracking):
 
 
 _NVML_GUARDS = frozenset({"Exception", "BaseException", "*", "OSError", "RuntimeError"})
+
+#: Memo key and problem key of a module that calls ``nvmlInit()`` unguarded at import: on ROCm
+#: the module cannot be imported, so its NVML import, init and queries are one problem.
+_IMPORT_FAILS = "nvml-module-import-fails"
+
+
+def _init_at_import(ctx: PythonContext) -> bool:
+    """Whether the module's own top-level code (also under a module-level ``if`` or ``with``,
+    not under a ``try``) calls ``nvmlInit()``: importing the module then fails on ROCm."""
+    cached = ctx.memo.get(_IMPORT_FAILS)
+    if isinstance(cached, bool):
+        return cached
+    resolver = _NvmlResolver(ctx)
+    inits = _table()["init"]
+    found = False
+    statements: list[cst.CSTNode] = list(ctx.module.body)
+    while statements and not found:
+        statement = statements.pop()
+        if isinstance(statement, (cst.If, cst.With)):
+            statements.extend(getattr(statement.body, "body", ()))
+            orelse = getattr(statement, "orelse", None)
+            while isinstance(orelse, cst.If):
+                statements.extend(getattr(orelse.body, "body", ()))
+                orelse = orelse.orelse
+            if isinstance(orelse, cst.Else):
+                statements.extend(getattr(orelse.body, "body", ()))
+        elif isinstance(statement, cst.SimpleStatementLine):
+            stack: list[cst.CSTNode] = [statement]
+            while stack and not found:
+                node = stack.pop()
+                if isinstance(node, cst.Call) and resolver.nvml_function(node.func) in inits:
+                    found = True
+                stack.extend(node.children)
+    ctx.memo[_IMPORT_FAILS] = found
+    return found
 
 
 class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
@@ -293,6 +358,8 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
                 "importing or running this file fails; use torch.cuda telemetry or "
                 "`amdsmi.amdsmi_init()`"
             )
+            self.report(node, message=message, problem=_IMPORT_FAILS)
+            return
         self.report(node, message=message)
 
 
@@ -436,6 +503,8 @@ class NvmlDeviceQuery(_NvmlResolver):
     physical index) would visit the wrong GPUs on NVIDIA and still fail on ROCm.
 
     ## Known problems
+    In a module that calls `nvmlInit()` unguarded at import (it cannot be imported on ROCm) the
+    queries are related sites of that one problem (see ROC200), not findings of their own.
     Queries under `if pynvml:` (or `is not None`) are not reported when the module sets that
     name to `None` in an `except ...NVMLError` handler: they run only where `nvmlInit()`
     succeeded, and the `else` is the path ROCm takes.
@@ -536,6 +605,13 @@ class NvmlDeviceQuery(_NvmlResolver):
             "import pynvml\n\n"
             "name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0)).decode()\n",
         ),
+        Invalid(  # nvmlInit() at import: one problem with the module's import (see ROC200)
+            "import pynvml\n\npynvml.nvmlInit()\n\n"
+            "def count():\n    return pynvml.nvmlDeviceGetCount()\n\n"
+            "def name(h):\n    return pynvml.nvmlDeviceGetName(h)\n",
+            line=6,
+            count=1,
+        ),
     ]
 
     def __init__(self, ctx: PythonContext) -> None:
@@ -546,6 +622,7 @@ class NvmlDeviceQuery(_NvmlResolver):
         self._consumed: set[int] = set()
         self._kept_query = False
         self._counts: list[tuple[cst.Call, str]] = []  # (call, NVML function)
+        self._held: list[tuple[cst.CSTNode, dict[str, Any]]] = []
 
     def _message(self, function: str) -> str:
         entry = _table()["functions"].get(function)
@@ -646,7 +723,18 @@ class NvmlDeviceQuery(_NvmlResolver):
             remove_imports=_nvml_removals(self.ctx, node) if replacement is not None else (),
         )
 
+    def report(self, node: cst.CSTNode, **kwargs: Any) -> None:
+        """Held until the module's end: where the module calls ``nvmlInit()`` at import (it
+        cannot be imported on ROCm) every query is part of that one problem."""
+        self._held.append((node, kwargs))
+
     def leave_Module(self, original_node: cst.Module) -> None:
+        self._leave_module()
+        problem = _IMPORT_FAILS if _init_at_import(self.ctx) else ""
+        for node, kwargs in self._held:
+            super().report(node, problem=problem, **kwargs)
+
+    def _leave_module(self) -> None:
         # A GPU count from torch (visible GPUs) next to NVML calls that stay (physical indexes,
         # every GPU) would loop over the wrong devices on NVIDIA and still fail on ROCm: the
         # count is rewritten only when no NVML query or handle is left in the file.

@@ -399,3 +399,48 @@ def test_tests_skipped_by_a_decorator_condition_are_guarded(tmp_path, scan_json)
     shown = _sites(scan_json("--select", "ROC412,ROC210", "--show-guarded", str(tmp_path)))
     assert ("tests/test_pipe.py", 14, "ROC412", AVAILABILITY) in shown
     assert ("tests/test_pipe.py", 18, "ROC210", NVIDIA_ONLY) in shown
+
+
+NVML_AT_IMPORT = """\
+import pynvml
+
+pynvml.nvmlInit()
+
+
+def driver():
+    return pynvml.nvmlSystemGetDriverVersion()
+
+
+class Device:
+    def __init__(self, i):
+        self.handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+
+    def name(self):
+        return pynvml.nvmlDeviceGetName(self.handle)
+"""
+
+NVML_IN_A_FUNCTION = """\
+import pynvml
+
+
+def used(i):
+    pynvml.nvmlInit()
+    return pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).used
+"""
+
+
+def test_a_module_that_cannot_be_imported_is_one_nvml_problem(tmp_path, scan_json):
+    write(tmp_path, "affinity.py", NVML_AT_IMPORT)
+    write(tmp_path, "telemetry.py", NVML_IN_A_FUNCTION)
+    findings = scan_json("--select", "nvml", str(tmp_path))["findings"]
+    at_import = [f for f in findings if f["path"] == "affinity.py"]
+    [finding] = at_import
+    assert (finding["line"], finding["rule"], finding["severity"]) == (1, "ROC200", "error")
+    assert "importing it fails" in finding["message"]
+    assert [site["line"] for site in finding["related"]] == [3, 7, 15]
+    # nvmlInit() inside a function: the import, the init and the query stay three problems
+    assert sorted(f["rule"] for f in findings if f["path"] == "telemetry.py") == [
+        "ROC200",
+        "ROC201",
+        "ROC202",
+    ]
