@@ -70,7 +70,8 @@ class OcpFp8Dtype(PythonRule):
     defaults, variables, class attributes, config keys and what a getter of that name returns:
     FP8 used only to store or load
     weights that are upcast before compute, which works on every GPU), members of a dtype table
-    (a literal tuple/list/set bound to a name the file only tests membership in), test files
+    (a literal tuple/list/set bound to a name the file only tests membership in, with `in` or
+    `isinstance`, or prints), test files
     that never put anything on a GPU (no `cuda`, `device`, `gpu`, ...: every tensor is a CPU
     tensor) and FP8 tensors made on
     the CPU (`torch.ones(...).to(torch.float8_e4m3fn)` without `device=`: storage, no FP8
@@ -138,7 +139,7 @@ class OcpFp8Dtype(PythonRule):
             "SUPPORTED = (torch.int8, torch.float8_e4m3fn, torch.uint4)\n"
             "def check(dtype):\n"
             "    if dtype not in SUPPORTED:\n"
-            "        raise ValueError(dtype)\n"
+            "        raise ValueError(f'{dtype} is not one of {SUPPORTED}')\n"
         ),
         Valid(
             "import torch\n"
@@ -420,10 +421,25 @@ def _dtype_table(tree_: Tree, ref: cst.CSTNode) -> bool:
 
 
 def _membership_tested(tree_: Tree, use: cst.CSTNode) -> bool:
+    """``d in TABLE``, ``isinstance(d, TABLE)``, ``f"... {TABLE}"`` (a message listing it) or
+    another assignment of the table (one per torch version)."""
     parent = tree_.parent(use)
-    return isinstance(parent, cst.ComparisonTarget) and isinstance(
-        parent.operator, (cst.In, cst.NotIn)
-    )
+    if isinstance(parent, cst.ComparisonTarget):
+        return isinstance(parent.operator, (cst.In, cst.NotIn))
+    if isinstance(parent, cst.FormattedStringExpression):
+        return True
+    if isinstance(parent, cst.AssignTarget):
+        return parent.target is use
+    if isinstance(parent, cst.Arg) and parent.keyword is None:
+        call = tree_.parent(parent)
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in ("isinstance", "issubclass")
+            and len(call.args) == 2
+            and call.args[1] is parent
+        )
+    return False
 
 
 #: Names of block-scaled formats whose elements or scales are OCP E4M3 by definition.
