@@ -73,11 +73,16 @@ def aggregate(findings: Iterable[Finding]) -> list[Finding]:
         else:
             groups.setdefault(key, []).append(finding)
     out = singles
-    for members in groups.values():
+    for key, members in groups.items():
         if len(members) == 1 and not members[0].related:
             out.append(members[0])
             continue
-        members.sort(key=_anchor_rank)
+        if key[0] == "file-problem":
+            # one problem of one file across rules: anchored at the category's most general
+            # rule (its lowest code: the import, the extension build), the details related
+            members.sort(key=lambda finding: (finding.rule, finding.sort_key()))
+        else:
+            members.sort(key=_anchor_rank)
         anchor = members[0]
         others: list[Related] = list(anchor.related)
         seen = {related_site(anchor)}

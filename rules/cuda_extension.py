@@ -313,6 +313,11 @@ def _rocm_aware(ctx: PythonContext, node: cst.CSTNode) -> bool:
     return ctx.guards.only_on_rocm(node) or _dispatches_on_rocm(ctx, _scope_of(ctx, node))
 
 
+#: Problem key of a file's CUDA extension builds: the builds (ROC600) and the nvcc flags they
+#: pass (ROC603) are one problem, "build and check this extension on ROCm", at the build.
+EXTENSION_BUILD = "cuda-extension-build"
+
+
 class CudaExtensionBuild(PythonRule):
     """
     ## What it does
@@ -349,7 +354,9 @@ class CudaExtensionBuild(PythonRule):
     ## Known problems
     Not reported in a branch that runs only on ROCm (the ROCm build itself), nor in a build
     function (or the top level of a build script) that already tests for a ROCm build
-    (`if self.is_rocm_pytorch():`, `if IS_ROCM:`): that build has its ROCm path.
+    (`if self.is_rocm_pytorch():`, `if IS_ROCM:`): that build has its ROCm path. The builds of
+    one file and the nvcc-only flags it passes them (ROC603) are one finding, at the first build,
+    with the others as related sites.
 
     ## References
     - pytorch `torch/utils/cpp_extension.py`; pytorch `docs/source/notes/hip.rst`
@@ -436,12 +443,12 @@ class CudaExtensionBuild(PythonRule):
         if _rocm_aware(self.ctx, node):
             return  # the ROCm build itself, or a build that already dispatches on ROCm
         if qualified in data["cuda_extension"]:
-            self.report(node)
+            self.report(node, problem=EXTENSION_BUILD)
         elif qualified in data["inline_loaders"]:
             if any(a.keyword is not None and a.keyword.value == "cuda_sources" for a in node.args):
-                self.report(node)
+                self.report(node, problem=EXTENSION_BUILD)
         elif qualified in data["loaders"] and self._gpu_load(node, data):
-            self.report(node)
+            self.report(node, problem=EXTENSION_BUILD)
 
     @staticmethod
     def _gpu_load(node: cst.Call, data: dict[str, Any]) -> bool:
@@ -492,7 +499,7 @@ class NvccArchFlags(PythonRule):
     `--generate-code`, `--gpu-architecture`) and nvcc's `--expt-relaxed-constexpr` /
     `--expt-extended-lambda` switches (and their `--relaxed-constexpr` / `--extended-lambda`
     spellings) in string literals of files that use `torch.utils.cpp_extension`; one finding
-    per flag list (scope).
+    per file.
 
     ## Why it breaks on ROCm
     On ROCm, `cpp_extension` hands `extra_compile_args["nvcc"]` / `extra_cuda_cflags` to hipcc
@@ -523,7 +530,9 @@ class NvccArchFlags(PythonRule):
     ## Known problems
     Not reported inside a module-level helper that the file calls only from NVIDIA-only branches
     (`add_cuda_gencodes(...)` under `if not IS_ROCM:`), nor in a build function (or build
-    script) that already tests for a ROCm build: its flags are then chosen per vendor.
+    script) that already tests for a ROCm build: its flags are then chosen per vendor. In a file
+    that also builds the extension (ROC600), the flags are related sites of that one finding
+    (build and check the extension on ROCm), not a finding of their own.
 
     ## References
     - pytorch `torch/utils/cpp_extension.py` (`_hipify_compile_flags`, `_get_rocm_arch_flags`)
@@ -636,4 +645,4 @@ class NvccArchFlags(PythonRule):
         for node, message in self._found:
             if _rocm_aware(self.ctx, node) or called_only_on_nvidia(self.ctx, node):
                 continue  # flags for the CUDA build only, or a build that dispatches on ROCm
-            self.report(node, message=message)
+            self.report(node, message=message, problem=EXTENSION_BUILD)

@@ -444,3 +444,34 @@ def test_a_module_that_cannot_be_imported_is_one_nvml_problem(tmp_path, scan_jso
         "ROC201",
         "ROC202",
     ]
+
+
+EXTENSION_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+cc_flag = ["-gencode", "arch=compute_80,code=sm_80"]
+
+
+def nvcc_flags():
+    return ["-O3", "--expt-relaxed-constexpr"] + cc_flag
+
+
+setup(
+    ext_modules=[
+        CUDAExtension("ops", ["ops.cu"], extra_compile_args={"nvcc": nvcc_flags()}),
+    ],
+    cmdclass={"build_ext": BuildExtension},
+)
+"""
+
+
+def test_an_extension_build_and_its_nvcc_flags_are_one_problem_at_the_build(tmp_path, scan_json):
+    write(tmp_path, "setup.py", EXTENSION_SETUP)
+    write(tmp_path, "flags.py", 'import torch.utils.cpp_extension\nF = ["-arch=sm_90"]\n')
+    findings = scan_json("--select", "ROC600,ROC603", str(tmp_path))["findings"]
+    assert [(f["path"], f["line"], f["rule"]) for f in findings] == [
+        ("flags.py", 2, "ROC603"),
+        ("setup.py", 13, "ROC600"),
+    ]
+    assert [site["line"] for site in findings[1]["related"]] == [4, 4, 8]
