@@ -23,15 +23,15 @@ from functools import cache
 from migrator.model import Finding, Severity
 from migrator.paths import is_benchmark_path, is_test_path
 from migrator.reexports import ProjectIndex
+from migrator.vendor_tokens import ROCM_WORD
 
-#: The rule that reports a CUDA-only module (``rules/cuda_only_module.py``).
-RULE = "ROC902"
+#: The problem key the rule reporting a CUDA-only module declares (``rules/cuda_only_module.py``,
+#: ROC902): its findings are merged per folder here.
+CUDA_ONLY_PROBLEM = "cuda-only-module"
 #: A line that tests for a ROCm build (``if torch.version.hip``, ``elif IS_ROCM:``, ``if
-#: is_hip():``): a word naming ROCm (the guard facility's vendor tokens, matched here without
-#: loading libcst, which a warm scan never needs) before any comment.
-_ROCM_WORD = re.compile(r"(?<![A-Za-z])(?i:rocm|hip|amdgpu|amd|gfx)(?![a-z])")
+#: is_hip():``): a word naming ROCm (``ROCM_WORD``, the guard facility's vendor tokens, matched
+#: without loading libcst, which a warm scan never needs) before any comment.
 _BRANCH = re.compile(r"^[ \t]*(?:if|elif)\b[^\n#]*", re.MULTILINE)
-_SPELLINGS = ("hip", "HIP", "rocm", "ROCm", "ROCM", "amd", "AMD", "gfx")
 #: Triple-quoted strings (docstrings): an import line inside one is text, not an import.
 _TRIPLE = re.compile(r'(?s)("""|\'\'\').*?(?:\1|\Z)')
 
@@ -342,10 +342,10 @@ def rocm_path(index: ProjectIndex, excluded: Mapping[str, Cause]) -> str:
         if relative in excluded:
             continue
         text = index.sources[relative]
-        if not any(spelling in text for spelling in _SPELLINGS):
+        if not ROCM_WORD.search(text):
             continue
         for match in _BRANCH.finditer(text):
-            if _ROCM_WORD.search(match.group(0)):
+            if ROCM_WORD.search(match.group(0)):
                 return f"{relative}:{text.count(chr(10), 0, match.start()) + 1}"
     return ""
 
@@ -356,9 +356,9 @@ def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> 
     cause = causes.get(finding.path)
     if cause is None or finding.guard:
         return finding
-    if finding.rule != RULE or cause.via or cause.note:
+    if finding.problem != CUDA_ONLY_PROBLEM or cause.via or cause.note:
         return replace(finding, guard=cause.reason())
-    problem = f"{RULE}:{cause.folder}"
+    problem = f"{finding.rule}:{cause.folder}"
     finding = replace(finding, aggregate="project", problem=problem)
     message = finding.message.split(" (+", 1)[0]
     if cause.importers:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from migrator.astutil import handler_types
+from migrator.vendor_tokens import NVIDIA_TOKENS, ROCM_TOKENS
 
 #: Guard labels (what ``guard_of`` answers). All of them mean "never runs on a ROCm build".
 NVIDIA_ONLY = "NVIDIA-only branch"
@@ -31,9 +32,6 @@ OTHER_DEVICE = "another vendor's accelerator branch"
 #: Not a guard (the code runs on ROCm), answered by ``only_on_rocm``.
 ROCM_ONLY = "ROCm-only branch"
 
-#: Tokens of a test's identifier that mean "this is a ROCm/AMD build or device" / "an NVIDIA one".
-ROCM_TOKENS = frozenset({"hip", "rocm", "amd", "amdgpu", "gfx"})
-NVIDIA_TOKENS = frozenset({"nvidia"})
 _ROCM_STRINGS = frozenset({"hip", "rocm", "amd"})
 _NON_LINUX_STRINGS = frozenset({"win32", "cygwin", "darwin", "windows", "nt", "macos", "mac"})
 _NON_LINUX_TOKENS = frozenset({"windows", "win32", "macos", "darwin", "osx", "mac"})

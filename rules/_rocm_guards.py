@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator import guards
 from migrator.astutil import handler_types
 from migrator.context import PythonContext
 
 from ._tree import Tree, identifier
-
-#: Tokens of a test name that mean "this is a ROCm/AMD build or device" and "an NVIDIA one".
-ROCM_TOKENS = guards.ROCM_TOKENS
-
-NVIDIA_TOKENS = guards.NVIDIA_TOKENS
 
 
 def _exits(block: cst.BaseSuite) -> bool:

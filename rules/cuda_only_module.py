@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.cuda_only import toolkit_of, toolkits
+from migrator.cuda_only import CUDA_ONLY_PROBLEM, toolkit_of, toolkits
 from migrator.imports import dotted_name
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
@@ -80,6 +80,8 @@ class CudaOnlyModule(PythonRule):
     triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt")
     effort_hours = 8.0
     blocker = True
+    #: The engine (``migrator.cuda_only``) merges these findings per folder by this key.
+    problem = CUDA_ONLY_PROBLEM
     valid = [
         Valid("try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n"),
         Valid("def compile_kernel():\n    import cutlass.cute as cute\n    return cute\n"),

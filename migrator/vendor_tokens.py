@@ -1,0 +1,18 @@
+"""The words that name a GPU vendor's build or device in identifiers and text (``is_hip``,
+``IS_ROCM``, ``torch.version.hip``, ``nvidia``): one home for the guard facility (on libcst)
+and the text scans that must not load libcst."""
+
+from __future__ import annotations
+
+import re
+
+#: Tokens of an identifier that mean "this is a ROCm/AMD build or device" / "an NVIDIA one".
+ROCM_TOKENS = frozenset({"hip", "rocm", "amd", "amdgpu", "gfx"})
+NVIDIA_TOKENS = frozenset({"nvidia"})
+#: One of ``ROCM_TOKENS`` as a word of text, in any case (``if torch.version.hip``, ``elif
+#: IS_ROCM:``, ``if is_hip():``), not inside a longer word (``chip``, ``gfxinfo``).
+ROCM_WORD = re.compile(
+    r"(?<![A-Za-z])(?i:"
+    + "|".join(sorted(ROCM_TOKENS, key=lambda token: (-len(token), token)))
+    + r")(?![a-z])"
+)
