@@ -189,9 +189,10 @@ class NvmlImport(ScopeTracking):
             self.report(
                 node,
                 message=(
-                    f"`{module}` (NVML) is initialised when this module is imported: on ROCm "
-                    "nvmlInit raises NVMLError_LibraryNotFound, so importing it fails and every "
-                    "NVML call in it with it; use torch.cuda telemetry or amdsmi"
+                    f"`{module}` (NVML) is initialised when this code is imported or run: on "
+                    "ROCm nvmlInit raises NVMLError_LibraryNotFound there, so importing or "
+                    "running it fails, and every NVML call in it with it; use torch.cuda "
+                    "telemetry or amdsmi"
                 ),
                 problem=_IMPORT_FAILS,
             )

@@ -436,7 +436,7 @@ def test_a_module_that_cannot_be_imported_is_one_nvml_problem(tmp_path, scan_jso
     at_import = [f for f in findings if f["path"] == "affinity.py"]
     [finding] = at_import
     assert (finding["line"], finding["rule"], finding["severity"]) == (1, "ROC200", "error")
-    assert "importing it fails" in finding["message"]
+    assert "importing or running it fails" in finding["message"]
     assert [site["line"] for site in finding["related"]] == [3, 7, 15]
     # nvmlInit() inside a function: the import, the init and the query stay three problems
     assert sorted(f["rule"] for f in findings if f["path"] == "telemetry.py") == [
