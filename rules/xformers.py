@@ -102,7 +102,8 @@ class XformersMemoryEfficientAttention(PythonRule):
     Not reported inside xformers' own backend of a multi-backend module: a function or class named
     for it (`XFormersAttnProcessor`, `_xformers_attention`) calling through a name the module
     binds to `None` when xformers is missing (`if is_xformers_available(): import xformers.ops
-    else: xformers = None`). It runs only where xformers imported; the user opts in where the
+    else: xformers = None`) or leaves unbound (`try: import xformers` whose `except` swallows
+    the failure). It runs only where xformers imported; the user opts in where the
     backend is chosen (`enable_xformers_memory_efficient_attention()`, ROC412).
 
     ## References
@@ -143,6 +144,21 @@ class XformersMemoryEfficientAttention(PythonRule):
             "        return xformers.ops.memory_efficient_attention(\n"
             "            query, key, value, attn_bias=attention_mask\n"
             "        )\n"
+        ),
+        Valid(  # unbound when the import failed: the backend runs only where xformers imported
+            "try:\n"
+            "    import xformers\n"
+            "    import xformers.ops\n"
+            "    xformers_available = True\n"
+            "except Exception:\n"
+            "    xformers_available = False\n\n"
+            "class IPAttnProcessor:\n"
+            "    def __call__(self, attn, query, key, value):\n"
+            "        if xformers_available:\n"
+            "            return self._memory_efficient_attention_xformers(query, key, value)\n"
+            "        return attn.scores(query, key) @ value\n\n"
+            "    def _memory_efficient_attention_xformers(self, query, key, value):\n"
+            "        return xformers.ops.memory_efficient_attention(query, key, value)\n"
         ),
         Valid("import torch.nn.functional as F\nout = F.scaled_dot_product_attention(q, k, v)\n"),
         Valid(
