@@ -7,6 +7,7 @@ import libcst as cst
 from migrator.context import PythonContext
 
 from ._dispatch import callee_root
+from ._tree import Tree, tree
 
 
 def _none_bindings(module: cst.Module) -> frozenset[str]:
@@ -37,30 +38,44 @@ def _none_bindings(module: cst.Module) -> frozenset[str]:
                     block(statement.orelse.body.body)
 
     block(module.body)
-    return frozenset(names | _try_import_bindings(module))
+    return frozenset(names)
 
 
 #: Handlers that catch a failed import.
 _IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
-def _try_import_bindings(module: cst.Module) -> set[str]:
-    """Names a top-level ``try: import xformers`` binds whose ``except ImportError:`` (or a broad
-    handler) swallows the failure: when the package is missing they stay unbound, like a name
-    set to ``None``, so code using them runs only where the import succeeded."""
-    names: set[str] = set()
+def _import_flags(module: cst.Module) -> dict[str, frozenset[str]]:
+    """For each name a top-level ``try: import xformers`` binds, the flags its ``except`` sets
+    (``except ImportError: xformers_available = False``): where the import failed the name stays
+    unbound and the flag says so."""
+    out: dict[str, frozenset[str]] = {}
     for statement in module.body:
-        if not isinstance(statement, cst.Try) or not any(
-            handler.type is None
-            or (isinstance(handler.type, cst.Name) and handler.type.value in _IMPORT_FAILURES)
-            for handler in statement.handlers
-        ):
+        if not isinstance(statement, cst.Try):
+            continue
+        flags: set[str] = set()
+        for handler in statement.handlers:
+            kind = handler.type
+            if kind is not None and not (
+                isinstance(kind, cst.Name) and kind.value in _IMPORT_FAILURES
+            ):
+                continue
+            for line in handler.body.body:
+                for small in getattr(line, "body", ()):
+                    if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
+                        if small.value.value in ("False", "None"):
+                            flags.update(
+                                t.target.value
+                                for t in small.targets
+                                if isinstance(t.target, cst.Name)
+                            )
+        if not flags:
             continue
         for line in statement.body.body:
-            for small in (
-                getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ()
-            ):
-                if isinstance(small, cst.Import):
+            for small in getattr(line, "body", ()):
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
                     for alias in small.names:
                         bound: cst.BaseExpression = (
                             alias.asname.name if alias.asname else alias.name
@@ -68,22 +83,53 @@ def _try_import_bindings(module: cst.Module) -> set[str]:
                         while isinstance(bound, cst.Attribute):
                             bound = bound.value
                         if isinstance(bound, cst.Name):
-                            names.add(bound.value)
-                elif isinstance(small, cst.ImportFrom) and not isinstance(
-                    small.names, cst.ImportStar
-                ):
-                    for alias in small.names:
-                        bound = alias.asname.name if alias.asname else alias.name
-                        if isinstance(bound, cst.Name):
-                            names.add(bound.value)
-    return names
+                            out[bound.value] = frozenset(flags)
+    return out
+
+
+def _behind_flag_with_fallback(tree_: Tree, node: cst.CSTNode, flags: frozenset[str]) -> bool:
+    """Whether ``node`` sits in the body of ``if FLAG: ... else: <fallback>``."""
+    child = node
+    for ancestor in tree_.ancestors(node):
+        if isinstance(ancestor, cst.If) and ancestor.body is child:
+            test = ancestor.test
+            if isinstance(test, cst.Name) and test.value in flags:
+                return ancestor.orelse is not None
+        child = ancestor
+    return False
+
+
+def _only_called_behind_flag(
+    ctx: PythonContext, call: cst.Call, root: str, bindings: dict[str, frozenset[str]]
+) -> bool:
+    """``try: import xformers ... except ImportError: xformers_available = False`` and the call
+    sits in a function that the module calls only as ``if xformers_available: f(...) else:
+    <portable fallback>``: it never runs where the import failed, and a fallback runs there."""
+    flags = bindings.get(root)
+    if not flags:
+        return False
+    tree_ = tree(ctx.module)  # the whole module: call sites may come after the call
+    function = next((a for a in ctx.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return _behind_flag_with_fallback(tree_, call, flags)
+    name = function.name.value
+    sites = [
+        node
+        for node in tree_.nodes
+        if isinstance(node, cst.Call)
+        and (
+            (isinstance(node.func, cst.Name) and node.func.value == name)
+            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == name)
+        )
+    ]
+    return bool(sites) and all(_behind_flag_with_fallback(tree_, site, flags) for site in sites)
 
 
 def in_optional_backend(ctx: PythonContext, call: cst.Call, word: str) -> bool:
     """Whether ``call`` runs inside a function or class named for the optional package (``word``:
     ``_flash_attention``, ``XFormersAttnProcessor``) through a name that this module binds to
-    ``None``, or leaves unbound (a ``try:`` import that swallows the failure), when the package
-    is missing. Such code is that package's backend, which runs only
+    ``None`` when the package is missing, or leaves unbound (a swallowed ``try:`` import that
+    sets a flag) where every call of that function sits under the flag with a fallback. Such code is that package's backend, which runs only
     where the package imported: whether it may be chosen is decided where it is selected (a
     backend registry, ``enable_xformers_memory_efficient_attention()``), not at the call."""
     root = callee_root(call.func)
@@ -100,4 +146,10 @@ def in_optional_backend(ctx: PythonContext, call: cst.Call, word: str) -> bool:
     if not isinstance(bindings, frozenset):
         bindings = _none_bindings(ctx.module)
         ctx.memo["optional-backend-none"] = bindings
-    return root.value in bindings
+    if root.value in bindings:
+        return True
+    flags = ctx.memo.get("optional-backend-flags")
+    if not isinstance(flags, dict):
+        flags = _import_flags(ctx.module)
+        ctx.memo["optional-backend-flags"] = flags
+    return _only_called_behind_flag(ctx, call, root.value, flags)

@@ -102,8 +102,9 @@ class XformersMemoryEfficientAttention(PythonRule):
     Not reported inside xformers' own backend of a multi-backend module: a function or class named
     for it (`XFormersAttnProcessor`, `_xformers_attention`) calling through a name the module
     binds to `None` when xformers is missing (`if is_xformers_available(): import xformers.ops
-    else: xformers = None`) or leaves unbound (`try: import xformers` whose `except` swallows
-    the failure). It runs only where xformers imported; the user opts in where the
+    else: xformers = None`), or leaves unbound (`try: import xformers` whose `except` sets a flag
+    such as `xformers_available = False`) when the module calls that function only under `if
+    xformers_available:` with an `else` fallback. It runs only where xformers imported; the user opts in where the
     backend is chosen (`enable_xformers_memory_efficient_attention()`, ROC412).
 
     ## References
@@ -155,8 +156,10 @@ class XformersMemoryEfficientAttention(PythonRule):
             "class IPAttnProcessor:\n"
             "    def __call__(self, attn, query, key, value):\n"
             "        if xformers_available:\n"
-            "            return self._memory_efficient_attention_xformers(query, key, value)\n"
-            "        return attn.scores(query, key) @ value\n\n"
+            "            out = self._memory_efficient_attention_xformers(query, key, value)\n"
+            "        else:\n"
+            "            out = attn.scores(query, key) @ value\n"
+            "        return out\n\n"
             "    def _memory_efficient_attention_xformers(self, query, key, value):\n"
             "        return xformers.ops.memory_efficient_attention(query, key, value)\n"
         ),
@@ -168,6 +171,17 @@ class XformersMemoryEfficientAttention(PythonRule):
         Valid('"""Uses xformers.ops.memory_efficient_attention(q, k, v)."""\n'),
     ]
     invalid = [
+        Invalid(  # under the flag without a fallback: where xformers is missing the work is skipped
+            "try:\n"
+            "    import xformers.ops\n"
+            "    validate = True\n"
+            "except ImportError:\n"
+            "    validate = False\n\n"
+            "def check_xformers(q, k, v, out):\n"
+            "    if validate:\n"
+            "        assert out.allclose(xformers.ops.memory_efficient_attention(q, k, v))\n",
+            line=9,
+        ),
         Invalid(
             "import torch.nn.functional as F\n"
             "import xformers.ops as xops\n\n"
