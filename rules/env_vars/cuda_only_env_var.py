@@ -8,7 +8,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
 from ._access import EnvAccess, _EnvAccessRule
-from ._table import _table
+from ._table import cuda_only_handled, cuda_only_note, cuda_only_variables
 
 
 class CudaOnlyEnvVar(_EnvAccessRule):
@@ -49,21 +49,9 @@ class CudaOnlyEnvVar(_EnvAccessRule):
     aggregate = "file"
     message = "This CUDA environment variable has no effect on ROCm"
     fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
-    triggers = (
-        "TORCH_CUDA_ARCH_LIST",
-        "TORCH_USE_CUDA_DSA",
-        "NVIDIA_VISIBLE_DEVICES",
-        "NVIDIA_DRIVER_CAPABILITIES",
-    )
+    triggers = cuda_only_variables()
     effort_hours = 0.25
-    variables = frozenset(
-        {
-            "TORCH_CUDA_ARCH_LIST",
-            "TORCH_USE_CUDA_DSA",
-            "NVIDIA_VISIBLE_DEVICES",
-            "NVIDIA_DRIVER_CAPABILITIES",
-        }
-    )
+    variables = frozenset(cuda_only_variables())
     valid = [
         Valid('import os\n\nos.environ["PYTORCH_ROCM_ARCH"] = "gfx942"\n'),
         Valid('"""Set TORCH_CUDA_ARCH_LIST before building."""\n'),
@@ -94,16 +82,10 @@ class CudaOnlyEnvVar(_EnvAccessRule):
             return  # removing a variable that has no effect is harmless
         if access.kind in {"get", "subscript", "test"} and self._decides_guarded(access.node):
             return  # read only to decide about code that never runs on ROCm
-        entry = _table()["cuda_only"][access.name]
-        if any(name in self.ctx.module.code for name in entry.get("handled", ())):
+        if cuda_only_handled(access.name, self.ctx.module.code):
             return  # the file also sets the ROCm counterpart: the build already handles ROCm
-        self.report(
-            access.node,
-            message=(
-                f"`{access.name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
-            ),
-            severity=Severity.parse(entry["severity"]) if "severity" in entry else None,
-        )
+        message, severity = cuda_only_note(access.name)
+        self.report(access.node, message=message, severity=severity)
 
     def _decides_guarded(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is in the test of an ``if`` whose body never runs on ROCm

@@ -6,7 +6,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
 from ._settings import find_settings
-from ._table import _table
+from ._table import cuda_only_handled, cuda_only_note, cuda_only_variables
 from ._text_rules import _TextVariables
 
 
@@ -49,12 +49,7 @@ class ShellCudaOnlyEnvVar(_TextVariables):
     aggregate = "file"
     message = "This CUDA environment variable has no effect on ROCm"
     fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
-    triggers = (
-        "TORCH_CUDA_ARCH_LIST",
-        "TORCH_USE_CUDA_DSA",
-        "NVIDIA_VISIBLE_DEVICES",
-        "NVIDIA_DRIVER_CAPABILITIES",
-    )
+    triggers = cuda_only_variables()
     effort_hours = 0.25
     valid = [
         Valid('ENV PYTORCH_ROCM_ARCH="gfx942"\n', path="Dockerfile"),
@@ -77,18 +72,13 @@ class ShellCudaOnlyEnvVar(_TextVariables):
     ]
 
     def check(self) -> None:
-        table = _table()["cuda_only"]
-        for name, entry in table.items():
+        for name in cuda_only_variables():
             if name not in self.ctx.text:
                 continue
-            if any(other in self.ctx.text for other in entry.get("handled", ())):
+            if cuda_only_handled(name, self.ctx.text):
                 continue  # the file also sets the ROCm counterpart
+            message, severity = cuda_only_note(name)
             for setting in find_settings(self.ctx.text, name):
                 self.report(
-                    setting.start,
-                    setting.start + len(name),
-                    message=(
-                        f"`{name}` has no effect on ROCm ({entry['why']}); use {entry['instead']}"
-                    ),
-                    severity=Severity.parse(entry["severity"]) if "severity" in entry else None,
+                    setting.start, setting.start + len(name), message=message, severity=severity
                 )
