@@ -1,14 +1,16 @@
 """Functions that never run on a ROCm build because of where they are called: every call of a
 module-level function sits in an NVIDIA-only branch (``if not is_rocm(): check_cuda()``, the
-call after ``if IS_ROCM: return rocm_variant()``), or in another such function; and the
-functions a build script (``setup.py``) defines but never calls.
+call after ``if IS_ROCM: return rocm_variant()``), or in another such function; and, in files
+no user imports (a build script ``setup.py``, a test suite's modules), the functions nothing
+calls, or only such functions call (test helpers, fixtures and runner hooks excepted).
 
 Decided per file after the engine's walk, from the guard regions it marked: the function's body
 becomes a guard region, so its findings are guarded (hidden, ``--show-guarded`` shows the
 reason). Only a function whose every mention in the file's text is its definition or a call
 found in the parsed tree counts (a mention in a string, a comment or a part the partial parse
-left out keeps it unknown). Other files may call it too: at settle time ``called_elsewhere``
-drops the guard when another project file mentions the name."""
+left out keeps it unknown). Other files may call it too: at settle time
+``unguard_if_called_elsewhere`` drops the guard when another project file mentions a function
+the guard relies on."""
 
 from __future__ import annotations
 
@@ -24,27 +26,38 @@ if TYPE_CHECKING:  # a warm scan settles findings without loading libcst
 
     from migrator.context import PythonContext
 
-#: The guard texts this module writes; the function's name is the first back-quoted word.
+#: The guard texts this module writes; the back-quoted words are the functions they rely on.
 _ONLY_CALLED = "NVIDIA-only: every call of `{name}` is in an NVIDIA-only branch (line {lines})"
-_NEVER_CALLED = "never runs: the build script never calls `{name}`"
-_NAME = re.compile(
-    r"^(?:NVIDIA-only: every call of|never runs: the build script never calls) `(\w+)`"
-)
+_ONLY_FROM = "NVIDIA-only: every call of `{name}` is in an NVIDIA-only branch or in {owners}"
+_NEVER_CALLED = "never runs: nothing in the project calls `{name}`"
+_ONLY_DEAD = "never runs: only {owners}, which never run, call `{name}`"
+_OURS = re.compile(r"^(?:NVIDIA-only: every call of `|never runs: (?:nothing in the|only `))")
+_NAMES = re.compile(r"`(\w+)`")
 #: Build scripts: run by the packaging tool, never imported, so an uncalled function is dead.
 _BUILD_SCRIPTS = frozenset({"setup.py"})
+#: Module-level functions of a test file that the test runner calls by name or decorator.
+_RUNNER_HOOKS = re.compile(r"^(test|pytest_|setup|teardown|load_tests$|main$)")
+
+
+def _dead_code_file(path: str) -> bool:
+    """Files no user imports, so a function nothing in the project calls never runs: a build
+    script, a test suite's modules."""
+    from migrator.paths import is_test_path
+
+    return path.rsplit("/", 1)[-1] in _BUILD_SCRIPTS or is_test_path(path)
 
 
 def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
     """Mark as guarded the bodies of the module-level functions of the file that only NVIDIA-
-    only branches call (or, in a build script, that nothing calls)."""
+    only branches call (or, in a build script or a test file, that nothing calls)."""
     import libcst as cst
 
     from migrator.guards import NON_LINUX, NVIDIA_ONLY
 
     guards = context.guards
-    build_script = path.rsplit("/", 1)[-1] in _BUILD_SCRIPTS
+    dead_code = _dead_code_file(path)
     labels = set(guards.regions.values())
-    if not build_script and NVIDIA_ONLY not in labels and NON_LINUX not in labels:
+    if not dead_code and NVIDIA_ONLY not in labels and NON_LINUX not in labels:
         return
     functions = {
         statement.name.value: statement
@@ -64,6 +77,7 @@ def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
                 calls.setdefault(name, []).append(_owner(node, context, owners))
     mentions = _mentions(text, functions)
     found: dict[str, str] = {}
+    dead: set[str] = set()
     changed = True
     while changed:
         changed = False
@@ -75,15 +89,22 @@ def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
                 for site, owner in zip(sites.get(name, ()), calls.get(name, ()), strict=True)
                 if owner != name
             ]
-            if not sites.get(name):
-                if not build_script:
+            callers = sorted({owner for _, owner in outside if owner in found})
+            named = ", ".join(f"`{owner}`" for owner in callers)
+            if not outside:
+                if not dead_code or function.decorators or _RUNNER_HOOKS.match(name):
                     continue
                 reason = _NEVER_CALLED.format(name=name)
-            elif outside and all(
-                owner in found or guards.never_on_rocm(site) for site, owner in outside
-            ):
-                lines = ", ".join(str(_line(site, context)) for site, _ in outside)
-                reason = _ONLY_CALLED.format(name=name, lines=lines)
+                dead.add(name)
+            elif dead_code and all(owner in dead for _, owner in outside):
+                reason = _ONLY_DEAD.format(name=name, owners=named)
+                dead.add(name)
+            elif all(owner in found or guards.never_on_rocm(site) for site, owner in outside):
+                if callers:
+                    reason = _ONLY_FROM.format(name=name, owners=named)
+                else:
+                    lines = ", ".join(str(_line(site, context)) for site, _ in outside)
+                    reason = _ONLY_CALLED.format(name=name, lines=lines)
             else:
                 continue
             found[name] = reason
@@ -127,10 +148,9 @@ def _mentions(text: str, names: Iterable[str]) -> dict[str, int]:
     return counts
 
 
-def dispatched_name(guard: str) -> str:
-    """The function a guard of this module is about ("" for any other guard)."""
-    match = _NAME.match(guard)
-    return match.group(1) if match else ""
+def dispatched_names(guard: str) -> list[str]:
+    """The functions a guard of this module relies on (none for any other guard)."""
+    return _NAMES.findall(guard) if _OURS.match(guard) else []
 
 
 def called_elsewhere(name: str, path: str, sources: Mapping[str, str]) -> bool:
@@ -144,8 +164,8 @@ def called_elsewhere(name: str, path: str, sources: Mapping[str, str]) -> bool:
 
 def unguard_if_called_elsewhere(finding: Finding, sources: Mapping[str, str]) -> Finding:
     """The finding without its guard when the guard is this module's and another project file
-    mentions the function (it may call it from a branch that runs on ROCm)."""
-    name = dispatched_name(finding.guard)
-    if name and called_elsewhere(name, finding.path, sources):
+    mentions one of the functions it relies on (it may call it from code that runs on ROCm)."""
+    names = dispatched_names(finding.guard)
+    if any(called_elsewhere(name, finding.path, sources) for name in names):
         return replace(finding, guard="")
     return finding

@@ -94,7 +94,7 @@ def test_a_call_after_an_early_return_on_rocm_and_dead_code_of_a_build_script(tm
             "hopper/setup.py",
             21,
             "ROC102",
-            "never runs: the build script never calls `check_cuda_torch_binary_vs_bare_metal`",
+            "never runs: nothing in the project calls `check_cuda_torch_binary_vs_bare_metal`",
         ),
     ]
     assert scan_json("--select", "ROC102", str(tmp_path))["findings"] == []
@@ -125,3 +125,56 @@ def test_a_mention_outside_a_call_keeps_the_finding(tmp_path, scan_json):
     write(tmp_path, "op_builder/builder.py", text)
     shown = _sites(scan_json("--select", "ROC102", str(tmp_path)))
     assert ("op_builder/builder.py", 5, "ROC102", "") in shown
+
+
+TEST_UTILS = """\
+import unittest
+
+import pytest
+import torch
+
+
+def is_hopper():
+    return torch.cuda.get_device_capability() == (9, 0)
+
+
+def require_hopper(test_case):
+    return unittest.skipUnless(is_hopper(), "test requires h100")(test_case)
+
+
+def supports_fp8(test_case):
+    major = torch.cuda.get_device_capability()[0]
+    return unittest.skipUnless(major >= 9, "test requires h100 or newer")(test_case)
+
+
+@pytest.fixture
+def sm90():
+    return torch.cuda.get_device_capability() == (9, 0)
+
+
+def test_capability():
+    assert torch.cuda.get_device_capability() == (9, 0)
+"""
+
+
+def test_test_helpers_nothing_calls_never_run(tmp_path, scan_json):
+    write(tmp_path, "tests/e2e/utils.py", TEST_UTILS)
+    write(
+        tmp_path,
+        "tests/e2e/test_fp8.py",
+        "from tests.e2e.utils import supports_fp8\n\n\n@supports_fp8\ndef test_x():\n    pass\n",
+    )
+    shown = _sites(scan_json("--select", "ROC110", "--show-guarded", str(tmp_path)))
+    assert shown == [
+        (
+            "tests/e2e/utils.py",
+            8,
+            "ROC110",
+            "never runs: only `require_hopper`, which never run, call `is_hopper`",
+        ),
+        # used by a test in another file: runs
+        ("tests/e2e/utils.py", 17, "ROC110", ""),
+        # a fixture and a test: the test runner calls them
+        ("tests/e2e/utils.py", 22, "ROC110", ""),
+        ("tests/e2e/utils.py", 26, "ROC110", ""),
+    ]
