@@ -2,7 +2,8 @@
 module-level function sits in an NVIDIA-only branch (``if not is_rocm(): check_cuda()``, the
 call after ``if IS_ROCM: return rocm_variant()``), or in another such function; and, in files
 no user imports (a build script ``setup.py``, a test suite's modules), the functions nothing
-calls, or only such functions call (test helpers, fixtures and runner hooks excepted).
+calls, or only such functions call (in a test suite's support modules: tests, fixtures and
+runner hooks excepted).
 
 Decided per file after the engine's walk, from the guard regions it marked: the function's body
 becomes a guard region, so its findings are guarded (hidden, ``--show-guarded`` shows the
@@ -41,15 +42,17 @@ _RUNNER_HOOKS = re.compile(r"^(test|pytest_|setup|teardown|load_tests$|main$)")
 
 def _dead_code_file(path: str) -> bool:
     """Files no user imports, so a function nothing in the project calls never runs: a build
-    script, a test suite's modules."""
-    from migrator.paths import is_test_path
+    script, a test suite's support module (``tests/utils.py``; not a test module, whose
+    functions the test runner may collect)."""
+    from migrator.paths import is_test_file, is_test_path
 
-    return path.rsplit("/", 1)[-1] in _BUILD_SCRIPTS or is_test_path(path)
+    name = path.rsplit("/", 1)[-1]
+    return name in _BUILD_SCRIPTS or (is_test_path(path) and not is_test_file(name))
 
 
 def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
     """Mark as guarded the bodies of the module-level functions of the file that only NVIDIA-
-    only branches call (or, in a build script or a test file, that nothing calls)."""
+    only branches call (or, in a build script or a test support module, that nothing calls)."""
     import libcst as cst
 
     from migrator.guards import NON_LINUX, NVIDIA_ONLY
