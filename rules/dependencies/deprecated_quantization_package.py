@@ -26,6 +26,10 @@ class DeprecatedQuantPackage(RequirementRule):
     auto-gptq==0.7.1
     ```
 
+    ## Severity
+    Info: nothing in the dependency line itself changes on a ROCm build (the package is as
+    deprecated on NVIDIA); the advice is to plan the move to a maintained package.
+
     ## Manual migration
     GPTQ → `gptqmodel` (what transformers uses now); AWQ → llm-compressor; or AMD Quark
     (`amd-quark`) for FP8/INT8/INT4 on AMD GPUs.
@@ -37,7 +41,7 @@ class DeprecatedQuantPackage(RequirementRule):
     code = "ROC813"
     name = "deprecated-quantization-package"
     category = "dependency"
-    severity = Severity.WARNING
+    severity = Severity.INFO
     message = "deprecated quantization package with no maintained ROCm kernels"
     fact = "§5 quantization alternatives, §9 auto-gptq row; [Q1][Q2][Q3]"
     triggers = _cases("gptq", "awq", "AutoGPTQ", "AutoAWQ")
