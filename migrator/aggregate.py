@@ -9,8 +9,9 @@ from dataclasses import replace
 
 from migrator.model import Finding, Related
 
-#: File kinds where a project declares its dependencies: a project-level problem is anchored
-#: at its declaration when the project has one (the user acts there), else at its first use.
+#: File kinds where a project declares its dependencies (and ``setup.py``, a Python file): a
+#: project-level problem is anchored at its declaration when the project has one (the user acts
+#: there), else at its first use.
 _DECLARATION_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
 
 
@@ -41,7 +42,8 @@ def problem_key(finding: Finding) -> tuple[object, ...] | None:
 def _anchor_rank(finding: Finding) -> tuple[int, tuple[str, int, int, int, str]]:
     from migrator.discovery import file_kind
 
-    declared = file_kind(finding.path) in _DECLARATION_KINDS
+    name = finding.path.rsplit("/", 1)[-1]
+    declared = file_kind(finding.path) in _DECLARATION_KINDS or name == "setup.py"
     return (0 if declared else 1, finding.sort_key())
 
 

@@ -40,6 +40,9 @@ class RawPythonFinding:
     #: Cross-rule key of a problem within one file: reports of every rule giving the same key
     #: in a file are one finding (e.g. a module that cannot be imported and every use in it).
     problem: str = ""
+    #: Where that key applies: ``file`` (one finding per file) or ``project`` (one per project,
+    #: with the rules declaring the same ``problem``: a dependency and an opt-in use of it).
+    problem_scope: str = "file"
 
 
 @dataclass(slots=True)
@@ -143,6 +146,7 @@ class PythonContext:
         together: str = "",
         together_size: int = 0,
         problem: str = "",
+        problem_scope: str = "file",
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -164,6 +168,7 @@ class PythonContext:
                 together=together,
                 together_size=together_size,
                 problem=problem,
+                problem_scope=problem_scope,
             )
         )
 

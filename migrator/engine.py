@@ -293,7 +293,11 @@ def _finding(
         scope=scope,
         group=raw.group,
         # a report's own problem key makes it one problem with the file's other reports of it
-        aggregate="file" if isinstance(raw, RawPythonFinding) and raw.problem else rule.aggregate,
+        aggregate=(
+            raw.problem_scope
+            if isinstance(raw, RawPythonFinding) and raw.problem
+            else rule.aggregate
+        ),
         problem=(raw.problem if isinstance(raw, RawPythonFinding) else "") or rule.problem or "",
     )
 

@@ -190,13 +190,15 @@ class PythonRule(Rule):
         together: str = "",
         together_size: int = 0,
         problem: str = "",
+        problem_scope: str = "file",
     ) -> None:
         """Report ``node``; ``group`` tells distinct problems of this rule apart when the rule
         aggregates (e.g. the package name), so that only reports of one problem are merged;
         ``severity`` overrides the rule's for this report (e.g. a gate that only warns);
         ``extra_edits`` are further statements the fix rewrites, and fixes sharing a
         ``together`` key apply only all ``together_size`` of them at once; reports of any rule
-        sharing a ``problem`` key in one file are one finding, anchored at the first."""
+        sharing a ``problem`` key in one file (``problem_scope="project"``: in the project, with
+        the rules declaring that key) are one finding, anchored where the user acts."""
         self.ctx.report(
             self,
             node,
@@ -213,6 +215,7 @@ class PythonRule(Rule):
             together=together,
             together_size=together_size,
             problem=problem,
+            problem_scope=problem_scope,
         )
 
 

@@ -7,6 +7,7 @@ from migrator.rule import Invalid, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
+from ..flash_attn._hf_attn_implementation import FLASH_ATTN_BUILD
 from ._table import _cases, _table
 
 
@@ -33,6 +34,12 @@ class FlashAttnCudaWheel(RequirementRule):
     to `torch.nn.functional.scaled_dot_product_attention` / `attn_implementation="sdpa"` and
     drop the dependency.
 
+    ## Known problems
+    One finding per project: the declarations (requirements, `pyproject.toml`, `setup.py`, images)
+    and the places where the user asks for FlashAttention explicitly (`if use_flash_attention_2:
+    attn_implementation = "flash_attention_2"`, ROC403) are one problem, anchored at the first
+    declaration, the others as related sites.
+
     ## References
     - rocm-facts.md §4a and §9 (`flash-attn` row)
     """
@@ -41,6 +48,8 @@ class FlashAttnCudaWheel(RequirementRule):
     name = "flash-attn-cuda-wheel"
     category = "dependency"
     severity = Severity.WARNING
+    aggregate = "project"
+    problem = FLASH_ATTN_BUILD
     message = "`flash-attn` wheels are CUDA-only; on ROCm build ROCm/flash-attention or use SDPA"
     fact = "§4a, §9 flash-attn row; [F1]"
     triggers = _cases("flash", "FlashAttn")

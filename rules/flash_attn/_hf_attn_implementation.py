@@ -17,6 +17,10 @@ from ._table import _data
 #: An ``if`` test naming a flash-attention switch, and availability probes (which are not).
 _FLASH_SWITCH = re.compile(r"flash", re.IGNORECASE)
 
+#: Problem key of "this project needs ROCm/flash-attention": the flash-attn dependency (ROC808)
+#: and the places where the user asks for FlashAttention explicitly.
+FLASH_ATTN_BUILD = "flash-attn-rocm-build"
+
 
 _PROBE = re.compile(r"avail|\bhas_|HAS_|import", re.IGNORECASE)
 
@@ -111,6 +115,10 @@ class _HfAttnImplementation(PythonRule):
         for string in string_nodes_with_value(value, self._values()):
             if id(string) in probed:
                 continue  # already dispatched on an availability probe: portable
+            requested = self._explicit_request(value)
+            if requested:
+                self._report_request(string, requested)
+                continue
             if self._is_dispatch_code():
                 self.report(
                     string,
@@ -128,16 +136,6 @@ class _HfAttnImplementation(PythonRule):
     ) -> None:
         """Keep FlashAttention-2 where it is installed, fall back to ``fallback`` elsewhere; leave
         explicit user requests and packed-sequence code alone (they need FA2's varlen path)."""
-        requested = self._explicit_request(value)
-        if requested:
-            self.report(
-                string,
-                message=(
-                    f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
-                    "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
-                ),
-            )
-            return
         if _PACKING.search(self.ctx.module.code):
             self.report(
                 string,
@@ -172,6 +170,21 @@ class _HfAttnImplementation(PythonRule):
             replacement=expression,
             imports=imports,
             requires={"transformers": "4.36" if self.values_key == "fa2" else "4.53"},
+        )
+
+    def _report_request(self, string: cst.SimpleString, requested: str) -> None:
+        """The user asks for FlashAttention (``if use_flash_attention_2:``): on ROCm that needs
+        the ROCm/flash-attention build, one problem with the project's flash-attn dependency
+        (ROC808, anchored where the project declares it, else at the first such request)."""
+        self.report(
+            string,
+            message=(
+                f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
+                "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
+            ),
+            # FlashAttention-3 (Hopper-only) is another problem than the flash-attn dependency
+            problem=FLASH_ATTN_BUILD if self.values_key == "fa2" else "",
+            problem_scope="project",
         )
 
     @staticmethod
