@@ -475,3 +475,38 @@ def test_an_extension_build_and_its_nvcc_flags_are_one_problem_at_the_build(tmp_
         ("setup.py", 13, "ROC600"),
     ]
     assert [site["line"] for site in findings[1]["related"]] == [4, 4, 8]
+
+
+FLASH_OPT_IN = """\
+from transformers import AutoModelForCausalLM
+
+
+def build(name, use_flash_attention_2=False, attn_implementation="eager"):
+    if use_flash_attention_2 and attn_implementation != "flash_attention_2":
+        attn_implementation = "flash_attention_2"
+    return AutoModelForCausalLM.from_pretrained(name, attn_implementation=attn_implementation)
+"""
+
+FLASH_FORCED = """\
+def configure(config):
+    if config._attn_implementation != "flash_attention_2":
+        config._attn_implementation = "flash_attention_2"
+"""
+
+
+def test_an_explicit_flash_attention_request_is_the_flash_attn_dependency(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "setup.py",
+        "from setuptools import setup\n"
+        "setup(name='x', extras_require={'gpu': ['flash-attn==2.7.4.post1']})\n",
+    )
+    write(tmp_path, "pkg/model.py", FLASH_OPT_IN)
+    write(tmp_path, "pkg/forced.py", FLASH_FORCED)
+    findings = scan_json("--select", "ROC403,ROC808", str(tmp_path))["findings"]
+    # the user's switch joins the dependency at its declaration; a forced choice stays its own
+    assert [(f["path"], f["line"], f["rule"]) for f in findings] == [
+        ("pkg/forced.py", 3, "ROC403"),
+        ("setup.py", 2, "ROC808"),
+    ]
+    assert [(s["path"], s["line"]) for s in findings[1]["related"]] == [("pkg/model.py", 6)]

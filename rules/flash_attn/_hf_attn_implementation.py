@@ -115,7 +115,7 @@ class _HfAttnImplementation(PythonRule):
         for string in string_nodes_with_value(value, self._values()):
             if id(string) in probed:
                 continue  # already dispatched on an availability probe: portable
-            requested = self._explicit_request(value)
+            requested = self._explicit_request(value, flag=True)
             if requested:
                 self._report_request(string, requested)
                 continue
@@ -136,6 +136,16 @@ class _HfAttnImplementation(PythonRule):
     ) -> None:
         """Keep FlashAttention-2 where it is installed, fall back to ``fallback`` elsewhere; leave
         explicit user requests and packed-sequence code alone (they need FA2's varlen path)."""
+        requested = self._explicit_request(value)
+        if requested:
+            self.report(
+                string,
+                message=(
+                    f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
+                    "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
+                ),
+            )
+            return
         if _PACKING.search(self.ctx.module.code):
             self.report(
                 string,
@@ -196,9 +206,11 @@ class _HfAttnImplementation(PythonRule):
             and bool(_PROBE.search(cst.Module([]).code_for_node(value.test)))
         )
 
-    def _explicit_request(self, value: cst.BaseExpression) -> str | None:
+    def _explicit_request(self, value: cst.BaseExpression, flag: bool = False) -> str | None:
         """The test of an enclosing ``if`` that names a flash-attention switch
-        (``if args.use_flash_attn:``, ``if backend == "flash":``), when there is one."""
+        (``if args.use_flash_attn:``, ``if backend == "flash":``), when there is one; with
+        ``flag``, only a switch the user sets: a name or attribute named for it
+        (``use_flash_attention_2``), not a comparison of the current choice with the string."""
         anchor = self._anchor
         enclosing: list[cst.CSTNode] = [value] if isinstance(value, cst.IfExp) else []
         if anchor is not None:
@@ -207,6 +219,8 @@ class _HfAttnImplementation(PythonRule):
             if isinstance(ancestor, cst.If | cst.IfExp):
                 test = self.ctx.code(ancestor.test)
                 if _FLASH_SWITCH.search(test) and not _PROBE.search(test):
+                    if flag and not _names_flash_flag(ancestor.test):
+                        continue
                     return test.strip()
         return None
 
@@ -306,3 +320,17 @@ def _compares_against(module: cst.Module, names: set[str]) -> bool:
     finder = _Finder()
     fast_visit(module, finder, trivia=False)
     return finder.found
+
+
+def _names_flash_flag(test: cst.BaseExpression) -> bool:
+    """Whether a test reads a flag named for flash attention (``use_flash_attention_2``,
+    ``args.use_flash_attn``): the user's switch, not the current backend compared with a name."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and "flash" in node.value.lower():
+            return True
+        if isinstance(node, cst.Attribute) and "flash" in node.attr.value.lower():
+            return True
+        stack.extend(node.children)
+    return False
