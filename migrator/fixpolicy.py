@@ -50,6 +50,8 @@ _NVIDIA_TOKENS = frozenset(
 )
 _PYTHON_NVIDIA_TOKENS = frozenset(
     {"nvidia", "ngc", "tensorrt", "trtllm", "cute", "cutlass", "fa3", "fa4"}
+    # an NVIDIA GPU model in the path: a script or test for that GPU (``t4_smoke/run_t4.py``)
+    | {"t4", "v100", "a100", "a10g", "h100", "h200", "b200", "gb200", "hopper", "blackwell"}
 )
 #: Packages that exist only for NVIDIA GPUs: a module importing one is NVIDIA code by purpose.
 _NVIDIA_ONLY_PACKAGES = (

@@ -420,3 +420,21 @@ def test_restore_of_a_saved_value_saves_and_restores_hip_on_its_own(tmp_path):
         '        os.environ["CUDA_LAUNCH_BLOCKING"] = self.saved_cuda_launch_blocking\n'
         '        os.environ["HIP_LAUNCH_BLOCKING"] = self.saved_hip_launch_blocking\n'
     )
+
+
+def test_script_for_an_nvidia_gpu_model_stays_byte_identical(tmp_path):
+    code = "import os\n\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
+    root = _project(
+        tmp_path,
+        {
+            "requirements.txt": "torch>=2.3\n",
+            "tests/t4_smoke/run_grpo_t4.py": code,
+            "tests/run_grpo.py": code,
+        },
+    )
+    texts, left = _fix(root, unsafe=True)
+    assert "tests/t4_smoke/run_grpo_t4.py" not in texts
+    assert any("this file is for NVIDIA" in m for m in left["tests/t4_smoke/run_grpo_t4.py"])
+    assert texts["tests/run_grpo.py"] == (
+        code + "os.environ['HIP_VISIBLE_DEVICES'] = os.environ['CUDA_VISIBLE_DEVICES']\n"
+    )
