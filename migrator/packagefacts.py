@@ -41,20 +41,38 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name.strip().lower())
 
 
+def no_equivalent(name: str) -> str | None:
+    """Why a package with no ROCm build fails and what to use instead (``[no_equivalent]``; an
+    entry ``{ imports = KEY }`` takes the ``alternative`` of ``[imports.KEY]``, so ROC811, ROC90x
+    and the report say the same), None for another package."""
+    from migrator.ruledata import load_table
+
+    table = load_table("packages")
+    value = table["no_equivalent"].get(name)
+    if isinstance(value, dict):
+        return f"no ROCm build; use {table['imports'][value['imports']]['alternative']}"
+    return None if value is None else str(value)
+
+
 @functools.cache
 def _table() -> tuple[dict[str, PackageInfo], tuple[_Matcher, ...]]:
     from migrator.ruledata import load_table
 
+    table = load_table("packages")
     names: dict[str, PackageInfo] = {}
     matchers: list[_Matcher] = []
     entry: dict[str, Any]
-    for entry in load_table("packages")["rocm"]:
-        info = PackageInfo(
-            entry.get("rocm", ""), entry.get("min_version", ""), entry.get("source", "")
-        )
-        for name in entry.get("names", []):
+    for entry in table["rocm"]:
+        # ``names_of``: the names (and counterpart) of another section (``[nvml]``)
+        section: dict[str, Any] = table[entry["names_of"]] if "names_of" in entry else {}
+        for name in entry.get("names", section.get("names", [])):
+            rocm = entry.get("rocm") or section.get("rocm") or no_equivalent(name) or ""
+            info = PackageInfo(rocm, entry.get("min_version", ""), entry.get("source", ""))
             names.setdefault(name, info)
-        if "names" not in entry:
+        if "names" not in entry and "names_of" not in entry:
+            info = PackageInfo(
+                entry.get("rocm", ""), entry.get("min_version", ""), entry.get("source", "")
+            )
             pattern = re.compile(entry["pattern"]) if "pattern" in entry else None
             matchers.append(
                 _Matcher(pattern, entry.get("prefix", ""), entry.get("within", ""), info)

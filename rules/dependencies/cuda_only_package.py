@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from migrator.model import Severity
+from migrator.packagefacts import no_equivalent
 from migrator.rule import Invalid, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
-from .._requirements import Req, packages
+from .._requirements import Req
 from ._table import _cases
 
 
@@ -88,7 +89,7 @@ class CudaOnlyPackage(RequirementRule):
     ]
 
     def examine(self, req: Req) -> Verdict | None:
-        table = packages()["no_equivalent"]
-        if req.name not in table:
+        why = no_equivalent(req.name)
+        if why is None:
             return None
-        return Verdict(f"`{req.parsed.raw_name}` is CUDA-only: {table[req.name]}")
+        return Verdict(f"`{req.parsed.raw_name}` is CUDA-only: {why}")
