@@ -1,6 +1,6 @@
 """Benchmark `migrate scan` cold and warm against peers on the same trees, in one run.
 
-Usage: python scripts/bench.py TREE [TREE ...] [--peers torchfix,semgrep,ruff] [--repeat N]
+Usage: python scripts/bench.py TREE [TREE ...] [--peers torchfix,semgrep,ruff,baseline] [--repeat N]
                                 [--jobs 1,2] [--whole-parse]
 
 For every tree: migrate cold (a fresh cache each run) and warm, migrate cold parsing every file
@@ -10,7 +10,8 @@ of the whole process tree: the command and every process it waited for, from the
 /proc every 10 ms), and the ratios peer/migrate by both clocks (on a shared machine CPU time is
 the fair comparison; wall time needs a quiet one). Ends with a Markdown summary table. Peers that
 are not installed are reported as such, never estimated; they are looked up next to this Python,
-then on PATH (``SEMGREP``/``TORCHFIX`` name another executable).
+then on PATH (``SEMGREP``/``TORCHFIX`` name another executable; ``BASELINE`` names another build of
+``migrate``, measured cold like migrate: the peer ``baseline``, e.g. the code before a change).
 """
 
 from __future__ import annotations
@@ -222,6 +223,10 @@ def _peer_commands(tree: Path, bindir: Path, rules: Path) -> dict[str, list[str]
         "ruff": command(
             "ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(tree)
         ),
+        # another build of migrate (``BASELINE=/path/to/migrate``), e.g. before a change: cold
+        "baseline": command(
+            "baseline", "scan", "--format", "json", "--output", os.devnull, str(tree)
+        ),
     }
 
 
@@ -257,7 +262,7 @@ def bench_tree(
         if command is None:
             print(f"{name:<22} not installed")
             continue
-        series = repeat(command, times)
+        series = cold(command, times) if name == "baseline" else repeat(command, times)
         out.append((name, series))
         print(
             f"{name:<22} {series.describe()}  ratio migrate-cold/{name}: "
