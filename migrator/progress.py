@@ -3,7 +3,6 @@ stderr is not one (CI logs and pipes stay clean). One home for scan, report, fix
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -66,8 +65,3 @@ def steps(console: Any | None = None) -> Iterator[Callable[[str], None]]:
             yield step
         finally:
             finish()
-
-
-def stderr_is_terminal() -> bool:
-    """Whether progress would show (for callers that build costly messages)."""
-    return sys.stderr.isatty()

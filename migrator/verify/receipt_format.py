@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from migrator.verify.receipt import FAIL, NOT_COMPARED_VERDICT, PASS, SCHEMA
+from migrator.verify.receipt import FAIL, NOT_COMPARED_VERDICT, PASS
 
 SCHEMA_FILE = "verify-receipt.schema.json"
 VERDICTS = (PASS, FAIL, NOT_COMPARED_VERDICT)
@@ -38,11 +38,6 @@ def load(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ReceiptFormatError(f"{path} is not a verify receipt (expected a JSON object)")
     return data
-
-
-def is_current(data: dict[str, Any]) -> bool:
-    """Written by this version of verify (``migrate-verify-receipt/2``)."""
-    return data.get("schema") == SCHEMA
 
 
 def run_verdict(run: dict[str, Any]) -> str | None:

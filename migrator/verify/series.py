@@ -195,11 +195,6 @@ def extract_with(stdout: str, patterns: Sequence[re.Pattern[str]]) -> Series:
     return series
 
 
-def compile_patterns(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
-    """Compile ``--compare`` patterns; a bad one raises ``re.error`` with its text."""
-    return tuple(re.compile(pattern) for pattern in patterns)
-
-
 def extract(stdout: str, patterns: Sequence[re.Pattern[str]] = ()) -> Series:
     """The series of one run: user patterns when given, the default pairs otherwise."""
     return extract_with(stdout, patterns) if patterns else extract_default(stdout)

@@ -66,11 +66,6 @@ class FileFacts:
         """Why ``line`` runs only when a user asks for it, or ``""``."""
         return next((why for first, last, why in self.opt_in if first <= line <= last), "")
 
-    def function_at(self, line: int) -> str:
-        """The name of the innermost function around ``line``, or ``""``."""
-        around = self.functions_at(line)
-        return around[0] if around else ""
-
     def functions_at(self, line: int) -> list[str]:
         """The names of the functions around ``line``, innermost first."""
         around = sorted(
