@@ -1,6 +1,7 @@
 """Which parts of a shell script (or of the shell in a CI file or Dockerfile) never run on a
 ROCm (Linux) machine: branches of ``if``/``case`` on ``$OSTYPE``, ``uname`` or ``$OS`` that
-only macOS or Windows take. The text counterpart of ``migrator.guards`` (CI jobs and steps on
+only macOS or Windows take, and a ``pyproject.toml``'s CUDA-variant extras
+(``migrator.variant_extras``). The text counterpart of ``migrator.guards`` (CI jobs and steps on
 other runners: ``migrator.ci_guards``); the engine marks text findings inside as guarded.
 """
 
@@ -11,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from migrator.shell_lex import lex
+from migrator.variant_extras import cuda_extra_regions
 
 NON_LINUX = "non-Linux platform branch"
 #: ``if command -v nvidia-smi; then ...``: the branch runs only where the NVIDIA tool exists.
@@ -43,6 +45,8 @@ def regions(text: str, kind: str) -> list[tuple[int, int, str]]:
     if kind in {"shell", "ci-yaml", "dockerfile"}:
         found.extend(_if_regions(text))
         found.extend(_case_regions(text))
+    if kind == "pyproject":
+        found.extend(cuda_extra_regions(text))
     return sorted(found)
 
 

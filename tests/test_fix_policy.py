@@ -438,3 +438,59 @@ def test_script_for_an_nvidia_gpu_model_stays_byte_identical(tmp_path):
     assert texts["tests/run_grpo.py"] == (
         code + "os.environ['HIP_VISIBLE_DEVICES'] = os.environ['CUDA_VISIBLE_DEVICES']\n"
     )
+
+
+HANDLED_LATER = """import os
+
+
+def apply_gpu_ids(value, is_rocm):
+    os.environ["CUDA_VISIBLE_DEVICES"] = value
+    if is_rocm:
+        os.environ["HIP_VISIBLE_DEVICES"] = value
+
+
+def pin(value):
+    os.environ["CUDA_VISIBLE_DEVICES"] = value
+"""
+
+TEST_DATA = """import subprocess
+
+
+def test_scrub_keeps_runtime_vars():
+    raw = {"HF_TOKEN": "x", "CUDA_VISIBLE_DEVICES": "0"}
+    assert "CUDA_VISIBLE_DEVICES" in scrub_env(raw)
+
+
+def test_host_without_gpus():
+    env = {}
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    assert detect(env) == "cpu"
+
+
+def test_child_sees_no_gpu():
+    subprocess.run(["python", "-c", "pass"], env={"CUDA_VISIBLE_DEVICES": ""})
+
+
+def test_child_sees_two_gpus():
+    env = {"CUDA_VISIBLE_DEVICES": "0,1"}
+    subprocess.check_output(["python", "-c", "pass"], env=env)
+"""
+
+
+def test_a_function_that_handles_the_hip_variable_itself_is_left(tmp_path):
+    root = _project(tmp_path, {"pkg/gpus.py": HANDLED_LATER})
+    texts, left = _fix(root, unsafe=True)
+    new = texts["pkg/gpus.py"]
+    # only `pin`, which never names a ROCm variable, gets the copy
+    assert new.count('os.environ["HIP_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]') == 1
+    assert new.index('HIP_VISIBLE_DEVICES"] = os.environ') > new.index("def pin")
+
+
+def test_test_data_mappings_are_not_mirrored_but_a_child_env_is(tmp_path):
+    root = _project(tmp_path, {"tests/test_env.py": TEST_DATA})
+    texts, left = _fix(root, unsafe=True)
+    new = texts["tests/test_env.py"]
+    assert 'raw = {"HF_TOKEN": "x", "CUDA_VISIBLE_DEVICES": "0"}\n' in new
+    assert 'env["CUDA_VISIBLE_DEVICES"] = ""\n    assert' in new
+    assert 'env={"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}' in new
+    assert 'env = {"CUDA_VISIBLE_DEVICES": "0,1", "HIP_VISIBLE_DEVICES": "0,1"}' in new

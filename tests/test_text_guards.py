@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from migrator.ci_guards import NON_LINUX_JOB
 from migrator.textguards import NON_LINUX, regions
+from migrator.variant_extras import CUDA_EXTRA
 from tests.conftest import write
 
 SETUP = """\
@@ -119,3 +120,30 @@ def test_branch_behind_an_nvidia_smi_probe_is_guarded(tmp_path, run_cli):
     write(tmp_path, "gpu.sh", text)
     run_cli("fix", "--unsafe-fixes", str(tmp_path))
     assert (tmp_path / "gpu.sh").read_text() == text
+
+
+EXTRAS = """[project]
+name = "x"
+dependencies = ["torch"]
+
+[project.optional-dependencies]
+cu121onlytorch240 = [
+    "flash-attn @ https://github.com/x/flash_attn-2.6.3+cu123torch2.4cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
+]
+amd = [
+    "flash-attn @ https://github.com/x/flash_attn-2.6.3+cu123torch2.4cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
+]
+"""
+
+
+def test_cuda_extras_are_guarded_only_when_a_rocm_extra_exists(tmp_path, scan_json):
+    write(tmp_path, "pyproject.toml", EXTRAS)
+    report = scan_json(tmp_path, "--show-guarded")
+    sites = sorted({(f["line"], f.get("guard", "")) for f in report["findings"]})
+    assert sites == [(7, CUDA_EXTRA), (10, "")]
+    write(tmp_path, "pyproject.toml", EXTRAS.replace("amd = [", "extra = ["))
+    report = scan_json(tmp_path, "--show-guarded")
+    assert sorted({(f["line"], f.get("guard", "")) for f in report["findings"]}) == [
+        (7, ""),
+        (10, ""),
+    ]

@@ -42,7 +42,8 @@ class PypiTriton(RequirementRule):
     pin or an upper bound (`triton==1.0.0`, `triton<3`) chooses the Triton of the project's own
     kernels; no environment marker tells the GPU vendor apart, so those lines stay and the
     finding says to move them to an NVIDIA-only extra by hand (unless a lock file says torch
-    pulled the pin in, `# via torch`).
+    pulled the pin in, `# via torch`). A direct reference (`triton @ URL`) is an exact choice
+    too; one to a ROCm build of Triton is the ROCm install itself and is not reported.
 
     ## References
     - rocm-facts.md §7 (`torch.compile` row) and §9 (`triton` row)
@@ -62,6 +63,11 @@ class PypiTriton(RequirementRule):
         Valid("pytorch-triton-rocm\n", path="requirements.txt"),
         Valid("tritonclient[all]\n", path="requirements.txt"),
         Valid("triton-ascend==3.2.1\n", path="requirements.txt"),
+        Valid(  # the ROCm build of Triton, by direct reference
+            "triton @ https://repo.radeon.com/rocm/manylinux/rocm-rel-7.2/"
+            "triton-3.5.1%2Brocm7.2.0.gita272dfa8-cp312-cp312-linux_x86_64.whl\n",
+            path="requirements.txt",
+        ),
     ]
     invalid = [
         Invalid(
@@ -71,6 +77,11 @@ class PypiTriton(RequirementRule):
             line=2,
         ),
         Invalid("triton==1.0.0\n", path="requirements.txt", fixed=None),
+        Invalid(  # a direct reference is an exact choice: a manual step, never removed
+            "triton @ https://example.org/triton-3.1.0-cp312-cp312-linux_x86_64.whl\n",
+            path="requirements.txt",
+            fixed=None,
+        ),
         Invalid(
             '[project]\nname = "x"\ndependencies = ["torch", "triton", "numpy"]\n',
             path="pyproject.toml",
@@ -87,7 +98,10 @@ class PypiTriton(RequirementRule):
     def examine(self, req: Req) -> Verdict | None:
         if req.name not in _table("triton")["names"]:
             return None
-        if _PINNED.search(req.parsed.spec) and not self._via_torch(req):
+        url = req.parsed.url
+        if url is not None and _ROCM_BUILD.search(url):
+            return None  # a direct reference to a ROCm build of Triton: the ROCm install itself
+        if (url is not None or _PINNED.search(req.parsed.spec)) and not self._via_torch(req):
             return Verdict(
                 f"{self.message}; no automatic fix: `{req.parsed.text.strip()}` pins Triton for "
                 "the project's own kernels, and removing it would change the Triton they get on "
@@ -115,5 +129,7 @@ class PypiTriton(RequirementRule):
 
 #: An exact pin or an upper bound: a Triton version chosen for the project's own kernels.
 _PINNED = re.compile(r"==|<|~=")
+#: A wheel built for ROCm (``triton-3.4.0+rocm7.0.2...whl``, ``repo.radeon.com``).
+_ROCM_BUILD = re.compile(r"rocm|radeon", re.IGNORECASE)
 #: A lower bound: a minimum Triton the project asks for, which NVIDIA installs must keep.
 _FLOOR = re.compile(r">")

@@ -9,6 +9,7 @@ import libcst as cst
 
 from migrator.astutil import string_value
 from migrator.model import Applicability
+from migrator.paths import is_test_path
 
 from ._access import EnvAccess, _EnvAccessRule, _quote
 from ._restore import find_save, restore_fix
@@ -92,6 +93,50 @@ class _PairedVariable(_EnvAccessRule):
             not (self.ctx.qualname(call.func) or "").startswith("torch.") for call in parsers.calls
         )
 
+    def _handled_in_function(self, access: EnvAccess, handled: list[str]) -> bool:
+        """The enclosing function deals with the ROCm variable itself (reads, writes or pops it,
+        often under its own ROCm check), so the project keeps the two in step already."""
+        scope = self.ctx.scope(access.node)
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        code = self.ctx.code(scope)
+        return any(re.search(rf"[\"']{re.escape(name)}[\"']", code) for name in handled)
+
+    def _test_data(self, access: EnvAccess) -> bool:
+        """In a test, a plain mapping that names the variable is input for the code under test
+        (a simulated host environment), not the environment of this process or of a child:
+        adding the ROCm variable would change what the test checks. A mapping handed to a call
+        (``env=``, ``patch.dict(os.environ, {...})``), spread from ``os.environ`` or bound to a
+        name later passed as ``env=`` is an environment and stays reported."""
+        if not is_test_path(self.ctx.path):
+            return False
+        if access.kind == "assign-other":
+            target = access.node
+            name = _mapping_name(target)
+        elif access.kind == "dict-key" and access.mapping is not None:
+            if any(isinstance(item, cst.StarredDictElement) for item in access.mapping.elements):
+                return False
+            parent = self.ctx.parent(access.mapping)
+            if isinstance(parent, cst.Arg):
+                return False
+            target = access.mapping
+            name = None
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                bound = parent.targets[0].target
+                name = bound.value if isinstance(bound, cst.Name) else None
+            elif isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name):
+                name = parent.target.value
+        else:
+            return False
+        if name is None:
+            return access.kind == "dict-key"
+        scope = self.ctx.scope(target)
+        code = self.ctx.code(scope)
+        handed = (
+            rf"(?<![\w.])env\s*=\s*{re.escape(name)}\b|patch\.dict\([^,()]+,\s*{re.escape(name)}\b"
+        )
+        return re.search(handed, code) is None
+
     def on_access(self, access: EnvAccess) -> None:
         if self._read_by_cuda_driver(access):
             return
@@ -105,6 +150,8 @@ class _PairedVariable(_EnvAccessRule):
             return
         entry = self._entry()
         if access.block_writes & set(entry["handled"]):
+            return
+        if self._handled_in_function(access, entry["handled"]) or self._test_data(access):
             return
         if access.value is not None and string_value(access.value) in entry["off"]:
             return
@@ -253,3 +300,21 @@ class _PairedVariable(_EnvAccessRule):
             message=message,
             replacement=replacement,
         )
+
+
+def _mapping_name(node: cst.CSTNode) -> str | None:
+    """``env`` in ``env["X"] = v`` (the statement or the subscript the access points at)."""
+    for found in _subscripts(node):
+        if isinstance(found.value, cst.Name):
+            return found.value.value
+    return None
+
+
+def _subscripts(node: cst.CSTNode) -> list[cst.Subscript]:
+    if isinstance(node, cst.Subscript):
+        return [node]
+    if isinstance(node, cst.SimpleStatementLine):
+        node = node.body[0]
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets if isinstance(t.target, cst.Subscript)]
+    return []
