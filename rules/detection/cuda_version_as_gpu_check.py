@@ -88,7 +88,10 @@ class CudaVersionAsGpuCheck(PythonRule):
     ## Fix safety
     Safe: on NVIDIA and CPU builds `torch.version.hip` is `None`, so the new expression has the same
     value as before (`cuda or None` is `cuda`); only ROCm builds change, which is the intent.
-    Not offered (see ROC103) when the guarded code itself reads `torch.version.cuda` as a version:
+    Not offered when the test is joined with a compute-capability comparison
+    (`torch.version.cuda and torch.cuda.get_device_capability() >= (9, 0)`): on ROCm the
+    capability is the gfx version, so opening the test would let an MI200 (9.0) through a Hopper
+    gate. Not offered (see ROC103) when the guarded code itself reads `torch.version.cuda` as a version:
     opening the branch on ROCm would run that parsing on `None`. Files that already test
     `torch.version.hip` are left alone: they tell the builds apart on purpose.
 
@@ -128,6 +131,12 @@ class CudaVersionAsGpuCheck(PythonRule):
         ),
     ]
     invalid = [
+        Invalid(  # the vendor test picks NVIDIA for the capability numbers: no fix
+            "import torch\n"
+            "fp8 = torch.version.cuda and torch.cuda.get_device_capability() >= (9, 0)\n",
+            fixed=None,
+            line=2,
+        ),
         Invalid(
             "import torch\nif torch.version.cuda:\n    x = 1\n",
             fixed="import torch\nif torch.version.cuda or torch.version.hip:\n    x = 1\n",
@@ -180,5 +189,26 @@ class CudaVersionAsGpuCheck(PythonRule):
         for test in analysis.tests:
             if test.guards_parse:
                 continue
+            if self._with_capability(test.atom):
+                self.report(test.atom, message=f"{self.message}; {_CAPABILITY_NOTE}")
+                continue
             replacement, imports = _fix(self.ctx, tree_, test)
             self.report(test.atom, replacement=replacement, imports=imports)
+
+    def _with_capability(self, atom: cst.CSTNode) -> bool:
+        """The test is joined by ``and``/``or`` with a compute-capability comparison: it picks
+        NVIDIA so that the numbers name NVIDIA architectures (on ROCm they are gfx versions)."""
+        whole: cst.CSTNode = atom
+        parent = self.ctx.parent(whole)
+        while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+            whole = parent
+            parent = self.ctx.parent(whole)
+        return whole is not atom and "capability" in self.ctx.code(whole)
+
+
+#: Why a vendor test joined with a capability comparison gets no automatic fix.
+_CAPABILITY_NOTE = (
+    "no automatic fix: it is joined with a compute-capability comparison, whose numbers are gfx "
+    "versions on ROCm (MI200 reports 9.0, the same as H100); gate the AMD path on the GPU's gfx "
+    "architecture by hand"
+)
