@@ -1,7 +1,4 @@
-"""ROC21x: running ``nvidia-smi`` (from Python and from shell, Docker, compose and CI files).
-
-The flag mapping nvidia-smi → amd-smi lives in ``rules/data/nvidia_smi.toml``.
-"""
+"""ROC210 (nvidia-smi-subprocess): flags Python code that runs `nvidia-smi`."""
 
 from __future__ import annotations
 
@@ -15,17 +12,13 @@ from migrator.astutil import module_ref, string_value
 from migrator.context import PythonContext
 from migrator.guards import falls_back
 from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, TextRule, Valid
-from migrator.ruledata import load_table
+from migrator.rule import Invalid, PythonRule, Valid
 
-from ._aliases import alias_kind, assigned_value_aliases
-from ._rocm_guards import called_only_on_nvidia
-from ._shell import command_args, command_position, in_quotes, iter_lines
-from ._tree import Tree, tree
-
-_PROGRAM = "nvidia-smi"
-_FACT = "§3c, §10 item 2; [A3][A4][P2]"
-
+from .._aliases import alias_kind, assigned_value_aliases
+from .._rocm_guards import called_only_on_nvidia
+from .._shell import command_args, command_position
+from .._tree import Tree, tree
+from ._shared import _FACT, _PROGRAM, _message, suggest
 
 #: Exceptions a missing ``nvidia-smi`` raises through ``subprocess`` (or a failed run).
 _PROGRAM_ERRORS = frozenset(
@@ -37,61 +30,7 @@ def _is_program(word: str) -> bool:
     return word == _PROGRAM or word.endswith("/" + _PROGRAM)
 
 
-def suggest(args: list[str]) -> tuple[str, bool]:
-    """How to say ``nvidia-smi <args>`` with amd-smi (a phrase with backticked commands) and
-    whether it maps one to one."""
-    table = load_table("nvidia_smi")
-    for entry in table["exact"]:
-        if args == entry["nvidia"]:
-            return "`" + " ".join(["amd-smi", *entry["amd"]]) + "`", True
-    fields: list[str] = []
-    unmapped: list[str] = []
-    output = ""
-    for index, arg in enumerate(args):
-        name, _, value = arg.partition("=")
-        if not value and index + 1 < len(args) and name in {"--query-gpu", "--format"}:
-            value = args[index + 1]
-        if name == "--query-gpu":
-            for field in filter(None, (part.strip() for part in value.split(","))):
-                option = table["query_fields"].get(field)
-                if option is None:
-                    unmapped.append(field)
-                elif option not in fields:
-                    fields.append(option)
-        elif name == "--format":
-            output = table["formats"].get(value.split(",")[0].strip(), "")
-    if any(arg.startswith("--query-gpu") for arg in args):
-        phrase = ""
-        if fields:
-            phrase = (
-                "`" + " ".join(["amd-smi metric", *fields, *([output] if output else [])]) + "`"
-            )
-        if unmapped:
-            static = "`amd-smi static" + (f" {output}" if output else "") + "`"
-            phrase += (" and " if phrase else "") + f"{static} for {', '.join(unmapped)}"
-        return phrase, False
-    for arg in args:
-        name = arg.partition("=")[0]
-        if name in table["options"]:
-            return "`" + table["options"][name] + "`", False
-    return "`amd-smi` (see `amd-smi --help`)", False
-
-
-def _message(args: list[str] | None, parsed: bool, shell: bool = False) -> str:
-    shown = " ".join([_PROGRAM, *(args or [])]) if args is not None else _PROGRAM
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    equivalent = suggest(args)[0] if args is not None else "`amd-smi`"
-    failure = "command not found, exit 127" if shell else "FileNotFoundError / exit 127"
-    text = f"`{shown}` does not exist on ROCm ({failure}); use {equivalent}"
-    if parsed:
-        text += "; port the parser: amd-smi output differs (use its --json or --csv)"
-    return text
-
-
-# --------------------------------------------------------------------------------------------
 # Python
-
 _SPAWN = {
     "subprocess.run": "runs",
     "subprocess.call": "runs",
@@ -105,6 +44,7 @@ _SPAWN = {
     "asyncio.create_subprocess_exec": "exec",
     "asyncio.create_subprocess_shell": "reads",
 }
+
 _CAPTURE_KEYWORDS = frozenset({"stdout", "capture_output"})
 
 
@@ -500,169 +440,3 @@ class NvidiaSmiSubprocess(PythonRule):
 
     def visit_Tuple(self, node: cst.Tuple) -> None:
         self._visit_sequence(node)
-
-
-# --------------------------------------------------------------------------------------------
-# Shell, Dockerfile, compose, CI YAML (and notebook ``!`` lines)
-
-_WORD = re.compile(r"(?<![\w./$-])(?:/[\w.-]+)*/?nvidia-smi(?![\w.-])")
-_PROBES = frozenset({"-v", "which", "type", "hash", "-V"})
-_STATEMENT_PREFIX = re.compile(r"^\s*(?:(?:RUN|run:|-|script:)\s+)*$")
-_GUARD = "if command -v nvidia-smi >/dev/null 2>&1; then {original}; else {amd}; fi"
-
-
-class NvidiaSmiShellCommand(TextRule):
-    """
-    ## What it does
-    Flags `nvidia-smi` run as a command in shell scripts, Dockerfiles, compose files, CI
-    workflows and notebook `!` lines (not in comments, not as an argument of `echo`, not in
-    presence probes such as `command -v nvidia-smi`).
-
-    ## Why it breaks on ROCm
-    ROCm machines have no `nvidia-smi`: the command exits with 127 (`command not found`),
-    which aborts scripts running under `set -e` and fails CI steps and health checks. The
-    ROCm tool is `amd-smi`, with different flags and output formats.
-
-    ## Example
-    ```python
-    # launch.sh
-    nvidia-smi -L
-    nvidia-smi --query-gpu=memory.used,memory.total --format=csv
-    ```
-
-    ## Fix
-    A command that is a whole line and whose flags map one to one (`nvidia-smi`, `-L`,
-    `topo -m`, `dmon`) keeps working on both vendors:
-    ```python
-    # launch.sh
-    if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L; else amd-smi list; fi
-    nvidia-smi --query-gpu=memory.used,memory.total --format=csv
-    ```
-    Other invocations are reported with the amd-smi command to use (here
-    `amd-smi metric --mem-usage --csv`).
-
-    ## Fix safety
-    Unsafe. NVIDIA machines run the original command; ROCm machines print amd-smi's layout,
-    which differs (`amd-smi` alone shows a summary only from ROCm 7.13, older versions print
-    the command list). Lines that mention `amd-smi` or `rocm-smi` are treated as already
-    ported.
-
-    ## References
-    - ROCm/amdsmi `amdsmi_cli/README.md`
-    """
-
-    code = "ROC211"
-    name = "nvidia-smi-shell-command"
-    category = "nvidia-smi"
-    severity = Severity.ERROR
-    aggregate = "file"
-    message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
-    fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
-    applicability = Applicability.UNSAFE
-    fact = _FACT
-    triggers = ("nvidia-smi",)
-    file_kinds = frozenset({"shell", "dockerfile", "compose", "ci-yaml"})
-    effort_hours = 0.5
-    valid = [
-        Valid("# check GPUs with nvidia-smi\namd-smi list\n", path="run.sh"),
-        Valid('echo "install nvidia-smi first"\n', path="run.sh"),
-        Valid(
-            "if command -v nvidia-smi >/dev/null; then nvidia-smi; else amd-smi; fi\n",
-            path="run.sh",
-        ),
-        Valid("pip install nvidia-smi-exporter\n", path="run.sh"),
-        Valid("services:\n  app:\n    image: x  # nvidia-smi inside\n", path="docker-compose.yml"),
-    ]
-    invalid = [
-        Invalid(
-            "#!/bin/bash\nset -e\nnvidia-smi\n",
-            fixed="#!/bin/bash\nset -e\n"
-            "if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi; else amd-smi; fi\n",
-            path="run.sh",
-            line=3,
-            column=1,
-        ),
-        Invalid(
-            "  nvidia-smi -L  # list GPUs\n",
-            fixed="  if command -v nvidia-smi >/dev/null 2>&1; "
-            "then nvidia-smi -L; else amd-smi list; fi  # list GPUs\n",
-            path="run.sh",
-        ),
-        Invalid(
-            "nvidia-smi --query-gpu=name,memory.total --format=csv\n",
-            path="scripts/launch.sh",
-        ),
-        Invalid("MEM=$(nvidia-smi --query-gpu=memory.used --format=csv)\n", path="x.sh", column=7),
-        Invalid(
-            "FROM ubuntu:22.04\nRUN nvidia-smi topo -m\n",
-            fixed="FROM ubuntu:22.04\nRUN if command -v nvidia-smi >/dev/null 2>&1; then "
-            "nvidia-smi topo -m; else amd-smi topology; fi\n",
-            path="Dockerfile",
-            line=2,
-            column=5,
-        ),
-        Invalid(
-            'services:\n  app:\n    healthcheck:\n      test: ["CMD", "nvidia-smi"]\n',
-            path="docker-compose.yml",
-            line=4,
-        ),
-        Invalid(
-            "jobs:\n  gpu:\n    steps:\n      - run: nvidia-smi\n",
-            fixed="jobs:\n  gpu:\n    steps:\n"
-            "      - run: if command -v nvidia-smi >/dev/null 2>&1; "
-            "then nvidia-smi; else amd-smi; fi\n",
-            path=".github/workflows/gpu.yml",
-        ),
-        Invalid("watch -n 1 nvidia-smi\n", path="x.sh", column=12),
-    ]
-
-    def check(self) -> None:
-        for offset, line, code in iter_lines(self.ctx.text):
-            if "nvidia-smi" not in code or "amd-smi" in line or "rocm-smi" in line:
-                continue
-            for match in _WORD.finditer(code):
-                self._check_match(offset, code, match)
-
-    def _check_match(self, offset: int, code: str, match: re.Match[str]) -> None:
-        start, end = match.span()
-        quote = in_quotes(code, start)
-        before = code[:start]
-        if quote:
-            # inside quotes: a command string ("nvidia-smi -L") or an exec-form element
-            opening = before.rfind(quote)
-            if before[opening + 1 :].strip():
-                if not command_position(before[opening + 1 :]):
-                    return
-            before = before[:opening]
-            tail = before.rstrip()
-            if tail and not tail.endswith(("[", ",", "-c")) and not command_position(before):
-                return
-        else:
-            words = before.split()
-            if words and words[-1] in _PROBES:
-                return
-            if not command_position(before):
-                return
-        args, command_end = command_args(code, end, quote)
-        amd, exact = suggest(args)
-        amd = amd.strip("`")
-        statement = (
-            self.ctx.kind != "compose"  # compose `command:` lists are exec arrays, not shell
-            and not quote
-            and _STATEMENT_PREFIX.match(before) is not None
-            and not code[command_end:].strip()
-            and "\\" not in code[end:]
-        )
-        replacement = None
-        if statement and exact and not self.ctx.path.endswith(".ipynb"):
-            # notebook `!` lines are reported but never rewritten by the engine
-            original = code[start:command_end]
-            replacement = _GUARD.format(original=original, amd=amd)
-        # whole-line commands are displayed; anything else (pipes, $(...), quoted) is read
-        parsed = not statement
-        self.report(
-            offset + start,
-            offset + (command_end if replacement else end),
-            message=_message(args, parsed=parsed, shell=True),
-            replacement=replacement,
-        )

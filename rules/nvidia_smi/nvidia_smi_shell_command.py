@@ -1,0 +1,179 @@
+"""ROC211 (nvidia-smi-shell-command): flags `nvidia-smi` run as a command in shell scripts,
+Dockerfiles, compose files, CI workflows and notebook `!` lines (not in comments, not as an
+argument of `echo`, not in presence probes such as `command -v nvidia-smi`)."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.model import Applicability, Severity
+from migrator.rule import Invalid, TextRule, Valid
+
+from .._shell import command_args, command_position, in_quotes, iter_lines
+from ._shared import _FACT, _message, suggest
+
+# Shell, Dockerfile, compose, CI YAML (and notebook ``!`` lines)
+_WORD = re.compile(r"(?<![\w./$-])(?:/[\w.-]+)*/?nvidia-smi(?![\w.-])")
+
+_PROBES = frozenset({"-v", "which", "type", "hash", "-V"})
+
+_STATEMENT_PREFIX = re.compile(r"^\s*(?:(?:RUN|run:|-|script:)\s+)*$")
+
+_GUARD = "if command -v nvidia-smi >/dev/null 2>&1; then {original}; else {amd}; fi"
+
+
+class NvidiaSmiShellCommand(TextRule):
+    """
+    ## What it does
+    Flags `nvidia-smi` run as a command in shell scripts, Dockerfiles, compose files, CI
+    workflows and notebook `!` lines (not in comments, not as an argument of `echo`, not in
+    presence probes such as `command -v nvidia-smi`).
+
+    ## Why it breaks on ROCm
+    ROCm machines have no `nvidia-smi`: the command exits with 127 (`command not found`),
+    which aborts scripts running under `set -e` and fails CI steps and health checks. The
+    ROCm tool is `amd-smi`, with different flags and output formats.
+
+    ## Example
+    ```python
+    # launch.sh
+    nvidia-smi -L
+    nvidia-smi --query-gpu=memory.used,memory.total --format=csv
+    ```
+
+    ## Fix
+    A command that is a whole line and whose flags map one to one (`nvidia-smi`, `-L`,
+    `topo -m`, `dmon`) keeps working on both vendors:
+    ```python
+    # launch.sh
+    if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L; else amd-smi list; fi
+    nvidia-smi --query-gpu=memory.used,memory.total --format=csv
+    ```
+    Other invocations are reported with the amd-smi command to use (here
+    `amd-smi metric --mem-usage --csv`).
+
+    ## Fix safety
+    Unsafe. NVIDIA machines run the original command; ROCm machines print amd-smi's layout,
+    which differs (`amd-smi` alone shows a summary only from ROCm 7.13, older versions print
+    the command list). Lines that mention `amd-smi` or `rocm-smi` are treated as already
+    ported.
+
+    ## References
+    - ROCm/amdsmi `amdsmi_cli/README.md`
+    """
+
+    code = "ROC211"
+    name = "nvidia-smi-shell-command"
+    category = "nvidia-smi"
+    severity = Severity.ERROR
+    aggregate = "file"
+    message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
+    fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
+    applicability = Applicability.UNSAFE
+    fact = _FACT
+    triggers = ("nvidia-smi",)
+    file_kinds = frozenset({"shell", "dockerfile", "compose", "ci-yaml"})
+    effort_hours = 0.5
+    valid = [
+        Valid("# check GPUs with nvidia-smi\namd-smi list\n", path="run.sh"),
+        Valid('echo "install nvidia-smi first"\n', path="run.sh"),
+        Valid(
+            "if command -v nvidia-smi >/dev/null; then nvidia-smi; else amd-smi; fi\n",
+            path="run.sh",
+        ),
+        Valid("pip install nvidia-smi-exporter\n", path="run.sh"),
+        Valid("services:\n  app:\n    image: x  # nvidia-smi inside\n", path="docker-compose.yml"),
+    ]
+    invalid = [
+        Invalid(
+            "#!/bin/bash\nset -e\nnvidia-smi\n",
+            fixed="#!/bin/bash\nset -e\n"
+            "if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi; else amd-smi; fi\n",
+            path="run.sh",
+            line=3,
+            column=1,
+        ),
+        Invalid(
+            "  nvidia-smi -L  # list GPUs\n",
+            fixed="  if command -v nvidia-smi >/dev/null 2>&1; "
+            "then nvidia-smi -L; else amd-smi list; fi  # list GPUs\n",
+            path="run.sh",
+        ),
+        Invalid(
+            "nvidia-smi --query-gpu=name,memory.total --format=csv\n",
+            path="scripts/launch.sh",
+        ),
+        Invalid("MEM=$(nvidia-smi --query-gpu=memory.used --format=csv)\n", path="x.sh", column=7),
+        Invalid(
+            "FROM ubuntu:22.04\nRUN nvidia-smi topo -m\n",
+            fixed="FROM ubuntu:22.04\nRUN if command -v nvidia-smi >/dev/null 2>&1; then "
+            "nvidia-smi topo -m; else amd-smi topology; fi\n",
+            path="Dockerfile",
+            line=2,
+            column=5,
+        ),
+        Invalid(
+            'services:\n  app:\n    healthcheck:\n      test: ["CMD", "nvidia-smi"]\n',
+            path="docker-compose.yml",
+            line=4,
+        ),
+        Invalid(
+            "jobs:\n  gpu:\n    steps:\n      - run: nvidia-smi\n",
+            fixed="jobs:\n  gpu:\n    steps:\n"
+            "      - run: if command -v nvidia-smi >/dev/null 2>&1; "
+            "then nvidia-smi; else amd-smi; fi\n",
+            path=".github/workflows/gpu.yml",
+        ),
+        Invalid("watch -n 1 nvidia-smi\n", path="x.sh", column=12),
+    ]
+
+    def check(self) -> None:
+        for offset, line, code in iter_lines(self.ctx.text):
+            if "nvidia-smi" not in code or "amd-smi" in line or "rocm-smi" in line:
+                continue
+            for match in _WORD.finditer(code):
+                self._check_match(offset, code, match)
+
+    def _check_match(self, offset: int, code: str, match: re.Match[str]) -> None:
+        start, end = match.span()
+        quote = in_quotes(code, start)
+        before = code[:start]
+        if quote:
+            # inside quotes: a command string ("nvidia-smi -L") or an exec-form element
+            opening = before.rfind(quote)
+            if before[opening + 1 :].strip():
+                if not command_position(before[opening + 1 :]):
+                    return
+            before = before[:opening]
+            tail = before.rstrip()
+            if tail and not tail.endswith(("[", ",", "-c")) and not command_position(before):
+                return
+        else:
+            words = before.split()
+            if words and words[-1] in _PROBES:
+                return
+            if not command_position(before):
+                return
+        args, command_end = command_args(code, end, quote)
+        amd, exact = suggest(args)
+        amd = amd.strip("`")
+        statement = (
+            self.ctx.kind != "compose"  # compose `command:` lists are exec arrays, not shell
+            and not quote
+            and _STATEMENT_PREFIX.match(before) is not None
+            and not code[command_end:].strip()
+            and "\\" not in code[end:]
+        )
+        replacement = None
+        if statement and exact and not self.ctx.path.endswith(".ipynb"):
+            # notebook `!` lines are reported but never rewritten by the engine
+            original = code[start:command_end]
+            replacement = _GUARD.format(original=original, amd=amd)
+        # whole-line commands are displayed; anything else (pipes, $(...), quoted) is read
+        parsed = not statement
+        self.report(
+            offset + start,
+            offset + (command_end if replacement else end),
+            message=_message(args, parsed=parsed, shell=True),
+            replacement=replacement,
+        )
