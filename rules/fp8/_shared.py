@@ -1,0 +1,246 @@
+"""What the ROC120, ROC121 rules share."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import libcst as cst
+
+from migrator.astutil import string_value
+from migrator.context import PythonContext
+from migrator.paths import is_test_path
+
+from .._rocm_guards import unreachable_on_rocm
+from .._tree import Tree, qualified_refs
+
+OCP = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
+
+FNUZ = {"torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"}
+
+
+def _inside_finfo(ctx: PythonContext, tree_: Tree, node: cst.CSTNode) -> bool:
+    parent = tree_.parent(node)
+    if isinstance(parent, cst.Arg):
+        call = tree_.parent(parent)
+        if isinstance(call, cst.Call):
+            qualified = ctx.qualname(call.func)
+            return qualified in {"torch.finfo", "torch.iinfo"}
+    return False
+
+
+def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
+    """The OCP FP8 dtype uses that may reach FP8 arithmetic on the GPU: not a finfo query, a
+    storage dtype, a CPU tensor, a dtype test or table, a block-scaled format's own type, code
+    that never runs on ROCm, or a test file that never puts anything on a GPU."""
+    refs = qualified_refs(ctx, tree_, OCP)
+    if refs and _BLOCK_SCALED.search(ctx.module.code):
+        return []  # a block-scaled format's own element/scale type (rocm-facts §8)
+    if refs and is_test_path(ctx.path) and not _mentions_gpu(tree_):
+        return []  # every tensor of such a test lives on the CPU: FP8 storage, no FP8 kernel
+    return [
+        ref
+        for ref in refs
+        if not (
+            _inside_finfo(ctx, tree_, ref)
+            or _storage_only(ctx, tree_, ref)
+            or _cpu_only(ctx, tree_, ref)
+            or _compared(tree_, ref)
+            or _dtype_table(tree_, ref)
+            or unreachable_on_rocm(ctx, tree_, ref)
+        )
+    ]
+
+
+#: Words that put a tensor on a GPU (``.cuda()``, ``device=``, ``torch_device``, accelerators).
+_GPU_WORDS = re.compile(r"cuda|device|gpu|accelerator|xpu|npu|mps", re.IGNORECASE)
+
+
+def _mentions_gpu(tree_: Tree) -> bool:
+    """Whether code (a name, an attribute, a string that is not a docstring) mentions a GPU;
+    comments and docstrings saying "no GPU needed" do not count."""
+    for node in tree_.nodes:
+        if isinstance(node, cst.Name) and _GPU_WORDS.search(node.value):
+            return True
+        if isinstance(node, cst.SimpleString) and _GPU_WORDS.search(node.value):
+            if not isinstance(tree_.parent(node), cst.Expr):
+                return True
+    return False
+
+
+#: torch factories that make a tensor on the CPU unless given ``device=``.
+_FACTORIES = frozenset(
+    {"ones", "zeros", "empty", "full", "rand", "randn", "randint", "arange", "tensor", "ones_like"}
+)
+
+
+def _cpu_factory(ctx: PythonContext, node: cst.CSTNode) -> bool:
+    """``torch.ones(...)`` (a chain of ``.to``/``.float()`` on it included) with no ``device=``
+    or ``device="cpu"``: a tensor that lives on the CPU."""
+    while isinstance(node, (cst.Call, cst.BinaryOperation)):
+        if isinstance(node, cst.BinaryOperation):
+            # ``torch.rand(n) * 0.5 + 0.5``: arithmetic with a CPU tensor stays on the CPU
+            return all(
+                _cpu_factory(ctx, side) or isinstance(side, (cst.Integer, cst.Float))
+                for side in (node.left, node.right)
+            )
+        qualified = ctx.qualname(node.func) or ""
+        if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _FACTORIES:
+            for argument in node.args:
+                if argument.keyword is not None and argument.keyword.value == "device":
+                    value = argument.value
+                    return isinstance(value, cst.SimpleString) and value.raw_value == "cpu"
+            return True
+        if not isinstance(node.func, cst.Attribute) or node.func.attr.value == "cuda":
+            return False
+        for argument in node.args:
+            if argument.keyword is not None and argument.keyword.value == "device":
+                return False
+            if argument.keyword is None and not _is_dtype(ctx, argument.value):
+                return False  # ``.to("cuda")``, ``.to(device)``, ``.to(other)``
+        node = node.func.value
+    return False
+
+
+def _is_dtype(ctx: PythonContext, node: cst.BaseExpression) -> bool:
+    qualified = ctx.qualname(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return bool(qualified and qualified.startswith("torch.") and qualified != "torch.device")
+
+
+def _cpu_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
+    """The dtype casts or creates a CPU tensor (``torch.ones(4).to(fp8)``,
+    ``torch.empty(8, dtype=fp8)``): FP8 storage on the CPU works on every build."""
+    argument = tree_.parent(ref)
+    call = tree_.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not isinstance(argument, cst.Arg):
+        return False
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "view"):
+        if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+            return False
+        if len(call.args) != 1:
+            return False
+        return _cpu_factory(ctx, call.func.value)
+    keyword = argument.keyword.value if argument.keyword is not None else ""
+    return keyword == "dtype" and _cpu_factory(ctx, call)
+
+
+def _compared(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """``t.dtype == torch.float8_e4m3fn``, ``w.dtype in (torch.float8_e4m3fn, torch.int8)``: a
+    dtype test recognises tensors made elsewhere (an FP8 checkpoint's weights) and makes none."""
+    node: cst.CSTNode = ref
+    parent = tree_.parent(node)
+    if isinstance(parent, cst.Element):  # one member of a literal tuple, list or set
+        node = tree_.parent(parent) or parent
+        parent = tree_.parent(node)
+    if isinstance(parent, cst.ComparisonTarget):
+        return True
+    return isinstance(parent, cst.Comparison) and parent.left is node
+
+
+def _bound_name(tree_: Tree, ref: cst.CSTNode) -> str | None:
+    """The name a value is bound to where it is written: a keyword argument, a parameter's
+    default, a plain or annotated assignment to one name, or a string key of a dict literal."""
+    parent = tree_.parent(ref)
+    if isinstance(parent, cst.Arg) and parent.keyword is not None:
+        return parent.keyword.value
+    if isinstance(parent, cst.Param) and parent.default is ref:
+        return parent.name.value
+    if isinstance(parent, cst.Assign) and parent.value is ref and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
+    if isinstance(parent, cst.AnnAssign) and parent.value is ref:
+        return parent.target.value if isinstance(parent.target, cst.Name) else None
+    if isinstance(parent, cst.DictElement) and parent.value is ref:
+        key = string_value(parent.key)
+        return key if isinstance(key, str) else None
+    return None
+
+
+#: Names of a dtype that weights are stored or loaded in (upcast before any arithmetic).
+_STORAGE_NAMES = frozenset({"storage_dtype", "torch_dtype"})
+
+
+def _storage_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
+    """``storage_dtype=torch.float8_e4m3fn`` or ``torch_dtype=...`` (an argument, also a
+    positional one of a function of this file whose parameter has that name, a parameter's
+    default, a variable, a class attribute, a config key, or what a getter of that name returns):
+    FP8 used only to store or load weights that are upcast before compute."""
+    name = _bound_name(tree_, ref) or _positional_parameter(tree_, ref)
+    if name is None:
+        parent = tree_.parent(ref)
+        if isinstance(parent, cst.Return):
+            function = next(
+                (a for a in tree_.ancestors(parent) if isinstance(a, cst.FunctionDef)), None
+            )
+            name = function.name.value if function is not None else None
+    return name in _STORAGE_NAMES
+
+
+def _positional_parameter(tree_: Tree, ref: cst.CSTNode) -> str | None:
+    """The parameter a positional argument binds when the call names a function defined in
+    this file (``get_memory_usage(torch.float8_e4m3fn, ...)`` for ``def get_memory_usage(
+    storage_dtype, compute_dtype)``)."""
+    argument = tree_.parent(ref)
+    call = tree_.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not isinstance(argument, cst.Arg):
+        return None
+    if argument.keyword is not None or argument.star or not isinstance(call.func, cst.Name):
+        return None
+    before = list(itertools.takewhile(lambda a: a is not argument, call.args))
+    if any(a.star or a.keyword is not None for a in before):
+        return None
+    index = len(before)
+    names: set[str | None] = set()
+    for node in tree_.nodes:
+        if isinstance(node, cst.FunctionDef) and node.name.value == call.func.value:
+            params = [*node.params.posonly_params, *node.params.params]
+            names.add(params[index].name.value if index < len(params) else None)
+    return names.pop() if len(names) == 1 else None
+
+
+def _dtype_table(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """A member of a literal tuple, list or set bound to a name that the file only tests
+    membership in (``SUPPORTED = (torch.int8, torch.float8_e4m3fn)`` ... ``if d in SUPPORTED``):
+    a table of accepted dtypes, which makes no tensor."""
+    element = tree_.parent(ref)
+    collection = tree_.parent(element) if isinstance(element, cst.Element) else None
+    if not isinstance(collection, (cst.Tuple, cst.List, cst.Set)):
+        return False
+    assign = tree_.parent(collection)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return False
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    uses = [
+        node
+        for node in tree_.nodes
+        if isinstance(node, cst.Name) and node.value == target.value and node is not target
+    ]
+    return bool(uses) and all(_membership_tested(tree_, use) for use in uses)
+
+
+def _membership_tested(tree_: Tree, use: cst.CSTNode) -> bool:
+    """``d in TABLE``, ``isinstance(d, TABLE)``, ``f"... {TABLE}"`` (a message listing it) or
+    another assignment of the table (one per torch version)."""
+    parent = tree_.parent(use)
+    if isinstance(parent, cst.ComparisonTarget):
+        return isinstance(parent.operator, (cst.In, cst.NotIn))
+    if isinstance(parent, cst.FormattedStringExpression):
+        return True
+    if isinstance(parent, cst.AssignTarget):
+        return parent.target is use
+    if isinstance(parent, cst.Arg) and parent.keyword is None:
+        call = tree_.parent(parent)
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in ("isinstance", "issubclass")
+            and len(call.args) == 2
+            and call.args[1] is parent
+        )
+    return False
+
+
+#: Names of block-scaled formats whose elements or scales are OCP E4M3 by definition.
+_BLOCK_SCALED = re.compile(r"nvfp4|mxfp[468]|mxint8|e8m0|float4_e2m1", re.IGNORECASE)
