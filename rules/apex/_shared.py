@@ -1,0 +1,54 @@
+"""What the ROC500, ROC501, ROC502, ROC503, ROC504 rules share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.astutil import unused_import_candidates
+from migrator.rule import PythonRule
+from migrator.ruledata import load_table
+
+from .._imports import (
+    non_call_references,
+)
+
+
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = load_table("apex")
+    return data
+
+
+class _ApexRewrite(PythonRule):
+    """Shared reporting for the apex → torch rewrites: import removal and the check that the
+    apex class is not also referenced outside calls (``isinstance``), where no fix is offered."""
+
+    abstract = True
+
+    def _report_fix(
+        self,
+        node: cst.Call,
+        qualified: str,
+        replacement: cst.CSTNode,
+        imports: list[tuple[str, str | None]],
+        message: str,
+    ) -> None:
+        if non_call_references(self.ctx.qualname, self.ctx.module, qualified):
+            # an ``isinstance(m, FusedLayerNorm)`` left behind would stop matching the new
+            # module on NVIDIA too, and keep the module importing apex
+            self.report(
+                node,
+                message=(
+                    f"{message}; not rewritten: `{qualified.rsplit('.', 1)[-1]}` is also used "
+                    "outside calls (isinstance?); change those uses together with the calls"
+                ),
+            )
+            return
+        self.report(
+            node,
+            message=message,
+            replacement=replacement,
+            imports=imports,
+            remove_imports=unused_import_candidates(self.ctx, node.func, "apex"),
+        )
