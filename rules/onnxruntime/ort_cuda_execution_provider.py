@@ -1,4 +1,7 @@
-"""ROC85x: ONNX Runtime execution providers that exist only for NVIDIA GPUs."""
+"""ROC850 (ort-cuda-execution-provider): flags `"CUDAExecutionProvider"` /
+`"TensorrtExecutionProvider"` in the provider lists of `onnxruntime.InferenceSession(...)`,
+`session.set_providers(...)` and in provider lists kept in variables, plus
+`provider="CUDAExecutionProvider"` given to optimum's `ORTModel*.from_pretrained`."""
 
 from __future__ import annotations
 
@@ -9,10 +12,8 @@ from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-_NVIDIA_EPS = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider"})
-_AMD_EPS = frozenset({"MIGraphXExecutionProvider", "ROCMExecutionProvider"})
-_MIGRAPHX = "MIGraphXExecutionProvider"
-_FACT = "§9 onnxruntime-gpu row; [K4][K3]"
+from ._shared import _AMD_EPS, _FACT, _MIGRAPHX, _NVIDIA_EPS
+
 _SESSIONS = frozenset(
     {
         "onnxruntime.InferenceSession",
@@ -238,149 +239,3 @@ class OrtCudaExecutionProvider(PythonRule):
 
     def visit_Tuple(self, node: cst.Tuple) -> None:
         self._visit_listing(node)
-
-
-class OrtCudaProviderCheck(PythonRule):
-    """
-    ## What it does
-    Flags GPU checks that can only succeed with NVIDIA builds of ONNX Runtime:
-    `"CUDAExecutionProvider" in ort.get_available_providers()` and
-    `ort.get_device() == "GPU"`.
-
-    ## Why it breaks on ROCm
-    `onnxruntime-migraphx` lists `MIGraphXExecutionProvider`, never the CUDA provider, and
-    `get_device()` reports `"GPU"` only for CUDA (and the removed ROCm EP) builds; a MIGraphX
-    build reports `"CPU-MIGRAPHX"`. Both checks are false on AMD GPUs and the code takes its
-    CPU path.
-
-    ## Example
-    ```python
-    import onnxruntime as ort
-
-    use_gpu = "CUDAExecutionProvider" in ort.get_available_providers()
-    ```
-
-    ## Manual migration
-    ```python
-    import onnxruntime as ort
-
-    available = ort.get_available_providers()
-    use_gpu = "CUDAExecutionProvider" in available or "MIGraphXExecutionProvider" in available
-    ```
-    and pick the matching provider for the session.
-
-    ## References
-    - microsoft/onnxruntime `onnxruntime/python/onnxruntime_pybind_state.cc` (`BACKEND_PROC`)
-    """
-
-    code = "ROC851"
-    parse_scope = "names"
-    name = "ort-cuda-provider-check"
-    category = "onnxruntime"
-    severity = Severity.ERROR
-    aggregate = "scope"
-    message = "This ONNX Runtime GPU check is false on AMD GPUs; the CPU path runs"
-    fact = _FACT
-    triggers = ("onnxruntime",)
-    effort_hours = 0.5
-    valid = [
-        Valid(
-            "import onnxruntime as ort\n\nok = 'MIGraphXExecutionProvider' in "
-            "ort.get_available_providers()\n"
-        ),
-        Valid("import torch\n\nok = torch.cuda.get_device() == 'GPU'\n"),
-        Valid('"""Check ort.get_device() == "GPU"."""\n'),
-        Valid(
-            "import onnxruntime as ort\n\navailable = ort.get_available_providers()\n"
-            "ok = ('CUDAExecutionProvider' in available\n"
-            "      or 'MIGraphXExecutionProvider' in available)\n"
-        ),
-    ]
-    invalid = [
-        Invalid(
-            "import onnxruntime as ort\n\n"
-            "if 'CUDAExecutionProvider' in ort.get_available_providers():\n"
-            "    pass\n",
-            line=3,
-            column=4,
-        ),
-        Invalid("from onnxruntime import get_device\n\ngpu = get_device() == 'GPU'\n"),
-        Invalid(
-            "import onnxruntime\n\navailable = onnxruntime.get_available_providers()\n"
-            "gpu = 'CUDAExecutionProvider' in available\n",
-            line=4,
-        ),
-    ]
-
-    def __init__(self, ctx: PythonContext) -> None:
-        super().__init__(ctx)
-        self._provider_vars: set[str] = set()
-        self._handled: set[int] = set()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and self.ctx.call_name(node.value) == (
-            "onnxruntime.get_available_providers"
-        ):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self._provider_vars.add(target.target.value)
-
-    def _is_providers(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Call):
-            return self.ctx.call_name(node) == "onnxruntime.get_available_providers"
-        return isinstance(node, cst.Name) and node.value in self._provider_vars
-
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        # `cuda in providers or migraphx in providers` is already portable
-        if _AMD_EPS & set(self._strings(node)):
-            self._mark(node)
-
-    def _strings(self, node: cst.CSTNode) -> list[str]:
-        found: list[str] = []
-        if isinstance(node, cst.SimpleString):
-            value = string_value(node)
-            if value is not None:
-                found.append(value)
-        for child in node.children:
-            found.extend(self._strings(child))
-        return found
-
-    def _mark(self, node: cst.CSTNode) -> None:
-        self._handled.add(id(node))
-        for child in node.children:
-            self._mark(child)
-
-    def visit_Comparison(self, node: cst.Comparison) -> None:
-        if id(node) in self._handled:
-            return
-        left = node.left
-        for target in node.comparisons:
-            right = target.comparator
-            if isinstance(target.operator, (cst.In, cst.NotIn)):
-                if string_value(left) in _NVIDIA_EPS and self._is_providers(right):
-                    self.report(
-                        node,
-                        message=(
-                            f"`{string_value(left)}` is never available on AMD GPUs "
-                            f"(onnxruntime-migraphx offers `{_MIGRAPHX}`); this check takes "
-                            "the CPU path"
-                        ),
-                    )
-                    return
-            elif isinstance(target.operator, (cst.Equal, cst.NotEqual)):
-                for side, other in ((left, right), (right, left)):
-                    if (
-                        isinstance(side, cst.Call)
-                        and self.ctx.call_name(side) == "onnxruntime.get_device"
-                        and string_value(other) == "GPU"
-                    ):
-                        self.report(
-                            node,
-                            message=(
-                                '`onnxruntime.get_device()` is "GPU" only for CUDA builds; '
-                                'onnxruntime-migraphx reports "CPU-MIGRAPHX"; check '
-                                f'`"{_MIGRAPHX}" in get_available_providers()` too'
-                            ),
-                        )
-                        return
-            left = right
