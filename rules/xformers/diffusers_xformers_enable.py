@@ -1,24 +1,18 @@
-"""ROC412-ROC413: diffusers' opt-in xformers attention, switched on in code or by a training
-script flag (category ``xformers``)."""
+"""ROC412 (diffusers-xformers-enable): flags calls of
+`enable_xformers_memory_efficient_attention()` on a diffusers pipeline or model (a UNet, a VAE,
+a transformer), except inside the library's own forwarding methods."""
 
 from __future__ import annotations
-
-import re
 
 import libcst as cst
 
 from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, TextRule, Valid
+from migrator.rule import Invalid, PythonRule, Valid
 
-from ._shell import iter_lines
+from ._opt_in import _FACT, _MESSAGE
 
 _METHOD = "enable_xformers_memory_efficient_attention"
-_FACT = "§4d xformers wheels; [X3]"
-_MESSAGE = (
-    "xformers attention switched on: PyPI xformers wheels are CUDA builds and its ROCm wheels "
-    "are experimental (own index); diffusers raises without xformers and uses torch SDPA "
-    "(AOTriton kernels on ROCm) when this is left off"
-)
+
 #: Library methods that forward the switch to sub-modules: the switch itself, not a use of it.
 _FORWARDERS = frozenset({_METHOD, "set_use_memory_efficient_attention_xformers"})
 
@@ -105,67 +99,3 @@ class DiffusersXformersEnable(PythonRule):
             if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value in _FORWARDERS:
                 return
         self.report(node)
-
-
-_FLAG = re.compile(r"(?<![\w-])--enable[_-]xformers[_-]memory[_-]efficient[_-]attention(?![\w-])")
-
-
-class XformersAttentionFlag(TextRule):
-    """
-    ## What it does
-    Flags `--enable_xformers_memory_efficient_attention` passed to a training or inference
-    script from shell scripts, Dockerfiles and CI files (the diffusers example scripts' flag).
-
-    ## Why it breaks on ROCm
-    The script then calls `enable_xformers_memory_efficient_attention()` (ROC412): it stops
-    with "xformers is not available" unless the experimental ROCm xformers wheel is installed.
-
-    ## Example
-    ```python
-    # train.sh
-    accelerate launch train_text_to_image.py --mixed_precision fp16 \\
-      --enable_xformers_memory_efficient_attention
-    ```
-
-    ## Manual migration
-    Drop the flag on ROCm: the scripts use torch SDPA by default.
-
-    ## References
-    - facebookresearch/xformers README (ROCm wheels)
-    """
-
-    code = "ROC413"
-    name = "xformers-attention-flag"
-    category = "xformers"
-    severity = Severity.WARNING
-    message = _MESSAGE.replace("xformers attention switched on", "xformers attention flag")
-    fact = _FACT
-    triggers = ("xformers",)
-    file_kinds = frozenset({"shell", "dockerfile", "ci-yaml"})
-    effort_hours = 0.1
-    aggregate = "file"
-    valid = [
-        Valid("# add --enable_xformers_memory_efficient_attention on NVIDIA\n", path="t.sh"),
-        Valid("python train.py --enable_xformers_memory_efficient_attention_v2\n", path="t.sh"),
-    ]
-    invalid = [
-        Invalid(
-            "accelerate launch train.py \\\n  --enable_xformers_memory_efficient_attention \\\n"
-            "  --mixed_precision fp16\n",
-            path="train.sh",
-            line=2,
-            column=3,
-        ),
-        Invalid(
-            "jobs:\n  t:\n    steps:\n"
-            "      - run: python train.py --enable_xformers_memory_efficient_attention\n",
-            path=".github/workflows/t.yml",
-        ),
-    ]
-
-    def check(self) -> None:
-        for offset, _line, code in iter_lines(self.ctx.text):
-            if "xformers" not in code:
-                continue
-            for match in _FLAG.finditer(code):
-                self.report(offset + match.start(), offset + match.end())

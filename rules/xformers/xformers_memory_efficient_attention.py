@@ -1,4 +1,5 @@
-"""ROC41x: xformers memory-efficient attention and imports (category ``xformers``)."""
+"""ROC410 (xformers-memory-efficient-attention): flags `xformers.ops.memory_efficient_attention`
+(and `..._forward`) and makes it dispatch."""
 
 from __future__ import annotations
 
@@ -8,26 +9,19 @@ import libcst as cst
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
-from migrator.ruledata import load_table
 
-from ._arguments import as_keyword, bind_arguments
-from ._dispatch import dispatch, is_dispatched, optional_edits, plan
-from ._imports import (
-    guarded_imports,
-    imported_modules,
+from .._arguments import as_keyword, bind_arguments
+from .._dispatch import dispatch, is_dispatched, optional_edits, plan
+from .._imports import (
     matches_package,
     mentions_package,
     torch_ref,
 )
-from ._literals import assigned_values, code_of, is_literal, is_simple
-from ._optional_backend import in_optional_backend
-from ._sdpa_call import sdpa_call, transposed
-from ._tensor_rank import rank4_evidence
-
-
-def _data() -> dict[str, Any]:
-    data: dict[str, Any] = load_table("attention")["xformers"]
-    return data
+from .._literals import assigned_values, code_of, is_literal, is_simple
+from .._optional_backend import in_optional_backend
+from .._sdpa_call import sdpa_call, transposed
+from .._tensor_rank import rank4_evidence
+from ._table import _data
 
 
 class XformersMemoryEfficientAttention(PythonRule):
@@ -432,65 +426,3 @@ class XformersMemoryEfficientAttention(PythonRule):
                     "variable-length or local attention) with no SDPA argument"
                 )
         return "mask", bias
-
-
-class XformersHardImport(PythonRule):
-    """
-    ## What it does
-    Flags imports of `xformers` that are not guarded by `try: ... except ImportError:` or an
-    `if` (availability check).
-
-    ## Why it breaks on ROCm
-    PyPI's xformers wheels are CUDA builds. ROCm wheels exist only on xformers' own index
-    (`whl/rocm6.1` since 0.0.28; the current README lists an experimental `rocm7.1` index), built
-    on the composable-kernel (CK) operators, and they are labelled experimental.
-
-    ## Example
-    ```python
-    import xformers.ops as xops
-    ```
-
-    ## Manual migration
-    Install the ROCm wheel from xformers' index matching the ROCm version of the torch build, or
-    make the import optional and fall back to `torch.nn.functional.scaled_dot_product_attention`
-    (ROC410 does both where every use of the import is a `memory_efficient_attention` call with
-    4-D inputs).
-
-    ## References
-    - facebookresearch/xformers README (installation, ROCm)
-    """
-
-    code = "ROC411"
-    parse_scope = "statement"
-    name = "xformers-hard-import"
-    category = "xformers"
-    severity = Severity.WARNING
-    aggregate = "file"
-    message = "unguarded xformers import: ROCm wheels are experimental and only on xformers' index"
-    fact = "§4d §9 xformers row; [X3]"
-    triggers = ("import xformers", "from xformers")
-    effort_hours = 1.0
-    valid = [
-        Valid("try:\n    import xformers.ops as xops\nexcept ImportError:\n    xops = None\n"),
-        Valid("if is_xformers_available():\n    import xformers\n"),
-        Valid("import xformers_utils\n# import xformers\n"),
-    ]
-    invalid = [
-        Invalid("import xformers.ops as xops\n", line=1, column=1),
-        Invalid("from xformers.ops import memory_efficient_attention\n"),
-        Invalid("def enable():\n    import xformers\n    return xformers.__version__\n", line=2),
-    ]
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._check(node)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._check(node)
-
-    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
-        for module in imported_modules(node):
-            if matches_package(module, _data()["packages"]) and id(node) not in guarded_imports(
-                self.ctx.module
-            ):
-                self.report(node)
-                return
