@@ -13,7 +13,9 @@ import warnings
 
 import pytest
 from migrator.rules.flash_attn.flash_attn_func_call import FlashAttnFunc
-from migrator.rules.xformers import XformersMemoryEfficientAttention
+from migrator.rules.xformers.xformers_memory_efficient_attention import (
+    XformersMemoryEfficientAttention,
+)
 
 from migrator.engine import analyze
 from migrator.model import Applicability
