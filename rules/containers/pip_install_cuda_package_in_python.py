@@ -10,8 +10,8 @@ from migrator.context import PythonContext
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from ._shell import pip_requirements
-from .containers.pip_install_cuda_package import PipInstallCudaPackage
+from .._shell import pip_requirements
+from .pip_install_cuda_package import PipInstallCudaPackage
 
 #: Calls whose string arguments are text for people, not commands.
 _MESSAGE_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "exception"})
