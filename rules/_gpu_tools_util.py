@@ -130,10 +130,6 @@ class ScopeTracking(PythonRule):
     def in_function(self) -> bool:
         return self._function_depth > 0
 
-    @property
-    def in_if(self) -> bool:
-        return self._if_depth > 0
-
     def guarded_by(self, accepted: frozenset[str] | set[str], prefix: str = "") -> bool:
         """Whether an enclosing ``try`` body catches one of ``accepted`` (or a name starting
         with ``prefix`` when given)."""

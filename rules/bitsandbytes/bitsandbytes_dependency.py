@@ -12,6 +12,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
+from .._problems import BITSANDBYTES_BINARIES
 from ._shared import _data
 
 
@@ -74,7 +75,7 @@ class BitsandbytesDependency(PythonRule):
     category = "bitsandbytes"
     severity = Severity.WARNING
     aggregate = "project"
-    problem = "bitsandbytes-rocm-binaries"
+    problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes has ROCm binaries only from 0.49 (preview; 0.50 official)"
     fact = "§5 bitsandbytes row, §10.7; [B1]"
     triggers = ("import bitsandbytes", "from bitsandbytes")

@@ -10,6 +10,7 @@ from migrator.rule import Invalid, PythonRule, Valid
 
 from .._imports import matches_package
 from .._literals import is_literal
+from .._problems import BITSANDBYTES_BINARIES
 from ._shared import _data
 
 
@@ -50,7 +51,7 @@ class BitsandbytesTransformersQuantization(PythonRule):
     category = "bitsandbytes"
     severity = Severity.WARNING
     aggregate = "project"
-    problem = "bitsandbytes-rocm-binaries"
+    problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes quantization needs bitsandbytes>=0.49 on ROCm"
     fact = "§5 bitsandbytes row; [B1]"
     triggers = ("BitsAndBytesConfig", "load_in_4bit", "load_in_8bit")

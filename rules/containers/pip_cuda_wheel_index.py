@@ -6,7 +6,7 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
 
 from .._shell import code_lines
-from ..dependencies.pytorch_cuda_wheel_index import cuda_index_edits, url_matches
+from .._torch_index import cuda_index_edits, url_matches
 from ._rocm_release import index_choice
 
 

@@ -6,6 +6,7 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
 from migrator.versions import spec_admits
 
+from .._problems import BITSANDBYTES_BINARIES
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
 from ._table import _cases, _table
@@ -47,7 +48,7 @@ class BitsandbytesWithoutRocm(RequirementRule):
     category = "dependency"
     severity = Severity.ERROR
     aggregate = "project"
-    problem = "bitsandbytes-rocm-binaries"
+    problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes before 0.49 has no ROCm binaries"
     fix_title = None
     applicability = Applicability.NONE

@@ -5,9 +5,9 @@ from __future__ import annotations
 from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
+from .._problems import FLASH_ATTN_BUILD
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
-from ..flash_attn._hf_attn_implementation import FLASH_ATTN_BUILD
 from ._table import _cases, _table
 
 

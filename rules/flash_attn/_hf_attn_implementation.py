@@ -12,15 +12,11 @@ from migrator.paths import is_test_path
 from migrator.rule import PythonRule
 
 from .._literals import is_literal, replace_string, string_nodes_with_value
+from .._problems import FLASH_ATTN_BUILD
 from ._table import _data
 
 #: An ``if`` test naming a flash-attention switch, and availability probes (which are not).
 _FLASH_SWITCH = re.compile(r"flash", re.IGNORECASE)
-
-#: Problem key of "this project needs ROCm/flash-attention": the flash-attn dependency (ROC808)
-#: and the places where the user asks for FlashAttention explicitly.
-FLASH_ATTN_BUILD = "flash-attn-rocm-build"
-
 
 _PROBE = re.compile(r"avail|\bhas_|HAS_|import", re.IGNORECASE)
 
