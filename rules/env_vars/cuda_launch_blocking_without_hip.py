@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
 
 from ._paired import _PairedVariable
+from ._pairs import _LaunchBlockingPair
 
 
-class CudaLaunchBlockingWithoutHip(_PairedVariable):
+class CudaLaunchBlockingWithoutHip(_LaunchBlockingPair, _PairedVariable):
     """
     ## What it does
     Flags Python code that sets `CUDA_LAUNCH_BLOCKING` without setting `HIP_LAUNCH_BLOCKING`
@@ -49,16 +49,6 @@ class CudaLaunchBlockingWithoutHip(_PairedVariable):
 
     code = "ROC701"
     name = "cuda-launch-blocking-without-hip"
-    category = "env-var"
-    severity = Severity.INFO
-    aggregate = "file"
-    message = "`CUDA_LAUNCH_BLOCKING` is set but `HIP_LAUNCH_BLOCKING` is not"
-    fix_title = "Also set `HIP_LAUNCH_BLOCKING` to the same value"
-    applicability = Applicability.SAFE
-    fact = "§6 CUDA_LAUNCH_BLOCKING; [E3]"
-    triggers = ("CUDA_LAUNCH_BLOCKING",)
-    effort_hours = 0.1
-    cuda_name = "CUDA_LAUNCH_BLOCKING"
     variables = frozenset({"CUDA_LAUNCH_BLOCKING"})
     valid = [
         Valid(

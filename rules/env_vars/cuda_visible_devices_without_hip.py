@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
 
 from ._paired import _PairedVariable
+from ._pairs import _VisibleDevicesPair
 
 
-class CudaVisibleDevicesWithoutHip(_PairedVariable):
+class CudaVisibleDevicesWithoutHip(_VisibleDevicesPair, _PairedVariable):
     """
     ## What it does
     Flags Python code that sets `CUDA_VISIBLE_DEVICES` (`os.environ[...] = ...`,
@@ -60,16 +60,6 @@ class CudaVisibleDevicesWithoutHip(_PairedVariable):
 
     code = "ROC700"
     name = "cuda-visible-devices-without-hip"
-    category = "env-var"
-    severity = Severity.INFO
-    aggregate = "file"
-    message = "`CUDA_VISIBLE_DEVICES` is set but `HIP_VISIBLE_DEVICES` is not"
-    fix_title = "Also set `HIP_VISIBLE_DEVICES` to the same value"
-    applicability = Applicability.SAFE
-    fact = "§6 CUDA_VISIBLE_DEVICES; [E1][E2][P2]"
-    triggers = ("CUDA_VISIBLE_DEVICES",)
-    effort_hours = 0.1
-    cuda_name = "CUDA_VISIBLE_DEVICES"
     variables = frozenset({"CUDA_VISIBLE_DEVICES"})
     valid = [
         Valid(

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
 
+from ._pairs import _LaunchBlockingPair
 from ._text_rules import _TextPaired
 
 
-class ShellCudaLaunchBlockingWithoutHip(_TextPaired):
+class ShellCudaLaunchBlockingWithoutHip(_LaunchBlockingPair, _TextPaired):
     """
     ## What it does
     Flags `CUDA_LAUNCH_BLOCKING` set in shell scripts, Dockerfiles, compose and CI files when
@@ -41,16 +41,6 @@ class ShellCudaLaunchBlockingWithoutHip(_TextPaired):
 
     code = "ROC711"
     name = "shell-cuda-launch-blocking-without-hip"
-    category = "env-var"
-    severity = Severity.INFO
-    aggregate = "file"
-    message = "`CUDA_LAUNCH_BLOCKING` is set but `HIP_LAUNCH_BLOCKING` is not"
-    fix_title = "Also set `HIP_LAUNCH_BLOCKING` to the same value"
-    applicability = Applicability.SAFE
-    fact = "§6 CUDA_LAUNCH_BLOCKING; [E3]"
-    triggers = ("CUDA_LAUNCH_BLOCKING",)
-    effort_hours = 0.1
-    cuda_name = "CUDA_LAUNCH_BLOCKING"
     valid = [
         Valid("CUDA_LAUNCH_BLOCKING=1 AMD_SERIALIZE_KERNEL=3 python t.py\n", path="run.sh"),
         Valid("# CUDA_LAUNCH_BLOCKING=1 for debugging\n", path="run.sh"),

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
 
+from ._pairs import _VisibleDevicesPair
 from ._text_rules import _TextPaired
 
 
-class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
+class ShellCudaVisibleDevicesWithoutHip(_VisibleDevicesPair, _TextPaired):
     """
     ## What it does
     Flags `CUDA_VISIBLE_DEVICES` set in shell scripts (`export`, `VAR=... cmd`), Dockerfiles
@@ -47,16 +47,6 @@ class ShellCudaVisibleDevicesWithoutHip(_TextPaired):
 
     code = "ROC710"
     name = "shell-cuda-visible-devices-without-hip"
-    category = "env-var"
-    severity = Severity.INFO
-    aggregate = "file"
-    message = "`CUDA_VISIBLE_DEVICES` is set but `HIP_VISIBLE_DEVICES` is not"
-    fix_title = "Also set `HIP_VISIBLE_DEVICES` to the same value"
-    applicability = Applicability.SAFE
-    fact = "§6 CUDA_VISIBLE_DEVICES; [E1][E2][P2]"
-    triggers = ("CUDA_VISIBLE_DEVICES",)
-    effort_hours = 0.1
-    cuda_name = "CUDA_VISIBLE_DEVICES"
     valid = [
         Valid("export CUDA_VISIBLE_DEVICES=0\nexport HIP_VISIBLE_DEVICES=0\n", path="run.sh"),
         Valid("# export CUDA_VISIBLE_DEVICES=0\n", path="run.sh"),
