@@ -26,6 +26,10 @@ class _ApexRewrite(PythonRule):
 
     abstract = True
 
+    def _decline(self, node: cst.Call, short: str, reason: str) -> None:
+        """Report the apex class ``short`` without a fix, saying why it is not rewritten."""
+        self.report(node, message=f"`{short}` needs a ROCm/apex build; not rewritten: {reason}")
+
     def _report_fix(
         self,
         node: cst.Call,

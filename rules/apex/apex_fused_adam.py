@@ -117,9 +117,7 @@ class ApexFusedAdam(_ApexRewrite):
             return
         result = self._rewrite(node, data)
         if isinstance(result, str):
-            self.report(
-                node, message=f"`FusedAdam` needs a ROCm/apex build; not rewritten: {result}"
-            )
+            self._decline(node, "FusedAdam", result)
             return
         replacement, imports, torch_class = result
         self._report_fix(

@@ -142,12 +142,10 @@ class ApexFusedNorm(_ApexRewrite):
         data = _data()
         short = qualified.rsplit(".", 1)[-1]
         if qualified in data["mixed_norms"]:
-            self.report(
+            self._decline(
                 node,
-                message=(
-                    f"`{short}` needs a ROCm/apex build; not rewritten: it keeps fp32 weights "
-                    "for fp16/bf16 input, which torch.nn norms do not"
-                ),
+                short,
+                "it keeps fp32 weights for fp16/bf16 input, which torch.nn norms do not",
             )
             return
         target = data["norms"].get(qualified)
@@ -156,17 +154,13 @@ class ApexFusedNorm(_ApexRewrite):
         signature = data["norm_signature"]
         bound = bind_arguments(node, signature["positional"], signature["droppable"])
         if isinstance(bound, str):
-            self.report(node, message=f"`{short}` needs a ROCm/apex build; not rewritten: {bound}")
+            self._decline(node, short, bound)
             return
         for name in signature["droppable"]:
             if name in bound:
                 value = bound[name].value
                 if not (is_literal(value, True) or is_literal(value, False)):
-                    self.report(
-                        node,
-                        message=f"`{short}` needs a ROCm/apex build; not rewritten: `{name}=` "
-                        "is not a literal",
-                    )
+                    self._decline(node, short, f"`{name}=` is not a literal")
                     return
         nn, imports = torch_ref(self.ctx, "torch.nn")
         kept = [
