@@ -3,9 +3,15 @@
 Scope analysis (libcst's QualifiedNameProvider) costs about ten times the parse; the import table
 is enough for matching library APIs: ``import pynvml as nv`` makes ``nv.nvmlInit`` resolve to
 ``pynvml.nvmlInit`` while a local ``def flash_attn_func`` stays unresolved.
+
+``ImportTable.from_module`` reads the table from the concrete tree; ``imports_from_ast`` builds
+the same table from an ``ast`` tree, for partial parsing (``migrator.partial``).
 """
 
 from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -161,3 +167,88 @@ class ImportTable:
     def local_names_for(self, qualified: str) -> list[str]:
         """Local spellings that resolve to ``qualified`` (for building replacement nodes)."""
         return [local for local, full in self.bindings.items() if full == qualified]
+
+
+def imports_from_ast(tree: ast.Module, exports: ExportSlice | None = None) -> ImportTable:
+    """The import table of the whole file: what ``ImportTable.from_module`` reads from the
+    concrete tree, in the same order (later bindings win), re-exports followed alike."""
+    table = ImportTable(exports)
+    _collect(table, tree.body, exports)
+    if exports is not None:
+        table.follow_reexports(exports)
+    return table
+
+
+_AST_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _collect(
+    table: ImportTable, statements: Sequence[ast.stmt], exports: ExportSlice | None
+) -> None:
+    # same order as ImportTable._collect: a block, then orelse, finalbody, then handlers
+    for statement in statements:
+        if isinstance(statement, ast.Import):
+            _add_import(table, statement)
+        elif isinstance(statement, ast.ImportFrom):
+            _add_import_from(table, statement, exports)
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                _collect(table, case.body, exports)
+        elif isinstance(
+            statement,
+            (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.With,
+                ast.AsyncWith,
+            ),
+        ):
+            _collect(table, statement.body, exports)
+        elif isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+            _collect(table, statement.body, exports)
+            _collect(table, statement.orelse, exports)
+        elif isinstance(statement, _AST_TRY):
+            _collect(table, statement.body, exports)
+            _collect(table, statement.orelse, exports)
+            _collect(table, statement.finalbody, exports)
+            for handler in statement.handlers:
+                _collect(table, handler.body, exports)
+
+
+def _add_import(table: ImportTable, node: ast.Import) -> None:
+    for alias in node.names:
+        full = alias.name
+        table.modules.add(full)
+        if alias.asname is not None:
+            table.bindings[alias.asname] = full
+        else:
+            head = full.split(".", 1)[0]
+            table.bindings[head] = head
+
+
+def _add_import_from(table: ImportTable, node: ast.ImportFrom, exports: ExportSlice | None) -> None:
+    if node.level:
+        _add_relative(table, node, exports)
+        return
+    if node.module is None:
+        return
+    table.modules.add(node.module)
+    for alias in node.names:
+        if alias.name == "*":
+            return
+        table.bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+
+def _add_relative(table: ImportTable, node: ast.ImportFrom, exports: ExportSlice | None) -> None:
+    """As ``ImportTable._add_relative``: bound only when a project module re-exports the name."""
+    if exports is None or any(alias.name == "*" for alias in node.names):
+        return
+    module = absolute("." * node.level + (node.module or ""), exports.module, exports.package)
+    if module is None:
+        return
+    for alias in node.names:
+        target = f"{module}.{alias.name}"
+        origin = rewrite(target, exports.exports)
+        if origin != target:
+            table.bindings[alias.asname or alias.name] = origin

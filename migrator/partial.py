@@ -10,8 +10,8 @@ it is in the file and positions need no mapping. Each rule declares what it must
 whole file (``module``, the default). Around every kept statement stay the blocks' headers and
 what the guard facility reads (an ``if`` that leaves, an ``assert``, the imports of a block, each
 block's last statement). Name resolution comes from the whole file's imports, read from the same
-``ast`` tree. Fixes and notebooks parse whole files; ``tests/test_partial_parse.py`` proves the
-findings identical.
+``ast`` tree (``migrator.imports.imports_from_ast``). Fixes and notebooks parse whole files;
+``tests/test_partial_parse.py`` proves the findings identical.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ import warnings
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
-from migrator.imports import ImportTable
-from migrator.reexports import ExportSlice, absolute, rewrite
+from migrator.imports import ImportTable, imports_from_ast
+from migrator.reexports import ExportSlice
 
 #: Below this share of the file's lines the blanked text is worth parsing instead of the file.
 WORTHWHILE = 0.85
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _EXIT_CALLS = frozenset({"exit", "skip", "skipTest", "_exit"})
 
 
@@ -520,92 +521,3 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
 def _guarding(statement: ast.stmt) -> bool:
     """Statements the guard facility reads around a kept one (``migrator.guards``)."""
     return isinstance(statement, (ast.Import, ast.ImportFrom)) or _hides_following(statement)
-
-
-# ------------------------------------------------------------------------------------------------
-# The whole file's imports, from ``ast``: the same table ``ImportTable.from_module`` builds.
-
-
-def imports_from_ast(tree: ast.Module, exports: ExportSlice | None = None) -> ImportTable:
-    """The import table of the whole file: what ``ImportTable.from_module`` reads from the
-    concrete tree, in the same order (later bindings win), re-exports followed alike."""
-    table = ImportTable(exports)
-    _collect(table, tree.body, exports)
-    if exports is not None:
-        table.follow_reexports(exports)
-    return table
-
-
-_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
-
-
-def _collect(
-    table: ImportTable, statements: Sequence[ast.stmt], exports: ExportSlice | None
-) -> None:
-    # same order as ImportTable._collect: a block, then orelse, finalbody, then handlers
-    for statement in statements:
-        if isinstance(statement, ast.Import):
-            _add_import(table, statement)
-        elif isinstance(statement, ast.ImportFrom):
-            _add_import_from(table, statement, exports)
-        elif isinstance(statement, ast.Match):
-            for case in statement.cases:
-                _collect(table, case.body, exports)
-        elif isinstance(
-            statement,
-            (
-                ast.FunctionDef,
-                ast.AsyncFunctionDef,
-                ast.ClassDef,
-                ast.With,
-                ast.AsyncWith,
-            ),
-        ):
-            _collect(table, statement.body, exports)
-        elif isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-            _collect(table, statement.body, exports)
-            _collect(table, statement.orelse, exports)
-        elif isinstance(statement, _TRY):
-            _collect(table, statement.body, exports)
-            _collect(table, statement.orelse, exports)
-            _collect(table, statement.finalbody, exports)
-            for handler in statement.handlers:
-                _collect(table, handler.body, exports)
-
-
-def _add_import(table: ImportTable, node: ast.Import) -> None:
-    for alias in node.names:
-        full = alias.name
-        table.modules.add(full)
-        if alias.asname is not None:
-            table.bindings[alias.asname] = full
-        else:
-            head = full.split(".", 1)[0]
-            table.bindings[head] = head
-
-
-def _add_import_from(table: ImportTable, node: ast.ImportFrom, exports: ExportSlice | None) -> None:
-    if node.level:
-        _add_relative(table, node, exports)
-        return
-    if node.module is None:
-        return
-    table.modules.add(node.module)
-    for alias in node.names:
-        if alias.name == "*":
-            return
-        table.bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-
-
-def _add_relative(table: ImportTable, node: ast.ImportFrom, exports: ExportSlice | None) -> None:
-    """As ``ImportTable._add_relative``: bound only when a project module re-exports the name."""
-    if exports is None or any(alias.name == "*" for alias in node.names):
-        return
-    module = absolute("." * node.level + (node.module or ""), exports.module, exports.package)
-    if module is None:
-        return
-    for alias in node.names:
-        target = f"{module}.{alias.name}"
-        origin = rewrite(target, exports.exports)
-        if origin != target:
-            table.bindings[alias.asname or alias.name] = origin

@@ -11,8 +11,8 @@ import libcst as cst
 import pytest
 
 from migrator.engine import PARSE_MODE_VARIABLE, _present_triggers, active_rules, analyze
-from migrator.imports import ImportTable
-from migrator.partial import imports_from_ast, partial_source
+from migrator.imports import ImportTable, imports_from_ast
+from migrator.partial import partial_source
 from migrator.reexports import ProjectIndex
 from migrator.registry import all_rules
 from migrator.rule import PythonRule
