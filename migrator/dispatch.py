@@ -55,7 +55,7 @@ def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
     only branches call (or, in a build script or a test support module, that nothing calls)."""
     import libcst as cst
 
-    from migrator.guards import NON_LINUX, NVIDIA_ONLY
+    from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
 
     guards = context.guards
     dead_code = _dead_code_file(path)

@@ -10,7 +10,8 @@ same block, an enclosing ``try``) is already known. Rules ask ``ctx.guards``:
 - ``never_on_rocm(node)`` / ``only_on_rocm(node)``: the vendor question alone.
 
 The engine itself hides findings whose node has a guard (``migrate scan --show-guarded`` shows
-them, marked), so most rules need not ask at all.
+them, marked), so most rules need not ask at all. The labels, and what each condition proves
+(``classify``), are ``migrator.guard_conditions``.
 """
 
 from __future__ import annotations
@@ -21,81 +22,24 @@ from collections.abc import Callable
 import libcst as cst
 
 from migrator.astutil import handler_types
-from migrator.vendor_tokens import NVIDIA_TOKENS, ROCM_TOKENS
-
-#: Guard labels (what ``guard_of`` answers). All of them mean "never runs on a ROCm build".
-NVIDIA_ONLY = "NVIDIA-only branch"
-NON_LINUX = "non-Linux platform branch"
-IMPORT_FALLBACK = "import with a portable fallback"
-AVAILABILITY = "availability probe"
-OTHER_DEVICE = "another vendor's accelerator branch"
-#: Not a guard (the code runs on ROCm), answered by ``only_on_rocm``.
-ROCM_ONLY = "ROCm-only branch"
-
-_ROCM_STRINGS = frozenset({"hip", "rocm", "amd"})
-_NON_LINUX_STRINGS = frozenset({"win32", "cygwin", "darwin", "windows", "nt", "macos", "mac"})
-_NON_LINUX_TOKENS = frozenset({"windows", "win32", "macos", "darwin", "osx", "mac"})
-_PLATFORM_NAMES = frozenset(
-    {"sys.platform", "os.name", "platform.system", "platform.platform", "platform.uname"}
+from migrator.guard_conditions import (
+    AVAILABILITY,
+    IMPORT_FALLBACK,
+    NON_LINUX,
+    NVIDIA_ONLY,
+    ROCM_ONLY,
+    ConditionClassifier,
+    Holds,
+    identifier,
 )
+
 _IMPORT_ERRORS = frozenset(
     {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 )
-#: torch's CUDA toolkit location: set only where nvcc is found (rocm-facts §6, [P9]).
-_CUDA_HOME = "torch.utils.cpp_extension.CUDA_HOME"
 _BROAD_ERRORS = frozenset({"Exception", "BaseException"})
 _PROBE_DEF = re.compile(r"^_*(is|has|check)_\w*(available|installed)$")
-_PROBE_CALL = re.compile(r"^_*(is|has)_(\w+)_(available|installed)$")
-#: Words of ``X`` in ``is_X_available()`` that make it a torch or hardware capability check
-#: (true on ROCm builds too, or a decision a rule must see), not a package probe.
-_PORTABLE_PROBES = frozenset(
-    {"torch", "cuda", "gpu", "accelerate", "accelerator", "bf16", "fp16", "tf32", "fp8", "sdpa"}
-)
-#: Words of ``X`` in ``is_torch_X_available()`` naming another vendor's accelerator (Ascend NPU,
-#: Intel XPU, Apple MPS, Habana HPU, Cambricon MLU, Moore Threads MUSA): never a ROCm device.
-_OTHER_DEVICES = frozenset({"npu", "xpu", "mps", "hpu", "mlu", "musa"})
-#: NVIDIA data-center and workstation GPU model names as projects spell them in settings
-#: (``h100_80gb``, ``a100-40g``, ``nvidia-l40s``, ``t4``).
-_NVIDIA_GPU_NAME = re.compile(
-    r"^(nvidia[ _-]?)?(a100|a10g?|a800|h100|h200|h800|b100|b200|gb200|v100|p100|l4|l40s?|t4)"
-    r"(?![a-z])"
-)
 #: Test decorators that skip the test on a condition (``skipUnless``: unless it holds).
 _SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
-_CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-
-#: What a test being true (or false) proves about the build: None (nothing), or a label.
-Holds = str | None
-
-
-def tokens(name: str) -> list[str]:
-    """Lower-case words of an identifier: ``isROCmBuild`` -> ``["is", "ro", "cm", "build"]``."""
-    parts: list[str] = []
-    for chunk in name.split("_"):
-        parts.extend(match.group(0).lower() for match in _CAMEL.finditer(chunk))
-    return parts
-
-
-def identifier(node: cst.CSTNode) -> str | None:
-    """The last identifier of a Name/Attribute/Call chain (``a.b.is_hip()`` -> ``is_hip``)."""
-    if isinstance(node, cst.Call):
-        node = node.func
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    if isinstance(node, cst.Name):
-        return node.value
-    return None
-
-
-def _string(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _never(label: Holds) -> bool:
@@ -104,18 +48,19 @@ def _never(label: Holds) -> bool:
 
 class Guards:
     """Per-file guard regions: ``id(node) -> label`` for subtrees (and statements) that only
-    run under the guard, filled as the engine's walk enters guard-bearing nodes."""
+    run under the guard, filled as the engine's walk enters guard-bearing nodes.
+
+    Rules ask the queries (``label_of``, ``guard_of``, ``never_on_rocm``, ``only_on_rocm``,
+    ``classify``); the engine calls ``enter`` for every node of its walk."""
 
     def __init__(
         self,
         resolve: Callable[[cst.CSTNode], str | None],
         parents: dict[int, cst.CSTNode],
     ) -> None:
-        self._resolve = resolve
+        self._conditions = ConditionClassifier(resolve)
         self._parents = parents
         self.regions: dict[int, str] = {}
-
-    # ---------------------------------------------------------------- queries (for rules)
 
     def label_of(self, node: cst.CSTNode) -> str:
         """The innermost guard label around ``node`` (also ``ROCM_ONLY``), "" when none."""
@@ -160,7 +105,9 @@ class Guards:
         """Whether ``node`` sits in a branch that only runs on a ROCm build."""
         return self.label_of(node) == ROCM_ONLY
 
-    # ---------------------------------------------------------------- the walk (for the engine)
+    def classify(self, test: cst.BaseExpression) -> tuple[Holds, Holds]:
+        """(what holds when ``test`` is true, what holds when it is false)."""
+        return self._conditions.classify(test)
 
     def enter(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         """Mark the regions a guard-bearing ``node`` controls (called in pre-order)."""
@@ -246,146 +193,6 @@ class Guards:
                 continue
             when_true, when_false = self.classify(call.args[0].value)
             self._mark(node.body, when_true if name == "skipUnless" else when_false)
-
-    # ---------------------------------------------------------------- test classification
-
-    def classify(self, test: cst.BaseExpression) -> tuple[Holds, Holds]:
-        """(what holds when ``test`` is true, what holds when it is false)."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            when_true, when_false = self.classify(test.expression)
-            return when_false, when_true
-        if isinstance(test, cst.BooleanOperation):
-            left = self.classify(test.left)
-            right = self.classify(test.right)
-            if isinstance(test.operator, cst.And):
-                return left[0] or right[0], _either(left[1], right[1])
-            return _either(left[0], right[0]), left[1] or right[1]
-        if isinstance(test, cst.Call) and identifier(test) == "bool" and len(test.args) == 1:
-            return self.classify(test.args[0].value)
-        return self._atom(test)
-
-    def _atom(self, node: cst.BaseExpression) -> tuple[Holds, Holds]:
-        qualified = self._resolve(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if qualified == "torch.version.cuda":
-            return NVIDIA_ONLY, None
-        if qualified == "torch.version.hip":
-            return ROCM_ONLY, NVIDIA_ONLY
-        if qualified == _CUDA_HOME:
-            # found only where the CUDA toolkit (nvcc) is installed, which a ROCm build lacks
-            return NVIDIA_ONLY, None
-        if isinstance(node, cst.Comparison):
-            return self._comparison(node)
-        if isinstance(node, cst.Call):
-            probe = self._probe(node)
-            if probe is not None:
-                return probe
-        name = identifier(node)
-        if name is None:
-            return None, None
-        parts = set(tokens(name))
-        if parts & ROCM_TOKENS:
-            return ROCM_ONLY, NVIDIA_ONLY
-        if parts & NVIDIA_TOKENS:
-            return NVIDIA_ONLY, None
-        if parts & _NON_LINUX_TOKENS and ("is" in parts or name.isupper() or "on" in parts):
-            return NON_LINUX, None
-        return None, None
-
-    def _probe(self, node: cst.Call) -> tuple[Holds, Holds] | None:
-        qualified = self._resolve(node.func) or identifier(node) or ""
-        if qualified.rsplit(".", 1)[-1] == "find_spec" or qualified == "importlib.find_loader":
-            return AVAILABILITY, None
-        match = _PROBE_CALL.match(qualified.rsplit(".", 1)[-1])
-        words = set(match.group(2).lower().split("_")) if match else set()
-        if words & _OTHER_DEVICES:
-            return OTHER_DEVICE, None
-        if match and not words & _PORTABLE_PROBES:
-            return AVAILABILITY, None
-        return None
-
-    def _comparison(self, node: cst.Comparison) -> tuple[Holds, Holds]:
-        if len(node.comparisons) != 1:
-            return None, None
-        left = node.left
-        target = node.comparisons[0]
-        operator = target.operator
-        if _none(target.comparator):
-            inner = self._atom(left)
-            if inner == (None, None):
-                return None, None
-            if isinstance(operator, (cst.Is, cst.Equal)):
-                # ``x is None``: true exactly when ``x`` is falsy (for these atoms)
-                return inner[1], inner[0]
-            if isinstance(operator, (cst.IsNot, cst.NotEqual)):
-                return inner
-            return None, None
-        if isinstance(operator, (cst.In, cst.NotIn)):
-            # ``"nvidia" in gpu_name``: no AMD device or vendor name contains it
-            text = _string(left)
-            if text is not None and text.lower() in NVIDIA_TOKENS:
-                return (NVIDIA_ONLY, None) if isinstance(operator, cst.In) else (None, NVIDIA_ONLY)
-            return None, None
-        for one, other in ((left, target.comparator), (target.comparator, left)):
-            text = _string(other)
-            if text is None:
-                continue
-            lower = text.lower()
-            if self._is_os(one):
-                non_linux = lower in _NON_LINUX_STRINGS or lower.startswith(("win", "darwin"))
-                if isinstance(operator, cst.Equal):
-                    return (NON_LINUX if non_linux else None), (
-                        NON_LINUX if lower == "linux" else None
-                    )
-                if isinstance(operator, cst.NotEqual):
-                    return (NON_LINUX if lower == "linux" else None), (
-                        NON_LINUX if non_linux else None
-                    )
-                return None, None
-            if lower in _ROCM_STRINGS:
-                if isinstance(operator, cst.Equal):
-                    return ROCM_ONLY, NVIDIA_ONLY
-                if isinstance(operator, cst.NotEqual):
-                    return NVIDIA_ONLY, ROCM_ONLY
-            if _NVIDIA_GPU_NAME.match(lower) and set(tokens(identifier(one) or "")) & {
-                "gpu",
-                "device",
-            }:
-                # ``gpu_type == "h100_80gb"``: no AMD GPU carries an NVIDIA model name
-                if isinstance(operator, cst.Equal):
-                    return NVIDIA_ONLY, None
-                if isinstance(operator, cst.NotEqual):
-                    return None, NVIDIA_ONLY
-            if lower in {"cuda", "nvidia"} and _is_vendor(one):
-                if isinstance(operator, cst.Equal):
-                    return NVIDIA_ONLY, None
-                if isinstance(operator, cst.NotEqual):
-                    return None, NVIDIA_ONLY
-        return None, None
-
-    def _is_os(self, node: cst.BaseExpression) -> bool:
-        target = node.func if isinstance(node, cst.Call) else node
-        qualified = self._resolve(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-        if qualified in _PLATFORM_NAMES:
-            return True
-        # ``sys.platform.lower()``, ``platform.system().lower()``
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            return self._is_os(node.func.value)
-        return False
-
-
-def _either(one: Holds, other: Holds) -> Holds:
-    """What holds when one of two tests holds: the same label, or, when both keep the code off
-    ROCm builds for different reasons (a package probe, another vendor's device), the first."""
-    if one == other:
-        return one
-    if one is None or other is None or ROCM_ONLY in (one, other):
-        return None
-    return one
-
-
-def _is_vendor(node: cst.BaseExpression) -> bool:
-    name = identifier(node)
-    return name is not None and bool(set(tokens(name)) & {"platform", "backend", "vendor"})
 
 
 def falls_back(node: cst.Try, errors: frozenset[str]) -> bool:

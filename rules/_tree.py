@@ -9,7 +9,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator import guards
+from migrator import guard_conditions
 from migrator.astutil import iter_nodes
 from migrator.context import PythonContext
 
@@ -108,10 +108,10 @@ def qualified_refs(ctx: PythonContext, tree_: Tree, names: set[str]) -> list[cst
     return list(found)
 
 
-#: One home for these name helpers: the engine's guard facility.
-identifier = guards.identifier
+#: One home for these name helpers: the guard facility (what a condition proves).
+identifier = guard_conditions.identifier
 
-tokens = guards.tokens
+tokens = guard_conditions.tokens
 
 
 def statement_of(tree_: Tree, node: cst.CSTNode) -> cst.CSTNode:

@@ -8,7 +8,13 @@ import json
 import libcst as cst
 
 from migrator.context import PythonContext
-from migrator.guards import AVAILABILITY, IMPORT_FALLBACK, NON_LINUX, NVIDIA_ONLY, ROCM_ONLY
+from migrator.guard_conditions import (
+    AVAILABILITY,
+    IMPORT_FALLBACK,
+    NON_LINUX,
+    NVIDIA_ONLY,
+    ROCM_ONLY,
+)
 from migrator.imports import ImportTable
 from migrator.project import amd_twins, file_guards
 from tests.conftest import write

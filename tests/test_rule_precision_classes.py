@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.guards import NVIDIA_ONLY, Guards
+from migrator.guard_conditions import NVIDIA_ONLY
+from migrator.guards import Guards
 from tests.conftest import write
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator import guards
+from migrator import guard_conditions
 from migrator.context import PythonContext
 from migrator.rule import PythonRule
 from migrator.ruledata import load_table
@@ -127,7 +127,7 @@ def _dispatches_on_rocm(ctx: PythonContext, scope: cst.CSTNode) -> bool:
     while stack and not found:
         current = stack.pop()
         if isinstance(current, (cst.If, cst.IfExp)):
-            found = guards.ROCM_ONLY in ctx.guards.classify(current.test)
+            found = guard_conditions.ROCM_ONLY in ctx.guards.classify(current.test)
         for child in current.children:
             if isinstance(child, (cst.FunctionDef, cst.ClassDef)) and current is not scope:
                 continue
