@@ -11,12 +11,10 @@ import bisect
 import re
 from collections.abc import Iterator
 
+from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
 from migrator.shell_lex import lex
 from migrator.variant_extras import cuda_extra_regions
 
-NON_LINUX = "non-Linux platform branch"
-#: ``if command -v nvidia-smi; then ...``: the branch runs only where the NVIDIA tool exists.
-NVIDIA_TOOL = "NVIDIA-only branch"
 _NVIDIA_TOOL_TEST = re.compile(r"^\s*(?:command\s+-v|which|type|hash)\s+nvidia-smi\b[^|&;]*;?\s*$")
 
 _KEYWORDS = frozenset({"if", "then", "elif", "else", "fi"})
@@ -69,9 +67,6 @@ class TextGuards:
             if start <= offset < end:
                 return label
         return ""
-
-
-# ------------------------------------------------------------------ shell ``if`` chains
 
 
 def _words(text: str) -> Iterator[tuple[int, str, bool]]:
@@ -149,7 +144,8 @@ def _if_regions(text: str) -> list[tuple[int, int, str]]:
                 then_other, rest_other = _classify(condition)
                 then_label = NON_LINUX if then_other else ""
                 if not then_label and _NVIDIA_TOOL_TEST.match(condition):
-                    then_label = NVIDIA_TOOL
+                    # ``if command -v nvidia-smi; then ...``: only where the NVIDIA tool exists
+                    then_label = NVIDIA_ONLY
                 frame[2] = frame[3] or then_label
                 frame[3] = frame[3] or (NON_LINUX if rest_other else "")
                 frame[0] = -1

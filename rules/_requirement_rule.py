@@ -98,20 +98,16 @@ class RequirementRule(PythonRule, TextRule):
         """Report through the file's context, a Python or a text one (spans or nodes)."""
         self.ctx.report(self, *args, **kwargs)
 
-    # -- to override ----------------------------------------------------------------------
-
     def examine(self, req: Req) -> Verdict | None:
+        """The verdict on one requirement (None: nothing to report): the method subclasses
+        implement; ``torch_specs`` is there to help them, the rest is machinery."""
         raise NotImplementedError
-
-    # -- helpers for subclasses -------------------------------------------------------------
 
     def torch_specs(self) -> list[str]:
         """Specifiers of the torch requirements declared in this file."""
         if self._torch_specs is None:
             self._torch_specs = [req.spec for req in self._requirements() if req.name == "torch"]
         return self._torch_specs
-
-    # -- machinery ---------------------------------------------------------------------------
 
     def _requirements(self) -> list[Req]:
         if isinstance(self.ctx, TextContext):

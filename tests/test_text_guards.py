@@ -4,7 +4,8 @@ macOS/Windows CI jobs and steps are hidden by default, shown marked, and never f
 from __future__ import annotations
 
 from migrator.ci_guards import NON_LINUX_JOB
-from migrator.textguards import NON_LINUX, regions
+from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
+from migrator.textguards import regions
 from migrator.variant_extras import CUDA_EXTRA
 from tests.conftest import write
 
@@ -113,10 +114,9 @@ def test_branch_behind_an_nvidia_smi_probe_is_guarded(tmp_path, run_cli):
         "if which nvidia-smi >/dev/null; then nvidia-smi -L; fi\n"
         "if ! command -v nvidia-smi; then echo none; fi\n"
     )
-    from migrator.textguards import NVIDIA_TOOL
 
     found = [(text[s:e].strip(" ;\n"), label) for s, e, label in regions(text, "shell")]
-    assert found == [("nvidia-smi", NVIDIA_TOOL), ("nvidia-smi -L", NVIDIA_TOOL)]
+    assert found == [("nvidia-smi", NVIDIA_ONLY), ("nvidia-smi -L", NVIDIA_ONLY)]
     write(tmp_path, "gpu.sh", text)
     run_cli("fix", "--unsafe-fixes", str(tmp_path))
     assert (tmp_path / "gpu.sh").read_text() == text
