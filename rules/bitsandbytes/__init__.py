@@ -1,4 +1,4 @@
 """ROC51x: bitsandbytes quantization and 8-bit optimizers (category ``bitsandbytes``).
 
-One rule per module; what the rules share is in ``_shared.py``.
+One rule per module; the table is read in ``_table.py``.
 """

@@ -13,7 +13,7 @@ from migrator.rule import Invalid, PythonRule, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
 from .._problems import BITSANDBYTES_BINARIES
-from ._shared import _data
+from ._table import _data
 
 
 def _api_uses(ctx: Any, package: str) -> list[tuple[cst.CSTNode, str]]:

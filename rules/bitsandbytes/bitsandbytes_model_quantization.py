@@ -11,7 +11,7 @@ from migrator.rule import Invalid, PythonRule, Valid
 from .._imports import matches_package
 from .._literals import is_literal
 from .._problems import BITSANDBYTES_BINARIES
-from ._shared import _data
+from ._table import _data
 
 
 class BitsandbytesTransformersQuantization(PythonRule):

@@ -1,4 +1,4 @@
-"""What the ROC510, ROC511 rules share."""
+"""The bitsandbytes table, ``rules/data/bitsandbytes.toml``."""
 
 from __future__ import annotations
 
