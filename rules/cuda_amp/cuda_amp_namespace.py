@@ -1,4 +1,5 @@
-"""ROC52x: ``torch.cuda.amp`` (deprecated aliases) → ``torch.amp`` with device ``"cuda"``."""
+"""ROC520 (cuda-amp-namespace): ``torch.cuda.amp`` (deprecated aliases) → ``torch.amp`` with
+device ``"cuda"``."""
 
 from __future__ import annotations
 

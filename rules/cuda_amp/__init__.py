@@ -1,0 +1,3 @@
+"""ROC52x: ``torch.cuda.amp`` (deprecated aliases) → ``torch.amp`` with device ``"cuda"``.
+
+One rule per module."""
