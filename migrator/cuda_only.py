@@ -25,8 +25,8 @@ from migrator.paths import is_benchmark_path, is_test_path
 from migrator.reexports import ProjectIndex
 from migrator.vendor_tokens import ROCM_WORD
 
-#: The problem key the rule reporting a CUDA-only module declares (``rules/cuda_only_module.py``,
-#: ROC902): its findings are merged per folder here.
+#: The problem key the rule reporting a CUDA-only module declares (ROC902,
+#: ``rules/no_equivalent/cuda_only_module.py``): its findings are merged per folder here.
 CUDA_ONLY_PROBLEM = "cuda-only-module"
 #: A line that tests for a ROCm build (``if torch.version.hip``, ``elif IS_ROCM:``, ``if
 #: is_hip():``): a word naming ROCm (``ROCM_WORD``, the guard facility's vendor tokens, matched

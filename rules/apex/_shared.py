@@ -1,4 +1,5 @@
-"""What the ROC500, ROC501, ROC502, ROC503, ROC504 rules share."""
+"""What ROC500-ROC504 share: the apex table and ``_ApexRewrite``, the reporting of the apex → torch
+rewrites (ROC500, ROC501)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the ROC130, ROC131, ROC140, ROC141 rules share."""
+"""What the ROC13x/ROC14x backend-flag rules share: assignments to a backend setting."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the ROC600, ROC601, ROC602, ROC603 rules share."""
+"""What ROC600-ROC603 share: the CUDA extension table, kernel source text, builds that already
+dispatch on ROCm, and the extension-build problem key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the ROC815, ROC816, ROC817 rules share."""
+"""What ROC815-ROC817 share: the file kinds they read."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the ROC120, ROC121 rules share."""
+"""What ROC120 and ROC121 share: the OCP and FNUZ FP8 dtype names, and which uses of them stay on
+the CPU, only store, or only test a dtype."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the ROC900, ROC901 rules share."""
+"""What ROC900 and ROC901 share: ``_NoEquivalentImport``, the import matcher of both."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the ROC210, ROC211 rules share."""
+"""What ROC210 and ROC211 share: the program name, the fact, the amd-smi suggestion for an
+``nvidia-smi`` command line and the message built from it."""
 
 from __future__ import annotations
 

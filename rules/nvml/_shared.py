@@ -1,4 +1,5 @@
-"""What the ROC200, ROC201, ROC202 rules share."""
+"""What ROC200-ROC202 share: the NVML bindings and their table, ``_NvmlResolver`` (the NVML function
+a call names), ``nvmlInit`` at import time and the handlers of NVML errors."""
 
 from __future__ import annotations
 

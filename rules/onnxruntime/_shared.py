@@ -1,4 +1,4 @@
-"""What the ROC850, ROC851 rules share."""
+"""What ROC850 and ROC851 share: the NVIDIA and AMD execution provider names and the fact."""
 
 from __future__ import annotations
 

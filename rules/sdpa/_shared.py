@@ -1,4 +1,5 @@
-"""What the ROC150, ROC151, ROC152 rules share."""
+"""What ROC150-ROC152 share: which SDPA backends a ``sdp_kernel``/``sdpa_kernel`` call (or a
+``torch.backends.cuda.enable_*_sdp`` flag) selects."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the ROC142, ROC143 rules share."""
+"""What ROC142 and ROC143 (transformers' ``tf32`` switch) share: the fact and the message."""
 
 from __future__ import annotations
 
