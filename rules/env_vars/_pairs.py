@@ -1,7 +1,8 @@
-"""What the Python rule and the text rule of one CUDA/HIP variable pair share: everything but
-the code, the name, the documentation and the examples. ROC700 and ROC710 check
-``CUDA_VISIBLE_DEVICES``, ROC701 and ROC711 ``CUDA_LAUNCH_BLOCKING``; the matchers are
-``_paired.py`` (Python) and ``_text_rules.py`` (shell, Docker, compose, CI)."""
+"""What the Python rule and the text rule of one check share: the metadata (severity, message,
+fact, triggers, ...), everything but the code, the name, the documentation and the examples.
+ROC700/ROC710 and ROC701/ROC711 (a CUDA variable set without its HIP twin; matchers in
+``_paired.py`` and ``_text_rules.py``), ROC703/ROC713 (CUDA-only variables) and ROC704/ROC714
+(device lists that disagree)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import ClassVar
 
 from migrator.model import Applicability, Severity
 from migrator.rule import Rule
+
+from ._table import cuda_only_variables
+from ._visible_devices import _FACT, CUDA
 
 
 class _VisibleDevicesPair(Rule):
@@ -41,3 +45,28 @@ class _LaunchBlockingPair(Rule):
     triggers = ("CUDA_LAUNCH_BLOCKING",)
     effort_hours = 0.1
     cuda_name: ClassVar[str] = "CUDA_LAUNCH_BLOCKING"
+
+
+class _CudaOnlyPair(Rule):
+    """ROC703 and ROC713: a CUDA-only environment variable, which ROCm ignores."""
+
+    abstract = True
+    category = "env-var"
+    severity = Severity.WARNING
+    aggregate = "file"
+    message = "This CUDA environment variable has no effect on ROCm"
+    fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
+    triggers = cuda_only_variables()
+    effort_hours = 0.25
+
+
+class _VisibleDevicesConflictPair(Rule):
+    """ROC704 and ROC714: ``CUDA_VISIBLE_DEVICES`` disagrees with a HIP/ROCR device list."""
+
+    abstract = True
+    category = "env-var"
+    severity = Severity.WARNING
+    message = "`CUDA_VISIBLE_DEVICES` disagrees with the HIP/ROCR device list set next to it"
+    fact = _FACT
+    triggers = (CUDA,)
+    effort_hours = 0.1

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
 from ._access import EnvAccess, _EnvAccessRule
+from ._pairs import _CudaOnlyPair
 from ._table import cuda_only_handled, cuda_only_note, cuda_only_variables
 
 
-class CudaOnlyEnvVar(_EnvAccessRule):
+class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
     """
     ## What it does
     Flags Python code that sets or reads `TORCH_CUDA_ARCH_LIST`, `TORCH_USE_CUDA_DSA`,
@@ -44,13 +44,6 @@ class CudaOnlyEnvVar(_EnvAccessRule):
 
     code = "ROC703"
     name = "cuda-only-env-var"
-    category = "env-var"
-    severity = Severity.WARNING
-    aggregate = "file"
-    message = "This CUDA environment variable has no effect on ROCm"
-    fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
-    triggers = cuda_only_variables()
-    effort_hours = 0.25
     variables = frozenset(cuda_only_variables())
     valid = [
         Valid('import os\n\nos.environ["PYTORCH_ROCM_ARCH"] = "gfx942"\n'),

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
+from ._pairs import _CudaOnlyPair
 from ._settings import find_settings
 from ._table import cuda_only_handled, cuda_only_note, cuda_only_variables
 from ._text_rules import _TextVariables
 
 
-class ShellCudaOnlyEnvVar(_TextVariables):
+class ShellCudaOnlyEnvVar(_CudaOnlyPair, _TextVariables):
     """
     ## What it does
     Flags `TORCH_CUDA_ARCH_LIST`, `TORCH_USE_CUDA_DSA`, `NVIDIA_VISIBLE_DEVICES` and
@@ -44,13 +44,6 @@ class ShellCudaOnlyEnvVar(_TextVariables):
 
     code = "ROC713"
     name = "shell-cuda-only-env-var"
-    category = "env-var"
-    severity = Severity.WARNING
-    aggregate = "file"
-    message = "This CUDA environment variable has no effect on ROCm"
-    fact = "§6 TORCH_CUDA_ARCH_LIST, TORCH_USE_CUDA_DSA rows; §9 docker row; [P9][P1][C1]"
-    triggers = cuda_only_variables()
-    effort_hours = 0.25
     valid = [
         Valid('ENV PYTORCH_ROCM_ARCH="gfx942"\n', path="Dockerfile"),
         Valid("# TORCH_CUDA_ARCH_LIST=8.0\n", path="run.sh"),

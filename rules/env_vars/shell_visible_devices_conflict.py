@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
 from migrator.rule import Invalid, TextRule, Valid
 
+from ._pairs import _VisibleDevicesConflictPair
 from ._settings import environment_block, find_settings
 from ._text_rules import _TEXT_KINDS
-from ._visible_devices import _FACT, CUDA, HIP, ROCR, conflict
+from ._visible_devices import CUDA, HIP, ROCR, conflict
 
 
-class ShellVisibleDevicesConflict(TextRule):
+class ShellVisibleDevicesConflict(_VisibleDevicesConflictPair, TextRule):
     """
     ## What it does
     Flags `CUDA_VISIBLE_DEVICES` set in a shell script or Dockerfile, or in a compose/CI
@@ -42,13 +42,7 @@ class ShellVisibleDevicesConflict(TextRule):
 
     code = "ROC714"
     name = "shell-visible-devices-conflict"
-    category = "env-var"
-    severity = Severity.WARNING
-    message = "`CUDA_VISIBLE_DEVICES` disagrees with the HIP/ROCR device list set next to it"
-    fact = _FACT
-    triggers = (CUDA,)
     file_kinds = _TEXT_KINDS
-    effort_hours = 0.1
     valid = [
         Valid("export CUDA_VISIBLE_DEVICES=0,1\nexport HIP_VISIBLE_DEVICES=0,1\n", path="run.sh"),
         Valid(

@@ -7,14 +7,14 @@ import libcst as cst
 
 from migrator.astutil import string_value
 from migrator.context import PythonContext
-from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
 from ._access import EnvAccess, _EnvAccessRule
-from ._visible_devices import _FACT, _WRITES, CUDA, HIP, ROCR, conflict
+from ._pairs import _VisibleDevicesConflictPair
+from ._visible_devices import _WRITES, CUDA, HIP, ROCR, conflict
 
 
-class VisibleDevicesConflict(_EnvAccessRule):
+class VisibleDevicesConflict(_VisibleDevicesConflictPair, _EnvAccessRule):
     """
     ## What it does
     Flags Python code that sets `CUDA_VISIBLE_DEVICES` and, in the same block or the same
@@ -48,12 +48,6 @@ class VisibleDevicesConflict(_EnvAccessRule):
 
     code = "ROC704"
     name = "visible-devices-conflict"
-    category = "env-var"
-    severity = Severity.WARNING
-    message = "`CUDA_VISIBLE_DEVICES` disagrees with the HIP/ROCR device list set next to it"
-    fact = _FACT
-    triggers = (CUDA,)
-    effort_hours = 0.1
     variables = frozenset({CUDA, HIP, ROCR})
     valid = [
         Valid('import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'),
