@@ -1,4 +1,5 @@
-"""ROC504 (apex-hard-import): flags imports of `apex` that are not guarded by `try."""
+"""ROC504 (apex-hard-import): flags imports of `apex` that are not guarded by `try: ... except
+ImportError:` or an `if`."""
 
 from __future__ import annotations
 

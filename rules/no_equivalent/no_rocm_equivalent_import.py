@@ -1,4 +1,6 @@
-"""ROC900 (no-rocm-equivalent-import): flags unconditional imports (module level, not inside `try."""
+"""ROC900 (no-rocm-equivalent-import): flags unconditional imports (module level, not inside
+`try: ... except ImportError`, not in a function or an `if`) of packages that exist only for
+NVIDIA GPUs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""ROC411 (xformers-hard-import): flags imports of `xformers` that are not guarded by `try."""
+"""ROC411 (xformers-hard-import): flags imports of `xformers` that are not guarded by `try: ...
+except ImportError:` or an `if` (availability check)."""
 
 from __future__ import annotations
 
