@@ -14,7 +14,8 @@ CUDA_EXTRA = "CUDA-variant extra (the project has a ROCm extra)"
 
 #: The tables whose keys are install groups.
 _GROUP_TABLES = frozenset({"project.optional-dependencies", "dependency-groups"})
-_TABLE = re.compile(r"^\s*\[\s*([^\]\[]+?)\s*\]\s*(?:#.*)?$")
+#: A table header, ``[name]`` or an array-of-tables ``[[name]]``: either ends the group before it.
+_TABLE = re.compile(r"^\s*\[\[?\s*([^\]\[]+?)\s*\]\]?\s*(?:#.*)?$")
 _GROUP = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*=\s*\[""")
 #: A CUDA build named at the start of a word (``cu118only``) or at the end (``...cu12x``).
 _CUDA_NAME = re.compile(r"(?<![a-z0-9])(?:nvidia|cuda|cu1\d\d?)|cu1\d\d?x?$", re.IGNORECASE)

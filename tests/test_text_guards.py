@@ -6,7 +6,7 @@ from __future__ import annotations
 from migrator.ci_guards import NON_LINUX_JOB
 from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
 from migrator.textguards import regions
-from migrator.variant_extras import CUDA_EXTRA
+from migrator.variant_extras import CUDA_EXTRA, cuda_extra_regions
 from tests.conftest import write
 
 SETUP = """\
@@ -134,6 +134,17 @@ amd = [
     "flash-attn @ https://github.com/x/flash_attn-2.6.3+cu123torch2.4cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
 ]
 """
+
+
+def test_an_array_of_tables_ends_the_cuda_extra_before_it():
+    amd_first = EXTRAS.replace("amd = [", "cu121onlytorch240 = [", 1).replace(
+        "cu121onlytorch240 = [", "amd = [", 1
+    )
+    text = amd_first + '[[tool.uv.index]]\nname = "cu121"\nurl = "https://x/whl/cu121"\n'
+    [(start, end, label)] = cuda_extra_regions(text)
+    assert label == CUDA_EXTRA
+    assert text[start:end].startswith("cu121onlytorch240 = [")
+    assert text[end:].startswith("[[tool.uv.index]]")
 
 
 def test_cuda_extras_are_guarded_only_when_a_rocm_extra_exists(tmp_path, scan_json):
