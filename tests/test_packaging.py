@@ -15,9 +15,22 @@ from tests.conftest import FIXTURES, ROOT
 def test_installed_package_is_complete(tmp_path):
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(target), str(ROOT)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert not (target / "rules").exists(), "the catalog must not install as a top-level package"
     for relative in [
@@ -36,8 +49,17 @@ def test_installed_package_is_complete(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(target), "MIGRATE_CACHE_DIR": str(tmp_path / "c")}
     run = lambda *args: subprocess.run(  # noqa: E731
         # -P (Python 3.11+) keeps the source tree off sys.path; cwd is tmp_path anyway.
-        [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "migrator.cli", *args],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            *(["-P"] if sys.version_info >= (3, 11) else []),
+            "-m",
+            "migrator.cli",
+            *args,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     listing = run("rules", "--format", "json")
     assert listing.returncode == 0, listing.stderr
