@@ -52,7 +52,7 @@ class CupyCudaWheel(RequirementRule):
     message = "CuPy CUDA wheel: its kernels need a CUDA driver and fail on ROCm"
     fix_title = "Use the CuPy ROCm wheel of the same major version"
     applicability = Applicability.UNSAFE
-    fact = "§9 cupy row; [K3]"
+    fact = "§9 cupy-cuda12x row; [K3]"
     triggers = _cases("cupy", "CuPy")
     effort_hours = 0.5
     valid = [
