@@ -94,6 +94,11 @@ class Rule:
     effort_hours: ClassVar[float] = 0.5
     #: True when a finding means the project cannot run on ROCm until someone acts by hand.
     blocker: ClassVar[bool] = False
+    #: What a finding does on a ROCm build when the severity alone does not say it for the
+    #: readiness report: a key of ``reporting.readiness.consequences.CONSEQUENCE_POINTS``
+    #: (``crash-import``, ``crash-path``, ``cpu-fallback``, ``performance``, ``hygiene``); empty
+    #: means the report's table, else the severity, decides.
+    consequence: ClassVar[str] = ""
     #: How many findings one problem yields (the engine merges the rest into ``related``):
     #: ``none`` (every report is its own problem), ``scope`` (one per rule, group and enclosing
     #: function or class), ``file`` (one per rule and group in a file), ``project`` (one per
