@@ -56,9 +56,9 @@ class Hunk:
 
 
 def _diff_hunks(root: Path, relative: str, new_text: str) -> list[Hunk]:
-    from migrator.cli import _unified_diff
+    from migrator.fix_command import unified_diff
 
-    text = _unified_diff(root, relative, new_text)
+    text = unified_diff(root, relative, new_text)
     hunks: list[Hunk] = []
     for line in text.splitlines(keepends=True):
         match = _HUNK_RE.match(line)

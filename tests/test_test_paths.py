@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from migrator.paths import is_benchmark_path, is_test_path
-from migrator.reporting.readiness.layout import path_role
+from migrator.reporting.readiness.roles import path_role
 
 
 @pytest.mark.parametrize(

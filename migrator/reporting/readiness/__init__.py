@@ -17,6 +17,7 @@ The score and verdict rules are in ``score.py`` and ``docs/report.md``.
 from __future__ import annotations
 
 from migrator.packagefacts import PackageInfo, package_info
+from migrator.reporting.readiness.amd_evidence import Evidence, amd_evidence, covered_subjects
 from migrator.reporting.readiness.assembly import (
     Effort,
     ProjectReport,
@@ -45,26 +46,7 @@ from migrator.reporting.readiness.dependencies import (
     is_dependency,
     text_of,
 )
-from migrator.reporting.readiness.layout import (
-    CORE,
-    DEPLOY,
-    LAZY,
-    OPT_IN,
-    OPTIONAL,
-    PERIPHERAL,
-    PERIPHERAL_ROLES,
-    PUBLIC,
-    SUBPROJECT,
-    Evidence,
-    ProjectLayout,
-    amd_evidence,
-    analyze,
-    covered_subjects,
-    is_container_file,
-    optional_tables,
-    path_role,
-    tier,
-)
+from migrator.reporting.readiness.layout import ProjectLayout, analyze
 from migrator.reporting.readiness.meta import (
     MetaLookup,
     RuleMeta,
@@ -74,12 +56,27 @@ from migrator.reporting.readiness.meta import (
     target_matches,
 )
 from migrator.reporting.readiness.optin import FileFacts, file_facts
+from migrator.reporting.readiness.optional_tables import optional_tables
 from migrator.reporting.readiness.receipts import (
     ReceiptError,
     RunView,
     Verification,
     read_receipt,
     verification_from_dict,
+)
+from migrator.reporting.readiness.roles import (
+    CORE,
+    DEPLOY,
+    LAZY,
+    OPT_IN,
+    OPTIONAL,
+    PERIPHERAL,
+    PERIPHERAL_ROLES,
+    PUBLIC,
+    SUBPROJECT,
+    is_container_file,
+    path_role,
+    tier,
 )
 from migrator.reporting.readiness.score import (
     BANDS,

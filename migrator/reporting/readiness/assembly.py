@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator.model import Finding, ScanResult, Status
+from migrator.reporting.readiness.amd_evidence import Evidence
 from migrator.reporting.readiness.dependencies import DependencyRow, dependency_rows
-from migrator.reporting.readiness.layout import PERIPHERAL, Evidence, ProjectLayout, analyze
+from migrator.reporting.readiness.layout import ProjectLayout, analyze
 from migrator.reporting.readiness.meta import MetaLookup, catalog_meta
 from migrator.reporting.readiness.receipts import Verification
+from migrator.reporting.readiness.roles import PERIPHERAL
 from migrator.reporting.readiness.score import EFFORT_ASSUMPTIONS, Verdict, readiness
 from migrator.reporting.readiness.scoring import (
     FIX_CLASSES,

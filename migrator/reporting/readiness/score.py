@@ -32,7 +32,8 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from migrator.reporting.readiness.layout import CORE, DEPLOY, PERIPHERAL, Evidence
+from migrator.reporting.readiness.amd_evidence import Evidence
+from migrator.reporting.readiness.roles import CORE, DEPLOY, PERIPHERAL
 from migrator.reporting.readiness.workitems import AMD_PATH_CREDIT, WorkItem
 
 #: Penalty that halves the score.

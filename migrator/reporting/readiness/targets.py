@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from migrator.reporting.readiness.layout import Evidence
+from migrator.reporting.readiness.amd_evidence import Evidence
 from migrator.reporting.readiness.meta import RuleMeta, target_matches
 from migrator.reporting.readiness.score import Verdict, readiness
 from migrator.reporting.readiness.scoring import Item, grouped

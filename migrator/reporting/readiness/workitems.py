@@ -20,19 +20,7 @@ from migrator.reporting.readiness.consequences import (
     consequence_of,
 )
 from migrator.reporting.readiness.dependencies import dependency_item
-from migrator.reporting.readiness.layout import (
-    CORE,
-    DEPLOY,
-    LAZY,
-    OPT_IN,
-    OPTIONAL,
-    PERIPHERAL,
-    PUBLIC,
-    ProjectLayout,
-    is_container_file,
-    is_environment_file,
-)
-from migrator.reporting.readiness.layout import tier as tier_of_role
+from migrator.reporting.readiness.layout import ProjectLayout
 from migrator.reporting.readiness.meta import (
     MetaLookup,
     RuleMeta,
@@ -40,6 +28,18 @@ from migrator.reporting.readiness.meta import (
     meta_for,
     target_matches,
 )
+from migrator.reporting.readiness.roles import (
+    CORE,
+    DEPLOY,
+    LAZY,
+    OPT_IN,
+    OPTIONAL,
+    PERIPHERAL,
+    PUBLIC,
+    is_container_file,
+    is_environment_file,
+)
+from migrator.reporting.readiness.roles import tier as tier_of_role
 
 #: Weight of a work item by where it is.
 LOCATION_FACTOR: dict[str, float] = {CORE: 1.0, DEPLOY: 0.5, PERIPHERAL: 0.1}
