@@ -228,7 +228,7 @@ def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
     storage dtype, a CPU tensor, a dtype test or table, a block-scaled format's own type, code
     that never runs on ROCm, or a test file that never puts anything on a GPU."""
     refs = qualified_refs(ctx, tree_, OCP)
-    if refs and _BLOCK_SCALED.search(ctx.module.code):
+    if refs and _BLOCK_SCALED.search(ctx.module_code()):
         return []  # a block-scaled format's own element/scale type (rocm-facts §8)
     if refs and is_test_path(ctx.path) and not _mentions_gpu(tree_):
         return []  # every tensor of such a test lives on the CPU: FP8 storage, no FP8 kernel
@@ -574,7 +574,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
             if not _is_448(candidate) or _looks_like_size(tree_, candidate):
                 continue
             if block_scaled is None:
-                block_scaled = bool(_BLOCK_SCALED.search(self.ctx.module.code))
+                block_scaled = bool(_BLOCK_SCALED.search(self.ctx.module_code()))
             if block_scaled:
                 return  # 448 is the block-scaled format's own constant there
             if unreachable_on_rocm(self.ctx, tree_, candidate):
