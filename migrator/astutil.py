@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -247,10 +248,47 @@ def _is_syntax_type(value_type: type) -> bool:
     return known
 
 
+_SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _syntax_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of ``node_type`` whose declared type admits a syntax node: a field declared
+    to hold only trivia (``whitespace_after``, ``lpar``, ``comma``), strings or sentinels is
+    never read by a walk that skips trivia."""
+    names = _SYNTAX_FIELDS.get(node_type)
+    if names is None:
+        try:
+            hints = typing.get_type_hints(node_type)
+        except Exception:  # an annotation that does not resolve: read every field
+            hints = {}
+        names = tuple(
+            name
+            for name in _fields(node_type)
+            if name not in hints or _may_hold_syntax(hints[name])
+        )
+        _SYNTAX_FIELDS[node_type] = names
+    return names
+
+
+def _may_hold_syntax(annotation: object) -> bool:
+    """Whether a value of the declared type may be a syntax node (or hold one in a sequence);
+    anything not understood counts as may."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return False
+    arguments = typing.get_args(annotation)
+    if arguments:
+        return any(_may_hold_syntax(argument) for argument in arguments)
+    if not isinstance(annotation, type):
+        return True
+    if issubclass(annotation, cst.CSTNode):
+        return _is_syntax_type(annotation)
+    return not issubclass(annotation, (str, int, float, bool, type(None), cst.MaybeSentinel))
+
+
 def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Like ``child_nodes`` without trivia (whitespace, comments, punctuation, operators)."""
     out: list[cst.CSTNode] = []
-    for name in _fields(type(node)):
+    for name in _syntax_fields(type(node)):
         value = getattr(node, name)
         value_type = type(value)
         if value_type is list or value_type is tuple:

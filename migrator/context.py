@@ -81,6 +81,8 @@ class PythonContext:
     guards: Guards = field(init=False)
     #: Per-file memo for rule helpers that derive data from the whole tree (keyed by name).
     memo: dict[str, object] = field(default_factory=dict)
+    #: The text ``module`` was parsed from when it is the whole file (else None).
+    source: str | None = None
 
     def __post_init__(self) -> None:
         self.guards = Guards(self.imports.resolve, self.parents)
@@ -123,6 +125,11 @@ class PythonContext:
 
     def call_name(self, node: cst.Call) -> str | None:
         return self.imports.resolve(node.func)
+
+    def module_code(self) -> str:
+        """The module's code: the text it was parsed from, which is what ``module.code`` prints
+        (libcst round-trips every text exactly), without generating it again from the tree."""
+        return self.source if self.source is not None else self.module.code
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node (as libcst prints it)."""

@@ -23,7 +23,7 @@ from functools import cache
 from migrator.model import Finding, Severity
 from migrator.paths import is_benchmark_path, is_test_path
 from migrator.reexports import ProjectIndex
-from migrator.vendor_tokens import ROCM_WORD
+from migrator.vendor_tokens import ROCM_WORD, names_rocm
 
 #: The problem key the rule reporting a CUDA-only module declares (ROC902,
 #: ``rules/no_equivalent/cuda_only_module.py``): its findings are merged per folder here.
@@ -342,7 +342,7 @@ def rocm_path(index: ProjectIndex, excluded: Mapping[str, Cause]) -> str:
         if relative in excluded:
             continue
         text = index.sources[relative]
-        if not ROCM_WORD.search(text):
+        if not names_rocm(text):
             continue
         for match in _BRANCH.finditer(text):
             if ROCM_WORD.search(match.group(0)):

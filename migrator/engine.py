@@ -199,10 +199,11 @@ def _reports(
     parsed_text = text
     tree: ast.Module | None = None
     table = imports
+    source: str | None = None  # the text a whole-file ``module`` was parsed from
     if module is None:
-        source = None
+        blanked = None
         if partial and prefilter and imports is None and _partial_allowed(chosen):
-            source = partial_source(
+            blanked = partial_source(
                 text,
                 _present_triggers(chosen, text, "statement"),
                 _present_triggers(chosen, text, "definition"),
@@ -214,16 +215,19 @@ def _reports(
                     word for rule in chosen for word in rule.function_words if word in text
                 },
             )
-        partial_module = _parse_partial(text, source.text) if source is not None else None
-        if source is not None and partial_module is not None:
-            if partial_module.default_indent == source.indent:
+        partial_module = _parse_partial(text, blanked.text) if blanked is not None else None
+        if blanked is not None and partial_module is not None:
+            if partial_module.default_indent == blanked.indent:
                 module = partial_module
-                parsed_text, tree, table = source.text, source.tree, source.imports
+                parsed_text, tree, table = blanked.text, blanked.tree, blanked.imports
         if module is None:
             module = _parse(text)
+            # a whole file's module prints exactly its text (a blanked text's may not: libcst
+            # moves the comments of emptied lines), so rules read the text instead of printing it
+            source = text
     if table is None:
         table = ImportTable.from_module(module, current_exports.get())
-    context = PythonContext(path=path, module=module, imports=table)
+    context = PythonContext(path=path, module=module, imports=table, source=source)
     instances = [rule(context) for rule in chosen]
     if instances:
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped

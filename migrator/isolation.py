@@ -68,6 +68,11 @@ def _serve(connection: Connection, function: Callable[[Any], Any], parent: int) 
             os._exit(0)
 
 
+def workers_fork() -> bool:
+    """Whether workers are forked (POSIX): they then start with a copy of the parent's memory."""
+    return os.name == "posix"
+
+
 class WorkerError(Exception):
     """The per-file function raised in a worker: a bug of ours, not a file's fault."""
 
@@ -133,7 +138,7 @@ class IsolatedRunner(Generic[T, R]):
         self.on_failure = on_failure
         self.workers = max(1, workers)
         self.budget = budget
-        self.context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        self.context = multiprocessing.get_context("fork" if workers_fork() else "spawn")
 
     def run(self, tasks: Sequence[T], progress: Callable[[int], None] | None = None) -> list[R]:
         """Results in task order; a crashed or overrunning task gets ``on_failure``'s result."""

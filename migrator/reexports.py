@@ -131,12 +131,17 @@ def _import_lines(text: str) -> Iterator[tuple[int, bool, str]]:
     (parenthesised and backslash-continued name lists joined; comments dropped), with its
     1-based line number and whether the line starts unindented."""
     lines = text.split("\n")
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        index += 1
-        if "import" not in line:
-            continue
+    index = 0  # the next line to read; those between holding no "import" are never looked at
+    counted = newlines = 0  # newlines in text[:counted]
+    position = text.find("import")
+    while position >= 0:
+        newlines += text.count("\n", counted, position)
+        counted = position
+        position = text.find("import", position + 1)
+        if newlines < index:
+            continue  # a line already read (as part of the statement before)
+        line = lines[newlines]
+        index = newlines + 1
         number = index
         unindented = line[:1] not in (" ", "\t")
         statement = line.split("#", 1)[0].strip()

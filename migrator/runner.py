@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from migrator.cache import ResultCache, content_key
 from migrator.config import Config, load_config
 from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
-from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner
+from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner, workers_fork
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.reexports import ExportSlice, ProjectIndex, current_exports
 from migrator.rule import Rule
@@ -195,6 +195,21 @@ def _failed(task: _Task, reason: str) -> FileOutcome:
     return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason))
 
 
+#: The tasks of the run in progress, set before its workers fork: a forked worker reads its task
+#: from the memory it inherited and only the task's position goes through the pipe (a task
+#: holds the project's facts and the file's export slice, pickled and unpickled per file
+#: otherwise).
+_INHERITED: list[_Task] = []
+
+
+def _work_inherited(position: int) -> FileOutcome:
+    return _work(_INHERITED[position])
+
+
+def _failed_inherited(position: int, reason: str) -> FileOutcome:
+    return _failed(_INHERITED[position], reason)
+
+
 def _load_engine() -> None:
     """Import the engine, libcst and every rule once, here, before the workers fork: they
     inherit the loaded modules instead of each importing them again, and the selection and
@@ -221,8 +236,20 @@ def _execute(
     # Largest files first: the few files that need a parse dominate, and handing them out
     # early keeps every worker busy to the end.
     order = sorted(range(len(tasks)), key=lambda index: _size(tasks[index]), reverse=True)
-    runner = IsolatedRunner(_work, _failed, workers=workers, budget=budget)
-    outcomes = runner.run([tasks[index] for index in order], progress)
+    ordered = [tasks[index] for index in order]
+    if workers_fork():
+        global _INHERITED
+        _INHERITED = ordered
+        try:
+            by_position = IsolatedRunner(
+                _work_inherited, _failed_inherited, workers=workers, budget=budget
+            )
+            outcomes = by_position.run(list(range(len(ordered))), progress)
+        finally:
+            _INHERITED = []
+    else:
+        runner = IsolatedRunner(_work, _failed, workers=workers, budget=budget)
+        outcomes = runner.run(ordered, progress)
     placed: list[FileOutcome | None] = [None] * len(tasks)
     for index, outcome in zip(order, outcomes, strict=True):
         placed[index] = outcome

@@ -16,3 +16,20 @@ ROCM_WORD = re.compile(
     + "|".join(sorted(ROCM_TOKENS, key=lambda token: (-len(token), token)))
     + r")(?![a-z])"
 )
+
+
+#: The characters beyond ASCII that ``ROCM_WORD``'s case-insensitive matching pairs with a
+#: token's letters (dotted and dotless i); a test derives the set from the regex engine.
+CASEFOLDED_INTO_TOKENS = frozenset("\u0130\u0131")
+
+
+def names_rocm(text: str) -> bool:
+    """Whether ``ROCM_WORD`` occurs in ``text``, without running the regex (whose look-behind
+    reads every position of the text) on a text that holds no token in any case: apart from
+    ``CASEFOLDED_INTO_TOKENS``, only ASCII letters match a token's, and those keep their place
+    in the lower-cased text."""
+    if not any(char in text for char in CASEFOLDED_INTO_TOKENS):
+        lowered = text.lower()
+        if not any(token in lowered for token in ROCM_TOKENS):
+            return False
+    return ROCM_WORD.search(text) is not None

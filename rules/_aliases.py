@@ -26,9 +26,11 @@ def assigned_value_aliases(
     is dropped (its meaning is not fixed)."""
     parts = tuple_parts or {}
     found: dict[tuple[int, str], str | None] = {}
+    # the binding nodes, picked out once (each pass below reads only them)
+    bindings = [node for node in tree_.nodes if isinstance(node, _BINDINGS)]
     for _ in range(3):
         seen: dict[tuple[int, str], str | None] = {}
-        for node in tree_.nodes:
+        for node in bindings:
             if isinstance(node, cst.Assign):
                 kind = predicate(node.value, found)
                 if kind is None and literal_value(node.value) is not ...:
@@ -49,6 +51,16 @@ def assigned_value_aliases(
         found = result
     return found
 
+
+_BINDINGS = (
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.For,
+    cst.CompFor,
+    cst.WithItem,
+    cst.Param,
+)
 
 #: Kind of a name bound to a literal (a fallback value), merged away by ``assigned_value_aliases``.
 _LITERAL = "<literal>"

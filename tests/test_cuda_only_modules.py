@@ -327,3 +327,33 @@ def test_a_reproducer_for_an_nvidia_debugging_tool_is_not_reported(tmp_path, sca
             "never runs on ROCm: the module imports `cutlass` at line 6",
         ),
     ]
+
+
+def test_the_rocm_word_gate_agrees_with_the_regex() -> None:
+    """``names_rocm`` skips the regex on texts holding no token in any case: the characters
+    beyond ASCII that case-insensitive matching pairs with a token's letters are exactly
+    ``CASEFOLDED_INTO_TOKENS`` (derived here from the regex engine), and on texts built to sit
+    at the edges the gate and the regex agree."""
+    import re
+
+    from migrator.vendor_tokens import CASEFOLDED_INTO_TOKENS, ROCM_TOKENS, ROCM_WORD, names_rocm
+
+    letters = "".join(sorted(set("".join(ROCM_TOKENS))))
+    beyond_ascii = "".join(
+        chr(point) for point in range(0x80, 0x110000) if not 0xD800 <= point < 0xE000
+    )
+    assert set(re.findall(f"(?i)[{letters}]", beyond_ascii)) == CASEFOLDED_INTO_TOKENS
+    texts = [
+        "",
+        "relationship = ship",
+        "if torch.version.hip:",
+        "elif IS_ROCM:",
+        "if is_HIP():",
+        "chip gfxinfo",
+        "h\u0131p = 1",
+        "\u0130S_H\u0130P = 1  # caf\u00e9",
+        "caf\u00e9 = 'amdgpu'",
+        "r\u00f6cm",
+    ]
+    for text in texts:
+        assert names_rocm(text) is (ROCM_WORD.search(text) is not None), text

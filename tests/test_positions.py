@@ -51,3 +51,28 @@ def test_positions_match_libcst_on_generated_code(source):
     except Exception:
         return
     _check(source)
+
+
+def test_a_walk_without_trivia_reads_only_the_fields_that_can_hold_syntax() -> None:
+    """``syntax_children`` skips the fields declared to hold only trivia, strings or sentinels:
+    on every node of the repository's own code and the fixtures (trivia included) it returns
+    what reading every field returns."""
+    from migrator.astutil import _fields, _is_syntax_type, child_nodes, syntax_children
+
+    def every_field(node: cst.CSTNode) -> list[cst.CSTNode]:
+        out: list[cst.CSTNode] = []
+        for name in _fields(type(node)):
+            value = getattr(node, name)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            out.extend(item for item in values if _is_syntax_type(type(item)))
+        return out
+
+    types: set[type] = set()
+    for path in SOURCES:
+        pending: list[cst.CSTNode] = [cst.parse_module(path.read_text(encoding="utf-8"))]
+        while pending:
+            node = pending.pop()
+            types.add(type(node))
+            assert syntax_children(node) == every_field(node), (path, type(node).__name__)
+            pending.extend(child_nodes(node))
+    assert len(types) > 100  # the sample reaches most node types

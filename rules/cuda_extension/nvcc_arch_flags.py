@@ -164,7 +164,7 @@ class NvccArchFlags(PythonRule):
             return
         if self._active is None:
             # only files that build extensions: the flags then reach cpp_extension
-            self._active = "cpp_extension" in self.ctx.module.code
+            self._active = "cpp_extension" in self.ctx.module_code()
         if not self._active:
             return
         if self._docstrings is None:

@@ -75,7 +75,7 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
             return  # removing a variable that has no effect is harmless
         if access.kind in {"get", "subscript", "test"} and self._decides_guarded(access.node):
             return  # read only to decide about code that never runs on ROCm
-        if cuda_only_handled(access.name, self.ctx.module.code):
+        if cuda_only_handled(access.name, self.ctx.module_code()):
             return  # the file also sets the ROCm counterpart: the build already handles ROCm
         message, severity = cuda_only_note(access.name)
         self.report(access.node, message=message, severity=severity)

@@ -142,7 +142,7 @@ class _HfAttnImplementation(PythonRule):
                 ),
             )
             return
-        if _PACKING.search(self.ctx.module.code):
+        if _PACKING.search(self.ctx.module_code()):
             self.report(
                 string,
                 message=(

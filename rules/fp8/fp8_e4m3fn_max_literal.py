@@ -143,7 +143,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
             if not _is_448(candidate) or _looks_like_size(tree_, candidate):
                 continue
             if block_scaled is None:
-                block_scaled = bool(_BLOCK_SCALED.search(self.ctx.module.code))
+                block_scaled = bool(_BLOCK_SCALED.search(self.ctx.module_code()))
             if block_scaled:
                 return  # 448 is the block-scaled format's own constant there
             if unreachable_on_rocm(self.ctx, tree_, candidate):
