@@ -131,8 +131,11 @@ class PipCudaWheelIndex(TextRule):
             self.report(start, end, message=message, replacement=replacement)
 
 
-#: Commands that install packages: a wheel index among their arguments is where torch comes from.
-_INSTALLERS = frozenset({"pip", "pip3", "uv", "conda", "mamba", "micromamba", "pipx", "poetry"})
+#: Commands that install (or fetch) packages: a wheel index among their arguments is where torch
+#: comes from.
+_INSTALLERS = frozenset(
+    {"pip", "pip3", "uv", "conda", "mamba", "micromamba", "pipx", "poetry", "curl", "wget"}
+)
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--index")
 
 
