@@ -106,8 +106,13 @@ def ci_line_guards(text: str) -> dict[int, str]:
                 or _cuda_matrix(body, column)
             ):
                 mark(index, end, NVIDIA_JOB)
-            elif _CPU_WORD.search(job) and not _GPU_WORD.search(job):
+            elif not _GPU_WORD.search(job) and (
+                _CPU_WORD.search(job) or any(_CPU_TORCH.search(line) for line in body)
+            ):
+                # named for the CPU, or installing torch's CPU build: a CPU-only job
                 mark(index, end, CPU_JOB)
+            elif _matrix_runners_other_os(body, column):
+                mark(index, end, NON_LINUX_JOB)
     for index, line in enumerate(lines):
         match = _KEY.match(line)
         if match is None or match.group("dash"):
@@ -131,6 +136,36 @@ def ci_line_guards(text: str) -> dict[int, str]:
         item = owner_line.lstrip().startswith("-")
         mark(owner, _block_end(lines, owner, _indent(owner_line), item), label)
     return out
+
+
+#: torch's CPU wheel index in an install command (not in a comment): a job without GPUs.
+_CPU_TORCH = re.compile(r"^[^#]*download\.pytorch\.org/whl/cpu(?![\w.-])")
+
+
+def _matrix_runners_other_os(job: list[str], job_column: int) -> bool:
+    """``runs-on: ${{ matrix.os }}`` where every value of that matrix axis is a macOS or
+    Windows runner (``os: [windows-latest]``): the job never runs on Linux."""
+    runs_on = _key_value(job, "runs-on", job_column)
+    axis = re.fullmatch(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}", runs_on)
+    if axis is None:
+        return False
+    values: list[str] = []
+    strategy = _section(job, "strategy")
+    for index, line in enumerate(strategy):
+        match = _KEY.match(line)
+        if match is None or match.group("key") != axis.group(1):
+            continue
+        rest = match.group("rest").split("#", 1)[0].strip()
+        if rest.startswith("["):
+            values = [value.strip() for value in rest.strip("[]").split(",") if value.strip()]
+        elif not rest:
+            for more in strategy[index + 1 :]:
+                stripped = more.strip()
+                if not stripped.startswith("-"):
+                    break
+                values.append(stripped[1:].split("#", 1)[0].strip())
+        break
+    return bool(values) and all(_OTHER_RUNNER.match(value) for value in values)
 
 
 def _input_choices(lines: list[str]) -> dict[str, list[str]]:

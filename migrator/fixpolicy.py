@@ -13,6 +13,7 @@ import libcst as cst
 from migrator.astutil import handler_types
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.model import Applicability
+from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS
 from migrator.versions import ProjectFacts, VersionRange, branch_range
 
 _Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
@@ -51,7 +52,7 @@ _NVIDIA_TOKENS = frozenset(
 _PYTHON_NVIDIA_TOKENS = frozenset(
     {"nvidia", "ngc", "tensorrt", "trtllm", "cute", "cutlass", "fa3", "fa4"}
     # an NVIDIA GPU model in the path: a script or test for that GPU (``t4_smoke/run_t4.py``)
-    | {"t4", "v100", "a100", "a10g", "h100", "h200", "b200", "gb200", "hopper", "blackwell"}
+    | NVIDIA_GPU_MODEL_TOKENS
 )
 #: Packages that exist only for NVIDIA GPUs: a module importing one is NVIDIA code by purpose.
 _NVIDIA_ONLY_PACKAGES = (

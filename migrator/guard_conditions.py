@@ -36,6 +36,8 @@ _PORTABLE_PROBES = frozenset(
 #: Words of ``X`` in ``is_torch_X_available()`` naming another vendor's accelerator (Ascend NPU,
 #: Intel XPU, Apple MPS, Habana HPU, Cambricon MLU, Moore Threads MUSA): never a ROCm device.
 _OTHER_DEVICES = frozenset({"npu", "xpu", "mps", "hpu", "mlu", "musa"})
+#: Words that make a name about CUDA devices too (``is_xpu_or_cuda``, ``xpu_or_gpu``).
+_ALSO_CUDA = frozenset({"cuda", "gpu", "or", "accelerator", "any"})
 #: NVIDIA data-center and workstation GPU model names as projects spell them in settings
 #: (``h100_80gb``, ``a100-40g``, ``nvidia-l40s``, ``t4``).
 _NVIDIA_GPU_NAME = re.compile(
@@ -82,6 +84,9 @@ class ConditionClassifier:
 
     def __init__(self, resolve: Callable[[cst.CSTNode], str | None]) -> None:
         self._resolve = resolve
+        #: Names a test of this file compared with "hip"/"rocm" so far (``DEVICE_TYPE == "hip"``):
+        #: they hold the vendor, so comparing them with "cuda" is an NVIDIA-only test.
+        self._vendor_names: set[str] = set()
 
     def classify(self, test: cst.BaseExpression) -> tuple[Holds, Holds]:
         """(what holds when ``test`` is true, what holds when it is false)."""
@@ -98,8 +103,19 @@ class ConditionClassifier:
             return self.classify(test.args[0].value)
         return self._atom(test)
 
+    def _qualified(self, node: cst.BaseExpression) -> str | None:
+        """The dotted name of ``node``; ``getattr(torch.version, "hip", None)`` reads as
+        ``torch.version.hip`` (the spelling that also works on torch builds without it)."""
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return self._resolve(node)
+        if isinstance(node, cst.Call) and identifier(node) == "getattr" and len(node.args) >= 2:
+            attribute = _string(node.args[1].value)
+            base = self._qualified(node.args[0].value)
+            return f"{base}.{attribute}" if base and attribute else None
+        return None
+
     def _atom(self, node: cst.BaseExpression) -> tuple[Holds, Holds]:
-        qualified = self._resolve(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        qualified = self._qualified(node)
         if qualified == "torch.version.cuda":
             return NVIDIA_ONLY, None
         if qualified == "torch.version.hip":
@@ -121,6 +137,10 @@ class ConditionClassifier:
             return ROCM_ONLY, NVIDIA_ONLY
         if parts & NVIDIA_TOKENS:
             return NVIDIA_ONLY, None
+        if parts & _OTHER_DEVICES and not parts & _ALSO_CUDA:
+            # ``if xpu_ok:``, ``if use_npu:``: another vendor's accelerator, never a ROCm GPU
+            # (not ``_is_xpu_or_cuda_capability_atleast_8_9()``, true on CUDA devices too)
+            return OTHER_DEVICE, None
         if parts & _NON_LINUX_TOKENS and ("is" in parts or name.isupper() or "on" in parts):
             return NON_LINUX, None
         return None, None
@@ -129,6 +149,10 @@ class ConditionClassifier:
         qualified = self._resolve(node.func) or identifier(node) or ""
         if qualified.rsplit(".", 1)[-1] == "find_spec" or qualified == "importlib.find_loader":
             return AVAILABILITY, None
+        parts = qualified.split(".")
+        if len(parts) == 3 and parts[0] == "torch" and parts[1] in _OTHER_DEVICES:
+            # ``torch.xpu.is_available()``: false on every ROCm build
+            return (OTHER_DEVICE, None) if parts[2] == "is_available" else None
         match = _PROBE_CALL.match(qualified.rsplit(".", 1)[-1])
         words = set(match.group(2).lower().split("_")) if match else set()
         if words & _OTHER_DEVICES:
@@ -158,7 +182,8 @@ class ConditionClassifier:
             text = _string(left)
             if text is not None and text.lower() in NVIDIA_TOKENS:
                 return (NVIDIA_ONLY, None) if isinstance(operator, cst.In) else (None, NVIDIA_ONLY)
-            return None, None
+            held = self._member_of(left, target.comparator)
+            return held if isinstance(operator, cst.In) else (held[1], held[0])
         for one, other in ((left, target.comparator), (target.comparator, left)):
             text = _string(other)
             if text is None:
@@ -175,7 +200,10 @@ class ConditionClassifier:
                         NON_LINUX if non_linux else None
                     )
                 return None, None
+            if lower in _OTHER_DEVICES and isinstance(operator, cst.Equal):
+                return OTHER_DEVICE, None  # ``device_type == "xpu"``
             if lower in _ROCM_STRINGS:
+                self.remember_vendor_name(one)
                 if isinstance(operator, cst.Equal):
                     return ROCM_ONLY, NVIDIA_ONLY
                 if isinstance(operator, cst.NotEqual):
@@ -189,12 +217,57 @@ class ConditionClassifier:
                     return NVIDIA_ONLY, None
                 if isinstance(operator, cst.NotEqual):
                     return None, NVIDIA_ONLY
-            if lower in {"cuda", "nvidia"} and _is_vendor(one):
+            if lower in {"cuda", "nvidia"} and (_is_vendor(one) or self._holds_vendor(one)):
                 if isinstance(operator, cst.Equal):
                     return NVIDIA_ONLY, None
                 if isinstance(operator, cst.NotEqual):
                     return None, NVIDIA_ONLY
         return None, None
+
+    def _member_of(
+        self, left: cst.BaseExpression, collection: cst.BaseExpression
+    ) -> tuple[Holds, Holds]:
+        """``device_type in ("xpu", "hip")``: a vendor name tested against literal names. The
+        test is false on ROCm when "hip" is not among them and the name holds the vendor."""
+        if not isinstance(collection, (cst.Tuple, cst.List, cst.Set)) or _string(left) is not None:
+            return None, None
+        names = [_string(element.value) for element in collection.elements]
+        if not names or any(name is None for name in names):
+            return None, None
+        lowered = {str(name).lower() for name in names}
+        if lowered & _ROCM_STRINGS:
+            self.remember_vendor_name(left)
+            return (ROCM_ONLY if lowered <= _ROCM_STRINGS else None), NVIDIA_ONLY
+        if lowered & {"cuda", "nvidia"} and self._holds_vendor(left):
+            return NVIDIA_ONLY, None
+        return None, None
+
+    def learn_vendor_arms(self, node: cst.If) -> None:
+        """``if kind == "cuda": ... elif kind == "hip": ...``: a later arm that names the ROCm
+        vendor makes ``kind`` a vendor name before the first arm is classified."""
+        arm: cst.If | cst.Else | None = node.orelse
+        while isinstance(arm, cst.If):
+            test = arm.test
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                target = test.comparisons[0]
+                text = _string(target.comparator)
+                if (
+                    isinstance(target.operator, cst.Equal)
+                    and text
+                    and text.lower() in _ROCM_STRINGS
+                ):
+                    self.remember_vendor_name(test.left)
+            arm = arm.orelse
+
+    def remember_vendor_name(self, node: cst.BaseExpression) -> None:
+        """Note that ``node`` (a name or attribute chain) holds the GPU vendor's name."""
+        key = dotted(node)
+        if key is not None:
+            self._vendor_names.add(key)
+
+    def _holds_vendor(self, node: cst.BaseExpression) -> bool:
+        key = dotted(node)
+        return key is not None and key in self._vendor_names
 
     def _is_os(self, node: cst.BaseExpression) -> bool:
         target = node.func if isinstance(node, cst.Call) else node
@@ -215,6 +288,16 @@ def _either(one: Holds, other: Holds) -> Holds:
     if one is None or other is None or ROCM_ONLY in (one, other):
         return None
     return one
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
 
 
 def _is_vendor(node: cst.BaseExpression) -> bool:

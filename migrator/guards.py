@@ -17,6 +17,7 @@ them, marked), so most rules need not ask at all. The labels, and what each cond
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 
 import libcst as cst
@@ -30,6 +31,7 @@ from migrator.guard_conditions import (
     ROCM_ONLY,
     ConditionClassifier,
     Holds,
+    dotted,
     identifier,
 )
 
@@ -121,6 +123,8 @@ class Guards:
 
     def _if(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         assert isinstance(node, (cst.If, cst.While))
+        if isinstance(node, cst.If):
+            self._conditions.learn_vendor_arms(node)
         when_true, when_false = self.classify(node.test)
         if when_true == AVAILABILITY and isinstance(node, cst.If) and _else_raises(node):
             # ``if is_x_available(): use_x() else: raise``: the branch is the opt-in itself;
@@ -171,6 +175,7 @@ class Guards:
             if isinstance(statement, cst.SimpleStatementLine)
             and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
         ]
+        imports = [statement for statement in imports if not _always_present(statement)]
         if not imports:
             return
         if caught & _BROAD_ERRORS:
@@ -193,6 +198,28 @@ class Guards:
                 continue
             when_true, when_false = self.classify(call.args[0].value)
             self._mark(node.body, when_true if name == "skipUnless" else when_false)
+
+
+#: Modules present wherever the scanned code runs on a GPU: torch, and the standard library.
+_PRESENT = frozenset({"torch"}) | frozenset(sys.stdlib_module_names)
+
+
+def _always_present(statement: cst.SimpleStatementLine) -> bool:
+    """Whether a line imports only torch or the standard library: ``try: import torch ...
+    except Exception: return False`` guards a probe's failure, not an optional package, so
+    its body runs on a ROCm build."""
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            names = [alias.name for alias in small.names]
+        elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+            names = [small.module]
+        else:
+            return False
+        for name in names:
+            found = dotted(name)
+            if found is None or found.split(".", 1)[0] not in _PRESENT:
+                return False
+    return True
 
 
 def falls_back(node: cst.Try, errors: frozenset[str]) -> bool:

@@ -6,11 +6,12 @@ about a dependency that the project is, or already declares at a ROCm-capable ve
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, ROCM_TOKENS
 from migrator.versions import ProjectFacts
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -139,6 +140,44 @@ def nvidia_ci_file(relative: str) -> bool:
     return bool(_NV_PREFIX.match(name) or _NVIDIA_WORD.search(name)) and not _AMD_WORD.search(name)
 
 
+def nvidia_gpu_file(relative: str) -> bool:
+    """Whether a Python file is for one NVIDIA GPU: a path word names the model or architecture
+    (``t4_smoke/run_t4.py``, ``hopper/setup.py``) and none names AMD or ROCm
+    (``hopper/test_..._amd.py`` runs on AMD). Container and CI files named so stay reported:
+    the fix offers their ROCm variant."""
+    if not relative.endswith((".py", ".ipynb")):
+        return False
+    words = set(_SPLIT.split(relative.lower()))
+    return bool(words & NVIDIA_GPU_MODEL_TOKENS) and not words & ROCM_TOKENS
+
+
+#: Why a test's CUDA_VISIBLE_DEVICES is not reported (see ``resolves_device_masks``).
+MASK_TEST_INPUT = (
+    "test input of the project's own device-mask resolver (it reads HIP_VISIBLE_DEVICES)"
+)
+
+
+def resolves_device_masks(sources: Mapping[str, str]) -> bool:
+    """Whether the project's shipped Python code reads ``HIP_VISIBLE_DEVICES`` itself: it
+    resolves the vendors' device masks on its own (often ``CUDA_VISIBLE_DEVICES=-1`` hides only
+    the NVIDIA cards of a mixed host), so in its tests a ``CUDA_VISIBLE_DEVICES`` value is an
+    input of that resolver, and a HIP copy would change what the test checks."""
+    from migrator.paths import is_test_path
+
+    return any(
+        "HIP_VISIBLE_DEVICES" in text and not is_test_path(path) for path, text in sources.items()
+    )
+
+
+def mask_rule_codes() -> frozenset[str]:
+    """The rules that report a CUDA_VISIBLE_DEVICES set without its HIP counterpart."""
+    from migrator.registry import all_rules
+
+    return frozenset(
+        rule.code for rule in all_rules() if rule.name.endswith("cuda-visible-devices-without-hip")
+    )
+
+
 def file_guards(paths: Iterable[str]) -> dict[str, str]:
     """Files of the project that never run on a ROCm build, each with the reason."""
     paths = list(paths)
@@ -149,6 +188,8 @@ def file_guards(paths: Iterable[str]) -> dict[str, str]:
             out[path] = f"{platform}-only file"
         elif nvidia_ci_file(path):
             out[path] = "CI workflow for NVIDIA runners"
+        elif nvidia_gpu_file(path):
+            out[path] = "file for an NVIDIA GPU model (its path names it)"
     for path, twin in amd_twins(paths).items():
         out.setdefault(path, f"NVIDIA variant (the project has {twin})")
     return out

@@ -458,7 +458,15 @@ def settle(
     from migrator.cuda_only import rocm_path, settle_finding
     from migrator.cuda_only_users import cuda_only_files
     from migrator.dispatch import unguard_if_called_elsewhere
-    from migrator.project import dependency_guard, file_guards, own_packages
+    from migrator.paths import is_test_path
+    from migrator.project import (
+        MASK_TEST_INPUT,
+        dependency_guard,
+        file_guards,
+        mask_rule_codes,
+        own_packages,
+        resolves_device_masks,
+    )
     from migrator.registry import dependency_entries
 
     codes = selection.codes(use_cache)
@@ -466,6 +474,11 @@ def settle(
     guarded_files = file_guards(paths)
     own = own_packages(paths)
     dependencies = dependency_entries(use_cache)
+    mask_rules = (
+        mask_rule_codes()
+        if index is not None and resolves_device_masks(index.sources)
+        else frozenset()
+    )
     cuda_only = cuda_only_files(index, paths) if index is not None else {}
     rocm = rocm_path(index, cuda_only) if index is not None and cuda_only else ""
     kept: list[Finding] = []
@@ -476,6 +489,8 @@ def settle(
                 continue
             if file_guard and not finding.guard:
                 finding = replace(finding, guard=file_guard)
+            if finding.rule in mask_rules and not finding.guard and is_test_path(result.path):
+                finding = replace(finding, guard=MASK_TEST_INPUT)
             if result.path in cuda_only:
                 finding = settle_finding(finding, cuda_only, rocm)
             if finding.guard and index is not None:
@@ -533,13 +548,18 @@ def fix_tree(
     from migrator.cuda_only_users import cuda_only_files
 
     cuda_only = cuda_only_files(index, [source.relative for source in sources])
+    from migrator.paths import is_test_path
+    from migrator.project import mask_rule_codes, resolves_device_masks
+
+    # a test's CUDA_VISIBLE_DEVICES is input of the project's own mask resolver: no HIP copy
+    mask_rules = mask_rule_codes() if resolves_device_masks(index.sources) else frozenset()
     tasks = [
         _Task(
             str(s.path),
             s.relative,
             s.kind,
             None if s.relative in guarded_files or s.relative in cuda_only else level,
-            codes,
+            codes - mask_rules if codes is not None and is_test_path(s.relative) else codes,
             True,
             facts,
             index.slice_for(s.relative),

@@ -45,12 +45,36 @@ def _groups(text: str) -> list[tuple[int, int, str]]:
 
 
 def cuda_extra_regions(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, label) of the CUDA-named install groups, when a ROCm-named one exists."""
+    """(start, end, label) of the CUDA-variant install groups, when a ROCm-named one exists: a
+    group named for a CUDA build, or one that installs such a group of the project itself
+    (``colab-torch211 = ["unsloth[cu121onlytorch211]", ...]``)."""
     groups = _groups(text)
     if not any(_ROCM_NAME.search(name) for _, _, name in groups):
         return []
-    return [
-        (start, end, CUDA_EXTRA)
-        for start, end, name in groups
-        if _CUDA_NAME.search(name) and not _ROCM_NAME.search(name)
-    ]
+    cuda = {name for _, _, name in groups if _CUDA_NAME.search(name)}
+    rocm = {name for _, _, name in groups if _ROCM_NAME.search(name)}
+    project = _PROJECT_NAME.search(text)
+    if project is not None:
+        includes = {
+            name: _included(text[start:end], project.group(1)) for start, end, name in groups
+        }
+        grown = True
+        while grown:  # an extra that installs a CUDA variant is one too, transitively
+            grown = False
+            for name, inner in includes.items():
+                if name not in cuda and inner & cuda and not inner & rocm:
+                    cuda.add(name)
+                    grown = True
+    return [(start, end, CUDA_EXTRA) for start, end, name in groups if name in cuda - rocm]
+
+
+_PROJECT_NAME = re.compile(r"""^\s*name\s*=\s*["']([A-Za-z0-9_.-]+)["']""", re.MULTILINE)
+
+
+def _included(body: str, project: str) -> set[str]:
+    """The project's own extras that a group's entries install (``"pkg[a,b]"`` -> {a, b})."""
+    found: set[str] = set()
+    pattern = re.compile(rf"""["']{re.escape(project)}\[([^\]]+)\]""", re.IGNORECASE)
+    for match in pattern.finditer(body):
+        found.update(part.strip() for part in match.group(1).split(","))
+    return found

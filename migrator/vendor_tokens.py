@@ -9,6 +9,11 @@ import re
 #: Tokens of an identifier that mean "this is a ROCm/AMD build or device" / "an NVIDIA one".
 ROCM_TOKENS = frozenset({"hip", "rocm", "amd", "amdgpu", "gfx"})
 NVIDIA_TOKENS = frozenset({"nvidia"})
+#: Path words naming one NVIDIA GPU model or architecture (``t4_smoke/run_t4.py``,
+#: ``hopper/setup.py``): a file for that GPU.
+NVIDIA_GPU_MODEL_TOKENS = frozenset(
+    {"t4", "v100", "p100", "a100", "a10g", "h100", "h200", "b200", "gb200", "hopper", "blackwell"}
+)
 #: One of ``ROCM_TOKENS`` as a word of text, in any case (``if torch.version.hip``, ``elif
 #: IS_ROCM:``, ``if is_hip():``), not inside a longer word (``chip``, ``gfxinfo``).
 ROCM_WORD = re.compile(

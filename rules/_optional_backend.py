@@ -125,9 +125,27 @@ def _only_called_behind_flag(
     return bool(sites) and all(_behind_flag_with_fallback(tree_, site, flags) for site in sites)
 
 
+def _selects_backend(test: cst.BaseExpression, word: str) -> bool:
+    """``backend == FLASH_VARLEN`` / ``impl == "flash_attention_2"``: the arm of a backend
+    dispatch chosen for the package (a value compared, not a user's boolean switch)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    value = target.comparator
+    if isinstance(value, cst.Name):
+        return word in value.value.lower()
+    if isinstance(value, cst.SimpleString):
+        text = value.evaluated_value
+        return isinstance(text, str) and word in text.lower()
+    return False
+
+
 def in_optional_backend(ctx: PythonContext, call: cst.Call, word: str) -> bool:
     """Whether ``call`` runs inside a function or class named for the optional package (``word``:
-    ``_flash_attention``, ``XFormersAttnProcessor``) through a name that this module binds to
+    ``_flash_attention``, ``XFormersAttnProcessor``), or in the arm of a backend dispatch chosen
+    for it (``if backend == FLASH_VARLEN:``), through a name that this module binds to
     ``None`` when the package is missing, or leaves unbound (a swallowed ``try:`` import that
     sets a flag) where every call of that function sits under the flag with a fallback. Such code is that package's backend, which runs only
     where the package imported: whether it may be chosen is decided where it is selected (a
@@ -135,11 +153,16 @@ def in_optional_backend(ctx: PythonContext, call: cst.Call, word: str) -> bool:
     root = callee_root(call.func)
     if root is None:
         return False
-    named = any(
-        isinstance(ancestor, (cst.FunctionDef, cst.ClassDef))
-        and word in ancestor.name.value.lower()
-        for ancestor in ctx.ancestors(call)
-    )
+    named = False
+    child: cst.CSTNode = call
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            named = word in ancestor.name.value.lower()
+        elif isinstance(ancestor, cst.If) and ancestor.body is child:
+            named = _selects_backend(ancestor.test, word)
+        if named:
+            break
+        child = ancestor
     if not named:
         return False
     bindings = ctx.memo.get("optional-backend-none")

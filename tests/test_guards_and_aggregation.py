@@ -13,6 +13,7 @@ from migrator.guard_conditions import (
     IMPORT_FALLBACK,
     NON_LINUX,
     NVIDIA_ONLY,
+    OTHER_DEVICE,
     ROCM_ONLY,
 )
 from migrator.imports import ImportTable
@@ -184,6 +185,54 @@ def test_guard_facility_answers_for_each_kind_of_branch():
     }
 
 
+def test_vendor_tests_spelled_with_getattr_membership_or_a_vendor_variable():
+    """``getattr(torch.version, "hip", None)``, ``kind in ("xpu", "hip")`` and a variable that
+    the file compares with "hip" (so comparing it with "cuda" is an NVIDIA-only test)."""
+    _, labels = _guards(
+        "import torch\n"
+        "def f():\n    if getattr(torch.version, 'hip', None):\n        return True\n"
+        "    mark('after-getattr')\n"
+        "if bool(getattr(getattr(torch, 'version', None), 'hip', None)):\n    mark('nested')\n"
+        "def g():\n    if DEVICE_TYPE in ('xpu', 'hip'):\n        return False\n"
+        "    mark('after-in')\n"
+        "if DEVICE_TYPE == 'cuda':\n    mark('vendor-cuda')\n"
+        "if accel == 'cuda' and x:\n    mark('first-arm')\nelif accel == 'hip':\n    mark('hip-arm')\n"
+        "if platform_kind not in ('hip', 'rocm'):\n    mark('not-in')\n"
+        "if device.type == 'cuda':\n    mark('device-type')\n"
+        "if mode in ('a', 'cuda'):\n    mark('plain-in')\n"
+        "if xpu_ok:\n    mark('xpu-flag')\n"
+        "if torch.xpu.is_available():\n    mark('xpu-call')\n"
+        "if DEVICE_TYPE == 'xpu':\n    mark('xpu-type')\n"
+        "if _is_xpu_or_cuda_capability_atleast_8_9():\n    mark('xpu-or-cuda')\n"
+    )
+    assert labels == {
+        "after-getattr": NVIDIA_ONLY,
+        "nested": ROCM_ONLY,
+        "after-in": NVIDIA_ONLY,
+        "vendor-cuda": NVIDIA_ONLY,  # DEVICE_TYPE was compared with "hip" above
+        "first-arm": NVIDIA_ONLY,  # a later arm names the ROCm vendor
+        "hip-arm": ROCM_ONLY,
+        "not-in": NVIDIA_ONLY,
+        "device-type": "",  # torch's device type is "cuda" on ROCm too
+        "plain-in": "",
+        "xpu-flag": OTHER_DEVICE,
+        "xpu-call": OTHER_DEVICE,
+        "xpu-type": OTHER_DEVICE,
+        "xpu-or-cuda": "",
+    }
+
+
+def test_a_try_that_imports_only_torch_guards_a_probe_not_an_optional_package():
+    _, labels = _guards(
+        "def supported(mode):\n    try:\n        import torch\n        import os\n"
+        "        mark('probe-body')\n    except Exception:\n        return False\n"
+        "try:\n    import torch, flash_attn\n    mark('optional')\nexcept Exception:\n    pass\n"
+        "try:\n    from torch.utils import cpp_extension\n    mark('narrow')\n"
+        "except ImportError:\n    cpp_extension = None\n"
+    )
+    assert labels == {"probe-body": "", "optional": IMPORT_FALLBACK, "narrow": ""}
+
+
 def test_guard_questions_for_rules():
     context, _ = _guards(
         "import torch\nif torch.version.hip:\n    mark('a')\nelse:\n    mark('b')\n"
@@ -232,6 +281,16 @@ def test_project_files_that_never_run_on_rocm():
     assert guards["scripts/build-windows.sh"] == "Windows-only file"
     assert "scripts/machine_setup.sh" not in guards and "cuda/kernels.py" not in guards
     assert "docker/amd/Dockerfile" not in guards and "requirements-rocm.txt" not in guards
+    # a Python file for one NVIDIA GPU model or architecture, unless its path also names AMD
+    gpu_files = file_guards(
+        ["tests/kaggle/t4_smoke/run_grpo_t4.py", "hopper/setup.py", "hopper/test_x_amd.py"]
+        + ["tests/test_a100_like.py", "examples/photohopper.py", "bench/h100_sweep.sh"]
+    )
+    assert sorted(gpu_files) == [  # a shell script or Dockerfile keeps its ROCm-variant finding
+        "hopper/setup.py",
+        "tests/kaggle/t4_smoke/run_grpo_t4.py",
+        "tests/test_a100_like.py",
+    ]
 
 
 def test_nvidia_variant_file_is_neither_reported_nor_fixed(tmp_path, scan_json, run_cli):

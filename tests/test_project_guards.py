@@ -4,7 +4,7 @@ workflows that only run on NVIDIA runners. Hidden by default, shown marked."""
 
 from __future__ import annotations
 
-from migrator.ci_guards import CPU_JOB, NVIDIA_JOB, NVIDIA_STEP, ci_line_guards
+from migrator.ci_guards import CPU_JOB, NON_LINUX_JOB, NVIDIA_JOB, NVIDIA_STEP, ci_line_guards
 from migrator.project import dependency_guard, nvidia_ci_file, own_packages
 from migrator.versions import ProjectFacts, VersionRange
 from tests.conftest import write
@@ -294,3 +294,37 @@ def test_ci_job_on_a_runner_input_whose_every_choice_is_an_nvidia_runner():
     assert guards[11] == NVIDIA_JOB and guards[15] == NVIDIA_JOB and 9 not in guards
     # one choice is an AMD runner (or not known to be NVIDIA's): the job may run on ROCm
     assert 16 not in ci_line_guards(workflow(nvidia + "          - linux-mi300-gpu-1\n"))
+
+
+def test_ci_jobs_installing_cpu_torch_or_on_a_non_linux_matrix():
+    """A job that installs torch's CPU build runs without GPUs; a job whose runner is a matrix
+    axis of Windows/macOS runners only never runs on Linux; a mixed axis or a CUDA install may."""
+    workflow = (
+        "jobs:\n"
+        "  consolidated:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - run: |\n"
+        "          pip install --index-url https://download.pytorch.org/whl/cpu torch\n"
+        "          pip install triton\n"
+        "  export:\n"
+        "    strategy:\n"
+        "      matrix:\n"
+        "        os: [windows-latest]\n"
+        "    runs-on: ${{ matrix.os }}\n"
+        "    env:\n"
+        "      CUDA_VISIBLE_DEVICES: ''\n"
+        "  both:\n"
+        "    strategy:\n"
+        "      matrix:\n"
+        "        os:\n"
+        "          - windows-latest\n"
+        "          - ubuntu-latest\n"
+        "    runs-on: ${{ matrix.os }}\n"
+        "    steps:\n"
+        "      - run: pip install triton  # not the whl/cpu index\n"
+    )
+    guards = ci_line_guards(workflow)
+    assert guards[7] == CPU_JOB
+    assert guards[14] == NON_LINUX_JOB
+    assert 23 not in guards

@@ -158,3 +158,22 @@ def test_cuda_extras_are_guarded_only_when_a_rocm_extra_exists(tmp_path, scan_js
         (7, ""),
         (10, ""),
     ]
+
+
+def test_an_extra_that_installs_a_cuda_extra_of_the_project_is_a_cuda_variant():
+    from migrator.variant_extras import cuda_extra_regions
+
+    text = (
+        '[project]\nname = "pkg"\n\n[project.optional-dependencies]\n'
+        'cu121onlytorch211 = ["xformers==0.0.23"]\n'
+        'colab-torch211 = ["pkg[huggingface]", "bitsandbytes==0.45.5", "pkg[cu121onlytorch211]"]\n'
+        'colab-ampere = ["pkg[colab-torch211]", "ninja"]\n'
+        'huggingface = ["transformers", "pkg[triton]"]\n'
+        'amd = ["pkg[huggingface]", "bitsandbytes>=0.49"]\n'
+        'mixed = ["pkg[cu121onlytorch211]", "pkg[amd]"]\n'
+    )
+    names = sorted(
+        text[start:end].split("=", 1)[0].strip() for start, end, _ in cuda_extra_regions(text)
+    )
+    # transitively through colab-torch211; an extra that also installs the ROCm one is not
+    assert names == ["colab-ampere", "colab-torch211", "cu121onlytorch211"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, TextRule, Valid
 
-from .._shell import code_lines
+from .._shell import Token, code_lines, command_segments
 from .._torch_index import cuda_index_edits, url_matches
 from ._rocm_release import index_choice
 
@@ -70,6 +70,12 @@ class PipCudaWheelIndex(TextRule):
         Valid(
             "pip install torch --index-url https://download.pytorch.org/whl/cpu\n", path="setup.sh"
         ),
+        # expected values of a shell unit test: arguments of a command that installs nothing
+        Valid(
+            'assert_eq "CUDA 12.6 -> cu126" "https://download.pytorch.org/whl/cu126" "$_result"\n'
+            'check "pin" "$(escape "$venv" "https://download.pytorch.org/whl/cu128")" false\n',
+            path="tests/sh/test_index_url.sh",
+        ),
     ]
     invalid = [
         Invalid(
@@ -98,6 +104,13 @@ class PipCudaWheelIndex(TextRule):
             path="Dockerfile",
             fixed=None,
         ),
+        Invalid(  # a variable that a later pip command reads
+            'TORCH_INDEX="https://download.pytorch.org/whl/cu121"\n'
+            'pip install torch==2.3.1 --index-url "$TORCH_INDEX"\n',
+            path="install.sh",
+            fixed='TORCH_INDEX="https://download.pytorch.org/whl/rocm6.0"\n'
+            'pip install torch==2.3.1 --index-url "$TORCH_INDEX"\n',
+        ),
         Invalid(
             "steps:\n  - run: pip install torch --index-url https://download.pytorch.org/whl/nightly/cu126\n",
             path=".github/workflows/nightly.yml",
@@ -108,9 +121,68 @@ class PipCudaWheelIndex(TextRule):
     def check(self) -> None:
         text = self.ctx.text
         spans = [(offset, offset + len(code)) for offset, code in code_lines(text)]
+        if self.ctx.kind == "shell":
+            spans = _without_data_arguments(text, spans)
 
         def choose(start: int) -> tuple[str | None, str]:
             return index_choice(text, start)
 
         for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), choose):
             self.report(start, end, message=message, replacement=replacement)
+
+
+#: Commands that install (or fetch) packages: a wheel index among their arguments is where torch
+#: comes from.
+_INSTALLERS = frozenset(
+    {"pip", "pip3", "uv", "conda", "mamba", "micromamba", "pipx", "poetry", "curl", "wget"}
+)
+_INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--index")
+
+
+def _installs(segment: list[Token]) -> bool:
+    for token in segment:
+        name = token.value.rsplit("/", 1)[-1]
+        if name in _INSTALLERS:
+            return True
+        if name.startswith(("pip3.", "python")) and any(other.value == "-m" for other in segment):
+            return True
+    return False
+
+
+def _is_source(segment: list[Token], index: int) -> bool:
+    """Whether the word at ``index`` is an install source: a variable's value
+    (``TORCH_INDEX=url``, ``export PIP_EXTRA_INDEX_URL=url``), an index option's value, or any
+    word of an installing command."""
+    word = segment[index].value
+    before = segment[index - 1].value if index else ""
+    return (
+        "=" in word.split("://", 1)[0]
+        or before in _INDEX_OPTIONS
+        or word.startswith(tuple(f"{option}=" for option in _INDEX_OPTIONS))
+        or _installs(segment)
+    )
+
+
+def _without_data_arguments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` minus the words that are data for another command (the expected value in
+    ``assert_eq "cu126" "https://download.pytorch.org/whl/cu126" "$got"``): such a URL is
+    text, not where anything is installed from."""
+    holes = []
+    for segment in command_segments(text):
+        for index, token in enumerate(segment):
+            if "download.pytorch.org/whl/" in token.value and not _is_source(segment, index):
+                holes.append((token.start, token.end))
+    if not holes:
+        return spans
+    out = []
+    for start, end in spans:
+        cursor = start
+        for hole_start, hole_end in holes:
+            if hole_end <= cursor or hole_start >= end:
+                continue
+            if hole_start > cursor:
+                out.append((cursor, hole_start))
+            cursor = max(cursor, hole_end)
+        if cursor < end:
+            out.append((cursor, end))
+    return out

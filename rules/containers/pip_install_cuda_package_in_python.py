@@ -86,6 +86,9 @@ class PipInstallCudaPackageInPython(PythonRule):
         Valid('import subprocess\nsubprocess.run(["pip", "install", "transformers"])\n'),
         Valid('CMD = "pip install --upgrade accelerate"\n'),
         Valid('"""Setup.\n\n    pip install flash-attn\n"""\n'),
+        Valid(  # the command a test expects its mocked runner to have received
+            'import sys\nassert calls == [[sys.executable, "-m", "pip", "install", "flash-attn"]]\n'
+        ),
     ]
     invalid = [
         Invalid(
@@ -145,14 +148,14 @@ class PipInstallCudaPackageInPython(PythonRule):
         if "pip" not in words or "install" not in words:
             return
         start = words.index("pip")
-        if start + 1 >= len(words) or words[start + 1] != "install":
+        if start + 1 >= len(words) or words[start + 1] != "install" or self._is_message(node):
             return
         self._examine(node, " ".join(["pip", *words[start + 1 :]]))
 
     def _is_message(self, node: cst.CSTNode) -> bool:
         for ancestor in self.ctx.ancestors(node):
-            if isinstance(ancestor, cst.Raise):
-                return True
+            if isinstance(ancestor, (cst.Raise, cst.Assert, cst.Comparison)):
+                return True  # an error text, or the expected value of a check (test data)
             if isinstance(ancestor, cst.Call):
                 func = ancestor.func
                 name = func.attr.value if isinstance(func, cst.Attribute) else None

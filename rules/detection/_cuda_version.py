@@ -166,6 +166,11 @@ def _classify(
             name = identifier(call)
             if name in callees and parent.keyword is None:
                 analysis.parses.append(_Parse(call, ref, f"`{name}()` of it raises TypeError"))
+            elif name == "str" and ctx.qualname(call.func) in (None, "str"):
+                if _parsed_text(tree_, call, callees):
+                    analysis.parses.append(
+                        _Parse(call, ref, "`str()` of it is 'None', whose parse raises ValueError")
+                    )
             elif name == "bool" and ctx.qualname(call.func) in (None, "bool"):
                 analysis.tests.append(_Test(ref, ref, True))
         return
@@ -185,6 +190,18 @@ def _classify(
         return
     if isinstance(parent, cst.IfExp) and parent.test is ref:
         analysis.tests.append(_Test(ref, ref, True))
+
+
+def _parsed_text(tree_: Tree, text: cst.Call, callees: set[str]) -> bool:
+    """Whether ``str(version)`` is parsed as a version: split into numbers
+    (``str(v).split(".")``) or handed to a parser (``Version(str(v))``)."""
+    parent = tree_.parent(text)
+    if isinstance(parent, cst.Attribute) and parent.value is text:
+        return parent.attr.value in {"split", "rsplit", "partition"}
+    if isinstance(parent, cst.Arg) and parent.value is text:
+        call = tree_.parent(parent)
+        return isinstance(call, cst.Call) and identifier(call) in callees
+    return False
 
 
 def _in_test_context(tree_: Tree, node: cst.CSTNode) -> bool:

@@ -82,6 +82,10 @@ def _direct_kind(
         return None
     if isinstance(node, cst.Name) and tree_ is not None:
         return alias_kind(tree_, aliases, node)
+    if isinstance(node, cst.Tuple) and len(node.elements) == 2:
+        # ``(major, minor)`` rebuilt from the unpacked capability
+        kinds = [_direct_kind(ctx, tree_, element.value, aliases) for element in node.elements]
+        return "cap" if kinds == ["major", "minor"] else None
     return None
 
 

@@ -239,6 +239,12 @@ class CapabilityGate(PythonRule):
         Valid(
             "import torch\ndef f(major, minor):\n    if major == 8:\n        return minor >= 9\n"
         ),
+        Valid(  # an identity check of a cache entry: the same GPU as when it was written?
+            "import torch\ndef load(cached):\n"
+            "    current = torch.cuda.get_device_capability()\n"
+            "    if cached.get('device_capability') != current:\n        return None\n"
+            "    return cached\n"
+        ),
         Valid(
             "import torch\n"
             "bf16 = torch.cuda.get_device_capability() >= (8, 0)\n"
@@ -304,6 +310,11 @@ class CapabilityGate(PythonRule):
         ),
     ]
     invalid = [
+        Invalid(  # the capability rebuilt from its unpacked parts
+            "import torch\ndef modes():\n    major, minor = torch.cuda.get_device_capability()\n"
+            "    return ['mxfp8'] if (major, minor) >= (10, 0) else []\n",
+            line=4,
+        ),
         Invalid(
             "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    pass\n",
             line=2,
@@ -370,6 +381,8 @@ class CapabilityGate(PythonRule):
                 continue  # `minor >= 9` alone sits under a `major` gate, which is reported
             if not all(isinstance(c.operator, _CAP_OPERATORS) for c in candidate.comparisons):
                 continue
+            if _identity_check(self.ctx, gates, candidate):
+                continue  # `cached["capability"] != current`: the same GPU as before?
             if unreachable_on_rocm(self.ctx, gates.tree, candidate):
                 continue
             if _like_current_nvidia(self.ctx, gates, candidate):
@@ -402,6 +415,23 @@ class CapabilityGate(PythonRule):
                 )
                 continue
             self.report(candidate, message=message)
+
+
+def _identity_check(ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison) -> bool:
+    """``==``/``!=`` between the capability and a value read back from somewhere (a call, an
+    index, an attribute: ``cache.get("device_capability") != current``): asks whether the GPU
+    is the same as before, which is as right on AMD, not whether it is an NVIDIA architecture."""
+    if len(comparison.comparisons) != 1:
+        return False
+    target = comparison.comparisons[0]
+    if not isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+        return False
+    operands = [comparison.left, target.comparator]
+    capability = [_involves_capability(ctx, gates, operand) for operand in operands]
+    if capability.count(True) != 1:
+        return False
+    other = operands[capability.index(False)]
+    return isinstance(other, (cst.Call, cst.Subscript, cst.Attribute))
 
 
 _NOTIFY_CALLS = frozenset(

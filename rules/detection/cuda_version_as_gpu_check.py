@@ -129,6 +129,10 @@ class CudaVersionAsGpuCheck(PythonRule):
         Valid(
             'import torch\n"""if torch.version.cuda: in a docstring"""\n# if torch.version.cuda:\n'
         ),
+        Valid(  # a None-guard for parsing the version through str(), not a GPU check
+            "import torch\ncv = torch.version.cuda\nif cv:\n"
+            "    major = int(str(cv).split('.')[0])\n"
+        ),
     ]
     invalid = [
         Invalid(  # the vendor test picks NVIDIA for the capability numbers: no fix

@@ -69,6 +69,7 @@ class CudaVersionParsed(PythonRule):
         ),
         Valid("import torch\nprint('CUDA %s' % torch.version.cuda, f'{torch.version.cuda}')\n"),
         Valid("def float(x):\n    return x\nversion = float('12.1')\n"),
+        Valid("import torch\nlabel = str(torch.version.cuda).startswith('12')\n"),
     ]
     invalid = [
         Invalid(
@@ -87,6 +88,11 @@ class CudaVersionParsed(PythonRule):
         Invalid(
             "import torch\ndef f():\n    cv = torch.version.cuda\n    return int(cv[:2])\n",
             line=4,
+        ),
+        Invalid(  # str() of None is "None": the split works, the int() after it raises
+            "import torch\nmajor = int(str(torch.version.cuda).split('.')[0])\n",
+            line=2,
+            column=13,
         ),
     ]
 

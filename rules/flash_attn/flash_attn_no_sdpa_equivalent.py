@@ -73,6 +73,15 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             "def _flash_varlen_attention(q, k, v, cu, m):\n"
             "    return flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
         ),
+        Valid(  # the arm of a backend dispatch chosen only where the optional import worked
+            "flash_attn_varlen_func = None\n"
+            "if HAS_FLASH_ATTENTION:\n"
+            "    from flash_attn import flash_attn_varlen_func\n\n"
+            "def run_attention(backend, q, k, v, cu, m):\n"
+            "    if backend == FLASH_VARLEN:\n"
+            "        return flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
+            "    return sdpa(q, k, v)\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -101,6 +110,17 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             "def packed_forward(q, k, v, cu, m):\n"
             "    return flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n",
             line=7,
+        ),
+        Invalid(  # a user's switch asking for flash-attn, not a backend chosen by availability
+            "try:\n"
+            "    from flash_attn import flash_attn_varlen_func\n"
+            "except ImportError:\n"
+            "    flash_attn_varlen_func = None\n\n"
+            "def packed_forward(q, k, v, cu, m, use_flash_attn):\n"
+            "    if use_flash_attn:\n"
+            "        return flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
+            "    return sdpa(q, k, v)\n",
+            line=8,
         ),
     ]
 
