@@ -13,7 +13,7 @@ import libcst as cst
 from migrator.astutil import handler_types
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.model import Applicability
-from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS
+from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS
 from migrator.versions import ProjectFacts, VersionRange, branch_range
 
 _Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
@@ -53,6 +53,8 @@ _PYTHON_NVIDIA_TOKENS = frozenset(
     {"nvidia", "ngc", "tensorrt", "trtllm", "cute", "cutlass", "fa3", "fa4"}
     # an NVIDIA GPU model in the path: a script or test for that GPU (``t4_smoke/run_t4.py``)
     | NVIDIA_GPU_MODEL_TOKENS
+    # a hosted service with NVIDIA GPUs only (``tests/kaggle/...``, ``colab_demo.py``)
+    | NVIDIA_HOSTED_TOKENS
 )
 #: Packages that exist only for NVIDIA GPUs: a module importing one is NVIDIA code by purpose.
 _NVIDIA_ONLY_PACKAGES = (

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, ROCM_TOKENS
+from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS, ROCM_TOKENS
 from migrator.versions import ProjectFacts
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -141,14 +141,16 @@ def nvidia_ci_file(relative: str) -> bool:
 
 
 def nvidia_gpu_file(relative: str) -> bool:
-    """Whether a Python file is for one NVIDIA GPU: a path word names the model or architecture
-    (``t4_smoke/run_t4.py``, ``hopper/setup.py``) and none names AMD or ROCm
+    """Whether a Python file is for NVIDIA GPUs only: a path word names the model or architecture
+    (``t4_smoke/run_t4.py``, ``hopper/setup.py``) or a hosted service that only has NVIDIA GPUs
+    (``tests/kaggle/...``, ``colab_demo.ipynb``), and none names AMD or ROCm
     (``hopper/test_..._amd.py`` runs on AMD). Container and CI files named so stay reported:
     the fix offers their ROCm variant."""
     if not relative.endswith((".py", ".ipynb")):
         return False
     words = set(_SPLIT.split(relative.lower()))
-    return bool(words & NVIDIA_GPU_MODEL_TOKENS) and not words & ROCM_TOKENS
+    nvidia = NVIDIA_GPU_MODEL_TOKENS | NVIDIA_HOSTED_TOKENS
+    return bool(words & nvidia) and not words & ROCM_TOKENS
 
 
 #: Why a test's CUDA_VISIBLE_DEVICES is not reported (see ``resolves_device_masks``).
@@ -189,7 +191,7 @@ def file_guards(paths: Iterable[str]) -> dict[str, str]:
         elif nvidia_ci_file(path):
             out[path] = "CI workflow for NVIDIA runners"
         elif nvidia_gpu_file(path):
-            out[path] = "file for an NVIDIA GPU model (its path names it)"
+            out[path] = "file for an NVIDIA GPU model or NVIDIA-only service (its path names it)"
     for path, twin in amd_twins(paths).items():
         out.setdefault(path, f"NVIDIA variant (the project has {twin})")
     return out

@@ -487,14 +487,15 @@ def settle(
         for finding in result.findings:
             if not selection.keep(finding, codes):
                 continue
+            if finding.guard and index is not None:
+                # before the file's own guard, which a dispatch guard must not hide once lifted
+                finding = unguard_if_called_elsewhere(finding, index.sources)
             if file_guard and not finding.guard:
                 finding = replace(finding, guard=file_guard)
             if finding.rule in mask_rules and not finding.guard and is_test_path(result.path):
                 finding = replace(finding, guard=MASK_TEST_INPUT)
             if result.path in cuda_only:
                 finding = settle_finding(finding, cuda_only, rocm)
-            if finding.guard and index is not None:
-                finding = unguard_if_called_elsewhere(finding, index.sources)
             dependency, rocm_release = dependencies.get(finding.rule, (None, None))
             if dependency and not finding.guard:
                 why = dependency_guard(dependency, rocm_release, own, facts)

@@ -1,9 +1,10 @@
 """Which extras of a ``pyproject.toml`` are the NVIDIA variant of an install the project also
 offers for ROCm: a group named for a CUDA build (``cu121``, ``cu118onlytorch211``,
-``flash...cu12x``, ``cuda``, ``nvidia``) in a file that also has a group named for ROCm or AMD
-(``amd``, ``rocm72-torch291``). ROCm users install the ROCm group, so what the CUDA groups list
-never reaches a ROCm machine; the engine marks findings inside them as guarded, like the NVIDIA
-twin of a file (``migrator.project.amd_twins``).
+``flash...cu12x``, ``cuda``, ``nvidia``) or for a hosted service with NVIDIA GPUs only
+(``colab-new``, ``kaggle``; ``migrator.vendor_tokens.NVIDIA_HOSTED_TOKENS``), in a file that
+also has a group named for ROCm or AMD (``amd``, ``rocm72-torch291``). ROCm users install the
+ROCm group, so what the CUDA groups list never reaches a ROCm machine; the engine marks findings
+inside them as guarded, like the NVIDIA twin of a file (``migrator.project.amd_twins``).
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ _GROUP_TABLES = frozenset({"project.optional-dependencies", "dependency-groups"}
 #: A table header, ``[name]`` or an array-of-tables ``[[name]]``: either ends the group before it.
 _TABLE = re.compile(r"^\s*\[\[?\s*([^\]\[]+?)\s*\]\]?\s*(?:#.*)?$")
 _GROUP = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*=\s*\[""")
-#: A CUDA build named at the start of a word (``cu118only``) or at the end (``...cu12x``).
-_CUDA_NAME = re.compile(r"(?<![a-z0-9])(?:nvidia|cuda|cu1\d\d?)|cu1\d\d?x?$", re.IGNORECASE)
+#: A CUDA build (or an NVIDIA-only hosted service) named at the start of a word (``cu118only``,
+#: ``colab-new``) or at the end (``...cu12x``).
+_CUDA_NAME = re.compile(
+    r"(?<![a-z0-9])(?:nvidia|cuda|colab|kaggle|cu1\d\d?)|cu1\d\d?x?$", re.IGNORECASE
+)
 _ROCM_NAME = re.compile(r"(?<![a-z0-9])(?:amd|rocm|hip)(?![a-z])", re.IGNORECASE)
 
 

@@ -14,6 +14,11 @@ NVIDIA_TOKENS = frozenset({"nvidia"})
 NVIDIA_GPU_MODEL_TOKENS = frozenset(
     {"t4", "v100", "p100", "a100", "a10g", "h100", "h200", "b200", "gb200", "hopper", "blackwell"}
 )
+#: Path words naming a hosted notebook service whose GPUs are all NVIDIA (Google Colab: T4, L4,
+#: A100 and TPUs, <https://research.google.com/colaboratory/faq.html>; Kaggle: P100, T4 and TPUs,
+#: <https://www.kaggle.com/docs/notebooks>): a script, notebook or install extra for it never
+#: runs on an AMD GPU.
+NVIDIA_HOSTED_TOKENS = frozenset({"colab", "kaggle"})
 #: One of ``ROCM_TOKENS`` as a word of text, in any case (``if torch.version.hip``, ``elif
 #: IS_ROCM:``, ``if is_hip():``), not inside a longer word (``chip``, ``gfxinfo``).
 ROCM_WORD = re.compile(

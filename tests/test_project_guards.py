@@ -328,3 +328,30 @@ def test_ci_jobs_installing_cpu_torch_or_on_a_non_linux_matrix():
     assert guards[7] == CPU_JOB
     assert guards[14] == NON_LINUX_JOB
     assert 23 not in guards
+
+
+SMI = """\
+import subprocess
+
+
+def gpu_name():
+    return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv"], text=True)
+"""
+
+
+def test_scripts_for_an_nvidia_only_hosted_service_are_guarded(tmp_path, scan_json, run_cli):
+    # Google Colab and Kaggle offer NVIDIA GPUs (and TPUs) only: a harness for them never runs
+    # on an AMD GPU; the same code elsewhere in the project is reported.
+    write(tmp_path, "tests/kaggle/studio_gpu/run_studio_gpu.py", SMI)
+    write(tmp_path, "notebooks/colab_quickstart.py", SMI)
+    write(tmp_path, "tools/gpu.py", SMI)
+    report = scan_json("--select", "ROC210", "--show-guarded", str(tmp_path))
+    guards = {f["path"]: f.get("guard", "") for f in report["findings"]}
+    hosted = "file for an NVIDIA GPU model or NVIDIA-only service (its path names it)"
+    assert guards == {
+        "tests/kaggle/studio_gpu/run_studio_gpu.py": hosted,
+        "notebooks/colab_quickstart.py": hosted,
+        "tools/gpu.py": "",
+    }
+    run_cli("fix", "--unsafe-fixes", str(tmp_path))
+    assert (tmp_path / "tests/kaggle/studio_gpu/run_studio_gpu.py").read_text() == SMI

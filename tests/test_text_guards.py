@@ -177,3 +177,13 @@ def test_an_extra_that_installs_a_cuda_extra_of_the_project_is_a_cuda_variant():
     )
     # transitively through colab-torch211; an extra that also installs the ROCm one is not
     assert names == ["colab-ampere", "colab-torch211", "cu121onlytorch211"]
+
+
+def test_an_extra_for_an_nvidia_only_hosted_service_is_a_cuda_variant():
+    text = (
+        '[project]\nname = "x"\n\n[project.optional-dependencies]\n'
+        'colab-no-deps = [\n    "xformers",\n]\namd = [\n    "torch",\n]\n'
+        'train = [\n    "xformers",\n]\n'
+    )
+    regions = cuda_extra_regions(text)
+    assert [text[start:end].split(" =")[0] for start, end, _ in regions] == ["colab-no-deps"]
