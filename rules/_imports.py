@@ -9,6 +9,7 @@ from typing import Any
 import libcst as cst
 
 from migrator.astutil import fast_visit, handler_types
+from migrator.rule import PythonRule
 
 #: Exception names whose handler makes an import optional (``try: import x / except ImportError``).
 IMPORT_GUARD_EXCEPTIONS = frozenset(
@@ -183,3 +184,29 @@ def torch_ref(ctx: Any, module: str) -> tuple[str, list[tuple[str, str | None]]]
     if imports:
         return module, [("torch", None)]
     return name, []
+
+
+class UnguardedPackageImport(PythonRule):
+    """The hard-import rules of optional CUDA-first packages (apex, xformers): the first import
+    of one of ``packages()`` in a statement that no ``try: ... except ImportError`` and no ``if``
+    guards is reported; a guarded import is the project's own fallback."""
+
+    abstract = True
+
+    def packages(self) -> Iterable[str]:
+        """The import names of the package (``apex``, ``xformers``)."""
+        raise NotImplementedError
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._check(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
+        for module in imported_modules(node):
+            if matches_package(module, self.packages()) and id(node) not in guarded_imports(
+                self.ctx.module
+            ):
+                self.report(node)
+                return

@@ -3,20 +3,14 @@ ImportError:` or an `if`."""
 
 from __future__ import annotations
 
-import libcst as cst
-
 from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.rule import Invalid, Valid
 
-from .._imports import (
-    guarded_imports,
-    imported_modules,
-    matches_package,
-)
+from .._imports import UnguardedPackageImport
 from ._shared import _data
 
 
-class ApexHardImport(PythonRule):
+class ApexHardImport(UnguardedPackageImport):
     """
     ## What it does
     Flags imports of `apex` that are not guarded by `try: ... except ImportError:` or an `if`.
@@ -60,16 +54,6 @@ class ApexHardImport(PythonRule):
         Invalid("import apex.amp as amp\n"),
     ]
 
-    def visit_Import(self, node: cst.Import) -> None:
-        self._check(node)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._check(node)
-
-    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
-        for module in imported_modules(node):
-            if matches_package(module, _data()["packages"]) and id(node) not in guarded_imports(
-                self.ctx.module
-            ):
-                self.report(node)
-                return
+    def packages(self) -> list[str]:
+        packages: list[str] = _data()["packages"]
+        return packages

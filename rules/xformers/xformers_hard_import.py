@@ -3,20 +3,14 @@ except ImportError:` or an `if` (availability check)."""
 
 from __future__ import annotations
 
-import libcst as cst
-
 from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.rule import Invalid, Valid
 
-from .._imports import (
-    guarded_imports,
-    imported_modules,
-    matches_package,
-)
+from .._imports import UnguardedPackageImport
 from ._table import _data
 
 
-class XformersHardImport(PythonRule):
+class XformersHardImport(UnguardedPackageImport):
     """
     ## What it does
     Flags imports of `xformers` that are not guarded by `try: ... except ImportError:` or an
@@ -63,16 +57,6 @@ class XformersHardImport(PythonRule):
         Invalid("def enable():\n    import xformers\n    return xformers.__version__\n", line=2),
     ]
 
-    def visit_Import(self, node: cst.Import) -> None:
-        self._check(node)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._check(node)
-
-    def _check(self, node: cst.Import | cst.ImportFrom) -> None:
-        for module in imported_modules(node):
-            if matches_package(module, _data()["packages"]) and id(node) not in guarded_imports(
-                self.ctx.module
-            ):
-                self.report(node)
-                return
+    def packages(self) -> list[str]:
+        packages: list[str] = _data()["packages"]
+        return packages
