@@ -42,6 +42,18 @@ class _NoEquivalentImport(ScopeTracking):
     unconditional: ClassVar[bool]
     #: one package imported several ways in one file is one problem (grouped by package)
     aggregate: ClassVar[str] = "file"
+    parse_scope = "statement"
+    category = "no-rocm-equivalent"
+    fact = "§9 tensorrt, pycuda/cuda-python, numba.cuda, nvidia-dali rows; [R1][K3]"
+    triggers = (
+        "tensorrt",
+        "pycuda",
+        "import cuda",
+        "from cuda",
+        "numba",
+        "nvidia.dali",
+        "import dali",
+    )
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)

@@ -43,21 +43,9 @@ class NoRocmEquivalentImport(_NoEquivalentImport):
     """
 
     code = "ROC900"
-    parse_scope = "statement"
     name = "no-rocm-equivalent-import"
-    category = "no-rocm-equivalent"
     severity = Severity.ERROR
     message = "This package has no ROCm build; the import fails on ROCm"
-    fact = "§9 tensorrt, pycuda/cuda-python, numba.cuda, nvidia-dali rows; [R1][K3]"
-    triggers = (
-        "tensorrt",
-        "pycuda",
-        "import cuda",
-        "from cuda",
-        "numba",
-        "nvidia.dali",
-        "import dali",
-    )
     effort_hours = 8.0
     blocker = True
     unconditional = True

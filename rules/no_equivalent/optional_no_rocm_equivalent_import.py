@@ -38,21 +38,9 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
     """
 
     code = "ROC901"
-    parse_scope = "statement"
     name = "optional-no-rocm-equivalent-import"
-    category = "no-rocm-equivalent"
     severity = Severity.WARNING
     message = "This optional package has no ROCm build; its code path is unavailable on ROCm"
-    fact = "§9 tensorrt, pycuda/cuda-python, numba.cuda, nvidia-dali rows; [R1][K3]"
-    triggers = (
-        "tensorrt",
-        "pycuda",
-        "import cuda",
-        "from cuda",
-        "numba",
-        "nvidia.dali",
-        "import dali",
-    )
     effort_hours = 4.0
     unconditional = False
     valid = [
