@@ -575,3 +575,32 @@ def test_an_explicit_flash_attention_request_is_the_flash_attn_dependency(tmp_pa
         ("setup.py", 2, "ROC808"),
     ]
     assert [(s["path"], s["line"]) for s in findings[1]["related"]] == [("pkg/model.py", 6)]
+
+
+FLASH_PACKED_DEFAULT = """\
+from transformers import AutoModelForCausalLM
+
+
+class Actor:
+    def __init__(self, name, attn_implementation="flash_attention_2", packing_samples=False):
+        self.model = AutoModelForCausalLM.from_pretrained(
+            name, attn_implementation=attn_implementation
+        )
+        self.packing_samples = packing_samples
+"""
+
+
+def test_flash_attention_the_code_needs_is_the_flash_attn_dependency(tmp_path, scan_json):
+    # a default that packed sequences rely on gets no rewrite: like the user's own request, the
+    # problem is the project's need for ROCm/flash-attention, reported once at the declaration
+    write(tmp_path, "requirements.txt", "torch\nflash-attn\ntransformers\n")
+    write(tmp_path, "pkg/actor.py", FLASH_PACKED_DEFAULT)
+    write(tmp_path, "pkg/critic.py", FLASH_PACKED_DEFAULT.replace("Actor", "Critic"))
+    findings = scan_json("--select", "ROC403,ROC808", str(tmp_path))["findings"]
+    assert [(f["path"], f["line"], f["rule"]) for f in findings] == [
+        ("requirements.txt", 2, "ROC808")
+    ]
+    assert [(s["path"], s["line"]) for s in findings[0]["related"]] == [
+        ("pkg/actor.py", 5),
+        ("pkg/critic.py", 5),
+    ]

@@ -134,21 +134,18 @@ class _HfAttnImplementation(PythonRule):
         explicit user requests and packed-sequence code alone (they need FA2's varlen path)."""
         requested = self._explicit_request(value)
         if requested:
-            self.report(
-                string,
-                message=(
-                    f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
-                    "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
-                ),
-            )
+            self._report_request(string, requested)
             return
         if _PACKING.search(self.ctx.module_code()):
+            # the code needs FlashAttention itself: the project needs ROCm/flash-attention
             self.report(
                 string,
                 message=(
                     f"{self.message}; not rewritten: this file packs sequences, which relies on "
                     "FlashAttention's variable-length path (sdpa would attend across them)"
                 ),
+                problem=self._build_problem(),
+                problem_scope="project",
             )
             return
         if self._probe_guarded(value, string):
@@ -188,10 +185,16 @@ class _HfAttnImplementation(PythonRule):
                 f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
                 "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
             ),
-            # FlashAttention-3 (Hopper-only) is another problem than the flash-attn dependency
-            problem=FLASH_ATTN_BUILD if self.values_key == "fa2" else "",
+            problem=self._build_problem(),
             problem_scope="project",
         )
+
+    def _build_problem(self) -> str:
+        """Where the code itself needs FlashAttention-2 (no portable rewrite), the problem is
+        the project's need for the ROCm/flash-attention build: one finding with the flash-attn
+        dependency (ROC808), anchored where the project declares it, else at the first site.
+        FlashAttention-3 (Hopper-only) is another problem (no key)."""
+        return FLASH_ATTN_BUILD if self.values_key == "fa2" else ""
 
     @staticmethod
     def _probe_guarded(value: cst.BaseExpression, string: cst.SimpleString) -> bool:
