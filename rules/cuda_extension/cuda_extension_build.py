@@ -7,11 +7,15 @@ from typing import Any
 
 import libcst as cst
 
+from migrator.guards import falls_back
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
 from .._literals import is_literal
 from ._shared import EXTENSION_BUILD, _data, _rocm_aware
+
+#: What a failed JIT extension build raises (besides ``Exception``): a compiler or ninja error.
+_BUILD_ERRORS = frozenset({"RuntimeError", "OSError", "CalledProcessError", "ImportError"})
 
 
 class CudaExtensionBuild(PythonRule):
@@ -70,6 +74,15 @@ class CudaExtensionBuild(PythonRule):
     triggers = ("cpp_extension",)
     effort_hours = 2.0
     valid = [
+        Valid(  # a JIT build whose failure falls back to Python code: optional on every GPU
+            "from torch.utils.cpp_extension import load\n"
+            "def kernels():\n"
+            "    try:\n"
+            "        return load(name='fbd', sources=['fbd.cpp', 'fbd_kernel.cu'])\n"
+            "    except Exception as error:\n"
+            "        warnings.warn(f'no CUDA extension: {error}')\n"
+            "        return None\n"
+        ),
         Valid(  # the ROCm branch of a setup.py is the ROCm build itself
             "from torch.utils.cpp_extension import CUDAExtension\n"
             "IS_ROCM = torch.version.hip is not None\n"
@@ -142,9 +155,27 @@ class CudaExtensionBuild(PythonRule):
             self.report(node, problem=EXTENSION_BUILD)
         elif qualified in data["inline_loaders"]:
             if any(a.keyword is not None and a.keyword.value == "cuda_sources" for a in node.args):
-                self.report(node, problem=EXTENSION_BUILD)
+                self._report_jit(node)
         elif qualified in data["loaders"] and self._gpu_load(node, data):
+            self._report_jit(node)
+
+    def _report_jit(self, node: cst.Call) -> None:
+        if not self._optional_build(node):
+            # (an optional one: a failed build, hipify or hipcc, takes the project's fallback)
             self.report(node, problem=EXTENSION_BUILD)
+
+    def _optional_build(self, node: cst.Call) -> bool:
+        """Whether the JIT build sits in the body of a ``try`` (in the same function) whose
+        handler catches the build's failure and does not raise: the extension is optional."""
+        child: cst.CSTNode = node
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, cst.Try) and child is ancestor.body:
+                if falls_back(ancestor, _BUILD_ERRORS):
+                    return True
+            child = ancestor
+        return False
 
     @staticmethod
     def _gpu_load(node: cst.Call, data: dict[str, Any]) -> bool:
