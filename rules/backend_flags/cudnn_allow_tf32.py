@@ -42,7 +42,8 @@ class CudnnAllowTf32(PythonRule):
     name = "cudnn-allow-tf32"
     category = "cudnn"
     severity = Severity.INFO
-    aggregate = "file"
+    #: a project-wide fact: one finding with the other sites related, like ROC140
+    aggregate = "project"
     message = "`cudnn.allow_tf32` has no effect on MIOpen: fp32 convolutions stay full FP32 on ROCm"
     fact = "§2 cudnn.allow_tf32 row; [R1][P5]"
     triggers = ("allow_tf32", "fp32_precision")
