@@ -202,8 +202,15 @@ def _positional_parameter(tree_: Tree, ref: cst.CSTNode) -> str | None:
 def _dtype_table(tree_: Tree, ref: cst.CSTNode) -> bool:
     """A member of a literal tuple, list or set bound to a name that the file only tests
     membership in (``SUPPORTED = (torch.int8, torch.float8_e4m3fn)`` ... ``if d in SUPPORTED``):
-    a table of accepted dtypes, which makes no tensor."""
+    a table of accepted dtypes, which makes no tensor; or the key of a dict literal that maps
+    the dtype to a string (its name in a file format or a message)."""
     element = tree_.parent(ref)
+    if (
+        isinstance(element, cst.DictElement)
+        and element.key is ref
+        and isinstance(element.value, (cst.SimpleString, cst.ConcatenatedString))
+    ):
+        return True  # ``{torch.float8_e4m3fn: "F8_E4M3"}``: the dtype's name in a format
     collection = tree_.parent(element) if isinstance(element, cst.Element) else None
     if not isinstance(collection, (cst.Tuple, cst.List, cst.Set)):
         return False

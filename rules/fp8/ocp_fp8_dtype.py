@@ -88,6 +88,12 @@ class OcpFp8Dtype(PythonRule):
             "                       device=w.device)\n"
         ),
         Valid("import torch\nx = torch.zeros(4).to(torch.bfloat16)\n"),
+        Valid(  # the dtype's name in a file format: a lookup, no FP8 tensor is made
+            "import torch\n"
+            "SAFETENSORS_NAMES = {torch.bfloat16: 'BF16', torch.float8_e4m3fn: 'F8_E4M3'}\n"
+            "def header(t):\n"
+            "    return SAFETENSORS_NAMES[t.dtype]\n"
+        ),
         Valid(
             "import torch\nfp8 = torch.float8_e4m3fnuz if torch.version.hip "
             "else torch.float8_e4m3fn\n"
