@@ -71,7 +71,9 @@ def _without_amd_word(name: str) -> set[str]:
 def amd_twins(paths: Iterable[str]) -> dict[str, str]:
     """NVIDIA-variant files mapped to their AMD twin: ``docker/nvidia/X`` when ``docker/amd/``
     exists, ``requirements.txt`` when ``requirements-rocm.txt`` sits next to it,
-    ``Dockerfile.cuda`` next to ``Dockerfile.rocm``."""
+    ``Dockerfile.cuda`` next to ``Dockerfile.rocm``, and what a folder named for a CUDA build
+    holds when a folder named for ROCm sits beside it (``docker/cu124-torch2.6/`` next to
+    ``docker/rocm/``)."""
     files = sorted(set(paths))
     present = set(files)
     directories: set[str] = set()
@@ -79,6 +81,9 @@ def amd_twins(paths: Iterable[str]) -> dict[str, str]:
         parts = path.split("/")
         for index in range(1, len(parts)):
             directories.add("/".join(parts[:index]))
+    amd_directories = {
+        directory for directory in directories if _AMD_WORD.search(directory.rpartition("/")[2])
+    }
     plain_twins: dict[str, str] = {}
     for path in files:
         folder, _, name = path.rpartition("/")
@@ -120,6 +125,18 @@ def amd_twins(paths: Iterable[str]) -> dict[str, str]:
                             break
                     if found:
                         break
+            if not found and index < len(parts) - 1:
+                # ``docker/verl0.4-cu124-torch2.6/`` next to ``docker/rocm/``: a folder named for
+                # a CUDA build beside one named for ROCm holds the NVIDIA variants
+                parent = "/".join(parts[:index])
+                found = next(
+                    (
+                        other
+                        for other in sorted(amd_directories)
+                        if other.rpartition("/")[0] == parent
+                    ),
+                    "",
+                )
             if found:
                 out[path] = found
                 break

@@ -293,6 +293,20 @@ def test_project_files_that_never_run_on_rocm():
     ]
 
 
+def test_a_folder_named_for_a_cuda_build_beside_a_rocm_folder_holds_nvidia_variants():
+    paths = [
+        "docker/rocm/Dockerfile.rocm",
+        "docker/verl0.4-cu124-torch2.6/Dockerfile.base",
+        "docker/verl0.4-cu124-torch2.6/Dockerfile.app.vllm",
+        "docker/Dockerfile.stable",  # not in a CUDA-named folder: stays reported
+        "tools/cu121-notes/install.sh",  # no ROCm folder beside it
+    ]
+    assert amd_twins(paths) == {
+        "docker/verl0.4-cu124-torch2.6/Dockerfile.base": "docker/rocm",
+        "docker/verl0.4-cu124-torch2.6/Dockerfile.app.vllm": "docker/rocm",
+    }
+
+
 def test_nvidia_variant_file_is_neither_reported_nor_fixed(tmp_path, scan_json, run_cli):
     launch = "export CUDA_VISIBLE_DEVICES=0\npython train.py\n"
     nvidia = write(tmp_path, "docker/nvidia/run.sh", launch)
