@@ -39,6 +39,18 @@ def _die_with_parent() -> None:
         pass
 
 
+def release_memory() -> None:
+    """Collect garbage and hand the C heap's free pages back to the system (glibc's
+    ``malloc_trim``), before forking workers that would otherwise map them too."""
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
 def _serve(connection: Connection, function: Callable[[Any], Any], parent: int) -> None:
     """A worker's loop: receive a task, send back its result; exit when the parent is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us

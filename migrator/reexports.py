@@ -223,6 +223,27 @@ class ProjectIndex:
                 index._files[relative] = (text, bindings)
         return index
 
+    def release_texts(self) -> None:
+        """Forget the file texts (most of the index: a project's whole source) while worker
+        processes run; ``restore_texts`` puts them back. A forked worker maps every page its
+        parent holds, so each one would count them in its resident set again."""
+        for relative in self.sources:
+            self.sources[relative] = ""
+        for name in self._texts:
+            self._texts[name] = ""
+        for relative, (_, bindings) in self._files.items():
+            self._files[relative] = ("", bindings)
+
+    def restore_texts(self, texts: Mapping[str, str]) -> None:
+        """Put back the texts ``release_texts`` dropped, from ``texts`` (relative path -> text,
+        as ``build`` was given them)."""
+        for relative in self.sources:
+            self.sources[relative] = texts.get(relative, "")
+        for name in self._texts:
+            self._texts[name] = texts.get(self.modules[name], "")
+        for relative, (_, bindings) in self._files.items():
+            self._files[relative] = (texts.get(relative, ""), bindings)
+
     def _project(self, qualified: str) -> bool:
         return qualified.split(".", 1)[0] in self._roots
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from migrator.cache import ResultCache, content_key
 from migrator.config import Config, load_config
 from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
-from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner, workers_fork
+from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner, release_memory, workers_fork
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.reexports import ExportSlice, ProjectIndex, current_exports
 from migrator.rule import Rule
@@ -256,6 +256,28 @@ def _execute(
     return [outcome for outcome in placed if outcome is not None]
 
 
+def _execute_released(
+    tasks: list[_Task],
+    jobs: int | None,
+    progress: Callable[[int], None] | None,
+    budget: float,
+    index: ProjectIndex,
+    sources: Sequence[SourceFile],
+) -> list[FileOutcome]:
+    """``_execute`` with the index's texts dropped (and their memory handed back) while the
+    workers run, then read again: forked workers would each count them in their resident set
+    (80 MB on a 1M-line project, three times over with two workers). Reading them again costs
+    tens of milliseconds there."""
+    if not tasks or not workers_fork():
+        return _execute(tasks, jobs, progress, budget)
+    index.release_texts()
+    release_memory()
+    try:
+        return _execute(tasks, jobs, progress, budget)
+    finally:
+        index.restore_texts(dict(_python_texts(sources)))
+
+
 @dataclass(slots=True)
 class RootRun:
     """A scan (or fix) of one root: results after selection, and fix outcomes."""
@@ -296,22 +318,32 @@ def _sources(
     return sources, problems
 
 
-def project_index(sources: Sequence[SourceFile]) -> ProjectIndex:
-    """The re-export index of the project's Python files (their import lines, read as text)."""
+def _python_texts(sources: Sequence[SourceFile]) -> list[tuple[str, str]]:
+    """``(relative path, text)`` of the project's readable Python files."""
     texts: list[tuple[str, str]] = []
-    containers: dict[str, str] = {}
     for source in sources:
-        if source.kind not in {"python", "dockerfile"}:
+        if source.kind != "python":
             continue
         try:
             data = read_regular(str(source.path))
         except (SkipFile, FailFile):
             continue
-        if source.kind == "dockerfile":
-            containers[source.relative] = data.decode("utf-8", "replace")
-            continue
         texts.append((source.relative, data.decode("utf-8", "replace")))
-    index = ProjectIndex.build(texts)
+    return texts
+
+
+def project_index(sources: Sequence[SourceFile]) -> ProjectIndex:
+    """The re-export index of the project's Python files (their import lines, read as text)."""
+    containers: dict[str, str] = {}
+    for source in sources:
+        if source.kind != "dockerfile":
+            continue
+        try:
+            data = read_regular(str(source.path))
+        except (SkipFile, FailFile):
+            continue
+        containers[source.relative] = data.decode("utf-8", "replace")
+    index = ProjectIndex.build(_python_texts(sources))
     index.containers = containers
     return index
 
@@ -395,7 +427,7 @@ def scan(
     if on_total:
         on_total(len(tasks))
     kinds = {task.relative: task.kind for task in tasks}
-    for outcome in _execute(tasks, jobs, progress, config.file_timeout):
+    for outcome in _execute_released(tasks, jobs, progress, config.file_timeout, index, sources):
         results[outcome.relative] = outcome.result
         if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
             key = keys.get(outcome.relative, outcome.key)

@@ -79,3 +79,30 @@ def test_module_names_and_index():
     assert dict(view.exports) == {
         "mypkg.sub.utils": {"flash_attn_func": "flash_attn.flash_attn_func"}
     }
+
+
+def test_released_texts_are_restored_whole():
+    """The runner drops the index's texts while its workers run and reads them back: the
+    restored index answers as the one built (its texts, and what it computes from them)."""
+    files = [
+        ("src/mypkg/__init__.py", "from .nvml import pynvml\n"),
+        ("src/mypkg/sub/__init__.py", ""),
+        ("src/mypkg/nvml.py", NVML),
+        ("src/mypkg/sub/utils.py", UTILS),
+        ("src/mypkg/sub/model.py", MODEL),
+        ("scripts/train.py", "import mypkg.sub.model as m\nm.flash_attn_func()\n"),
+    ]
+    built = ProjectIndex.build(files)
+    index = ProjectIndex.build(files)
+    index.release_texts()
+    assert set(index.sources) == set(built.sources)
+    assert not any(index.sources.values())
+    assert not any(text for text, _ in index._files.values())
+    index.restore_texts(dict(files))
+    assert index.sources == built.sources
+    assert index._texts == built._texts
+    assert index._files == built._files
+    for name in built.modules:
+        assert index.external(name) == built.external(name)
+    for relative, _ in files:
+        assert index.slice_for(relative) == built.slice_for(relative)
