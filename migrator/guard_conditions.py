@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from migrator.imports import dotted_name
 from migrator.vendor_tokens import NVIDIA_TOKENS, ROCM_TOKENS
 
 #: Guard labels (what ``guard_of`` answers). All of them mean "never runs on a ROCm build".
@@ -261,12 +262,12 @@ class ConditionClassifier:
 
     def remember_vendor_name(self, node: cst.BaseExpression) -> None:
         """Note that ``node`` (a name or attribute chain) holds the GPU vendor's name."""
-        key = dotted(node)
+        key = dotted_name(node)
         if key is not None:
             self._vendor_names.add(key)
 
     def _holds_vendor(self, node: cst.BaseExpression) -> bool:
-        key = dotted(node)
+        key = dotted_name(node)
         return key is not None and key in self._vendor_names
 
     def _is_os(self, node: cst.BaseExpression) -> bool:
@@ -288,16 +289,6 @@ def _either(one: Holds, other: Holds) -> Holds:
     if one is None or other is None or ROCM_ONLY in (one, other):
         return None
     return one
-
-
-def dotted(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
 
 
 def _is_vendor(node: cst.BaseExpression) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 
@@ -31,9 +31,9 @@ from migrator.guard_conditions import (
     ROCM_ONLY,
     ConditionClassifier,
     Holds,
-    dotted,
     identifier,
 )
+from migrator.imports import dotted_name
 
 _IMPORT_ERRORS = frozenset(
     {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
@@ -216,10 +216,30 @@ def _always_present(statement: cst.SimpleStatementLine) -> bool:
         else:
             return False
         for name in names:
-            found = dotted(name)
+            found = dotted_name(name)
             if found is None or found.split(".", 1)[0] not in _PRESENT:
                 return False
     return True
+
+
+def caught_with_fallback(
+    node: cst.CSTNode, ancestors: Iterable[cst.CSTNode], errors: frozenset[str]
+) -> bool:
+    """Whether ``node`` sits in the body of a ``try`` of its own function (``ancestors``: its
+    enclosing nodes, innermost first) that catches one of ``errors`` and falls back
+    (``falls_back``): a failure there takes the project's own other path."""
+    child = node
+    for ancestor in ancestors:
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if (
+            isinstance(ancestor, cst.Try)
+            and child is ancestor.body
+            and falls_back(ancestor, errors)
+        ):
+            return True
+        child = ancestor
+    return False
 
 
 def falls_back(node: cst.Try, errors: frozenset[str]) -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from migrator.vendor_tokens import NVIDIA_HOSTED_TOKENS
+
 CUDA_EXTRA = "CUDA-variant extra (the project has a ROCm extra)"
 
 #: The tables whose keys are install groups.
@@ -21,7 +23,10 @@ _GROUP = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*=\s*\[""
 #: A CUDA build (or an NVIDIA-only hosted service) named at the start of a word (``cu118only``,
 #: ``colab-new``) or at the end (``...cu12x``).
 _CUDA_NAME = re.compile(
-    r"(?<![a-z0-9])(?:nvidia|cuda|colab|kaggle|cu1\d\d?)|cu1\d\d?x?$", re.IGNORECASE
+    r"(?<![a-z0-9])(?:nvidia|cuda|"
+    + "|".join(sorted(NVIDIA_HOSTED_TOKENS))
+    + r"|cu1\d\d?)|cu1\d\d?x?$",
+    re.IGNORECASE,
 )
 _ROCM_NAME = re.compile(r"(?<![a-z0-9])(?:amd|rocm|hip)(?![a-z])", re.IGNORECASE)
 

@@ -10,6 +10,7 @@ import libcst as cst
 
 from migrator.astutil import handler_types
 from migrator.context import PythonContext
+from migrator.imports import dotted_name
 from migrator.rule import PythonRule
 
 
@@ -141,19 +142,6 @@ class ScopeTracking(PythonRule):
         return False
 
 
-def dotted(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    current: cst.BaseExpression = node
-    while isinstance(current, cst.Attribute):
-        parts.append(current.attr.value)
-        current = current.value
-    if isinstance(current, cst.Name):
-        parts.append(current.value)
-        return ".".join(reversed(parts))
-    return None
-
-
 def star_imported(module: cst.Module, modules: frozenset[str]) -> bool:
     """Whether the module body has ``from <one of modules> import *``."""
     for statement in module.body:
@@ -164,7 +152,7 @@ def star_imported(module: cst.Module, modules: frozenset[str]) -> bool:
                 isinstance(small, cst.ImportFrom)
                 and isinstance(small.names, cst.ImportStar)
                 and small.module is not None
-                and dotted(small.module) in modules
+                and dotted_name(small.module) in modules
             ):
                 return True
     return False

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.guards import falls_back
+from migrator.guards import caught_with_fallback
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
@@ -167,15 +167,7 @@ class CudaExtensionBuild(PythonRule):
     def _optional_build(self, node: cst.Call) -> bool:
         """Whether the JIT build sits in the body of a ``try`` (in the same function) whose
         handler catches the build's failure and does not raise: the extension is optional."""
-        child: cst.CSTNode = node
-        for ancestor in self.ctx.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False
-            if isinstance(ancestor, cst.Try) and child is ancestor.body:
-                if falls_back(ancestor, _BUILD_ERRORS):
-                    return True
-            child = ancestor
-        return False
+        return caught_with_fallback(node, self.ctx.ancestors(node), _BUILD_ERRORS)
 
     @staticmethod
     def _gpu_load(node: cst.Call, data: dict[str, Any]) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from migrator.astutil import module_ref, string_value
 from migrator.context import PythonContext
-from migrator.guards import falls_back
+from migrator.guards import caught_with_fallback
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
@@ -364,15 +364,7 @@ class NvidiaSmiSubprocess(PythonRule):
         """Whether the call sits in the body of a ``try`` whose handler catches the missing
         program (``FileNotFoundError``/``OSError``/``CalledProcessError``/``Exception``) and
         does not raise."""
-        child: cst.CSTNode = node
-        for ancestor in self.ctx.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False
-            if isinstance(ancestor, cst.Try) and child is ancestor.body:
-                if falls_back(ancestor, _PROGRAM_ERRORS):
-                    return True
-            child = ancestor
-        return False
+        return caught_with_fallback(node, self.ctx.ancestors(node), _PROGRAM_ERRORS)
 
     def _amd_literal(self, first: cst.BaseExpression, command: str) -> cst.BaseExpression:
         words = command.split()

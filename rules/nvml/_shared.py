@@ -9,10 +9,11 @@ import libcst as cst
 
 from migrator.astutil import handler_types
 from migrator.context import PythonContext
+from migrator.imports import dotted_name
 from migrator.rule import PythonRule
 from migrator.ruledata import load_table
 
-from .._gpu_tools_util import dotted, module_level_names, star_imported
+from .._gpu_tools_util import module_level_names, star_imported
 
 _BINDING_PACKAGES = ("pynvml", "py3nvml", "nvidia_smi", "pynvml_utils")
 
@@ -109,4 +110,6 @@ def _nvml_error_handler(handler: cst.ExceptHandler) -> bool:
     values = handler_types(handler)
     if values is None:
         return False
-    return any((dotted(value) or "").rsplit(".", 1)[-1].startswith("NVMLError") for value in values)
+    return any(
+        (dotted_name(value) or "").rsplit(".", 1)[-1].startswith("NVMLError") for value in values
+    )
