@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -287,6 +288,24 @@ class CapabilityGate(PythonRule):
             "    if is_sm8x:\n"
             "        return 64 if is_causal else 32\n"
             "    return 64\n"
+        ),
+        Valid(  # a tuning function with a docstring and a precondition that raises
+            "import torch\n"
+            "def q_block_size(head_size):\n"
+            '    """The query block size of the kernel."""\n'
+            "    major, minor = torch.cuda.get_device_capability()\n"
+            "    if major < 8:\n"
+            "        raise RuntimeError('needs sm80')\n"
+            "    if major == 8 and minor == 0:\n"
+            "        return 128\n"
+            "    return 64\n"
+        ),
+        Valid(  # the capability only picks an nvcc architecture flag of a JIT build
+            "import torch\n"
+            "def gencode():\n"
+            "    major, minor = torch.cuda.get_device_capability()\n"
+            "    suffix = 'a' if major >= 9 else ''\n"
+            "    return f'-gencode=arch=compute_{major}{minor}{suffix},code=sm_{major}{minor}{suffix}'\n"
         ),
         Valid(  # the gated branch only picks a constant
             "import torch\n"
@@ -634,25 +653,54 @@ def _never_read(ctx: PythonContext, tree_: Tree, comparison: cst.CSTNode) -> boo
     )
 
 
+#: Text of an nvcc architecture flag (``-gencode=arch=compute_90a,code=sm_90a``,
+#: ``-arch=sm_80``): a value built for the CUDA compiler, which a ROCm build never runs (hipcc
+#: builds for ``PYTORCH_ROCM_ARCH``; the extension build is reported by the ROC6xx rules).
+_NVCC_ARCH_FLAG = re.compile(r"-gencode|arch=compute_|code=sm_|-arch[= ]sm_|--gpu-architecture")
+
+
+def _tuning_value(node: cst.BaseExpression | None) -> bool:
+    """A number (a tile or block size) or an nvcc architecture flag built from the
+    capability: a value every GPU can use, or one only the CUDA compiler reads."""
+    if _numeric(node):
+        return True
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return bool(_NVCC_ARCH_FLAG.search(_source_text(node)))
+    return False
+
+
+def _source_text(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
 def _tuning_function(tree_: Tree, comparison: cst.CSTNode) -> bool:
-    """A gate inside a function that only computes a number (every ``return`` gives a number,
-    and its statements are assignments, asserts, ``if``s and returns): a tile or block size
-    chosen per architecture, which every GPU can use."""
+    """A gate inside a function that only computes a tuning value (every ``return`` gives a
+    number or an nvcc architecture flag, and its statements are a docstring, assignments,
+    asserts, ``if``s, returns and precondition ``raise``s): a tile or block size chosen per
+    architecture, which every GPU can use, or a flag only nvcc reads. A gate whose own branch
+    raises is a precondition, not a choice, and stays reported."""
     function = next(
         (a for a in tree_.ancestors(comparison) if isinstance(a, cst.FunctionDef)), None
     )
     if function is None:
+        return False
+    owner = _test_owner(tree_, comparison)
+    if isinstance(owner, cst.If) and any(
+        isinstance(node, cst.Raise) for node in _descendants(owner.body)
+    ):
         return False
     returns = 0
     for node in _descendants(function.body):
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return False
         if isinstance(node, cst.Return):
-            if not _numeric(node.value):
+            if not _tuning_value(node.value):
                 return False
             returns += 1
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.SimpleString):
+            continue  # the docstring
         elif isinstance(node, cst.BaseSmallStatement) and not isinstance(
-            node, (cst.Assign, cst.Assert, cst.Return, cst.Pass)
+            node, (cst.Assign, cst.Assert, cst.Return, cst.Pass, cst.Raise)
         ):
             return False
     return returns > 0
