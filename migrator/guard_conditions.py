@@ -45,6 +45,14 @@ _NVIDIA_GPU_NAME = re.compile(
     r"^(nvidia[ _-]?)?(a100|a10g?|a800|h100|h200|h800|b100|b200|gb200|v100|p100|l4|l40s?|t4)"
     r"(?![a-z])"
 )
+#: Import names of optional packages whose CUDA wheels a ROCm install lacks by default (their
+#: ROCm builds are separate): a name that holds one of them, or a flag saying it imported
+#: (``_XFormersBlockMask``, ``flash_attn_func``, ``HAS_XFORMERS``), is what the file's own
+#: import probe found, so testing it is an availability probe like ``is_xformers_available()``.
+_OPTIONAL_GPU_PACKAGES = ("xformers", "flashattn", "apex", "transformerengine")
+#: Words that make a name a flag about a package having imported (``HAS_XFORMERS``,
+#: ``_flash_attn_available``), not a user's request (``use_flash_attn``).
+_PROBE_WORDS = frozenset({"has", "have", "available", "installed", "imported"})
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: What a test being true (or false) proves about the build: None (nothing), or a label.
 Holds = str | None
@@ -144,7 +152,23 @@ class ConditionClassifier:
             return OTHER_DEVICE, None
         if parts & _NON_LINUX_TOKENS and ("is" in parts or name.isupper() or "on" in parts):
             return NON_LINUX, None
+        if parts & _PROBE_WORDS and _names_optional_package(name):
+            return AVAILABILITY, None
         return None, None
+
+    def _holds_optional_package(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is what an import of an optional CUDA-build package bound: a name
+        imported from it (``flash_attn_func``, resolved through the file's imports), or a
+        module attribute named for it (``packing._XFormersBlockMask``); not a local value that
+        only mentions it (``flash_attn_padding_info``, an argument)."""
+        qualified = self._resolve(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        root = (qualified or "").split(".", 1)[0].replace("_", "").lower()
+        if qualified and "." in qualified and root in _OPTIONAL_GPU_PACKAGES:
+            return True
+        if not isinstance(node, cst.Attribute):
+            return False
+        squeezed = node.attr.value.replace("_", "").lower()
+        return squeezed.startswith(_OPTIONAL_GPU_PACKAGES)
 
     def _probe(self, node: cst.Call) -> tuple[Holds, Holds] | None:
         qualified = self._resolve(node.func) or identifier(node) or ""
@@ -170,6 +194,9 @@ class ConditionClassifier:
         operator = target.operator
         if _none(target.comparator):
             inner = self._atom(left)
+            if inner == (None, None) and self._holds_optional_package(left):
+                # ``if flash_attn_func is not None:`` after ``except ImportError: ... = None``
+                inner = (AVAILABILITY, None)
             if inner == (None, None):
                 return None, None
             if isinstance(operator, (cst.Is, cst.Equal)):
@@ -294,3 +321,10 @@ def _either(one: Holds, other: Holds) -> Holds:
 def _is_vendor(node: cst.BaseExpression) -> bool:
     name = identifier(node)
     return name is not None and bool(set(tokens(name)) & {"platform", "backend", "vendor"})
+
+
+def _names_optional_package(name: str) -> bool:
+    """Whether an identifier names one of ``_OPTIONAL_GPU_PACKAGES`` (in any case, with or
+    without underscores: ``_XFormersBlockMask``, ``FLASH_ATTN_AVAILABLE``)."""
+    squeezed = name.replace("_", "").lower()
+    return any(package in squeezed for package in _OPTIONAL_GPU_PACKAGES)

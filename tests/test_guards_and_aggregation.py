@@ -233,6 +233,34 @@ def test_a_try_that_imports_only_torch_guards_a_probe_not_an_optional_package():
     assert labels == {"probe-body": "", "optional": IMPORT_FALLBACK, "narrow": ""}
 
 
+def test_a_name_the_import_probe_set_for_an_optional_package_is_an_availability_probe():
+    """``X is None`` on a name holding an optional CUDA-build package (set to None by the
+    file's import fallback) and ``HAS_XFORMERS``-style flags are availability probes; a user's
+    request (``use_flash_attn``) and a name of another package are not."""
+    _, labels = _guards(
+        "import pytest, torch\n"
+        "try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n"
+        "    flash_attn_func = None\n"
+        "@pytest.mark.skipif(torch.cuda.device_count() < 2 or utils._XFormersBlockMask is None,"
+        " reason='x')\ndef test_real():\n    mark('skipif-none')\n"
+        "if flash_attn_func is not None:\n    mark('not-none')\n"
+        "if HAS_XFORMERS:\n    mark('has-flag')\n"
+        "if use_flash_attn:\n    mark('request')\n"
+        "if tokenizer is None:\n    mark('other')\n"
+        "def attn(flash_attn_padding_info):\n"
+        "    if flash_attn_padding_info is None:\n        raise ValueError('x')\n"
+        "    mark('argument')\n"
+    )
+    assert labels == {
+        "skipif-none": AVAILABILITY,
+        "not-none": AVAILABILITY,
+        "has-flag": AVAILABILITY,
+        "request": "",
+        "other": "",
+        "argument": "",  # a value that only mentions the package: not its import
+    }
+
+
 def test_guard_questions_for_rules():
     context, _ = _guards(
         "import torch\nif torch.version.hip:\n    mark('a')\nelse:\n    mark('b')\n"
