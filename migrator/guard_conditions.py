@@ -46,13 +46,12 @@ _NVIDIA_GPU_NAME = re.compile(
     r"(?![a-z])"
 )
 #: Import names of optional packages whose CUDA wheels a ROCm install lacks by default (their
-#: ROCm builds are separate): a name that holds one of them, or a flag saying it imported
-#: (``_XFormersBlockMask``, ``flash_attn_func``, ``HAS_XFORMERS``), is what the file's own
-#: import probe found, so testing it is an availability probe like ``is_xformers_available()``.
+#: ROCm builds are separate): a name that holds one of them (``_XFormersBlockMask``,
+#: ``flash_attn_func``) is what the file's own
+#: import probe found, so testing it against None is an availability probe like
+#: ``is_xformers_available()``. (A flag the probe sets, ``HAS_FLASH_ATTN``, is reported but
+#: not rewritten: see ``rules/flash_attn``.)
 _OPTIONAL_GPU_PACKAGES = ("xformers", "flashattn", "apex", "transformerengine")
-#: Words that make a name a flag about a package having imported (``HAS_XFORMERS``,
-#: ``_flash_attn_available``), not a user's request (``use_flash_attn``).
-_PROBE_WORDS = frozenset({"has", "have", "available", "installed", "imported"})
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: What a test being true (or false) proves about the build: None (nothing), or a label.
 Holds = str | None
@@ -152,8 +151,6 @@ class ConditionClassifier:
             return OTHER_DEVICE, None
         if parts & _NON_LINUX_TOKENS and ("is" in parts or name.isupper() or "on" in parts):
             return NON_LINUX, None
-        if parts & _PROBE_WORDS and _names_optional_package(name):
-            return AVAILABILITY, None
         return None, None
 
     def _holds_optional_package(self, node: cst.BaseExpression) -> bool:
@@ -321,10 +318,3 @@ def _either(one: Holds, other: Holds) -> Holds:
 def _is_vendor(node: cst.BaseExpression) -> bool:
     name = identifier(node)
     return name is not None and bool(set(tokens(name)) & {"platform", "backend", "vendor"})
-
-
-def _names_optional_package(name: str) -> bool:
-    """Whether an identifier names one of ``_OPTIONAL_GPU_PACKAGES`` (in any case, with or
-    without underscores: ``_XFormersBlockMask``, ``FLASH_ATTN_AVAILABLE``)."""
-    squeezed = name.replace("_", "").lower()
-    return any(package in squeezed for package in _OPTIONAL_GPU_PACKAGES)

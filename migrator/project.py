@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from migrator.model import Finding
 from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS, ROCM_TOKENS
 from migrator.versions import ProjectFacts
 
@@ -239,6 +240,30 @@ def own_packages(paths: Iterable[str]) -> frozenset[str]:
         elif name.endswith(".py") and folder in roots and name != "setup.py":
             out.add(name[:-3])
     return frozenset(out)
+
+
+#: The group (or rule name) of findings that list or install NVML bindings (ROC812, and
+#: ROC867's NVML verdicts).
+NVML_BINDINGS = "nvml-bindings"
+#: Dependencies that are a problem only through the project's own uses of them -> the category
+#: of the findings that report those uses. NVML bindings (``pynvml``, ``nvidia-ml-py``) are pure
+#: Python and install anywhere; on ROCm only a call fails (rocm-facts §3a), so a project whose
+#: every NVML call is guarded or falls back loses nothing by keeping them.
+THROUGH_USES = {NVML_BINDINGS: "nvml"}
+
+
+def uses_guard(finding: Finding, used: frozenset[str], ran: frozenset[str]) -> str:
+    """Why a finding about installing a dependency of ``THROUGH_USES`` is no problem ("" when
+    it is): the project has no unguarded finding of that dependency's uses (``used``: the
+    categories of the unguarded findings) although the rules reporting them ran (``ran``: the
+    categories of the rules that ran)."""
+    category = THROUGH_USES.get(finding.group) or THROUGH_USES.get(finding.name)
+    if category is None or category in used or category not in ran:
+        return ""
+    return (
+        f"every {category.upper()} use in the project is guarded or falls back: installing the "
+        "bindings alone changes nothing on ROCm"
+    )
 
 
 def dependency_guard(

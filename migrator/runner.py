@@ -498,8 +498,9 @@ def settle(
         mask_rule_codes,
         own_packages,
         resolves_device_masks,
+        uses_guard,
     )
-    from migrator.registry import dependency_entries
+    from migrator.registry import catalog_entries, dependency_entries
 
     codes = selection.codes(use_cache)
     paths = list(paths)
@@ -533,9 +534,17 @@ def settle(
                 why = dependency_guard(dependency, rocm_release, own, facts)
                 if why:
                     finding = replace(finding, guard=why)
-            if finding.guard and not show_guarded:
-                continue
             kept.append(finding)
+    used = frozenset(finding.category for finding in kept if not finding.guard)
+    ran = frozenset(category for code, _, category in catalog_entries(use_cache) if code in codes)
+    kept = [
+        replace(finding, guard=why)
+        if not finding.guard and (why := uses_guard(finding, used, ran))
+        else finding
+        for finding in kept
+    ]
+    if not show_guarded:
+        kept = [finding for finding in kept if not finding.guard]
     by_path: dict[str, list[Finding]] = {}
     for finding in aggregate(kept):
         by_path.setdefault(finding.path, []).append(finding)

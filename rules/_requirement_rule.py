@@ -32,6 +32,9 @@ class Verdict:
     message: str
     change: Change | None = None
     applicability: Applicability | None = None
+    #: What the finding of a rule that reports several packages' verdicts (an install command)
+    #: is grouped by: "" merges it with the command's others; a name keeps its problem apart.
+    group: str = ""
 
 
 def all_requirements(ctx: TextContext) -> list[Req]:

@@ -235,8 +235,8 @@ def test_a_try_that_imports_only_torch_guards_a_probe_not_an_optional_package():
 
 def test_a_name_the_import_probe_set_for_an_optional_package_is_an_availability_probe():
     """``X is None`` on a name holding an optional CUDA-build package (set to None by the
-    file's import fallback) and ``HAS_XFORMERS``-style flags are availability probes; a user's
-    request (``use_flash_attn``) and a name of another package are not."""
+    file's import fallback) is an availability probe; a user's request (``use_flash_attn``), a
+    value that only mentions the package and a name of another package are not."""
     _, labels = _guards(
         "import pytest, torch\n"
         "try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n"
@@ -244,7 +244,6 @@ def test_a_name_the_import_probe_set_for_an_optional_package_is_an_availability_
         "@pytest.mark.skipif(torch.cuda.device_count() < 2 or utils._XFormersBlockMask is None,"
         " reason='x')\ndef test_real():\n    mark('skipif-none')\n"
         "if flash_attn_func is not None:\n    mark('not-none')\n"
-        "if HAS_XFORMERS:\n    mark('has-flag')\n"
         "if use_flash_attn:\n    mark('request')\n"
         "if tokenizer is None:\n    mark('other')\n"
         "def attn(flash_attn_padding_info):\n"
@@ -254,7 +253,6 @@ def test_a_name_the_import_probe_set_for_an_optional_package_is_an_availability_
     assert labels == {
         "skipif-none": AVAILABILITY,
         "not-none": AVAILABILITY,
-        "has-flag": AVAILABILITY,
         "request": "",
         "other": "",
         "argument": "",  # a value that only mentions the package: not its import
@@ -646,3 +644,32 @@ def test_flash_attention_the_code_needs_is_the_flash_attn_dependency(tmp_path, s
         ("pkg/actor.py", 5),
         ("pkg/critic.py", 5),
     ]
+
+
+GUARDED_NVML = (
+    "import torch\n"
+    "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n"
+    "def names():\n"
+    "    if torch.version.hip is None and pynvml is not None:\n"
+    "        pynvml.nvmlInit()\n"
+    "        return [pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))]\n"
+    "    return [torch.cuda.get_device_name(0)]\n"
+)
+
+
+def test_nvml_bindings_are_a_problem_only_through_an_unguarded_use(tmp_path, scan_json):
+    """NVML bindings install anywhere (pure Python); listing or installing them is reported
+    only when some NVML call of the project would fail on ROCm."""
+    write(tmp_path, "requirements.txt", "torch\nnvidia-ml-py>=12\n")
+    write(tmp_path, "Dockerfile", "FROM python:3.11\nRUN pip install nvidia-ml-py3 einops\n")
+    write(tmp_path, "telemetry.py", GUARDED_NVML)
+    report = scan_json(str(tmp_path))
+    assert [f["rule"] for f in report["findings"] if "nvml" in f["message"].lower()] == []
+    shown = scan_json("--show-guarded", str(tmp_path))
+    guards = {f["rule"]: f["guard"] for f in shown["findings"] if f["rule"] in ("ROC812", "ROC867")}
+    assert set(guards) == {"ROC812", "ROC867"}
+    assert all("every NVML use in the project is guarded" in why for why in guards.values())
+    write(tmp_path, "probe.py", "import pynvml\npynvml.nvmlInit()\n")
+    report = scan_json(str(tmp_path))
+    rules = {(f["rule"], f["path"]) for f in report["findings"]}
+    assert {("ROC812", "requirements.txt"), ("ROC867", "Dockerfile")} <= rules

@@ -152,5 +152,7 @@ class PipInstallCudaPackage(TextRule):
                 if verdict is None:
                     continue
                 start, end = req.span()
-                self.report(start, end, message=f"{verdict.message} ({examiner.code})")
+                self.report(
+                    start, end, message=f"{verdict.message} ({examiner.code})", group=verdict.group
+                )
                 break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from migrator.model import Severity
+from migrator.project import NVML_BINDINGS
 from migrator.rule import Invalid, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
@@ -13,7 +14,9 @@ from ._table import _cases, _table
 class NvmlBindings(RequirementRule):
     """
     ## What it does
-    Flags NVML bindings (`pynvml`, `nvidia-ml-py`) listed as dependencies.
+    Flags NVML bindings (`pynvml`, `nvidia-ml-py`) listed as dependencies, when some NVML call
+    of the project runs on a ROCm build unguarded (the bindings themselves are pure Python and
+    install anywhere: a project whose every NVML call is guarded or falls back loses nothing).
 
     ## Why it breaks on ROCm
     NVML ships with the NVIDIA driver; on an AMD machine `nvmlInit()` raises. AMD's equivalent
@@ -61,5 +64,6 @@ class NvmlBindings(RequirementRule):
             return None
         return Verdict(
             f"`{req.parsed.raw_name}` binds NVML, which needs the NVIDIA driver; port the calls "
-            f"to `{table['rocm']}` (or torch.cuda telemetry)"
+            f"to `{table['rocm']}` (or torch.cuda telemetry)",
+            group=NVML_BINDINGS,
         )
