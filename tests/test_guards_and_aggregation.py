@@ -673,3 +673,22 @@ def test_nvml_bindings_are_a_problem_only_through_an_unguarded_use(tmp_path, sca
     report = scan_json(str(tmp_path))
     rules = {(f["rule"], f["path"]) for f in report["findings"]}
     assert {("ROC812", "requirements.txt"), ("ROC867", "Dockerfile")} <= rules
+
+
+def test_an_install_of_a_deprecated_package_stays_an_advisory(tmp_path, scan_json):
+    """ROC867/ROC868 relay the package rule's verdict at its severity when that is lower: a
+    deprecated quantisation package (ROC813, info) installed in a Dockerfile or from Python is
+    an advisory there too, while a CUDA-only package stays a warning."""
+    write(
+        tmp_path,
+        "Dockerfile",
+        "FROM python:3.11\nRUN pip install auto-gptq\nRUN pip install tensorrt\n",
+    )
+    write(
+        tmp_path,
+        "setup_env.py",
+        "import subprocess\nsubprocess.run(['pip', 'install', 'auto-gptq'], check=True)\n",
+    )
+    report = scan_json(str(tmp_path))
+    severities = {(f["rule"], f["line"]): f["severity"] for f in report["findings"]}
+    assert severities == {("ROC867", 2): "info", ("ROC867", 3): "warning", ("ROC868", 2): "info"}

@@ -152,7 +152,14 @@ class PipInstallCudaPackage(TextRule):
                 if verdict is None:
                     continue
                 start, end = req.span()
+                # an advisory (a deprecated package) stays one where it is installed, and a
+                # problem apart from the file's CUDA-only installs
+                advisory = examiner.severity < self.severity
                 self.report(
-                    start, end, message=f"{verdict.message} ({examiner.code})", group=verdict.group
+                    start,
+                    end,
+                    message=f"{verdict.message} ({examiner.code})",
+                    group=verdict.group or ("advisory" if advisory else ""),
+                    severity=min(examiner.severity, self.severity),
                 )
                 break

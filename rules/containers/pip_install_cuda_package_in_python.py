@@ -168,6 +168,7 @@ class PipInstallCudaPackageInPython(PythonRule):
 
     def _examine(self, node: cst.CSTNode, commands: str) -> None:
         found: list[str] = []
+        severity = Severity.HYGIENE
         for req in pip_requirements(commands):
             if not req.on_linux:
                 continue
@@ -175,6 +176,12 @@ class PipInstallCudaPackageInPython(PythonRule):
                 verdict = examiner.examine(req)
                 if verdict is not None:
                     found.append(f"{verdict.message} ({examiner.code})")
+                    severity = max(severity, examiner.severity)
                     break
         if found:
-            self.report(node, message="`pip install` run from Python: " + "; ".join(found))
+            self.report(
+                node,
+                message="`pip install` run from Python: " + "; ".join(found),
+                # only advisories (deprecated packages): an advisory
+                severity=min(severity, self.severity),
+            )
