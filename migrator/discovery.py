@@ -66,7 +66,8 @@ def file_kind(relative: str) -> str | None:
         return "setupcfg"
     if (
         lower in {"dockerfile", "containerfile"}
-        or lower.startswith("dockerfile.")
+        # ``Dockerfile.rocm``, ``Dockerfile_amd``, ``Dockerfile-cuda``: one image of several
+        or lower.startswith(("dockerfile.", "dockerfile_", "dockerfile-", "containerfile."))
         or lower.endswith((".dockerfile", ".containerfile"))
     ):
         return "dockerfile"

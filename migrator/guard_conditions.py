@@ -10,7 +10,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from migrator.imports import dotted_name
-from migrator.vendor_tokens import NVIDIA_TOKENS, ROCM_TOKENS
+from migrator.vendor_tokens import NVIDIA_TOKENS, OTHER_DEVICE_TOKENS, ROCM_TOKENS
 
 #: Guard labels (what ``guard_of`` answers). All of them mean "never runs on a ROCm build".
 NVIDIA_ONLY = "NVIDIA-only branch"
@@ -34,9 +34,8 @@ _PROBE_CALL = re.compile(r"^_*(is|has)_(\w+)_(available|installed)$")
 _PORTABLE_PROBES = frozenset(
     {"torch", "cuda", "gpu", "accelerate", "accelerator", "bf16", "fp16", "tf32", "fp8", "sdpa"}
 )
-#: Words of ``X`` in ``is_torch_X_available()`` naming another vendor's accelerator (Ascend NPU,
-#: Intel XPU, Apple MPS, Habana HPU, Cambricon MLU, Moore Threads MUSA): never a ROCm device.
-_OTHER_DEVICES = frozenset({"npu", "xpu", "mps", "hpu", "mlu", "musa"})
+#: Words of ``X`` in ``is_torch_X_available()`` naming another vendor's accelerator.
+_OTHER_DEVICES = OTHER_DEVICE_TOKENS
 #: Words that make a name about CUDA devices too (``is_xpu_or_cuda``, ``xpu_or_gpu``).
 _ALSO_CUDA = frozenset({"cuda", "gpu", "or", "accelerator", "any"})
 #: NVIDIA data-center and workstation GPU model names as projects spell them in settings

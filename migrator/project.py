@@ -12,7 +12,12 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from migrator.model import Finding
-from migrator.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS, ROCM_TOKENS
+from migrator.vendor_tokens import (
+    NVIDIA_GPU_MODEL_TOKENS,
+    NVIDIA_HOSTED_TOKENS,
+    OTHER_DEVICE_PATH_TOKENS,
+    ROCM_TOKENS,
+)
 from migrator.versions import ProjectFacts
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -171,6 +176,16 @@ def nvidia_gpu_file(relative: str) -> bool:
     return bool(words & nvidia) and not words & ROCM_TOKENS
 
 
+def other_device_file(relative: str) -> bool:
+    """Whether a file is for another vendor's accelerator: a path word names it
+    (``backends/gaudi/server/...``, ``requirements_intel.txt``, ``Dockerfile_gaudi``) and none
+    names AMD, ROCm or CUDA (``xpu_or_cuda/``, ``hpu_and_rocm.py`` run on AMD GPUs too)."""
+    words = set(_SPLIT.split(relative.lower()))
+    return bool(words & OTHER_DEVICE_PATH_TOKENS) and not words & (
+        ROCM_TOKENS | {"cuda", "gpu", "nvidia"}
+    )
+
+
 #: Why a test's CUDA_VISIBLE_DEVICES is not reported (see ``resolves_device_masks``).
 MASK_TEST_INPUT = (
     "test input of the project's own device-mask resolver (it reads HIP_VISIBLE_DEVICES)"
@@ -210,6 +225,8 @@ def file_guards(paths: Iterable[str]) -> dict[str, str]:
             out[path] = "CI workflow for NVIDIA runners"
         elif nvidia_gpu_file(path):
             out[path] = "file for an NVIDIA GPU model or NVIDIA-only service (its path names it)"
+        elif other_device_file(path):
+            out[path] = "file for another vendor's accelerator (its path names it)"
     for path, twin in amd_twins(paths).items():
         out.setdefault(path, f"NVIDIA variant (the project has {twin})")
     return out

@@ -19,6 +19,15 @@ NVIDIA_GPU_MODEL_TOKENS = frozenset(
 #: <https://www.kaggle.com/docs/notebooks>): a script, notebook or install extra for it never
 #: runs on an AMD GPU.
 NVIDIA_HOSTED_TOKENS = frozenset({"colab", "kaggle"})
+#: Tokens of an identifier naming another vendor's accelerator (Ascend NPU, Intel XPU, Apple
+#: MPS, Habana HPU, Cambricon MLU, Moore Threads MUSA): never a ROCm device.
+OTHER_DEVICE_TOKENS = frozenset({"npu", "xpu", "mps", "hpu", "mlu", "musa"})
+#: Path words naming another vendor's accelerator or its software stack (``backends/gaudi/``,
+#: ``requirements_intel.txt``, ``Dockerfile_gaudi``, ``tpu/``): a file for that hardware, which
+#: never runs on an AMD GPU.
+OTHER_DEVICE_PATH_TOKENS = OTHER_DEVICE_TOKENS | frozenset(
+    {"gaudi", "habana", "ascend", "intel", "ipex", "tpu", "neuronx", "inferentia", "trainium"}
+)
 #: One of ``ROCM_TOKENS`` as a word of text, in any case (``if torch.version.hip``, ``elif
 #: IS_ROCM:``, ``if is_hip():``), not inside a longer word (``chip``, ``gfxinfo``).
 ROCM_WORD = re.compile(

@@ -317,6 +317,29 @@ def test_project_files_that_never_run_on_rocm():
         "tests/kaggle/t4_smoke/run_grpo_t4.py",
         "tests/test_a100_like.py",
     ]
+    # any file for another vendor's accelerator, unless its path also names AMD, ROCm or CUDA
+    other = file_guards(
+        ["backends/gaudi/server/models/__init__.py", "server/requirements_intel.txt"]
+        + ["Dockerfile_gaudi", "examples/xpu/bench.py", "ops/xpu_or_cuda.py", "ops/npu_rocm.py"]
+        + ["models/neuron_attribution.py", "docs/intelligence.py"]
+    )
+    assert sorted(other) == [
+        "Dockerfile_gaudi",
+        "backends/gaudi/server/models/__init__.py",
+        "examples/xpu/bench.py",
+        "server/requirements_intel.txt",
+    ]
+    assert set(other.values()) == {"file for another vendor's accelerator (its path names it)"}
+
+
+def test_dockerfiles_named_for_one_image_of_several_are_dockerfiles():
+    from migrator.discovery import file_kind
+
+    names = ["Dockerfile_amd", "Dockerfile-rocm", "Dockerfile.cuda", "docker/Dockerfile_trtllm"]
+    assert {file_kind(name) for name in names} == {"dockerfile"}
+    assert file_kind("dockerfiles.md") is None
+    # ``Dockerfile`` beside ``Dockerfile_amd`` is the NVIDIA variant
+    assert amd_twins(["Dockerfile", "Dockerfile_amd"]) == {"Dockerfile": "Dockerfile_amd"}
 
 
 def test_a_folder_named_for_a_cuda_build_beside_a_rocm_folder_holds_nvidia_variants():
