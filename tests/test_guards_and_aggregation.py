@@ -566,12 +566,11 @@ def test_a_module_that_cannot_be_imported_is_one_nvml_problem(tmp_path, scan_jso
     assert (finding["line"], finding["rule"], finding["severity"]) == (1, "ROC200", "error")
     assert "importing or running it fails" in finding["message"]
     assert [site["line"] for site in finding["related"]] == [3, 7, 15]
-    # nvmlInit() inside a function: the import, the init and the query stay three problems
-    assert sorted(f["rule"] for f in findings if f["path"] == "telemetry.py") == [
-        "ROC200",
-        "ROC201",
-        "ROC202",
-    ]
+    # nvmlInit() inside a function: the import and the init are two problems; the query after
+    # the init never runs on ROCm, so it is a related site of the init's finding
+    in_function = {f["rule"]: f for f in findings if f["path"] == "telemetry.py"}
+    assert sorted(in_function) == ["ROC200", "ROC201"]
+    assert [site["line"] for site in in_function["ROC201"]["related"]] == [6]
 
 
 EXTENSION_SETUP = """\
@@ -715,3 +714,26 @@ def test_an_install_of_a_deprecated_package_stays_an_advisory(tmp_path, scan_jso
     report = scan_json(str(tmp_path))
     severities = {(f["rule"], f["line"]): f["severity"] for f in report["findings"]}
     assert severities == {("ROC867", 2): "info", ("ROC867", 3): "warning", ("ROC868", 2): "info"}
+
+
+def test_queries_after_an_unguarded_nvml_init_of_their_function_are_its_problem(
+    tmp_path, scan_json
+):
+    """On ROCm ``nvmlInit()`` raises, so the queries after it in the same function never run:
+    one finding at the init (ROC201) with the queries related; a query in another function
+    stays its own finding."""
+    write(
+        tmp_path,
+        "stats.py",
+        "import pynvml\n\n"
+        "def report():\n"
+        "    pynvml.nvmlInit()\n"
+        "    count = pynvml.nvmlDeviceGetCount()\n"
+        "    handle = pynvml.nvmlDeviceGetHandleByIndex(0)\n"
+        "    return count, pynvml.nvmlDeviceGetMemoryInfo(handle).used\n\n"
+        "def name():\n"
+        "    return pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))\n",
+    )
+    report = scan_json("--select", "ROC201,ROC202", str(tmp_path))
+    found = {(f["rule"], f["line"]): [r["line"] for r in f["related"]] for f in report["findings"]}
+    assert found == {("ROC201", 4): [5, 7], ("ROC202", 10): []}

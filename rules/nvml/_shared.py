@@ -75,6 +75,26 @@ class _NvmlResolver(PythonRule):
 _IMPORT_FAILS = "nvml-module-import-fails"
 
 
+#: Memo key (and problem-key prefix) of the functions that call ``nvmlInit()`` unguarded
+#: (ROC201): scope path -> the walk's position at the first such call. A query after it in the same
+#: function never runs on ROCm (the init raised), so it is part of that one problem.
+_INIT_FAILS_IN = "nvml-init-fails-in"
+
+
+def init_fails_in(ctx: PythonContext) -> dict[str, int]:
+    """The functions of this file whose ``nvmlInit()`` ROC201 reported (scope path -> the
+    number of nodes the walk had visited there)."""
+    found = ctx.memo.setdefault(_INIT_FAILS_IN, {})
+    assert isinstance(found, dict)
+    return found
+
+
+def init_problem(scope: str) -> str:
+    """The problem key of an unguarded ``nvmlInit()`` in the function ``scope`` and the queries
+    after it."""
+    return f"{_INIT_FAILS_IN}:{scope}"
+
+
 def _init_at_import(ctx: PythonContext) -> bool:
     """Whether the module's own top-level code (also under a module-level ``if`` or ``with``,
     not under a ``try``) calls ``nvmlInit()``: importing the module then fails on ROCm."""

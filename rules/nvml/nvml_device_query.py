@@ -20,6 +20,8 @@ from ._shared import (
     _nvml_error_handler,
     _NvmlResolver,
     _table,
+    init_fails_in,
+    init_problem,
 )
 
 _QUERY_PREFIXES = ("nvmlDevice", "nvmlSystem", "nvmlUnit", "nvmlGpuInstance", "nvmlVgpu")
@@ -282,7 +284,7 @@ class NvmlDeviceQuery(_NvmlResolver):
         self._consumed: set[int] = set()
         self._kept_query = False
         self._counts: list[tuple[cst.Call, str]] = []  # (call, NVML function)
-        self._held: list[tuple[cst.CSTNode, dict[str, Any]]] = []
+        self._held: list[tuple[cst.CSTNode, dict[str, Any], int]] = []
 
     def _message(self, function: str) -> str:
         entry = _table()["functions"].get(function)
@@ -386,12 +388,18 @@ class NvmlDeviceQuery(_NvmlResolver):
     def report(self, node: cst.CSTNode, **kwargs: Any) -> None:
         """Held until the module's end: where the module calls ``nvmlInit()`` at import (it
         cannot be imported on ROCm) every query is part of that one problem."""
-        self._held.append((node, kwargs))
+        self._held.append((node, kwargs, len(self.ctx.nodes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._leave_module()
-        problem = _IMPORT_FAILS if _init_at_import(self.ctx) else ""
-        for node, kwargs in self._held:
+        at_import = _init_at_import(self.ctx)
+        inits = init_fails_in(self.ctx)
+        for node, kwargs, visited in self._held:
+            problem = _IMPORT_FAILS if at_import else ""
+            scope = self.ctx.scope_path(node)
+            if not problem and scope and inits.get(scope, visited) < visited:
+                # after an unguarded nvmlInit() of its function (ROC201): never runs on ROCm
+                problem = init_problem(scope)
             super().report(node, problem=problem, **kwargs)
 
     def _leave_module(self) -> None:

@@ -10,7 +10,14 @@ from migrator.model import Severity
 from migrator.rule import Invalid, Valid
 
 from .._gpu_tools_util import ScopeTracking
-from ._shared import _IMPORT_FAILS, _nvml_error_handler, _NvmlResolver, _table
+from ._shared import (
+    _IMPORT_FAILS,
+    _nvml_error_handler,
+    _NvmlResolver,
+    _table,
+    init_fails_in,
+    init_problem,
+)
 
 _NVML_GUARDS = frozenset({"Exception", "BaseException", "*", "OSError", "RuntimeError"})
 
@@ -102,6 +109,12 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
                 f"`{function}()` raises NVMLError_LibraryNotFound on ROCm (no NVML library) "
                 "and nothing catches it; use torch.cuda telemetry or `amdsmi.amdsmi_init()`"
             )
+            # the queries after it in this function never run on ROCm: one problem with it
+            scope = self.ctx.scope_path(node)
+            # the walk's position (nodes visited so far): a query visited later comes after it
+            init_fails_in(self.ctx).setdefault(scope, len(self.ctx.nodes))
+            self.report(node, message=message, problem=init_problem(scope))
+            return
         else:
             message = (
                 f"`{function}()` at module level raises NVMLError_LibraryNotFound on ROCm, so "
