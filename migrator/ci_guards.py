@@ -138,8 +138,9 @@ def ci_line_guards(text: str) -> dict[int, str]:
     return out
 
 
-#: torch's CPU wheel index in an install command (not in a comment): a job without GPUs.
-_CPU_TORCH = re.compile(r"^[^#]*download\.pytorch\.org/whl/cpu(?![\w.-])")
+#: torch's CPU wheel index in an install command (not in a comment), also its ``nightly`` and
+#: ``test`` (release candidate) channels: a job without GPUs.
+_CPU_TORCH = re.compile(r"^[^#]*download\.pytorch\.org/whl/(?:nightly/|test/)?cpu(?![\w.-])")
 
 
 def _matrix_runners_other_os(job: list[str], job_column: int) -> bool:
@@ -208,10 +209,15 @@ def _nvidia_label(value: str) -> bool:
 
 def _nvidia_runner(job: list[str], choices: dict[str, list[str]]) -> bool:
     """Whether a job's ``runs-on`` names an NVIDIA runner (``linux.g5.4xlarge.nvidia.gpu``), or
-    is an input whose every choice is one (``group: ${{ inputs.runner_type }}``)."""
+    is an input whose every choice is one (``group: ${{ inputs.runner_type }}``). A job that
+    calls a reusable workflow names its runner in the call's inputs instead
+    (``uses: .../linux_job_v2.yml`` with ``with: runner: linux.g5.48xlarge.nvidia.gpu``)."""
+    calls = bool(_key_value(job, "uses", -1))
     for index, line in enumerate(job):
         match = _KEY.match(line)
-        if match is None or match.group("key") != "runs-on":
+        if match is None or match.group("key") not in ("runs-on", "runner"):
+            continue
+        if match.group("key") == "runner" and not (calls and _under_with(job, index)):
             continue
         value = match.group("rest")
         column = _indent(line)
@@ -225,6 +231,18 @@ def _nvidia_runner(job: list[str], choices: dict[str, list[str]]) -> bool:
                 return True
         value = re.sub(r"\$\{\{.*?\}\}", " ", value)  # an expression names no runner
         return _nvidia_label(value)
+    return False
+
+
+def _under_with(job: list[str], index: int) -> bool:
+    """Whether line ``index`` of a job is a key of the job's ``with:`` mapping (the inputs of
+    the reusable workflow it calls)."""
+    column = _indent(job[index])
+    for back in range(index - 1, -1, -1):
+        line = job[back]
+        if _content(line) and _indent(line) < column:
+            match = _KEY.match(line)
+            return bool(match and match.group("key") == "with" and not match.group("rest").strip())
     return False
 
 

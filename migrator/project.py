@@ -149,18 +149,25 @@ def amd_twins(paths: Iterable[str]) -> dict[str, str]:
     return out
 
 
-#: A CI file named for NVIDIA runners: ``nv-h100.yml``, ``tests_cuda.yml``, ``gpu-nvidia.yml``.
+#: A CI file named for NVIDIA runners: ``nv-h100.yml``, ``tests_cuda.yml``, ``gpu-nvidia.yml``,
+#: ``integration_test_h100.yaml``.
 _NV_PREFIX = re.compile(r"^nv[-_]", re.IGNORECASE)
 
 
 def nvidia_ci_file(relative: str) -> bool:
-    """Whether ``relative`` is a CI workflow whose name says it runs on NVIDIA runners."""
+    """Whether ``relative`` is a CI workflow whose name says it runs on NVIDIA runners: it names
+    NVIDIA or CUDA, or an NVIDIA GPU model (``..._h100.yaml``: no AMD runner carries one)."""
     from migrator.discovery import file_kind
 
     if file_kind(relative) != "ci-yaml":
         return False
     name = relative.rsplit("/", 1)[-1]
-    return bool(_NV_PREFIX.match(name) or _NVIDIA_WORD.search(name)) and not _AMD_WORD.search(name)
+    named = bool(
+        _NV_PREFIX.match(name)
+        or _NVIDIA_WORD.search(name)
+        or set(_SPLIT.split(name.lower())) & NVIDIA_GPU_MODEL_TOKENS
+    )
+    return named and not _AMD_WORD.search(name)
 
 
 def nvidia_gpu_file(relative: str) -> bool:

@@ -172,6 +172,9 @@ def test_nvidia_ci_findings_are_hidden(tmp_path, scan_json):
 def test_nvidia_ci_file_names():
     assert nvidia_ci_file(".github/workflows/nv-torch110-p40.yml")
     assert nvidia_ci_file(".github/workflows/tests_cuda.yml")
+    # named for an NVIDIA GPU model: no AMD runner carries one
+    assert nvidia_ci_file(".github/workflows/integration_test_8gpu_h100.yaml")
+    assert not nvidia_ci_file(".github/workflows/integration_test_8gpu.yaml")
     assert not nvidia_ci_file(".github/workflows/amd-mi200.yml")
     assert not nvidia_ci_file(".github/workflows/nightly.yml")
     assert not nvidia_ci_file("scripts/nv-setup.yml")
@@ -355,3 +358,37 @@ def test_scripts_for_an_nvidia_only_hosted_service_are_guarded(tmp_path, scan_js
     }
     run_cli("fix", "--unsafe-fixes", str(tmp_path))
     assert (tmp_path / "tests/kaggle/studio_gpu/run_studio_gpu.py").read_text() == SMI
+
+
+def test_ci_job_calling_a_reusable_workflow_names_its_runner_in_the_inputs():
+    """``uses: .../linux_job_v2.yml`` with ``with: runner: ...nvidia.gpu`` runs on NVIDIA; a runner
+    taken from the matrix (which may hold a ROCm entry) or a ``runner`` key elsewhere does not
+    decide; torch's nightly/test CPU channels are CPU indexes too."""
+    workflow = (
+        "jobs:\n"
+        "  build-test:\n"
+        "    uses: pytorch/test-infra/.github/workflows/linux_job_v2.yml@main\n"
+        "    with:\n"
+        "      runner: linux.g5.48xlarge.nvidia.gpu\n"  # 5
+        "      script: |\n"
+        "        pip install torch --index-url https://download.pytorch.org/whl/nightly/cu130\n"
+        "  matrix-test:\n"
+        "    uses: pytorch/test-infra/.github/workflows/linux_job_v2.yml@main\n"
+        "    with:\n"  # 10
+        "      runner: ${{ matrix.runner }}\n"
+        "      script: pip install torch --index-url https://download.pytorch.org/whl/nightly/cu130\n"
+        "  plain:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    env:\n"  # 15
+        "      runner: linux.g5.48xlarge.nvidia.gpu\n"
+        "    steps:\n"
+        "      - run: pip install torch --index-url https://download.pytorch.org/whl/cu130\n"
+        "  rc:\n"
+        "    runs-on: ubuntu-latest\n"  # 20
+        "    steps:\n"
+        "      - run: pip install --index-url https://download.pytorch.org/whl/test/cpu torch triton\n"
+    )
+    guards = ci_line_guards(workflow)
+    assert guards[7] == NVIDIA_JOB
+    assert 12 not in guards and 18 not in guards
+    assert guards[22] == CPU_JOB

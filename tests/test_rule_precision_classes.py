@@ -152,6 +152,32 @@ def test_extension_builds_that_dispatch_on_rocm(tmp_path, scan_json):
     assert [(site["line"], site["column"]) for site in finding["related"]] == [(3, 67), (3, 79)]
 
 
+NVCC_VERSION_SETUP = """\
+import subprocess
+from torch.utils import cpp_extension
+from torch.utils.cpp_extension import CUDAExtension
+
+
+def cuda_version(cuda_dir):
+    return subprocess.check_output([cuda_dir + "/bin/nvcc", "-V"])
+
+
+raw = cuda_version(cpp_extension.CUDA_HOME)
+ext = CUDAExtension("ops", ["ops.cu"])
+"""
+
+
+def test_nvcc_probe_through_cuda_home_is_part_of_the_extension_build(tmp_path, scan_json):
+    """``cpp_extension.CUDA_HOME`` is None on ROCm builds of torch: the setup's nvcc probe
+    raises before the build, one problem with the build it precedes (ROC604 a related site of
+    ROC600, at error severity)."""
+    write(tmp_path, "setup.py", NVCC_VERSION_SETUP)
+    shown = scan_json("--select", "ROC600,ROC604", str(tmp_path))
+    [finding] = shown["findings"]
+    assert (finding["rule"], finding["line"], finding["severity"]) == ("ROC600", 11, "error")
+    assert [site["line"] for site in finding["related"]] == [10]
+
+
 GATES = """\
 import torch
 

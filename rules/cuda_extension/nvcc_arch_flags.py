@@ -1,7 +1,8 @@
 """ROC603 (nvcc-arch-flags): flags nvcc-only architecture flags (`-gencode
 arch=compute_80,code=sm_80`, `-arch=sm_90`, `--generate-code`, `--gpu-architecture`) and nvcc's
 `--expt-relaxed-constexpr` / `--expt-extended-lambda` switches (and their `--relaxed-constexpr`
-/ `--extended-lambda` spellings) in string literals of files that use
+/ `--extended-lambda` spellings) and the nvcc driver options clang rejects (`-Xptxas`,
+`--use_fast_math`, `--extra-device-vectorization`) in string literals of files that use
 `torch.utils.cpp_extension`; one finding per file."""
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ _SWITCH_MESSAGE = (
     "nvcc-only switch reaches hipcc on ROCm, which forwards it to clang (no such option there; "
     "clang treats constexpr functions as host-device by default)"
 )
+_DRIVER_MESSAGE = (
+    "nvcc-only option reaches hipcc on ROCm, which forwards it to clang: the build stops with "
+    "`unknown argument`"
+)
 
 
 class NvccArchFlags(PythonRule):
@@ -30,8 +35,9 @@ class NvccArchFlags(PythonRule):
     Flags nvcc-only architecture flags (`-gencode arch=compute_80,code=sm_80`, `-arch=sm_90`,
     `--generate-code`, `--gpu-architecture`) and nvcc's `--expt-relaxed-constexpr` /
     `--expt-extended-lambda` switches (and their `--relaxed-constexpr` / `--extended-lambda`
-    spellings) in string literals of files that use `torch.utils.cpp_extension`; one finding
-    per file.
+    spellings) and the nvcc driver options clang rejects (`-Xptxas`, `--use_fast_math`,
+    `--extra-device-vectorization`) in string literals of files that use
+    `torch.utils.cpp_extension`; one finding per file.
 
     ## Why it breaks on ROCm
     On ROCm, `cpp_extension` hands `extra_compile_args["nvcc"]` / `extra_cuda_cflags` to hipcc
@@ -86,6 +92,9 @@ class NvccArchFlags(PythonRule):
         "--gpu-architecture",
         "relaxed-constexpr",
         "extended-lambda",
+        "-Xptxas",
+        "--use_fast_math",
+        "--extra-device-vectorization",
     )
     effort_hours = 0.5
     valid = [
@@ -102,6 +111,10 @@ class NvccArchFlags(PythonRule):
             "ext = CUDAExtension('ops', ['ops.cu'], extra_compile_args={'nvcc': ['-O3']})\n"
         ),
         Valid("HELP = '-gencode arch=compute_80,code=sm_80 builds for A100'\n"),
+        Valid(  # hipcc turns the single-dash spelling into -DHIP_FAST_MATH
+            "from torch.utils.cpp_extension import load\n"
+            "m = load('m', ['m.cu'], extra_cuda_cflags=['-use_fast_math'])\n"
+        ),
         Valid(
             '"""Pass -gencode arch=compute_80,code=sm_80 on CUDA."""\n'
             "from torch.utils.cpp_extension import CUDAExtension\n"
@@ -139,6 +152,14 @@ class NvccArchFlags(PythonRule):
             column=38,
             count=1,
         ),
+        Invalid(  # nvcc driver options clang does not know (one finding per flag list)
+            "from torch.utils.cpp_extension import load\n"
+            "wkv = load(name='wkv', sources=['wkv.cu'],\n"
+            "           extra_cuda_cflags=['--use_fast_math', '-O3', '-Xptxas -O3',"
+            " '--extra-device-vectorization'])\n",
+            line=3,
+            count=1,
+        ),
         Invalid(
             "from torch.utils.cpp_extension import CUDAExtension\n"
             "NVCC = ['-O3', '--extended-lambda']\n"
@@ -152,6 +173,7 @@ class NvccArchFlags(PythonRule):
         self._active: bool | None = None
         self._patterns = [re.compile(p) for p in _data()["nvcc_flags"]["patterns"]]
         self._switches = [re.compile(p) for p in _data()["nvcc_only_flags"]["patterns"]]
+        self._drivers = [re.compile(p) for p in _data()["nvcc_driver_flags"]["patterns"]]
         self._docstrings: frozenset[int] | None = None
         self._found: list[tuple[cst.SimpleString, str]] = []
 
@@ -160,7 +182,8 @@ class NvccArchFlags(PythonRule):
         if not isinstance(value, str):
             return
         switch = any(p.search(value) for p in self._switches)
-        if not switch and not any(p.search(value) for p in self._patterns):
+        driver = not switch and any(p.search(value) for p in self._drivers)
+        if not switch and not driver and not any(p.search(value) for p in self._patterns):
             return
         if self._active is None:
             # only files that build extensions: the flags then reach cpp_extension
@@ -170,7 +193,7 @@ class NvccArchFlags(PythonRule):
         if self._docstrings is None:
             self._docstrings = docstring_nodes(self.ctx.module)
         if id(node) not in self._docstrings:
-            message = _SWITCH_MESSAGE if switch else self.message
+            message = _SWITCH_MESSAGE if switch else _DRIVER_MESSAGE if driver else self.message
             self._found.append((node, f"{message}: `{value[:60]}`"))
 
     def leave_Module(self, original_node: cst.Module) -> None:

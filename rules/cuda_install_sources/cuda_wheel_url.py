@@ -13,9 +13,11 @@ from .._shell import iter_lines
 from ._shared import _INSTALL_KINDS
 
 # A wheel URL whose file name carries a CUDA local version label (`+cu124`, `+cu12torch2.5...`,
-# URL-encoded `%2Bcu121`).
+# URL-encoded `%2Bcu121`), also in a later dot-separated segment of the label
+# (`+20260318.cu128torch2100...`: PEP 440 local versions are segments joined by dots).
 _CUDA_WHEEL = re.compile(
-    r"https?://[^\s\"'<>]*/(?P<file>[^\s\"'<>/]*(?:\+|%2[Bb])(?:pt\d+)?(?P<label>cu\d{2,3})[^\s\"'<>/]*\.whl)"
+    r"https?://[^\s\"'<>]*/(?P<file>[^\s\"'<>/]*(?:\+|%2[Bb])(?:[A-Za-z0-9]+\.)*(?:pt\d+)?"
+    r"(?P<label>cu\d{2,3})[^\s\"'<>/]*\.whl)"
 )
 
 
@@ -25,7 +27,8 @@ class CudaWheelUrl(TextRule):
     Flags direct wheel URLs of CUDA builds in requirement files, `pyproject.toml`, conda files,
     shell scripts, Dockerfiles and CI files: a `.whl` whose file name carries a CUDA local
     version (`torch-2.4.0+cu121-...whl`, `flash_attn-2.7.3+cu12torch2.5cxx11abiFALSE-...whl`,
-    `...%2Bcu124...whl`, PyG's `+pt24cu121`). URLs under `download.pytorch.org/whl/cuXYZ/` are left to ROC802 and
+    `...%2Bcu124...whl`, PyG's `+pt24cu121`, a later segment of the label as in
+    `+20260318.cu128torch2100`). URLs under `download.pytorch.org/whl/cuXYZ/` are left to ROC802 and
     ROC865, which report the CUDA index itself.
 
     ## Why it breaks on ROCm
@@ -91,6 +94,11 @@ class CudaWheelUrl(TextRule):
             '  "kernels @ https://example.org/kernels-0.3+cu128torch2.9-cp312-linux_x86_64.whl",\n]\n',
             path="pyproject.toml",
             line=4,
+        ),
+        Invalid(  # the CUDA tag in a later segment of the local version label
+            "flash-attn-3 @ https://example.org/flash_attn_3-3.0.0%2B20260318.cu128torch2100"
+            "cxx11abitrue.8afc61-cp39-abi3-linux_x86_64.whl\n",
+            path="requirements.txt",
         ),
     ]
 

@@ -111,13 +111,44 @@ def _version_analysis(ctx: PythonContext) -> _VersionAnalysis:
                 if id(parse.ref) in parse_ids and in_regions(tree_, parse.ref, regions):
                     test.guards_parse = True
                     break
+    # ``assert torch.version.cuda is not None`` before a parse guards nothing on ROCm: it raises
+    # there, and the parse after it is never reached (ROC102 reports the assert; widening it to
+    # ``torch.version.hip``, ROC101's fix for a bare GPU-build assert, would parse None)
+    for test in [test for test in analysis.tests if test.positive and test.guards_parse]:
+        statement = _asserting(tree_, test.atom)
+        if statement is None:
+            continue
+        analysis.tests.remove(test)
+        regions = {id(region) for region in guarded_regions(tree_, test.atom, (1, 0))}
+        analysis.parses = [
+            parse for parse in analysis.parses if not in_regions(tree_, parse.ref, regions)
+        ]
+        analysis.parses.append(
+            _Parse(statement, test.ref, "asserting that it is set raises AssertionError")
+        )
     analysis.parses = [
         parse
         for parse in analysis.parses
         if not unreachable_on_rocm(ctx, tree_, parse.ref)
-        and not in_try_catching(tree_, parse.ref, {"TypeError", "AttributeError", "ValueError"})
+        and not in_try_catching(
+            tree_, parse.ref, {"TypeError", "AttributeError", "ValueError", "AssertionError"}
+        )
     ]
     return analysis
+
+
+def _asserting(tree_: Tree, atom: cst.CSTNode) -> cst.Assert | None:
+    """The ``assert`` statement whose test requires ``atom`` to be true (the test itself or an
+    operand of an ``and`` chain), if any."""
+    current = atom
+    while True:
+        parent = tree_.parent(current)
+        if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+            current = parent
+            continue
+        if isinstance(parent, cst.Assert) and parent.test is current:
+            return parent
+        return None
 
 
 def _classify(

@@ -49,6 +49,11 @@ def _direct_kind(
         qualified = ctx.qualname(node.func)
         if qualified == _CAPABILITY:
             return "cap"
+        if isinstance(node.func, cst.Name) and tree_ is not None and not node.args:
+            # a module function that returns the capability (or its major): ``_cc_major()``
+            returned = tree_.memo.get("capability-functions", {}).get(node.func.value)
+            if returned is not None:
+                return str(returned)
         if qualified == _PROPERTIES:
             return "props"
         if qualified == _DEVICE_NAME:
@@ -100,7 +105,31 @@ def _gate_analysis(ctx: PythonContext) -> _GateAnalysis:
         )
         cached = _GateAnalysis(tree_, aliases)
         tree_.memo["device-gate"] = cached
+        tree_.memo["capability-functions"] = _capability_functions(ctx, tree_, aliases)
     return cached
+
+
+def _capability_functions(
+    ctx: PythonContext, tree_: Tree, aliases: dict[tuple[int, str], str | None]
+) -> dict[str, str]:
+    """Module functions without parameters whose every value-returning ``return`` gives the
+    capability or its major (``return major`` after ``major, _ = get_device_capability()``;
+    ``return None`` when no GPU is seen): a call of one is a capability query."""
+    out: dict[str, str] = {}
+    for statement in tree_.module.body:
+        if not isinstance(statement, cst.FunctionDef) or statement.params.params:
+            continue
+        kinds: set[str | None] = set()
+        for node in tree_.nodes:
+            if not isinstance(node, cst.Return) or tree_.scope(node) is not statement:
+                continue
+            value = node.value
+            if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+                continue
+            kinds.add(_direct_kind(ctx, tree_, value, aliases))
+        if len(kinds) == 1 and (kind := kinds.pop()) in {"cap", "major"}:
+            out[statement.name.value] = kind
+    return out
 
 
 def _kind(ctx: PythonContext, gates: _GateAnalysis, node: cst.CSTNode) -> str | None:

@@ -357,6 +357,15 @@ class CapabilityGate(PythonRule):
             "hopper = props.major == 9\n"
         ),
         Invalid("import torch\nsm90 = torch.cuda.get_device_capability(0)[0] >= 9\n"),
+        Invalid(  # the major read by a module helper, compared by its caller
+            "import torch\ndef _cc_major():\n    if not torch.cuda.is_available():\n"
+            "        return None\n    major, _ = torch.cuda.get_device_capability()\n"
+            "    return major\n"
+            "def pick(fa3_installed):\n"
+            "    if fa3_installed and _cc_major() >= 9:\n        return 'flash_3'\n"
+            "    return 'sdpa'\n",
+            line=8,
+        ),
         Invalid(
             "import torch, warnings\nif torch.cuda.get_device_capability() < (9, 0):\n"
             "    warnings.warn('FP8 needs Hopper')\n",

@@ -51,6 +51,11 @@ class CudaVersionGuard(PythonRule):
     effort_hours = 0.5
     valid = [
         Valid("import torch\nif torch.version.cuda:\n    model = 1\n"),
+        # an assert is no branch that is skipped: it fails on ROCm (ROC102 reports it)
+        Valid(
+            "import torch\ncv = torch.version.cuda\nassert cv is not None\n"
+            "major = int(cv.split('.')[0])\n"
+        ),
         Valid(
             "import torch\nif torch.version.hip:\n    pass\n"
             "elif torch.version.cuda and float(torch.version.cuda) > 11:\n    pass\n"

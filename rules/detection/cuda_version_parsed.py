@@ -16,7 +16,8 @@ class CudaVersionParsed(PythonRule):
     Flags code that treats `torch.version.cuda` as a string or number: `float(...)`, `int(...)`,
     `.split('.')`, `version.parse(...)`, indexing, arithmetic and ordering comparisons
     (`torch.version.cuda >= "11.8"`) that a guard in the same file does not keep from running on
-    ROCm.
+    ROCm, and `assert torch.version.cuda is not None` (reported at the assert, which is what
+    fails; the parse after it is never reached).
 
     ## Why it breaks on ROCm
     `torch.version.cuda` is `None` on ROCm builds, so every one of these raises `TypeError` or
@@ -88,6 +89,12 @@ class CudaVersionParsed(PythonRule):
         Invalid(
             "import torch\ndef f():\n    cv = torch.version.cuda\n    return int(cv[:2])\n",
             line=4,
+        ),
+        Invalid(  # the assert that guards the parse is what fails on ROCm: one finding, there
+            "import torch\ndef test_gen():\n    cv = torch.version.cuda\n"
+            "    assert cv is not None\n    major = int(cv.split('.')[0])\n",
+            line=4,
+            column=5,
         ),
         Invalid(  # str() of None is "None": the split works, the int() after it raises
             "import torch\nmajor = int(str(torch.version.cuda).split('.')[0])\n",

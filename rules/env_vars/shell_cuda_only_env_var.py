@@ -21,7 +21,8 @@ class ShellCudaOnlyEnvVar(_CudaOnlyPair, _TextVariables):
     the archs torch was built for, so nothing breaks: `TORCH_CUDA_ARCH_LIST` is reported at
     `info`, and not at all in a file that also sets `PYTORCH_ROCM_ARCH`), device-side asserts are
     compiled out of ROCm builds, and the `NVIDIA_*` variables are read only by the NVIDIA
-    container toolkit.
+    container toolkit (`NVIDIA_DRIVER_CAPABILITIES` only picks the driver libraries it mounts,
+    so it is reported at `info`; `NVIDIA_VISIBLE_DEVICES` selects the GPUs a container sees).
 
     ## Example
     ```python

@@ -21,13 +21,48 @@ _STATEMENT_PREFIX = re.compile(r"^\s*(?:(?:RUN|run:|-|script:)\s+)*$")
 
 _GUARD = "if command -v nvidia-smi >/dev/null 2>&1; then {original}; else {amd}; fi"
 
+#: ``|| true`` / ``|| :`` ending a command list: the script tolerates the command failing.
+_TOLERATED = re.compile(r"\|\|\s*(?:true|:)\s*(?:[;)#]|$)")
+#: ``NAME=$(`` (or ``export NAME=$(``, ``local NAME=$(``) right before a command substitution.
+_CAPTURE = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?(?P<name>[A-Za-z_]\w*)=\$\($")
+#: a line that only prints (``echo ...``, ``printf ...``), after a YAML ``run:``/``- `` prefix.
+_PRINT = re.compile(r"^\s*(?:-\s+)?(?:run:\s*)?(?:echo|printf)\b")
+
+
+def _log_only(text: str, code: str, start: int) -> bool:
+    """Whether an ``nvidia-smi`` at ``start`` of ``code`` is a tolerated diagnostic: its command
+    list ends in ``|| true`` (a missing nvidia-smi does not stop the script) and its output
+    only reaches the log, either directly or through a variable captured with ``$(...)`` that
+    is only ever printed (``V=$(nvidia-smi ... || true)``, then ``echo "driver: $V"``)."""
+    before = code[:start]
+    opening = before.rfind("$(")
+    if opening >= 0 and ")" not in before[opening:]:
+        depth, end = 1, start
+        while end < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        if depth or not _TOLERATED.search(code[start:end]):
+            return False
+        capture = _CAPTURE.search(before[: opening + 2])
+        if capture is None:
+            return False
+        name = capture.group("name")
+        uses = re.compile(r"\$\{?" + name + r"\b")
+        return all(_PRINT.match(line) for line in text.splitlines() if uses.search(line))
+    if "`" in before:
+        return False
+    statement = re.split(r"&&|;", code[start:], maxsplit=1)[0]
+    return bool(_TOLERATED.search(statement + "\n"))
+
 
 class NvidiaSmiShellCommand(TextRule):
     """
     ## What it does
     Flags `nvidia-smi` run as a command in shell scripts, Dockerfiles, compose files, CI
     workflows and notebook `!` lines (not in comments, not as an argument of `echo`, not in
-    presence probes such as `command -v nvidia-smi`).
+    presence probes such as `command -v nvidia-smi`, not in a tolerated diagnostic: a command
+    list ending in `|| true` whose output only reaches the log, directly or through a captured
+    variable that is only printed).
 
     ## Why it breaks on ROCm
     ROCm machines have no `nvidia-smi`: the command exits with 127 (`command not found`),
@@ -83,6 +118,13 @@ class NvidiaSmiShellCommand(TextRule):
         ),
         Valid("pip install nvidia-smi-exporter\n", path="run.sh"),
         Valid("services:\n  app:\n    image: x  # nvidia-smi inside\n", path="docker-compose.yml"),
+        # a tolerated diagnostic: the failure is ignored and the output only reaches the log
+        Valid(
+            "set -e\nDRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader"
+            ' | head -n 1 || true)\necho "CUDA driver: ${DRIVER}"\n',
+            path="ci.sh",
+        ),
+        Valid("nvidia-smi -L || true\n", path="run.sh"),
     ]
     invalid = [
         Invalid(
@@ -125,6 +167,13 @@ class NvidiaSmiShellCommand(TextRule):
             path=".github/workflows/gpu.yml",
         ),
         Invalid("watch -n 1 nvidia-smi\n", path="x.sh", column=12),
+        # tolerated, but the captured value decides something: on ROCm it is empty
+        Invalid(
+            'N=$(nvidia-smi -L | wc -l || true)\nif [ "$N" -gt 1 ]; then torchrun; fi\n',
+            path="x.sh",
+            column=5,
+        ),
+        Invalid("nvidia-smi -L && echo ok || true\n", path="x.sh"),
     ]
 
     def check(self) -> None:
@@ -154,6 +203,8 @@ class NvidiaSmiShellCommand(TextRule):
                 return
             if not command_position(before):
                 return
+        if not quote and _log_only(self.ctx.text, code, start):
+            return
         args, command_end = command_args(code, end, quote)
         amd, exact = suggest(args)
         amd = amd.strip("`")
