@@ -60,11 +60,12 @@ def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
 #: What does arithmetic on FP8 tensors, where the encoding matters: a scaled GEMM
 #: (``torch._scaled_mm``, ``_scaled_grouped_mm``), a kernel library (torchao, Transformer Engine,
 #: Triton, FlashAttention, DeepGEMM, FBGEMM, vLLM, CUTLASS, Quark, MS-AMP) or a custom op
-#: (``torch.ops.*``, an extension module). Casts, copies, storage and loading are conversions
+#: (``torch.ops.*``, ``ops.fp8_gemm``, an extension module; any GEMM, matmul or kernel named in the
+#: file counts). Casts, copies, storage and loading are conversions
 #: that every GPU does right for the OCP dtypes.
 _FP8_KERNEL = re.compile(
-    r"scaled_\w*mm\s*\(|torchao|transformer_engine|fp8_autocast|triton|flash_attn|deep_gemm"
-    r"|fbgemm|vllm|cutlass|quark|msamp|torch\.ops\.|_C\b|cpp_extension|\bgemm|_kernel\b"
+    r"scaled_\w*mm\s*\(|_mm\s*\(|gemm|matmul|kernel|torchao|transformer_engine|fp8_autocast"
+    r"|triton|flash_attn|fbgemm|vllm|cutlass|quark|msamp|\bops\.|_C\b|cpp_extension"
 )
 
 

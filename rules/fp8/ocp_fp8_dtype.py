@@ -197,6 +197,13 @@ class OcpFp8Dtype(PythonRule):
             "import torch\nimport triton\nq = torch.ones(4).cuda().to(torch.float8_e4m3fn)\n"
             "fp8_gemm_kernel[grid](q)\n"
         ),
+        Invalid(  # handed to a custom op of the project's extension
+            "import torch\nfrom . import ops\n"
+            "def forward(x, w, s):\n"
+            "    q = x.to(torch.float8_e4m3fn)\n"
+            "    return ops.fp8_gemm(q, w, s)\n",
+            line=4,
+        ),
         Invalid(  # a quantizer with no kernel of its own hands its FP8 tensors to callers
             "import torch\ndef quantize(w, s):\n    return (w / s).to(torch.float8_e4m3fn)\n",
             line=3,
