@@ -1,7 +1,7 @@
 """Which lines of a CI workflow run only on NVIDIA runners: a job whose id or ``name:`` names
 CUDA or NVIDIA (``test-cuda``, ``name: Nightly CUDA Tests``), whose ``runs-on`` names an NVIDIA
 runner (``linux.g5.12xlarge.nvidia.gpu``, an EC2 NVIDIA instance type such as
-``aws-g4dn-2xlarge``; or a workflow input whose every choice is one) or whose build matrix is parametrised by CUDA version only (a CUDA
+``aws-g4dn-2xlarge``; or a workflow input or build-matrix axis whose every value is one) or whose build matrix is parametrised by CUDA version only (a CUDA
 container image is not a sign: it is what ROC860 reports), and a job or step whose ``if:`` requires a CUDA backend
 (``if: inputs.backend == 'cuda'``); which run only on macOS or Windows runners
 (``runs-on: macos-14``, ``if: runner.os == 'Windows'``); and which run on a CPU-only runner (a
@@ -150,23 +150,31 @@ def _matrix_runners_other_os(job: list[str], job_column: int) -> bool:
     axis = re.fullmatch(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}", runs_on)
     if axis is None:
         return False
+    values = _matrix_values(job, axis.group(1))
+    return bool(values) and all(_OTHER_RUNNER.match(value) for value in values)
+
+
+def _matrix_values(job: list[str], axis: str) -> list[str]:
+    """Every value a job's build matrix gives ``axis``: a list (``os: [a, b]``, or ``- a`` items
+    below ``os:``) and each ``include`` entry's ``axis: value``."""
     values: list[str] = []
     strategy = _section(job, "strategy")
     for index, line in enumerate(strategy):
         match = _KEY.match(line)
-        if match is None or match.group("key") != axis.group(1):
+        if match is None or match.group("key") != axis:
             continue
         rest = match.group("rest").split("#", 1)[0].strip()
         if rest.startswith("["):
-            values = [value.strip() for value in rest.strip("[]").split(",") if value.strip()]
+            values += [value.strip() for value in rest.strip("[]").split(",") if value.strip()]
         elif not rest:
             for more in strategy[index + 1 :]:
                 stripped = more.strip()
                 if not stripped.startswith("-"):
                     break
                 values.append(stripped[1:].split("#", 1)[0].strip())
-        break
-    return bool(values) and all(_OTHER_RUNNER.match(value) for value in values)
+        else:
+            values.append(rest)
+    return [value.strip("'\"") for value in values]
 
 
 def _input_choices(lines: list[str]) -> dict[str, list[str]]:
@@ -209,9 +217,11 @@ def _nvidia_label(value: str) -> bool:
 
 def _nvidia_runner(job: list[str], choices: dict[str, list[str]]) -> bool:
     """Whether a job's ``runs-on`` names an NVIDIA runner (``linux.g5.4xlarge.nvidia.gpu``), or
-    is an input whose every choice is one (``group: ${{ inputs.runner_type }}``). A job that
-    calls a reusable workflow names its runner in the call's inputs instead
-    (``uses: .../linux_job_v2.yml`` with ``with: runner: linux.g5.48xlarge.nvidia.gpu``)."""
+    is an input whose every choice is one (``group: ${{ inputs.runner_type }}``), or a matrix
+    axis whose every value is one (``group: ${{ matrix.runner }}`` with ``runner:
+    aws-g6-4xlarge-plus`` in each ``include`` entry). A job that calls a reusable workflow
+    names its runner in the call's inputs instead (``uses: .../linux_job_v2.yml`` with
+    ``with: runner: linux.g5.48xlarge.nvidia.gpu``)."""
     calls = bool(_key_value(job, "uses", -1))
     for index, line in enumerate(job):
         match = _KEY.match(line)
@@ -228,6 +238,10 @@ def _nvidia_runner(job: list[str], choices: dict[str, list[str]]) -> bool:
         for name in re.findall(r"\$\{\{\s*(?:github\.event\.)?inputs\.(\w+)\s*\}\}", value):
             options = choices.get(name)
             if options and all(_nvidia_label(option) for option in options):
+                return True
+        for axis in re.findall(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}", value):
+            runners = _matrix_values(job, axis)
+            if runners and all(_nvidia_label(runner) for runner in runners):
                 return True
         value = re.sub(r"\$\{\{.*?\}\}", " ", value)  # an expression names no runner
         return _nvidia_label(value)

@@ -40,14 +40,24 @@ _BUILD_SCRIPTS = frozenset({"setup.py"})
 _RUNNER_HOOKS = re.compile(r"^(test|pytest_|setup|teardown|load_tests$|main$)")
 
 
-def _dead_code_file(path: str) -> bool:
+#: ``if __name__ == "__main__":`` at the top level of a module.
+_MAIN_BLOCK = re.compile(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", re.MULTILINE)
+
+
+def _dead_code_file(path: str, text: str = "") -> bool:
     """Files no user imports, so a function nothing in the project calls never runs: a build
     script, a test suite's support module (``tests/utils.py``; not a test module, whose
-    functions the test runner may collect)."""
+    functions the test runner may collect), a script at the top of the repository (it has a
+    ``__main__`` block; outside any package, users run it and only its sibling scripts import
+    it, which ``unguard_if_called_elsewhere`` sees)."""
     from migrator.paths import is_test_file, is_test_path
 
     name = path.rsplit("/", 1)[-1]
-    return name in _BUILD_SCRIPTS or (is_test_path(path) and not is_test_file(name))
+    return (
+        name in _BUILD_SCRIPTS
+        or (is_test_path(path) and not is_test_file(name))
+        or ("/" not in path and name != "__init__.py" and bool(_MAIN_BLOCK.search(text)))
+    )
 
 
 def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
@@ -58,7 +68,7 @@ def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
     from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
 
     guards = context.guards
-    dead_code = _dead_code_file(path)
+    dead_code = _dead_code_file(path, text)
     labels = set(guards.regions.values())
     if not dead_code and NVIDIA_ONLY not in labels and NON_LINUX not in labels:
         return
@@ -140,15 +150,38 @@ def _line(node: cst.CSTNode, context: PythonContext) -> int:
 
 
 def _mentions(text: str, names: Iterable[str]) -> dict[str, int]:
-    """How many times each name occurs as a word of the text."""
+    """How many times each name occurs as a word of the text, comments left out (a commented-
+    out call ``# helper()`` calls nothing); a mention in a string counts."""
     wanted = sorted(name for name in names if name in text)
     if not wanted:
         return {}
     pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, wanted)) + r")(?!\w)")
     counts: dict[str, int] = {}
-    for match in pattern.finditer(text):
+    for match in pattern.finditer(_without_comments(text)):
         counts[match.group(1)] = counts.get(match.group(1), 0) + 1
     return counts
+
+
+def _without_comments(text: str) -> str:
+    """The text with its comments blanked (strings kept); the text itself if it does not
+    tokenize."""
+    import io
+    import tokenize
+
+    if "#" not in text:
+        return text
+    lines = text.splitlines(keepends=True)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                line = lines[row - 1]
+                lines[row - 1] = (
+                    line[:column] + " " * (token.end[1] - column) + line[token.end[1] :]
+                )
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return text
+    return "".join(lines)
 
 
 def dispatched_names(guard: str) -> list[str]:
@@ -157,10 +190,19 @@ def dispatched_names(guard: str) -> list[str]:
 
 
 def called_elsewhere(name: str, path: str, sources: Mapping[str, str]) -> bool:
-    """Whether a project file other than ``path`` mentions ``name`` (it may call it)."""
+    """Whether a project file other than ``path`` mentions ``name`` (it may call it); for a
+    module at the top of the repository (outside any package), one that also mentions the
+    module's name: only an import of it (``from gen_img import f``, ``import gen_img``) reaches
+    its functions, and sibling scripts often define functions of the same name."""
     pattern = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)")
+    module = None
+    if "/" not in path and path.endswith(".py"):
+        module = re.compile(r"(?<![\w.])" + re.escape(path[:-3]) + r"(?!\w)")
     return any(
-        relative != path and name in text and pattern.search(text)
+        relative != path
+        and name in text
+        and pattern.search(text) is not None
+        and (module is None or module.search(text) is not None)
         for relative, text in sources.items()
     )
 

@@ -178,3 +178,62 @@ def test_test_helpers_nothing_calls_never_run(tmp_path, scan_json):
         ("tests/e2e/utils.py", 22, "ROC110", ""),
         ("tests/e2e/utils.py", 26, "ROC110", ""),
     ]
+
+
+SCRIPT = """\
+import argparse
+
+
+def replace_attention(q, k, v):
+    import xformers.ops
+
+    return xformers.ops.memory_efficient_attention(q, k, v, attn_bias=None)
+
+
+def replace_vae(vae, xformers):
+    if xformers:
+        # replace_attention(vae)  # errors at some resolutions
+        vae.set_attention("sdpa")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    replace_vae(None, parser.parse_args().xformers)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_top_level_script_function_nothing_calls_never_runs(tmp_path, scan_json):
+    """A script at the top of the repository (a ``__main__`` block, outside any package) is run,
+    not imported: a function nothing calls (a commented-out call calls nothing) never runs; the
+    same module inside a package is its users' to call."""
+    write(tmp_path / "scripts", "gen_img.py", SCRIPT)
+    write(tmp_path / "library", "pkg/gen_img.py", SCRIPT)
+    shown = _sites(
+        scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "scripts"))
+    )
+    guard = "never runs: nothing in the project calls `replace_attention`"
+    assert ("gen_img.py", 5, "ROC411", guard) in shown
+    shown = _sites(
+        scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "library"))
+    )
+    assert ("pkg/gen_img.py", 5, "ROC411", "") in shown
+    # a sibling script defining and calling its own function of that name changes nothing
+    write(tmp_path / "scripts", "gen_img_sdxl.py", SCRIPT + "\nreplace_attention(1, 2, 3)\n")
+    shown = _sites(
+        scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "scripts"))
+    )
+    assert ("gen_img.py", 5, "ROC411", guard) in shown
+    # a sibling script that imports and calls it keeps the finding
+    write(
+        tmp_path / "scripts",
+        "other.py",
+        "from gen_img import replace_attention\n\nreplace_attention(1, 2, 3)\n",
+    )
+    shown = _sites(
+        scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "scripts"))
+    )
+    assert ("gen_img.py", 5, "ROC411", "") in shown

@@ -299,6 +299,36 @@ def test_ci_job_on_a_runner_input_whose_every_choice_is_an_nvidia_runner():
     assert 16 not in ci_line_guards(workflow(nvidia + "          - linux-mi300-gpu-1\n"))
 
 
+def test_ci_job_on_a_matrix_runner_whose_every_value_is_an_nvidia_runner():
+    """``runs-on: group: ${{ matrix.runner }}`` where each ``include`` entry names an EC2 NVIDIA
+    instance (g6 = L4): the job, its env and container options never run on an AMD GPU."""
+
+    def workflow(second: str) -> str:
+        return (
+            "name: Self-hosted runner with slow tests\n"
+            "jobs:\n"
+            "  run_tests:\n"
+            "    strategy:\n"
+            "      matrix:\n"
+            "        include:\n"
+            "          - test_type: single_gpu\n"
+            "            runner: aws-g6-4xlarge-plus\n"
+            "          - test_type: multi_gpu\n"
+            f"            runner: {second}\n"
+            "    runs-on:\n"
+            "      group: ${{ matrix.runner }}\n"
+            "    env:\n"
+            "      CUDA_VISIBLE_DEVICES: '0'\n"
+            "    container:\n"
+            "      options: --gpus all\n"
+        )
+
+    guards = ci_line_guards(workflow("aws-g6-12xlarge-plus"))
+    assert guards[14] == NVIDIA_JOB and guards[16] == NVIDIA_JOB
+    # one entry is an AMD runner: the job may run on ROCm
+    assert 16 not in ci_line_guards(workflow("linux-mi300-gpu-1"))
+
+
 def test_ci_jobs_installing_cpu_torch_or_on_a_non_linux_matrix():
     """A job that installs torch's CPU build runs without GPUs; a job whose runner is a matrix
     axis of Windows/macOS runners only never runs on Linux; a mixed axis or a CUDA install may."""

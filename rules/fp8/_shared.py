@@ -39,6 +39,10 @@ def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
         return []  # a block-scaled format's own element/scale type (rocm-facts §8)
     if refs and is_test_path(ctx.path) and not _mentions_gpu(tree_):
         return []  # every tensor of such a test lives on the CPU: FP8 storage, no FP8 kernel
+    if refs and not _FP8_KERNEL.search(_without_comments(ctx.module_code())):
+        # no FP8 kernel here: the file casts, stores and loads FP8 tensors (weights kept in FP8
+        # and upcast before compute); only what it hands out may reach a kernel elsewhere
+        refs = [ref for ref in refs if _handed_out(tree_, ref)]
     return [
         ref
         for ref in refs
@@ -51,6 +55,51 @@ def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
             or unreachable_on_rocm(ctx, tree_, ref)
         )
     ]
+
+
+#: What does arithmetic on FP8 tensors, where the encoding matters: a scaled GEMM
+#: (``torch._scaled_mm``, ``_scaled_grouped_mm``), a kernel library (torchao, Transformer Engine,
+#: Triton, FlashAttention, DeepGEMM, FBGEMM, vLLM, CUTLASS, Quark, MS-AMP) or a custom op
+#: (``torch.ops.*``, ``ops.fp8_gemm``, an extension module; any GEMM, matmul or kernel named in the
+#: file counts). Casts, copies, storage and loading are conversions
+#: that every GPU does right for the OCP dtypes.
+_FP8_KERNEL = re.compile(
+    r"scaled_\w*mm\s*\(|_mm\s*\(|gemm|matmul|kernel|torchao|transformer_engine|fp8_autocast"
+    r"|triton|flash_attn|fbgemm|vllm|cutlass|quark|msamp|\bops\.|_C\b|cpp_extension"
+)
+
+
+def _without_comments(text: str) -> str:
+    return re.sub(r"#[^\n]*", "", text)
+
+
+def _viewed_as(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """``raw.view(torch.float8_e4m3fn)``: bytes read back as the dtype they were written in (a
+    checkpoint's tensor), not a conversion into it."""
+    argument = tree_.parent(ref)
+    call = tree_.parent(argument) if isinstance(argument, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "view"
+    )
+
+
+def _handed_out(tree_: Tree, ref: cst.CSTNode) -> bool:
+    """The dtype bound to a name at module level (``FP8 = torch.float8_e4m3fn``, which other
+    files import), or used in a ``return`` (``return (w / s).to(torch.float8_e4m3fn)``: a
+    quantizer whose FP8 tensors its callers may hand to a kernel), unless it only reads bytes
+    back (``.view``)."""
+    if any(isinstance(ancestor, cst.Return) for ancestor in tree_.ancestors(ref)):
+        return not _viewed_as(tree_, ref)
+    parent = tree_.parent(ref)
+    if isinstance(parent, cst.IfExp):
+        parent = tree_.parent(parent)
+    return (
+        isinstance(parent, (cst.Assign, cst.AnnAssign))
+        and tree_.scope(ref) is tree_.module
+        and not any(isinstance(ancestor, cst.ClassDef) for ancestor in tree_.ancestors(ref))
+    )
 
 
 #: Words that put a tensor on a GPU (``.cuda()``, ``device=``, ``torch_device``, accelerators).

@@ -1,6 +1,6 @@
 """ROC120 (ocp-fp8-dtype): flags uses of the OCP FP8 dtypes `torch.float8_e4m3fn` and
 `torch.float8_e5m2` (casts, `dtype=` arguments, dtype checks) in files that never mention the
-FNUZ variants."""
+FNUZ variants, where FP8 tensors may reach an FP8 kernel."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ class OcpFp8Dtype(PythonRule):
     """
     ## What it does
     Flags uses of the OCP FP8 dtypes `torch.float8_e4m3fn` and `torch.float8_e5m2` (casts,
-    `dtype=` arguments, dtype checks) in files that never mention the FNUZ variants.
+    `dtype=` arguments, dtype checks) in files that never mention the FNUZ variants, where FP8
+    tensors may reach an FP8 kernel: in a file that calls one (a scaled GEMM, a kernel library
+    such as torchao, Transformer Engine, Triton or FlashAttention, a custom op), or that hands
+    them out (a module-level constant, a `return`).
 
     ## Why it breaks on ROCm
     MI300X/MI325X (gfx942) implement FP8 in the FNUZ encoding only (`float8_e4m3fnuz`,
@@ -46,6 +49,10 @@ class OcpFp8Dtype(PythonRule):
     0x80 byte, double the scales).
 
     ## Known problems
+    In a file that calls no FP8 kernel, a dtype used inside its functions and not returned (a
+    model's weight dtype, a loader's `dtype`: weights stored in FP8 and upcast before compute)
+    is not reported: casts and storage work with the OCP dtypes on every GPU. Such a dtype
+    handed on to another file's kernel through a variable or an object is missed.
     One finding per function (the first use; the message counts the others).
     `torch.finfo(torch.float8_e4m3fn)`, `storage_dtype` and `torch_dtype` values (arguments,
     also positional ones of a function of the same file whose parameter has that name, parameter
@@ -148,6 +155,23 @@ class OcpFp8Dtype(PythonRule):
             "t = (torch.rand(4, 4) * 0.5 + 0.5).to(torch.float8_e4m3fn)\n"
             "e = torch.empty(8, dtype=torch.float8_e5m2, device='cpu')\n"
         ),
+        Valid(  # FP8 weight storage: the model is upcast before compute, no FP8 kernel here
+            "import torch\n"
+            "def settings(args, unet):\n"
+            "    dtype = torch.bfloat16\n"
+            "    if args.fp8:\n"
+            "        dtype = torch.float8_e4m3fn\n"
+            "    unet.to(dtype=torch.float8_e4m3fn if args.fp8_base else dtype)\n"
+            "    return Settings(weight_dtype=dtype, device=torch.device('cuda'))\n"
+        ),
+        Valid(  # a checkpoint's bytes read back as the dtype they were saved in
+            "import torch\n"
+            "def convert_float8(byte_tensor, name, shape):\n"
+            "    if name == 'F8_E4M3':\n"
+            "        return byte_tensor.view(torch.float8_e4m3fn).reshape(shape)\n"
+            "    te = load(name, use_scaled_mm=False)\n"
+            "    return te.weight\n"
+        ),
         Valid(
             "import torch\n"
             "def scales(w, layer):\n"
@@ -160,12 +184,30 @@ class OcpFp8Dtype(PythonRule):
     ]
     invalid = [
         Invalid(
-            "import torch\nq = weight.to(torch.float8_e4m3fn)\n",
+            "import torch\nq = weight.to(torch.float8_e4m3fn)\n"
+            "y = torch._scaled_mm(q, w_t, scale_a=s, scale_b=s)\n",
             line=2,
             column=15,
         ),
-        Invalid("import torch as tt\ngrad = tt.empty(8, dtype=tt.float8_e5m2, device='cuda')\n"),
-        Invalid("import torch\nq = torch.ones(4).cuda().to(torch.float8_e4m3fn)\n"),
+        Invalid(
+            "import torch as tt\ngrad = tt.empty(8, dtype=tt.float8_e5m2, device='cuda')\n"
+            "out = tt._scaled_mm(grad, w_t, scale_a=s, scale_b=s)\n"
+        ),
+        Invalid(
+            "import torch\nimport triton\nq = torch.ones(4).cuda().to(torch.float8_e4m3fn)\n"
+            "fp8_gemm_kernel[grid](q)\n"
+        ),
+        Invalid(  # handed to a custom op of the project's extension
+            "import torch\nfrom . import ops\n"
+            "def forward(x, w, s):\n"
+            "    q = x.to(torch.float8_e4m3fn)\n"
+            "    return ops.fp8_gemm(q, w, s)\n",
+            line=4,
+        ),
+        Invalid(  # a quantizer with no kernel of its own hands its FP8 tensors to callers
+            "import torch\ndef quantize(w, s):\n    return (w / s).to(torch.float8_e4m3fn)\n",
+            line=3,
+        ),
         Invalid("from torch import float8_e4m3fn\nDTYPE = float8_e4m3fn\n"),
         Invalid(
             "import torch\n"
@@ -178,10 +220,11 @@ class OcpFp8Dtype(PythonRule):
             line=3,
         ),
         Invalid(
-            "import torch\n"
+            "import torch\nfrom flash_attn import flash_attn_func\n"
             "DTYPES = (torch.bfloat16, torch.float8_e4m3fn)\n"
             "for dtype in DTYPES:\n"
-            "    run(torch.ones(4, device='cuda').to(dtype))\n"
+            "    q = torch.ones(4, device='cuda').to(dtype)\n"
+            "    flash_attn_func(q, q, q)\n"
         ),
         Invalid(
             "import torch\ndef is_fp8(t):\n"

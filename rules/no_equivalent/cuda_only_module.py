@@ -39,7 +39,8 @@ class CudaOnlyModule(PythonRule):
     ## What it does
     Flags a module that imports a CUDA-only kernel toolkit at top level (not inside `try`,
     `if` or a function): NVIDIA's CUTLASS CuTe DSL (`cutlass`), cuda-python (`cuda.bindings`,
-    `cuda.core`, `from cuda import cudart`), PyCUDA or TensorRT. One finding per module, at the
+    `cuda.core`, `from cuda import cudart`), PyCUDA, TensorRT or MS-AMP (`msamp`, an FP8
+    library built on CUDA kernels). One finding per module, at the
     first such import; the modules of one folder are one finding (the others are related
     sites).
 
@@ -76,8 +77,8 @@ class CudaOnlyModule(PythonRule):
     category = "no-rocm-equivalent"
     severity = Severity.ERROR
     message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
-    fact = "§9 cutlass, pycuda/cuda-python, tensorrt rows; [K3][K7]"
-    triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt")
+    fact = "§9 cutlass, pycuda/cuda-python, tensorrt, ms-amp rows; [K3][K6][K7]"
+    triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt", "msamp")
     effort_hours = 8.0
     blocker = True
     #: The engine (``migrator.cuda_only``) merges these findings per folder by this key.
@@ -96,6 +97,7 @@ class CudaOnlyModule(PythonRule):
         Invalid("import cuda.bindings.driver as cuda\n"),
         Invalid("from cuda import cudart\n"),
         Invalid("import tensorrt as trt\n"),
+        Invalid("import torch\nimport msamp\n", line=2),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:

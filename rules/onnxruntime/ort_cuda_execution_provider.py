@@ -78,6 +78,11 @@ class OrtCudaExecutionProvider(PythonRule):
     entry are not carried over. Calls that also pass `provider_options` (a list aligned with
     the providers) and lists outside a session call are reported without a fix.
 
+    ## Known problems
+    A list chosen only when its provider is available (`["CUDAExecutionProvider"] if
+    "CUDAExecutionProvider" in ort.get_available_providers() else ...`) is not reported: it is
+    never used on AMD GPUs, and the availability check is what decides (ROC851 reports it).
+
     ## References
     - microsoft/onnxruntime PR #25181 (ROCm EP removed)
     - onnxruntime.ai "AMD - MIGraphX" execution provider docs
@@ -105,6 +110,13 @@ class OrtCudaExecutionProvider(PythonRule):
         Valid(
             'import onnxruntime as ort\n\nsess = ort.InferenceSession("m.onnx", '
             'providers=["CPUExecutionProvider"])\n'
+        ),
+        Valid(  # chosen only where the CUDA provider exists; ROC851 reports the check
+            "import onnxruntime as ort\n\nproviders = (\n"
+            '    ["CUDAExecutionProvider"]\n'
+            '    if "CUDAExecutionProvider" in ort.get_available_providers()\n'
+            '    else ["CPUExecutionProvider"]\n)\n'
+            'sess = ort.InferenceSession("m.onnx", providers=providers)\n'
         ),
     ]
     invalid = [
@@ -224,7 +236,7 @@ class OrtCudaExecutionProvider(PythonRule):
         return listing.with_changes(elements=elements)
 
     def _visit_listing(self, node: cst.List | cst.Tuple) -> None:
-        if not self._active or id(node) in self._handled:
+        if not self._active or id(node) in self._handled or self._chosen_if_available(node):
             return
         # a provider list kept in a variable: at least one element names an execution provider
         if self._nvidia(node) is None:
@@ -233,6 +245,22 @@ class OrtCudaExecutionProvider(PythonRule):
         if not all(name is not None and name.endswith("ExecutionProvider") for name in names):
             return
         self.report(node, message=self._message(node))
+
+    def _chosen_if_available(self, node: cst.List | cst.Tuple) -> bool:
+        """``[EP] if "EP" in <available providers> else ...``: the list is used only where its
+        NVIDIA provider exists; the availability test decides (ROC851)."""
+        branch = self.ctx.parent(node)
+        if not isinstance(branch, cst.IfExp) or branch.body is not node:
+            return False
+        test = branch.test
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return False
+        named = string_value(test.left)
+        return (
+            isinstance(test.comparisons[0].operator, cst.In)
+            and named in _NVIDIA_EPS
+            and named in [_provider_name(element) for element in node.elements]
+        )
 
     def visit_List(self, node: cst.List) -> None:
         self._visit_listing(node)

@@ -1,6 +1,8 @@
 """ROC412 (diffusers-xformers-enable): flags calls of
-`enable_xformers_memory_efficient_attention()` on a diffusers pipeline or model (a UNet, a VAE,
-a transformer), except inside the library's own forwarding methods."""
+`enable_xformers_memory_efficient_attention()` and `set_use_memory_efficient_attention_xformers()`
+(not with `False`) on a diffusers pipeline, model or attention module (a UNet, a VAE, a
+transformer), except inside the library's own forwarding methods and on instances of a class
+that the same file defines."""
 
 from __future__ import annotations
 
@@ -12,16 +14,21 @@ from migrator.rule import Invalid, PythonRule, Valid
 from ._opt_in import _FACT, _MESSAGE
 
 _METHOD = "enable_xformers_memory_efficient_attention"
+#: The lower-level switch of diffusers' models and `Attention` modules (what `_METHOD` calls on
+#: every sub-module): with a true value it raises without xformers exactly like `_METHOD`.
+_SET_METHOD = "set_use_memory_efficient_attention_xformers"
 
 #: Library methods that forward the switch to sub-modules: the switch itself, not a use of it.
-_FORWARDERS = frozenset({_METHOD, "set_use_memory_efficient_attention_xformers"})
+_FORWARDERS = frozenset({_METHOD, _SET_METHOD})
 
 
 class DiffusersXformersEnable(PythonRule):
     """
     ## What it does
     Flags calls of `enable_xformers_memory_efficient_attention()` on a diffusers pipeline or
-    model (a UNet, a VAE, a transformer), except inside the library's own forwarding methods.
+    model (a UNet, a VAE, a transformer), and of the lower-level switch
+    `set_use_memory_efficient_attention_xformers(...)` of a model or an `Attention` module unless
+    it is given `False`, except inside the library's own forwarding methods.
 
     ## Why it breaks on ROCm
     The call makes every attention processor use `xformers.ops.memory_efficient_attention`.
@@ -40,19 +47,25 @@ class DiffusersXformersEnable(PythonRule):
     Leave the call out on ROCm (SDPA is the default and as memory-efficient), or install the
     experimental ROCm xformers wheel and test it.
 
+    ## Known problems
+    A call on an object that the same file builds from a class it defines itself
+    (`pipe = PipelineLike(...)`) is that class's own method, not diffusers' switch, and is not
+    reported; objects built elsewhere are taken as diffusers objects.
+
     ## References
     - facebookresearch/xformers README (ROCm wheels)
     - huggingface/diffusers `ModelMixin.enable_xformers_memory_efficient_attention`
     """
 
     code = "ROC412"
-    parse_scope = "statement"
+    #: the whole file: a receiver's class may be defined anywhere in it
+    parse_scope = "module"
     name = "diffusers-xformers-enable"
     category = "xformers"
     severity = Severity.WARNING
     message = _MESSAGE
     fact = _FACT
-    triggers = (_METHOD,)
+    triggers = (_METHOD, _SET_METHOD)
     effort_hours = 0.25
     #: One script switching several modules to xformers (the UNet, then the validation
     #: pipeline) is one problem: one finding per file, the other calls as related sites.
@@ -70,6 +83,25 @@ class DiffusersXformersEnable(PythonRule):
             "@pytest.mark.skipif(not is_xformers_available(), reason='needs xformers')\n"
             "def test_xformers(pipe):\n"
             "    pipe.enable_xformers_memory_efficient_attention()\n"
+        ),
+        Valid(  # the script's own pipeline class: its method, not diffusers' switch
+            "class PipelineLike:\n"
+            "    def __init__(self, unet):\n"
+            "        self.unet = unet\n"
+            "def main(args, unet):\n"
+            "    pipe = PipelineLike(unet)\n"
+            "    if args.diffusers_xformers:\n"
+            "        pipe.enable_xformers_memory_efficient_attention()\n"
+        ),
+        Valid("def disable(vae):\n    vae.set_use_memory_efficient_attention_xformers(False)\n"),
+        Valid(  # a helper forwarding its caller's choice to every sub-module
+            "def set_flag(model, valid):\n"
+            "    def walk(module):\n"
+            "        if hasattr(module, 'set_use_memory_efficient_attention_xformers'):\n"
+            "            module.set_use_memory_efficient_attention_xformers(valid)\n"
+            "        for child in module.children():\n"
+            "            walk(child)\n"
+            "    walk(model)\n"
         ),
     ]
     invalid = [
@@ -89,13 +121,99 @@ class DiffusersXformersEnable(PythonRule):
             "    raise ValueError('xformers is not available')\n",
             line=3,
         ),
+        Invalid(  # the lower-level switch, unconditional in a module's constructor
+            "class SlicingEncoder(nn.Module):\n"
+            "    def __init__(self, mid_block):\n"
+            "        self.mid_block = mid_block\n"
+            "        self.mid_block.attentions[0].set_use_memory_efficient_attention_xformers(True)\n",
+            line=4,
+        ),
+        Invalid(
+            "def load(args, vae):\n"
+            "    vae.set_use_memory_efficient_attention_xformers(args.xformers)\n",
+            line=2,
+        ),
     ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._local_classes = {
+            statement.name.value for statement in node.body if isinstance(statement, cst.ClassDef)
+        }
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != _METHOD:
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _FORWARDERS:
+            return
+        if func.attr.value == _SET_METHOD and (
+            _switches_off(node) or self._forwards_parameter(node)
+        ):
             return
         for ancestor in self.ctx.ancestors(node):
             if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value in _FORWARDERS:
                 return
+        if self._built_from_local_class(node, func.value):
+            return
         self.report(node)
+
+    def _forwards_parameter(self, call: cst.Call) -> bool:
+        """``module.set_use_memory_efficient_attention_xformers(valid)`` where ``valid`` is a
+        parameter of a function around the call: a helper that forwards its caller's choice to
+        sub-modules (the switch, like the library's own forwarders); its callers decide."""
+        first = call.args[0].value if call.args else None
+        if not isinstance(first, cst.Name):
+            return False
+        return any(
+            isinstance(ancestor, cst.FunctionDef)
+            and any(param.name.value == first.value for param in _parameters(ancestor.params))
+            for ancestor in self.ctx.ancestors(call)
+        )
+
+    def _built_from_local_class(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """Whether ``receiver`` is a name that its scope binds to an instance of a class defined
+        at the top of this file (``pipe = PipelineLike(...)``): that class's own method."""
+        if not isinstance(receiver, cst.Name) or not self._local_classes:
+            return False
+        scope = self.ctx.scope(call)
+        built = False
+        for assign in _assignments(scope, receiver.value):
+            value = assign.value
+            if not (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Name)
+                and value.func.value in self._local_classes
+            ):
+                return False  # also bound to something else: may be a diffusers object
+            built = True
+        return built
+
+
+def _parameters(params: cst.Parameters) -> list[cst.Param]:
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def _switches_off(call: cst.Call) -> bool:
+    """``set_use_memory_efficient_attention_xformers(False)``: the switch turned off."""
+    first = call.args[0].value if call.args else None
+    return isinstance(first, cst.Name) and first.value == "False"
+
+
+def _assignments(scope: cst.CSTNode, name: str) -> list[cst.Assign]:
+    """The plain assignments ``name = ...`` in ``scope``, not in functions or classes nested in it."""
+    found: list[cst.Assign] = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is scope
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if any(
+                isinstance(target.target, cst.Name) and target.target.value == name
+                for target in node.targets
+            ):
+                found.append(node)
+
+    scope.visit(_Finder())
+    return found

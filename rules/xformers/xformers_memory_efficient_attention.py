@@ -13,6 +13,8 @@ from migrator.rule import Invalid, PythonRule, Valid
 from .._arguments import as_keyword, bind_arguments
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
 from .._imports import (
+    guarded_imports,
+    imported_modules,
     matches_package,
     mentions_package,
     torch_ref,
@@ -100,6 +102,9 @@ class XformersMemoryEfficientAttention(PythonRule):
     such as `xformers_available = False`) when the module calls that function only under `if
     xformers_available:` with an `else` fallback. It runs only where xformers imported; the user opts in where the
     backend is chosen (`enable_xformers_memory_efficient_attention()`, ROC412).
+    A call that cannot be rewritten is not reported in a function that imports xformers itself
+    without a guard (`def forward_xformers(...): import xformers.ops`), or inside one that does
+    (a closure it installs): ROC411 reports that import, the same need for xformers.
 
     ## References
     - facebookresearch/xformers README (ROCm wheels) and `xformers/ops/fmha/attn_bias.py`
@@ -163,6 +168,20 @@ class XformersMemoryEfficientAttention(PythonRule):
             "out = memory_efficient_attention(q, k, v)\n"
         ),
         Valid('"""Uses xformers.ops.memory_efficient_attention(q, k, v)."""\n'),
+        Valid(  # the function's own unguarded import is the finding (ROC411): one problem
+            "def forward_xformers(self, x):\n"
+            "    import xformers.ops\n\n"
+            "    q, k, v = self.to_q(x), self.to_k(x), self.to_v(x)\n"
+            "    return xformers.ops.memory_efficient_attention(q, k, v, attn_bias=None)\n"
+        ),
+        Valid(  # a closure of the function that imports xformers unguarded
+            "def replace_vae_attn_to_xformers():\n"
+            "    import xformers.ops\n\n"
+            "    def forward_xformers(self, x):\n"
+            "        q, k, v = self.to_q(x), self.to_k(x), self.to_v(x)\n"
+            "        return xformers.ops.memory_efficient_attention(q, k, v, attn_bias=None)\n\n"
+            "    Attention.forward = forward_xformers\n"
+        ),
     ]
     invalid = [
         Invalid(  # under the flag without a fallback: where xformers is missing the work is skipped
@@ -308,6 +327,10 @@ class XformersMemoryEfficientAttention(PythonRule):
         result = self._rewrite(node, scope)
         route = plan(self.ctx, node, "xformers", self._rewritable)
         if isinstance(result, str) or isinstance(route, str):
+            if any(
+                _imports_xformers_unguarded(self.ctx.module, function) for function in self._scopes
+            ):
+                return  # ROC411 reports this function's own unguarded import: one problem
             reason = result if isinstance(result, str) else route
             self.report(
                 node,
@@ -426,3 +449,35 @@ class XformersMemoryEfficientAttention(PythonRule):
                     "variable-length or local attention) with no SDPA argument"
                 )
         return "mask", bias
+
+
+def _imports_xformers_unguarded(module: cst.Module, scope: cst.CSTNode) -> bool:
+    """Whether the function ``scope`` itself (not a function nested in it) imports xformers with
+    no ``try``/``if`` around the import."""
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    guarded = guarded_imports(module)
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is scope
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Import(self, node: cst.Import) -> None:
+            self._check(node)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            self._check(node)
+
+        def _check(self, node: cst.Import | cst.ImportFrom) -> None:
+            nonlocal found
+            if id(node) not in guarded and any(
+                module_name.split(".", 1)[0] == "xformers" for module_name in imported_modules(node)
+            ):
+                found = True
+
+    scope.visit(_Finder())
+    return found
