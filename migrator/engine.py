@@ -244,12 +244,12 @@ def _partial_allowed(chosen: Sequence[type[Rule]]) -> bool:
 
 
 def _present_triggers(chosen: Sequence[type[Rule]], text: str, scope: str) -> set[str]:
-    """Triggers in ``text`` of the rules whose ``parse_scope`` is ``scope``."""
+    """Triggers (and scope triggers) in ``text`` of the rules whose ``parse_scope`` is ``scope``."""
     return {
         trigger
         for rule in chosen
         if rule.parse_scope == scope
-        for trigger in table_for(rule, "python")
+        for trigger in (*table_for(rule, "python"), *rule.scope_triggers)
         if trigger in text
     }
 

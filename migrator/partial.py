@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
@@ -121,7 +122,7 @@ def partial_source(
         whole.update(_at(groups, firsts, function_lines))
     named = _at(groups, firsts, _trigger_lines(text, name_triggers, line_starts))
     if named:
-        whole |= _closure(groups, named)
+        whole |= _closure(groups, named, _group_words(text, line_starts, groups))
     indent = _first_indent(text, tree, line_starts)
     dropped: list[tuple[int, int]] = []
     selector = _Selector(text, line_starts, sorted(marks), dropped)
@@ -301,11 +302,13 @@ def _hides_following(statement: ast.stmt) -> bool:
     return False
 
 
-def _closure(groups: list[_Group], named: set[int]) -> set[int]:
-    """``named`` and every top-level group using a module-level name a kept group binds."""
+def _closure(groups: list[_Group], named: set[int], words: list[set[str]]) -> set[int]:
+    """``named`` and every top-level group using a module-level name a kept group binds: one
+    that holds the name as a word (``words``: a load, a store, an attribute, a keyword or a
+    parameter of that spelling alike, as rules following a name may read any of them)."""
     users: dict[str, list[int]] = {}
-    for index, group in enumerate(groups):
-        for name in _used_names(group.statements):
+    for index, names in enumerate(words):
+        for name in names:
             users.setdefault(name, []).append(index)
     kept = set(named)
     pending = list(named)
@@ -319,6 +322,24 @@ def _closure(groups: list[_Group], named: set[int]) -> set[int]:
                     kept.add(user)
                     pending.append(user)
     return kept
+
+
+_WORD = re.compile(r"[^\W\d]\w*")
+
+
+def _group_words(text: str, line_starts: list[int], groups: list[_Group]) -> list[set[str]]:
+    """The identifier-like words of each group's lines (comments and strings included: keeping
+    a statement too many never changes a finding), NFKC-normalised as Python reads names."""
+    out: list[set[str]] = []
+    plain = text.isascii()
+    for group in groups:
+        start = line_starts[group.first - 1]
+        end = line_starts[group.last] if group.last < len(line_starts) else len(text)
+        words = set(_WORD.findall(text, start, end))
+        if not plain:
+            words |= {unicodedata.normalize("NFKC", word) for word in words}
+        out.append(words)
+    return out
 
 
 def _imported_names(statements: Sequence[ast.stmt]) -> set[str]:
@@ -358,18 +379,6 @@ def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
         stack.extend(ast.iter_child_nodes(node))
-    return names
-
-
-def _used_names(statements: Sequence[ast.stmt]) -> set[str]:
-    """Every name the statements read, inside nested functions and classes too."""
-    names: set[str] = set()
-    for statement in statements:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-            elif isinstance(node, ast.Global):
-                names.update(node.names)
     return names
 
 
@@ -429,6 +438,10 @@ class _Selector:
         if nested and decisions[-1] == "drop":
             # a block must not be empty, and guards read its last statement (does it leave?)
             decisions[-1] = "minimal"
+        if not nested and decisions[0] == "drop":
+            # the module's first statement stays: a kept string statement after it must not
+            # become the module's docstring (rules skip docstrings)
+            decisions[0] = "minimal"
         kept: list[ast.stmt] = []
         for group, decision in zip(groups, decisions, strict=True):
             if decision == "drop":

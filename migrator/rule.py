@@ -129,6 +129,11 @@ class Rule:
     #: enclosing top-level statement a rule reads on top of its ``parse_scope`` (the function
     #: around a call); where one occurs in module-level code the whole file is parsed.
     function_words: ClassVar[tuple[str, ...]] = ()
+    #: Strings whose statements the rule also reads, under its ``parse_scope``, without being
+    #: triggers (they do not make the rule active): what a rule reads besides its triggers,
+    #: such as ``version.hip`` (``t.version.hip`` with ``import torch as t``) for a rule that
+    #: stays silent in a file that checks for a ROCm build.
+    scope_triggers: ClassVar[tuple[str, ...]] = ()
 
     abstract: ClassVar[bool] = True
 

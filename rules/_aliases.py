@@ -45,11 +45,23 @@ def assigned_value_aliases(
                 _bind(tree_, node, node.asname.name, None, seen, parts)
             elif isinstance(node, cst.Param):
                 _bind(tree_, node, node.name, None, seen, parts)
-        result = {key: None if kind == _LITERAL else kind for key, kind in seen.items()}
+        result = _Aliases({key: None if kind == _LITERAL else kind for key, kind in seen.items()})
         if result == found:
             break
         found = result
     return found
+
+
+class _Aliases(dict[tuple[int, str], str | None]):
+    """The aliases (never changed once built), with the names some scope binds to a kind: a
+    name outside ``kinded`` has no kind anywhere, which ``alias_kind`` answers without looking
+    up the name's scope."""
+
+    __slots__ = ("kinded",)
+
+    def __init__(self, items: dict[tuple[int, str], str | None]) -> None:
+        super().__init__(items)
+        self.kinded = frozenset(name for (_, name), kind in items.items() if kind is not None)
 
 
 _BINDINGS = (
@@ -95,7 +107,12 @@ def alias_kind(
     tree_: Tree, aliases: dict[tuple[int, str], str | None], node: cst.CSTNode
 ) -> str | None:
     """Kind of a loaded Name bound by ``assigned_value_aliases`` in its scope or the module."""
-    if not isinstance(node, cst.Name) or not is_load_name(tree_, node):
+    if not isinstance(node, cst.Name):
+        return None
+    kinded = aliases.kinded if isinstance(aliases, _Aliases) else None
+    if kinded is not None and node.value not in kinded:
+        return None  # every binding of the name, in any scope, is of unknown kind
+    if not is_load_name(tree_, node):
         return None
     scope = tree_.scope(node)
     key = (id(scope), node.value)

@@ -96,13 +96,11 @@ def qualified_refs(ctx: PythonContext, tree_: Tree, names: set[str]) -> list[cst
         if isinstance(node, cst.Attribute):
             if node.attr.value not in tails:
                 continue
-        elif isinstance(node, cst.Name):
-            if not is_load_name(tree_, node):
-                continue
-        else:
+        elif not isinstance(node, cst.Name):
             continue
         qualified = ctx.qualname(node)
-        if qualified in names:
+        # the cheap resolution first: only a name that resolves needs its context read
+        if qualified in names and (isinstance(node, cst.Attribute) or is_load_name(tree_, node)):
             found.append(node)
     tree_.memo[memo_key] = found
     return list(found)

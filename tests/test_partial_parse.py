@@ -125,9 +125,13 @@ def _examples():
 
 @pytest.mark.parametrize(("rule", "example"), list(_examples()))
 def test_partial_parse_does_not_change_rule_examples(rule, example, monkeypatch):
-    """Every Python example, alone and with unrelated code after it, under the rule alone and
-    under the whole catalog (other rules' triggers keep other statements)."""
-    for text in (example.code, example.code.rstrip("\n") + "\n" + PADDING):
+    """Every Python example, alone and with unrelated code after it (and before it, where the
+    example's first statement may come second), under the rule alone and under the whole
+    catalog (other rules' triggers keep other statements)."""
+    texts = [example.code, example.code.rstrip("\n") + "\n" + PADDING]
+    if "__future__" not in example.code:
+        texts.append(PADDING.lstrip("\n") + "\n\n" + example.code)
+    for text in texts:
         for rules in ((rule,), all_rules()):
             whole, partial = _both(monkeypatch, text, example.path, rules)
             assert partial == whole

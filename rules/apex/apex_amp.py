@@ -60,6 +60,7 @@ class ApexAmp(PythonRule):
     message = "apex.amp needs a ROCm/apex build (removed from NVIDIA apex); migrate to torch.amp"
     fact = "§5 apex.amp row; [AP3][AP2]"
     triggers = ("apex",)
+    parse_scope = "statement"
     effort_hours = 2.0
     valid = [
         Valid("import torch\nscaler = torch.amp.GradScaler('cuda')\n"),

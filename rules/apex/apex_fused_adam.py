@@ -75,6 +75,7 @@ class ApexFusedAdam(_ApexRewrite):
     applicability = Applicability.UNSAFE
     fact = "§5 apex.optimizers.FusedAdam row; [AP1][O1][O2]"
     triggers = ("apex",)
+    parse_scope = "statement"
     effort_hours = 0.3
     valid = [
         Valid("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, fused=True)\n"),

@@ -76,6 +76,7 @@ class ApexFusedNorm(_ApexRewrite):
     applicability = Applicability.UNSAFE
     fact = "§5 apex.normalization rows; [AP1][AP2][N1]"
     triggers = ("apex",)
+    parse_scope = "statement"
     effort_hours = 0.2
     valid = [
         Valid("import torch\nnorm = torch.nn.RMSNorm(512, eps=1e-5)\n"),

@@ -44,6 +44,7 @@ class ApexHardImport(UnguardedPackageImport):
     message = "unguarded apex import: apex must be built from ROCm/apex (PyPI `apex` is unrelated)"
     fact = "§5 apex rows; [AP2]"
     triggers = ("apex",)
+    parse_scope = "statement"
     effort_hours = 1.0
     valid = [
         Valid("try:\n    import apex\nexcept ImportError:\n    apex = None\n"),

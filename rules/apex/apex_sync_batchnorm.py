@@ -65,6 +65,7 @@ class ApexSyncBatchNorm(PythonRule):
     applicability = Applicability.UNSAFE
     fact = "§5 APEX batch norm row; [R1]"
     triggers = ("apex",)
+    parse_scope = "statement"
     effort_hours = 0.3
     valid = [
         Valid("import torch\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"),

@@ -52,6 +52,9 @@ class CudaVersionMacroInSource(_KernelSource):
     message = "CUDA arch/version macros in kernel source are undefined or differ under HIP"
     fact = "§7 CUDA_VERSION/__CUDA_ARCH__ row; [P1][H2]"
     triggers = ("__CUDA_ARCH__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER")
+    #: the macro sits in the string it reports, which is a docstring or not by its place in the
+    #: function or class around it
+    parse_scope = "definition"
     effort_hours = 1.0
     valid = [
         Valid('SRC = r"""__global__ void k(float* x) { x[threadIdx.x] = 0; }"""\n'),
@@ -68,6 +71,17 @@ class CudaVersionMacroInSource(_KernelSource):
             "}'''\n",
             line=1,
             column=7,
+        ),
+        Invalid(  # a bare string after the module's first statement is no docstring
+            "KERNELS = {}\n"
+            "'''\n"
+            "__global__ void k(float* x) {\n"
+            "#if __CUDA_ARCH__ >= 800\n"
+            "    x[threadIdx.x] = 1;\n"
+            "#endif\n"
+            "}'''\n",
+            line=2,
+            column=1,
         ),
         Invalid(
             "import cupy\n"

@@ -218,6 +218,9 @@ class CapabilityGate(PythonRule):
     message = "compute-capability gate: AMD GPUs report their gfx version (MI300X = (9, 4))"
     fact = "§0; §1 get_device_capability row; §10.1; [D1][D3]"
     triggers = ("get_device_capability", "get_device_properties")
+    #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
+    #: top-level statements connected to a trigger by module-level names
+    parse_scope = "names"
     effort_hours = 0.5
     valid = [
         Valid("import torch\nmajor, minor = torch.cuda.get_device_capability()\nprint(major)\n"),

@@ -86,6 +86,9 @@ class CudaArchListCheck(PythonRule):
     message = "NVIDIA `sm_XY` architecture test: ROCm builds list gfx targets (gfx942), never sm_XY"
     fact = "§1 get_arch_list row; [P2][P9]"
     triggers = ("get_arch_list", "get_device_capability", "get_device_properties")
+    #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
+    #: top-level statements connected to a trigger by module-level names
+    parse_scope = "names"
     effort_hours = 0.5
     valid = [
         Valid("import torch\nprint(torch.cuda.get_arch_list())\n"),

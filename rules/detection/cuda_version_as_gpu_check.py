@@ -112,6 +112,11 @@ class CudaVersionAsGpuCheck(PythonRule):
     applicability = Applicability.SAFE
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
     triggers = ("version.cuda", "torch.version", "torch import version")
+    #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
+    #: top-level statements connected to a trigger by module-level names
+    parse_scope = "names"
+    #: silent in a file that reads ``torch.version.hip`` anywhere, through any alias of torch
+    scope_triggers = ("version.hip",)
     effort_hours = 0.1
     valid = [
         Valid("import torch\nif torch.cuda.is_available():\n    pass\n"),

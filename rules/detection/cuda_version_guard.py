@@ -48,6 +48,11 @@ class CudaVersionGuard(PythonRule):
     )
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
     triggers = ("version.cuda", "torch.version", "torch import version")
+    #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
+    #: top-level statements connected to a trigger by module-level names
+    parse_scope = "names"
+    #: silent in a file that reads ``torch.version.hip`` anywhere, through any alias of torch
+    scope_triggers = ("version.hip",)
     effort_hours = 0.5
     valid = [
         Valid("import torch\nif torch.version.cuda:\n    model = 1\n"),

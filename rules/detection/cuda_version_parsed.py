@@ -54,6 +54,9 @@ class CudaVersionParsed(PythonRule):
     message = "`torch.version.cuda` is None on ROCm builds: parsing it raises"
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
     triggers = ("version.cuda", "torch.version", "torch import version")
+    #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
+    #: top-level statements connected to a trigger by module-level names
+    parse_scope = "names"
     effort_hours = 0.5
     valid = [
         Valid(

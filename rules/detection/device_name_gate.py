@@ -86,6 +86,9 @@ class DeviceNameGate(PythonRule):
     message = "GPU-name test never matches an AMD GPU ('AMD Instinct MI300X')"
     fact = "§0; §1 name gates row; §10.1; [D1]"
     triggers = ("get_device_name", "get_device_properties")
+    #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
+    #: top-level statements connected to a trigger by module-level names
+    parse_scope = "names"
     effort_hours = 0.5
     valid = [
         Valid("import torch\nprint(torch.cuda.get_device_name(0))\n"),

@@ -55,6 +55,9 @@ class GcnArchNameExactCompare(PythonRule):
     applicability = Applicability.SAFE
     fact = "§0; §1 gcnArchName row; [P2][D1][V]"
     triggers = ("gcnArchName",)
+    #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
+    #: top-level statements connected to a trigger by module-level names
+    parse_scope = "names"
     effort_hours = 0.1
     valid = [
         Valid("import torch\nok = 'gfx94' in torch.cuda.get_device_properties(0).gcnArchName\n"),

@@ -8,3 +8,7 @@ import torch
 def données(x):
     café = "naïve"; torch.backends.cuda.matmul.allow_tf32 = x
     return café
+
+
+def unrelated(values):
+    return [value * 2 for value in values]
