@@ -618,3 +618,66 @@ def test_flash_attention_the_code_needs_is_the_flash_attn_dependency(tmp_path, s
         ("pkg/actor.py", 5),
         ("pkg/critic.py", 5),
     ]
+
+
+def test_import_flags_guard_a_branch_with_a_fallback():
+    """A module flag set to True only after an optional import worked (in the ``try`` body,
+    after the import, or in its ``else``; False before or in the handler) tests availability,
+    where the branch has a fallback: an ``else``, or the statements after a ``return``. A
+    local copy of such a test made once in a function counts too."""
+    _, labels = _guards(
+        "import os\n"
+        "HAS_FA = False\n"
+        "HAS_XF = False\n"
+        "if 'NO_FA' not in os.environ:\n"
+        "    try:\n"
+        "        import flash_attn\n"
+        "        HAS_FA = True\n"
+        "    except ModuleNotFoundError:\n"
+        "        pass\n"
+        "try:\n"
+        "    import xformers\n"
+        "except ImportError:\n"
+        "    HAS_XF = False\n"
+        "else:\n"
+        "    HAS_XF = True\n"
+        "try:\n"
+        "    EARLY = True\n"
+        "    import apex\n"
+        "except ImportError:\n"
+        "    EARLY = False\n"
+        "def attend(cfg):\n"
+        "    use_fa = HAS_FA and not cfg.no_fa\n"
+        "    if use_fa:\n"
+        "        mark('local copy')\n"
+        "    else:\n"
+        "        pass\n"
+        "    if HAS_FA and cfg.causal:\n"
+        "        mark('conjunction')\n"
+        "    elif HAS_XF:\n"
+        "        mark('else arm')\n"
+        "    else:\n"
+        "        pass\n"
+        "    if HAS_FA:\n"
+        "        mark('no fallback')\n"
+        "    if EARLY:\n"
+        "        mark('set before the import')\n"
+        "    else:\n"
+        "        pass\n"
+        "def early(x):\n"
+        "    if HAS_XF:\n"
+        "        return mark('returns')\n"
+        "    return x\n"
+        "def shadowed(HAS_FA):\n"
+        "    if HAS_FA:\n"
+        "        mark('a parameter')\n"
+        "    else:\n"
+        "        pass\n"
+    )
+    assert labels["local copy"] == AVAILABILITY
+    assert labels["conjunction"] == AVAILABILITY
+    assert labels["else arm"] == AVAILABILITY
+    assert labels["returns"] == AVAILABILITY
+    assert labels["no fallback"] == ""
+    assert labels["set before the import"] == ""
+    assert labels["a parameter"] == ""
