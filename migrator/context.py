@@ -85,7 +85,7 @@ class PythonContext:
     source: str | None = None
 
     def __post_init__(self) -> None:
-        self.guards = Guards(self.imports.resolve, self.parents, self.module)
+        self.guards = Guards(self.imports.resolve, self.parents)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))

@@ -17,10 +17,6 @@ NVIDIA_ONLY = "NVIDIA-only branch"
 NON_LINUX = "non-Linux platform branch"
 IMPORT_FALLBACK = "import with a portable fallback"
 AVAILABILITY = "availability probe"
-#: What ``classify`` answers for a flag of an optional import (``if HAS_FLASH_ATTN:``); the
-#: guards make it ``AVAILABILITY`` only where the test has a fallback (an ``else``): skipping
-#: the work where the package is missing is not a portable path.
-IMPORT_FLAG = "availability flag"
 OTHER_DEVICE = "another vendor's accelerator branch"
 #: Not a guard (the code runs on ROCm), answered by ``only_on_rocm``.
 ROCM_ONLY = "ROCm-only branch"
@@ -87,15 +83,8 @@ def _none(node: cst.BaseExpression) -> bool:
 class ConditionClassifier:
     """Classifies conditions, resolving names through the file's imports (``resolve``)."""
 
-    def __init__(
-        self,
-        resolve: Callable[[cst.CSTNode], str | None],
-        flag: Callable[[cst.Name], bool] | None = None,
-    ) -> None:
+    def __init__(self, resolve: Callable[[cst.CSTNode], str | None]) -> None:
         self._resolve = resolve
-        #: Whether a name is an availability flag of an optional import where it is read
-        #: (``migrator.guards.availability_flags``): true only where the import worked.
-        self._flag = flag
         #: Names a test of this file compared with "hip"/"rocm" so far (``DEVICE_TYPE == "hip"``):
         #: they hold the vendor, so comparing them with "cuda" is an NVIDIA-only test.
         self._vendor_names: set[str] = set()
@@ -141,9 +130,6 @@ class ConditionClassifier:
             probe = self._probe(node)
             if probe is not None:
                 return probe
-        if isinstance(node, cst.Name) and self._flag is not None and self._flag(node):
-            # ``if HAS_FLASH_ATTN:`` where the module set it only after the import worked
-            return IMPORT_FLAG, None
         name = identifier(node)
         if name is None:
             return None, None

@@ -26,7 +26,6 @@ from migrator.astutil import handler_types
 from migrator.guard_conditions import (
     AVAILABILITY,
     IMPORT_FALLBACK,
-    IMPORT_FLAG,
     NON_LINUX,
     NVIDIA_ONLY,
     ROCM_ONLY,
@@ -60,44 +59,10 @@ class Guards:
         self,
         resolve: Callable[[cst.CSTNode], str | None],
         parents: dict[int, cst.CSTNode],
-        module: cst.Module | None = None,
     ) -> None:
-        self._conditions = ConditionClassifier(resolve, self._is_flag)
+        self._conditions = ConditionClassifier(resolve)
         self._parents = parents
-        self._module = module
-        self._flags: frozenset[str] | None = None
-        #: id(function) -> its local names that copy an availability test
-        #: (``use_flash = HAS_FLASH and not cfg.no_flash``)
-        self._local_flags: dict[int, frozenset[str]] = {}
-        self._entering: cst.CSTNode | None = None
         self.regions: dict[int, str] = {}
-
-    def _is_flag(self, name: cst.Name) -> bool:
-        """Whether ``name`` reads an availability flag: a module-level one
-        (``availability_flags``) not shadowed in its function, or a local copy of an
-        availability test made once in its function."""
-        # the node being entered: the names of its test are not in ``parents`` yet
-        scope = self._entering
-        function = scope if isinstance(scope, cst.FunctionDef) else self._function_of(scope)
-        if function is not None:
-            local = self._local_flags.get(id(function))
-            if local is not None and name.value in local:
-                return True
-            if name.value in _bound_names(function):
-                return False  # a parameter or local of the same name
-        if self._flags is None:
-            self._flags = availability_flags(self._module) if self._module else frozenset()
-        return name.value in self._flags
-
-    def _function_of(self, node: cst.CSTNode | None) -> cst.FunctionDef | None:
-        if node is None:
-            return None
-        current = self._parents.get(id(node))
-        while current is not None:
-            if isinstance(current, cst.FunctionDef):
-                return current
-            current = self._parents.get(id(current))
-        return None
 
     def label_of(self, node: cst.CSTNode) -> str:
         """The innermost guard label around ``node`` (also ``ROCM_ONLY``), "" when none."""
@@ -150,12 +115,9 @@ class Guards:
         """Mark the regions a guard-bearing ``node`` controls (called in pre-order)."""
         handler = _HANDLERS.get(type(node))
         if handler is not None:
-            self._entering = node
             handler(self, node, parent)
 
     def _mark(self, region: cst.CSTNode | None, label: Holds) -> None:
-        if label == IMPORT_FLAG:
-            return  # an import flag guards only an ``if``/ternary with a fallback (``_if``)
         if region is not None and label is not None:
             self.regions.setdefault(id(region), label)
 
@@ -168,20 +130,6 @@ class Guards:
             # ``if is_x_available(): use_x() else: raise``: the branch is the opt-in itself;
             # without the package the run fails, so there is no portable fallback
             when_true = None
-        if when_true == IMPORT_FLAG:
-            # ``if HAS_FLASH: flash(...) else: sdpa(...)``: the branch runs only where the
-            # import worked, and the ``else`` is the project's own path elsewhere
-            # (or, after ``if HAS_FLASH: return flash(...)``, the statements that follow)
-            fallback = isinstance(node, cst.If) and (
-                (node.orelse is not None and not _else_raises(node))
-                or (
-                    node.orelse is None
-                    and _returns(node.body)
-                    and parent is not None
-                    and bool(_following(parent, node))
-                )
-            )
-            when_true = AVAILABILITY if fallback else None
         self._mark(node.body, when_true)
         if node.orelse is not None:
             self._mark(node.orelse, when_false)
@@ -192,8 +140,6 @@ class Guards:
     def _if_exp(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         assert isinstance(node, cst.IfExp)
         when_true, when_false = self.classify(node.test)
-        if when_true == IMPORT_FLAG:
-            when_true = AVAILABILITY  # a ternary always has its other value
         self._mark(node.body, when_true)
         self._mark(node.orelse, when_false)
 
@@ -241,8 +187,6 @@ class Guards:
 
     def _function(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         assert isinstance(node, (cst.FunctionDef, cst.ClassDef))
-        if isinstance(node, cst.FunctionDef):
-            self._learn_local_flags(node)
         if isinstance(node, cst.FunctionDef) and _PROBE_DEF.match(node.name.value):
             self._mark(node.body, AVAILABILITY)
         for decorator in node.decorators:
@@ -254,181 +198,6 @@ class Guards:
                 continue
             when_true, when_false = self.classify(call.args[0].value)
             self._mark(node.body, when_true if name == "skipUnless" else when_false)
-
-    def _learn_local_flags(self, function: cst.FunctionDef) -> None:
-        """Local names the function assigns once, at its top level, from a test that holds
-        only where an optional import worked (``use_flash = HAS_FLASH and not cfg.no_flash``):
-        ``if use_flash:`` is then an availability test too."""
-        counts: dict[str, int] = {}
-        for bound in _assigned(function.body):
-            counts[bound] = counts.get(bound, 0) + 1
-        parameters = {param.name.value for param in _parameters(function)}
-        found: set[str] = set()
-        for statement in function.body.body if isinstance(function.body, cst.IndentedBlock) else ():
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
-                    continue
-                target = small.targets[0].target
-                if not isinstance(target, cst.Name) or target.value in parameters:
-                    continue
-                if counts.get(target.value) != 1:
-                    continue
-                if self.classify(small.value)[0] in (AVAILABILITY, IMPORT_FLAG):
-                    found.add(target.value)
-        if found:
-            self._local_flags[id(function)] = frozenset(found)
-
-
-def availability_flags(module: cst.Module) -> frozenset[str]:
-    """Module-level names that are true only where an optional import worked: set to ``True``
-    in the body (after the import) or the ``else`` of a ``try`` that imports a package which
-    is not always present and whose handler catches the import's failure without raising, and
-    otherwise only ever set to ``False`` or ``None`` (before the ``try``, in its handler).
-    ``if HAS_FLASH_ATTN:`` then tests the package's availability like
-    ``is_flash_attn_available()``."""
-    truths: set[str] = set()
-    others: set[str] = set()
-
-    def block(statements: Iterable[cst.CSTNode], imported: bool, optional: bool) -> bool:
-        """Sort the assignments of ``statements``; ``imported``: an optional import already
-        worked on the way here; ``optional``: inside the body of a ``try`` that falls back when
-        its import fails (only there does an import make the lines after it conditional)."""
-        for statement in statements:
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, (cst.Import, cst.ImportFrom)):
-                        if optional and not _always_present(statement):
-                            imported = True
-                    elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                        _note(small, imported, truths, others)
-            elif isinstance(statement, cst.If):
-                block(_suite(statement.body), imported, optional)
-                orelse = statement.orelse
-                while orelse is not None:
-                    block(_suite(orelse.body), imported, optional)
-                    orelse = orelse.orelse if isinstance(orelse, cst.If) else None
-            elif isinstance(statement, cst.Try):
-                falls_back = any(
-                    _caught(handler) & _IMPORT_ERRORS and not _raises(handler.body)
-                    for handler in statement.handlers
-                )
-                worked = block(_suite(statement.body), imported, optional or falls_back)
-                for handler in statement.handlers:
-                    block(_suite(handler.body), imported, optional)
-                if statement.orelse is not None:
-                    block(_suite(statement.orelse.body), worked, optional)
-                if statement.finalbody is not None:
-                    block(_suite(statement.finalbody.body), imported, optional)
-            elif isinstance(statement, (cst.With, cst.For, cst.While)):
-                block(_suite(statement.body), imported, optional)
-        return imported
-
-    block(module.body, False, False)
-    # a function that declares the name ``global`` and binds it may change it after the import
-    for node in _walk(module):
-        if isinstance(node, cst.FunctionDef):
-            declared = {
-                item.name.value
-                for statement in _walk(node.body)
-                if isinstance(statement, cst.Global)
-                for item in statement.names
-            }
-            others.update(declared & set(_assigned(node.body)))
-    return frozenset(truths - others)
-
-
-def _note(
-    small: cst.BaseSmallStatement, imported: bool, truths: set[str], others: set[str]
-) -> None:
-    """Sort one module-level assignment: ``NAME = True`` after an optional import, ``NAME =
-    False``/``None`` (neither), anything else."""
-    if isinstance(small, cst.Assign):
-        targets = [target.target for target in small.targets]
-        value: cst.BaseExpression | None = small.value
-    elif isinstance(small, cst.AnnAssign):
-        targets, value = [small.target], small.value
-    else:
-        assert isinstance(small, cst.AugAssign)
-        targets, value = [small.target], None
-    constant = value.value if isinstance(value, cst.Name) else None
-    for target in targets:
-        if not isinstance(target, cst.Name):
-            continue
-        if constant == "True" and imported:
-            truths.add(target.value)
-        elif constant not in ("False", "None"):
-            others.add(target.value)
-
-
-def _suite(body: cst.BaseSuite) -> Iterable[cst.CSTNode]:
-    if isinstance(body, cst.IndentedBlock):
-        return body.body
-    if isinstance(body, cst.SimpleStatementSuite):
-        return [cst.SimpleStatementLine(body=body.body)]
-    return ()
-
-
-def _walk(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
-
-
-def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
-    params = function.params
-    out = [*params.posonly_params, *params.params, *params.kwonly_params]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            out.append(star)
-    return out
-
-
-def _assigned(body: cst.CSTNode) -> list[str]:
-    """Names a function body binds (assignments, loop and ``with`` targets), nested functions
-    excluded; one entry per binding."""
-    out: list[str] = []
-    stack: list[cst.CSTNode] = list(body.children)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        targets: list[cst.BaseExpression] = []
-        if isinstance(node, cst.Assign):
-            targets = [target.target for target in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            targets = [node.target]
-        elif isinstance(node, cst.AsName):
-            targets = [node.name]
-        elif isinstance(node, cst.NamedExpr):
-            targets = [node.target]
-        for target in targets:
-            if isinstance(target, cst.Name):
-                out.append(target.value)
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                out.extend(
-                    element.value.value
-                    for element in target.elements
-                    if isinstance(element.value, cst.Name)
-                )
-        stack.extend(node.children)
-    return out
-
-
-def _bound_names(function: cst.FunctionDef) -> frozenset[str]:
-    """The parameters and local names of ``function`` (names a ``global`` statement declares
-    excluded)."""
-    declared: set[str] = set()
-    for node in _walk(function.body):
-        if isinstance(node, cst.Global):
-            declared.update(item.name.value for item in node.names)
-    names = {param.name.value for param in _parameters(function)} | set(_assigned(function.body))
-    return frozenset(names - declared)
 
 
 #: Modules present wherever the scanned code runs on a GPU: torch, and the standard library.
@@ -504,20 +273,6 @@ def _raises(body: cst.BaseSuite) -> bool:
         last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else []
     )
     return any(isinstance(small, cst.Raise) for small in smalls)
-
-
-def _returns(block: cst.BaseSuite) -> bool:
-    """Whether a block ends with a ``return``."""
-    if isinstance(block, cst.IndentedBlock):
-        if not block.body:
-            return False
-        last = block.body[-1]
-        smalls = last.body if isinstance(last, cst.SimpleStatementLine) else []
-    elif isinstance(block, cst.SimpleStatementSuite):
-        smalls = block.body
-    else:
-        return False
-    return any(isinstance(small, cst.Return) for small in smalls)
 
 
 def _else_raises(node: cst.If) -> bool:

@@ -138,20 +138,6 @@ class FlashAttnFunc(PythonRule):
     triggers = ("flash_attn",)
     effort_hours = 0.5
     valid = [
-        Valid(  # a flag set only after the import worked, with the project's own fallback
-            "import torch.nn.functional as F\n"
-            "HAS_FLASH = False\n"
-            "try:\n"
-            "    from flash_attn import flash_attn_func\n"
-            "    HAS_FLASH = True\n"
-            "except ImportError:\n"
-            "    pass\n\n"
-            "def attend(q, k, v, cfg):\n"
-            "    use_flash = HAS_FLASH and not cfg.no_flash\n"
-            "    if use_flash:\n"
-            "        return flash_attn_func(q, k, v, causal=True)\n"
-            "    return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
-        ),
         Valid(
             "if _CAN_USE_FLASH_ATTN:\n"
             "    from flash_attn import flash_attn_func\n"
