@@ -3,7 +3,8 @@ CUDA or NVIDIA (``test-cuda``, ``name: Nightly CUDA Tests``), whose ``runs-on`` 
 runner (``linux.g5.12xlarge.nvidia.gpu``, an EC2 NVIDIA instance type such as
 ``aws-g4dn-2xlarge``; or a workflow input or build-matrix axis whose every value is one) or whose build matrix is parametrised by CUDA version only (a CUDA
 container image is not a sign: it is what ROC860 reports), and a job or step whose ``if:`` requires a CUDA backend
-(``if: inputs.backend == 'cuda'``); which run only on macOS or Windows runners
+(``if: inputs.backend == 'cuda'``), or a CUDA axis of the build matrix to be set (``if: matrix.cuda
+!= ''``, whose ROCm entries take another step); which run only on macOS or Windows runners
 (``runs-on: macos-14``, ``if: runner.os == 'Windows'``); and which run on a CPU-only runner (a
 job or workflow named for the CPU). Findings there are guarded like an NVIDIA-only or non-Linux
 branch of Python code."""
@@ -40,6 +41,14 @@ _OTHER_OS_TEST = re.compile(
     re.IGNORECASE,
 )
 _CUDA_TEST = re.compile(r"""==\s*['"](cuda|nvidia)['"]|['"](cuda|nvidia)['"]\s*==""", re.IGNORECASE)
+#: ``if: matrix.cuda != ''`` / ``if: matrix.cuda-version``: a step that runs only for the entries
+#: of a build matrix that set a CUDA version (the ROCm entries, with ``cuda: ''``, take another
+#: step); ``matrix.cuda == ''`` and a test that also names ROCm are not.
+_CUDA_AXIS_SET = re.compile(
+    r"""^\s*(\$\{\{\s*)?matrix\.(cuda|cuda[_-]?version|cuda[_-]?ver)\s*"""
+    r"""(!=\s*(''|""|null)\s*)?(\}\}\s*)?$""",
+    re.IGNORECASE,
+)
 
 
 def _indent(line: str) -> int:
@@ -122,7 +131,9 @@ def ci_line_guards(text: str) -> dict[int, str]:
             label = NON_LINUX_JOB
         elif key != "if":
             continue
-        elif _CUDA_TEST.search(condition) and not _AMD_WORD.search(condition):
+        elif (
+            _CUDA_TEST.search(condition) or _CUDA_AXIS_SET.match(condition.split("#", 1)[0])
+        ) and not _AMD_WORD.search(condition):
             label = NVIDIA_STEP
         elif _OTHER_OS_TEST.search(condition) and not re.search(r"\|\||!", condition):
             label = NON_LINUX_JOB

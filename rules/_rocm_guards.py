@@ -3,6 +3,8 @@ catch the failure."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from migrator.astutil import handler_types
@@ -135,6 +137,15 @@ def called_only_on_nvidia(ctx: PythonContext, node: cst.CSTNode) -> bool:
     NVIDIA-only branch (``add_cuda_gencodes(...)`` under ``if not IS_ROCM:``, a helper called
     under ``if "nvidia" in gpu_name:``): it runs only there. Needs the whole walk (ask from
     ``leave_Module``)."""
+    return called_only_where(ctx, node, ctx.guards.never_on_rocm)
+
+
+def called_only_where(
+    ctx: PythonContext, node: cst.CSTNode, holds: Callable[[cst.Call], bool]
+) -> bool:
+    """``node`` is inside a module-level function whose every use in the file is a call for
+    which ``holds`` (in an NVIDIA-only branch; in a ``try`` of the caller that catches the
+    failure and falls back). Needs the whole walk (ask from ``leave_Module``)."""
     function: cst.CSTNode | None = None
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, cst.FunctionDef):
@@ -145,8 +156,6 @@ def called_only_on_nvidia(ctx: PythonContext, node: cst.CSTNode) -> bool:
     uses = [n for n in ctx.nodes if isinstance(n, cst.Name) and n.value == name]
     uses = [n for n in uses if n is not function.name]
     return bool(uses) and all(
-        isinstance(call := ctx.parent(use), cst.Call)
-        and call.func is use
-        and ctx.guards.never_on_rocm(call)
+        isinstance(call := ctx.parent(use), cst.Call) and call.func is use and holds(call)
         for use in uses
     )

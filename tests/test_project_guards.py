@@ -152,6 +152,37 @@ def test_ci_jobs_and_steps_for_nvidia_runners():
     )
 
 
+MATRIX_WORKFLOW = """\
+jobs:
+  build:
+    strategy:
+      matrix:
+        include:
+          - { pyver: '3.11', cuda: '12.1.0', rocm: '' }
+          - { pyver: '3.11', cuda: '', rocm: '6.2' }
+    steps:
+      - name: Build for ROCm
+        if: matrix.rocm != ''
+        run: pip install torch --index-url https://download.pytorch.org/whl/rocm6.2
+      - name: Build for CUDA
+        if: matrix.cuda != ''
+        run: mamba install -y -c nvidia/label/cuda-12.1.0 cuda-toolkit
+      - name: Build sdist
+        if: matrix.cuda == '' && matrix.rocm == ''
+        run: python -m build --sdist
+      - name: Upload
+        if: ${{ matrix.cuda-version }}
+        run: ls dist
+"""
+
+
+def test_ci_steps_only_for_the_cuda_entries_of_a_build_matrix():
+    guards = ci_line_guards(MATRIX_WORKFLOW)
+    assert guards[12] == guards[14] == NVIDIA_STEP
+    assert guards[18] == NVIDIA_STEP
+    assert 9 not in guards and 11 not in guards and 15 not in guards and 17 not in guards
+
+
 def test_nvidia_ci_findings_are_hidden(tmp_path, scan_json):
     write(tmp_path, ".github/workflows/tests.yml", WORKFLOW)
     write(

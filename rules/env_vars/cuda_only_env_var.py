@@ -62,9 +62,41 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
             "if os.environ.get('TORCH_CUDA_ARCH_LIST') is None and CUDA_HOME is not None:\n"
             "    os.environ['TORCH_CUDA_ARCH_LIST'] = '8.0;9.0'\n"
         ),
+        Valid(  # leaves a user's value alone; the write below is CUDA-only
+            "import os\nimport torch\n\n"
+            "def maybe_set_arch_list():\n"
+            "    if os.environ.get('TORCH_CUDA_ARCH_LIST', None):\n"
+            "        return\n"
+            "    if not torch.version.cuda:\n"
+            "        return\n"
+            "    os.environ['TORCH_CUDA_ARCH_LIST'] = '8.0;9.0'\n"
+        ),
+        Valid(
+            "import os\n\n"
+            "def keep():\n"
+            "    if 'TORCH_CUDA_ARCH_LIST' in os.environ:\n"
+            "        return\n"
+            "    print('default')\n"
+        ),
     ]
     invalid = [
         Invalid('import os\n\nos.environ["TORCH_CUDA_ARCH_LIST"] = "8.0;9.0"\n', line=3, column=1),
+        Invalid(  # the function goes on only when the variable is set: that depends on it
+            "import os\n\n"
+            "def setup():\n"
+            "    if 'NVIDIA_VISIBLE_DEVICES' not in os.environ:\n"
+            "        return\n"
+            "    configure_gpus()\n",
+            line=4,
+        ),
+        Invalid(  # the value is used, not only tested
+            "import os\n\n"
+            "def archs():\n"
+            "    if os.environ.get('TORCH_CUDA_ARCH_LIST'):\n"
+            "        return os.environ['TORCH_CUDA_ARCH_LIST'].split(';')\n"
+            "    return []\n",
+            line=4,
+        ),
         Invalid('from os import getenv\n\narchs = getenv("TORCH_CUDA_ARCH_LIST", "")\n'),
         Invalid('import os\n\nos.environ.setdefault("TORCH_USE_CUDA_DSA", "1")\n'),
         Invalid('import os\n\nif "NVIDIA_VISIBLE_DEVICES" in os.environ:\n    pass\n'),
@@ -75,10 +107,46 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
             return  # removing a variable that has no effect is harmless
         if access.kind in {"get", "subscript", "test"} and self._decides_guarded(access.node):
             return  # read only to decide about code that never runs on ROCm
+        if access.kind in {"get", "test"} and self._leaves_set_value(access.node):
+            return  # read only to leave a value the user set alone; any write is judged itself
         if cuda_only_handled(access.name, self.ctx.module_code()):
             return  # the file also sets the ROCm counterpart: the build already handles ROCm
         message, severity = cuda_only_note(access.name)
         self.report(access.node, message=message, severity=severity)
+
+    def _leaves_set_value(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` reads the variable only in the test of an ``if`` that exits when it
+        is set (``if os.environ.get(V): return``, ``if V in os.environ: return``): the read
+        keeps a user's value from being overridden. On ROCm the variable is ignored and
+        usually unset, so the code after it runs as it does on NVIDIA without a user's value;
+        what that code does (a write of the variable) is reported on its own."""
+        set_means_true = True
+        child, parent = node, self.ctx.parent(node)
+        if isinstance(node, cst.Comparison):  # ``V in os.environ`` / ``V not in os.environ``
+            operators = [target.operator for target in node.comparisons]
+            if len(operators) != 1:
+                return False
+            set_means_true = isinstance(operators[0], cst.In)
+        elif isinstance(parent, cst.Comparison) and parent.left is child:
+            # ``os.environ.get(V) is not None`` / ``... is None``
+            if len(parent.comparisons) != 1:
+                return False
+            target = parent.comparisons[0]
+            if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+                return False
+            if isinstance(target.operator, cst.IsNot):
+                set_means_true = True
+            elif isinstance(target.operator, cst.Is):
+                set_means_true = False
+            else:
+                return False
+            child, parent = parent, self.ctx.parent(parent)
+        while isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            set_means_true = not set_means_true
+            child, parent = parent, self.ctx.parent(parent)
+        if not (isinstance(parent, cst.If) and parent.test is child) or not set_means_true:
+            return False
+        return parent.orelse is None and _only_exits(parent.body)
 
     def _decides_guarded(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is in the test of an ``if`` whose body never runs on ROCm
@@ -89,3 +157,22 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
                 return bool(self.ctx.guards.guard_of(parent.body))
             child, parent = parent, self.ctx.parent(parent)
         return False
+
+
+def _only_exits(body: cst.BaseSuite) -> bool:
+    """Whether a block does nothing but leave (``return``, ``return None``, ``continue``)."""
+    lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    smalls: list[cst.BaseSmallStatement] = []
+    for line in lines:
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return False
+        smalls.extend(line.body)
+    return bool(smalls) and all(
+        isinstance(small, cst.Continue)
+        or (isinstance(small, cst.Return) and (small.value is None or _is_none(small.value)))
+        for small in smalls
+    )
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

@@ -38,9 +38,9 @@ class CudaOnlyModule(PythonRule):
     """
     ## What it does
     Flags a module that imports a CUDA-only kernel toolkit at top level (not inside `try`,
-    `if` or a function): NVIDIA's CUTLASS CuTe DSL (`cutlass`), cuda-python (`cuda.bindings`,
-    `cuda.core`, `from cuda import cudart`), PyCUDA, TensorRT or MS-AMP (`msamp`, an FP8
-    library built on CUDA kernels). One finding per module, at the
+    `if` or a function): NVIDIA's CUTLASS CuTe DSL (`cutlass`), cuTile Python (`cuda.tile`),
+    cuda-python (`cuda.bindings`, `cuda.core`, `from cuda import cudart`), PyCUDA, TensorRT or
+    MS-AMP (`msamp`, an FP8 library built on CUDA kernels). One finding per module, at the
     first such import; the modules of one folder are one finding (the others are related
     sites).
 
@@ -69,6 +69,8 @@ class CudaOnlyModule(PythonRule):
     - NVIDIA CUTLASS DSL quick start (docs.nvidia.com/cutlass): the `nvidia-cutlass-dsl` wheel
       needs the NVIDIA driver of its CUDA toolkit
     - NVIDIA/cuda-python: Python access to the CUDA platform
+    - pypi.org/project/cuda-tile: cuTile Python, a language for NVIDIA GPUs (Tile IR, NVIDIA
+      driver r580 or later)
     """
 
     code = "ROC902"
@@ -77,7 +79,7 @@ class CudaOnlyModule(PythonRule):
     category = "no-rocm-equivalent"
     severity = Severity.ERROR
     message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
-    fact = "§9 cutlass, pycuda/cuda-python, tensorrt, ms-amp rows; [K3][K6][K7]"
+    fact = "§9 cutlass, cutile, pycuda/cuda-python, tensorrt, ms-amp rows; [K3][K6][K7]"
     triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt", "msamp")
     effort_hours = 8.0
     blocker = True
@@ -98,6 +100,7 @@ class CudaOnlyModule(PythonRule):
         Invalid("from cuda import cudart\n"),
         Invalid("import tensorrt as trt\n"),
         Invalid("import torch\nimport msamp\n", line=2),
+        Invalid("import cuda.tile as ct\nimport torch\n", line=1),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:

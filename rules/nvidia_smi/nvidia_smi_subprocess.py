@@ -15,7 +15,7 @@ from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
 from .._aliases import alias_kind, assigned_value_aliases
-from .._rocm_guards import called_only_on_nvidia
+from .._rocm_guards import called_only_on_nvidia, called_only_where
 from .._shell import command_args, command_position
 from .._tree import Tree, tree
 from ._shared import _FACT, _PROGRAM, _message, suggest
@@ -132,7 +132,9 @@ class NvidiaSmiSubprocess(PythonRule):
     and output formats differ, so any parser of the output must be ported by hand.
     A call inside a `try` whose handler catches the failure (`FileNotFoundError`, `OSError`,
     `CalledProcessError`, `Exception`) and does not raise is not reported: on ROCm the
-    handler's path runs instead.
+    handler's path runs instead. The same holds for a call inside a helper function whose every
+    call in the file sits in such a `try` of its caller (`try: mem = nvidia_memory() except:
+    pass`, followed by the AMD probe).
 
     ## Example
     ```python
@@ -193,6 +195,24 @@ class NvidiaSmiSubprocess(PythonRule):
             "    elif 'amd' in name:\n"
             "        _check_amd_links(report)\n"
         ),
+        Valid(  # the helper's only caller catches the failure and probes the AMD tool next
+            "import subprocess\n\n"
+            "def nvidia_memory():\n"
+            "    out = subprocess.run(['nvidia-smi', '--query-gpu=memory.used',\n"
+            "                          '--format=csv'], stdout=subprocess.PIPE, text=True)\n"
+            "    return out.stdout\n\n"
+            "def all_memory():\n"
+            "    found = {}\n"
+            "    try:\n"
+            "        found['nvidia'] = nvidia_memory()\n"
+            "    except:\n"
+            "        pass\n"
+            "    try:\n"
+            "        found['amd'] = amd_memory()\n"
+            "    except:\n"
+            "        pass\n"
+            "    return found\n"
+        ),
         Valid('import subprocess\n\nsubprocess.run(["amd-smi", "list"])\n'),
         Valid('import subprocess\n"""Runs nvidia-smi -L to list GPUs."""\n# nvidia-smi -L\n'),
         Valid('def run(cmd):\n    pass\n\nrun("nvidia-smi")\n'),
@@ -244,6 +264,19 @@ class NvidiaSmiSubprocess(PythonRule):
             '    out = subprocess.check_output(["nvidia-smi", "-L"])\n'
             "except FileNotFoundError:\n"
             "    raise RuntimeError('nvidia-smi is required')\n",
+            line=4,
+        ),
+        Invalid(  # one caller lets the failure through
+            "import subprocess\n\n"
+            "def nvidia_memory():\n"
+            "    return subprocess.check_output(['nvidia-smi', '-q'], text=True)\n\n"
+            "def probe():\n"
+            "    try:\n"
+            "        return nvidia_memory()\n"
+            "    except FileNotFoundError:\n"
+            "        return None\n\n"
+            "def report():\n"
+            "    print(nvidia_memory())\n",
             line=4,
         ),
         Invalid('CMD = ["nvidia-smi", "topo", "-m"]\n', line=1, column=7),
@@ -358,6 +391,8 @@ class NvidiaSmiSubprocess(PythonRule):
         for node, details in self._pending:
             if called_only_on_nvidia(self.ctx, node):
                 continue  # a helper the file calls only from NVIDIA-only branches
+            if called_only_where(self.ctx, node, self._caught):
+                continue  # every caller catches the missing program and takes its own path
             self.report(node, **details)
 
     def _caught(self, node: cst.Call) -> bool:
