@@ -83,6 +83,9 @@ class PythonContext:
     memo: dict[str, object] = field(default_factory=dict)
     #: The text ``module`` was parsed from when it is the whole file (else None).
     source: str | None = None
+    #: The whole file's text, also when ``module`` holds only part of it (partial parsing): for
+    #: cheap file-wide facts a rule needs beyond its parse scope (the classes a file defines).
+    text: str = ""
 
     def __post_init__(self) -> None:
         self.guards = Guards(self.imports.resolve, self.parents)

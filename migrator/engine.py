@@ -227,7 +227,7 @@ def _reports(
             source = text
     if table is None:
         table = ImportTable.from_module(module, current_exports.get())
-    context = PythonContext(path=path, module=module, imports=table, source=source)
+    context = PythonContext(path=path, module=module, imports=table, source=source, text=text)
     instances = [rule(context) for rule in chosen]
     if instances:
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped

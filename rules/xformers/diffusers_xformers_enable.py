@@ -6,6 +6,8 @@ that the same file defines."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from migrator.model import Severity
@@ -20,6 +22,12 @@ _SET_METHOD = "set_use_memory_efficient_attention_xformers"
 
 #: Library methods that forward the switch to sub-modules: the switch itself, not a use of it.
 _FORWARDERS = frozenset({_METHOD, _SET_METHOD})
+
+
+#: A class defined at the top of a file (``class PipelineLike:``, ``class Pipe(Base):``).
+_TOP_LEVEL_CLASS = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
+#: The value of an assignment that calls a class by its bare name (``PipelineLike(unet)``).
+_CALLED_CLASS = re.compile(r"(\w+)\(")
 
 
 class DiffusersXformersEnable(PythonRule):
@@ -58,8 +66,9 @@ class DiffusersXformersEnable(PythonRule):
     """
 
     code = "ROC412"
-    #: the whole file: a receiver's class may be defined anywhere in it
-    parse_scope = "module"
+    #: the call's statement; the classes the file defines and the receiver's assignments come
+    #: from the file's text
+    parse_scope = "statement"
     name = "diffusers-xformers-enable"
     category = "xformers"
     severity = Severity.WARNING
@@ -92,6 +101,18 @@ class DiffusersXformersEnable(PythonRule):
             "    pipe = PipelineLike(unet)\n"
             "    if args.diffusers_xformers:\n"
             "        pipe.enable_xformers_memory_efficient_attention()\n"
+        ),
+        Valid(  # built over several lines; `pipe=self,` is a keyword argument, not a binding
+            "class PipelineLike:\n"
+            "    def run(self):\n"
+            "        return helper(\n"
+            "            pipe=self,\n"
+            "        )\n"
+            "def main(unet):\n"
+            "    pipe = PipelineLike(\n"
+            "        unet,\n"
+            "    )\n"
+            "    pipe.enable_xformers_memory_efficient_attention()\n"
         ),
         Valid("def disable(vae):\n    vae.set_use_memory_efficient_attention_xformers(False)\n"),
         Valid(  # a helper forwarding its caller's choice to every sub-module
@@ -136,9 +157,7 @@ class DiffusersXformersEnable(PythonRule):
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._local_classes = {
-            statement.name.value for statement in node.body if isinstance(statement, cst.ClassDef)
-        }
+        self._local_classes = set(_TOP_LEVEL_CLASS.findall(self.ctx.text or self.ctx.code(node)))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -151,7 +170,7 @@ class DiffusersXformersEnable(PythonRule):
         for ancestor in self.ctx.ancestors(node):
             if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value in _FORWARDERS:
                 return
-        if self._built_from_local_class(node, func.value):
+        if isinstance(func.value, cst.Name) and self._built_from_local_class(func.value.value):
             return
         self.report(node)
 
@@ -168,23 +187,26 @@ class DiffusersXformersEnable(PythonRule):
             for ancestor in self.ctx.ancestors(call)
         )
 
-    def _built_from_local_class(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
-        """Whether ``receiver`` is a name that its scope binds to an instance of a class defined
-        at the top of this file (``pipe = PipelineLike(...)``): that class's own method."""
-        if not isinstance(receiver, cst.Name) or not self._local_classes:
+    def _built_from_local_class(self, name: str) -> bool:
+        """Whether every assignment of ``name`` in the file builds an instance of a class
+        defined at the top of the file (``pipe = PipelineLike(...)``): the call is that class's
+        own method. Read from the file's text, whatever part of it is parsed; any other
+        assignment of the name anywhere in the file keeps the call reported."""
+        if not self._local_classes:
             return False
-        scope = self.ctx.scope(call)
-        built = False
-        for assign in _assignments(scope, receiver.value):
-            value = assign.value
-            if not (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Name)
-                and value.func.value in self._local_classes
-            ):
-                return False  # also bound to something else: may be a diffusers object
-            built = True
-        return built
+        values = [
+            match.group(1)
+            for match in re.finditer(
+                rf"^[ \t]*{re.escape(name)}[ \t]*=(?!=)[ \t]*(.*)$", self.ctx.text, re.MULTILINE
+            )
+        ]
+        # ``pipe=self,`` on a line of its own is a keyword argument of a call, not a binding
+        values = [value for value in values if not value.rstrip().endswith(",")]
+        return bool(values) and all(
+            (called := _CALLED_CLASS.match(value)) is not None
+            and called.group(1) in self._local_classes
+            for value in values
+        )
 
 
 def _parameters(params: cst.Parameters) -> list[cst.Param]:
@@ -195,25 +217,3 @@ def _switches_off(call: cst.Call) -> bool:
     """``set_use_memory_efficient_attention_xformers(False)``: the switch turned off."""
     first = call.args[0].value if call.args else None
     return isinstance(first, cst.Name) and first.value == "False"
-
-
-def _assignments(scope: cst.CSTNode, name: str) -> list[cst.Assign]:
-    """The plain assignments ``name = ...`` in ``scope``, not in functions or classes nested in it."""
-    found: list[cst.Assign] = []
-
-    class _Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is scope
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if any(
-                isinstance(target.target, cst.Name) and target.target.value == name
-                for target in node.targets
-            ):
-                found.append(node)
-
-    scope.visit(_Finder())
-    return found
