@@ -169,3 +169,15 @@ def bound_at_module_level(module: cst.Module, local: str) -> bool:
                     statements.append(part)
             statements.extend(getattr(statement, "handlers", ()))
     return False
+
+
+def simple_statements(block: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
+    """The simple statements of a block (``return``, assignments, calls...), None when it holds
+    a compound statement (``if``, ``for``, ``with``...)."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    out: list[cst.BaseSmallStatement] = []
+    for statement in statements:
+        if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return None
+        out.extend(statement.body)
+    return out

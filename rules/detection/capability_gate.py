@@ -17,7 +17,7 @@ from migrator.rule import Invalid, PythonRule, Valid
 from migrator.ruledata import load_table
 
 from .._rocm_guards import unreachable_on_rocm
-from .._tree import Tree, identifier
+from .._tree import Tree, identifier, simple_statements
 from ._gates import _gate_analysis, _GateAnalysis, _gpus, _kind
 
 _CAP_OPERATORS = (
@@ -521,17 +521,6 @@ def _test_owner(tree_: Tree, comparison: cst.CSTNode) -> cst.If | cst.IfExp | No
     return None
 
 
-def _smalls(block: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
-    """The simple statements of a block, None when it holds a compound statement."""
-    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    out: list[cst.BaseSmallStatement] = []
-    for statement in statements:
-        if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            return None
-        out.extend(statement.body)
-    return out
-
-
 def _only_turns_off(smalls: list[cst.BaseSmallStatement]) -> bool:
     """``flash_attn_func_v3 = None`` / ``USE_FAST = False``: the branch only disables an optional
     path, so whichever way the gate answers, nothing that cannot run is chosen by it."""
@@ -573,7 +562,7 @@ def _harmless_choice(tree_: Tree, comparison: cst.CSTNode, verdict: str | None) 
         return _number(owner.body) and _number(owner.orelse)
     if owner is None:
         return False
-    smalls = _smalls(owner.body)
+    smalls = simple_statements(owner.body)
     if owner.orelse is not None:
         return smalls is not None and _only_sets_numbers(smalls)
     if smalls is None:
@@ -628,7 +617,7 @@ def _skips_only_off_nvidia_references(
     owner = _test_owner(gates.tree, comparison)
     if not isinstance(owner, cst.If) or owner.orelse is not None:
         return False
-    smalls = _smalls(owner.body)
+    smalls = simple_statements(owner.body)
     if smalls is None or not _only_exits(smalls):
         return False
     negated = False

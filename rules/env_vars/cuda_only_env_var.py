@@ -6,6 +6,7 @@ import libcst as cst
 
 from migrator.rule import Invalid, Valid
 
+from .._tree import simple_statements
 from ._access import EnvAccess, _EnvAccessRule
 from ._pairs import _CudaOnlyPair
 from ._table import cuda_only_handled, cuda_only_note, cuda_only_variables
@@ -161,16 +162,15 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
 
 def _only_exits(body: cst.BaseSuite) -> bool:
     """Whether a block does nothing but leave (``return``, ``return None``, ``continue``)."""
-    lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
-    smalls: list[cst.BaseSmallStatement] = []
-    for line in lines:
-        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            return False
-        smalls.extend(line.body)
-    return bool(smalls) and all(
-        isinstance(small, cst.Continue)
-        or (isinstance(small, cst.Return) and (small.value is None or _is_none(small.value)))
-        for small in smalls
+    smalls = simple_statements(body)
+    return (
+        smalls is not None
+        and bool(smalls)
+        and all(
+            isinstance(small, cst.Continue)
+            or (isinstance(small, cst.Return) and (small.value is None or _is_none(small.value)))
+            for small in smalls
+        )
     )
 
 
