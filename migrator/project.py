@@ -290,6 +290,21 @@ def uses_guard(finding: Finding, used: frozenset[str], ran: frozenset[str]) -> s
     )
 
 
+def silenced_rules(
+    dependencies: Mapping[str, tuple[str, str | None]],
+    own: frozenset[str],
+    facts: ProjectFacts | None,
+) -> frozenset[str]:
+    """Codes of the rules whose every finding :func:`dependency_guard` guards in this project
+    (``dependencies``: code -> (dependency, first ROCm release)): a scan that hides guarded
+    findings need not run them."""
+    return frozenset(
+        code
+        for code, (dependency, rocm_release) in dependencies.items()
+        if dependency_guard(dependency, rocm_release, own, facts)
+    )
+
+
 def dependency_guard(
     dependency: str | None,
     rocm_release: str | None,

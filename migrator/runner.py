@@ -18,6 +18,7 @@ from migrator.model import Applicability, FileResult, Finding, ScanResult, Sever
 from migrator.reexports import ExportSlice, ProjectIndex, current_exports
 from migrator.rule import Rule
 from migrator.sources import FailFile, SkipFile, decode_python, decode_text, read_regular
+from migrator.suppress import SUPPRESSION_MARK
 from migrator.versions import ProjectFacts, project_facts
 
 if TYPE_CHECKING:
@@ -98,6 +99,9 @@ class _Task:
     facts: ProjectFacts = field(default_factory=ProjectFacts)
     #: names re-exported through the project's own modules that this file imports
     exports: ExportSlice | None = None
+    #: rules every finding of which the project's facts guard (``project.silenced_rules``):
+    #: left out unless the file holds a suppression comment, whose use they may account for
+    silenced: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -153,6 +157,8 @@ def _analyse(task: _Task) -> FileOutcome:
     key = content_key(data)
     try:
         decoded = decode_python(data) if task.kind == "python" else decode_text(data)
+        if task.silenced and SUPPRESSION_MARK not in decoded.text:
+            rules = tuple(rule for rule in rules if rule.code not in task.silenced)
         analysis = analyze(
             decoded.text, task.relative, task.kind, rules, fix=task.fix, prefilter=task.prefilter
         )
@@ -361,6 +367,18 @@ def _explicit_sources(root: Path, selection: Selection, files: Sequence[Path]) -
     return sources
 
 
+def _silenced(
+    sources: Sequence[SourceFile], facts: ProjectFacts, use_cache: bool
+) -> frozenset[str]:
+    """The rules the project's facts silence (``project.silenced_rules``); read from the cached
+    catalog data, so a warm scan still imports no rule."""
+    from migrator.project import own_packages, silenced_rules
+    from migrator.registry import dependency_entries
+
+    own = own_packages(source.relative for source in sources)
+    return silenced_rules(dependency_entries(use_cache), own, facts)
+
+
 def scan(
     root: Path,
     *,
@@ -392,6 +410,11 @@ def scan(
     # The cache holds every rule's findings so that a later scan with another selection can
     # reuse it; without the cache only the selected rules need to run.
     task_codes = None if use_cache else selection.codes(use_cache=False)
+    # Rules whose every finding a project-level fact guards (a dependency the project is, or
+    # declares at a ROCm-capable version) cannot change what a scan that hides guarded findings
+    # shows: they are not run, and the cache keys say so.
+    silenced = frozenset() if show_guarded else _silenced(sources, facts, use_cache)
+    silenced_key = f"~{','.join(sorted(silenced))}" if silenced else ""
     results: dict[str, FileResult] = {}
     tasks: list[_Task] = []
     keys: dict[str, str] = {}
@@ -407,6 +430,7 @@ def scan(
                 key = content_key(data + facts_key)  # findings depend on the declared versions
                 if exports is not None:  # the file's findings depend on the modules it imports
                     key = f"{key}+{exports.fingerprint()}"
+                key += silenced_key
                 keys[source.relative] = key
                 cached = cache.get(source.relative, key, source.kind)
                 if cached is not None:
@@ -422,6 +446,7 @@ def scan(
                 prefilter,
                 facts,
                 exports=exports,
+                silenced=silenced,
             )
         )
     if on_total:

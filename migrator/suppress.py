@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+#: Text every suppression comment holds: a file without it suppresses nothing.
+SUPPRESSION_MARK = "migrate:"
 _PATTERN = re.compile(r"#\s*migrate:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
 
 
@@ -18,7 +20,7 @@ class Suppressions:
     @classmethod
     def parse(cls, text: str) -> Suppressions:
         found: dict[int, frozenset[str] | None] = {}
-        if "migrate:" not in text:
+        if SUPPRESSION_MARK not in text:
             return cls(found)
         for number, line in enumerate(text.splitlines(), start=1):
             match = _PATTERN.search(line)

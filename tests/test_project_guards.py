@@ -90,6 +90,53 @@ def test_bitsandbytes_uses_without_a_declaration_are_no_problem(tmp_path, scan_j
     assert scan_json("--select", "bitsandbytes", str(tmp_path))["findings"] == []
 
 
+def _failing_bitsandbytes_rule(monkeypatch):
+    """Make ROC510 fail wherever it runs: a file it analyses is then reported as failed."""
+    from migrator.rules.bnb.bitsandbytes_dependency import BitsandbytesDependency
+
+    def fail(self, original_node):
+        raise RuntimeError("ROC510 ran")
+
+    monkeypatch.setattr(BitsandbytesDependency, "leave_Module", fail)
+
+
+def _failed(report: dict) -> list[str]:
+    return [failure["path"] for failure in report["files"]["failed"]]
+
+
+def test_rules_the_project_facts_silence_are_not_run(tmp_path, scan_json, monkeypatch):
+    write(tmp_path, "train.py", BNB_USE)
+    _failing_bitsandbytes_rule(monkeypatch)
+    for options in ((), ("--no-cache",)):
+        report = scan_json(*options, str(tmp_path))
+        assert report["findings"] == [] and _failed(report) == []
+    # --show-guarded runs it (the failure proves the patch is in force), also after a
+    # cached default scan: the cache keys name the rules left out
+    shown = scan_json("--show-guarded", str(tmp_path))
+    assert _failed(shown) == ["train.py"]
+
+
+def test_a_silenced_rule_still_runs_where_a_suppression_may_name_it(tmp_path, run_cli):
+    write(tmp_path, "train.py", BNB_USE.replace("lr=1e-4)", "lr=1e-4)  # migrate: ignore[ROC510]"))
+    result = run_cli("scan", "--show-unused-suppressions", str(tmp_path))
+    assert result.exit_code == 0 and "unused suppression" not in result.stderr
+    write(tmp_path, "train.py", BNB_USE.replace("lr=1e-4)", "lr=1e-4)  # migrate: ignore[ROC101]"))
+    result = run_cli("scan", "--show-unused-suppressions", str(tmp_path))
+    assert "train.py:3: unused suppression `# migrate: ignore[ROC101]`" in result.stderr
+
+
+def test_a_cached_default_scan_does_not_serve_a_show_guarded_scan(tmp_path, scan_json):
+    write(tmp_path, "train.py", BNB_USE)
+    assert scan_json(str(tmp_path))["findings"] == []
+    [shown] = scan_json("--show-guarded", str(tmp_path))["findings"]
+    assert (shown["rule"], shown["line"]) == ("ROC510", 3)
+    assert (
+        shown["guard"]
+        == "bitsandbytes is not pinned by the project: pip installs the latest, with ROCm support"
+    )
+    assert scan_json(str(tmp_path))["findings"] == []
+
+
 def test_bitsandbytes_capped_below_rocm_is_one_finding_at_the_requirement(tmp_path, scan_json):
     write(tmp_path, "requirements.txt", "bitsandbytes>=0.40,<0.45\n")
     write(tmp_path, "train.py", BNB_USE)
