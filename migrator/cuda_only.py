@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -350,9 +350,12 @@ def rocm_path(index: ProjectIndex, excluded: Mapping[str, Cause]) -> str:
     return ""
 
 
-def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> Finding:
+def settle_finding(
+    finding: Finding, causes: Mapping[str, Cause], rocm: Callable[[], str]
+) -> Finding:
     """A finding in a CUDA-only module: guarded, except the module's own ROC902 finding, which
-    is merged per folder (at info when the project already has a ROCm path)."""
+    is merged per folder (at info when the project already has a ROCm path: ``rocm()``, the
+    :func:`rocm_path`, read only for such a finding, as it searches every file)."""
     cause = causes.get(finding.path)
     if cause is None or finding.guard:
         return finding
@@ -369,14 +372,14 @@ def settle_finding(finding: Finding, causes: Mapping[str, Cause], rocm: str) -> 
             " on ROCm either"
         )
         return replace(finding, message=message)
-    if rocm and cause.component:
+    if cause.component and (rocm_site := rocm()):
         how = (
             f"the project imports it only where it is asked for (`{cause.lazily[0]}`)"
             if cause.lazily
             else "it belongs to a folder written on the toolkit"
         )
         message += (
-            f"; {how}, and the project already has a ROCm code path ({rocm}), so this module"
+            f"; {how}, and the project already has a ROCm code path ({rocm_site}), so this module"
             " is most likely NVIDIA-only by design"
         )
         return replace(finding, severity=Severity.INFO, message=message)

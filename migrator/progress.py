@@ -3,6 +3,8 @@ stderr is not one (CI logs and pipes stay clean). One home for scan, report, fix
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +17,18 @@ def _console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def may_be_terminal() -> bool:
+    """Whether rich could take stderr for a terminal (``Console.is_terminal``: a TTY, or
+    ``TTY_COMPATIBLE=1`` or a non-empty ``FORCE_COLOR``): when not, no progress is shown and
+    the command need not import rich to find that out."""
+    if os.environ.get("TTY_COMPATIBLE") == "1" or os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def with_progress(

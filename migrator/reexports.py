@@ -129,33 +129,45 @@ def import_bindings(
 def _import_lines(text: str) -> Iterator[tuple[int, bool, str]]:
     """Each ``import ...`` / ``from ... import ...`` statement of a text, on one line
     (parenthesised and backslash-continued name lists joined; comments dropped), with its
-    1-based line number and whether the line starts unindented."""
-    lines = text.split("\n")
-    index = 0  # the next line to read; those between holding no "import" are never looked at
+    1-based line number and whether the line starts unindented. Only the lines holding
+    "import" (and their continuations) are cut out of the text."""
+    end = -1  # the offset of the newline ending the last line read (-1: none read yet)
     counted = newlines = 0  # newlines in text[:counted]
     position = text.find("import")
     while position >= 0:
+        if position <= end:  # a line already read (as part of the statement before)
+            position = text.find("import", end + 1)
+            continue
         newlines += text.count("\n", counted, position)
         counted = position
-        position = text.find("import", position + 1)
-        if newlines < index:
-            continue  # a line already read (as part of the statement before)
-        line = lines[newlines]
-        index = newlines + 1
-        number = index
+        start = text.rfind("\n", 0, position) + 1
+        end = _line_end(text, position)
+        line = text[start:end]
+        number = newlines + 1
+        position = text.find("import", end + 1)
         unindented = line[:1] not in (" ", "\t")
         statement = line.split("#", 1)[0].strip()
         if not statement.startswith(("import ", "from ")):
             continue
         while (statement.endswith("\\") or ("(" in statement and ")" not in statement)) and (
-            index < len(lines)
+            end < len(text)
         ):
-            statement = statement.rstrip("\\") + " " + lines[index].split("#", 1)[0].strip()
-            index += 1
+            following = _line_end(text, end + 1)
+            statement = (
+                statement.rstrip("\\") + " " + text[end + 1 : following].split("#", 1)[0].strip()
+            )
+            end = following
         for part in statement.split(";"):
             part = part.strip()
             if part.startswith(("import ", "from ")):
                 yield number, unindented, " ".join(part.split())
+
+
+def _line_end(text: str, offset: int) -> int:
+    """The offset of the newline ending the line holding ``offset`` (the text's length when
+    the line is the last, unterminated one)."""
+    end = text.find("\n", offset)
+    return len(text) if end < 0 else end
 
 
 class ProjectIndex:

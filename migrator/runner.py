@@ -4,6 +4,7 @@ per-file ignores, and (for ``fix``) atomic writes. Used by the CLI, verify, repo
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -538,7 +539,7 @@ def settle(
         else frozenset()
     )
     cuda_only = cuda_only_files(index, paths) if index is not None else {}
-    rocm = rocm_path(index, cuda_only) if index is not None and cuda_only else ""
+    rocm = functools.cache(lambda: rocm_path(index, cuda_only) if index is not None else "")
     kept: list[Finding] = []
     for result in results:
         file_guard = guarded_files.get(result.path, "")

@@ -22,6 +22,7 @@ from migrator.cli_options import (
 )
 from migrator.errors import MigrateError
 from migrator.model import ScanResult, Severity
+from migrator.progress import may_be_terminal
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
 
@@ -242,7 +243,6 @@ def _scan_paths(
 
     results: list[ScanResult] = []
     explicit: list[ScanResult] = []
-    stderr = make_console(stderr=True)
     for target in targets(check_paths(tuple(paths))):
 
         def action(progress: Any, total: Any, target: Any = target) -> Any:
@@ -259,7 +259,10 @@ def _scan_paths(
                 show_guarded=show_guarded,
             )
 
-        run = action(None, None) if quiet else run_with_progress(stderr, action)
+        if quiet or not may_be_terminal():
+            run = action(None, None)
+        else:
+            run = run_with_progress(make_console(stderr=True), action)
         if target.within is not None:  # shown from the folder named, as before
             shown = rebase([run.scan], target.within)[0]
             shown.root = str(target.within)

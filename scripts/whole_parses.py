@@ -1,7 +1,7 @@
 """Count the files a cold scan parses whole, and the rules that force it: the deterministic
 figure behind partial parsing (``docs/performance.md``, sixth round).
 
-    python scripts/whole_parses.py TREE [TREE ...]
+    python scripts/whole_parses.py TREE [TREE ...] [--list]
 
 Runs ``migrate scan --no-cache --jobs 1`` on each tree in this process with a hook on the
 engine's parse functions and prints, per tree: the files parsed, those parsed whole (and their
@@ -75,6 +75,9 @@ def _hooks(records: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trees", nargs="+", type=Path)
+    parser.add_argument(
+        "--list", action="store_true", help="also print every parsed file, largest parse first"
+    )
     arguments = parser.parse_args()
     records: list[dict[str, Any]] = []
     _hooks(records)
@@ -97,6 +100,12 @@ def main() -> None:
         for code, count in sorted(by_rule.items()):
             print(f"    {code}: {count}")
         print(f"  lines libcst parses: {whole_lines} whole + {kept} kept = {whole_lines + kept}")
+        if arguments.list:
+            for r in sorted(records, key=lambda r: -(r["lines"] if r["whole"] else r["kept"] or 0)):
+                parsed = r["lines"] if r["whole"] else r["kept"]
+                how = "whole" if r["whole"] else "partial"
+                forcing = ",".join(r["forcing"])
+                print(f"    {parsed:6} of {r['lines']:6} {how:7} {r['path']}  {forcing}")
 
 
 if __name__ == "__main__":

@@ -54,3 +54,16 @@ def test_fix_shows_a_progress_bar_on_a_terminal(tmp_path, monkeypatch):
     assert code in (0, 1) and "computing fixes" in stderr
     code, _, stderr = _run(["fix", "--diff", str(FIXTURES / "llm_app")], tmp_path, False)
     assert "computing fixes" not in stderr
+
+
+def test_scan_shows_progress_on_a_terminal_or_when_forced(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    project = str(FIXTURES / "llm_app")
+    code, _, stderr = _run(["scan", "--no-cache", project], tmp_path, True)
+    assert code == 1 and "scanning" in stderr
+    code, _, stderr = _run(["scan", "--no-cache", project], tmp_path, False)
+    assert code == 1 and "scanning" not in stderr
+    # rich's own switch (FORCE_COLOR) still turns it on off a terminal
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    code, _, stderr = _run(["scan", "--no-cache", project], tmp_path, False)
+    assert code == 1 and "scanning" in stderr

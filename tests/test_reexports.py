@@ -109,3 +109,32 @@ def test_released_texts_are_restored_whole():
         assert index.external(name) == built.external(name)
     for relative, _ in files:
         assert index.slice_for(relative) == built.slice_for(relative)
+
+
+def test_import_lines_are_cut_from_the_text_with_their_continuations():
+    from migrator.reexports import _import_lines
+
+    text = (
+        "import a\n"
+        "x = 1  # import nothing\n"
+        "from b import (\n"
+        "    c,  # import\n"
+        "    d,\n"
+        ")\n"
+        "import e; import f\n"
+        "    from g import h\n"
+        "from i import \\\n"
+        "    j as k\n"
+        'print("import")\n'
+        "import last"
+    )
+    assert list(_import_lines(text)) == [
+        (1, True, "import a"),
+        (3, True, "from b import ( c, d, )"),
+        (7, True, "import e"),
+        (7, True, "import f"),
+        (8, False, "from g import h"),
+        (9, True, "from i import j as k"),
+        (12, True, "import last"),
+    ]
+    assert list(_import_lines("from x import (a,\n")) == [(1, True, "from x import (a,")]
