@@ -21,6 +21,7 @@ import libcst as cst
 from migrator.astutil import fast_visit
 from migrator.ci_guards import ci_line_guards
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.cstparse import parse_module
 from migrator.dispatch import mark_dispatched
 from migrator.fixer import (
     FixError,
@@ -147,7 +148,7 @@ def table_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
 def _parse(text: str) -> cst.Module:
     check_nesting(text)
     try:
-        return cst.parse_module(text)
+        return parse_module(text)
     except cst.ParserSyntaxError as error:
         message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
         raise FailFile(
@@ -259,7 +260,7 @@ def _parse_partial(text: str, blanked: str) -> cst.Module | None:
     so its own error, if any, is the one reported)."""
     check_nesting(text)
     try:
-        return cst.parse_module(blanked)
+        return parse_module(blanked)
     except (cst.ParserSyntaxError, RecursionError, MemoryError):
         return None
 

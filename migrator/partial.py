@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import re
 import unicodedata
 import warnings
@@ -31,6 +32,7 @@ from migrator.reexports import ExportSlice
 WORTHWHILE = 0.85
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_ONE = 1
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _EXIT_CALLS = frozenset({"exit", "skip", "skipTest", "_exit"})
 
@@ -131,7 +133,9 @@ def partial_source(
     kept_lines = total_lines - sum(last - first + 1 for first, last in dropped)
     if kept_lines > worthwhile * total_lines:
         return None
-    return PartialSource(_blank(text, dropped), tree, imports, indent, kept_lines, total_lines)
+    return PartialSource(
+        _blank(text, dropped, line_starts), tree, imports, indent, kept_lines, total_lines
+    )
 
 
 def _first_indent(text: str, tree: ast.Module, line_starts: list[int]) -> str:
@@ -164,7 +168,12 @@ def _groups(body: Sequence[ast.stmt]) -> list[_Group]:
 
 def _line_starts(text: str) -> list[int]:
     """Offset of each line's first character (lines end as Python's tokenizer ends them)."""
-    return [0, *(match.end() for match in _NEWLINE.finditer(text))]
+    if "\r" in text:
+        return [0, *(match.end() for match in _NEWLINE.finditer(text))]
+    # "\n" alone: each line's start is the running sum of the lengths before it, newline
+    # included (all in C: most files have no carriage return)
+    lines = text.split("\n")
+    return list(itertools.accumulate(map(_ONE.__add__, map(len, lines[:-1])), initial=0))
 
 
 def _trigger_lines(text: str, triggers: Iterable[str], line_starts: list[int]) -> set[int]:
@@ -342,18 +351,6 @@ def _group_words(text: str, line_starts: list[int], groups: list[_Group]) -> lis
     return out
 
 
-def _imported_names(statements: Sequence[ast.stmt]) -> set[str]:
-    """Local names bound by the imports anywhere in the statements (the import table is one
-    flat table per file, so an import inside a function resolves names everywhere)."""
-    names: set[str] = set()
-    for statement in statements:
-        for node in ast.walk(statement):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    names.add(alias.asname or alias.name.split(".", 1)[0])
-    return names
-
-
 def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
     """Names the statements bind at module level (assignment targets, definitions, imports,
     loop and ``with`` targets, and names a function declares ``global``)."""
@@ -363,10 +360,15 @@ def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
+            # what a definition binds at module level from inside: its ``global`` names and,
+            # as the import table is one flat table per file, the names its imports bind
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Global):
                     names.update(inner.names)
-            names.update(_imported_names([node]))
+                elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    names.update(
+                        alias.asname or alias.name.split(".", 1)[0] for alias in inner.names
+                    )
             stack.extend(node.decorator_list)
             continue
         if isinstance(node, ast.Lambda):
@@ -382,20 +384,26 @@ def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
     return names
 
 
-def _blank(text: str, dropped: Sequence[tuple[int, int]]) -> str:
+def _blank(text: str, dropped: Sequence[tuple[int, int]], line_starts: list[int]) -> str:
     """``text`` with the lines of the ``dropped`` ranges emptied, every line ending kept."""
     if not dropped:
         return text
-    lines = _NEWLINE.split(text)
-    endings = _NEWLINE.findall(text)
-    for first, last in dropped:
-        for number in range(first, last + 1):
-            lines[number - 1] = ""
     out: list[str] = []
-    for index, line in enumerate(lines):
-        out.append(line)
-        if index < len(endings):
-            out.append(endings[index])
+    position = 0
+    for first, last in sorted(dropped):
+        start = line_starts[first - 1]
+        end = line_starts[last] if last < len(line_starts) else len(text)
+        if start < position:  # nested in a range already emptied
+            start = position
+        out.append(text[position:start])
+        segment = text[start:end]
+        out.append(
+            "\n" * segment.count("\n")
+            if "\r" not in segment
+            else "".join(_NEWLINE.findall(segment))
+        )
+        position = max(position, end)
+    out.append(text[position:])
     return "".join(out)
 
 

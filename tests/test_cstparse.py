@@ -1,0 +1,45 @@
+"""Parsing without re-validating parser-built nodes (``migrator.cstparse``): the same trees as
+libcst's own parse, and validation back in force for every node built afterwards."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from migrator.cstparse import parse_module
+from tests.conftest import FIXTURES, ROOT
+
+
+def _sources() -> list[str]:
+    paths = sorted(FIXTURES.rglob("*.py")) + sorted((ROOT / "migrator").rglob("*.py"))
+    paths += sorted((ROOT / "rules").rglob("*.py"))
+    return [path.read_text(encoding="utf-8") for path in paths]
+
+
+def test_the_tree_is_libcsts_own():
+    sources = _sources()
+    assert len(sources) > 100
+    for text in sources:
+        module = parse_module(text)
+        assert module.code == text
+        assert module.deep_equals(cst.parse_module(text))
+
+
+def test_the_parser_built_nodes_are_not_validated_again(monkeypatch):
+    def refuse(self):
+        raise cst.CSTValidationError("validated")
+
+    monkeypatch.setattr(cst.Name, "_validate", refuse)
+    assert parse_module("x = y\n").code == "x = y\n"
+    with pytest.raises(cst.CSTValidationError):
+        cst.parse_module("x = y\n")
+
+
+def test_validation_is_back_after_a_parse_and_after_a_failed_one():
+    parse_module("x = 1\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_module("def (:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
