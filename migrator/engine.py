@@ -132,7 +132,12 @@ def active_rules(
         return list(rules)
     rules = tuple(rules)
     present = _trigger_search(rules, kind).present(text)
-    return [rule for rule in rules if not present.isdisjoint(table_for(rule, kind))]
+    return [
+        rule
+        for rule in rules
+        if not present.isdisjoint(table_for(rule, kind))
+        and (not rule.requires or any(needed in text for needed in rule.requires))
+    ]
 
 
 @functools.lru_cache(maxsize=64)

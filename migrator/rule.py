@@ -134,6 +134,10 @@ class Rule:
     #: such as ``version.hip`` (``t.version.hip`` with ``import torch as t``) for a rule that
     #: stays silent in a file that checks for a ROCm build.
     scope_triggers: ClassVar[tuple[str, ...]] = ()
+    #: Strings of which a text must also hold one for the rule to be active, besides a trigger
+    #: (empty: none needed): what every finding of the rule needs as well, such as a kernel
+    #: marker or a kernel compiler's name for a rule reading warp masks in kernel sources.
+    requires: ClassVar[tuple[str, ...]] = ()
 
     abstract: ClassVar[bool] = True
 

@@ -71,6 +71,9 @@ class _EnvAccessRule(PythonRule):
 
     abstract = True
     variables: ClassVar[frozenset[str]] = frozenset()
+    # an access may name the variable through a module-level constant, and a check reads the
+    # function (or block) around it: the top-level statements connected by module-level names
+    parse_scope = "names"
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)

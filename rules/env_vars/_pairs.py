@@ -11,7 +11,7 @@ from typing import ClassVar
 from migrator.model import Applicability, Severity
 from migrator.rule import Rule
 
-from ._table import cuda_only_variables
+from ._table import cuda_only_variables, paired_handled
 from ._visible_devices import _FACT, CUDA
 
 
@@ -27,6 +27,7 @@ class _VisibleDevicesPair(Rule):
     applicability = Applicability.SAFE
     fact = "§6 CUDA_VISIBLE_DEVICES; [E1][E2][P2]"
     triggers = ("CUDA_VISIBLE_DEVICES",)
+    scope_triggers = paired_handled("CUDA_VISIBLE_DEVICES")
     effort_hours = 0.1
     cuda_name: ClassVar[str] = "CUDA_VISIBLE_DEVICES"
 
@@ -43,6 +44,7 @@ class _LaunchBlockingPair(Rule):
     applicability = Applicability.SAFE
     fact = "§6 CUDA_LAUNCH_BLOCKING; [E3]"
     triggers = ("CUDA_LAUNCH_BLOCKING",)
+    scope_triggers = paired_handled("CUDA_LAUNCH_BLOCKING")
     effort_hours = 0.1
     cuda_name: ClassVar[str] = "CUDA_LAUNCH_BLOCKING"
 

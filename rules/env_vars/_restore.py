@@ -98,7 +98,7 @@ def restore_fix(
     no string default (restoring ``None`` would raise) or no free name exists."""
     if save.default is None:
         return None
-    copy = hip_name(save.target, rocm, ctx.module_code())
+    copy = hip_name(save.target, rocm, ctx.text)
     if copy is None:
         return None
     saved = cst.parse_statement(f"{copy} = {save.getter}({quote}{rocm}{quote}, {save.default})\n")

@@ -13,6 +13,12 @@ def _table() -> dict[str, Any]:
     return load_table("env_vars")
 
 
+def paired_handled(cuda_name: str) -> tuple[str, ...]:
+    """The variables that keep ``cuda_name``'s ROCm counterpart in step (``[paired]``'s
+    ``handled``): where a file writes one, the rules read that statement too."""
+    return tuple(_table()["paired"][cuda_name]["handled"])
+
+
 def cuda_only_variables() -> tuple[str, ...]:
     """The variables only a CUDA build reads (``[cuda_only]``, in table order): ROC703 looks for
     them in Python, ROC713 in shell, Docker, compose and CI files."""

@@ -110,7 +110,7 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
             return  # read only to decide about code that never runs on ROCm
         if access.kind in {"get", "test"} and self._leaves_set_value(access.node):
             return  # read only to leave a value the user set alone; any write is judged itself
-        if cuda_only_handled(access.name, self.ctx.module_code()):
+        if cuda_only_handled(access.name, self.ctx.text):
             return  # the file also sets the ROCm counterpart: the build already handles ROCm
         message, severity = cuda_only_note(access.name)
         self.report(access.node, message=message, severity=severity)

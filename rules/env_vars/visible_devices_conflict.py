@@ -49,6 +49,9 @@ class VisibleDevicesConflict(_VisibleDevicesConflictPair, _EnvAccessRule):
     code = "ROC704"
     name = "visible-devices-conflict"
     variables = frozenset({CUDA, HIP, ROCR})
+    # a conflict needs a HIP or ROCR list: its statements are read with the CUDA ones
+    requires = (HIP, ROCR)
+    scope_triggers = (HIP, ROCR)
     valid = [
         Valid('import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'),
         Valid(

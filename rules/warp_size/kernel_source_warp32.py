@@ -36,6 +36,19 @@ _HIP_AWARE = re.compile(r"__HIP_PLATFORM_AMD__|__HIP__|USE_ROCM|__HIPCC__|__AMDG
 _KERNEL_MARK = re.compile(r"__global__|__device__")
 
 
+def kernel_compilers() -> tuple[str, ...]:
+    """The last names of the calls that compile kernel source (the ``kernel_source`` table):
+    a file calling one names it, in the call or in its import."""
+    return tuple(
+        sorted(
+            {
+                entry["callee"].rsplit(".", 1)[-1]
+                for entry in load_table("warp_size")["kernel_source"]
+            }
+        )
+    )
+
+
 def _kernel_problem(source: str) -> str | None:
     """What in a CUDA source string assumes 32-lane warps, or None."""
     if _HIP_AWARE.search(source):
@@ -154,6 +167,8 @@ class KernelSourceWarp32(PythonRule):
         "warpSize",
         "warp_size",
     )
+    # every finding is a string marked as kernel source, or one handed to a kernel compiler
+    requires = ("__global__", "__device__", *kernel_compilers())
     targets = ("gfx90a", "gfx942", "gfx950")
     effort_hours = 2.0
     valid = [
