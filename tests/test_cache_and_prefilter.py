@@ -139,3 +139,36 @@ def test_the_trigger_search_finds_exactly_the_triggers_in_a_text():
         for text in kind_texts:
             assert search.present(text) == {t for t in triggers if t in text}
     assert nested > 20  # the nesting is real: many triggers are searched only under another
+
+
+def test_a_rule_runs_only_where_a_text_holds_what_it_requires(tmp_path, scan_json):
+    from migrator.engine import active_rules
+    from migrator.registry import all_rules
+
+    rules = all_rules()
+
+    def active(text: str) -> set[str]:
+        return {rule.code for rule in active_rules(rules, text, True)}
+
+    # a warp mask in plain Python (a bit mask, a hash): no kernel source, ROC302 does not run
+    assert "ROC302" not in active("MASK = 0xffffffff\nh = (h * 31) & MASK\n")
+    assert "ROC302" in active("SRC = '__global__ void k() { __ballot_sync(0xffffffff, 1); }'\n")
+    assert "ROC302" in active("from torch.utils.cpp_extension import load_inline\nM = 0xffffffff\n")
+    # no HIP or ROCR list next to the CUDA one: ROC704 has nothing to compare
+    assert "ROC704" not in active('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n')
+    assert "ROC704" in active(
+        'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nos.environ["ROCR_VISIBLE_DEVICES"] = "1"\n'
+    )
+    # and the findings with the prefilter are those without it
+    write(
+        tmp_path,
+        "kernels.py",
+        'SRC = """\n__global__ void k(float* x) {\n  x[0] = __shfl_xor_sync(0xffffffff, x[0], 1);\n}"""\n',
+    )
+    write(tmp_path, "hashing.py", "MASK = 0xffffffff\nWARP_SIZE = 32\n")
+    with_prefilter = scan_json("--no-cache", "--select", "ROC302", str(tmp_path))["findings"]
+    without = scan_json("--no-cache", "--no-prefilter", "--select", "ROC302", str(tmp_path))[
+        "findings"
+    ]
+    assert [(f["path"], f["line"]) for f in with_prefilter] == [("kernels.py", 1)]
+    assert with_prefilter == without

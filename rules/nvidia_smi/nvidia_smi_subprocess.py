@@ -180,6 +180,9 @@ class NvidiaSmiSubprocess(PythonRule):
     applicability = Applicability.UNSAFE
     fact = _FACT
     triggers = ("nvidia-smi",)
+    # the program reaches a command through module-level constants and helpers, and a helper's
+    # callers decide whether it runs: the top-level statements connected by module-level names
+    parse_scope = "names"
     effort_hours = 1.0
     valid = [
         Valid(  # a helper called only when the GPU's name says NVIDIA; AMD has its own branch
