@@ -16,7 +16,7 @@ the guard relies on."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -60,9 +60,16 @@ def _dead_code_file(path: str, text: str = "") -> bool:
     )
 
 
-def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
+def mark_dispatched(
+    context: PythonContext,
+    text: str,
+    path: str,
+    first_lines: Callable[[Sequence[cst.CSTNode]], list[int]] | None = None,
+) -> None:
     """Mark as guarded the bodies of the module-level functions of the file that only NVIDIA-
-    only branches call (or, in a build script or a test support module, that nothing calls)."""
+    only branches call (or, in a build script or a test support module, that nothing calls).
+    ``first_lines`` gives the calls' lines for the guard's text (the engine's anchored
+    positions; without it, libcst's position pass over the whole module)."""
     import libcst as cst
 
     from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
@@ -91,17 +98,33 @@ def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
     mentions = _mentions(text, functions)
     found: dict[str, str] = {}
     dead: set[str] = set()
+    # each call site outside the function it calls, read once
+    outsides = {
+        name: [
+            (site, owner)
+            for site, owner in zip(sites.get(name, ()), calls.get(name, ()), strict=True)
+            if owner != name
+        ]
+        for name in functions
+    }
+    # whether a site's own branch never runs on ROCm: the regions added below are bodies of
+    # functions already found, and a site in one is settled by its owner, so the answer for any
+    # other site never changes and is asked once
+    answers: dict[int, bool] = {}
+
+    def never_on_rocm(site: cst.Call) -> bool:
+        answer = answers.get(id(site))
+        if answer is None:
+            answer = answers[id(site)] = guards.never_on_rocm(site)
+        return answer
+
     changed = True
     while changed:
         changed = False
         for name, function in functions.items():
             if name in found or mentions.get(name, 0) != 1 + len(sites.get(name, ())):
                 continue
-            outside = [
-                (site, owner)
-                for site, owner in zip(sites.get(name, ()), calls.get(name, ()), strict=True)
-                if owner != name
-            ]
+            outside = outsides[name]
             callers = sorted({owner for _, owner in outside if owner in found})
             named = ", ".join(f"`{owner}`" for owner in callers)
             if not outside:
@@ -112,11 +135,17 @@ def mark_dispatched(context: PythonContext, text: str, path: str) -> None:
             elif dead_code and all(owner in dead for _, owner in outside):
                 reason = _ONLY_DEAD.format(name=name, owners=named)
                 dead.add(name)
-            elif all(owner in found or guards.never_on_rocm(site) for site, owner in outside):
+            elif all(owner in found or never_on_rocm(site) for site, owner in outside):
                 if callers:
                     reason = _ONLY_FROM.format(name=name, owners=named)
                 else:
-                    lines = ", ".join(str(_line(site, context)) for site, _ in outside)
+                    sites_outside = [site for site, _ in outside]
+                    numbers = (
+                        first_lines(sites_outside)
+                        if first_lines is not None
+                        else [_line(site, context) for site in sites_outside]
+                    )
+                    lines = ", ".join(map(str, numbers))
                     reason = _ONLY_CALLED.format(name=name, lines=lines)
             else:
                 continue

@@ -322,8 +322,16 @@ def _python_findings(
     reports = context.reports
     if not reports:
         return []
-    mark_dispatched(context, text, path)
     parents = context.parents
+
+    def first_lines(nodes: Sequence[cst.CSTNode]) -> list[int]:
+        """The first line of each node, from the same anchored positions as the findings'."""
+        found = positions_for(
+            parsed.module, parsed.text, nodes, lambda node: parents.get(id(node)), parsed.tree
+        )
+        return [code_range.start.line if (code_range := found(node)) else 0 for node in nodes]
+
+    mark_dispatched(context, text, path, first_lines)
     positions = positions_for(
         parsed.module,
         parsed.text,

@@ -26,8 +26,12 @@ def assigned_value_aliases(
     is dropped (its meaning is not fixed)."""
     parts = tuple_parts or {}
     found: dict[tuple[int, str], str | None] = {}
-    # the binding nodes, picked out once (each pass below reads only them)
-    bindings = [node for node in tree_.nodes if isinstance(node, _BINDINGS)]
+    # the binding nodes, picked out once per tree (each pass below, and each rule asking with
+    # its own predicate, reads only them)
+    bindings = tree_.memo.get("binding-nodes")
+    if bindings is None:
+        bindings = [node for node in tree_.nodes if isinstance(node, _BINDINGS)]
+        tree_.memo["binding-nodes"] = bindings
     for _ in range(3):
         seen: dict[tuple[int, str], str | None] = {}
         for node in bindings:

@@ -91,12 +91,14 @@ def qualified_refs(ctx: PythonContext, tree_: Tree, names: set[str]) -> list[cst
     if memo_key in tree_.memo:
         return list(tree_.memo[memo_key])
     tails = {name.rsplit(".", 1)[-1] for name in names}
+    # a bare name resolves only when an import binds it (``ImportTable.resolve``)
+    imported = ctx.imports.bindings
     found: list[cst.CSTNode] = []
     for node in tree_.nodes:
         if isinstance(node, cst.Attribute):
             if node.attr.value not in tails:
                 continue
-        elif not isinstance(node, cst.Name):
+        elif not isinstance(node, cst.Name) or node.value not in imported:
             continue
         qualified = ctx.qualname(node)
         # the cheap resolution first: only a name that resolves needs its context read

@@ -115,14 +115,24 @@ def _capability_functions(
     """Module functions without parameters whose every value-returning ``return`` gives the
     capability or its major (``return major`` after ``major, _ = get_device_capability()``;
     ``return None`` when no GPU is seen): a call of one is a capability query."""
+    functions = [
+        statement
+        for statement in tree_.module.body
+        if isinstance(statement, cst.FunctionDef) and not statement.params.params
+    ]
+    if not functions:
+        return {}
+    # the returns of each such function, from one pass over the module's nodes
+    returns: dict[int, list[cst.Return]] = {id(function): [] for function in functions}
+    for node in tree_.nodes:
+        if isinstance(node, cst.Return):
+            found = returns.get(id(tree_.scope(node)))
+            if found is not None:
+                found.append(node)
     out: dict[str, str] = {}
-    for statement in tree_.module.body:
-        if not isinstance(statement, cst.FunctionDef) or statement.params.params:
-            continue
+    for statement in functions:
         kinds: set[str | None] = set()
-        for node in tree_.nodes:
-            if not isinstance(node, cst.Return) or tree_.scope(node) is not statement:
-                continue
+        for node in returns[id(statement)]:
             value = node.value
             if value is None or (isinstance(value, cst.Name) and value.value == "None"):
                 continue
