@@ -30,6 +30,10 @@ class _HfAttnImplementation(PythonRule):
 
     abstract = True
     values_key = "fa2"
+    # a value reaches the call through module-level names and the function around it decides
+    # (its ``if`` tests); the comparisons that make a file dispatch on the name are read too
+    parse_scope = "names"
+    scope_triggers = (*_data()["transformers"]["fa2"], *_data()["transformers"]["fa3"])
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
@@ -136,7 +140,7 @@ class _HfAttnImplementation(PythonRule):
         if requested:
             self._report_request(string, requested)
             return
-        if _PACKING.search(self.ctx.module_code()):
+        if _PACKING.search(self.ctx.text):
             # the code needs FlashAttention itself: the project needs ROCm/flash-attention
             self.report(
                 string,
