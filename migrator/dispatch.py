@@ -64,12 +64,12 @@ def mark_dispatched(
     context: PythonContext,
     text: str,
     path: str,
-    first_lines: Callable[[Sequence[cst.CSTNode]], list[int]] | None = None,
+    first_lines: Callable[[Sequence[cst.CSTNode]], list[int]],
 ) -> None:
     """Mark as guarded the bodies of the module-level functions of the file that only NVIDIA-
     only branches call (or, in a build script or a test support module, that nothing calls).
     ``first_lines`` gives the calls' lines for the guard's text (the engine's anchored
-    positions; without it, libcst's position pass over the whole module)."""
+    positions of the nodes asked for, not a position pass over the whole module)."""
     import libcst as cst
 
     from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
@@ -139,13 +139,7 @@ def mark_dispatched(
                 if callers:
                     reason = _ONLY_FROM.format(name=name, owners=named)
                 else:
-                    sites_outside = [site for site, _ in outside]
-                    numbers = (
-                        first_lines(sites_outside)
-                        if first_lines is not None
-                        else [_line(site, context) for site in sites_outside]
-                    )
-                    lines = ", ".join(map(str, numbers))
+                    lines = ", ".join(map(str, first_lines([site for site, _ in outside])))
                     reason = _ONLY_CALLED.format(name=name, lines=lines)
             else:
                 continue
@@ -163,19 +157,6 @@ def _owner(node: cst.CSTNode, context: PythonContext, owners: Mapping[int, str])
             return name
         current = context.parents.get(id(current))
     return ""
-
-
-def _line(node: cst.CSTNode, context: PythonContext) -> int:
-    """The first line of a call (positions are resolved once per file, only when needed)."""
-    memo = context.memo.get("dispatch.lines")
-    if not isinstance(memo, dict):
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
-        wrapper = MetadataWrapper(context.module, unsafe_skip_copy=True)
-        memo = {id(n): p.start.line for n, p in wrapper.resolve(PositionProvider).items()}
-        context.memo["dispatch.lines"] = memo
-    line = memo.get(id(node), 0)
-    return line if isinstance(line, int) else 0
 
 
 def _mentions(text: str, names: Iterable[str]) -> dict[str, int]:

@@ -32,7 +32,6 @@ from migrator.reexports import ExportSlice
 WORTHWHILE = 0.85
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_ONE = 1
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _EXIT_CALLS = frozenset({"exit", "skip", "skipTest", "_exit"})
 
@@ -173,7 +172,7 @@ def _line_starts(text: str) -> list[int]:
     # "\n" alone: each line's start is the running sum of the lengths before it, newline
     # included (all in C: most files have no carriage return)
     lines = text.split("\n")
-    return list(itertools.accumulate(map(_ONE.__add__, map(len, lines[:-1])), initial=0))
+    return list(itertools.accumulate(map((1).__add__, map(len, lines[:-1])), initial=0))
 
 
 def _trigger_lines(text: str, triggers: Iterable[str], line_starts: list[int]) -> set[int]:

@@ -600,18 +600,13 @@ def fix_tree(
     codes = selection.codes()
     sources, problems = _sources(root, selection)
     facts = project_facts(root if root.is_dir() else root.parent)
-    from migrator.project import dependency_guard, file_guards, own_packages
+    from migrator.project import file_guards
     from migrator.registry import all_rules
 
     # files that never run on ROCm (an NVIDIA variant next to its AMD twin) are left as they are
     guarded_files = file_guards(source.relative for source in sources)
     # nor are the uses of a dependency the project is, or declares at a ROCm-capable version
-    own = own_packages(source.relative for source in sources)
-    codes = codes - {
-        rule.code
-        for rule in all_rules()
-        if dependency_guard(rule.dependency, rule.rocm_release, own, facts)
-    }
+    codes = codes - _silenced(sources, facts, use_cache=True)
     index = project_index(sources)
     from migrator.cuda_only_users import cuda_only_files
 
