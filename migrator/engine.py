@@ -34,9 +34,9 @@ from migrator.fixpolicy import check_line_length, police_python, police_text
 from migrator.guards import GUARD_NODE_TYPES
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
-from migrator.partial import WORTHWHILE, partial_source
+from migrator.partial import WORTHWHILE, PartialSource, partial_source
 from migrator.positions import positions_for
-from migrator.reexports import current_exports
+from migrator.reexports import ExportSlice, current_exports
 from migrator.rule import PythonRule, Rule, TextRule
 from migrator.sources import FailFile, SkipFile, check_nesting, notebook_cells
 from migrator.suppress import Suppressions
@@ -137,6 +137,9 @@ def active_rules(
         for rule in rules
         if not present.isdisjoint(table_for(rule, kind))
         and (not rule.requires or any(needed in text for needed in rule.requires))
+        and (
+            not rule.statement_requires or any(needed in text for needed in rule.statement_requires)
+        )
     ]
 
 
@@ -209,17 +212,12 @@ def _reports(
     if module is None:
         blanked = None
         if partial and prefilter and imports is None and _partial_allowed(chosen):
-            blanked = partial_source(
+            blanked = partial_for(
+                chosen,
                 text,
-                _present_triggers(chosen, text, "statement"),
-                _present_triggers(chosen, text, "definition"),
-                _present_triggers(chosen, text, "names"),
                 current_exports.get(),
                 # "partial" (for tests): whenever possible, however little is left out
                 worthwhile=1.0 if os.environ.get(PARSE_MODE_VARIABLE) == "partial" else WORTHWHILE,
-                function_words={
-                    word for rule in chosen for word in rule.function_words if word in text
-                },
             )
         partial_module = _parse_partial(text, blanked.text) if blanked is not None else None
         if blanked is not None and partial_module is not None:
@@ -249,15 +247,47 @@ def _partial_allowed(chosen: Sequence[type[Rule]]) -> bool:
     return not any(rule.parse_scope == "module" for rule in chosen)
 
 
+def partial_for(
+    chosen: Sequence[type[Rule]],
+    text: str,
+    exports: ExportSlice | None = None,
+    worthwhile: float = WORTHWHILE,
+) -> PartialSource | None:
+    """What ``migrator.partial`` keeps of ``text`` for the active rules ``chosen``, by their
+    ``parse_scope``, triggers, scope triggers, function words and statement requirements."""
+    return partial_source(
+        text,
+        _present_triggers(chosen, text, "statement"),
+        _present_triggers(chosen, text, "definition"),
+        _present_triggers(chosen, text, "names"),
+        exports,
+        worthwhile=worthwhile,
+        function_words={word for rule in chosen for word in rule.function_words if word in text},
+        paired=[
+            (_present(table_for(rule, "python"), text), rule.statement_requires)
+            for rule in chosen
+            if rule.parse_scope == "statement" and rule.statement_requires
+        ],
+    )
+
+
 def _present_triggers(chosen: Sequence[type[Rule]], text: str, scope: str) -> set[str]:
-    """Triggers (and scope triggers) in ``text`` of the rules whose ``parse_scope`` is ``scope``."""
+    """Triggers (and scope triggers) in ``text`` of the rules whose ``parse_scope`` is ``scope``
+    (a rule with ``statement_requires`` gives its triggers to ``partial_source``'s ``paired``)."""
     return {
         trigger
         for rule in chosen
         if rule.parse_scope == scope
-        for trigger in (*table_for(rule, "python"), *rule.scope_triggers)
+        for trigger in (
+            *(() if rule.statement_requires else table_for(rule, "python")),
+            *rule.scope_triggers,
+        )
         if trigger in text
     }
+
+
+def _present(strings: Iterable[str], text: str) -> list[str]:
+    return [string for string in strings if string in text]
 
 
 def _parse_partial(text: str, blanked: str) -> cst.Module | None:

@@ -7,7 +7,9 @@ replaced by empty lines, so the text libcst parses keeps every kept line and col
 it is in the file and positions need no mapping. Each rule declares what it must see
 (``Rule.parse_scope``): the innermost statements (``statement``), their whole top-level statement
 (``definition``), the top-level statements connected by module-level names (``names``) or the
-whole file (``module``, the default). Around every kept statement stay the blocks' headers and
+whole file (``module``, the default); a ``statement`` rule may also say what else the statement
+of a finding holds (``statement_requires``: ``import``, a literal's spellings), and then keeps
+only the statements holding both. Around every kept statement stay the blocks' headers and
 what the guard facility reads (an ``if`` that leaves, an ``assert``, the imports of a block, each
 block's last statement). Name resolution comes from the whole file's imports, read from the same
 ``ast`` tree (``migrator.imports.imports_from_ast``). Fixes and notebooks parse whole files;
@@ -68,6 +70,7 @@ def partial_source(
     exports: ExportSlice | None = None,
     worthwhile: float = WORTHWHILE,
     function_words: Iterable[str] = (),
+    paired: Iterable[tuple[Iterable[str], Iterable[str]]] = (),
 ) -> PartialSource | None:
     """The blanked text keeping what the triggers can reach, or None when the whole file must be
     parsed (``ast`` rejects it, or too little would be left out).
@@ -81,7 +84,10 @@ def partial_source(
     - ``function_words``: identifiers (matched as whole words) whose whole top-level
       statements are kept, with those using a name their imports bind, while every occurrence
       and use (imports aside) lies inside a function; one in module-level code (whose scope is
-      the module) makes the whole file needed.
+      the module) makes the whole file needed;
+    - ``paired``: (triggers, needed strings) of rules whose every finding lies in a statement
+      holding both: the innermost statements (a compound statement's header alone) holding a
+      trigger and a needed string, without the uses of the names their imports bind.
     """
     try:
         with warnings.catch_warnings():
@@ -102,6 +108,8 @@ def partial_source(
     reexported = _reexported(import_nodes, imports) if exports is not None else set()
     marks = set(statement_lines)
     marks.update(_alias_uses(text, import_nodes, statement_lines, line_starts, reexported))
+    for triggers, needed in paired:
+        marks.update(_paired_lines(text, tree.body, triggers, needed, line_starts))
     whole = _at(groups, firsts, definition_lines)
     if definition_lines:
         uses = _alias_uses(text, import_nodes, definition_lines, line_starts, reexported)
@@ -184,6 +192,73 @@ def _trigger_lines(text: str, triggers: Iterable[str], line_starts: list[int]) -
             lines.add(bisect.bisect_right(line_starts, offset))
             offset = text.find(trigger, offset + 1)
     return lines
+
+
+def _paired_lines(
+    text: str,
+    body: list[ast.stmt],
+    triggers: Iterable[str],
+    needed: Iterable[str],
+    line_starts: list[int],
+) -> set[int]:
+    """Lines holding one of ``triggers`` whose innermost statement (the header alone, for a
+    compound statement) also holds one of ``needed``."""
+    trigger_lines = _trigger_lines(text, triggers, line_starts)
+    if not trigger_lines:
+        return set()
+    needed_lines = sorted(_trigger_lines(text, needed, line_starts))
+    return {
+        line
+        for line in trigger_lines
+        if any(_holds(needed_lines, first, last) for first, last in _regions(body, line))
+    }
+
+
+def _regions(body: list[ast.stmt], line: int) -> list[tuple[int, int]]:
+    """The line spans of the innermost statements at ``line``: a simple statement's span, a
+    compound statement's header through the first line of its blocks (or its whole span when
+    the line lies outside both, on an ``except`` line). Statements sharing the line all count:
+    a span too many only keeps a statement too many."""
+    regions: list[tuple[int, int]] = []
+    pending = _containing(body, line)
+    while pending:
+        statement = pending.pop()
+        first, last = _span(statement)
+        inner = [child for block in _blocks(statement) for child in block]
+        if not inner:
+            regions.append((first, last))
+            continue
+        header_last = _first_line(inner[0])
+        if line <= header_last:
+            regions.append((first, header_last))
+        if line >= header_last:
+            children = _containing(inner, line)
+            if children:
+                pending.extend(children)
+            elif line > header_last:
+                regions.append((first, last))
+    return regions
+
+
+def _containing(block: list[ast.stmt], line: int) -> list[ast.stmt]:
+    """The statements of ``block`` spanning ``line`` (several only when they share it)."""
+    found: list[ast.stmt] = []
+    index = bisect.bisect_right(block, line, key=_first_line) - 1
+    # a statement ends at or before the next one's first line: look back while they share it
+    while index >= 0 and _span(block[index])[1] >= line:
+        found.append(block[index])
+        index -= 1
+    return found
+
+
+def _holds(lines: list[int], first: int, last: int) -> bool:
+    """Whether the sorted ``lines`` hold one in ``first..last``."""
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
+
+
+def _first_line(statement: ast.stmt) -> int:
+    return _span(statement)[0]
 
 
 def _word_lines(text: str, words: Iterable[str], line_starts: list[int]) -> set[int]:

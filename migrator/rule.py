@@ -138,6 +138,12 @@ class Rule:
     #: (empty: none needed): what every finding of the rule needs as well, such as a kernel
     #: marker or a kernel compiler's name for a rule reading warp masks in kernel sources.
     requires: ClassVar[tuple[str, ...]] = ()
+    #: For a ``statement`` rule: strings of which the statement holding a finding also holds
+    #: one, next to a trigger (empty: none needed). Partial parsing then keeps only the
+    #: statements holding both (a compound statement's header counts alone), without the uses
+    #: of the names their imports bind, and a file lacking them all is not read: for a rule
+    #: whose findings are import statements (``import``), or literals of one value.
+    statement_requires: ClassVar[tuple[str, ...]] = ()
 
     abstract: ClassVar[bool] = True
 
@@ -156,6 +162,10 @@ class Rule:
         unknown = cls.file_kinds - FILE_KINDS
         if unknown:
             raise TypeError(f"rule {cls.__name__}: unknown file kinds {sorted(unknown)}")
+        if cls.statement_requires and cls.parse_scope != "statement":
+            raise TypeError(
+                f"rule {cls.__name__}: statement_requires needs parse_scope 'statement'"
+            )
         if cls.aggregate not in AGGREGATIONS:
             raise TypeError(
                 f"rule {cls.__name__}: aggregate {cls.aggregate!r} not in {AGGREGATIONS}"

@@ -10,9 +10,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.engine import PARSE_MODE_VARIABLE, _present_triggers, active_rules, analyze
+from migrator.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_for
 from migrator.imports import ImportTable, imports_from_ast
-from migrator.partial import partial_source
 from migrator.reexports import ProjectIndex
 from migrator.registry import all_rules
 from migrator.rule import PythonRule
@@ -77,13 +76,7 @@ def test_the_sample_is_parsed_partially():
     for path in sorted(SAMPLE.glob("*.py")):
         text = path.read_text(encoding="utf-8")
         chosen = [r for r in active_rules(rules, text, True) if issubclass(r, PythonRule)]
-        source = partial_source(
-            text,
-            _present_triggers(chosen, text, "statement"),
-            _present_triggers(chosen, text, "definition"),
-            _present_triggers(chosen, text, "names"),
-            worthwhile=1.0,
-        )
+        source = partial_for(chosen, text, worthwhile=1.0)
         assert source is not None, path.name
         assert source.kept_lines < source.total_lines, path.name
         original = text.splitlines()
@@ -94,12 +87,7 @@ def test_the_sample_is_parsed_partially():
         assert ast.dump(ast.parse(source.text)) == ast.dump(source.tree)
     train = (SAMPLE / "train_lora.py").read_text(encoding="utf-8")
     chosen = [r for r in active_rules(rules, train, True) if issubclass(r, PythonRule)]
-    source = partial_source(
-        train,
-        _present_triggers(chosen, train, "statement"),
-        _present_triggers(chosen, train, "definition"),
-        _present_triggers(chosen, train, "names"),
-    )
+    source = partial_for(chosen, train)
     assert source is not None  # worth it at the default threshold, though dense in triggers
 
 
@@ -181,14 +169,7 @@ def test_a_match_statement_no_longer_fails_the_file(tmp_path, scan_json):
 
 def _partial(text: str, worthwhile: float = 1.0):
     chosen = [r for r in active_rules(all_rules(), text, True) if issubclass(r, PythonRule)]
-    return partial_source(
-        text,
-        _present_triggers(chosen, text, "statement"),
-        _present_triggers(chosen, text, "definition"),
-        _present_triggers(chosen, text, "names"),
-        worthwhile=worthwhile,
-        function_words={word for rule in chosen for word in rule.function_words if word in text},
-    )
+    return partial_for(chosen, text, worthwhile=worthwhile)
 
 
 def test_function_words_keep_the_function_around_a_call_and_comments_keep_no_block():
@@ -224,14 +205,8 @@ def test_a_re_exported_decorator_no_longer_needs_the_whole_file():
     relative = "blocks/attention.py"
     text = files[relative]
     chosen = [r for r in active_rules(all_rules(), text, True) if issubclass(r, PythonRule)]
-    source = partial_source(
-        text,
-        _present_triggers(chosen, text, "statement"),
-        _present_triggers(chosen, text, "definition"),
-        _present_triggers(chosen, text, "names"),
-        ProjectIndex.build(files.items()).slice_for(relative),
-        worthwhile=1.0,
-        function_words={word for rule in chosen for word in rule.function_words if word in text},
+    source = partial_for(
+        chosen, text, ProjectIndex.build(files.items()).slice_for(relative), worthwhile=1.0
     )
     assert source is not None
     lines = text.splitlines()
@@ -239,3 +214,70 @@ def test_a_re_exported_decorator_no_longer_needs_the_whole_file():
     assert "@maybe_allow_in_graph" in kept
     assert "query = hidden.view(batch, length, self.heads, head_dim)" in kept
     assert "total += row.sum()" not in kept
+
+
+KERNEL = """\
+import cutlass
+import cutlass.cute as cute
+
+WARP_SIZE = 32
+
+
+class Kernel:
+    def __init__(self):
+        self.num_warps = 4
+
+    @cute.jit
+    def __call__(self, x):
+        warp_idx = cute.arch.warp_idx()
+        if warp_idx == 0:
+            total = cute.make_tensor(x)
+            for i in range(4):
+                total = total + i
+        return cute.arch.sync_warp()
+
+
+def launch(
+    x,
+    warp_size=0x20,
+):
+    return x
+
+
+def width(x):
+    threads = (32 *
+               x.num_warps); other = 1
+    return threads + other
+
+
+def pad(
+    warp_lanes=(
+        32
+    ),
+):
+    return warp_lanes
+"""
+
+
+def test_statement_requires_keeps_only_statements_holding_both(monkeypatch):
+    """ROC301 (a warp-size name with the literal 32) and ROC902 (an import of the toolkit) say
+    what else the statement of a finding holds: a CuTe kernel's many ``warp`` and ``cute``
+    lines are left out (not the uses of ``cute``, not an ``if warp_idx`` block), while a 32 in
+    a multi-line header or on a line shared with the next statement still keeps its finding."""
+    rules = [r for r in all_rules() if r.code in {"ROC301", "ROC902"}]
+    whole, partial = _both(monkeypatch, KERNEL, "kernel.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [
+        ("ROC902", 1),
+        ("ROC301", 4),
+        ("ROC301", 23),
+        ("ROC301", 29),
+        ("ROC301", 36),
+    ]
+    source = _partial(KERNEL)
+    assert source is not None
+    kept = {line.strip() for line in source.text.splitlines() if line.strip()}
+    assert "warp_size=0x20," in kept and "x.num_warps); other = 1" in kept
+    assert "total = cute.make_tensor(x)" not in kept
+    assert "total = total + i" not in kept
+    assert "class Kernel:" not in kept

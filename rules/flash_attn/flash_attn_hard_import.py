@@ -53,6 +53,8 @@ class FlashAttnHardImport(PythonRule):
     message = "unguarded flash-attn import: no ROCm wheel on PyPI, so the module fails to import"
     fact = "§4a §9 flash-attn row; [F1][F2]"
     triggers = ("flash_attn",)
+    # its findings are import statements
+    statement_requires = ("import",)
     effort_hours = 2.0
     blocker = True
     valid = [

@@ -81,6 +81,8 @@ class CudaOnlyModule(PythonRule):
     message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
     fact = "§9 cutlass, cutile, pycuda/cuda-python, tensorrt, ms-amp rows; [K3][K6][K7]"
     triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt", "msamp")
+    # its findings are import statements
+    statement_requires = ("import",)
     effort_hours = 8.0
     blocker = True
     #: The engine (``migrator.cuda_only``) merges these findings per folder by this key.

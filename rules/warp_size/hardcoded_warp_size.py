@@ -76,6 +76,9 @@ class HardcodedWarpSize(PythonRule):
     message = "warp size hard-coded to 32: AMD CDNA GPUs (MI300X) run 64-lane wavefronts"
     fact = "§0 wave size; §1 warp_size row; §7 custom Triton kernels; §10.3; [D2][T1][H3]"
     triggers = ("warp", "Warp", "WARP")
+    # the statement holding a finding also holds its literal 32, spelled `32`, `3_2` or with
+    # a base prefix (`0x20`, `0o40`, `0b100000`)
+    statement_requires = ("32", "3_2", "0x", "0X", "0o", "0O", "0b", "0B")
     targets = ("gfx90a", "gfx942", "gfx950")
     effort_hours = 1.0
     valid = [
