@@ -14,6 +14,7 @@ from migrator.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_
 from migrator.imports import ImportTable, imports_from_ast
 from migrator.reexports import ProjectIndex
 from migrator.registry import all_rules
+from migrator.ruledata import load_table
 from migrator.rule import PythonRule
 from migrator.testing import kind_for
 from tests.conftest import FIXTURES, ROOT, write
@@ -281,3 +282,43 @@ def test_statement_requires_keeps_only_statements_holding_both(monkeypatch):
     assert "total = cute.make_tensor(x)" not in kept
     assert "total = total + i" not in kept
     assert "class Kernel:" not in kept
+
+
+STAR_NVML = """\
+from pynvml import *
+import torch
+{definition}
+
+def helper():
+    return torch.cuda.device_count()
+
+
+if torch.cuda.is_available():
+    nvmlInit()
+COUNT = helper()
+"""
+
+
+@pytest.mark.parametrize(
+    ("definition", "fails_at_import"),
+    [("", True), ("\n\ndef nvmlInit():\n    return None\n", False)],
+)
+def test_an_nvml_init_at_import_is_read_through_a_star_import(
+    monkeypatch, definition, fails_at_import
+):
+    """ROC200 reads the module-level ``nvmlInit()`` call (a scope trigger: with ``from pynvml
+    import *`` no trigger is on its line) and a module-level definition of that name, which
+    makes the call the module's own."""
+    text = STAR_NVML.format(definition=definition)
+    rules = [r for r in all_rules() if r.code == "ROC200"]
+    # every init function of the NVML table holds a scope trigger
+    assert all(
+        any(trigger in name for trigger in rules[0].scope_triggers)
+        for name in load_table("nvml")["init"]
+    )
+    whole, partial = _both(monkeypatch, text, "probe.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [("ROC200", 1)]
+    assert ("initialised when this code is imported" in whole[0][9]) is fails_at_import
+    source = _partial(text)
+    assert source is not None and "return torch.cuda.device_count()" not in source.text

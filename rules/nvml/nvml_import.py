@@ -60,6 +60,10 @@ class NvmlImport(ScopeTracking):
     message = "NVML bindings talk only to the NVIDIA driver; on ROCm every NVML call fails"
     fact = "§3a, §3b dependency row, §9 pynvml row; [A1][P2]"
     triggers = ("pynvml", "py3nvml", "nvidia_smi")
+    # the imports, and the module-level `nvmlInit()` calls (through `from pynvml import *` too,
+    # with a module-level definition of that name) that make importing the module fail
+    parse_scope = "statement"
+    scope_triggers = ("nvmlInit",)
     effort_hours = 2.0
     valid = [
         Valid("import amdsmi\n\namdsmi.amdsmi_init()\n"),
