@@ -90,7 +90,9 @@ def mark_dispatched(
     calls: dict[str, list[str]] = {}  # function -> the function (or "") each call sits in
     sites: dict[str, list[cst.Call]] = {}
     for node in context.nodes:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        # by type identity (a failing ``isinstance`` against libcst's ABCs is slow)
+        if type(node) is cst.Call and type(node.func) is cst.Name:
+            assert isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
             name = node.func.value
             if name in functions:
                 sites.setdefault(name, []).append(node)
@@ -167,6 +169,14 @@ def _mentions(text: str, names: Iterable[str]) -> dict[str, int]:
         return {}
     pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, wanted)) + r")(?!\w)")
     counts: dict[str, int] = {}
+    for match in pattern.finditer(text):
+        start = match.start()
+        if text.rfind("#", text.rfind("\n", 0, start) + 1, start) >= 0:
+            break  # a "#" before it on its line: it may sit in a comment, so tokenize
+        counts[match.group(1)] = counts.get(match.group(1), 0) + 1
+    else:
+        return counts  # no "#" before any mention on its line: none is in a comment
+    counts = {}
     for match in pattern.finditer(_without_comments(text)):
         counts[match.group(1)] = counts.get(match.group(1), 0) + 1
     return counts

@@ -34,7 +34,7 @@ from migrator.fixpolicy import check_line_length, police_python, police_text
 from migrator.guards import GUARD_NODE_TYPES
 from migrator.imports import ImportTable
 from migrator.model import Applicability, Finding, FixInfo, Status
-from migrator.partial import WORTHWHILE, PartialSource, partial_source
+from migrator.partial import WORTHWHILE, PartialSource, parse_ast, partial_source
 from migrator.positions import positions_for
 from migrator.reexports import ExportSlice, current_exports
 from migrator.rule import PythonRule, Rule, TextRule
@@ -212,19 +212,28 @@ def _reports(
     if module is None:
         blanked = None
         if partial and prefilter and imports is None and _partial_allowed(chosen):
-            blanked = partial_for(
-                chosen,
-                text,
-                current_exports.get(),
-                # "partial" (for tests): whenever possible, however little is left out
-                worthwhile=1.0 if os.environ.get(PARSE_MODE_VARIABLE) == "partial" else WORTHWHILE,
-            )
+            whole_tree = parse_ast(text)
+            if whole_tree is not None:
+                blanked = partial_for(
+                    chosen,
+                    text,
+                    current_exports.get(),
+                    # "partial" (for tests): whenever possible, however little is left out
+                    worthwhile=(
+                        1.0 if os.environ.get(PARSE_MODE_VARIABLE) == "partial" else WORTHWHILE
+                    ),
+                    tree=whole_tree,
+                )
+            if blanked is None:
+                tree = whole_tree  # left whole: the file's own ``ast``, for positions
         partial_module = _parse_partial(text, blanked.text) if blanked is not None else None
         if blanked is not None and partial_module is not None:
             if partial_module.default_indent == blanked.indent:
                 module = partial_module
                 parsed_text, tree, table = blanked.text, blanked.tree, blanked.imports
         if module is None:
+            if blanked is not None:
+                tree = None  # the blanked text's ``ast`` is not the file's
             module = _parse(text)
             # a whole file's module prints exactly its text (a blanked text's may not: libcst
             # moves the comments of emptied lines), so rules read the text instead of printing it
@@ -252,9 +261,11 @@ def partial_for(
     text: str,
     exports: ExportSlice | None = None,
     worthwhile: float = WORTHWHILE,
+    tree: ast.Module | None = None,
 ) -> PartialSource | None:
     """What ``migrator.partial`` keeps of ``text`` for the active rules ``chosen``, by their
-    ``parse_scope``, triggers, scope triggers, function words and statement requirements."""
+    ``parse_scope``, triggers, scope triggers, function words and statement requirements
+    (``tree``: ``text``'s ``ast``, see ``partial_source``)."""
     return partial_source(
         text,
         _present_triggers(chosen, text, "statement"),
@@ -268,6 +279,7 @@ def partial_for(
             for rule in chosen
             if rule.parse_scope == "statement" and rule.statement_requires
         ],
+        tree=tree,
     )
 
 
@@ -353,6 +365,9 @@ def _python_findings(
     if not reports:
         return []
     parents = context.parents
+    if parsed.tree is None:
+        # one ``ast`` for both position passes below (None: they fall back to libcst's)
+        parsed.tree = parse_ast(parsed.text)
 
     def first_lines(nodes: Sequence[cst.CSTNode]) -> list[int]:
         """The first line of each node, from the same anchored positions as the findings'."""
@@ -686,6 +701,13 @@ def _validate_structure(text: str, kind: str) -> None:
         return
     import yaml
 
+    fast = getattr(yaml, "CSafeLoader", None)  # libyaml's loader, where PyYAML was built with it
+    if fast is not None:
+        try:
+            list(yaml.load_all(text, Loader=fast))
+            return
+        except yaml.YAMLError:
+            pass  # the pure-Python loader decides, and words the reason
     try:
         list(yaml.safe_load_all(text))
     except yaml.YAMLError as error:

@@ -150,11 +150,15 @@ class ImportTable:
         """Qualified name of a Name/Attribute chain whose head was imported, else None."""
         parts: list[str] = []
         current: cst.CSTNode = node
-        while isinstance(current, cst.Attribute):
+        # by type identity: libcst's classes are ABCs, whose failing ``isinstance`` is slow, and
+        # these concrete ones have no subclasses
+        while type(current) is cst.Attribute:
+            assert isinstance(current, cst.Attribute)
             parts.append(current.attr.value)
             current = current.value
-        if not isinstance(current, cst.Name):
+        if type(current) is not cst.Name:
             return None
+        assert isinstance(current, cst.Name)
         base = self.bindings.get(current.value)
         if base is None:
             return None

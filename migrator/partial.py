@@ -71,6 +71,7 @@ def partial_source(
     worthwhile: float = WORTHWHILE,
     function_words: Iterable[str] = (),
     paired: Iterable[tuple[Iterable[str], Iterable[str]]] = (),
+    tree: ast.Module | None = None,
 ) -> PartialSource | None:
     """The blanked text keeping what the triggers can reach, or None when the whole file must be
     parsed (``ast`` rejects it, or too little would be left out).
@@ -88,14 +89,14 @@ def partial_source(
     - ``paired``: (triggers, needed strings) of rules whose every finding lies in a statement
       holding both: the innermost statements (a compound statement's header alone) holding a
       trigger and a needed string, without the uses of the names their imports bind.
+
+    ``tree`` is ``text``'s ``ast`` when the caller has it (``parse_ast``): it becomes the blanked
+    text's when a ``PartialSource`` is returned, and is left as it was otherwise (the whole file's
+    ``ast``, for the caller to reuse).
     """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if not tree.body:
+    if tree is None:
+        tree = parse_ast(text)
+    if tree is None or not tree.body:
         return None
     imports = imports_from_ast(tree, exports)
     line_starts = _line_starts(text)
@@ -140,9 +141,21 @@ def partial_source(
     kept_lines = total_lines - sum(last - first + 1 for first, last in dropped)
     if kept_lines > worthwhile * total_lines:
         return None
+    for body, kept in selector.edits:
+        body[:] = kept
     return PartialSource(
         _blank(text, dropped, line_starts), tree, imports, indent, kept_lines, total_lines
     )
+
+
+def parse_ast(text: str) -> ast.Module | None:
+    """``text``'s ``ast`` (syntax warnings silenced), None when ``ast`` rejects it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _first_indent(text: str, tree: ast.Module, line_starts: list[int]) -> str:
@@ -436,7 +449,8 @@ def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
             names.add(node.name)
             # what a definition binds at module level from inside: its ``global`` names and,
             # as the import table is one flat table per file, the names its imports bind
-            for inner in ast.walk(node):
+            # (statements both, so only statements are walked)
+            for inner in _statements_in(node):
                 if isinstance(inner, ast.Global):
                     names.update(inner.names)
                 elif isinstance(inner, (ast.Import, ast.ImportFrom)):
@@ -456,6 +470,25 @@ def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
             names.add(node.name)
         stack.extend(ast.iter_child_nodes(node))
     return names
+
+
+def _statements_in(statement: ast.stmt) -> list[ast.stmt]:
+    """Every statement inside ``statement``, at any depth (nested definitions and ``match``
+    cases included)."""
+    out: list[ast.stmt] = []
+    pending = [statement]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Match):
+            for case in current.cases:
+                out.extend(case.body)
+                pending.extend(case.body)
+            continue
+        blocks = _blocks(current)
+        for block in blocks:
+            out.extend(block)
+            pending.extend(block)
+    return out
 
 
 def _blank(text: str, dropped: Sequence[tuple[int, int]], line_starts: list[int]) -> str:
@@ -494,6 +527,9 @@ class _Selector:
         self.line_starts = line_starts
         self.marks = marks
         self.dropped = dropped
+        #: (block, its kept statements): applied once the blanked text is worth parsing, so a
+        #: tree left whole stays the file's
+        self.edits: list[tuple[list[ast.stmt], list[ast.stmt]]] = []
 
     def module(self, body: list[ast.stmt], groups: list[_Group], whole: set[int]) -> None:
         self._block(body, groups, whole, nested=False)
@@ -532,7 +568,7 @@ class _Selector:
             kept.extend(group.statements)
             if decision != "whole":
                 self._inside(group, decision == "descend")
-        body[:] = kept
+        self.edits.append((body, kept))
 
     def _marked(self, first: int, last: int) -> bool:
         index = bisect.bisect_left(self.marks, first)

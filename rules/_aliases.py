@@ -30,7 +30,7 @@ def assigned_value_aliases(
     # its own predicate, reads only them)
     bindings = tree_.memo.get("binding-nodes")
     if bindings is None:
-        bindings = [node for node in tree_.nodes if isinstance(node, _BINDINGS)]
+        bindings = tree_.of_type(*_BINDINGS)
         tree_.memo["binding-nodes"] = bindings
     for _ in range(3):
         seen: dict[tuple[int, str], str | None] = {}

@@ -35,9 +35,32 @@ class Tree:
     def scope(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost function (or lambda) around ``node``, else the module."""
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            if type(ancestor) in _SCOPES:
                 return ancestor
         return self.module
+
+    def of_type(self, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:
+        """The nodes of these concrete types, in pre-order, picked out once per tree: by type
+        identity, as libcst's node classes are ABCs (an ``isinstance`` that fails costs several
+        times a plain one's) and its concrete classes have no subclasses."""
+        key = "of-type:" + ",".join(kind.__name__ for kind in types)
+        found = self.memo.get(key)
+        if found is None:
+            wanted = frozenset(map(_concrete, types))
+            found = [node for node in self.nodes if type(node) in wanted]
+            self.memo[key] = found
+        return list(found)
+
+
+def _concrete(kind: type[cst.CSTNode]) -> type[cst.CSTNode]:
+    """``kind``, refused when it has subclasses (then type identity would miss nodes)."""
+    if kind.__subclasses__():
+        raise TypeError(f"{kind.__name__} has subclasses: use isinstance")
+    return kind
+
+
+#: The nodes that open a scope for ``Tree.scope`` (concrete classes: compared by identity).
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda})
 
 
 _TREES: list[Tree] = []
@@ -94,15 +117,19 @@ def qualified_refs(ctx: PythonContext, tree_: Tree, names: set[str]) -> list[cst
     # a bare name resolves only when an import binds it (``ImportTable.resolve``)
     imported = ctx.imports.bindings
     found: list[cst.CSTNode] = []
-    for node in tree_.nodes:
-        if isinstance(node, cst.Attribute):
+    for node in tree_.of_type(cst.Attribute, cst.Name):
+        attribute = type(node) is cst.Attribute
+        if attribute:
+            assert isinstance(node, cst.Attribute)
             if node.attr.value not in tails:
                 continue
-        elif not isinstance(node, cst.Name) or node.value not in imported:
-            continue
+        else:
+            assert isinstance(node, cst.Name)
+            if node.value not in imported:
+                continue
         qualified = ctx.qualname(node)
         # the cheap resolution first: only a name that resolves needs its context read
-        if qualified in names and (isinstance(node, cst.Attribute) or is_load_name(tree_, node)):
+        if qualified in names and (attribute or is_load_name(tree_, node)):
             found.append(node)
     tree_.memo[memo_key] = found
     return list(found)

@@ -14,8 +14,8 @@ from migrator.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_
 from migrator.imports import ImportTable, imports_from_ast
 from migrator.reexports import ProjectIndex
 from migrator.registry import all_rules
-from migrator.ruledata import load_table
 from migrator.rule import PythonRule
+from migrator.ruledata import load_table
 from migrator.testing import kind_for
 from tests.conftest import FIXTURES, ROOT, write
 

@@ -91,9 +91,7 @@ def _version_analysis(ctx: PythonContext) -> _VersionAnalysis:
         tree_, lambda value, _: "cuda" if _is_ref(ctx, value, CUDA) else None
     )
     alias_refs = [
-        node
-        for node in tree_.nodes
-        if isinstance(node, cst.Name) and alias_kind(tree_, aliases, node) == "cuda"
+        node for node in tree_.of_type(cst.Name) if alias_kind(tree_, aliases, node) == "cuda"
     ]
     analysis.rocm_aware = any(
         not _our_hip(ctx, tree_, hip) for hip in qualified_refs(ctx, tree_, {HIP})

@@ -45,7 +45,10 @@ def _direct_kind(
     aliases: dict[tuple[int, str], str | None],
 ) -> str | None:
     """What a device-query expression is: cap, major, minor, props, name, arch-list, gcn."""
-    if isinstance(node, cst.Call):
+    # asked of most nodes of a file: the node's type is compared by identity first (libcst's
+    # concrete classes have no subclasses; ``isinstance`` against them is slow when it fails)
+    kind = type(node)
+    if kind is cst.Call and isinstance(node, cst.Call):
         qualified = ctx.qualname(node.func)
         if qualified == _CAPABILITY:
             return "cap"
@@ -71,23 +74,23 @@ def _direct_kind(
             inner = _direct_kind(ctx, tree_, node.func.value, aliases)
             return "name" if inner == "name" else None
         return None
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+    if kind is cst.Subscript and isinstance(node, cst.Subscript) and len(node.slice) == 1:
         inner = _direct_kind(ctx, tree_, node.value, aliases)
         index = node.slice[0].slice
         if inner == "cap" and isinstance(index, cst.Index):
             position = literal_value(index.value)
             return {0: "major", 1: "minor"}.get(position) if isinstance(position, int) else None
         return None
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute and isinstance(node, cst.Attribute):
         if node.attr.value == "gcnArchName":
             return "gcn"
         inner = _direct_kind(ctx, tree_, node.value, aliases)
         if inner == "props" and node.attr.value in {"major", "minor", "name"}:
             return node.attr.value
         return None
-    if isinstance(node, cst.Name) and tree_ is not None:
+    if kind is cst.Name and tree_ is not None:
         return alias_kind(tree_, aliases, node)
-    if isinstance(node, cst.Tuple) and len(node.elements) == 2:
+    if kind is cst.Tuple and isinstance(node, cst.Tuple) and len(node.elements) == 2:
         # ``(major, minor)`` rebuilt from the unpacked capability
         kinds = [_direct_kind(ctx, tree_, element.value, aliases) for element in node.elements]
         return "cap" if kinds == ["major", "minor"] else None
@@ -124,7 +127,7 @@ def _capability_functions(
         return {}
     # the returns of each such function, from one pass over the module's nodes
     returns: dict[int, list[cst.Return]] = {id(function): [] for function in functions}
-    for node in tree_.nodes:
+    for node in tree_.of_type(cst.Return):
         if isinstance(node, cst.Return):
             found = returns.get(id(tree_.scope(node)))
             if found is not None:

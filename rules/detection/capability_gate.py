@@ -404,7 +404,7 @@ class CapabilityGate(PythonRule):
 
     def leave_Module(self, node: cst.Module) -> None:
         gates = _gate_analysis(self.ctx)
-        for candidate in gates.tree.nodes:
+        for candidate in gates.tree.of_type(cst.Comparison):
             if not isinstance(candidate, cst.Comparison):
                 continue
             operands = [candidate.left, *[c.comparator for c in candidate.comparisons]]

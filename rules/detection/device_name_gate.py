@@ -141,7 +141,7 @@ class DeviceNameGate(PythonRule):
         tree_ = gates.tree
         vendor_aware: set[int] = set()
         tests: list[tuple[int, cst.CSTNode, list[str]]] = []
-        for candidate in tree_.nodes:
+        for candidate in tree_.of_type(cst.Comparison, cst.Call):
             strings: list[str] | None = None
             if isinstance(candidate, cst.Comparison) and len(candidate.comparisons) == 1:
                 target = candidate.comparisons[0]

@@ -91,7 +91,7 @@ class GcnArchNameExactCompare(PythonRule):
 
     def leave_Module(self, node: cst.Module) -> None:
         gates = _gate_analysis(self.ctx)
-        for candidate in gates.tree.nodes:
+        for candidate in gates.tree.of_type(cst.Comparison):
             if not isinstance(candidate, cst.Comparison) or len(candidate.comparisons) != 1:
                 continue
             target = candidate.comparisons[0]
