@@ -288,13 +288,28 @@ def _may_hold_syntax(annotation: object) -> bool:
 def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Like ``child_nodes`` without trivia (whitespace, comments, punctuation, operators)."""
     out: list[cst.CSTNode] = []
-    for name in _syntax_fields(type(node)):
+    known = _IS_SYNTAX  # asked of every node of every walk: the memo is read inline
+    node_type = type(node)
+    fields = _SYNTAX_FIELDS.get(node_type)
+    if fields is None:
+        fields = _syntax_fields(node_type)
+    for name in fields:
         value = getattr(node, name)
         value_type = type(value)
         if value_type is list or value_type is tuple:
-            out.extend(item for item in value if _is_syntax_type(type(item)))
-        elif _is_syntax_type(value_type):
-            out.append(value)
+            for item in value:
+                item_type = type(item)
+                syntax = known.get(item_type)
+                if syntax is None:
+                    syntax = _is_syntax_type(item_type)
+                if syntax:
+                    out.append(item)
+        else:
+            syntax = known.get(value_type)
+            if syntax is None:
+                syntax = _is_syntax_type(value_type)
+            if syntax:
+                out.append(value)
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit
+from migrator.astutil import syntax_children
 from migrator.ci_guards import ci_line_guards
 from migrator.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.cstparse import parse_module
@@ -60,18 +60,16 @@ class Analysis:
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
 
 
-class _Dispatcher(cst.CSTVisitor):
+class _Dispatcher:
     """Calls each rule's ``visit_<Node>``/``leave_<Node>`` methods in one walk of the tree."""
 
     _method_cache: dict[type, dict[str, list[str]]] = {}
 
     def __init__(self, rules: Sequence[PythonRule], context: PythonContext) -> None:
-        super().__init__()
         self.context = context
         self.parents = context.parents
         self.nodes = context.nodes
         self.guards = context.guards
-        self.stack: list[cst.CSTNode] = []
         self.visits: dict[str, list[Callable[[Any], Any]]] = {}
         self.leaves: dict[str, list[Callable[[Any], Any]]] = {}
         for rule in rules:
@@ -93,35 +91,43 @@ class _Dispatcher(cst.CSTVisitor):
             cls._method_cache[rule_type] = cached
         return cached
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        parent = self.stack[-1] if self.stack else None
-        if parent is not None:
-            self.parents[id(node)] = parent
-        self.nodes.append(node)
-        if type(node) in GUARD_NODE_TYPES:
-            # guards are marked before any rule visits the node or what it controls
-            self.guards.enter(node, parent)
-        self.stack.append(node)
-        callbacks = self.visits.get(type(node).__name__)
-        if callbacks:
-            for callback in callbacks:
-                callback(node)
-        return True
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        """Attribute-level hooks are not used by rules; skipping them halves the walk's cost."""
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        """See ``on_visit_attribute``."""
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
-        if not self.stack:
-            self.context.complete = True
-        callbacks = self.leaves.get(type(original_node).__name__)
-        if callbacks:
-            for callback in callbacks:
-                callback(original_node)
+    def walk(self, module: cst.Module) -> None:
+        """Visit every syntax node (``astutil.syntax_children``: no trivia) in pre-order, as
+        ``astutil.fast_visit`` would, in one loop: record its parent and the node list, mark
+        guards, call the rules' hooks; a node's leaving is queued only where a hook (or the
+        module's end, which completes the context) needs it."""
+        parents = self.parents
+        append_node = self.nodes.append
+        enter_guard = self.guards.enter
+        visits = self.visits
+        leaves = self.leaves
+        context = self.context
+        stack: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(module, None, False)]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            node, parent, leaving = pop()
+            name = type(node).__name__
+            if leaving:
+                if node is module:
+                    context.complete = True
+                for callback in leaves.get(name, ()):
+                    callback(node)
+                continue
+            if parent is not None:
+                parents[id(node)] = parent
+            append_node(node)
+            if type(node) in GUARD_NODE_TYPES:
+                # guards are marked before any rule visits the node or what it controls
+                enter_guard(node, parent)
+            callbacks = visits.get(name)
+            if callbacks:
+                for callback in callbacks:
+                    callback(node)
+            if node is module or name in leaves:
+                push((node, parent, True))
+            children = syntax_children(node)
+            if children:
+                extend([(child, node, False) for child in reversed(children)])
 
 
 def active_rules(
@@ -244,7 +250,7 @@ def _reports(
     instances = [rule(context) for rule in chosen]
     if instances:
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped
-        fast_visit(module, _Dispatcher(instances, context), trivia=False)
+        _Dispatcher(instances, context).walk(module)
         police_python(context)
     return _Parsed(module, context, parsed_text, tree)
 

@@ -34,3 +34,58 @@ def test_of_type_refuses_a_class_with_subclasses():
     tree_ = tree(cst.parse_module("x = 1\n"))
     with pytest.raises(TypeError, match="BaseExpression has subclasses"):
         tree_.of_type(cst.BaseExpression)
+
+
+def _node_classes() -> list[type[cst.CSTNode]]:
+    found: list[type[cst.CSTNode]] = []
+    pending = [cst.CSTNode]
+    while pending:
+        current = pending.pop()
+        pending.extend(current.__subclasses__())
+        if not current.__subclasses__():
+            found.append(current)
+    return found
+
+
+class _Recorder(cst.CSTVisitor):
+    """Records every visit and leave, whichever way the walk calls them."""
+
+    def __init__(self, context: object = None) -> None:
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+
+for _class in _node_classes():
+    setattr(
+        _Recorder,
+        f"visit_{_class.__name__}",
+        lambda self, node: self.events.append(("v", id(node))),
+    )
+    setattr(
+        _Recorder,
+        f"leave_{_class.__name__}",
+        lambda self, node: self.events.append(("l", id(node))),
+    )
+
+
+def test_the_engine_walk_equals_fast_visit_on_the_repository():
+    """The engine's walk (parents on its stack, leavings queued only where hooked) visits and
+    leaves the nodes that ``fast_visit`` does, in the same order, with ``iter_nodes``'s parents."""
+    from migrator.astutil import fast_visit, iter_nodes
+    from migrator.context import PythonContext
+    from migrator.engine import _Dispatcher
+    from migrator.imports import ImportTable
+
+    sources = sorted((ROOT / "migrator").glob("*.py")) + sorted((ROOT / "rules").glob("*/*.py"))
+    for path in sources[::7]:
+        module = cst.parse_module(path.read_text(encoding="utf-8"))
+        reference = _Recorder()
+        fast_visit(module, reference, trivia=False)
+        context = PythonContext(path="m.py", module=module, imports=ImportTable.from_module(module))
+        walked = _Recorder()
+        _Dispatcher([walked], context).walk(module)  # type: ignore[list-item]
+        assert walked.events == reference.events, path.name
+        pairs = iter_nodes(module)
+        assert context.nodes == [node for node, _ in pairs]
+        assert context.parents == {id(node): parent for node, parent in pairs if parent is not None}
+        assert context.complete
