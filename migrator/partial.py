@@ -130,9 +130,10 @@ def partial_source(
         if not _inside_functions(function_lines, tree.body, import_nodes):
             return None
         whole.update(_at(groups, firsts, function_lines))
-    named = _at(groups, firsts, _trigger_lines(text, name_triggers, line_starts))
+    name_lines = _trigger_lines(text, name_triggers, line_starts)
+    named = _at(groups, firsts, name_lines)
     if named:
-        whole |= _closure(groups, named, _group_words(text, line_starts, groups))
+        whole |= _closure(groups, named, _group_words(text, line_starts, groups), name_lines)
     indent = _first_indent(text, tree, line_starts)
     dropped: list[tuple[int, int]] = []
     selector = _Selector(text, line_starts, sorted(marks), dropped)
@@ -398,7 +399,9 @@ def _hides_following(statement: ast.stmt) -> bool:
     return False
 
 
-def _closure(groups: list[_Group], named: set[int], words: list[set[str]]) -> set[int]:
+def _closure(
+    groups: list[_Group], named: set[int], words: list[set[str]], trigger_lines: Set[int]
+) -> set[int]:
     """``named`` and every top-level group using a module-level name a kept group binds: one
     that holds the name as a word (``words``: a load, a store, an attribute, a keyword or a
     parameter of that spelling alike, as rules following a name may read any of them)."""
@@ -411,7 +414,7 @@ def _closure(groups: list[_Group], named: set[int], words: list[set[str]]) -> se
     seen_names: set[str] = set()
     while pending:
         index = pending.pop()
-        for name in _module_bindings(groups[index].statements) - seen_names:
+        for name in _module_bindings(groups[index].statements, trigger_lines) - seen_names:
             seen_names.add(name)
             for user in users.get(name, ()):
                 if user not in kept:
@@ -438,9 +441,13 @@ def _group_words(text: str, line_starts: list[int], groups: list[_Group]) -> lis
     return out
 
 
-def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
+def _module_bindings(statements: Sequence[ast.stmt], trigger_lines: Set[int]) -> set[str]:
     """Names the statements bind at module level (assignment targets, definitions, imports,
-    loop and ``with`` targets, and names a function declares ``global``)."""
+    loop and ``with`` targets, and names a function declares ``global``). An import inside a
+    definition counts only when it holds a trigger (``trigger_lines``): the import table is one
+    flat table per file, so what it binds resolves anywhere, but names are followed for the
+    values a trigger reaches, and an import without one binds no such value (resolution itself
+    comes from the whole file's imports)."""
     names: set[str] = set()
     stack: list[ast.AST] = list(statements)
     while stack:
@@ -453,7 +460,11 @@ def _module_bindings(statements: Sequence[ast.stmt]) -> set[str]:
             for inner in _statements_in(node):
                 if isinstance(inner, ast.Global):
                     names.update(inner.names)
-                elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+                elif isinstance(
+                    inner, (ast.Import, ast.ImportFrom)
+                ) and not trigger_lines.isdisjoint(
+                    range(inner.lineno, (inner.end_lineno or inner.lineno) + 1)
+                ):
                     names.update(
                         alias.asname or alias.name.split(".", 1)[0] for alias in inner.names
                     )

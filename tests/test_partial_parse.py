@@ -322,3 +322,47 @@ def test_an_nvml_init_at_import_is_read_through_a_star_import(
     assert ("initialised when this code is imported" in whole[0][9]) is fails_at_import
     source = _partial(text)
     assert source is not None and "return torch.cuda.device_count()" not in source.text
+
+
+INNER_IMPORTS = """\
+import subprocess
+
+
+def smi():
+    import json
+
+    return subprocess.run(["nvidia-smi", "-L"], capture_output=True), json
+
+
+def unrelated():
+    return json.dumps({})
+
+
+def caller():
+    return smi()
+
+
+def probe():
+    from torch.cuda import get_device_capability as capability
+
+    return capability
+
+
+def gate():
+    return capability()[0] >= 9
+"""
+
+
+def test_names_follow_an_inner_import_only_when_it_holds_a_trigger(monkeypatch):
+    """The names a definition's own imports bind resolve anywhere (one import table per file),
+    but only an import holding a trigger binds something the trigger reaches: ``json``'s other
+    uses are left out, ``capability``'s (the capability query, aliased) are kept."""
+    rules = [r for r in all_rules() if r.code in {"ROC110", "ROC210"}]
+    whole, partial = _both(monkeypatch, INNER_IMPORTS, "probe.py", rules)
+    assert partial == whole
+    assert sorted((finding[0], finding[5]) for finding in whole) == [("ROC110", 25), ("ROC210", 7)]
+    source = _partial(INNER_IMPORTS)
+    assert source is not None
+    kept = {line.strip() for line in source.text.splitlines() if line.strip()}
+    assert "return smi()" in kept and "return capability()[0] >= 9" in kept
+    assert "return json.dumps({})" not in kept
