@@ -281,7 +281,13 @@ def partial_for(
         worthwhile=worthwhile,
         function_words={word for rule in chosen for word in rule.function_words if word in text},
         paired=[
-            (_present(table_for(rule, "python"), text), rule.statement_requires)
+            (
+                _present(
+                    (t for t in table_for(rule, "python") if t not in rule.unpaired_triggers),
+                    text,
+                ),
+                rule.statement_requires,
+            )
             for rule in chosen
             if rule.parse_scope == "statement" and rule.statement_requires
         ],
@@ -291,13 +297,14 @@ def partial_for(
 
 def _present_triggers(chosen: Sequence[type[Rule]], text: str, scope: str) -> set[str]:
     """Triggers (and scope triggers) in ``text`` of the rules whose ``parse_scope`` is ``scope``
-    (a rule with ``statement_requires`` gives its triggers to ``partial_source``'s ``paired``)."""
+    (a rule with ``statement_requires`` gives its triggers, less its ``unpaired_triggers``, to
+    ``partial_source``'s ``paired``)."""
     return {
         trigger
         for rule in chosen
         if rule.parse_scope == scope
         for trigger in (
-            *(() if rule.statement_requires else table_for(rule, "python")),
+            *(rule.unpaired_triggers if rule.statement_requires else table_for(rule, "python")),
             *rule.scope_triggers,
         )
         if trigger in text

@@ -144,6 +144,12 @@ class Rule:
     #: of the names their imports bind, and a file lacking them all is not read: for a rule
     #: whose findings are import statements (``import``), or literals of one value.
     statement_requires: ClassVar[tuple[str, ...]] = ()
+    #: Triggers of a rule with ``statement_requires`` that are read as a plain ``statement``
+    #: rule's (their statements without the requirement, and the uses of the names their
+    #: imports bind): for findings of another kind than the required one, such as a package's
+    #: attribute used through its import next to findings on imports. A file holding no required
+    #: string is still not read: every finding must imply one in the file.
+    unpaired_triggers: ClassVar[tuple[str, ...]] = ()
 
     abstract: ClassVar[bool] = True
 
@@ -162,6 +168,13 @@ class Rule:
         unknown = cls.file_kinds - FILE_KINDS
         if unknown:
             raise TypeError(f"rule {cls.__name__}: unknown file kinds {sorted(unknown)}")
+        if not set(cls.unpaired_triggers) <= set(cls.triggers) or (
+            cls.unpaired_triggers and not cls.statement_requires
+        ):
+            raise TypeError(
+                f"rule {cls.__name__}: unpaired_triggers must be triggers of a rule with "
+                "statement_requires"
+            )
         if cls.statement_requires and cls.parse_scope != "statement":
             raise TypeError(
                 f"rule {cls.__name__}: statement_requires needs parse_scope 'statement'"

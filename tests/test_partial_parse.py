@@ -366,3 +366,39 @@ def test_names_follow_an_inner_import_only_when_it_holds_a_trigger(monkeypatch):
     kept = {line.strip() for line in source.text.splitlines() if line.strip()}
     assert "return smi()" in kept and "return capability()[0] >= 9" in kept
     assert "return json.dumps({})" not in kept
+
+
+BINDINGS = """\
+import cuda.bindings.driver as cuda
+import numba as nb
+import torch
+
+
+def stream():
+    handle = cuda.CUstream(0)
+    return handle
+
+
+@nb.cuda.jit
+def kernel(x):
+    x[0] = 1
+
+
+def launch():
+    return torch.zeros(4)
+"""
+
+
+def test_unpaired_triggers_keep_their_uses_and_paired_ones_only_the_imports(monkeypatch):
+    """ROC900 reports imports (``import`` is required with its triggers) and the first
+    ``numba.cuda`` use through ``import numba`` (an unpaired trigger, read with the uses of the
+    names its import binds): ``cuda.CUstream`` is left out, ``@nb.cuda.jit`` is kept."""
+    rules = [r for r in all_rules() if r.code in {"ROC900", "ROC901"}]
+    whole, partial = _both(monkeypatch, BINDINGS, "probe.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [("ROC900", 1), ("ROC900", 11)]
+    source = _partial(BINDINGS)
+    assert source is not None
+    kept = {line.strip() for line in source.text.splitlines() if line.strip()}
+    assert "@nb.cuda.jit" in kept
+    assert "handle = cuda.CUstream(0)" not in kept

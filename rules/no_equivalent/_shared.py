@@ -54,6 +54,10 @@ class _NoEquivalentImport(ScopeTracking):
         "nvidia.dali",
         "import dali",
     )
+    # its findings are import statements, and the first `numba.cuda` use through `import numba`
+    # (that trigger is read with the uses of the names its import binds)
+    statement_requires = ("import",)
+    unpaired_triggers = ("numba",)
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)
