@@ -6,8 +6,8 @@ parser) gives every statement's line span cheaply; the statements no active rule
 replaced by empty lines, so the text libcst parses keeps every kept line and column exactly where
 it is in the file and positions need no mapping. Each rule declares what it must see
 (``Rule.parse_scope``): the innermost statements (``statement``), their whole top-level statement
-(``definition``), the top-level statements connected by module-level names (``names``) or the
-whole file (``module``, the default); a ``statement`` rule may also say what else the statement
+(``definition``), the top-level statements connected by module-level names (``names``; a
+class by its methods, with its header and class attributes) or the whole file (``module``, the default); a ``statement`` rule may also say what else the statement
 of a finding holds (``statement_requires``: ``import``, a literal's spellings), and then keeps
 only the statements holding both. Around every kept statement stay the blocks' headers and
 what the guard facility reads (an ``if`` that leaves, an ``assert``, the imports of a block, each
@@ -25,7 +25,7 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from migrator.imports import ImportTable, imports_from_ast
 from migrator.reexports import ExportSlice
@@ -131,9 +131,13 @@ def partial_source(
             return None
         whole.update(_at(groups, firsts, function_lines))
     name_lines = _trigger_lines(text, name_triggers, line_starts)
-    named = _at(groups, firsts, name_lines)
-    if named:
-        whole |= _closure(groups, named, _group_words(text, line_starts, groups), name_lines)
+    if name_lines and _at(groups, firsts, name_lines):
+        units = _units(text, line_starts, groups, name_lines)
+        for unit in _closure(units, name_lines):
+            if unit.member:
+                marks.update(line for first, last in unit.keep for line in range(first, last + 1))
+            else:
+                whole.add(unit.group)
     indent = _first_indent(text, tree, line_starts)
     dropped: list[tuple[int, int]] = []
     selector = _Selector(text, line_starts, sorted(marks), dropped)
@@ -399,46 +403,145 @@ def _hides_following(statement: ast.stmt) -> bool:
     return False
 
 
-def _closure(
-    groups: list[_Group], named: set[int], words: list[set[str]], trigger_lines: Set[int]
-) -> set[int]:
-    """``named`` and every top-level group using a module-level name a kept group binds: one
-    that holds the name as a word (``words``: a load, a store, an attribute, a keyword or a
-    parameter of that spelling alike, as rules following a name may read any of them)."""
+@dataclass(slots=True)
+class _Unit:
+    """What the ``names`` closure keeps or leaves: a top-level group, or, in a class whose header
+    holds no trigger, the class's shell (its header and class-level statements: the class name
+    is what it binds) or one of its members (a method or nested class, binding no module-level
+    name but its ``global``s and trigger-holding imports)."""
+
+    group: int
+    spans: list[tuple[int, int]]
+    statements: list[ast.stmt]
+    words: set[str]
+    member: bool = False
+    #: for a member, the index of its class's shell unit
+    shell: int | None = None
+    #: for a shell, the class name (its binding)
+    binds: str | None = None
+    #: the lines marked to keep a member or shell (not a class header: a mark there keeps the
+    #: whole class)
+    keep: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _units(
+    text: str, line_starts: list[int], groups: list[_Group], trigger_lines: Set[int]
+) -> list[_Unit]:
+    """The closure's units: each top-level group, a class split into its shell and members
+    (so a 20,000-line class is not kept whole for one method); a class keeps its shell's
+    statements (class attributes) and the members that hold a trigger or use a followed name."""
+    units: list[_Unit] = []
+    for index, group in enumerate(groups):
+        statement = group.statements[0]
+        body = statement.body if isinstance(statement, ast.ClassDef) else []
+        header = (_span(statement)[0], _first_line(body[0]) - 1) if body else None
+        if (
+            len(group.statements) != 1
+            or header is None
+            or header[1] < header[0]
+            or not _starts_line(text, line_starts, body[0])
+            or any(header[0] <= line <= header[1] for line in trigger_lines)
+        ):
+            spans = [(group.first, group.last)]
+            units.append(_Unit(index, spans, group.statements, _words(text, line_starts, spans)))
+            continue
+        members = [s for s in body if isinstance(s, _DEFINITIONS)]
+        attributes = [_span(s) for s in body if not isinstance(s, _DEFINITIONS)]
+        shell_spans = [header, *attributes]
+        shell = len(units)
+        assert isinstance(statement, ast.ClassDef)
+        units.append(
+            _Unit(
+                index,
+                shell_spans,
+                [s for s in body if not isinstance(s, _DEFINITIONS)],
+                _words(text, line_starts, shell_spans),
+                member=True,
+                binds=statement.name,
+                # its class-level statements, else its first member: the class must keep one
+                keep=attributes or [_span(body[0])],
+            )
+        )
+        for member in members:
+            spans = [_span(member)]
+            words = _words(text, line_starts, spans)
+            units.append(_Unit(index, spans, [member], words, member=True, shell=shell, keep=spans))
+    return units
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _closure(units: list[_Unit], trigger_lines: Set[int]) -> list[_Unit]:
+    """The units holding a trigger and every unit using a module-level name a kept unit binds:
+    one that holds the name as a word (a load, a store, an attribute, a keyword or a parameter
+    of that spelling alike, as rules following a name may read any of them). A kept member keeps
+    its class's shell."""
     users: dict[str, list[int]] = {}
-    for index, names in enumerate(words):
-        for name in names:
+    for index, unit in enumerate(units):
+        for name in unit.words:
             users.setdefault(name, []).append(index)
+    named = [
+        index
+        for index, unit in enumerate(units)
+        if any(first <= line <= last for first, last in unit.spans for line in trigger_lines)
+    ]
     kept = set(named)
     pending = list(named)
     seen_names: set[str] = set()
     while pending:
         index = pending.pop()
-        for name in _module_bindings(groups[index].statements, trigger_lines) - seen_names:
+        unit = units[index]
+        if unit.shell is not None and unit.shell not in kept:
+            kept.add(unit.shell)
+            pending.append(unit.shell)
+        if unit.member:
+            # a member's (or the shell's class-level) statements and what they hold
+            inner = [s for top in unit.statements for s in (top, *_statements_in(top))]
+            bound = _inner_bindings(inner, trigger_lines)
+            if unit.binds is not None:
+                bound.add(unit.binds)
+        else:
+            bound = _module_bindings(unit.statements, trigger_lines)
+        for name in bound - seen_names:
             seen_names.add(name)
             for user in users.get(name, ()):
                 if user not in kept:
                     kept.add(user)
                     pending.append(user)
-    return kept
+    return [units[index] for index in sorted(kept)]
 
 
 _WORD = re.compile(r"[^\W\d]\w*")
 
 
-def _group_words(text: str, line_starts: list[int], groups: list[_Group]) -> list[set[str]]:
-    """The identifier-like words of each group's lines (comments and strings included: keeping
-    a statement too many never changes a finding), NFKC-normalised as Python reads names."""
-    out: list[set[str]] = []
-    plain = text.isascii()
-    for group in groups:
-        start = line_starts[group.first - 1]
-        end = line_starts[group.last] if group.last < len(line_starts) else len(text)
-        words = set(_WORD.findall(text, start, end))
-        if not plain:
-            words |= {unicodedata.normalize("NFKC", word) for word in words}
-        out.append(words)
-    return out
+def _words(text: str, line_starts: list[int], spans: Iterable[tuple[int, int]]) -> set[str]:
+    """The identifier-like words of the lines of ``spans`` (comments and strings included:
+    keeping a statement too many never changes a finding), NFKC-normalised as Python reads
+    names."""
+    words: set[str] = set()
+    for first, last in spans:
+        start = line_starts[first - 1]
+        end = line_starts[last] if last < len(line_starts) else len(text)
+        words.update(_WORD.findall(text, start, end))
+    if not text.isascii():
+        words |= {unicodedata.normalize("NFKC", word) for word in words}
+    return words
+
+
+def _inner_bindings(statements: Iterable[ast.stmt], trigger_lines: Set[int]) -> set[str]:
+    """What statements inside a definition bind at module level: ``global`` names and, as the
+    import table is one flat table per file, the names of the imports holding a trigger
+    (``_module_bindings`` says why only those)."""
+    names: set[str] = set()
+    for inner in statements:
+        if isinstance(inner, ast.Global):
+            names.update(inner.names)
+        elif isinstance(inner, (ast.Import, ast.ImportFrom)) and not trigger_lines.isdisjoint(
+            range(inner.lineno, (inner.end_lineno or inner.lineno) + 1)
+        ):
+            names.update(alias.asname or alias.name.split(".", 1)[0] for alias in inner.names)
+    return names
 
 
 def _module_bindings(statements: Sequence[ast.stmt], trigger_lines: Set[int]) -> set[str]:
@@ -454,20 +557,7 @@ def _module_bindings(statements: Sequence[ast.stmt], trigger_lines: Set[int]) ->
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-            # what a definition binds at module level from inside: its ``global`` names and,
-            # as the import table is one flat table per file, the names its imports bind
-            # (statements both, so only statements are walked)
-            for inner in _statements_in(node):
-                if isinstance(inner, ast.Global):
-                    names.update(inner.names)
-                elif isinstance(
-                    inner, (ast.Import, ast.ImportFrom)
-                ) and not trigger_lines.isdisjoint(
-                    range(inner.lineno, (inner.end_lineno or inner.lineno) + 1)
-                ):
-                    names.update(
-                        alias.asname or alias.name.split(".", 1)[0] for alias in inner.names
-                    )
+            names |= _inner_bindings(_statements_in(node), trigger_lines)
             stack.extend(node.decorator_list)
             continue
         if isinstance(node, ast.Lambda):

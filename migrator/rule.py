@@ -122,7 +122,8 @@ class Rule:
     #: What of a file a Python rule must see (``migrator.partial`` parses only that on a scan):
     #: ``statement`` (the statements holding its triggers and the uses of the names they
     #: import), ``definition`` (their whole top-level statements), ``names`` (also every use of
-    #: any name they bind, transitively: for rules that follow values through assignments) or
+    #: any name they bind, transitively: for rules that follow values through assignments; a
+    #: class counts by its methods, with its header and class attributes) or
     #: ``module`` (the whole file: for rules whose answer depends on what a file lacks).
     parse_scope: ClassVar[str] = "module"
     #: Identifiers (the short names of the functions a rule reports calls of) whose whole

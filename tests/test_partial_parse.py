@@ -402,3 +402,50 @@ def test_unpaired_triggers_keep_their_uses_and_paired_ones_only_the_imports(monk
     kept = {line.strip() for line in source.text.splitlines() if line.strip()}
     assert "@nb.cuda.jit" in kept
     assert "handle = cuda.CUstream(0)" not in kept
+
+
+BACKEND = """\
+import subprocess
+
+SMI = "nvidia-smi"
+
+
+class Backend:
+    kind = "llama"
+
+    def __init__(self):
+        self.ready = False
+
+    def gpus(self):
+        return subprocess.run([SMI, "-L"], capture_output=True)
+
+    def unrelated(self):
+        total = 0
+        for i in range(10):
+            total += i
+        return total
+
+
+def main():
+    return Backend().gpus()
+"""
+
+
+def test_names_keep_the_members_of_a_class_that_use_a_followed_name(monkeypatch):
+    """A class is split for the ``names`` closure: its shell (header and class attributes,
+    binding the class name) and each method. The method using ``SMI`` is kept whole, with the
+    shell; the others are left out; ``main`` (using the class name) is kept."""
+    rules = [r for r in all_rules() if r.code == "ROC210"]
+    whole, partial = _both(monkeypatch, BACKEND, "backend.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [("ROC210", 13)]
+    source = _partial(BACKEND)
+    assert source is not None
+    kept = {line.strip() for line in source.text.splitlines() if line.strip()}
+    assert 'return subprocess.run([SMI, "-L"], capture_output=True)' in kept
+    assert 'kind = "llama"' in kept and "return Backend().gpus()" in kept
+    assert "total += i" not in kept and "self.ready = False" not in kept
+    # a trigger in the class header keeps the whole class
+    headed = BACKEND.replace("class Backend:", "class Backend:  # nvidia-smi")
+    source = _partial(headed)
+    assert source is not None and "total += i" in source.text
