@@ -224,12 +224,23 @@ def _paired_lines(
     trigger_lines = _trigger_lines(text, triggers, line_starts)
     if not trigger_lines:
         return set()
-    needed_lines = sorted(_trigger_lines(text, needed, line_starts))
+    needed_lines = sorted(_token_lines(text, needed, line_starts))
     return {
         line
         for line in trigger_lines
         if any(_holds(needed_lines, first, last) for first, last in _regions(body, line))
     }
+
+
+def _token_lines(text: str, starts: Iterable[str], line_starts: list[int]) -> set[int]:
+    """Lines where a token starts with one of ``starts``: an occurrence not preceded by a
+    letter, digit, underscore or dot (``32`` in ``x * 32``, not in ``Int32`` or ``1.32``;
+    ``import`` in ``from m import x``, not in ``__import__``)."""
+    ordered = sorted(starts)
+    if not ordered:
+        return set()
+    pattern = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, ordered)) + ")")
+    return {bisect.bisect_right(line_starts, match.start()) for match in pattern.finditer(text)}
 
 
 def _regions(body: list[ast.stmt], line: int) -> list[tuple[int, int]]:

@@ -140,10 +140,12 @@ class Rule:
     #: marker or a kernel compiler's name for a rule reading warp masks in kernel sources.
     requires: ClassVar[tuple[str, ...]] = ()
     #: For a ``statement`` rule: strings of which the statement holding a finding also holds
-    #: one, next to a trigger (empty: none needed). Partial parsing then keeps only the
-    #: statements holding both (a compound statement's header counts alone), without the uses
-    #: of the names their imports bind, and a file lacking them all is not read: for a rule
-    #: whose findings are import statements (``import``), or literals of one value.
+    #: one, where a token starts (not after a letter, digit, underscore or dot: ``32`` in
+    #: ``n * 32``, not in ``Int32``), next to a trigger (empty: none needed). Partial parsing
+    #: then keeps only the statements holding both (a compound statement's header counts
+    #: alone), without the uses of the names their imports bind, and a file lacking them all is
+    #: not read: for a rule whose findings are import statements (``import``), or literals of
+    #: one value.
     statement_requires: ClassVar[tuple[str, ...]] = ()
     #: Triggers of a rule with ``statement_requires`` that are read as a plain ``statement``
     #: rule's (their statements without the requirement, and the uses of the names their
