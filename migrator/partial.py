@@ -668,9 +668,9 @@ class _Selector:
         if nested and decisions[-1] == "drop":
             # a block must not be empty, and guards read its last statement (does it leave?)
             decisions[-1] = "minimal"
-        if not nested and decisions[0] == "drop":
-            # the module's first statement stays: a kept string statement after it must not
-            # become the module's docstring (rules skip docstrings)
+        if decisions[0] == "drop" and (not nested or _docstring_next(groups, decisions)):
+            # the first statement stays: a kept string statement after it must not become the
+            # module's (or the block's) docstring (rules skip docstrings)
             decisions[0] = "minimal"
         kept: list[ast.stmt] = []
         for group, decision in zip(groups, decisions, strict=True):
@@ -720,6 +720,20 @@ class _Selector:
         start = self.line_starts[line - 1]
         end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
         return self.text[start:end].lstrip().startswith("#")
+
+
+def _docstring_next(groups: list[_Group], decisions: list[str]) -> bool:
+    """Whether the first statement kept after the dropped first one is a string statement (it
+    would read as the block's docstring)."""
+    for group, decision in zip(groups, decisions, strict=True):
+        if decision != "drop":
+            statement = group.statements[0]
+            return (
+                isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Constant)
+                and isinstance(statement.value.value, str)
+            )
+    return False
 
 
 def _starts_line(text: str, line_starts: list[int], statement: ast.stmt) -> bool:

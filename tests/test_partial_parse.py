@@ -450,3 +450,24 @@ def test_names_keep_the_members_of_a_class_that_use_a_followed_name(monkeypatch)
     headed = BACKEND.replace("class Backend:", "class Backend:  # nvidia-smi")
     source = _partial(headed)
     assert source is not None and "total += i" in source.text
+
+
+PTX = """\
+from torch.utils.cpp_extension import load_inline
+
+
+def build():
+    flags = ["-O3"]
+    "__global__ void f() { asm(\\"trap;\\"); }"
+    return load_inline("m", cpp_sources="", cuda_sources=['__device__ int g() { asm("trap;"); }'])
+"""
+
+
+def test_a_kept_string_statement_does_not_become_a_docstring(monkeypatch):
+    """ROC601 reads statements: a string statement holding inline PTX stays a string statement
+    when the statement before it is left out (the first statement of its block stays), so it
+    is not skipped as the function's docstring."""
+    rules = [r for r in all_rules() if r.code == "ROC601"]
+    whole, partial = _both(monkeypatch, PTX, "kernels.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [("ROC601", 6), ("ROC601", 7)]

@@ -58,6 +58,9 @@ class InlinePtxAsm(_KernelSource):
     message = "inline PTX assembly does not compile on ROCm (HIP-Clang takes GCN asm only)"
     fact = "§7 inline PTX row, §10.11; [H1][P1]"
     triggers = ("asm(", "asm (", "asm volatile", "asm __volatile__", "__asm__")
+    # a finding is a string holding its trigger: inside a kernel-compiling call's arguments in
+    # the same statement, or a string with CUDA markers of its own
+    parse_scope = "statement"
     effort_hours = 4.0
     blocker = True
     valid = [
