@@ -7,9 +7,10 @@ replaced by empty lines, so the text libcst parses keeps every kept line and col
 it is in the file and positions need no mapping. Each rule declares what it must see
 (``Rule.parse_scope``): the innermost statements (``statement``), their whole top-level statement
 (``definition``), the top-level statements connected by module-level names (``names``; a
-class by its methods, with its header and class attributes) or the whole file (``module``, the default); a ``statement`` rule may also say what else the statement
-of a finding holds (``statement_requires``: ``import``, a literal's spellings), and then keeps
-only the statements holding both. Around every kept statement stay the blocks' headers and
+class by its methods, with its header and class attributes) or the whole file (``module``, the
+default); a ``statement`` rule may also say what else the statement of a finding holds
+(``statement_requires``: ``import``, a literal's spellings), and then keeps only the statements
+holding both. Around every kept statement stay the blocks' headers and
 what the guard facility reads (an ``if`` that leaves, an ``assert``, the imports of a block, each
 block's last statement). Name resolution comes from the whole file's imports, read from the same
 ``ast`` tree (``migrator.imports.imports_from_ast``). Fixes and notebooks parse whole files;
