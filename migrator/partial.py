@@ -135,7 +135,7 @@ def partial_source(
     if name_lines and _at(groups, firsts, name_lines):
         units = _units(text, line_starts, groups, name_lines)
         for unit in _closure(units, name_lines):
-            if unit.member:
+            if unit.split:
                 marks.update(line for first, last in unit.keep for line in range(first, last + 1))
             else:
                 whole.add(unit.group)
@@ -426,7 +426,8 @@ class _Unit:
     spans: list[tuple[int, int]]
     statements: list[ast.stmt]
     words: set[str]
-    member: bool = False
+    #: a part of a split class (its shell or a member): kept by marking ``keep``, not whole
+    split: bool = False
     #: for a member, the index of its class's shell unit
     shell: int | None = None
     #: for a shell, the class name (its binding)
@@ -443,6 +444,7 @@ def _units(
     (so a 20,000-line class is not kept whole for one method); a class keeps its shell's
     statements (class attributes) and the members that hold a trigger or use a followed name."""
     units: list[_Unit] = []
+    ordered = sorted(trigger_lines)
     for index, group in enumerate(groups):
         statement = group.statements[0]
         body = statement.body if isinstance(statement, ast.ClassDef) else []
@@ -452,7 +454,7 @@ def _units(
             or header is None
             or header[1] < header[0]
             or not _starts_line(text, line_starts, body[0])
-            or any(header[0] <= line <= header[1] for line in trigger_lines)
+            or _holds(ordered, *header)
         ):
             spans = [(group.first, group.last)]
             units.append(_Unit(index, spans, group.statements, _words(text, line_starts, spans)))
@@ -468,7 +470,7 @@ def _units(
                 shell_spans,
                 [s for s in body if not isinstance(s, _DEFINITIONS)],
                 _words(text, line_starts, shell_spans),
-                member=True,
+                split=True,
                 binds=statement.name,
                 # its class-level statements, else its first member: the class must keep one
                 keep=attributes or [_span(body[0])],
@@ -477,7 +479,7 @@ def _units(
         for member in members:
             spans = [_span(member)]
             words = _words(text, line_starts, spans)
-            units.append(_Unit(index, spans, [member], words, member=True, shell=shell, keep=spans))
+            units.append(_Unit(index, spans, [member], words, split=True, shell=shell, keep=spans))
     return units
 
 
@@ -493,10 +495,11 @@ def _closure(units: list[_Unit], trigger_lines: Set[int]) -> list[_Unit]:
     for index, unit in enumerate(units):
         for name in unit.words:
             users.setdefault(name, []).append(index)
+    ordered = sorted(trigger_lines)
     named = [
         index
         for index, unit in enumerate(units)
-        if any(first <= line <= last for first, last in unit.spans for line in trigger_lines)
+        if any(_holds(ordered, first, last) for first, last in unit.spans)
     ]
     kept = set(named)
     pending = list(named)
@@ -507,7 +510,7 @@ def _closure(units: list[_Unit], trigger_lines: Set[int]) -> list[_Unit]:
         if unit.shell is not None and unit.shell not in kept:
             kept.add(unit.shell)
             pending.append(unit.shell)
-        if unit.member:
+        if unit.split:
             # a member's (or the shell's class-level) statements and what they hold
             inner = [s for top in unit.statements for s in (top, *_statements_in(top))]
             bound = _inner_bindings(inner, trigger_lines)
