@@ -142,7 +142,9 @@ def active_rules(
         rule
         for rule in rules
         if not present.isdisjoint(table_for(rule, kind))
-        and (not rule.requires or any(needed in text for needed in rule.requires))
+        and (
+            not (required := requires_for(rule, kind)) or any(needed in text for needed in required)
+        )
         and (
             not rule.statement_requires or any(needed in text for needed in rule.statement_requires)
         )
@@ -157,6 +159,11 @@ def _trigger_search(rules: tuple[type[Rule], ...], kind: str) -> TriggerSearch:
 
 def table_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
     return rule.kind_triggers.get(kind, rule.triggers)
+
+
+def requires_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
+    """What a text of ``kind`` must also hold for ``rule`` to be active (``Rule.requires``)."""
+    return rule.kind_requires.get(kind, rule.requires)
 
 
 def _parse(text: str) -> cst.Module:

@@ -134,7 +134,7 @@ def partial_source(
     name_lines = _trigger_lines(text, name_triggers, line_starts)
     if name_lines and _at(groups, firsts, name_lines):
         units = _units(text, line_starts, groups, name_lines)
-        for unit in _closure(units, name_lines):
+        for unit in _closure(text, line_starts, units, name_lines):
             if unit.split:
                 marks.update(line for first, last in unit.keep for line in range(first, last + 1))
             else:
@@ -486,11 +486,15 @@ def _units(
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _closure(units: list[_Unit], trigger_lines: Set[int]) -> list[_Unit]:
-    """The units holding a trigger and every unit using a module-level name a kept unit binds:
-    one that holds the name as a word (a load, a store, an attribute, a keyword or a parameter
-    of that spelling alike, as rules following a name may read any of them). A kept member keeps
-    its class's shell."""
+def _closure(
+    text: str, line_starts: list[int], units: list[_Unit], trigger_lines: Set[int]
+) -> list[_Unit]:
+    """The units holding a trigger and every unit using a followed name: one that holds it as a
+    word (a load, a store, an attribute, a keyword or a parameter of that spelling alike, as
+    rules following a name may read any of them). A name is followed where a kept unit binds it
+    from something holding a trigger or a followed name (``_bindings``): only such a binding
+    can carry what a trigger reaches, and a rule reads a name's other bindings through the
+    units using it. A kept member keeps its class's shell."""
     users: dict[str, list[int]] = {}
     for index, unit in enumerate(units):
         for name in unit.words:
@@ -502,29 +506,139 @@ def _closure(units: list[_Unit], trigger_lines: Set[int]) -> list[_Unit]:
         if any(_holds(ordered, first, last) for first, last in unit.spans)
     ]
     kept = set(named)
+    read: set[int] = set()  # the units whose bindings were read: kept for what they hold
+    followed: set[str] = set()
+    #: a word -> the bindings (names, source words) waiting for it to be followed
+    waiting: dict[str, list[tuple[set[str], set[str]]]] = {}
+    names: list[str] = []
     pending = list(named)
-    seen_names: set[str] = set()
-    while pending:
-        index = pending.pop()
-        unit = units[index]
-        if unit.shell is not None and unit.shell not in kept:
-            kept.add(unit.shell)
-            pending.append(unit.shell)
-        if unit.split:
-            # a member's (or the shell's class-level) statements and what they hold
-            inner = [s for top in unit.statements for s in (top, *_statements_in(top))]
-            bound = _inner_bindings(inner, trigger_lines)
-            if unit.binds is not None:
-                bound.add(unit.binds)
-        else:
-            bound = _module_bindings(unit.statements, trigger_lines)
-        for name in bound - seen_names:
-            seen_names.add(name)
-            for user in users.get(name, ()):
-                if user not in kept:
-                    kept.add(user)
-                    pending.append(user)
+    while pending or names:
+        if pending:
+            index = pending.pop()
+            if index in read:
+                continue
+            read.add(index)
+            unit = units[index]
+            if unit.shell is not None:
+                # the class must stay around its member; a shell kept for that alone binds
+                # nothing a trigger reaches (it holds none and uses no followed name)
+                kept.add(unit.shell)
+            for bound, spans in _unit_bindings(unit, trigger_lines):
+                if any(_holds(ordered, first, last) for first, last in spans):
+                    names.extend(bound - followed)
+                    continue
+                source = _words(text, line_starts, spans)
+                if source & followed:
+                    names.extend(bound - followed)
+                    continue
+                for word in source:
+                    waiting.setdefault(word, []).append((bound, source))
+            continue
+        name = names.pop()
+        if name in followed:
+            continue
+        followed.add(name)
+        for bound, _ in waiting.pop(name, ()):
+            names.extend(bound - followed)
+        for user in users.get(name, ()):
+            kept.add(user)
+            if user not in read:
+                pending.append(user)
     return [units[index] for index in sorted(kept)]
+
+
+def _unit_bindings(
+    unit: _Unit, trigger_lines: Set[int]
+) -> list[tuple[set[str], list[tuple[int, int]]]]:
+    """What a unit binds at module level, binding by binding: (names, the lines they are bound
+    from). A shell binds its class name from its header (decorators, bases: its class-level
+    statements reach rules through their own names), and those statements bind like
+    module-level ones (rules read a class body as the module's scope); a
+    member binds its ``global`` names and trigger-holding imports from its whole span."""
+    if unit.binds is not None:
+        out = [({unit.binds}, unit.spans[:1])]
+        for statement in unit.statements:
+            out.extend(_bindings(statement, trigger_lines))
+        return out
+    if unit.split:
+        inner = [s for top in unit.statements for s in (top, *_statements_in(top))]
+        return [(_inner_bindings(inner, trigger_lines), unit.spans)]
+    out = []
+    for statement in unit.statements:
+        out.extend(_bindings(statement, trigger_lines))
+    return out
+
+
+def _bindings(
+    statement: ast.stmt, trigger_lines: Set[int]
+) -> list[tuple[set[str], list[tuple[int, int]]]]:
+    """The module-level bindings of a statement, each with the lines its value comes from: a
+    definition binds its name (and its ``global`` names and trigger-holding imports) from its
+    whole span; a compound statement's header binds its targets (``for x in``, ``with ... as
+    x``, ``except E as x``, a walrus) from the header, and its blocks bind as statements do; a
+    simple statement binds its targets and imports from its own lines."""
+    out: list[tuple[set[str], list[tuple[int, int]]]] = []
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound = {node.name} | _inner_bindings(_statements_in(node), trigger_lines)
+            bound |= _stores(node.decorator_list)
+            out.append((bound, [_span(node)]))
+            if isinstance(node, ast.ClassDef):
+                pending.extend(node.body)  # class-level statements bind at module level
+            continue
+        blocks = _blocks(node)
+        if not blocks:
+            out.append((_stores([node]), [_span(node)]))
+            continue
+        header = [
+            value
+            for field, value in ast.iter_fields(node)
+            if field not in ("body", "orelse", "finalbody", "handlers")
+        ]
+        expressions = [
+            item
+            for value in header
+            for item in (value if isinstance(value, list) else [value])
+            if isinstance(item, ast.AST)
+        ]
+        last = max(
+            (
+                end
+                for item in expressions
+                for inner in ast.walk(item)
+                if (end := getattr(inner, "end_lineno", None)) is not None
+            ),
+            default=node.lineno,
+        )
+        out.append((_stores(expressions), [(node.lineno, max(last, node.lineno))]))
+        for handler in getattr(node, "handlers", ()):
+            if handler.name:
+                end = handler.type.end_lineno if handler.type is not None else None
+                out.append(({handler.name}, [(handler.lineno, end or handler.lineno)]))
+        for block in blocks:
+            pending.extend(block)
+    return out
+
+
+def _stores(nodes: Iterable[ast.AST]) -> set[str]:
+    """Names the nodes bind (stored names, imports, ``except`` names), lambdas left out."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".", 1)[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
 
 
 _WORD = re.compile(r"[^\W\d]\w*")
@@ -547,7 +661,7 @@ def _words(text: str, line_starts: list[int], spans: Iterable[tuple[int, int]]) 
 def _inner_bindings(statements: Iterable[ast.stmt], trigger_lines: Set[int]) -> set[str]:
     """What statements inside a definition bind at module level: ``global`` names and, as the
     import table is one flat table per file, the names of the imports holding a trigger
-    (``_module_bindings`` says why only those)."""
+    (``_closure`` follows names for the values a trigger reaches, and an import without one binds no such value; resolution itself comes from the whole file's imports)."""
     names: set[str] = set()
     for inner in statements:
         if isinstance(inner, ast.Global):
@@ -556,35 +670,6 @@ def _inner_bindings(statements: Iterable[ast.stmt], trigger_lines: Set[int]) -> 
             range(inner.lineno, (inner.end_lineno or inner.lineno) + 1)
         ):
             names.update(alias.asname or alias.name.split(".", 1)[0] for alias in inner.names)
-    return names
-
-
-def _module_bindings(statements: Sequence[ast.stmt], trigger_lines: Set[int]) -> set[str]:
-    """Names the statements bind at module level (assignment targets, definitions, imports,
-    loop and ``with`` targets, and names a function declares ``global``). An import inside a
-    definition counts only when it holds a trigger (``trigger_lines``): the import table is one
-    flat table per file, so what it binds resolves anywhere, but names are followed for the
-    values a trigger reaches, and an import without one binds no such value (resolution itself
-    comes from the whole file's imports)."""
-    names: set[str] = set()
-    stack: list[ast.AST] = list(statements)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            names |= _inner_bindings(_statements_in(node), trigger_lines)
-            stack.extend(node.decorator_list)
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                names.add(alias.asname or alias.name.split(".", 1)[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
     return names
 
 

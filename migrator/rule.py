@@ -139,6 +139,10 @@ class Rule:
     #: (empty: none needed): what every finding of the rule needs as well, such as a kernel
     #: marker or a kernel compiler's name for a rule reading warp masks in kernel sources.
     requires: ClassVar[tuple[str, ...]] = ()
+    #: Per-kind ``requires`` overrides, like ``kind_triggers``: a dependency rule reads a Python
+    #: file only through a ``setup()`` keyword (``install_requires=``), so a Python file
+    #: without one cannot hold its findings.
+    kind_requires: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: For a ``statement`` rule: strings of which the statement holding a finding also holds
     #: one, where a token starts (not after a letter, digit, underscore or dot: ``32`` in
     #: ``n * 32``, not in ``Int32``), next to a trigger (empty: none needed). Partial parsing

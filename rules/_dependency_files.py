@@ -402,7 +402,8 @@ def conda_file(text: str) -> tuple[list[Req], list[CondaEntry]]:
     return reqs, entries
 
 
-_SETUP_KEYWORDS = {"install_requires", "extras_require", "setup_requires", "tests_require"}
+#: The ``setup()`` keywords whose values declare requirements: the only ones read.
+SETUP_KEYWORDS = ("extras_require", "install_requires", "setup_requires", "tests_require")
 _SETUP_CALLS = {"setuptools.setup", "distutils.core.setup", "skbuild.setup"}
 
 
@@ -497,7 +498,7 @@ def setup_strings(module: cst.Module, call: cst.Call) -> list[Found]:
                 visit(value, None, None, depth + 1)
 
     for argument in call.args:
-        if argument.keyword is not None and argument.keyword.value in _SETUP_KEYWORDS:
+        if argument.keyword is not None and argument.keyword.value in SETUP_KEYWORDS:
             visit(argument.value, None, None, 0)
     return found
 

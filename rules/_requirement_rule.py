@@ -13,6 +13,7 @@ from migrator.model import Applicability
 from migrator.rule import PythonRule, TextRule
 
 from ._dependency_files import (
+    SETUP_KEYWORDS,
     conda_file,
     is_setup_call,
     pyproject_file,
@@ -89,6 +90,8 @@ class RequirementRule(PythonRule, TextRule):
     ctx: Any  # a PythonContext in setup.py, a TextContext elsewhere
     #: In Python files only ``setup()`` calls are read, and those need setuptools or distutils.
     kind_triggers: ClassVar[dict[str, tuple[str, ...]]] = {"python": ("setuptools", "distutils")}
+    #: ... and a requirement keyword of ``setup()``, where every Python finding starts.
+    kind_requires: ClassVar[dict[str, tuple[str, ...]]] = {"python": SETUP_KEYWORDS}
     #: A dependency declared in several files (requirements, pyproject, setup.py) is one problem.
     aggregate: ClassVar[str] = "project"
 

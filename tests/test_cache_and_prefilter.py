@@ -172,3 +172,31 @@ def test_a_rule_runs_only_where_a_text_holds_what_it_requires(tmp_path, scan_jso
     ]
     assert [(f["path"], f["line"]) for f in with_prefilter] == [("kernels.py", 1)]
     assert with_prefilter == without
+
+
+def test_a_dependency_rule_reads_a_python_file_only_where_setup_declares_requirements(
+    tmp_path, scan_json
+):
+    """``kind_requires``: in Python, the dependency rules read only ``setup()``'s requirement
+    keywords, so a file mentioning setuptools without one is not theirs (it is then parsed in
+    part for the other rules instead of whole); in a requirements file they need no keyword."""
+    from migrator.engine import active_rules
+    from migrator.registry import all_rules
+
+    rules = all_rules()
+
+    def active(text: str, kind: str = "python") -> set[str]:
+        return {rule.code for rule in active_rules(rules, text, True, kind)}
+
+    installer = 'import subprocess\nsubprocess.run(["pip", "install", "-U", "setuptools"])\n'
+    assert "ROC812" not in active(installer)
+    declared = 'from setuptools import setup\nsetup(install_requires=["pynvml"])\n'
+    assert "ROC812" in active(declared)
+    assert "ROC812" in active("pynvml\n", "requirements")
+    # and the findings with the prefilter are those without it
+    write(tmp_path, "setup.py", declared)
+    write(tmp_path, "install.py", installer + 'REQS = ["pynvml"]\n')
+    with_prefilter = scan_json("--no-cache", "--select", "ROC811,ROC812", str(tmp_path))
+    without = scan_json("--no-cache", "--no-prefilter", "--select", "ROC811,ROC812", str(tmp_path))
+    assert [(f["path"], f["line"]) for f in with_prefilter["findings"]] == [("setup.py", 2)]
+    assert with_prefilter["findings"] == without["findings"]

@@ -433,9 +433,10 @@ def main():
 
 
 def test_names_keep_the_members_of_a_class_that_use_a_followed_name(monkeypatch):
-    """A class is split for the ``names`` closure: its shell (header and class attributes,
-    binding the class name) and each method. The method using ``SMI`` is kept whole, with the
-    shell; the others are left out; ``main`` (using the class name) is kept."""
+    """A class is split for the ``names`` closure: its shell (header and class attributes) and
+    each method. The method using ``SMI`` is kept whole, with the shell that holds it; the
+    others are left out, and so is ``main``: a shell kept only to hold a member binds nothing
+    a trigger reaches, so the uses of the class name are not followed."""
     rules = [r for r in all_rules() if r.code == "ROC210"]
     whole, partial = _both(monkeypatch, BACKEND, "backend.py", rules)
     assert partial == whole
@@ -444,12 +445,48 @@ def test_names_keep_the_members_of_a_class_that_use_a_followed_name(monkeypatch)
     assert source is not None
     kept = {line.strip() for line in source.text.splitlines() if line.strip()}
     assert 'return subprocess.run([SMI, "-L"], capture_output=True)' in kept
-    assert 'kind = "llama"' in kept and "return Backend().gpus()" in kept
+    assert 'kind = "llama"' in kept and "return Backend().gpus()" not in kept
     assert "total += i" not in kept and "self.ready = False" not in kept
     # a trigger in the class header keeps the whole class
     headed = BACKEND.replace("class Backend:", "class Backend:  # nvidia-smi")
     source = _partial(headed)
     assert source is not None and "total += i" in source.text
+
+
+PROBE = """\
+import torch
+
+
+class Probe:
+    major = torch.cuda.get_device_capability()[0]
+    label = "probe"
+
+    def describe(self):
+        return self.label
+
+
+def unrelated():
+    return label
+
+
+hopper = major == 9
+"""
+
+
+def test_names_follow_what_class_level_statements_bind(monkeypatch):
+    """Rules read a class body as the module's scope, so a class attribute assigned from a
+    trigger (``major``) binds where a module-level assignment does: its module-level use is
+    kept and reported as with whole parsing. Only the bindings whose value holds a trigger or a
+    followed name are followed: ``label`` is not, so ``unrelated`` is left out."""
+    rules = [r for r in all_rules() if r.code == "ROC110"]
+    whole, partial = _both(monkeypatch, PROBE, "probe.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [("ROC110", 16)]
+    source = _partial(PROBE)
+    assert source is not None
+    kept = {line.strip() for line in source.text.splitlines() if line.strip()}
+    assert "hopper = major == 9" in kept
+    assert "return label" not in kept
 
 
 PTX = """\
