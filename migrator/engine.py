@@ -277,7 +277,7 @@ def partial_for(
     tree: ast.Module | None = None,
 ) -> PartialSource | None:
     """What ``migrator.partial`` keeps of ``text`` for the active rules ``chosen``, by their
-    ``parse_scope``, triggers, scope triggers, function words and statement requirements
+    ``parse_scope``, triggers, scope triggers, function words, statement requirements and calls
     (``tree``: ``text``'s ``ast``, see ``partial_source``)."""
     return partial_source(
         text,
@@ -299,23 +299,35 @@ def partial_for(
             if rule.parse_scope == "statement" and rule.statement_requires
         ],
         tree=tree,
+        shaped=[
+            (_present(table_for(rule, "python"), text), rule.statement_calls)
+            for rule in chosen
+            if rule.parse_scope == "statement" and rule.statement_calls
+        ],
     )
 
 
 def _present_triggers(chosen: Sequence[type[Rule]], text: str, scope: str) -> set[str]:
-    """Triggers (and scope triggers) in ``text`` of the rules whose ``parse_scope`` is ``scope``
-    (a rule with ``statement_requires`` gives its triggers, less its ``unpaired_triggers``, to
-    ``partial_source``'s ``paired``)."""
+    """Triggers (and scope triggers) in ``text`` that the rules whose ``parse_scope`` is
+    ``scope`` read by that scope alone (``_plain_triggers``)."""
     return {
         trigger
         for rule in chosen
         if rule.parse_scope == scope
-        for trigger in (
-            *(rule.unpaired_triggers if rule.statement_requires else table_for(rule, "python")),
-            *rule.scope_triggers,
-        )
+        for trigger in (*_plain_triggers(rule), *rule.scope_triggers)
         if trigger in text
     }
+
+
+def _plain_triggers(rule: type[Rule]) -> tuple[str, ...]:
+    """The triggers read by ``parse_scope`` alone: all of them but for a rule with
+    ``statement_requires`` (its unpaired ones: ``paired`` reads the others) or
+    ``statement_calls`` (none: ``shaped`` reads them)."""
+    if rule.statement_requires:
+        return rule.unpaired_triggers
+    if rule.statement_calls:
+        return ()
+    return table_for(rule, "python")
 
 
 def _present(strings: Iterable[str], text: str) -> list[str]:

@@ -168,6 +168,24 @@ class ImportTable:
             return rewrite(qualified, self._exports.exports)
         return qualified
 
+    def resolve_ast(self, node: ast.expr) -> str | None:
+        """``resolve`` for an ``ast`` Name/Attribute chain (the same answer on the same code)."""
+        parts: list[str] = []
+        current = node
+        while isinstance(current, ast.Attribute):
+            parts.append(current.attr)
+            current = current.value
+        if not isinstance(current, ast.Name):
+            return None
+        base = self.bindings.get(current.id)
+        if base is None:
+            return None
+        parts.append(base)
+        qualified = ".".join(reversed(parts))
+        if self._exports is not None:
+            return rewrite(qualified, self._exports.exports)
+        return qualified
+
     def local_names_for(self, qualified: str) -> list[str]:
         """Local spellings that resolve to ``qualified`` (for building replacement nodes)."""
         return [local for local, full in self.bindings.items() if full == qualified]

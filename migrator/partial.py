@@ -9,8 +9,8 @@ it is in the file and positions need no mapping. Each rule declares what it must
 (``definition``), the top-level statements connected by module-level names (``names``; a
 class by its methods, with its header and class attributes) or the whole file (``module``, the
 default); a ``statement`` rule may also say what else the statement of a finding holds
-(``statement_requires``: ``import``, a literal's spellings), and then keeps only the statements
-holding both. Around every kept statement stay the blocks' headers and
+(``statement_requires``: ``import``, a literal's spellings; ``statement_calls``: the calls it
+reports), and then keeps only the statements holding both. Around every kept statement stay the blocks' headers and
 what the guard facility reads (an ``if`` that leaves, an ``assert``, the imports of a block, each
 block's last statement). Name resolution comes from the whole file's imports, read from the same
 ``ast`` tree (``migrator.imports.imports_from_ast``). Fixes and notebooks parse whole files;
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from migrator.imports import ImportTable, imports_from_ast
 from migrator.reexports import ExportSlice
+from migrator.rule import CallShape
 
 #: Below this share of the file's lines the blanked text is worth parsing instead of the file.
 WORTHWHILE = 0.85
@@ -73,6 +74,7 @@ def partial_source(
     function_words: Iterable[str] = (),
     paired: Iterable[tuple[Iterable[str], Iterable[str]]] = (),
     tree: ast.Module | None = None,
+    shaped: Iterable[tuple[Iterable[str], Sequence[CallShape]]] = (),
 ) -> PartialSource | None:
     """The blanked text keeping what the triggers can reach, or None when the whole file must be
     parsed (``ast`` rejects it, or too little would be left out).
@@ -89,7 +91,10 @@ def partial_source(
       the module) makes the whole file needed;
     - ``paired``: (triggers, needed strings) of rules whose every finding lies in a statement
       holding both: the innermost statements (a compound statement's header alone) holding a
-      trigger and a needed string, without the uses of the names their imports bind.
+      trigger and a needed string, without the uses of the names their imports bind;
+    - ``shaped``: (triggers, call shapes) of rules whose every finding lies in a statement
+      holding such a call: of the innermost statements holding a trigger or using a name their
+      imports bind, those holding one (a compound statement's header alone).
 
     ``tree`` is ``text``'s ``ast`` when the caller has it (``parse_ast``): it becomes the blanked
     text's when a ``PartialSource`` is returned, and is left as it was otherwise (the whole file's
@@ -112,6 +117,11 @@ def partial_source(
     marks.update(_alias_uses(text, import_nodes, statement_lines, line_starts, reexported))
     for triggers, needed in paired:
         marks.update(_paired_lines(text, tree.body, triggers, needed, line_starts))
+    for triggers, shapes in shaped:
+        triggers = tuple(triggers)
+        lines = _trigger_lines(text, triggers, line_starts)
+        lines |= _alias_uses(text, import_nodes, lines, line_starts, reexported)
+        marks.update(_shaped_lines(tree.body, lines, shapes, imports))
     whole = _at(groups, firsts, definition_lines)
     if definition_lines:
         uses = _alias_uses(text, import_nodes, definition_lines, line_starts, reexported)
@@ -231,6 +241,83 @@ def _paired_lines(
         for line in trigger_lines
         if any(_holds(needed_lines, first, last) for first, last in _regions(body, line))
     }
+
+
+def _shaped_lines(
+    body: list[ast.stmt], lines: Iterable[int], shapes: Sequence[CallShape], table: ImportTable
+) -> set[int]:
+    """The ``lines`` whose innermost statements (a compound statement's header alone, as in
+    ``_regions``) hold a call of one of ``shapes``."""
+    found: set[int] = set()
+    for line in lines:
+        for statement, header in _innermost(body, line):
+            nodes = _header_nodes(statement) if header else [statement]
+            if any(
+                _matches(node, shapes, table)
+                for top in nodes
+                for node in ast.walk(top)
+                if isinstance(node, ast.Call)
+            ):
+                found.add(line)
+                break
+    return found
+
+
+def _innermost(body: list[ast.stmt], line: int) -> list[tuple[ast.stmt, bool]]:
+    """The innermost statements at ``line``, each with whether its header alone is meant: the
+    statements ``_regions`` gives the spans of."""
+    found: list[tuple[ast.stmt, bool]] = []
+    pending = _containing(body, line)
+    while pending:
+        statement = pending.pop()
+        inner = [child for block in _blocks(statement) for child in block]
+        if not inner:
+            found.append((statement, False))
+            continue
+        header_last = _first_line(inner[0])
+        if line <= header_last:
+            found.append((statement, True))
+        if line >= header_last:
+            children = _containing(inner, line)
+            if children:
+                pending.extend(children)
+            elif line > header_last:
+                found.append((statement, False))
+    return found
+
+
+def _header_nodes(statement: ast.stmt) -> list[ast.AST]:
+    """What a compound statement holds outside its blocks (test, target, items, decorators,
+    bases, ``except`` clauses' types)."""
+    nodes: list[ast.AST] = []
+    for name, value in ast.iter_fields(statement):
+        if name in ("body", "orelse", "finalbody"):
+            continue
+        if name == "handlers":
+            nodes.extend(handler.type for handler in value if handler.type is not None)
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.AST):
+                nodes.append(item)
+    return nodes
+
+
+def _matches(call: ast.Call, shapes: Sequence[CallShape], table: ImportTable) -> bool:
+    """Whether ``call`` has one of ``shapes``."""
+    qualified = table.resolve_ast(call.func) or ""
+    last = qualified.rsplit(".", 1)[-1]
+    attribute = call.func.attr if isinstance(call.func, ast.Attribute) else None
+    keywords = {keyword.arg for keyword in call.keywords if keyword.arg is not None}
+    for shape in shapes:
+        if shape.keywords and shape.keywords.isdisjoint(keywords):
+            continue
+        if (
+            last in shape.names
+            or any(qualified.startswith(prefix) for prefix in shape.prefixes)
+            or attribute in shape.attributes
+        ):
+            return True
+    return False
 
 
 def _token_lines(text: str, starts: Iterable[str], line_starts: list[int]) -> set[int]:

@@ -41,6 +41,19 @@ class Invalid:
     count: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """A call that a finding's statement holds (``Rule.statement_calls``): its callee, resolved
+    through the file's imports, ends in one of ``names``, starts with one of ``prefixes``, or
+    is an attribute named in ``attributes``; and, when ``keywords`` is given, it passes one of
+    them."""
+
+    names: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+    attributes: frozenset[str] = frozenset()
+    keywords: frozenset[str] = frozenset()
+
+
 #: File kinds the discovery layer assigns; rules declare which they read.
 FILE_KINDS = frozenset(
     {
@@ -157,6 +170,12 @@ class Rule:
     #: attribute used through its import next to findings on imports. A file holding no required
     #: string is still not read: every finding must imply one in the file.
     unpaired_triggers: ClassVar[tuple[str, ...]] = ()
+    #: For a ``statement`` rule that reports calls: the calls of which the statement holding a
+    #: finding holds one (a compound statement's header counts alone). Partial parsing then
+    #: keeps, of the statements holding a trigger or using a name its imports bind, only those
+    #: holding such a call: a trigger passed as a value (``dict(type=BitsAndBytesConfig)`` in
+    #: a config file) leaves the statement out however long it is.
+    statement_calls: ClassVar[tuple[CallShape, ...]] = ()
 
     abstract: ClassVar[bool] = True
 
@@ -180,6 +199,11 @@ class Rule:
         ):
             raise TypeError(
                 f"rule {cls.__name__}: unpaired_triggers must be triggers of a rule with "
+                "statement_requires"
+            )
+        if cls.statement_calls and (cls.parse_scope != "statement" or cls.statement_requires):
+            raise TypeError(
+                f"rule {cls.__name__}: statement_calls needs parse_scope 'statement' and no "
                 "statement_requires"
             )
         if cls.statement_requires and cls.parse_scope != "statement":

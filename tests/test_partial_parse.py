@@ -489,6 +489,49 @@ def test_names_follow_what_class_level_statements_bind(monkeypatch):
     assert "return label" not in kept
 
 
+QUANTIZED = """\
+import transformers
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+from transformers import BitsAndBytesConfig as Bnb
+
+model = dict(
+    type=AutoModelForCausalLM.from_pretrained,
+    quantization_config=dict(
+        type=BitsAndBytesConfig,
+        load_in_4bit=True,
+    ),
+)
+config = Bnb(bnb_4bit_quant_type="nf4")
+if flag:
+    loaded = transformers.AutoModel.from_pretrained(
+        name, load_in_4bit=four_bit
+    )
+with open(path) as handle:
+    print(BitsAndBytesConfig(load_in_4bit=True), handle)
+"""
+
+
+def test_a_call_shaped_rule_keeps_only_statements_holding_its_calls(monkeypatch):
+    """ROC511 reports a config class's call or a loader's with a load keyword
+    (``statement_calls``): a config that names the class and the keyword as values of
+    ``dict(...)`` is left out however long, while the calls, through an alias too, stay."""
+    rules = [r for r in all_rules() if r.code == "ROC511"]
+    whole, partial = _both(monkeypatch, QUANTIZED, "config.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [
+        ("ROC511", 12),
+        ("ROC511", 15),
+        ("ROC511", 18),
+    ]
+    source = _partial(QUANTIZED)
+    assert source is not None
+    kept = {line.strip() for line in source.text.splitlines() if line.strip()}
+    assert "type=BitsAndBytesConfig," not in kept and "model = dict(" not in kept
+    assert (
+        'config = Bnb(bnb_4bit_quant_type="nf4")' in kept and "name, load_in_4bit=four_bit" in kept
+    )
+
+
 PTX = """\
 from torch.utils.cpp_extension import load_inline
 

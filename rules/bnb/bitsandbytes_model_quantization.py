@@ -6,12 +6,25 @@ from __future__ import annotations
 import libcst as cst
 
 from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.rule import CallShape, Invalid, PythonRule, Valid
 
 from .._imports import matches_package
 from .._literals import is_literal
 from .._problems import BITSANDBYTES_BINARIES
 from ._table import _data
+
+
+def _calls() -> tuple[CallShape, ...]:
+    """The calls ``visit_Call`` reports: a config class's, or a loader's with a load keyword."""
+    data = _data()
+    return (
+        CallShape(names=frozenset(data["config_classes"])),
+        CallShape(
+            prefixes=tuple(data["hf_prefixes"]),
+            attributes=frozenset(data["hf_methods"]),
+            keywords=frozenset(data["load_keywords"]),
+        ),
+    )
 
 
 class BitsandbytesTransformersQuantization(PythonRule):
@@ -55,6 +68,7 @@ class BitsandbytesTransformersQuantization(PythonRule):
     message = "bitsandbytes quantization needs bitsandbytes>=0.49 on ROCm"
     fact = "§5 bitsandbytes row; [B1]"
     triggers = ("BitsAndBytesConfig", "load_in_4bit", "load_in_8bit")
+    statement_calls = _calls()
     effort_hours = 0.5
     valid = [
         Valid("from transformers import AutoModel\nm = AutoModel.from_pretrained(name)\n"),
