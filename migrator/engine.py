@@ -32,7 +32,7 @@ from migrator.fixer import (
 )
 from migrator.fixpolicy import check_line_length, police_python, police_text
 from migrator.guards import GUARD_NODE_TYPES
-from migrator.imports import ImportTable
+from migrator.imports import ImportTable, imports_from_ast
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.partial import WORTHWHILE, PartialSource, parse_ast, partial_source
 from migrator.positions import positions_for
@@ -148,6 +148,7 @@ def active_rules(
         and (
             not rule.statement_requires or any(needed in text for needed in rule.statement_requires)
         )
+        and (rule.silenced_by is None or not rule.silenced_by.search(text))
     ]
 
 
@@ -224,8 +225,22 @@ def _reports(
     source: str | None = None  # the text a whole-file ``module`` was parsed from
     if module is None:
         blanked = None
-        if partial and prefilter and imports is None and _partial_allowed(chosen):
+        whole_tree: ast.Module | None = None
+        if prefilter and imports is None and any(rule.requires_imports for rule in chosen):
+            # rules whose findings resolve names the file's imports cannot: not run
             whole_tree = parse_ast(text)
+            if whole_tree is not None:
+                resolvable = imports_from_ast(whole_tree, current_exports.get())
+                chosen = [
+                    rule
+                    for rule in chosen
+                    if not rule.requires_imports or resolvable.may_resolve(rule.requires_imports)
+                ]
+                if not chosen:
+                    return None
+        if partial and prefilter and imports is None and _partial_allowed(chosen):
+            if whole_tree is None:
+                whole_tree = parse_ast(text)
             if whole_tree is not None:
                 blanked = partial_for(
                     chosen,
@@ -237,8 +252,8 @@ def _reports(
                     ),
                     tree=whole_tree,
                 )
-            if blanked is None:
-                tree = whole_tree  # left whole: the file's own ``ast``, for positions
+        if blanked is None:
+            tree = whole_tree  # left whole: the file's own ``ast`` (if read), for positions
         partial_module = _parse_partial(text, blanked.text) if blanked is not None else None
         if blanked is not None and partial_module is not None:
             if partial_module.default_indent == blanked.indent:

@@ -11,7 +11,7 @@ the same table from an ``ast`` tree, for partial parsing (``migrator.partial``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
@@ -167,6 +167,22 @@ class ImportTable:
         if self._exports is not None:
             return rewrite(qualified, self._exports.exports)
         return qualified
+
+    def may_resolve(self, qualified: Iterable[str]) -> bool:
+        """Whether some Name/Attribute chain of the file could resolve to one of ``qualified``:
+        a binding is one of them or a module above one, or a project module re-exporting names
+        lies at or under or above it (``rewrite`` may then give anything)."""
+        wanted = tuple(qualified)
+        modules = tuple(self._exports.exports) if self._exports is not None else ()
+        for base in self.bindings.values():
+            if any(name == base or name.startswith(base + ".") for name in wanted):
+                return True
+            if any(
+                module == base or module.startswith(base + ".") or base.startswith(module + ".")
+                for module in modules
+            ):
+                return True
+        return False
 
     def resolve_ast(self, node: ast.expr) -> str | None:
         """``resolve`` for an ``ast`` Name/Attribute chain (the same answer on the same code)."""

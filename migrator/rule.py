@@ -152,6 +152,15 @@ class Rule:
     #: (empty: none needed): what every finding of the rule needs as well, such as a kernel
     #: marker or a kernel compiler's name for a rule reading warp masks in kernel sources.
     requires: ClassVar[tuple[str, ...]] = ()
+    #: Qualified names of which every finding of a Python rule resolves one through the file's
+    #: imports (``torch.utils.cpp_extension.CUDA_HOME``): the rule does not run on a file whose
+    #: imports can resolve none (``ImportTable.may_resolve``), such as an installer naming the
+    #: ``CUDA_HOME`` variable without importing torch.
+    requires_imports: ClassVar[tuple[str, ...]] = ()
+    #: A pattern whose match anywhere in a text means the rule reports nothing there: the rule
+    #: does not run on such a text (the FP8 rules on a file naming a block-scaled format, whose
+    #: own element type OCP FP8 is). Share the pattern with the code that decides so.
+    silenced_by: ClassVar[re.Pattern[str] | None] = None
     #: Per-kind ``requires`` overrides, like ``kind_triggers``: a dependency rule reads a Python
     #: file only through a ``setup()`` keyword (``install_requires=``), so a Python file
     #: without one cannot hold its findings.

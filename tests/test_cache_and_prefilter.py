@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 
 import pytest
@@ -200,3 +201,66 @@ def test_a_dependency_rule_reads_a_python_file_only_where_setup_declares_require
     without = scan_json("--no-cache", "--no-prefilter", "--select", "ROC811,ROC812", str(tmp_path))
     assert [(f["path"], f["line"]) for f in with_prefilter["findings"]] == [("setup.py", 2)]
     assert with_prefilter["findings"] == without["findings"]
+
+
+def test_the_fp8_rules_do_not_run_where_a_block_scaled_format_is_named(tmp_path, scan_json):
+    """``silenced_by``: OCP FP8 is a block-scaled format's own element type, so the FP8 rules
+    report nothing in a file naming one (MXFP8, NVFP4); they are not run there at all, with the
+    same findings."""
+    from migrator.engine import active_rules
+    from migrator.registry import all_rules
+
+    rules = all_rules()
+    fp8 = "import torch\nFP8_MAX = 448.0\nw = x.to(torch.float8_e4m3fn)\nscaled = torch._scaled_mm(w, w)\n"
+    block = fp8 + "# MXFP8 recipe\n"
+    codes = {rule.code for rule in active_rules(rules, fp8, True)}
+    assert {"ROC120", "ROC121"} <= codes
+    assert not {"ROC120", "ROC121"} & {rule.code for rule in active_rules(rules, block, True)}
+    write(tmp_path, "plain.py", fp8)
+    write(tmp_path, "block.py", block)
+    with_prefilter = scan_json("--no-cache", "--select", "ROC120,ROC121", str(tmp_path))
+    without = scan_json("--no-cache", "--no-prefilter", "--select", "ROC120,ROC121", str(tmp_path))
+    assert sorted((f["path"], f["rule"]) for f in with_prefilter["findings"]) == [
+        ("plain.py", "ROC120"),
+        ("plain.py", "ROC121"),
+    ]
+    assert with_prefilter["findings"] == without["findings"]
+
+
+def test_a_rule_runs_only_where_the_imports_can_resolve_what_it_reports(tmp_path, scan_json):
+    """``requires_imports``: ROC604 reports ``torch.utils.cpp_extension.CUDA_HOME``; an installer
+    naming the ``CUDA_HOME`` variable without importing torch is not its (nor parsed whole for
+    it), while ``import torch`` or a project module re-exporting the name keeps it running, with
+    the same findings."""
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/env.py", "from torch.utils.cpp_extension import CUDA_HOME\n")
+    write(tmp_path, "install.py", 'import os\nhome = os.environ.get("CUDA_HOME") + "/bin"\n')
+    write(
+        tmp_path,
+        "build.py",
+        "import torch\nnvcc = torch.utils.cpp_extension.CUDA_HOME + '/bin/nvcc'\n",
+    )
+    write(tmp_path, "reexported.py", "from pkg import env\nnvcc = env.CUDA_HOME + '/bin/nvcc'\n")
+    with_prefilter = scan_json("--no-cache", "--select", "ROC604", str(tmp_path))
+    without = scan_json("--no-cache", "--no-prefilter", "--select", "ROC604", str(tmp_path))
+    assert sorted(f["path"] for f in with_prefilter["findings"]) == ["build.py", "reexported.py"]
+    assert with_prefilter["findings"] == without["findings"]
+
+    from migrator.imports import imports_from_ast
+
+    def may(source: str) -> bool:
+        table = imports_from_ast(ast.parse(source))
+        return table.may_resolve(["torch.utils.cpp_extension.CUDA_HOME"])
+
+    assert not may("import os\nimport numpy as np\nfrom torch import nn\n")
+    assert may("import torch\n") and may("from torch.utils import cpp_extension as ext\n")
+    assert may("from torch.utils.cpp_extension import CUDA_HOME\n")
+    # the installer is not even parsed for it
+    from migrator.engine import python_reports
+    from migrator.registry import all_rules
+
+    rules = [rule for rule in all_rules() if rule.code == "ROC604"]
+    installer = (tmp_path / "install.py").read_text()
+    assert python_reports(installer, "install.py", rules) == (None, None)
+    module, _ = python_reports((tmp_path / "build.py").read_text(), "build.py", rules)
+    assert module is not None

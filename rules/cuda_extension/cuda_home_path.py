@@ -72,6 +72,7 @@ class CudaHomePath(PythonRule):
     )
     fact = "§6 CUDA_HOME / CUDA_PATH; §7 CUDAExtension row; [P9]"
     triggers = ("CUDA_HOME",)
+    requires_imports = (_CUDA_HOME,)
     effort_hours = 0.5
     valid = [
         Valid("from torch.utils.cpp_extension import CUDA_HOME\n\nprint(CUDA_HOME)\n"),

@@ -35,7 +35,7 @@ def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
     storage dtype, a CPU tensor, a dtype test or table, a block-scaled format's own type, code
     that never runs on ROCm, or a test file that never puts anything on a GPU."""
     refs = qualified_refs(ctx, tree_, OCP)
-    if refs and _BLOCK_SCALED.search(ctx.module_code()):
+    if refs and BLOCK_SCALED.search(ctx.module_code()):
         return []  # a block-scaled format's own element/scale type (rocm-facts §8)
     if refs and is_test_path(ctx.path) and not _mentions_gpu(tree_):
         return []  # every tensor of such a test lives on the CPU: FP8 storage, no FP8 kernel
@@ -300,4 +300,4 @@ def _membership_tested(tree_: Tree, use: cst.CSTNode) -> bool:
 
 
 #: Names of block-scaled formats whose elements or scales are OCP E4M3 by definition.
-_BLOCK_SCALED = re.compile(r"nvfp4|mxfp[468]|mxint8|e8m0|float4_e2m1", re.IGNORECASE)
+BLOCK_SCALED = re.compile(r"nvfp4|mxfp[468]|mxint8|e8m0|float4_e2m1", re.IGNORECASE)

@@ -10,7 +10,7 @@ from migrator.rule import Invalid, PythonRule, Valid
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree, identifier, qualified_refs, tree
-from ._shared import _BLOCK_SCALED, FNUZ, compute_refs
+from ._shared import BLOCK_SCALED, FNUZ, compute_refs
 
 E4M3FN = "torch.float8_e4m3fn"
 
@@ -91,6 +91,8 @@ class Fp8E4m3MaxLiteral(PythonRule):
     message = "448 is the e4m3fn maximum; MI300X's float8_e4m3fnuz tops out at 240"
     fact = "§8 maxima, rewrite rule, block-scaled formats; §10.4; [V][H4][L4][MX1][MX2][MX3]"
     triggers = ("float8_e4m3fn",)
+    silenced_by = BLOCK_SCALED
+    requires_imports = (E4M3FN,)
     targets = ("gfx942",)
     effort_hours = 0.25
     valid = [
@@ -143,7 +145,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
             if not _is_448(candidate) or _looks_like_size(tree_, candidate):
                 continue
             if block_scaled is None:
-                block_scaled = bool(_BLOCK_SCALED.search(self.ctx.module_code()))
+                block_scaled = bool(BLOCK_SCALED.search(self.ctx.module_code()))
             if block_scaled:
                 return  # 448 is the block-scaled format's own constant there
             if unreachable_on_rocm(self.ctx, tree_, candidate):

@@ -10,7 +10,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
 from .._tree import qualified_refs, tree
-from ._shared import FNUZ, compute_refs
+from ._shared import BLOCK_SCALED, FNUZ, OCP, compute_refs
 
 
 class OcpFp8Dtype(PythonRule):
@@ -85,6 +85,8 @@ class OcpFp8Dtype(PythonRule):
     message = "OCP FP8 dtype: MI300X (gfx942) supports only FNUZ FP8 (`float8_e4m3fnuz`)"
     fact = "§8 dtypes, hardware, rewrite rule, block-scaled formats; §10.4; [H4][L4][L5][MX2]"
     triggers = ("float8_e4m3fn", "float8_e5m2")
+    silenced_by = BLOCK_SCALED
+    requires_imports = tuple(sorted(OCP))
     targets = ("gfx942",)
     effort_hours = 1.0
     valid = [
