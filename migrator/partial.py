@@ -579,9 +579,11 @@ def _closure(
     """The units holding a trigger and every unit using a followed name: one that holds it as a
     word (a load, a store, an attribute, a keyword or a parameter of that spelling alike, as
     rules following a name may read any of them). A name is followed where a kept unit binds it
-    from something holding a trigger or a followed name (``_bindings``): only such a binding
-    can carry what a trigger reaches, and a rule reads a name's other bindings through the
-    units using it. A kept member keeps its class's shell."""
+    from lines holding a trigger or a name followed as a value (``_bindings``): only such a
+    binding can carry what a trigger reaches, and a rule reads a name's other bindings through
+    the units using it. A function is followed as a value where its ``return``s are such lines,
+    else as a site where its body is: its callers are kept (a rule asks where it runs), but
+    they carry nothing from it. A kept member keeps its class's shell."""
     users: dict[str, list[int]] = {}
     for index, unit in enumerate(units):
         for name in unit.words:
@@ -594,10 +596,11 @@ def _closure(
     ]
     kept = set(named)
     read: set[int] = set()  # the units whose bindings were read: kept for what they hold
-    followed: set[str] = set()
-    #: a word -> the bindings (names, source words) waiting for it to be followed
-    waiting: dict[str, list[tuple[set[str], set[str]]]] = {}
-    names: list[str] = []
+    values: set[str] = set()
+    sites: set[str] = set()
+    #: a word -> the bindings waiting for it to be followed as a value
+    waiting: dict[str, list[_Binding]] = {}
+    names: list[tuple[str, str]] = []
     pending = list(named)
     while pending or names:
         if pending:
@@ -610,23 +613,25 @@ def _closure(
                 # the class must stay around its member; a shell kept for that alone binds
                 # nothing a trigger reaches (it holds none and uses no followed name)
                 kept.add(unit.shell)
-            for bound, spans in _unit_bindings(unit, trigger_lines):
+            for binding in _unit_bindings(text, line_starts, unit, trigger_lines):
+                bound, spans, kind = binding
                 if any(_holds(ordered, first, last) for first, last in spans):
-                    names.extend(bound - followed)
+                    names.extend((name, kind) for name in bound)
                     continue
                 source = _words(text, line_starts, spans)
-                if source & followed:
-                    names.extend(bound - followed)
+                if source & values:
+                    names.extend((name, kind) for name in bound)
                     continue
                 for word in source:
-                    waiting.setdefault(word, []).append((bound, source))
+                    waiting.setdefault(word, []).append(binding)
             continue
-        name = names.pop()
-        if name in followed:
+        name, kind = names.pop()
+        if name in values or (kind == SITE and name in sites):
             continue
-        followed.add(name)
-        for bound, _ in waiting.pop(name, ()):
-            names.extend(bound - followed)
+        (values if kind == VALUE else sites).add(name)
+        if kind == VALUE:
+            for bound, _, waiting_kind in waiting.pop(name, ()):
+                names.extend((other, waiting_kind) for other in bound)
         for user in users.get(name, ()):
             kept.add(user)
             if user not in read:
@@ -635,75 +640,104 @@ def _closure(
 
 
 def _unit_bindings(
-    unit: _Unit, trigger_lines: Set[int]
-) -> list[tuple[set[str], list[tuple[int, int]]]]:
-    """What a unit binds at module level, binding by binding: (names, the lines they are bound
-    from). A shell binds its class name from its header (decorators, bases: its class-level
-    statements reach rules through their own names), and those statements bind like
-    module-level ones (rules read a class body as the module's scope); a
-    member binds its ``global`` names and trigger-holding imports from its whole span."""
+    text: str, line_starts: list[int], unit: _Unit, trigger_lines: Set[int]
+) -> list[_Binding]:
+    """What a unit binds at module level, binding by binding (``_bindings``). A shell binds its
+    class name from its header (decorators, bases), and its class-level statements bind like
+    module-level ones (rules read a class body as the module's scope); a member binds its
+    ``global`` names and trigger-holding imports from its whole span."""
     if unit.binds is not None:
-        out = [({unit.binds}, unit.spans[:1])]
+        out: list[_Binding] = [({unit.binds}, unit.spans[:1], VALUE)]
         for statement in unit.statements:
-            out.extend(_bindings(statement, trigger_lines))
+            out.extend(_bindings(text, line_starts, statement, trigger_lines))
         return out
     if unit.split:
         inner = [s for top in unit.statements for s in (top, *_statements_in(top))]
-        return [(_inner_bindings(inner, trigger_lines), unit.spans)]
+        return [(_inner_bindings(inner, trigger_lines), unit.spans, VALUE)]
     out = []
     for statement in unit.statements:
-        out.extend(_bindings(statement, trigger_lines))
+        out.extend(_bindings(text, line_starts, statement, trigger_lines))
     return out
 
 
+#: What a binding makes of the names it binds, where its lines hold a trigger or a followed
+#: value: ``VALUE`` (they carry it: their uses are kept and what those bind from them is
+#: followed in turn) or ``SITE`` (a function running it: its uses are kept, being where it runs,
+#: but carry nothing further).
+VALUE, SITE = "value", "site"
+
+_Binding = tuple[set[str], list[tuple[int, int]], str]
+
+
 def _bindings(
-    statement: ast.stmt, trigger_lines: Set[int]
-) -> list[tuple[set[str], list[tuple[int, int]]]]:
-    """The module-level bindings of a statement, each with the lines its value comes from: a
-    definition binds its name (and its ``global`` names and trigger-holding imports) from its
-    whole span; a compound statement's header binds its targets (``for x in``, ``with ... as
-    x``, ``except E as x``, a walrus) from the header, and its blocks bind as statements do; a
-    simple statement binds its targets and imports from its own lines."""
-    out: list[tuple[set[str], list[tuple[int, int]]]] = []
+    text: str, line_starts: list[int], statement: ast.stmt, trigger_lines: Set[int]
+) -> list[_Binding]:
+    """The module-level bindings of a statement, each with the lines it binds from: a function
+    binds its name as a value from its decorators and ``return`` statements (its whole span
+    when it yields), and as a site from its whole span; a class binds its name from its header
+    (rules give class names no values) and its class-level statements bind as module-level
+    ones do; a definition's ``global`` names and trigger-holding imports come from its whole
+    span; a compound statement's header binds its targets (``for x in``, ``with ... as x``,
+    ``except E as x``, a walrus) from the header, its blocks bind as statements do; a simple
+    statement binds its targets and imports from its own lines."""
+    out: list[_Binding] = []
     pending = [statement]
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound = {node.name} | _inner_bindings(_statements_in(node), trigger_lines)
-            bound |= _stores(node.decorator_list)
-            out.append((bound, [_span(node)]))
+            span = _span(node)
+            inner = _statements_in(node)
+            out.append(
+                (
+                    _inner_bindings(inner, trigger_lines) | _stores(node.decorator_list),
+                    [span],
+                    VALUE,
+                )
+            )
+            decorators = [(span[0], node.lineno - 1)] if span[0] < node.lineno else []
             if isinstance(node, ast.ClassDef):
+                header_last = max(node.lineno, _first_line(node.body[0]) - 1)
+                out.append(({node.name}, [*decorators, (node.lineno, header_last)], VALUE))
                 pending.extend(node.body)  # class-level statements bind at module level
+                continue
+            start = line_starts[span[0] - 1]
+            stop = line_starts[span[1]] if span[1] < len(line_starts) else len(text)
+            if "yield" in text[start:stop]:
+                values = [span]
+            else:
+                values = decorators + [_span(s) for s in inner if isinstance(s, ast.Return)]
+            out.append(({node.name}, values, VALUE))
+            out.append(({node.name}, [span], SITE))
             continue
         blocks = _blocks(node)
         if not blocks:
-            out.append((_stores([node]), [_span(node)]))
+            out.append((_stores([node]), [_span(node)], VALUE))
             continue
-        header = [
+        fields = [
             value
             for field, value in ast.iter_fields(node)
             if field not in ("body", "orelse", "finalbody", "handlers")
         ]
         expressions = [
             item
-            for value in header
+            for value in fields
             for item in (value if isinstance(value, list) else [value])
             if isinstance(item, ast.AST)
         ]
-        last = max(
+        last: int = max(
             (
-                end
+                line
                 for item in expressions
-                for inner in ast.walk(item)
-                if (end := getattr(inner, "end_lineno", None)) is not None
+                for inner_node in ast.walk(item)
+                if (line := getattr(inner_node, "end_lineno", None)) is not None
             ),
             default=node.lineno,
         )
-        out.append((_stores(expressions), [(node.lineno, max(last, node.lineno))]))
+        out.append((_stores(expressions), [(node.lineno, max(last, node.lineno))], VALUE))
         for handler in getattr(node, "handlers", ()):
             if handler.name:
-                end = handler.type.end_lineno if handler.type is not None else None
-                out.append(({handler.name}, [(handler.lineno, end or handler.lineno)]))
+                type_end = handler.type.end_lineno if handler.type is not None else None
+                out.append(({handler.name}, [(handler.lineno, type_end or handler.lineno)], VALUE))
         for block in blocks:
             pending.extend(block)
     return out

@@ -532,6 +532,61 @@ def test_a_call_shaped_rule_keeps_only_statements_holding_its_calls(monkeypatch)
     )
 
 
+SMI_CALLERS = """\
+import subprocess
+
+
+def _smi_binary():
+    return "nvidia-smi"
+
+
+def _query(flag):
+    subprocess.run([_smi_binary(), flag])
+    return flag
+
+
+def _list_nvidia():
+    subprocess.run(["nvidia-smi", "-L"])
+
+
+def show(vendor):
+    if vendor == "nvidia":
+        _list_nvidia()
+    return _query("-L")
+
+
+def main(vendor):
+    show(vendor)
+    total = 0
+    for step in range(3):
+        total += step
+    return total
+"""
+
+
+def test_names_follow_a_function_as_a_value_only_through_its_returns(monkeypatch):
+    """A helper whose ``return`` gives the program (``_smi_binary``) carries it: its callers are
+    kept, and so on through what they return. One that only runs the program
+    (``_list_nvidia``) is followed as a site: its callers are kept (ROC210 asks whether every
+    call sits in an NVIDIA-only branch) but carry nothing, so ``main``, which calls ``show``, is
+    left out."""
+    rules = [r for r in all_rules() if r.code == "ROC210"]
+    whole, partial = _both(monkeypatch, SMI_CALLERS, "gpus.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [("ROC210", 9)]
+    source = _partial(SMI_CALLERS)
+    assert source is not None
+    kept = {line.strip() for line in source.text.splitlines() if line.strip()}
+    assert "_list_nvidia()" in kept and 'return _query("-L")' in kept
+    assert "show(vendor)" not in kept and "total += step" not in kept
+    # while a helper returning what runs the program carries it to its callers' callers
+    carried = SMI_CALLERS.replace("    return _query(", "    return _smi_binary() or _query(")
+    whole, partial = _both(monkeypatch, carried, "gpus.py", rules)
+    assert partial == whole
+    source = _partial(carried)
+    assert source is not None and "show(vendor)" in source.text
+
+
 PTX = """\
 from torch.utils.cpp_extension import load_inline
 
