@@ -10,9 +10,9 @@ it is in the file and positions need no mapping. Each rule declares what it must
 class by its methods, with its header and class attributes) or the whole file (``module``, the
 default); a ``statement`` rule may also say what else the statement of a finding holds
 (``statement_requires``: ``import``, a literal's spellings; ``statement_calls``: the calls it
-reports), and then keeps only the statements holding both. Around every kept statement stay the blocks' headers and
-what the guard facility reads (an ``if`` that leaves, an ``assert``, the imports of a block, each
-block's last statement). Name resolution comes from the whole file's imports, read from the same
+reports), and then keeps only the statements holding both. Around every kept statement stay
+the blocks' headers and what the guard facility reads (an ``if`` that leaves, an ``assert``,
+the imports of a block, each block's last statement). Name resolution comes from the whole file's imports, read from the same
 ``ast`` tree (``migrator.imports.imports_from_ast``). Fixes and notebooks parse whole files;
 ``tests/test_partial_parse.py`` proves the findings identical.
 """
@@ -264,8 +264,9 @@ def _shaped_lines(
 
 
 def _innermost(body: list[ast.stmt], line: int) -> list[tuple[ast.stmt, bool]]:
-    """The innermost statements at ``line``, each with whether its header alone is meant: the
-    statements ``_regions`` gives the spans of."""
+    """The innermost statements at ``line``, each with whether its header alone is meant (the
+    line lies in a compound statement's header, through the first line of its blocks), or the
+    whole compound statement when the line lies outside both (an ``except`` line)."""
     found: list[tuple[ast.stmt, bool]] = []
     pending = _containing(body, line)
     while pending:
@@ -286,15 +287,16 @@ def _innermost(body: list[ast.stmt], line: int) -> list[tuple[ast.stmt, bool]]:
     return found
 
 
-def _header_nodes(statement: ast.stmt) -> list[ast.AST]:
+def _header_nodes(statement: ast.stmt, handlers: bool = True) -> list[ast.AST]:
     """What a compound statement holds outside its blocks (test, target, items, decorators,
-    bases, ``except`` clauses' types)."""
+    bases, and the types of its ``except`` clauses unless ``handlers`` is false)."""
     nodes: list[ast.AST] = []
     for name, value in ast.iter_fields(statement):
         if name in ("body", "orelse", "finalbody"):
             continue
         if name == "handlers":
-            nodes.extend(handler.type for handler in value if handler.type is not None)
+            if handlers:
+                nodes.extend(handler.type for handler in value if handler.type is not None)
             continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, ast.AST):
@@ -332,28 +334,16 @@ def _token_lines(text: str, starts: Iterable[str], line_starts: list[int]) -> se
 
 
 def _regions(body: list[ast.stmt], line: int) -> list[tuple[int, int]]:
-    """The line spans of the innermost statements at ``line``: a simple statement's span, a
-    compound statement's header through the first line of its blocks (or its whole span when
-    the line lies outside both, on an ``except`` line). Statements sharing the line all count:
-    a span too many only keeps a statement too many."""
+    """The line spans of the innermost statements at ``line`` (``_innermost``): a simple
+    statement's span, a compound statement's header through the first line of its blocks (or
+    its whole span when the line lies outside both, on an ``except`` line). Statements sharing
+    the line all count: a span too many only keeps a statement too many."""
     regions: list[tuple[int, int]] = []
-    pending = _containing(body, line)
-    while pending:
-        statement = pending.pop()
+    for statement, header in _innermost(body, line):
         first, last = _span(statement)
-        inner = [child for block in _blocks(statement) for child in block]
-        if not inner:
-            regions.append((first, last))
-            continue
-        header_last = _first_line(inner[0])
-        if line <= header_last:
-            regions.append((first, header_last))
-        if line >= header_last:
-            children = _containing(inner, line)
-            if children:
-                pending.extend(children)
-            elif line > header_last:
-                regions.append((first, last))
+        if header:
+            last = _first_line(next(child for block in _blocks(statement) for child in block))
+        regions.append((first, last))
     return regions
 
 
@@ -713,17 +703,7 @@ def _bindings(
         if not blocks:
             out.append((_stores([node]), [_span(node)], VALUE))
             continue
-        fields = [
-            value
-            for field, value in ast.iter_fields(node)
-            if field not in ("body", "orelse", "finalbody", "handlers")
-        ]
-        expressions = [
-            item
-            for value in fields
-            for item in (value if isinstance(value, list) else [value])
-            if isinstance(item, ast.AST)
-        ]
+        expressions = _header_nodes(node, handlers=False)
         last: int = max(
             (
                 line
@@ -740,7 +720,7 @@ def _bindings(
                 out.append(({handler.name}, [(handler.lineno, type_end or handler.lineno)], VALUE))
         for block in blocks:
             pending.extend(block)
-    return out
+    return [binding for binding in out if binding[0]]
 
 
 def _stores(nodes: Iterable[ast.AST]) -> set[str]:
