@@ -192,7 +192,7 @@ def python_reports(
     """Parse once and run every active Python rule in one walk; (None, None) when the prefilter
     rules it out. The context holds the reports, parents, scopes and guards of the file."""
     parsed = _reports(text, path, rules, prefilter=prefilter, imports=imports, module=module)
-    return (parsed.module, parsed.context) if parsed is not None else (None, None)
+    return (parsed.module, parsed.context) if isinstance(parsed, _Parsed) else (None, None)
 
 
 @dataclass(slots=True)
@@ -206,6 +206,15 @@ class _Parsed:
     tree: ast.Module | None = None
 
 
+class _Unread:
+    """``_reports``'s answer for a file whose active rules can report in none of its statements
+    (partial parsing keeps none they read): no findings, with its suppressions all unused, as a
+    parsed file without findings has."""
+
+
+UNREAD = _Unread()
+
+
 def _reports(
     text: str,
     path: str,
@@ -215,7 +224,7 @@ def _reports(
     imports: ImportTable | None = None,
     module: cst.Module | None = None,
     partial: bool = False,
-) -> _Parsed | None:
+) -> _Parsed | _Unread | None:
     chosen = [rule for rule in active_rules(rules, text, prefilter) if issubclass(rule, PythonRule)]
     if not chosen and prefilter:
         return None
@@ -254,6 +263,8 @@ def _reports(
                 )
         if blanked is None:
             tree = whole_tree  # left whole: the file's own ``ast`` (if read), for positions
+        if blanked is not None and not blanked.marked:
+            return UNREAD  # no statement an active rule reports in: nothing to parse
         partial_module = _parse_partial(text, blanked.text) if blanked is not None else None
         if blanked is not None and partial_module is not None:
             if partial_module.default_indent == blanked.indent:
@@ -490,6 +501,8 @@ def analyze_python(
     if parsed is None:
         return Analysis()
     suppressions = Suppressions.parse(text)
+    if isinstance(parsed, _Unread):
+        return Analysis(unused_suppressions=suppressions.unused())
     pairs = _suppress(_python_findings(parsed, path, text, cell), suppressions)
     analysis = Analysis(
         findings=[finding for _, finding in pairs],
@@ -526,7 +539,7 @@ def _fix_python_loop(
     fixed: list[Finding] = []
     for _ in range(MAX_FIX_PASSES):
         parsed = _reports(current, path, rules, prefilter=prefilter, imports=imports)
-        if parsed is None:
+        if not isinstance(parsed, _Parsed):  # a fix parses whole files: never unread
             return current, fixed
         pairs = _suppress(
             _python_findings(parsed, path, current, cell),

@@ -53,6 +53,10 @@ class PartialSource:
     indent: str
     kept_lines: int
     total_lines: int
+    #: Whether a statement some rule can report in is kept (one holding what its scope reads):
+    #: when none is, the rest is skeleton (imports, blocks' first and last statements) in which
+    #: no active rule reports, and the file need not be parsed at all.
+    marked: bool = True
 
 
 @dataclass(slots=True)
@@ -77,7 +81,8 @@ def partial_source(
     shaped: Iterable[tuple[Iterable[str], Sequence[CallShape]]] = (),
 ) -> PartialSource | None:
     """The blanked text keeping what the triggers can reach, or None when the whole file must be
-    parsed (``ast`` rejects it, or too little would be left out).
+    parsed (``ast`` rejects it, or too little would be left out). Where nothing the rules read
+    is kept (``PartialSource.marked`` false), the file needs no parse however little is left out.
 
     - ``statement_triggers``: the innermost statements holding them (inside the skeleton of the
       blocks around them) and the statements using a name their imports bind;
@@ -155,12 +160,13 @@ def partial_source(
     selector.module(tree.body, groups, whole)
     total_lines = len(line_starts)
     kept_lines = total_lines - sum(last - first + 1 for first, last in dropped)
-    if kept_lines > worthwhile * total_lines:
+    marked = bool(marks or whole)
+    if marked and kept_lines > worthwhile * total_lines:
         return None
     for body, kept in selector.edits:
         body[:] = kept
     return PartialSource(
-        _blank(text, dropped, line_starts), tree, imports, indent, kept_lines, total_lines
+        _blank(text, dropped, line_starts), tree, imports, indent, kept_lines, total_lines, marked
     )
 
 

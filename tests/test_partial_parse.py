@@ -587,6 +587,34 @@ def test_names_follow_a_function_as_a_value_only_through_its_returns(monkeypatch
     assert source is not None and "show(vendor)" in source.text
 
 
+CONFIG_ONLY = """\
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+model = dict(  # migrate: ignore[ROC511]
+    type=AutoModelForCausalLM.from_pretrained,
+    quantization_config=dict(type=BitsAndBytesConfig, load_in_4bit=True),
+)
+"""
+
+
+def test_a_file_holding_nothing_the_rules_read_is_not_parsed(monkeypatch):
+    """When partial parsing keeps no statement an active rule reports in (a config naming the
+    class only as a value), the file is not parsed at all: no findings, and its suppressions
+    are all unused, exactly as when it is parsed whole."""
+    rules = [r for r in all_rules() if r.code == "ROC511"]
+    source = _partial(CONFIG_ONLY)
+    assert source is not None and not source.marked
+    monkeypatch.setenv(PARSE_MODE_VARIABLE, "whole")
+    whole = analyze(CONFIG_ONLY, "config.py", "python", rules)
+    monkeypatch.setenv(PARSE_MODE_VARIABLE, "partial")
+    partial = analyze(CONFIG_ONLY, "config.py", "python", rules)
+    assert whole.findings == partial.findings == []
+    assert partial.unused_suppressions == whole.unused_suppressions == [(3, "ROC511")]
+    # a statement the rule reads keeps the file parsed
+    source = _partial(CONFIG_ONLY + "config = BitsAndBytesConfig(load_in_4bit=True)\n")
+    assert source is not None and source.marked
+
+
 PTX = """\
 from torch.utils.cpp_extension import load_inline
 
