@@ -3,6 +3,7 @@ that declares requirements."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -39,17 +40,23 @@ class Verdict:
 
 
 def all_requirements(ctx: TextContext) -> list[Req]:
-    if ctx.kind == "requirements":
-        return requirements_file(ctx.text)[0]
-    if ctx.kind == "pyproject":
-        return pyproject_file(ctx.text)[0]
-    if ctx.kind == "setupcfg":
-        return setupcfg_file(ctx.text)
-    if ctx.kind == "conda":
-        return conda_file(ctx.text)[0]
-    if ctx.kind in {"dockerfile", "shell", "ci-yaml"}:
-        return pip_requirements(ctx.text)
-    return []
+    """The requirements a file declares, read once per text: each dependency rule asks."""
+    return list(_requirements(ctx.kind, ctx.text))
+
+
+@functools.lru_cache(maxsize=4)
+def _requirements(kind: str, text: str) -> tuple[Req, ...]:
+    if kind == "requirements":
+        return tuple(requirements_file(text)[0])
+    if kind == "pyproject":
+        return tuple(pyproject_file(text)[0])
+    if kind == "setupcfg":
+        return tuple(setupcfg_file(text))
+    if kind == "conda":
+        return tuple(conda_file(text)[0])
+    if kind in {"dockerfile", "shell", "ci-yaml"}:
+        return tuple(pip_requirements(text))
+    return ()
 
 
 def _element_removal(container: cst.List, element: cst.Element) -> tuple[cst.CSTNode, Any]:

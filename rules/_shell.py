@@ -7,6 +7,7 @@ command's arguments) for rules that edit one line in place."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -96,7 +97,13 @@ def pip_install_args(segment: list[Token]) -> list[Token] | None:
 
 
 def pip_requirements(text: str) -> list[Req]:
-    """Requirement tokens of the pip install commands in shell-like text."""
+    """Requirement tokens of the pip install commands in shell-like text (lexed once per text:
+    every dependency rule reading a script asks for them)."""
+    return list(_pip_requirements(text))
+
+
+@functools.lru_cache(maxsize=4)
+def _pip_requirements(text: str) -> tuple[Req, ...]:
     reqs: list[Req] = []
     for segment in command_segments(text):
         args = pip_install_args(segment)
@@ -122,7 +129,7 @@ def pip_requirements(text: str) -> list[Req]:
             else:
                 offset = None
             reqs.append(Req(parsed, "command", offset, report_span=(token.start, token.end)))
-    return reqs
+    return tuple(reqs)
 
 
 def code_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -65,9 +65,14 @@ class _PairedVariable(_EnvAccessRule):
         scope = self.ctx.scope(access.node)
         if not isinstance(scope, cst.FunctionDef):
             return False
-        calls = _DriverCalls()
-        scope.visit(calls)
-        return calls.found
+        # asked for every access: each function is read once per file
+        found = self.ctx.memo.setdefault("cuda-driver-functions", {})
+        assert isinstance(found, dict)
+        if id(scope) not in found:
+            calls = _DriverCalls()
+            scope.visit(calls)
+            found[id(scope)] = calls.found
+        return bool(found[id(scope)])
 
     def _nvml_only_project(self) -> bool:
         """Whether the project's only GPU library is an NVML binding (a monitoring tool) and it
@@ -99,7 +104,11 @@ class _PairedVariable(_EnvAccessRule):
         scope = self.ctx.scope(access.node)
         if not isinstance(scope, cst.FunctionDef):
             return False
-        code = self.ctx.code(scope)
+        codes = self.ctx.memo.setdefault("function-code", {})
+        assert isinstance(codes, dict)
+        if id(scope) not in codes:
+            codes[id(scope)] = self.ctx.code(scope)
+        code = str(codes[id(scope)])
         return any(re.search(rf"[\"']{re.escape(name)}[\"']", code) for name in handled)
 
     def _test_data(self, access: EnvAccess) -> bool:
