@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from migrator.astutil import syntax_children
 from migrator.ci_guards import ci_line_guards
@@ -35,7 +36,7 @@ from migrator.guards import GUARD_NODE_TYPES
 from migrator.imports import ImportTable, imports_from_ast
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.partial import WORTHWHILE, PartialSource, parse_ast, partial_source
-from migrator.positions import positions_for
+from migrator.positions import map_range, positions_for
 from migrator.reexports import ExportSlice, current_exports
 from migrator.rule import PythonRule, Rule, TextRule
 from migrator.sources import FailFile, SkipFile, check_nesting, notebook_cells
@@ -204,6 +205,9 @@ class _Parsed:
     context: PythonContext
     text: str
     tree: ast.Module | None = None
+    #: For a partially parsed file, the file's line number of each line of ``text``
+    #: (``PartialSource.compacted``): positions are mapped back through it.
+    lines: list[int] | None = None
 
 
 class _Unread:
@@ -230,6 +234,7 @@ def _reports(
         return None
     parsed_text = text
     tree: ast.Module | None = None
+    lines: list[int] | None = None
     table = imports
     source: str | None = None  # the text a whole-file ``module`` was parsed from
     if module is None:
@@ -265,11 +270,14 @@ def _reports(
             tree = whole_tree  # left whole: the file's own ``ast`` (if read), for positions
         if blanked is not None and not blanked.marked:
             return UNREAD  # no statement an active rule reports in: nothing to parse
-        partial_module = _parse_partial(text, blanked.text) if blanked is not None else None
-        if blanked is not None and partial_module is not None:
+        compact = blanked.compacted() if blanked is not None else None
+        partial_module = _parse_partial(text, compact[0]) if compact is not None else None
+        if blanked is not None and compact is not None and partial_module is not None:
             if partial_module.default_indent == blanked.indent:
                 module = partial_module
-                parsed_text, tree, table = blanked.text, blanked.tree, blanked.imports
+                # positions are found in the compacted text (its ``ast`` read when needed)
+                parsed_text, lines = compact
+                table = blanked.imports
         if module is None:
             if blanked is not None:
                 tree = None  # the blanked text's ``ast`` is not the file's
@@ -285,7 +293,7 @@ def _reports(
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped
         _Dispatcher(instances, context).walk(module)
         police_python(context)
-    return _Parsed(module, context, parsed_text, tree)
+    return _Parsed(module, context, parsed_text, tree, lines)
 
 
 def _partial_allowed(chosen: Sequence[type[Rule]]) -> bool:
@@ -427,21 +435,23 @@ def _python_findings(
         # one ``ast`` for both position passes below (None: they fall back to libcst's)
         parsed.tree = parse_ast(parsed.text)
 
-    def first_lines(nodes: Sequence[cst.CSTNode]) -> list[int]:
-        """The first line of each node, from the same anchored positions as the findings'."""
+    def located(nodes: Sequence[cst.CSTNode]) -> Callable[[cst.CSTNode], CodeRange | None]:
+        """The positions of ``nodes`` in the file (mapped back from a compacted text)."""
         found = positions_for(
             parsed.module, parsed.text, nodes, lambda node: parents.get(id(node)), parsed.tree
         )
+        lines = parsed.lines
+        if lines is None:
+            return found
+        return lambda node: None if (where := found(node)) is None else map_range(where, lines)
+
+    def first_lines(nodes: Sequence[cst.CSTNode]) -> list[int]:
+        """The first line of each node, from the same anchored positions as the findings'."""
+        found = located(nodes)
         return [code_range.start.line if (code_range := found(node)) else 0 for node in nodes]
 
     mark_dispatched(context, text, path, first_lines)
-    positions = positions_for(
-        parsed.module,
-        parsed.text,
-        [raw.node for raw in reports],
-        lambda node: parents.get(id(node)),
-        parsed.tree,
-    )
+    positions = located([raw.node for raw in reports])
     lines = text.splitlines()
     out = []
     seen: set[tuple[str, int, int]] = set()

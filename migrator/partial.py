@@ -57,6 +57,22 @@ class PartialSource:
     #: when none is, the rest is skeleton (imports, blocks' first and last statements) in which
     #: no active rule reports, and the file need not be parsed at all.
     marked: bool = True
+    #: The line ranges of the dropped statements (emptied in ``text``).
+    dropped: tuple[tuple[int, int], ...] = ()
+
+    def compacted(self) -> tuple[str, list[int]]:
+        """``text`` without the dropped statements' lines, and the file's line number of each
+        of its lines: what libcst parses, as an empty line costs it a node; positions found
+        in it are mapped back (``migrator.positions.map_range``)."""
+        starts = _line_starts(self.text)
+        if not self.dropped:
+            return self.text, list(range(1, len(starts) + 1))
+        gone = bytearray(len(starts) + 2)
+        for first, last in self.dropped:
+            gone[first : last + 1] = b"\x01" * (last - first + 1)
+        kept = [number for number in range(1, len(starts) + 1) if not gone[number]]
+        ends = [*starts[1:], len(self.text)]
+        return "".join(self.text[starts[n - 1] : ends[n - 1]] for n in kept), kept
 
 
 @dataclass(slots=True)
@@ -166,7 +182,14 @@ def partial_source(
     for body, kept in selector.edits:
         body[:] = kept
     return PartialSource(
-        _blank(text, dropped, line_starts), tree, imports, indent, kept_lines, total_lines, marked
+        _blank(text, dropped, line_starts),
+        tree,
+        imports,
+        indent,
+        kept_lines,
+        total_lines,
+        marked,
+        tuple(dropped),
     )
 
 

@@ -170,3 +170,21 @@ def _find_anchor(
             position += 2
             continue
         return statement, ast_statement, indents
+
+
+def map_range(code_range: CodeRange, lines: Sequence[int]) -> CodeRange:
+    """A position in a text made of some of a file's lines (``PartialSource.compacted``) as the
+    file's: each line by ``lines`` (the file's number of each), and an end at the start of a
+    line as the end of the line before it."""
+
+    def line(number: int) -> int:
+        if number <= len(lines):
+            return lines[number - 1]
+        return (lines[-1] if lines else 0) + number - len(lines)
+
+    start, end = code_range.start, code_range.end
+    end_line = line(end.line - 1) + 1 if end.column == 0 and end.line > 1 else line(end.line)
+    return CodeRange(
+        start=type(start)(line(start.line), start.column),
+        end=type(end)(end_line, end.column),
+    )

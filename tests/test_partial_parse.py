@@ -615,6 +615,52 @@ def test_a_file_holding_nothing_the_rules_read_is_not_parsed(monkeypatch):
     assert source is not None and source.marked
 
 
+COMPACTED = """\
+import torch
+from transformers import BitsAndBytesConfig
+
+
+def unrelated(values):
+    total = 0
+    for value in values:
+        total += value
+
+    return total
+
+
+class Loader:
+    def load(self):
+        return BitsAndBytesConfig(
+            load_in_4bit=True,
+        )
+
+    def size(self):
+        return 3
+"""
+
+
+def test_libcst_parses_the_kept_lines_only_and_positions_map_back(monkeypatch):
+    """The text libcst parses has no line of a dropped statement (an empty line costs it a
+    node); the positions found in it are the file's, ends of multi-line findings included."""
+    from migrator.positions import map_range
+
+    rules = [r for r in all_rules() if r.code == "ROC511"]
+    whole, partial = _both(monkeypatch, COMPACTED, "loader.py", rules)
+    assert partial == whole
+    assert [(finding[0], finding[5]) for finding in whole] == [("ROC511", 15)]
+    source = _partial(COMPACTED)
+    assert source is not None
+    text, lines = source.compacted()
+    assert "total += value" not in text and "return BitsAndBytesConfig(" in text
+    assert len(lines) == text.count("\n") + 1 < COMPACTED.count("\n") + 1
+    numbered = zip(lines, text.splitlines(), strict=False)  # the last entry: the line after
+    assert [line for line, kept in numbered if "load_in_4bit" in kept] == [16]
+    # an end at the start of a line ends the line before it, wherever the lines came from
+    start, end = cst.metadata.CodePosition(2, 4), cst.metadata.CodePosition(3, 0)
+    mapped = map_range(cst.metadata.CodeRange(start, end), [1, 7, 20])
+    assert (mapped.start.line, mapped.end.line, mapped.end.column) == (7, 8, 0)
+
+
 PTX = """\
 from torch.utils.cpp_extension import load_inline
 
