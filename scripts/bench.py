@@ -4,10 +4,12 @@ Usage: python scripts/bench.py TREE [TREE ...] [--peers torchfix,semgrep,ruff,ba
                                 [--jobs 1,2] [--whole-parse]
 
 For every tree: migrate cold (a fresh cache each run) and warm, migrate cold parsing every file
-whole (``--whole-parse``), migrate cold at each ``--jobs`` count, then the peers; medians of ``--repeat`` runs. Prints wall time and CPU time (user + system
-of the whole process tree: the command and every process it waited for, from the
-``RUSAGE_CHILDREN`` delta around it), peak resident memory of the whole process tree, RSS and PSS (sampled from
-/proc every 10 ms), and the ratios peer/migrate by both clocks (on a shared machine CPU time is
+whole (``--whole-parse``), migrate cold at each ``--jobs`` count, then the peers; medians of
+``--repeat`` runs. Prints wall time and CPU time (user + system of the whole process tree: the
+command and every process it waited for, from the ``RUSAGE_CHILDREN`` delta around it), peak
+resident memory of the whole process tree, RSS and PSS (sampled from /proc every 10 ms in one
+more run of each command, never in a timed one: sampling slows the sampled program), and the
+ratios peer/migrate by both clocks (on a shared machine CPU time is
 the fair comparison; wall time needs a quiet one). Ends with a Markdown summary table. Peers that
 are not installed are reported as such, never estimated; they are looked up next to this Python,
 then on PATH (``SEMGREP``/``TORCHFIX`` name another executable; ``BASELINE`` names another build of
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,8 +108,9 @@ class Run:
     pss: float = 0.0
 
 
-def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
-    """Run ``command`` to completion and measure it (its output is discarded)."""
+def measure(command: list[str], env: dict[str, str] | None = None, sample: bool = False) -> Run:
+    """Run ``command`` to completion and measure it (its output is discarded): its time, or with
+    ``sample`` its peak memory (then its time is not one to compare: see ``_series``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(
@@ -114,6 +118,8 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
     )
     peak = peak_pss = 0
     done = threading.Event()
+    if not sample:
+        done.set()
 
     def sample() -> None:
         nonlocal peak, peak_pss
@@ -135,9 +141,11 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> Run:
 
 @dataclass(frozen=True)
 class Series:
-    """Repeated runs of one command: medians and the highest peak memory."""
+    """Repeated runs of one command: medians of the timed runs, and the peak memory of a run
+    of its own."""
 
     runs: tuple[Run, ...]
+    sampled: Run
 
     @property
     def wall(self) -> float:
@@ -149,11 +157,11 @@ class Series:
 
     @property
     def memory(self) -> float:
-        return max(run.memory for run in self.runs)
+        return self.sampled.memory
 
     @property
     def pss(self) -> float:
-        return max(run.pss for run in self.runs)
+        return self.sampled.pss
 
     def describe(self) -> str:
         walls = ", ".join(f"{run.wall:.2f}" for run in self.runs)
@@ -165,17 +173,27 @@ class Series:
         )
 
 
+def _series(run: Callable[[bool], Run], times: int) -> Series:
+    """``times`` timed runs, then one more that samples memory. Sampling every 10 ms reads each
+    process's memory map under its lock, which stalls a program that maps memory often
+    (CPython's allocator, in migrate's three processes) far more than one that does not: on
+    xtuner it added half to migrate's wall time and little to semgrep's. So no timed run is
+    sampled."""
+    return Series(tuple(run(False) for _ in range(times)), run(True))
+
+
 def repeat(command: list[str], times: int, env: dict[str, str] | None = None) -> Series:
-    return Series(tuple(measure(command, env) for _ in range(times)))
+    return _series(lambda sample: measure(command, env, sample), times)
 
 
 def cold(command: list[str], times: int) -> Series:
     """Runs of ``command`` each with a fresh, empty cache directory."""
-    runs = []
-    for _ in range(times):
+
+    def run(sample: bool) -> Run:
         with tempfile.TemporaryDirectory() as fresh:
-            runs.append(measure(command, {**os.environ, "MIGRATE_CACHE_DIR": fresh}))
-    return Series(tuple(runs))
+            return measure(command, {**os.environ, "MIGRATE_CACHE_DIR": fresh}, sample)
+
+    return _series(run, times)
 
 
 def count_lines(tree: Path) -> tuple[int, int]:
