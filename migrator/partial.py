@@ -3,8 +3,9 @@
 libcst costs far more than the rules on most files that pass the prefilter, yet a rule reports
 inside the statements holding its triggers (or using a name their imports bind). ``ast`` (a C
 parser) gives every statement's line span cheaply; the statements no active rule can see are
-replaced by empty lines, so the text libcst parses keeps every kept line and column exactly where
-it is in the file and positions need no mapping. Each rule declares what it must see
+left out: the blanked text empties their lines, and libcst parses it without them
+(``PartialSource.compacted``: an empty line costs libcst a node), every kept line whole, so
+columns are the file's and lines map back by a table. Each rule declares what it must see
 (``Rule.parse_scope``): the innermost statements (``statement``), their whole top-level statement
 (``definition``), the top-level statements connected by module-level names (``names``; a
 class by its methods, with its header and class attributes) or the whole file (``module``, the

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 _BLOCK_OWNERS = (
@@ -30,10 +31,23 @@ _BLOCK_OWNERS = (
 
 
 class _Sink:
-    """Stands in for the provider object the codegen state records positions into."""
+    """Stands in for the provider object the codegen state records positions into; with an
+    anchor and the ids of the wanted nodes under it, it stops the generation (``_Done``) once
+    they all have their ranges and the anchor's start is known."""
 
-    def __init__(self) -> None:
-        self._computed: dict[cst.CSTNode, CodeRange] = {}
+    def __init__(self, anchor: cst.CSTNode | None = None, wanted: set[int] | None = None) -> None:
+        self._computed = _Recorder(self)
+        self.anchor = anchor
+        self.wanted = wanted if wanted is not None else set()
+        #: whether the generation stopped (or never needed to)
+        self.finished = not self.wanted
+        #: where the anchor's range starts (``_State``)
+        self.anchor_start: CodePosition | None = None
+
+    def stop_when_done(self) -> None:
+        if not self.wanted and self.anchor_start is not None:
+            self.finished = True
+            raise _Done
 
 
 def _ast_counts(statement: cst.BaseStatement) -> int:
@@ -96,34 +110,85 @@ def _chain(
     return chain
 
 
+class _Done(Exception):
+    """Raised once every wanted node of an anchor has its range and the anchor's start is
+    known: the rest of the anchor is not generated."""
+
+
+class _Recorder(dict[cst.CSTNode, CodeRange]):
+    """The ranges the codegen state records (a node's when its own code is complete), telling
+    the sink when a wanted one is in."""
+
+    def __init__(self, sink: _Sink) -> None:
+        super().__init__()
+        self.sink = sink
+
+    def __setitem__(self, key: cst.CSTNode, value: CodeRange) -> None:
+        super().__setitem__(key, value)
+        sink = self.sink
+        if not sink.finished and id(key) in sink.wanted:
+            sink.wanted.discard(id(key))
+            sink.stop_when_done()
+
+
+class _State(PositionProvidingCodegenState):
+    """Notes where the anchor's own range starts (its end is never reached when the
+    generation stops early; a definition's starts after its decorators)."""
+
+    @contextmanager
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> Iterator[None]:
+        sink = self.provider
+        if isinstance(sink, _Sink) and node is sink.anchor and sink.anchor_start is None:
+            sink.anchor_start = CodePosition(self.line, self.column)
+            sink.stop_when_done()
+        with super().record_syntactic_position(node, start_node=start_node, end_node=end_node):
+            yield
+
+
 def _anchored(
     module: cst.Module,
     tree: ast.Module,
     nodes: Sequence[cst.CSTNode],
     parent: Callable[[cst.CSTNode], cst.CSTNode | None],
 ) -> Callable[[cst.CSTNode], CodeRange | None]:
-    computed: dict[cst.CSTNode, CodeRange] = {}
-    done: set[int] = set()
+    # the nodes by their anchor statement, each anchor generated once, up to its last wanted
+    # node (a finding in an ``if`` test does not need the code of the whole ``if``)
+    groups: dict[int, tuple[cst.BaseStatement, ast.stmt, list[str], list[cst.CSTNode]]] = {}
     for node in nodes:
-        if node in computed:
-            continue
         chain = _chain(node, parent)
         if not chain or chain[0] is not module:
             raise LookupError("node not under the module")
         anchor, ast_anchor, indents = _find_anchor(module, tree, chain)
-        if id(anchor) in done:
-            raise LookupError("node not positioned by its anchor")
-        done.add(id(anchor))
-        sink = _Sink()
-        state = PositionProvidingCodegenState(
+        groups.setdefault(id(anchor), (anchor, ast_anchor, indents, []))[3].append(node)
+    computed: dict[cst.CSTNode, CodeRange] = {}
+    for anchor, ast_anchor, indents, members in groups.values():
+        wanted = {id(member) for member in members if member not in computed}
+        if not wanted:
+            continue
+        sink = _Sink(anchor, wanted)
+        state = _State(
             default_indent=module.default_indent,
             default_newline=module.default_newline,
             provider=sink,  # type: ignore[arg-type]
         )
         state.indent_tokens = list(indents)
-        anchor._codegen(state)
-        recorded = sink._computed[anchor].start.line
-        offset = _first_line(ast_anchor) - recorded
+        try:
+            anchor._codegen(state)
+        except (_Done, KeyError):
+            # stopped early; a ``finally`` of an unfinished ancestor may have failed to look up
+            # the range of a child not generated yet (only once every wanted node has its own)
+            if not sink.finished:
+                raise
+        start = sink.anchor_start
+        if start is None:  # a statement recording no syntactic position: generated whole
+            start = sink._computed[anchor].start
+        offset = _first_line(ast_anchor) - start.line
         for key, code_range in sink._computed.items():
             computed[key] = CodeRange(
                 start=type(code_range.start)(
@@ -131,7 +196,7 @@ def _anchored(
                 ),
                 end=type(code_range.end)(code_range.end.line + offset, code_range.end.column),
             )
-        if node not in computed:
+        if any(member not in computed for member in members):
             raise LookupError("node not positioned by its anchor")
     return computed.get
 

@@ -10,7 +10,7 @@ from typing import Any
 import libcst as cst
 
 from migrator import guard_conditions
-from migrator.astutil import iter_nodes
+from migrator.astutil import iter_nodes, syntax_children
 from migrator.context import PythonContext
 
 
@@ -38,6 +38,22 @@ class Tree:
             if type(ancestor) in _SCOPES:
                 return ancestor
         return self.module
+
+    def descendants(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """Every syntax node under ``node`` (trivia left out: whitespace, comments, punctuation,
+        operators), in no set order: for questions about the kinds of node a function or block
+        holds. Read once per node (``node.children`` rebuilds each node it visits)."""
+        memo: dict[int, list[cst.CSTNode]] = self.memo.setdefault("descendants", {})
+        found = memo.get(id(node))
+        if found is None:
+            found = []
+            stack = syntax_children(node)
+            while stack:
+                current = stack.pop()
+                found.append(current)
+                stack.extend(syntax_children(current))
+            memo[id(node)] = found
+        return found
 
     def of_type(self, *types: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """The nodes of these concrete types, in pre-order, picked out once per tree: by type

@@ -89,3 +89,29 @@ def test_the_engine_walk_equals_fast_visit_on_the_repository():
         assert context.nodes == [node for node, _ in pairs]
         assert context.parents == {id(node): parent for node, parent in pairs if parent is not None}
         assert context.complete
+
+
+def test_descendants_are_the_syntax_nodes_under_a_node_on_the_repository():
+    """``Tree.descendants`` (syntax nodes only, read once per node) holds every node under a
+    function that libcst's own ``children`` reach, less the trivia: the same nodes by identity,
+    on every function of the repository's first modules."""
+    from migrator.astutil import _is_syntax_type
+
+    def by_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+        out: list[cst.CSTNode] = []
+        stack = list(node.children)
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            stack.extend(current.children)
+        return out
+
+    checked = 0
+    for path in sorted((ROOT / "migrator").glob("*.py"))[:12]:
+        tree_ = tree(cst.parse_module(path.read_text(encoding="utf-8")))
+        for function in tree_.of_type(cst.FunctionDef):
+            expected = {id(n) for n in by_children(function) if _is_syntax_type(type(n))}
+            assert {id(n) for n in tree_.descendants(function)} == expected, path.name
+            assert tree_.descendants(function) is tree_.descendants(function)
+            checked += 1
+    assert checked > 100

@@ -647,7 +647,7 @@ def _never_read(ctx: PythonContext, tree_: Tree, comparison: cst.CSTNode) -> boo
     scope = tree_.scope(assign)
     if scope is tree_.module and not is_test_path(ctx.path):
         return False  # another module may import it
-    nodes = tree_.nodes if scope is tree_.module else _descendants(scope)
+    nodes = tree_.nodes if scope is tree_.module else tree_.descendants(scope)
     return not any(
         isinstance(node, cst.Name) and node.value == target.value and node is not target
         for node in nodes
@@ -687,11 +687,11 @@ def _tuning_function(tree_: Tree, comparison: cst.CSTNode) -> bool:
         return False
     owner = _test_owner(tree_, comparison)
     if isinstance(owner, cst.If) and any(
-        isinstance(node, cst.Raise) for node in _descendants(owner.body)
+        isinstance(node, cst.Raise) for node in tree_.descendants(owner.body)
     ):
         return False
     returns = 0
-    for node in _descendants(function.body):
+    for node in tree_.descendants(function.body):
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return False
         if isinstance(node, cst.Return):
@@ -705,14 +705,3 @@ def _tuning_function(tree_: Tree, comparison: cst.CSTNode) -> bool:
         ):
             return False
     return returns > 0
-
-
-def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Every node under ``node`` (pre-order)."""
-    out: list[cst.CSTNode] = []
-    stack = list(reversed(node.children))
-    while stack:
-        current = stack.pop()
-        out.append(current)
-        stack.extend(reversed(current.children))
-    return out
