@@ -216,7 +216,7 @@ class _Unread:
     parsed file without findings has."""
 
 
-UNREAD = _Unread()
+_UNREAD = _Unread()
 
 
 def _reports(
@@ -269,7 +269,7 @@ def _reports(
         if blanked is None:
             tree = whole_tree  # left whole: the file's own ``ast`` (if read), for positions
         if blanked is not None and not blanked.marked:
-            return UNREAD  # no statement an active rule reports in: nothing to parse
+            return _UNREAD  # no statement an active rule reports in: nothing to parse
         compact = blanked.compacted() if blanked is not None else None
         partial_module = _parse_partial(text, compact[0]) if compact is not None else None
         if blanked is not None and compact is not None and partial_module is not None:
