@@ -159,11 +159,16 @@ class ImportTable:
         if type(current) is not cst.Name:
             return None
         assert isinstance(current, cst.Name)
-        base = self.bindings.get(current.value)
+        return self._qualified(current.value, parts)
+
+    def _qualified(self, head: str, attributes: list[str]) -> str | None:
+        """``head`` resolved through its import, followed by ``attributes`` (given as a chain is
+        read from its outer end: ``c``, ``b`` for ``a.b.c``), re-exports followed; None when no
+        import binds ``head``."""
+        base = self.bindings.get(head)
         if base is None:
             return None
-        parts.append(base)
-        qualified = ".".join(reversed(parts))
+        qualified = ".".join([base, *reversed(attributes)])
         if self._exports is not None:
             return rewrite(qualified, self._exports.exports)
         return qualified
@@ -193,14 +198,7 @@ class ImportTable:
             current = current.value
         if not isinstance(current, ast.Name):
             return None
-        base = self.bindings.get(current.id)
-        if base is None:
-            return None
-        parts.append(base)
-        qualified = ".".join(reversed(parts))
-        if self._exports is not None:
-            return rewrite(qualified, self._exports.exports)
-        return qualified
+        return self._qualified(current.id, parts)
 
     def local_names_for(self, qualified: str) -> list[str]:
         """Local spellings that resolve to ``qualified`` (for building replacement nodes)."""

@@ -5,8 +5,9 @@ figure behind partial parsing (``docs/performance.md``, sixth round).
 
 Runs ``migrate scan --no-cache --jobs 1`` on each tree in this process with a hook on the
 engine's parse functions and prints, per tree: the files parsed, those parsed whole (and their
-lines), those forced whole by an active ``parse_scope = "module"`` rule (by rule), and the lines
-libcst parses (whole files plus the kept lines of partially parsed ones).
+lines), those not parsed because they hold nothing the active rules read, the whole ones that
+a ``parse_scope = "module"`` rule active by its text forced (by rule), and the lines libcst
+parses (whole files plus the kept lines of partially parsed ones).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def _hooks(records: list[dict[str, Any]]) -> None:
                     "path": path,
                     "lines": text.count("\n"),
                     "whole": state.get("whole", False),
+                    # a file holding nothing the active rules read is not parsed at all
+                    "unread": result is getattr(engine, "_UNREAD"),  # noqa: B009
                     "kept": state.get("kept"),
                     "forcing": sorted(r.code for r in chosen if r.parse_scope == "module"),
                 }
@@ -90,12 +93,17 @@ def main() -> None:
                 ["scan", "--no-cache", "--jobs", "1", "--format", "json", str(tree)],
                 standalone_mode=False,
             )
+        unread = [r for r in records if r["unread"]]
+        records[:] = [r for r in records if not r["unread"]]
         whole = [r for r in records if r["whole"]]
-        forced = [r for r in records if r["forcing"]]
+        forced = [r for r in whole if r["forcing"]]
         kept = sum(r["kept"] for r in records if not r["whole"] and r["kept"] is not None)
         by_rule = collections.Counter(code for r in forced for code in r["forcing"])
         whole_lines = sum(r["lines"] for r in whole)
-        print(f"{tree.name}: {len(records)} parsed, {len(whole)} whole ({whole_lines} lines)")
+        print(
+            f"{tree.name}: {len(records)} parsed, {len(whole)} whole ({whole_lines} lines); "
+            f"{len(unread)} not parsed (nothing the rules read)"
+        )
         print(f"  forced whole by a module-scope rule: {len(forced)}")
         for code, count in sorted(by_rule.items()):
             print(f"    {code}: {count}")
