@@ -175,10 +175,9 @@ class Series:
 
 def _series(run: Callable[[bool], Run], times: int) -> Series:
     """``times`` timed runs, then one more that samples memory. Sampling every 10 ms reads each
-    process's memory map under its lock, which stalls a program that maps memory often
-    (CPython's allocator, in migrate's three processes) far more than one that does not: on
-    xtuner it added half to migrate's wall time and little to semgrep's. So no timed run is
-    sampled."""
+    process's memory map under its lock, which stalls the sampled program by an amount that
+    depends on how it uses memory (a third of migrate's wall time on xtuner, a third of
+    semgrep's on unsloth). So no timed run is sampled."""
     return Series(tuple(run(False) for _ in range(times)), run(True))
 
 
