@@ -108,9 +108,9 @@ class Run:
     pss: float = 0.0
 
 
-def measure(command: list[str], env: dict[str, str] | None = None, sample: bool = False) -> Run:
+def measure(command: list[str], env: dict[str, str] | None = None, memory: bool = False) -> Run:
     """Run ``command`` to completion and measure it (its output is discarded): its time, or with
-    ``sample`` its peak memory (then its time is not one to compare: see ``_series``)."""
+    ``memory`` its peak memory (then its time is not one to compare: see ``_series``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(
@@ -118,7 +118,7 @@ def measure(command: list[str], env: dict[str, str] | None = None, sample: bool 
     )
     peak = peak_pss = 0
     done = threading.Event()
-    if not sample:
+    if not memory:
         done.set()
 
     def sample() -> None:
@@ -182,15 +182,15 @@ def _series(run: Callable[[bool], Run], times: int) -> Series:
 
 
 def repeat(command: list[str], times: int, env: dict[str, str] | None = None) -> Series:
-    return _series(lambda sample: measure(command, env, sample), times)
+    return _series(lambda memory: measure(command, env, memory), times)
 
 
 def cold(command: list[str], times: int) -> Series:
     """Runs of ``command`` each with a fresh, empty cache directory."""
 
-    def run(sample: bool) -> Run:
+    def run(memory: bool) -> Run:
         with tempfile.TemporaryDirectory() as fresh:
-            return measure(command, {**os.environ, "MIGRATE_CACHE_DIR": fresh}, sample)
+            return measure(command, {**os.environ, "MIGRATE_CACHE_DIR": fresh}, memory)
 
     return _series(run, times)
 
