@@ -35,12 +35,12 @@ class _Sink:
     anchor and the ids of the wanted nodes under it, it stops the generation (``_Done``) once
     they all have their ranges and the anchor's start is known."""
 
-    def __init__(self, anchor: cst.CSTNode | None = None, wanted: set[int] | None = None) -> None:
+    def __init__(self, anchor: cst.CSTNode, wanted: set[int]) -> None:
         self._computed = _Recorder(self)
         self.anchor = anchor
-        self.wanted = wanted if wanted is not None else set()
+        self.wanted = wanted
         #: whether the generation stopped (or never needed to)
-        self.finished = not self.wanted
+        self.finished = not wanted
         #: where the anchor's range starts (``_State``)
         self.anchor_start: CodePosition | None = None
 
