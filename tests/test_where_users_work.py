@@ -271,12 +271,16 @@ def test_watch_scans_again_after_a_change(tmp_path):
     import time
 
     repo = _project(tmp_path)
+    # A command started in the background by a shell without job control (as CI runners and
+    # `cmd &` in scripts do) inherits SIGINT ignored, and Python then installs no Ctrl-C handler:
+    # the watch would rightly keep running. Start it as a terminal would, with SIGINT default.
     process = subprocess.Popen(
         [sys.executable, "-m", "migrator", "scan", "src", "--watch", "--format", "concise", "-q"],
         cwd=repo,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
     def next_line(deadline: float) -> str:
@@ -292,5 +296,10 @@ def test_watch_scans_again_after_a_change(tmp_path):
         assert next_line(time.time() + 60).startswith("pkg/loud.py:3:4: ROC101")
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
     assert process.returncode == 0
