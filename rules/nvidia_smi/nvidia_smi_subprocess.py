@@ -90,6 +90,17 @@ def _names_smi(node: cst.BaseExpression, smi_functions: set[str]) -> bool:
     return False
 
 
+def _callable_by_name(tree_: Tree, function: cst.FunctionDef) -> bool:
+    """Whether a bare-name call can reach ``function``: a method is reached through its
+    instance or class (``self.smi()``), and a bare ``smi()`` elsewhere is a ``NameError``."""
+    for ancestor in tree_.ancestors(function):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return True
+        if isinstance(ancestor, cst.ClassDef):
+            return False
+    return True
+
+
 def _smi_values(
     module: cst.Module,
 ) -> tuple[Tree, set[str], dict[tuple[int, str], str | None]]:
@@ -102,7 +113,11 @@ def _smi_values(
         for node in tree_.nodes:
             if isinstance(node, cst.Return) and node.value is not None:
                 scope = tree_.scope(node)
-                if isinstance(scope, cst.FunctionDef) and _names_smi(node.value, functions):
+                if (
+                    isinstance(scope, cst.FunctionDef)
+                    and _callable_by_name(tree_, scope)
+                    and _names_smi(node.value, functions)
+                ):
                     functions.add(scope.name.value)
 
         def classify(
@@ -217,6 +232,14 @@ class NvidiaSmiSubprocess(PythonRule):
             "    return found\n"
         ),
         Valid('import subprocess\n\nsubprocess.run(["amd-smi", "list"])\n'),
+        Valid(  # a method's name called bare is a NameError, not the method
+            "import subprocess\n\n"
+            "class Probe:\n"
+            "    def smi(self):\n"
+            '        return "nvidia-smi"\n\n'
+            "def gpus():\n"
+            '    return subprocess.run([smi(), "-L"], capture_output=True).stdout\n'
+        ),
         Valid('import subprocess\n"""Runs nvidia-smi -L to list GPUs."""\n# nvidia-smi -L\n'),
         Valid('def run(cmd):\n    pass\n\nrun("nvidia-smi")\n'),
         Valid(
