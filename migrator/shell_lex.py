@@ -4,6 +4,8 @@ scripts are read with the same quotes, escapes, comments and separators."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -64,16 +66,37 @@ def _quoted(text: str, start: int) -> tuple[int, str]:
 def lex(text: str) -> Iterator[Lexeme]:
     """The lexemes of shell-like text, the one shell lexer of the catalog: quotes (a quoted
     span runs to the same unescaped quote character, over line ends), backslash escapes,
-    line continuations, ``#`` comments that begin a word, and command separators."""
+    line continuations, ``#`` comments that begin a word, and command separators. A text is
+    lexed once however many rules read it (the last few texts' lexemes are kept)."""
+    return iter(_lexemes(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _lexemes(text: str) -> tuple[Lexeme, ...]:
+    return tuple(_lex(text))
+
+
+#: A run of word characters that need no care (no quote, escape or word end).
+_PLAIN = re.compile(r"[^ \t\r\n;&|()`\"'\\]+")
+#: A run of blanks between lexemes.
+_BLANKS = re.compile(r"[ \t\r]+")
+#: The characters an operator starts with.
+_OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS)
+
+
+def _lex(text: str) -> Iterator[Lexeme]:
     position = 0
     length = len(text)
+    plain = _PLAIN.match
     while position < length:
         char = text[position]
         if char == "\\" and text.startswith("\\\n", position):
             position += 2
             continue
         if char in " \t\r":
-            position += 1
+            blanks = _BLANKS.match(text, position)
+            assert blanks is not None
+            position = blanks.end()
             continue
         if char == "\n":
             yield Lexeme("newline", position, position + 1)
@@ -85,7 +108,11 @@ def lex(text: str) -> Iterator[Lexeme]:
             yield Lexeme("comment", position, end)
             position = end
             continue
-        operator = next((op for op in _OPERATORS if text.startswith(op, position)), None)
+        operator = (
+            next((op for op in _OPERATORS if text.startswith(op, position)), None)
+            if char in _OPERATOR_STARTS
+            else None
+        )
         if operator is not None:
             yield Lexeme("operator", position, position + len(operator), operator)
             position += len(operator)
@@ -94,6 +121,12 @@ def lex(text: str) -> Iterator[Lexeme]:
         value = []
         quotes: list[tuple[int, int, str]] = []
         while position < length:
+            run = plain(text, position)
+            if run is not None:
+                value.append(run.group())
+                position = run.end()
+                if position >= length:
+                    break
             char = text[position]
             if char in _WORD_END:
                 break

@@ -26,16 +26,24 @@ class Token:
 
 
 def command_segments(text: str) -> Iterator[list[Token]]:
-    """Simple commands of shell-like text (continuations joined, comments dropped)."""
+    """Simple commands of shell-like text (continuations joined, comments dropped), found once
+    per text however many rules read them."""
+    return (list(segment) for segment in _segments(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _segments(text: str) -> tuple[tuple[Token, ...], ...]:
+    segments: list[tuple[Token, ...]] = []
     current: list[Token] = []
     for lexeme in lex(text):
         if lexeme.kind == "word":
             current.append(Token(lexeme.value, lexeme.start, lexeme.end, lexeme.quoted))
         elif lexeme.kind != "comment" and current:
-            yield current
+            segments.append(tuple(current))
             current = []
     if current:
-        yield current
+        segments.append(tuple(current))
+    return tuple(segments)
 
 
 _PIP_VALUE_OPTIONS = {
