@@ -384,6 +384,9 @@ def test_nvml_only_tool_gets_no_hip_copy(tmp_path):
     messages = left["gputool/select.py"]
     # handed to the project's own NVML parser in the same function: not reported at all
     assert len([m for m in messages if m.startswith("ROC700")]) == 1
+    run = fix_tree(root, level=Applicability.UNSAFE, write=False, jobs=1)
+    assert [f.line for f in run.scan.findings if f.rule == "ROC700"] == [12]
+    assert not any("more site" in m for m in messages)
     assert any(
         "no `HIP_VISIBLE_DEVICES` copy is offered: this project reads GPUs only through NVML" in m
         for m in messages

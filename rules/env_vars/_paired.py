@@ -11,6 +11,7 @@ from migrator.astutil import string_value
 from migrator.model import Applicability
 from migrator.paths import is_test_path
 
+from .._tree import Tree, tree
 from ._access import EnvAccess, _EnvAccessRule, _quote
 from ._restore import find_save, restore_fix
 from ._table import _table
@@ -20,32 +21,19 @@ from ._table import _table
 _DRIVER_API = re.compile(r"cu[A-Z][A-Za-z0-9]+(?:_v\d+)?")
 
 
-class _DriverCalls(cst.CSTVisitor):
-    """Whether a function calls the CUDA driver API directly (``libcuda.cuInit()``)."""
-
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if isinstance(name, str) and _DRIVER_API.fullmatch(name):
-            self.found = True
-        return not self.found
+def _called_name(call: cst.Call) -> str:
+    """The name a call calls (``f`` of ``f()`` and of ``lib.f()``), or ""."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    return name if isinstance(name, str) else ""
 
 
-class _ParserCalls(cst.CSTVisitor):
-    """Calls of a function named after the variable (``from_cuda_visible_devices()``)."""
-
-    def __init__(self, variable: str) -> None:
-        self.variable = variable
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if isinstance(name, str) and self.variable in name.lower():
-            self.calls.append(node)
+def _calls(tree_: Tree, function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls inside ``function`` (its body, decorators and defaults)."""
+    # by type identity (a failing ``isinstance`` against libcst's ABCs is slow)
+    return cast(
+        list[cst.Call], [node for node in tree_.descendants(function) if type(node) is cst.Call]
+    )
 
 
 class _PairedVariable(_EnvAccessRule):
@@ -69,9 +57,9 @@ class _PairedVariable(_EnvAccessRule):
         found = self.ctx.memo.setdefault("cuda-driver-functions", {})
         assert isinstance(found, dict)
         if id(scope) not in found:
-            calls = _DriverCalls()
-            scope.visit(calls)
-            found[id(scope)] = calls.found
+            found[id(scope)] = any(
+                _DRIVER_API.fullmatch(_called_name(call)) for call in _calls(tree(self.ctx), scope)
+            )
         return bool(found[id(scope)])
 
     def _nvml_only_project(self) -> bool:
@@ -92,10 +80,11 @@ class _PairedVariable(_EnvAccessRule):
         scope = self.ctx.scope(access.node)
         if not isinstance(scope, cst.FunctionDef):
             return False
-        parsers = _ParserCalls(self.cuda_name.lower())
-        scope.visit(parsers)
+        variable = self.cuda_name.lower()
         return any(
-            not (self.ctx.qualname(call.func) or "").startswith("torch.") for call in parsers.calls
+            variable in _called_name(call).lower()
+            and not (self.ctx.qualname(call.func) or "").startswith("torch.")
+            for call in _calls(tree(self.ctx), scope)
         )
 
     def _handled_in_function(self, access: EnvAccess, handled: list[str]) -> bool:
