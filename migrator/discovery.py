@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+from pathspec.util import normalize_file
 
 from migrator.sources import file_type, read_project_text
 
@@ -108,11 +109,42 @@ class Unreadable:
     unscanned: bool = False
 
 
-def _load_gitignore(directory: Path) -> pathspec.GitIgnoreSpec | None:
+class _GitIgnore:
+    """A ``.gitignore``'s patterns, with one regular expression that matches wherever any of
+    them does: most paths match none, and are then answered by one match instead of one per
+    pattern (a path some pattern matches gets the spec's own answer, negations included)."""
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self.spec = spec
+        self.any_pattern: re.Pattern[str] | None = None
+        expressions: list[str] = []
+        for pattern in spec.patterns:
+            if getattr(pattern, "include", None) is None:
+                continue  # a blank line or a comment: matches nothing
+            regex = getattr(pattern, "regex", None)
+            if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+                return  # a pattern of another kind: every path gets the spec's answer
+            expressions.append(_GROUP_NAME.sub("(?:", regex.pattern))
+        try:
+            self.any_pattern = re.compile("|".join(f"(?:{e})" for e in expressions) or "(?!)")
+        except re.error:  # an expression that cannot be joined: the spec answers every path
+            self.any_pattern = None
+
+    def match_file(self, path: str) -> bool:
+        if self.any_pattern is not None and self.any_pattern.match(normalize_file(path)) is None:
+            return False
+        return self.spec.match_file(path)
+
+
+#: A named group of a pattern's expression (each names the same ones: joined, they would clash).
+_GROUP_NAME = re.compile(r"\(\?P<\w+>")
+
+
+def _load_gitignore(directory: Path) -> _GitIgnore | None:
     text = read_project_text(directory / ".gitignore")
     if text is None:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    return _GitIgnore(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
 
 
 def discover(
@@ -133,7 +165,7 @@ def discover(
     real_root = root.resolve()
     visited: set[tuple[int, int]] = set()
     # Each stack entry: directory, its path relative to root, active gitignore specs with bases.
-    stack: list[tuple[Path, str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [(root, "", [])]
+    stack: list[tuple[Path, str, list[tuple[str, _GitIgnore]]]] = [(root, "", [])]
     while stack:
         directory, relative_dir, specs = stack.pop()
         try:
@@ -229,7 +261,7 @@ def _is_virtualenv(path: Path) -> bool:
         return False
 
 
-def _ignored(relative: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:
+def _ignored(relative: str, specs: list[tuple[str, _GitIgnore]]) -> bool:
     for base, spec in specs:
         if base:
             if not relative.startswith(base + "/"):

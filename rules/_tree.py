@@ -22,6 +22,8 @@ class Tree:
     parents: dict[int, cst.CSTNode]
     nodes: list[cst.CSTNode]
     memo: dict[str, Any] = field(default_factory=dict)
+    #: ``scope``'s answers by node id
+    scopes: dict[int, cst.CSTNode] = field(default_factory=dict)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))
@@ -33,11 +35,29 @@ class Tree:
             current = self.parents.get(id(current))
 
     def scope(self, node: cst.CSTNode) -> cst.CSTNode:
-        """The innermost function (or lambda) around ``node``, else the module."""
-        for ancestor in self.ancestors(node):
-            if type(ancestor) in _SCOPES:
-                return ancestor
-        return self.module
+        """The innermost function (or lambda) around ``node``, else the module. Each node's
+        answer is kept, with those of the ancestors passed on the way (they share it)."""
+        scopes = self.scopes
+        found = scopes.get(id(node))
+        if found is not None:
+            return found
+        passed = [node]
+        parents = self.parents
+        current = parents.get(id(node))
+        found = self.module
+        while current is not None:
+            if type(current) in _SCOPES:
+                found = current
+                break
+            known = scopes.get(id(current))
+            if known is not None:
+                found = known
+                break
+            passed.append(current)
+            current = parents.get(id(current))
+        for each in passed:
+            scopes[id(each)] = found
+        return found
 
     def descendants(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """Every syntax node under ``node`` (trivia left out: whitespace, comments, punctuation,

@@ -71,3 +71,76 @@ def test_gitignore_and_default_excluded_dirs(tmp_path, scan_json):
     write(tmp_path, "src/local_x.py", AMP_TWICE)
     paths = {path for path, _ in _lines(scan_json("--select", "ROC520", str(tmp_path)))}
     assert paths == {"src/kept.py"}
+
+
+GITIGNORE = """\
+# comment
+*.tmp.py
+!keep.tmp.py
+/top_only.py
+out/
+docs/**/gen_*.py
+[ab]_[0-9].py
+\\#hash.py
+logs
+!logs/keep.py
+"""
+
+
+def test_gitignore_negations_anchors_and_directories(tmp_path, scan_json):
+    for name in (
+        "x.tmp.py",
+        "keep.tmp.py",
+        "top_only.py",
+        "pkg/top_only.py",
+        "out/o.py",
+        "pkg/out/o.py",
+        "docs/a/b/gen_x.py",
+        "docs/gen_y.py",
+        "a_1.py",
+        "c_1.py",
+        "#hash.py",
+        "logs/keep.py",
+        "logs/drop.py",
+        "pkg/plain.py",
+    ):
+        write(tmp_path, name, AMP_TWICE)
+    write(tmp_path, ".gitignore", GITIGNORE)
+    paths = {path for path, _ in _lines(scan_json("--select", "ROC520", str(tmp_path)))}
+    assert paths == {"keep.tmp.py", "pkg/top_only.py", "c_1.py", "pkg/plain.py"}
+
+
+def test_gitignore_answers_equal_the_specs_own(tmp_path):
+    """The one-expression shortcut answers every path as the spec does (it only ever says
+    "not ignored" where no pattern matches)."""
+    import itertools
+
+    import pathspec
+
+    from migrator.discovery import _GitIgnore
+
+    spec = pathspec.GitIgnoreSpec.from_lines(GITIGNORE.splitlines())
+    ignore = _GitIgnore(spec)
+    assert ignore.any_pattern is not None
+    parts = [
+        "pkg",
+        "out",
+        "docs",
+        "logs",
+        "a",
+        "x.tmp.py",
+        "keep.tmp.py",
+        "top_only.py",
+        "gen_1.py",
+        "a_1.py",
+        "#hash.py",
+        "keep.py",
+        "plain.py",
+    ]
+    paths = [
+        "/".join(combo) for size in (1, 2, 3) for combo in itertools.product(parts, repeat=size)
+    ]
+    paths += [path + "/" for path in paths]
+    answers = [ignore.match_file(path) for path in paths]
+    assert answers == [spec.match_file(path) for path in paths]
+    assert any(answers) and not all(answers)

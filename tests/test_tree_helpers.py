@@ -115,3 +115,23 @@ def test_descendants_are_the_syntax_nodes_under_a_node_on_the_repository():
             assert tree_.descendants(function) is tree_.descendants(function)
             checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize("order", ["pre-order", "reversed"])
+def test_scope_is_the_innermost_function_or_lambda_whatever_the_order_of_questions(order):
+    """``Tree.scope`` keeps each answer for the ancestors it passes: asked deepest first or
+    outermost first, it answers as the plain walk up the ancestors does."""
+    sources = sorted((ROOT / "migrator").glob("*.py"))[:12]
+    kinds: set[type] = set()
+    for path in sources:
+        tree_ = tree(cst.parse_module(path.read_text(encoding="utf-8")))
+        nodes = tree_.nodes if order == "pre-order" else list(reversed(tree_.nodes))
+        answers = {id(node): tree_.scope(node) for node in nodes}
+        kinds.update(type(answer) for answer in answers.values())
+        for node in tree_.nodes:
+            expected = next(
+                (a for a in tree_.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda))),
+                tree_.module,
+            )
+            assert answers[id(node)] is expected, path.name
+    assert kinds == {cst.Module, cst.FunctionDef, cst.Lambda}
