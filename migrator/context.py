@@ -195,9 +195,11 @@ class TextContext:
 
     def __post_init__(self) -> None:
         starts = [0]
-        for index, char in enumerate(self.text):
-            if char == "\n":
-                starts.append(index + 1)
+        find = self.text.find
+        index = find("\n")
+        while index >= 0:
+            starts.append(index + 1)
+            index = find("\n", index + 1)
         self._line_starts = starts
 
     @property

@@ -67,8 +67,14 @@ def lex(text: str) -> Iterator[Lexeme]:
     """The lexemes of shell-like text, the one shell lexer of the catalog: quotes (a quoted
     span runs to the same unescaped quote character, over line ends), backslash escapes,
     line continuations, ``#`` comments that begin a word, and command separators. A text is
-    lexed once however many rules read it (the last few texts' lexemes are kept)."""
+    lexed once however many rules read it (the last few long texts' lexemes are kept)."""
+    if len(text) < _KEPT_FROM:
+        return _lex(text)  # a line or a command: lexed again rather than kept
     return iter(_lexemes(text))
+
+
+#: The length from which a text's lexemes are kept for the next rule that reads it.
+_KEPT_FROM = 2048
 
 
 @functools.lru_cache(maxsize=8)

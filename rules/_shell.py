@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from migrator.shell_lex import lex
+from migrator.shell_lex import lex, starts_comment
 
 from ._requirements import Req, parse_requirement
 
@@ -149,9 +149,20 @@ def code_lines(text: str) -> Iterator[tuple[int, str]]:
         position += len(line)
 
 
+#: What changes how the lexer reads the rest of a line: a quote or an escape.
+_QUOTING = re.compile(r"[\"'\\]")
+
+
 def code_part(line: str) -> str:
     """``line`` up to its ``#`` comment (a ``#`` that starts a word, outside quotes)."""
-    if "#" not in line:
+    index = line.find("#")
+    while index >= 0 and not _QUOTING.search(line, 0, index):
+        # no quote or escape before it: the lexer is at a word's start exactly where a
+        # ``#`` starts a comment (after a blank or a separator)
+        if starts_comment(line, index):
+            return line[:index]
+        index = line.find("#", index + 1)
+    if index < 0:
         return line
     for lexeme in lex(line):
         if lexeme.kind == "comment":
