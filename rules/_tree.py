@@ -198,7 +198,7 @@ def strings_in(node: cst.CSTNode) -> Iterator[str]:
         if isinstance(current, cst.FormattedStringText):
             yield current.value
             continue
-        stack.extend(current.children)
+        stack.extend(syntax_children(current))
 
 
 def is_docstring(tree_: Tree, node: cst.CSTNode) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 import libcst as cst
 
 from migrator import guard_conditions
+from migrator.astutil import syntax_children
 from migrator.context import PythonContext
 from migrator.rule import PythonRule
 from migrator.ruledata import load_table
@@ -129,7 +130,7 @@ def _dispatches_on_rocm(ctx: PythonContext, scope: cst.CSTNode) -> bool:
         current = stack.pop()
         if isinstance(current, (cst.If, cst.IfExp)):
             found = guard_conditions.ROCM_ONLY in ctx.guards.classify(current.test)
-        for child in current.children:
+        for child in syntax_children(current):
             if isinstance(child, (cst.FunctionDef, cst.ClassDef)) and current is not scope:
                 continue
             if isinstance(child, cst.FunctionDef) and scope is ctx.module:

@@ -38,6 +38,16 @@ class _GateAnalysis:
     aliases: dict[tuple[int, str], str | None]
 
 
+#: The node types ``_direct_kind`` can name (every other node has no kind).
+KINDED_TYPES: tuple[type[cst.CSTNode], ...] = (
+    cst.Call,
+    cst.Subscript,
+    cst.Attribute,
+    cst.Name,
+    cst.Tuple,
+)
+
+
 def _direct_kind(
     ctx: PythonContext,
     tree_: Tree | None,

@@ -11,7 +11,7 @@ from migrator.rule import Invalid, PythonRule, Valid
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import statement_of, strings_in
-from ._gates import _gate_analysis, _kind
+from ._gates import KINDED_TYPES, _gate_analysis, _kind
 
 _SM_STRING = re.compile(r"\b(sm|compute)_(\d|\{|%|$)")
 
@@ -124,7 +124,13 @@ class CudaArchListCheck(PythonRule):
         gates = _gate_analysis(self.ctx)
         tree_ = gates.tree
         done: set[int] = set()
-        for candidate in tree_.nodes:
+        # the node types ``_kind`` can name, and of names only those some scope binds to a kind
+        kinded = getattr(gates.aliases, "kinded", None)
+        for candidate in tree_.of_type(*KINDED_TYPES):
+            if kinded is not None and type(candidate) is cst.Name:
+                assert isinstance(candidate, cst.Name)
+                if candidate.value not in kinded:
+                    continue
             kind = _kind(self.ctx, gates, candidate)
             if kind not in {"arch-list", "cap", "major", "minor"}:
                 continue

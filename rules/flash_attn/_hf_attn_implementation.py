@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit
+from migrator.astutil import fast_visit, syntax_children
 from migrator.paths import is_test_path
 from migrator.rule import PythonRule
 
@@ -335,5 +335,5 @@ def _names_flash_flag(test: cst.BaseExpression) -> bool:
             return True
         if isinstance(node, cst.Attribute) and "flash" in node.attr.value.lower():
             return True
-        stack.extend(node.children)
+        stack.extend(syntax_children(node))
     return False

@@ -109,7 +109,7 @@ _GPU_WORDS = re.compile(r"cuda|device|gpu|accelerator|xpu|npu|mps", re.IGNORECAS
 def _mentions_gpu(tree_: Tree) -> bool:
     """Whether code (a name, an attribute, a string that is not a docstring) mentions a GPU;
     comments and docstrings saying "no GPU needed" do not count."""
-    for node in tree_.nodes:
+    for node in tree_.of_type(cst.Name, cst.SimpleString):
         if isinstance(node, cst.Name) and _GPU_WORDS.search(node.value):
             return True
         if isinstance(node, cst.SimpleString) and _GPU_WORDS.search(node.value):
@@ -241,7 +241,7 @@ def _positional_parameter(tree_: Tree, ref: cst.CSTNode) -> str | None:
         return None
     index = len(before)
     names: set[str | None] = set()
-    for node in tree_.nodes:
+    for node in tree_.of_type(cst.FunctionDef):
         if isinstance(node, cst.FunctionDef) and node.name.value == call.func.value:
             params = [*node.params.posonly_params, *node.params.params]
             names.add(params[index].name.value if index < len(params) else None)
@@ -271,7 +271,7 @@ def _dtype_table(tree_: Tree, ref: cst.CSTNode) -> bool:
         return False
     uses = [
         node
-        for node in tree_.nodes
+        for node in tree_.of_type(cst.Name)
         if isinstance(node, cst.Name) and node.value == target.value and node is not target
     ]
     return bool(uses) and all(_membership_tested(tree_, use) for use in uses)

@@ -141,7 +141,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
         if not any(self.ctx.qualname(ref) == E4M3FN for ref in compute_refs(self.ctx, tree_)):
             return  # 448 matches the e4m3fn it serves where that use is no ROCm problem
         block_scaled: bool | None = None
-        for candidate in tree_.nodes:
+        for candidate in tree_.of_type(cst.Integer, cst.Float):
             if not _is_448(candidate) or _looks_like_size(tree_, candidate):
                 continue
             if block_scaled is None:

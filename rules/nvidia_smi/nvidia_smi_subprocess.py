@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import module_ref, string_value
+from migrator.astutil import module_ref, string_value, syntax_children
 from migrator.context import PythonContext
 from migrator.guards import caught_with_fallback
 from migrator.model import Applicability, Severity
@@ -343,7 +343,7 @@ class NvidiaSmiSubprocess(PythonRule):
             self._mark(node)
 
     def _mark(self, node: cst.CSTNode) -> None:
-        for child in node.children:
+        for child in syntax_children(node):
             self._handled.add(id(child))
             self._mark(child)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import handler_types
+from migrator.astutil import handler_types, syntax_children
 from migrator.context import PythonContext
 from migrator.imports import dotted_name
 from migrator.rule import PythonRule
@@ -121,7 +121,7 @@ def _init_at_import(ctx: PythonContext) -> bool:
                 node = stack.pop()
                 if isinstance(node, cst.Call) and resolver.nvml_function(node.func) in inits:
                     found = True
-                stack.extend(node.children)
+                stack.extend(syntax_children(node))
     ctx.memo[_IMPORT_FAILS] = found
     return found
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, module_ref, unused_import_candidates
+from migrator.astutil import fast_visit, module_ref, syntax_children, unused_import_candidates
 from migrator.context import PythonContext
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, Valid
@@ -64,7 +64,7 @@ def _cleared_on_nvml_error(ctx: PythonContext) -> frozenset[str]:
                                 for t in small.targets
                                 if isinstance(t.target, cst.Name)
                             )
-        stack.extend(current.children)
+        stack.extend(syntax_children(current))
     result = frozenset(names)
     ctx.memo["nvml-cleared"] = result
     return result

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import string_value
+from migrator.astutil import string_value, syntax_children
 from migrator.context import PythonContext
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
@@ -114,13 +114,13 @@ class OrtCudaProviderCheck(PythonRule):
             value = string_value(node)
             if value is not None:
                 found.append(value)
-        for child in node.children:
+        for child in syntax_children(node):
             found.extend(self._strings(child))
         return found
 
     def _mark(self, node: cst.CSTNode) -> None:
         self._handled.add(id(node))
-        for child in node.children:
+        for child in syntax_children(node):
             self._mark(child)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:

@@ -100,7 +100,7 @@ class HardcodedWarpSize(PythonRule):
 
     def leave_Module(self, node: cst.Module) -> None:
         tree_ = tree(self.ctx)
-        for candidate in tree_.nodes:
+        for candidate in tree_.of_type(cst.Integer):
             if not _is_32(candidate):
                 continue
             reason = self._reason(tree_, candidate)
