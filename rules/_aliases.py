@@ -32,13 +32,19 @@ def assigned_value_aliases(
     if bindings is None:
         bindings = tree_.of_type(*_BINDINGS)
         tree_.memo["binding-nodes"] = bindings
+    # whether each assignment's value is a literal, read once per tree
+    literals: dict[int, bool] = tree_.memo.setdefault("literal-assignments", {})
     for _ in range(3):
         seen: dict[tuple[int, str], str | None] = {}
         for node in bindings:
             if isinstance(node, cst.Assign):
                 kind = predicate(node.value, found)
-                if kind is None and literal_value(node.value) is not ...:
-                    kind = _LITERAL
+                if kind is None:
+                    literal = literals.get(id(node))
+                    if literal is None:
+                        literal = literals[id(node)] = literal_value(node.value) is not ...
+                    if literal:
+                        kind = _LITERAL
                 for target in node.targets:
                     _bind(tree_, node, target.target, kind, seen, parts)
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
