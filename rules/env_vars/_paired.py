@@ -7,11 +7,11 @@ from typing import Any, ClassVar, cast
 
 import libcst as cst
 
-from migrator.astutil import string_value
+from migrator.astutil import string_value, syntax_children
+from migrator.context import PythonContext
 from migrator.model import Applicability
 from migrator.paths import is_test_path
 
-from .._tree import Tree, tree
 from ._access import EnvAccess, _EnvAccessRule, _quote
 from ._restore import find_save, restore_fix
 from ._table import _table
@@ -28,12 +28,22 @@ def _called_name(call: cst.Call) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _calls(tree_: Tree, function: cst.FunctionDef) -> list[cst.Call]:
-    """The calls inside ``function`` (its body, decorators and defaults)."""
-    # by type identity (a failing ``isinstance`` against libcst's ABCs is slow)
-    return cast(
-        list[cst.Call], [node for node in tree_.descendants(function) if type(node) is cst.Call]
-    )
+def _calls(ctx: PythonContext, function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls inside ``function`` (its body, decorators and defaults), read once per
+    function: rules ask during the engine's walk, before the module's ``Tree`` exists, so the
+    function's own nodes are walked (not the whole module again)."""
+    found = cast(dict[int, list[cst.Call]], ctx.memo.setdefault("function-calls", {}))
+    calls = found.get(id(function))
+    if calls is None:
+        calls = []
+        stack: list[cst.CSTNode] = [function]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Call:  # by identity: a failing ``isinstance`` is slow here
+                calls.append(node)
+            stack.extend(syntax_children(node))
+        found[id(function)] = calls
+    return calls
 
 
 class _PairedVariable(_EnvAccessRule):
@@ -58,7 +68,7 @@ class _PairedVariable(_EnvAccessRule):
         assert isinstance(found, dict)
         if id(scope) not in found:
             found[id(scope)] = any(
-                _DRIVER_API.fullmatch(_called_name(call)) for call in _calls(tree(self.ctx), scope)
+                _DRIVER_API.fullmatch(_called_name(call)) for call in _calls(self.ctx, scope)
             )
         return bool(found[id(scope)])
 
@@ -84,7 +94,7 @@ class _PairedVariable(_EnvAccessRule):
         return any(
             variable in _called_name(call).lower()
             and not (self.ctx.qualname(call.func) or "").startswith("torch.")
-            for call in _calls(tree(self.ctx), scope)
+            for call in _calls(self.ctx, scope)
         )
 
     def _handled_in_function(self, access: EnvAccess, handled: list[str]) -> bool:
