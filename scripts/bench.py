@@ -3,9 +3,11 @@
 Usage: python scripts/bench.py TREE [TREE ...] [--peers torchfix,semgrep,ruff,baseline] [--repeat N]
                                 [--jobs 1,2] [--whole-parse]
 
-For every tree: migrate cold (a fresh cache each run) and warm, migrate cold parsing every file
-whole (``--whole-parse``), migrate cold at each ``--jobs`` count, then the peers; medians of
-``--repeat`` runs. Prints wall time and CPU time (user + system of the whole process tree: the
+For every tree: migrate warm, then migrate cold (a fresh cache each run), migrate cold parsing
+every file whole (``--whole-parse``), migrate cold at each ``--jobs`` count and the peers, in
+``--repeat`` rounds where each of them runs once in turn; medians of the rounds, and ratios as
+the median over rounds of the two runs of one round (a shared machine's speed drifts by tens of
+percent over minutes: commands timed one after another meet different machines). Prints wall time and CPU time (user + system of the whole process tree: the
 command and every process it waited for, from the ``RUSAGE_CHILDREN`` delta around it), peak
 resident memory of the whole process tree, RSS and PSS (sampled from /proc every 10 ms in one
 more run of each command, never in a timed one: sampling slows the sampled program), and the
@@ -14,7 +16,8 @@ the fair comparison; wall time needs a quiet one). Ends with a Markdown summary 
 are not installed are reported as such, never estimated; they are looked up next to this Python,
 then on PATH (``SEMGREP``/``TORCHFIX`` name another executable; ``BASELINE`` names another build of
 ``migrate``, measured cold like migrate: the peer ``baseline``, e.g. the code before a change).
-Before timing, the checkout's bytecode is written, as an installed package has it.
+Before timing, the checkout's bytecode is written, as an installed package has it (and the
+``BASELINE`` build's, by the Python its script names).
 """
 
 from __future__ import annotations
@@ -173,7 +176,10 @@ class Series:
         )
 
 
-def _series(run: Callable[[bool], Run], times: int) -> Series:
+Runner = Callable[[bool], Run]
+
+
+def _series(run: Runner, times: int) -> Series:
     """``times`` timed runs, then one more that samples memory. Sampling every 10 ms reads each
     process's memory map under its lock, which stalls the sampled program by an amount that
     depends on how it uses memory (a third of migrate's wall time on xtuner, a third of
@@ -181,18 +187,40 @@ def _series(run: Callable[[bool], Run], times: int) -> Series:
     return Series(tuple(run(False) for _ in range(times)), run(True))
 
 
-def repeat(command: list[str], times: int, env: dict[str, str] | None = None) -> Series:
-    return _series(lambda memory: measure(command, env, memory), times)
+def interleaved(runners: list[Runner], times: int) -> list[Series]:
+    """``times`` rounds in which every command runs once, in turn, then one memory-sampled run
+    of each: a shared machine's speed drifts by tens of percent over minutes, and commands
+    timed one after another would each meet a different machine (each round meets one)."""
+    rounds = [[run(False) for run in runners] for _ in range(times)]
+    return [
+        Series(tuple(round_[index] for round_ in rounds), run(True))
+        for index, run in enumerate(runners)
+    ]
 
 
-def cold(command: list[str], times: int) -> Series:
-    """Runs of ``command`` each with a fresh, empty cache directory."""
+def paired_ratio(base: Series, other: Series, clock: str) -> float:
+    """The median over rounds of ``base``'s time ÷ ``other``'s in the same round (runs taken
+    in turn, so each pair met the same machine)."""
+    return float(
+        statistics.median(
+            getattr(mine, clock) / getattr(theirs, clock)
+            for mine, theirs in zip(base.runs, other.runs, strict=True)
+        )
+    )
+
+
+def plain(command: list[str], env: dict[str, str] | None = None) -> Runner:
+    return lambda memory: measure(command, env, memory)
+
+
+def cold(command: list[str]) -> Runner:
+    """A run of ``command`` with a fresh, empty cache directory."""
 
     def run(memory: bool) -> Run:
         with tempfile.TemporaryDirectory() as fresh:
             return measure(command, {**os.environ, "MIGRATE_CACHE_DIR": fresh}, memory)
 
-    return _series(run, times)
+    return run
 
 
 def count_lines(tree: Path) -> tuple[int, int]:
@@ -251,41 +279,46 @@ def _peer_commands(tree: Path, bindir: Path, rules: Path) -> dict[str, list[str]
 def bench_tree(
     tree: Path, peers: list[str], times: int, jobs: list[int], rules: Path, whole: bool
 ) -> list[tuple[str, Series]]:
-    """Every measurement of one tree, printed as it is taken."""
+    """Every measurement of one tree: warm scans first, then migrate cold, its variants and the
+    peers in interleaved rounds (``interleaved``); printed when taken."""
     bindir = Path(sys.executable).parent
     migrate = [str(bindir / "migrate"), "scan", "--format", "json", "--output", os.devnull]
     files, lines = count_lines(tree)
     print(f"\ntree: {tree} ({files} .py files, {lines} lines); cpus: {os.cpu_count()}")
-    out: list[tuple[str, Series]] = []
-    first = cold([*migrate, str(tree)], times)
-    out.append(("migrate cold", first))
-    print(f"{'migrate cold':<22} {first.describe()}")
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "MIGRATE_CACHE_DIR": cache}
         measure([*migrate, str(tree)], env)  # fill the cache
-        warm = repeat([*migrate, str(tree)], times, env)
-    out.append(("migrate warm", warm))
-    print(f"{'migrate warm':<22} {warm.describe()}")
+        warm = _series(plain([*migrate, str(tree)], env), times)
+    contenders: list[tuple[str, Runner]] = [("migrate cold", cold([*migrate, str(tree)]))]
     if whole:
-        series = cold([*migrate, "--whole-parse", str(tree)], times)
-        out.append(("migrate cold, whole-file parse", series))
-        print(f"{'migrate cold --whole-parse':<22} {series.describe()}")
+        contenders.append(
+            ("migrate cold, whole-file parse", cold([*migrate, "--whole-parse", str(tree)]))
+        )
     for count in jobs:
-        series = cold([*migrate, "--jobs", str(count), str(tree)], times)
-        out.append((f"migrate cold --jobs {count}", series))
-        print(f"{f'migrate cold --jobs {count}':<22} {series.describe()}")
+        contenders.append(
+            (f"migrate cold --jobs {count}", cold([*migrate, "--jobs", str(count), str(tree)]))
+        )
     commands = _peer_commands(tree, bindir, rules)
     for name in peers:
         command = commands.get(name)
         if command is None:
             print(f"{name:<22} not installed")
             continue
-        series = cold(command, times) if name == "baseline" else repeat(command, times)
-        out.append((name, series))
-        print(
-            f"{name:<22} {series.describe()}  ratio migrate-cold/{name}: "
-            f"wall {first.wall / series.wall:.2f}, cpu {first.cpu / series.cpu:.2f}"
+        contenders.append((name, cold(command) if name == "baseline" else plain(command)))
+    measured = interleaved([run for _, run in contenders], times)
+    first = measured[0]
+    out: list[tuple[str, Series]] = [("migrate cold", first), ("migrate warm", warm)]
+    out.extend(
+        (name, series) for (name, _), series in zip(contenders[1:], measured[1:], strict=True)
+    )
+    for name, series in out:
+        ratio = (
+            ""
+            if series is first
+            else f"  ratio migrate-cold/{name} (median of rounds): wall "
+            f"{paired_ratio(first, series, 'wall'):.2f}, cpu {paired_ratio(first, series, 'cpu'):.2f}"
         )
+        print(f"{name:<22} {series.describe()}{ratio}")
     return out
 
 
@@ -293,7 +326,7 @@ def summary(results: list[tuple[Path, list[tuple[str, Series]]]]) -> str:
     """A Markdown table: one row per tree and measurement, with ratios to migrate cold."""
     rows = [
         "| tree | measurement | wall (median) | CPU user+sys (median) | peak memory, all "
-        "processes (RSS / PSS) | migrate cold ÷ this (wall / CPU) |",
+        "processes (RSS / PSS) | migrate cold ÷ this, median of rounds (wall / CPU) |",
         "|---|---|---|---|---|---|",
     ]
     for tree, measured in results:
@@ -302,7 +335,8 @@ def summary(results: list[tuple[Path, list[tuple[str, Series]]]]) -> str:
             ratio = (
                 ""
                 if name == "migrate cold"
-                else f"{base.wall / series.wall:.2f} / {base.cpu / series.cpu:.2f}"
+                else f"{paired_ratio(base, series, 'wall'):.2f} / "
+                f"{paired_ratio(base, series, 'cpu'):.2f}"
             )
             rows.append(
                 f"| {tree.name} | {name} | {series.wall:.2f} s | {series.cpu:.2f} s | "
@@ -321,6 +355,21 @@ def compile_sources() -> None:
     root = Path(__file__).resolve().parent.parent
     for package in ("migrator", "rules"):
         compileall.compile_dir(root / package, quiet=2)
+    baseline = _tool("baseline", Path(sys.executable).parent)
+    if baseline:  # the other build's bytecode too, by its own Python (named in its script)
+        with open(baseline, encoding="utf-8", errors="replace") as script:
+            first = script.readline()
+        if first.startswith("#!"):
+            subprocess.run(
+                [
+                    first[2:].strip(),
+                    "-c",
+                    "import compileall, os, migrator, rules\n"
+                    "for m in (migrator, rules):\n"
+                    "    compileall.compile_dir(os.path.dirname(m.__file__), quiet=2)",
+                ],
+                check=False,
+            )
 
 
 def main() -> int:
