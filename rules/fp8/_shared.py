@@ -109,7 +109,7 @@ _GPU_WORDS = re.compile(r"cuda|device|gpu|accelerator|xpu|npu|mps", re.IGNORECAS
 def _mentions_gpu(tree_: Tree) -> bool:
     """Whether code (a name, an attribute, a string that is not a docstring) mentions a GPU;
     comments and docstrings saying "no GPU needed" do not count."""
-    for node in tree_.of_type(cst.Name, cst.SimpleString):
+    for node in tree_.nodes:  # in order, to stop at the first mention
         if isinstance(node, cst.Name) and _GPU_WORDS.search(node.value):
             return True
         if isinstance(node, cst.SimpleString) and _GPU_WORDS.search(node.value):
