@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -86,6 +87,9 @@ class PythonContext:
     #: The whole file's text, also when ``module`` holds only part of it (partial parsing): for
     #: cheap file-wide facts a rule needs beyond its parse scope (the classes a file defines).
     text: str = ""
+    #: The whole file's ``ast`` when the engine has read it (``rules._file_ast`` reads it
+    #: otherwise): file-wide facts beyond a rule's parse scope come from it.
+    file_tree: ast.Module | None = None
 
     def __post_init__(self) -> None:
         self.guards = Guards(self.imports.resolve, self.parents)

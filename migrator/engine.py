@@ -237,9 +237,9 @@ def _reports(
     lines: list[int] | None = None
     table = imports
     source: str | None = None  # the text a whole-file ``module`` was parsed from
+    whole_tree: ast.Module | None = None  # the whole file's ``ast``, where read
     if module is None:
         blanked = None
-        whole_tree: ast.Module | None = None
         if prefilter and imports is None and any(rule.requires_imports for rule in chosen):
             # rules whose findings resolve names the file's imports cannot: not run
             whole_tree = parse_ast(text)
@@ -266,8 +266,6 @@ def _reports(
                     ),
                     tree=whole_tree,
                 )
-        if blanked is None:
-            tree = whole_tree  # left whole: the file's own ``ast`` (if read), for positions
         if blanked is not None and not blanked.marked:
             return _UNREAD  # no statement an active rule reports in: nothing to parse
         compact = blanked.compacted() if blanked is not None else None
@@ -279,15 +277,16 @@ def _reports(
                 parsed_text, lines = compact
                 table = blanked.imports
         if module is None:
-            if blanked is not None:
-                tree = None  # the blanked text's ``ast`` is not the file's
+            tree = whole_tree  # the file's own ``ast`` (if read, left whole), for positions
             module = _parse(text)
             # a whole file's module prints exactly its text (a blanked text's may not: libcst
             # moves the comments of emptied lines), so rules read the text instead of printing it
             source = text
     if table is None:
         table = ImportTable.from_module(module, current_exports.get())
-    context = PythonContext(path=path, module=module, imports=table, source=source, text=text)
+    context = PythonContext(
+        path=path, module=module, imports=table, source=source, text=text, file_tree=whole_tree
+    )
     instances = [rule(context) for rule in chosen]
     if instances:
         # one read-only walk for all rules; whitespace and punctuation nodes are skipped

@@ -189,6 +189,17 @@ class ImportTable:
                 return True
         return False
 
+    def renames_to(self, last_names: set[str]) -> bool:
+        """Whether a re-export this table follows may give a name whose last part is one of
+        ``last_names`` (else a resolved name ends in a part its own text spells)."""
+        if self._exports is None:
+            return False
+        return any(
+            target.rsplit(".", 1)[-1] in last_names
+            for names in self._exports.exports.values()
+            for target in names.values()
+        )
+
     def resolve_ast(self, node: ast.expr) -> str | None:
         """``resolve`` for an ``ast`` Name/Attribute chain (the same answer on the same code)."""
         parts: list[str] = []

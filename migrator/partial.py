@@ -43,10 +43,10 @@ _EXIT_CALLS = frozenset({"exit", "skip", "skipTest", "_exit"})
 
 @dataclass(frozen=True, slots=True)
 class PartialSource:
-    """The text libcst parses (dropped statements blanked), its ``ast`` and the file's imports."""
+    """The text libcst parses (dropped statements blanked) and the file's imports."""
 
     text: str
-    #: The blanked text's ``ast`` (the file's, less the dropped statements).
+    #: The file's ``ast``, left whole: rules read file-wide facts from it (``rules._file_ast``).
     tree: ast.Module
     imports: ImportTable
     #: The indentation libcst infers for the whole file (its first indented line's): the
@@ -60,6 +60,15 @@ class PartialSource:
     marked: bool = True
     #: The line ranges of the dropped statements (emptied in ``text``).
     dropped: tuple[tuple[int, int], ...] = ()
+    #: Each block of ``tree`` that lost statements, with the statements it keeps.
+    kept: tuple[tuple[list[ast.stmt], list[ast.stmt]], ...] = ()
+
+    def blanked_tree(self) -> ast.Module:
+        """The blanked text's ``ast``: ``tree`` less the dropped statements (``tree`` itself is
+        changed, so ask only when done with the whole file's)."""
+        for body, kept in self.kept:
+            body[:] = kept
+        return self.tree
 
     def compacted(self) -> tuple[str, list[int]]:
         """``text`` without the dropped statements' lines, and the file's line number of each
@@ -118,9 +127,8 @@ def partial_source(
       holding such a call: of the innermost statements holding a trigger or using a name their
       imports bind, those holding one (a compound statement's header alone).
 
-    ``tree`` is ``text``'s ``ast`` when the caller has it (``parse_ast``): it becomes the blanked
-    text's when a ``PartialSource`` is returned, and is left as it was otherwise (the whole file's
-    ``ast``, for the caller to reuse).
+    ``tree`` is ``text``'s ``ast`` when the caller has it (``parse_ast``); it is left as it was
+    (``PartialSource.blanked_tree`` makes the blanked text's from it).
     """
     if tree is None:
         tree = parse_ast(text)
@@ -180,8 +188,6 @@ def partial_source(
     marked = bool(marks or whole)
     if marked and kept_lines > worthwhile * total_lines:
         return None
-    for body, kept in selector.edits:
-        body[:] = kept
     return PartialSource(
         _blank(text, dropped, line_starts),
         tree,
@@ -191,6 +197,7 @@ def partial_source(
         total_lines,
         marked,
         tuple(dropped),
+        tuple(selector.edits),
     )
 
 
@@ -859,8 +866,7 @@ class _Selector:
         self.line_starts = line_starts
         self.marks = marks
         self.dropped = dropped
-        #: (block, its kept statements): applied once the blanked text is worth parsing, so a
-        #: tree left whole stays the file's
+        #: (block, its kept statements): ``PartialSource.blanked_tree`` applies them
         self.edits: list[tuple[list[ast.stmt], list[ast.stmt]]] = []
 
     def module(self, body: list[ast.stmt], groups: list[_Group], whole: set[int]) -> None:

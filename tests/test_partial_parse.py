@@ -85,7 +85,8 @@ def test_the_sample_is_parsed_partially():
         assert len(blanked) == len(original)
         assert all(line in ("", original[i]) for i, line in enumerate(blanked))
         cst.parse_module(source.text)  # what is left parses
-        assert ast.dump(ast.parse(source.text)) == ast.dump(source.tree)
+        assert ast.dump(source.tree) == ast.dump(ast.parse(text))  # left whole for the rules
+        assert ast.dump(ast.parse(source.text)) == ast.dump(source.blanked_tree())
     train = (SAMPLE / "train_lora.py").read_text(encoding="utf-8")
     chosen = [r for r in active_rules(rules, train, True) if issubclass(r, PythonRule)]
     source = partial_for(chosen, train)
@@ -680,3 +681,38 @@ def test_a_kept_string_statement_does_not_become_a_docstring(monkeypatch):
     whole, partial = _both(monkeypatch, PTX, "kernels.py", rules)
     assert partial == whole
     assert [(finding[0], finding[5]) for finding in whole] == [("ROC601", 6), ("ROC601", 7)]
+
+
+def test_file_wide_facts_come_from_the_whole_file(tmp_path, scan_json, monkeypatch):
+    """The FP8 rules parse only their statements; what they read beyond them (an FNUZ dtype a
+    project module re-exports under another name, a GPU named in another test function, a
+    table's uses further down, 448 far from the dtype) is read from the whole file, in both
+    modes alike."""
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/dtypes.py", "from torch import float8_e4m3fnuz as ROCM_FP8\n")
+    kernel_use = (
+        "import torch\n"
+        "def quantize(w, s):\n"
+        "    q = (w / s).to(torch.float8_e4m3fn)\n"
+        "    return torch._scaled_mm(q, q.t(), scale_a=s, scale_b=s)\n"
+    )
+    chooser = "\ndef rocm_dtype():\n    return ROCM_FP8\n"
+    write(tmp_path, "chooses.py", "from pkg.dtypes import ROCM_FP8\n" + kernel_use + chooser)
+    write(tmp_path, "lacks.py", kernel_use + "\nFP8_MAX = 448.0\n")
+    write(
+        tmp_path,
+        "tests/test_q.py",
+        "import torch\n"
+        "def make(w):\n    return w.to(torch.float8_e4m3fn)\n"
+        + "\n".join(f"def helper_{i}(x):\n    return x + {i}\n" for i in range(30))
+        + "\ndef test_make():\n    assert make(torch.ones(4, device='cuda')).shape\n",
+    )
+    whole = _scan(scan_json, "whole", str(tmp_path))
+    monkeypatch.setenv(PARSE_MODE_VARIABLE, "partial")
+    partial = _scan(scan_json, "partial", str(tmp_path))
+    assert partial["findings"] == whole["findings"]
+    assert sorted((f["path"], f["rule"], f["line"]) for f in whole["findings"]) == [
+        ("lacks.py", "ROC120", 3),
+        ("lacks.py", "ROC121", 6),
+        ("tests/test_q.py", "ROC120", 3),
+    ]

@@ -3,6 +3,7 @@ the CPU, only store, or only test a dtype."""
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 
@@ -12,12 +13,27 @@ from migrator.astutil import string_value
 from migrator.context import PythonContext
 from migrator.paths import is_test_path
 
+from .._file_ast import (
+    code_strings,
+    file_nodes,
+    file_text,
+    parameter_names,
+    resolves_anywhere,
+    spelled_names,
+)
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree, qualified_refs
 
 OCP = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
 
 FNUZ = {"torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"}
+
+
+def names_fnuz(ctx: PythonContext) -> bool:
+    """Whether the file names an FNUZ dtype anywhere: it then chooses the FP8 dtype at run time.
+    Read from the whole file (``rules._file_ast``): the rules parse only the statements of
+    their triggers."""
+    return resolves_anywhere(ctx, FNUZ)
 
 
 def _inside_finfo(ctx: PythonContext, tree_: Tree, node: cst.CSTNode) -> bool:
@@ -35,11 +51,12 @@ def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
     storage dtype, a CPU tensor, a dtype test or table, a block-scaled format's own type, code
     that never runs on ROCm, or a test file that never puts anything on a GPU."""
     refs = qualified_refs(ctx, tree_, OCP)
-    if refs and BLOCK_SCALED.search(ctx.module_code()):
+    text = file_text(ctx)
+    if refs and BLOCK_SCALED.search(text):
         return []  # a block-scaled format's own element/scale type (rocm-facts §8)
-    if refs and is_test_path(ctx.path) and not _mentions_gpu(tree_):
+    if refs and is_test_path(ctx.path) and not _mentions_gpu(ctx, text):
         return []  # every tensor of such a test lives on the CPU: FP8 storage, no FP8 kernel
-    if refs and not _FP8_KERNEL.search(_without_comments(ctx.module_code())):
+    if refs and not _FP8_KERNEL.search(_without_comments(text)):
         # no FP8 kernel here: the file casts, stores and loads FP8 tensors (weights kept in FP8
         # and upcast before compute); only what it hands out may reach a kernel elsewhere
         refs = [ref for ref in refs if _handed_out(tree_, ref)]
@@ -51,7 +68,7 @@ def compute_refs(ctx: PythonContext, tree_: Tree) -> list[cst.CSTNode]:
             or _storage_only(ctx, tree_, ref)
             or _cpu_only(ctx, tree_, ref)
             or _compared(tree_, ref)
-            or _dtype_table(tree_, ref)
+            or _dtype_table(ctx, tree_, ref)
             or unreachable_on_rocm(ctx, tree_, ref)
         )
     ]
@@ -106,16 +123,19 @@ def _handed_out(tree_: Tree, ref: cst.CSTNode) -> bool:
 _GPU_WORDS = re.compile(r"cuda|device|gpu|accelerator|xpu|npu|mps", re.IGNORECASE)
 
 
-def _mentions_gpu(tree_: Tree) -> bool:
-    """Whether code (a name, an attribute, a string that is not a docstring) mentions a GPU;
-    comments and docstrings saying "no GPU needed" do not count."""
-    for node in tree_.nodes:  # in order, to stop at the first mention
-        if isinstance(node, cst.Name) and _GPU_WORDS.search(node.value):
+def _mentions_gpu(ctx: PythonContext, text: str) -> bool:
+    """Whether the file's code (an identifier, a string that is not a docstring or an
+    f-string's literal text) mentions a GPU anywhere; comments and docstrings saying "no GPU
+    needed" do not count (a file ``ast`` rejects counts as mentioning one)."""
+    if not _GPU_WORDS.search(text):
+        return False
+    nodes = file_nodes(ctx)
+    if nodes is None:
+        return True
+    for node in nodes:
+        if any(_GPU_WORDS.search(name) for name in spelled_names(node)):
             return True
-        if isinstance(node, cst.SimpleString) and _GPU_WORDS.search(node.value):
-            if not isinstance(tree_.parent(node), cst.Expr):
-                return True
-    return False
+    return any(_GPU_WORDS.search(string) for string in code_strings(nodes))
 
 
 #: torch factories that make a tensor on the CPU unless given ``device=``.
@@ -215,7 +235,7 @@ def _storage_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
     positional one of a function of this file whose parameter has that name, a parameter's
     default, a variable, a class attribute, a config key, or what a getter of that name returns):
     FP8 used only to store or load weights that are upcast before compute."""
-    name = _bound_name(tree_, ref) or _positional_parameter(tree_, ref)
+    name = _bound_name(tree_, ref) or _positional_parameter(ctx, tree_, ref)
     if name is None:
         parent = tree_.parent(ref)
         if isinstance(parent, cst.Return):
@@ -226,7 +246,7 @@ def _storage_only(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
     return name in _STORAGE_NAMES
 
 
-def _positional_parameter(tree_: Tree, ref: cst.CSTNode) -> str | None:
+def _positional_parameter(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> str | None:
     """The parameter a positional argument binds when the call names a function defined in
     this file (``get_memory_usage(torch.float8_e4m3fn, ...)`` for ``def get_memory_usage(
     storage_dtype, compute_dtype)``)."""
@@ -239,16 +259,12 @@ def _positional_parameter(tree_: Tree, ref: cst.CSTNode) -> str | None:
     before = list(itertools.takewhile(lambda a: a is not argument, call.args))
     if any(a.star or a.keyword is not None for a in before):
         return None
-    index = len(before)
-    names: set[str | None] = set()
-    for node in tree_.of_type(cst.FunctionDef):
-        if isinstance(node, cst.FunctionDef) and node.name.value == call.func.value:
-            params = [*node.params.posonly_params, *node.params.params]
-            names.add(params[index].name.value if index < len(params) else None)
+    # the file's functions of that name, wherever they are (read from the whole file)
+    names = parameter_names(ctx, call.func.value, len(before))
     return names.pop() if len(names) == 1 else None
 
 
-def _dtype_table(tree_: Tree, ref: cst.CSTNode) -> bool:
+def _dtype_table(ctx: PythonContext, tree_: Tree, ref: cst.CSTNode) -> bool:
     """A member of a literal tuple, list or set bound to a name that the file only tests
     membership in (``SUPPORTED = (torch.int8, torch.float8_e4m3fn)`` ... ``if d in SUPPORTED``):
     a table of accepted dtypes, which makes no tensor; or the key of a dict literal that maps
@@ -267,36 +283,49 @@ def _dtype_table(tree_: Tree, ref: cst.CSTNode) -> bool:
     if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
         return False
     target = assign.targets[0].target
-    if not isinstance(target, cst.Name):
-        return False
-    uses = [
-        node
-        for node in tree_.of_type(cst.Name)
-        if isinstance(node, cst.Name) and node.value == target.value and node is not target
-    ]
-    return bool(uses) and all(_membership_tested(tree_, use) for use in uses)
+    return isinstance(target, cst.Name) and _only_membership_tested(ctx, target.value)
 
 
-def _membership_tested(tree_: Tree, use: cst.CSTNode) -> bool:
-    """``d in TABLE``, ``isinstance(d, TABLE)``, ``f"... {TABLE}"`` (a message listing it) or
-    another assignment of the table (one per torch version)."""
-    parent = tree_.parent(use)
-    if isinstance(parent, cst.ComparisonTarget):
-        return isinstance(parent.operator, (cst.In, cst.NotIn))
-    if isinstance(parent, cst.FormattedStringExpression):
-        return True
-    if isinstance(parent, cst.AssignTarget):
-        return parent.target is use
-    if isinstance(parent, cst.Arg) and parent.keyword is None:
-        call = tree_.parent(parent)
-        return (
-            isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Name)
-            and call.func.value in ("isinstance", "issubclass")
-            and len(call.args) == 2
-            and call.args[1] is parent
-        )
-    return False
+def _only_membership_tested(ctx: PythonContext, name: str) -> bool:
+    """Whether every identifier ``name`` in the file, besides one assignment of it, is a
+    ``d in TABLE``, an ``isinstance(d, TABLE)``, an ``f"... {TABLE}"`` (a message listing it) or
+    another assignment of the table (one per torch version). Read from the whole file: the uses
+    may lie anywhere."""
+    key = "fp8-table:" + name
+    if key not in ctx.memo:
+        ctx.memo[key] = _count_membership_tests(file_nodes(ctx), name)
+    return bool(ctx.memo[key])
+
+
+def _count_membership_tests(nodes: list[ast.AST] | None, name: str) -> bool:
+    uses = tested = 0
+    for node in nodes or ():
+        if isinstance(node, ast.Name):
+            uses += node.id == name
+        elif any(spelled == name for spelled in spelled_names(node)):
+            return False  # an attribute, keyword, parameter, definition or import of that name
+        if isinstance(node, ast.Compare):
+            tested += sum(
+                isinstance(op, (ast.In, ast.NotIn)) and _is_name(comparator, name)
+                for op, comparator in zip(node.ops, node.comparators, strict=True)
+            )
+        elif isinstance(node, ast.FormattedValue):
+            tested += _is_name(node.value, name)
+        elif isinstance(node, ast.Assign):
+            tested += sum(_is_name(target, name) for target in node.targets)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+            and not node.keywords
+        ):
+            tested += _is_name(node.args[1], name)
+    return uses >= 2 and tested == uses
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 #: Names of block-scaled formats whose elements or scales are OCP E4M3 by definition.

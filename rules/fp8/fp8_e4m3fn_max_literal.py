@@ -8,9 +8,10 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
+from .._file_ast import file_text
 from .._rocm_guards import unreachable_on_rocm
-from .._tree import Tree, identifier, qualified_refs, tree
-from ._shared import BLOCK_SCALED, FNUZ, compute_refs
+from .._tree import Tree, identifier, tree
+from ._shared import BLOCK_SCALED, compute_refs, names_fnuz
 
 E4M3FN = "torch.float8_e4m3fn"
 
@@ -18,7 +19,9 @@ _SIZE_WORDS = ("size", "width", "height", "res", "dim", "shape", "len", "pixels"
 
 
 def _is_448(node: cst.CSTNode) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float)):
+    """A literal spelling 448 (``448``, ``448.0``, ``448e0``): the statements holding the
+    string are the ones read (``scope_triggers``)."""
+    if isinstance(node, (cst.Integer, cst.Float)) and "448" in node.value:
         try:
             return float(node.evaluated_value) == 448.0
         except (ValueError, OverflowError):
@@ -73,7 +76,8 @@ class Fp8E4m3MaxLiteral(PythonRule):
     Only files with a use of `torch.float8_e4m3fn` that ROC120 reports are checked (next to FP8
     storage, CPU tensors, dtype tests or tables only, 448 matches the dtype it serves); `448` as
     an element of a tuple
-    or list, or passed as a size/width/height/resolution, is taken to be an image size. Files
+    or list, or passed as a size/width/height/resolution, is taken to be an image size; the
+    maximum written another way (`4.48e2`, `0x1C0`) is not recognised. Files
     that implement a block-scaled format (they name NVFP4, MXFP4/6/8, MXINT8, E8M0 or
     `float4_e2m1`) are not checked: there 448 is the format's own constant (OCP MX elements and
     NVFP4 block scales are OCP E4M3 by definition, whatever the GPU), and gfx942 has no MX
@@ -95,6 +99,9 @@ class Fp8E4m3MaxLiteral(PythonRule):
     requires_imports = (E4M3FN,)
     targets = ("gfx942",)
     effort_hours = 0.25
+    # the literals' statements besides the dtype's; the rest is read from the whole file
+    parse_scope = "statement"
+    scope_triggers = ("448",)
     valid = [
         Valid("import torch\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n"),
         Valid("import torch\nFP8_MAX = 448.0\nx = torch.zeros(2).to(torch.bfloat16)\n"),
@@ -135,9 +142,9 @@ class Fp8E4m3MaxLiteral(PythonRule):
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
-        tree_ = tree(self.ctx)
-        if qualified_refs(self.ctx, tree_, FNUZ):
+        if names_fnuz(self.ctx):
             return
+        tree_ = tree(self.ctx)
         if not any(self.ctx.qualname(ref) == E4M3FN for ref in compute_refs(self.ctx, tree_)):
             return  # 448 matches the e4m3fn it serves where that use is no ROCm problem
         block_scaled: bool | None = None
@@ -145,7 +152,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
             if not _is_448(candidate) or _looks_like_size(tree_, candidate):
                 continue
             if block_scaled is None:
-                block_scaled = bool(BLOCK_SCALED.search(self.ctx.module_code()))
+                block_scaled = bool(BLOCK_SCALED.search(file_text(self.ctx)))
             if block_scaled:
                 return  # 448 is the block-scaled format's own constant there
             if unreachable_on_rocm(self.ctx, tree_, candidate):

@@ -9,8 +9,8 @@ import libcst as cst
 from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
-from .._tree import qualified_refs, tree
-from ._shared import BLOCK_SCALED, FNUZ, OCP, compute_refs
+from .._tree import tree
+from ._shared import BLOCK_SCALED, OCP, compute_refs, names_fnuz
 
 
 class OcpFp8Dtype(PythonRule):
@@ -89,6 +89,9 @@ class OcpFp8Dtype(PythonRule):
     requires_imports = tuple(sorted(OCP))
     targets = ("gfx942",)
     effort_hours = 1.0
+    # what a finding needs beyond its statement (an FNUZ dtype, a kernel, a GPU, a table's
+    # uses, a called function's parameters) is read from the whole file
+    parse_scope = "statement"
     valid = [
         Valid(
             "import torch\n"
@@ -228,6 +231,16 @@ class OcpFp8Dtype(PythonRule):
             "    q = torch.ones(4, device='cuda').to(dtype)\n"
             "    flash_attn_func(q, q, q)\n"
         ),
+        Invalid(  # a table only tested here, but iterated to make tensors further down
+            "import torch\nfrom flash_attn import flash_attn_func\n"
+            "DTYPES = (torch.bfloat16, torch.float8_e4m3fn)\n"
+            "def check(d):\n"
+            "    assert d in DTYPES or d == torch.float8_e5m2\n"
+            "def run(q):\n"
+            "    for dtype in DTYPES:\n"
+            "        flash_attn_func(q.to(dtype), q, q)\n",
+            line=3,
+        ),
         Invalid(
             "import torch\ndef is_fp8(t):\n"
             "    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)\n"
@@ -237,9 +250,9 @@ class OcpFp8Dtype(PythonRule):
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
-        tree_ = tree(self.ctx)
-        if qualified_refs(self.ctx, tree_, FNUZ):
+        if names_fnuz(self.ctx):
             return
+        tree_ = tree(self.ctx)
         by_scope: dict[int, list[cst.CSTNode]] = {}
         for ref in compute_refs(self.ctx, tree_):
             by_scope.setdefault(id(tree_.scope(ref)), []).append(ref)
