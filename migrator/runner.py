@@ -23,6 +23,8 @@ from migrator.suppress import SUPPRESSION_MARK
 from migrator.versions import ProjectFacts, project_facts
 
 if TYPE_CHECKING:
+    from migrator.cuda_only import Cause
+
     # Imported where used: the fix policy behind it loads libcst, which a warm scan never needs.
     from migrator.variants import Variant
 
@@ -103,6 +105,43 @@ class _Task:
     #: rules every finding of which the project's facts guard (``project.silenced_rules``):
     #: left out unless the file holds a suppression comment, whose use they may account for
     silenced: frozenset[str] = frozenset()
+    #: Why every finding the file could hold is guarded (``MootFiles``), for a scan that hides
+    #: them: ``all`` runs no rule on it, ``cuda-only`` only the rules reporting the CUDA-only
+    #: module itself; like ``silenced``, not where the file holds a suppression comment.
+    moot: str = ""
+
+
+#: ``_Task.moot``: the file never runs on ROCm (``project.file_guards``): every finding guarded.
+MOOT_ALL = "all"
+#: ``_Task.moot``: a module written on a CUDA-only kernel toolkit, or serving one
+#: (``cuda_only_users.cuda_only_files``): every finding guarded but the module's own.
+MOOT_CUDA_ONLY = "cuda-only"
+
+
+@dataclass(frozen=True, slots=True)
+class MootFiles:
+    """The files whose findings settling guards whatever they are, found from paths and the
+    project index before any file is analysed: a scan that hides guarded findings need not
+    look for them (``settle`` reads the same answers)."""
+
+    #: file -> why it never runs on a ROCm build (``project.file_guards``)
+    guarded: Mapping[str, str]
+    #: file -> its CUDA-only cause (``cuda_only_users.cuda_only_files``)
+    cuda_only: Mapping[str, Cause]
+
+    @classmethod
+    def find(cls, paths: Sequence[str], index: ProjectIndex | None) -> MootFiles:
+        from migrator.cuda_only_users import cuda_only_files
+        from migrator.project import file_guards
+
+        cuda_only = cuda_only_files(index, paths) if index is not None else {}
+        return cls(file_guards(paths), cuda_only)
+
+    def moot(self, relative: str) -> str:
+        """``_Task.moot`` for a file ("" when its findings may show)."""
+        if relative in self.guarded:
+            return MOOT_ALL
+        return MOOT_CUDA_ONLY if relative in self.cuda_only else ""
 
 
 @dataclass(slots=True)
@@ -158,8 +197,9 @@ def _analyse(task: _Task) -> FileOutcome:
     key = content_key(data)
     try:
         decoded = decode_python(data) if task.kind == "python" else decode_text(data)
-        if task.silenced and SUPPRESSION_MARK not in decoded.text:
+        if (task.silenced or task.moot) and SUPPRESSION_MARK not in decoded.text:
             rules = tuple(rule for rule in rules if rule.code not in task.silenced)
+            rules = _unmoot(rules, task.moot)
         analysis = analyze(
             decoded.text, task.relative, task.kind, rules, fix=task.fix, prefilter=task.prefilter
         )
@@ -368,6 +408,17 @@ def _explicit_sources(root: Path, selection: Selection, files: Sequence[Path]) -
     return sources
 
 
+def _unmoot(rules: tuple[type[Rule], ...], moot: str) -> tuple[type[Rule], ...]:
+    """The rules whose findings may show in a file that is ``moot`` (``_Task.moot``)."""
+    if moot == MOOT_ALL:
+        return ()
+    if moot == MOOT_CUDA_ONLY:
+        from migrator.cuda_only import CUDA_ONLY_PROBLEM
+
+        return tuple(rule for rule in rules if rule.problem == CUDA_ONLY_PROBLEM)
+    return rules
+
+
 def _silenced(
     sources: Sequence[SourceFile], facts: ProjectFacts, use_cache: bool
 ) -> frozenset[str]:
@@ -420,8 +471,12 @@ def scan(
     tasks: list[_Task] = []
     keys: dict[str, str] = {}
     index = project_index(sources)
+    relatives = [source.relative for source in sources]
+    # files whose every finding settling guards (by path, or written on a CUDA-only toolkit)
+    moot_files = MootFiles.find(relatives, index)
     for source in sources:
         exports = index.slice_for(source.relative)
+        moot = "" if show_guarded else moot_files.moot(source.relative)
         if cache is not None:
             try:
                 data = read_regular(str(source.path))
@@ -431,7 +486,7 @@ def scan(
                 key = content_key(data + facts_key)  # findings depend on the declared versions
                 if exports is not None:  # the file's findings depend on the modules it imports
                     key = f"{key}+{exports.fingerprint()}"
-                key += silenced_key
+                key += silenced_key + (f"~moot:{moot}" if moot else "")
                 keys[source.relative] = key
                 cached = cache.get(source.relative, key, source.kind)
                 if cached is not None:
@@ -448,6 +503,7 @@ def scan(
                 facts,
                 exports=exports,
                 silenced=silenced,
+                moot=moot,
             )
         )
     if on_total:
@@ -461,8 +517,7 @@ def scan(
     if cache is not None:
         cache.save(set(keys))
     ordered = [results[source.relative] for source in sources if source.relative in results]
-    relatives = [source.relative for source in sources]
-    files = settle(ordered, selection, relatives, show_guarded, facts, use_cache, index)
+    files = settle(ordered, selection, relatives, show_guarded, facts, use_cache, index, moot_files)
     files.extend(problems)
     return RootRun(root, ScanResult(str(root), files), config=config)
 
@@ -506,21 +561,21 @@ def settle(
     facts: ProjectFacts | None = None,
     use_cache: bool = True,
     index: ProjectIndex | None = None,
+    moot_files: MootFiles | None = None,
 ) -> list[FileResult]:
     """The findings a user sees, from every rule's findings of every file: the selection,
     file-level guards (platform-only files, NVIDIA variants with an AMD twin, modules written
     on a CUDA-only kernel toolkit, found from ``index``), project-level guards (a dependency
     the project is, or declares at a ROCm-capable version), guarded code hidden unless
-    ``show_guarded``, and one finding per problem across the root."""
+    ``show_guarded``, and one finding per problem across the root (``moot_files``: the
+    file-level guards, when the caller found them already)."""
     from migrator.aggregate import aggregate
     from migrator.cuda_only import rocm_path, settle_finding
-    from migrator.cuda_only_users import cuda_only_files
     from migrator.dispatch import unguard_if_called_elsewhere
     from migrator.paths import is_test_path
     from migrator.project import (
         MASK_TEST_INPUT,
         dependency_guard,
-        file_guards,
         mask_rule_codes,
         own_packages,
         resolves_device_masks,
@@ -530,7 +585,9 @@ def settle(
 
     codes = selection.codes(use_cache)
     paths = list(paths)
-    guarded_files = file_guards(paths)
+    if moot_files is None:
+        moot_files = MootFiles.find(paths, index)
+    guarded_files = moot_files.guarded
     own = own_packages(paths)
     dependencies = dependency_entries(use_cache)
     mask_rules = (
@@ -538,7 +595,7 @@ def settle(
         if index is not None and resolves_device_masks(index.sources)
         else frozenset()
     )
-    cuda_only = cuda_only_files(index, paths) if index is not None else {}
+    cuda_only = moot_files.cuda_only
     rocm = functools.cache(lambda: rocm_path(index, cuda_only) if index is not None else "")
     kept: list[Finding] = []
     for result in results:

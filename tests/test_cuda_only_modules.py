@@ -357,3 +357,35 @@ def test_the_rocm_word_gate_agrees_with_the_regex() -> None:
     ]
     for text in texts:
         assert names_rocm(text) is (ROCM_WORD.search(text) is not None), text
+
+
+def test_modules_whose_findings_are_all_guarded_are_not_analysed(tmp_path, scan_json, monkeypatch):
+    """A default scan hides guarded findings, and in a CUDA-only module every finding but the
+    module's own is guarded: the other rules are not run there (the failing ROC120 proves it),
+    and what the scan shows is what it showed when they ran; ``--show-guarded`` runs them."""
+    from migrator.rules.fp8.ocp_fp8_dtype import OcpFp8Dtype
+
+    _project(tmp_path)
+    expected = scan_json("--no-cache", str(tmp_path))
+    assert ("mypkg/cute/kernel.py", 3, 1, "ROC902", "") in _sites(expected)
+
+    def fail(self, node):
+        raise RuntimeError("ROC120 ran")
+
+    monkeypatch.setattr(OcpFp8Dtype, "leave_Module", fail)
+    for options in (("--no-cache",), (), ()):  # the second scan fills the cache, the third reads it
+        report = scan_json(*options, str(tmp_path))
+        assert report["findings"] == expected["findings"] and report["files"] == expected["files"]
+    shown = scan_json("--show-guarded", str(tmp_path))
+    assert [failure["path"] for failure in shown["files"]["failed"]] == [
+        "mypkg/cute/forward.py",
+        "mypkg/cute/kernel.py",
+    ]
+    # a suppression comment may name a rule left out: the file is analysed with every rule
+    write(
+        tmp_path,
+        "mypkg/cute/kernel.py",
+        KERNEL.replace("e4m3fn\n", "e4m3fn  # migrate: ignore[ROC120]\n"),
+    )
+    report = scan_json("--no-cache", str(tmp_path))
+    assert [failure["path"] for failure in report["files"]["failed"]] == ["mypkg/cute/kernel.py"]

@@ -500,3 +500,26 @@ def test_ci_job_calling_a_reusable_workflow_names_its_runner_in_the_inputs():
     assert guards[7] == NVIDIA_JOB
     assert 12 not in guards and 18 not in guards
     assert guards[22] == CPU_JOB
+
+
+def test_files_that_never_run_on_rocm_are_not_analysed(tmp_path, scan_json, monkeypatch):
+    """Every finding of a file for an NVIDIA GPU model (its path names it) is guarded: a default
+    scan, which hides them, runs no rule there; ``--show-guarded`` does."""
+    import migrator.engine
+
+    write(tmp_path, "hopper/bench.py", "import torch\ntorch.backends.cudnn.allow_tf32 = True\n")
+    write(tmp_path, "train.py", "import torch\ntorch.backends.cudnn.allow_tf32 = True\n")
+    expected = scan_json("--no-cache", str(tmp_path))
+    assert [(f["path"], f["rule"]) for f in expected["findings"]] == [("train.py", "ROC131")]
+    analyze = migrator.engine.analyze
+
+    def analyze_but_hopper(text, path, kind, rules, **options):
+        if path.startswith("hopper/") and rules:
+            raise RuntimeError("analysed")
+        return analyze(text, path, kind, rules, **options)
+
+    monkeypatch.setattr(migrator.engine, "analyze", analyze_but_hopper)
+    for options in (("--no-cache",), (), ()):
+        report = scan_json(*options, str(tmp_path))
+        assert report["findings"] == expected["findings"] and report["files"] == expected["files"]
+    assert _failed(scan_json("--show-guarded", str(tmp_path))) == ["hopper/bench.py"]
