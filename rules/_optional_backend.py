@@ -61,7 +61,8 @@ def _import_flags(module: cst.Module) -> dict[str, frozenset[str]]:
             ):
                 continue
             for line in handler.body.body:
-                for small in getattr(line, "body", ()):
+                # the simple statements' parts (a compound statement's body is a block)
+                for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
                     if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
                         if small.value.value in ("False", "None"):
                             flags.update(
@@ -72,7 +73,7 @@ def _import_flags(module: cst.Module) -> dict[str, frozenset[str]]:
         if not flags:
             continue
         for line in statement.body.body:
-            for small in getattr(line, "body", ()):
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
                 if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
                     small.names, cst.ImportStar
                 ):

@@ -135,3 +135,16 @@ def test_scope_is_the_innermost_function_or_lambda_whatever_the_order_of_questio
             )
             assert answers[id(node)] is expected, path.name
     assert kinds == {cst.Module, cst.FunctionDef, cst.Lambda}
+
+
+def test_import_flags_read_the_simple_statements_beside_blocks():
+    """A block in a ``try`` body or in its handler (an ``if``, a nested ``try``) is passed over,
+    not read as statements: a file shaped so once failed every rule with a TypeError."""
+    from rules._optional_backend import _import_flags
+
+    module = cst.parse_module(
+        "try:\n    if old_gpu:\n        raise ImportError('too old')\n    import xformers\n"
+        "except ImportError:\n    try:\n        import fallback\n    except ImportError:\n"
+        "        pass\n    XFORMERS = False\n"
+    )
+    assert _import_flags(module) == {"xformers": frozenset({"XFORMERS"})}

@@ -56,7 +56,8 @@ def _cleared_on_nvml_error(ctx: PythonContext) -> frozenset[str]:
         current = stack.pop()
         if isinstance(current, cst.ExceptHandler) and _nvml_error_handler(current):
             for line in getattr(current.body, "body", ()):
-                for small in getattr(line, "body", ()):
+                # the simple statements' parts (a compound statement's body is a block)
+                for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
                     if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
                         if small.value.value == "None":
                             names.update(
@@ -188,6 +189,14 @@ class NvmlDeviceQuery(_NvmlResolver):
     triggers = ("nvml",)
     effort_hours = 0.5
     valid = [
+        Valid(  # a block in the handler: its simple statements are read, the block skipped
+            "import torch\npynvml = None\n\ndef init():\n    global pynvml\n    try:\n"
+            "        import pynvml\n        pynvml.nvmlInit()\n    except pynvml.NVMLError:\n"
+            "        if VERBOSE:\n            print('no NVML')\n        pynvml = None\n\n"
+            "def available_memory(i):\n    if pynvml:\n"
+            "        return pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).free\n"
+            "    return torch.cuda.mem_get_info(i)[0]\n"
+        ),
         Valid("import torch\n\nn = torch.cuda.device_count()\n"),
         Valid("def nvmlDeviceGetCount():\n    return 1\n\nn = nvmlDeviceGetCount()\n"),
         Valid('import pynvml\n"""pynvml.nvmlDeviceGetCount() in a docstring"""\n'),
