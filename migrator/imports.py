@@ -73,6 +73,14 @@ class ImportTable:
                 self._collect_compound(statement)
 
     def _collect_compound(self, statement: cst.BaseCompoundStatement) -> None:
+        if isinstance(statement, (cst.Try, cst.TryStar)):
+            before = dict(self.bindings)
+            self._collect_block(statement)
+            _forget_fallbacks(self.bindings, before, _cst_fallbacks(statement.handlers))
+            return
+        self._collect_block(statement)
+
+    def _collect_block(self, statement: cst.BaseCompoundStatement) -> None:
         if isinstance(statement, cst.Match):
             for case in statement.cases:
                 self._collect_compound(case)  # type: ignore[arg-type]
@@ -216,6 +224,84 @@ class ImportTable:
         return [local for local, full in self.bindings.items() if full == qualified]
 
 
+def _forget_fallbacks(bindings: dict[str, str], before: dict[str, str], names: set[str]) -> None:
+    """After a ``try``: a name its body's import bound that a handler binds again to a fallback
+    (a function, a class, a value other than ``None``/``False``) is either, so it resolves to
+    neither (``except ImportError: class RMSNorm(nn.Module): ...`` after ``from apex... import
+    FusedRMSNorm as RMSNorm``: a use runs the portable class where apex is missing)."""
+    for name in names:
+        if name in bindings and bindings[name] != before.get(name):
+            del bindings[name]
+
+
+def _cst_fallbacks(handlers: Sequence[cst.ExceptHandler | cst.ExceptStarHandler]) -> set[str]:
+    """Names a handler that does not end by raising defines as a fallback (see
+    ``_forget_fallbacks``)."""
+    names: set[str] = set()
+    for handler in handlers:
+        block = handler.body
+        statements: list[cst.BaseStatement] = (
+            list(block.body)
+            if isinstance(block, cst.IndentedBlock)
+            else [cst.SimpleStatementLine(body=block.body)]
+            if isinstance(block, cst.SimpleStatementSuite)
+            else []
+        )
+        last = statements[-1] if statements else None
+        if (
+            isinstance(last, cst.SimpleStatementLine)
+            and last.body
+            and isinstance(last.body[-1], cst.Raise)
+        ):
+            continue
+        for statement in statements:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                names.add(statement.name.value)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign) and not _absent_value(small.value):
+                        names.update(
+                            t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                        )
+                    elif (
+                        isinstance(small, cst.AnnAssign)
+                        and small.value is not None
+                        and not _absent_value(small.value)
+                        and isinstance(small.target, cst.Name)
+                    ):
+                        names.add(small.target.value)
+    return names
+
+
+def _absent_value(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value in ("None", "False")
+
+
+def _ast_fallbacks(handlers: Sequence[ast.ExceptHandler]) -> set[str]:
+    """``_cst_fallbacks`` read from ``ast``."""
+    names: set[str] = set()
+    for handler in handlers:
+        if handler.body and isinstance(handler.body[-1], ast.Raise):
+            continue
+        for statement in handler.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(statement.name)
+            elif isinstance(statement, ast.Assign) and not _ast_absent(statement.value):
+                names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+            elif (
+                isinstance(statement, ast.AnnAssign)
+                and statement.value is not None
+                and not _ast_absent(statement.value)
+                and isinstance(statement.target, ast.Name)
+            ):
+                names.add(statement.target.id)
+    return names
+
+
+def _ast_absent(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and (value.value is None or value.value is False)
+
+
 def imports_from_ast(tree: ast.Module, exports: ExportSlice | None = None) -> ImportTable:
     """The import table of the whole file: what ``ImportTable.from_module`` reads from the
     concrete tree, in the same order (later bindings win), re-exports followed alike."""
@@ -256,11 +342,13 @@ def _collect(
             _collect(table, statement.body, exports)
             _collect(table, statement.orelse, exports)
         elif isinstance(statement, _AST_TRY):
+            before = dict(table.bindings)
             _collect(table, statement.body, exports)
             _collect(table, statement.orelse, exports)
             _collect(table, statement.finalbody, exports)
             for handler in statement.handlers:
                 _collect(table, handler.body, exports)
+            _forget_fallbacks(table.bindings, before, _ast_fallbacks(statement.handlers))
 
 
 def _add_import(table: ImportTable, node: ast.Import) -> None:

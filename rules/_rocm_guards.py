@@ -3,12 +3,14 @@ catch the failure."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 
 import libcst as cst
 
 from migrator.astutil import handler_types
 from migrator.context import PythonContext
+from migrator.guards import falls_back
+from migrator.imports import dotted_name
 
 from ._tree import Tree, identifier
 
@@ -112,6 +114,51 @@ def unreachable_on_rocm(ctx: PythonContext, tree_: Tree, node: cst.CSTNode) -> b
     """Whether a vendor or platform guard in this file keeps ``node`` from running on a ROCm
     build (the engine's guard facility, ``ctx.guards``, answers)."""
     return ctx.guards.never_on_rocm(node)
+
+
+def only_where_imported(
+    ancestors: Iterable[cst.CSTNode], node: cst.CSTNode, packages: Collection[str]
+) -> bool:
+    """Whether ``node`` (``ancestors``: its enclosing nodes, innermost first) sits in the body
+    of a ``try`` that imports one of ``packages`` and falls back where the import fails (a
+    handler catching ``ImportError`` that does not raise): it runs, or is defined, only where
+    the import succeeded, so never on a build that has no such package."""
+    child = node
+    for ancestor in ancestors:
+        if (
+            isinstance(ancestor, cst.Try)
+            and ancestor.body is child
+            and falls_back(ancestor, frozenset({"ImportError", "ModuleNotFoundError"}))
+            and _imports_any(ancestor.body, packages)
+        ):
+            return True
+        child = ancestor
+    return False
+
+
+def _imports_any(block: cst.BaseSuite, packages: Collection[str]) -> bool:
+    """Whether a block's statements (a nested ``try``'s included) import one of ``packages``."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else ()
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if (
+                    isinstance(small, cst.ImportFrom)
+                    and small.module is not None
+                    and not small.relative
+                ):
+                    modules = [dotted_name(small.module)]
+                elif isinstance(small, cst.Import):
+                    modules = [dotted_name(alias.name) for alias in small.names]
+                else:
+                    continue
+                if any(m is not None and m.split(".", 1)[0] in packages for m in modules):
+                    return True
+        elif isinstance(statement, cst.Try):
+            blocks = [statement.body, *(handler.body for handler in statement.handlers)]
+            if any(_imports_any(inner, packages) for inner in blocks):
+                return True
+    return False
 
 
 def in_try_catching(tree_: Tree, node: cst.CSTNode, exceptions: set[str]) -> bool:

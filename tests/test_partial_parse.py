@@ -716,3 +716,35 @@ def test_file_wide_facts_come_from_the_whole_file(tmp_path, scan_json, monkeypat
         ("lacks.py", "ROC121", 6),
         ("tests/test_q.py", "ROC120", 3),
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "bindings"),
+    [
+        # a handler defining the name again: either object, so the name resolves to neither
+        (
+            "try:\n    from apex.normalization import FusedRMSNorm as RMSNorm\n"
+            "except ImportError:\n    class RMSNorm:\n        pass\n",
+            {},
+        ),
+        ("try:\n    from x import f\nexcept ImportError:\n    def f(): pass\n", {}),
+        ("try:\n    from x import f\nexcept ImportError: f = len\n", {}),
+        # None or False is no fallback (rules read those uses as the import's), nor a raise
+        ("try:\n    from x import f\nexcept ImportError:\n    f = None\n", {"f": "x.f"}),
+        (
+            "try:\n    from x import f\nexcept ImportError:\n    def f(): pass\n    raise\n",
+            {"f": "x.f"},
+        ),
+        # another import in the handler is the later binding, as before
+        ("try:\n    from x import f\nexcept ImportError:\n    from y import f\n", {"f": "y.f"}),
+        # a name bound before the try and not by its body keeps its binding
+        (
+            "from x import f\ntry:\n    import y\nexcept ImportError:\n    def f(): pass\n",
+            {"f": "x.f", "y": "y"},
+        ),
+    ],
+)
+def test_an_import_with_a_fallback_definition_resolves_to_neither(source, bindings):
+    """Both import readers (libcst's tree and the whole file's ``ast``) answer alike."""
+    assert ImportTable.from_module(cst.parse_module(source)).bindings == bindings
+    assert imports_from_ast(ast.parse(source)).bindings == bindings

@@ -79,6 +79,15 @@ class ApexFusedNorm(_ApexRewrite):
     parse_scope = "statement"
     effort_hours = 0.2
     valid = [
+        Valid(  # where apex is missing the handler's own class runs: a portable fallback
+            "import torch\n"
+            "try:\n    from apex.normalization import FusedRMSNorm as RMSNorm\n"
+            "except ImportError:\n"
+            "    class RMSNorm(torch.nn.Module):\n"
+            "        def __init__(self, dim, eps=1e-6):\n"
+            "            super().__init__()\n"
+            "norm = RMSNorm(64)\n"
+        ),
         Valid("import torch\nnorm = torch.nn.RMSNorm(512, eps=1e-5)\n"),
         Valid("class FusedRMSNorm:\n    pass\n\nnorm = FusedRMSNorm(512)\n"),
         Valid("# from apex.normalization import FusedLayerNorm\nx = 'FusedLayerNorm(512)'\n"),

@@ -8,6 +8,7 @@ from migrator.model import Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
 from .._optional_backend import in_optional_backend
+from .._rocm_guards import only_where_imported
 from ._table import _data
 
 
@@ -61,6 +62,11 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
     triggers = ("flash_attn",)
     effort_hours = 4.0
     valid = [
+        Valid(  # defined only where FlashAttention-3 imported: never on ROCm
+            "try:\n    from flash_attn_interface import flash_attn_func as fa3\n\n"
+            "    def attention(q, k, v):\n        return fa3(q, k, v, causal=True)\n"
+            "except ImportError:\n    attention = None\n"
+        ),
         Valid("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v)\n"),
         Valid("def flash_attn_varlen_func(*a):\n    pass\nflash_attn_varlen_func(q, k, v)\n"),
         Valid("# flash_attn_with_kvcache(q, k_cache, v_cache)\nx = 'flash_attn_with_kvcache'\n"),
@@ -135,6 +141,8 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
                 return  # a flash-attn backend: chosen elsewhere, only where it imported
         short = qualified.rsplit(".", 1)[-1]
         if package in data["fa3_packages"]:
+            if only_where_imported(self.ctx.ancestors(node), node, data["fa3_packages"]):
+                return  # defined under an optional FA3 import: never on ROCm, which has no FA3
             self.report(
                 node,
                 message=(
