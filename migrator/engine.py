@@ -276,6 +276,9 @@ def _reports(
                 # positions are found in the compacted text (its ``ast`` read when needed)
                 parsed_text, lines = compact
                 table = blanked.imports
+                # the whole file's ``ast`` is freed before the walk (a rule asking for
+                # file-wide facts reads it again: ``rules._file_ast``)
+                whole_tree = blanked = None
         if module is None:
             tree = whole_tree  # the file's own ``ast`` (if read, left whole), for positions
             module = _parse(text)
