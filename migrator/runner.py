@@ -657,17 +657,17 @@ def fix_tree(
     codes = selection.codes()
     sources, problems = _sources(root, selection)
     facts = project_facts(root if root.is_dir() else root.parent)
-    from migrator.project import file_guards
     from migrator.registry import all_rules
 
-    # files that never run on ROCm (an NVIDIA variant next to its AMD twin) are left as they are
-    guarded_files = file_guards(source.relative for source in sources)
-    # nor are the uses of a dependency the project is, or declares at a ROCm-capable version
+    # the uses of a dependency the project is, or declares at a ROCm-capable version, are left
+    # as they are
     codes = codes - _silenced(sources, facts, use_cache=True)
     index = project_index(sources)
-    from migrator.cuda_only_users import cuda_only_files
-
-    cuda_only = cuda_only_files(index, [source.relative for source in sources])
+    relatives = [source.relative for source in sources]
+    # nor are files that never run on ROCm (an NVIDIA variant next to its AMD twin, a module
+    # written on a CUDA-only toolkit); settling reads the same answers
+    moot_files = MootFiles.find(relatives, index)
+    guarded_files = moot_files.guarded
     from migrator.paths import is_test_path
     from migrator.project import mask_rule_codes, resolves_device_masks
 
@@ -678,7 +678,7 @@ def fix_tree(
             str(s.path),
             s.relative,
             s.kind,
-            None if s.relative in guarded_files or s.relative in cuda_only else level,
+            None if moot_files.moot(s.relative) else level,
             codes - mask_rules if codes is not None and is_test_path(s.relative) else codes,
             True,
             facts,
@@ -692,9 +692,10 @@ def fix_tree(
     files = settle(
         [outcome.result for outcome in outcomes],
         selection,
-        [s.relative for s in sources],
+        relatives,
         facts=facts,
         index=index,
+        moot_files=moot_files,
     )
     variants = []
     if level is Applicability.UNSAFE:
