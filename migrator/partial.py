@@ -46,7 +46,7 @@ class PartialSource:
     """The text libcst parses (dropped statements blanked) and the file's imports."""
 
     text: str
-    #: The file's ``ast``, left whole: rules read file-wide facts from it (``rules._file_ast``).
+    #: The file's ``ast``, left whole (``blanked_tree`` cuts it to the kept statements).
     tree: ast.Module
     imports: ImportTable
     #: The indentation libcst infers for the whole file (its first indented line's): the
