@@ -97,6 +97,19 @@ class PythonContext:
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))
 
+    def release(self) -> None:
+        """Drop what the rules built for this file, once its findings are read. A report holds
+        its rule and the rule this context, and helpers memoise analyses that hold the tree
+        they read: reference cycles that only the garbage collector would free, after
+        traversing every node of the file. A memoised value with a ``release`` method (a
+        ``rules._tree.Tree``) is asked to drop its own memo."""
+        for value in self.memo.values():
+            release = getattr(value, "release", None)
+            if callable(release):
+                release()
+        self.memo.clear()
+        self.reports.clear()
+
     def ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """Enclosing nodes of ``node``, innermost first (for nodes already visited)."""
         out = []
@@ -209,6 +222,11 @@ class TextContext:
     @property
     def lines(self) -> list[str]:
         return self.text.splitlines()
+
+    def release(self) -> None:
+        """Drop the reports once the findings are read (each holds its rule, which holds this
+        context: a cycle only the garbage collector would free)."""
+        self.reports.clear()
 
     def offset(self, line: int, column: int = 0) -> int:
         """Offset of 1-based ``line`` and 0-based ``column``."""

@@ -521,6 +521,7 @@ def analyze_python(
         unused_suppressions=suppressions.unused(),
     )
     if fix is None or not any(_fixable(raw, finding, fix) for raw, finding in pairs):
+        parsed.context.release()
         return analysis
     try:
         new_text, fixed = _fix_python_loop(text, path, rules, fix, prefilter, imports, cell)
@@ -611,6 +612,7 @@ def analyze_text(
         findings=[finding for _, finding in pairs], unused_suppressions=suppressions.unused()
     )
     if fix is None:
+        context.release()
         return analysis
     chosen_raw = [raw for raw, finding in pairs if _fixable(raw, finding, fix)]
     if not chosen_raw:

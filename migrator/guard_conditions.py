@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from migrator.astutil import string_value
 from migrator.imports import dotted_name
 from migrator.vendor_tokens import NVIDIA_TOKENS, OTHER_DEVICE_TOKENS, ROCM_TOKENS
 
@@ -75,13 +76,6 @@ def identifier(node: cst.CSTNode) -> str | None:
     return None
 
 
-def _string(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
 def _none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -116,7 +110,7 @@ class ConditionClassifier:
         if isinstance(node, (cst.Name, cst.Attribute)):
             return self._resolve(node)
         if isinstance(node, cst.Call) and identifier(node) == "getattr" and len(node.args) >= 2:
-            attribute = _string(node.args[1].value)
+            attribute = string_value(node.args[1].value)
             base = self._qualified(node.args[0].value)
             return f"{base}.{attribute}" if base and attribute else None
         return None
@@ -203,13 +197,13 @@ class ConditionClassifier:
             return None, None
         if isinstance(operator, (cst.In, cst.NotIn)):
             # ``"nvidia" in gpu_name``: no AMD device or vendor name contains it
-            text = _string(left)
+            text = string_value(left)
             if text is not None and text.lower() in NVIDIA_TOKENS:
                 return (NVIDIA_ONLY, None) if isinstance(operator, cst.In) else (None, NVIDIA_ONLY)
             held = self._member_of(left, target.comparator)
             return held if isinstance(operator, cst.In) else (held[1], held[0])
         for one, other in ((left, target.comparator), (target.comparator, left)):
-            text = _string(other)
+            text = string_value(other)
             if text is None:
                 continue
             lower = text.lower()
@@ -253,9 +247,12 @@ class ConditionClassifier:
     ) -> tuple[Holds, Holds]:
         """``device_type in ("xpu", "hip")``: a vendor name tested against literal names. The
         test is false on ROCm when "hip" is not among them and the name holds the vendor."""
-        if not isinstance(collection, (cst.Tuple, cst.List, cst.Set)) or _string(left) is not None:
+        if (
+            not isinstance(collection, (cst.Tuple, cst.List, cst.Set))
+            or string_value(left) is not None
+        ):
             return None, None
-        names = [_string(element.value) for element in collection.elements]
+        names = [string_value(element.value) for element in collection.elements]
         if not names or any(name is None for name in names):
             return None, None
         lowered = {str(name).lower() for name in names}
@@ -274,7 +271,7 @@ class ConditionClassifier:
             test = arm.test
             if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
                 target = test.comparisons[0]
-                text = _string(target.comparator)
+                text = string_value(target.comparator)
                 if (
                     isinstance(target.operator, cst.Equal)
                     and text

@@ -44,6 +44,11 @@ class _Sink:
         #: where the anchor's range starts (``_State``)
         self.anchor_start: CodePosition | None = None
 
+    def release(self) -> None:
+        """Break the sink's cycle with its recorder (which holds the generated nodes) once its
+        ranges are read, so that they are freed at once, not by the garbage collector."""
+        self._computed.sink = None
+
     def stop_when_done(self) -> None:
         if not self.wanted and self.anchor_start is not None:
             self.finished = True
@@ -121,12 +126,12 @@ class _Recorder(dict[cst.CSTNode, CodeRange]):
 
     def __init__(self, sink: _Sink) -> None:
         super().__init__()
-        self.sink = sink
+        self.sink: _Sink | None = sink
 
     def __setitem__(self, key: cst.CSTNode, value: CodeRange) -> None:
         super().__setitem__(key, value)
         sink = self.sink
-        if not sink.finished and id(key) in sink.wanted:
+        if sink is not None and not sink.finished and id(key) in sink.wanted:
             sink.wanted.discard(id(key))
             sink.stop_when_done()
 
@@ -196,6 +201,7 @@ def _anchored(
                 ),
                 end=type(code_range.end)(code_range.end.line + offset, code_range.end.column),
             )
+        sink.release()
         if any(member not in computed for member in members):
             raise LookupError("node not positioned by its anchor")
     return computed.get

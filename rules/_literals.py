@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, literal_value
+from migrator.astutil import fast_visit, literal_value, simple_string_value
 
 
 def is_simple(node: cst.BaseExpression) -> bool:
@@ -76,24 +76,25 @@ def string_nodes_with_value(
     ``default=`` of a call such as ``field(default=...)``. Comparisons are never entered."""
     wanted = set(values)
     found: list[cst.SimpleString] = []
-
-    def walk(current: cst.BaseExpression) -> None:
+    pending: list[cst.BaseExpression] = [node]  # in source order, first at the end
+    while pending:
+        current = pending.pop()
         if isinstance(current, cst.SimpleString):
-            value = current.evaluated_value
+            value = simple_string_value(current)
             if isinstance(value, str) and value in wanted and "f" not in current.prefix.lower():
                 found.append(current)
         elif isinstance(current, cst.IfExp):
-            walk(current.body)
-            walk(current.orelse)
+            pending += (current.orelse, current.body)
         elif isinstance(current, cst.BooleanOperation):
-            walk(current.left)
-            walk(current.right)
+            pending += (current.right, current.left)
         elif isinstance(current, cst.Call):
-            for argument in current.args:
-                if argument.keyword is not None and argument.keyword.value == "default":
-                    walk(argument.value)
-
-    walk(node)
+            pending += reversed(
+                [
+                    argument.value
+                    for argument in current.args
+                    if argument.keyword is not None and argument.keyword.value == "default"
+                ]
+            )
     return found
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import libcst as cst
 
 from migrator import guard_conditions
-from migrator.astutil import iter_nodes, syntax_children
+from migrator.astutil import iter_nodes, simple_string_value, syntax_children
 from migrator.context import PythonContext
 
 
@@ -27,6 +27,12 @@ class Tree:
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))
+
+    def release(self) -> None:
+        """Forget the memoised analyses: each holds this tree (a cycle that only the garbage
+        collector would free, after traversing the whole module)."""
+        self.memo.clear()
+        self.scopes.clear()
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = self.parents.get(id(node))
@@ -122,6 +128,8 @@ def tree(source: cst.Module | PythonContext) -> Tree:
     parents = {id(node): parent for node, parent in pairs if parent is not None}
     built = Tree(module, parents, [node for node, _ in pairs])
     _TREES.insert(0, built)
+    for evicted in _TREES[2:]:
+        evicted.release()
     del _TREES[2:]
     return built
 
@@ -191,7 +199,7 @@ def strings_in(node: cst.CSTNode) -> Iterator[str]:
     while stack:
         current = stack.pop()
         if isinstance(current, cst.SimpleString):
-            value = current.evaluated_value
+            value = simple_string_value(current)
             if isinstance(value, str):
                 yield value
             continue

@@ -296,13 +296,14 @@ def _imports_transformers_at_top(module: cst.Module) -> bool:
 def _probed_bodies(value: cst.BaseExpression, code: Any) -> set[int]:
     """``id()`` of the bodies of ``x if is_..._available() else y`` expressions inside ``value``."""
     found: set[int] = set()
-
-    class _Finder(cst.CSTVisitor):
-        def visit_IfExp(self, node: cst.IfExp) -> None:
-            if "_available(" in code(node.test) or "find_spec(" in code(node.test):
+    stack: list[cst.CSTNode] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.IfExp):
+            test = code(node.test)
+            if "_available(" in test or "find_spec(" in test:
                 found.add(id(node.body))
-
-    value.visit(_Finder())
+        stack.extend(syntax_children(node))
     return found
 
 
