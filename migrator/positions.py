@@ -10,6 +10,7 @@ so only the innermost statement around each reported node is regenerated, starti
 from __future__ import annotations
 
 import ast
+import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -185,11 +186,15 @@ def _anchored(
         state.indent_tokens = list(indents)
         try:
             anchor._codegen(state)
-        except (_Done, KeyError):
+        except (_Done, KeyError) as stopped:
             # stopped early; a ``finally`` of an unfinished ancestor may have failed to look up
             # the range of a child not generated yet (only once every wanted node has its own)
             if not sink.finished:
                 raise
+            # the stop's traceback holds the generation's finished frames, and a context
+            # manager's exit among them holds the stop itself: a cycle that would keep every
+            # frame's locals, up to the caller's tree, for the garbage collector
+            traceback.clear_frames(stopped.__traceback__)
         start = sink.anchor_start
         if start is None:  # a statement recording no syntactic position: generated whole
             start = sink._computed[anchor].start
