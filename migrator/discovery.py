@@ -49,12 +49,25 @@ _COMPOSE = re.compile(r"^(docker-)?compose([-_.\w]*)\.ya?ml$", re.IGNORECASE)
 _CONDA = re.compile(r"^(environment|conda)([-_.\w]*)\.ya?ml$", re.IGNORECASE)
 
 
+#: C/C++/CUDA sources (``cuda`` kind): kernels and the host code around them.
+CUDA_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl")
+#: Folders holding vendored copies of other projects' C++ (a submodule of CUTLASS, say): the
+#: library's own code is not the project's to port, only the project's uses of it.
+VENDORED_SOURCE_DIRS = frozenset(
+    {"third_party", "thirdparty", "3rdparty", "third-party", "vendor", "vendored", "external", "extern", "deps"}
+)
+
+
 def file_kind(relative: str) -> str | None:
     """The kind of file a rule family reads, from its path; None when nothing reads it."""
     name = relative.rsplit("/", 1)[-1]
     lower = name.lower()
     if lower.endswith((".py", ".pyi")):
         return "python"
+    if lower.endswith(CUDA_SOURCE_SUFFIXES):
+        if VENDORED_SOURCE_DIRS.intersection(relative.lower().split("/")[:-1]):
+            return None
+        return "cuda"
     if lower.endswith(".ipynb"):
         return "notebook"
     if _REQUIREMENTS.match(name) or (

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from migrator.model import AGGREGATIONS, Applicability, Severity
 
 if TYPE_CHECKING:
+    from migrator.kernels.view import KernelView
     import libcst as cst
 
     from migrator.context import PythonContext, TextContext
@@ -67,6 +68,7 @@ FILE_KINDS = frozenset(
         "shell",
         "ci-yaml",
         "cog",
+        "cuda",
     }
 )
 
@@ -339,3 +341,28 @@ class TextRule(Rule):
             group=group,
             severity=severity,
         )
+
+
+class KernelRule(TextRule):
+    """A rule over a C/C++/CUDA source (``cuda`` kind): ``check`` reads ``self.view`` (the
+    tree-sitter parse and the preprocessor's branches on HIP) and reports with
+    ``report_bytes`` at byte offsets of the parse. Comments and strings never reach it."""
+
+    abstract = True
+    file_kinds: ClassVar[frozenset[str]] = frozenset({"cuda"})
+
+    @property
+    def view(self) -> KernelView:
+        from migrator.kernels.view import KernelView
+
+        return KernelView.of(self.ctx.text)
+
+    def report_bytes(self, start: int, end: int, *, message: str | None = None) -> None:
+        """Report the parse's bytes ``start``..``end``; where the code sits in an
+        NVIDIA-architecture branch with nothing for AMD, the message says so."""
+        view = self.view
+        why = view.no_amd_path(start)
+        text = message or self.message
+        if why is not None:
+            text = f"{text} ({why}: on AMD the code compiles to nothing)"
+        self.report(view.char(start), view.char(end), message=text)

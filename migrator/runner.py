@@ -130,12 +130,20 @@ class MootFiles:
     cuda_only: Mapping[str, Cause]
 
     @classmethod
-    def find(cls, paths: Sequence[str], index: ProjectIndex | None) -> MootFiles:
+    def find(
+        cls, paths: Sequence[str], index: ProjectIndex | None, root: Path | None = None
+    ) -> MootFiles:
         from migrator.cuda_only_users import cuda_only_files
+        from migrator.kernels.builds import cuda_only_sources
         from migrator.project import file_guards
 
         cuda_only = cuda_only_files(index, paths) if index is not None else {}
-        return cls(file_guards(paths), cuda_only)
+        guarded = file_guards(paths)
+        if root is not None and root.is_dir():
+            # C/C++/CUDA sources that only a CUDA-only branch of a build file compiles
+            for path, reason in cuda_only_sources(root, paths).items():
+                guarded.setdefault(path, f"never compiled for AMD: {reason}")
+        return cls(guarded, cuda_only)
 
     def moot(self, relative: str) -> str:
         """``_Task.moot`` for a file ("" when its findings may show)."""
@@ -473,7 +481,7 @@ def scan(
     index = project_index(sources)
     relatives = [source.relative for source in sources]
     # files whose every finding settling guards (by path, or written on a CUDA-only toolkit)
-    moot_files = MootFiles.find(relatives, index)
+    moot_files = MootFiles.find(relatives, index, root)
     for source in sources:
         exports = index.slice_for(source.relative)
         moot = "" if show_guarded else moot_files.moot(source.relative)
@@ -666,7 +674,7 @@ def fix_tree(
     relatives = [source.relative for source in sources]
     # nor are files that never run on ROCm (an NVIDIA variant next to its AMD twin, a module
     # written on a CUDA-only toolkit); settling reads the same answers
-    moot_files = MootFiles.find(relatives, index)
+    moot_files = MootFiles.find(relatives, index, root)
     guarded_files = moot_files.guarded
     from migrator.paths import is_test_path
     from migrator.project import mask_rule_codes, resolves_device_masks

@@ -1,4 +1,5 @@
-"""``# migrate: ignore`` and ``# migrate: ignore[ROC101,ROC102]`` comments on a finding's line."""
+"""``# migrate: ignore`` and ``# migrate: ignore[ROC101,ROC102]`` comments on a finding's line
+(``// migrate: ignore[...]`` in C/C++/CUDA sources)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 
 #: Text every suppression comment holds: a file without it suppresses nothing.
 SUPPRESSION_MARK = "migrate:"
-_PATTERN = re.compile(r"#\s*migrate:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
+_PATTERN = re.compile(r"(?:#|//|/\*)\s*migrate:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
 
 
 @dataclass(slots=True)

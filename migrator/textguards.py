@@ -45,6 +45,10 @@ def regions(text: str, kind: str) -> list[tuple[int, int, str]]:
         found.extend(_case_regions(text))
     if kind == "pyproject":
         found.extend(cuda_extra_regions(text))
+    if kind == "cuda":
+        from migrator.kernels.view import hip_skipped_regions
+
+        found.extend(hip_skipped_regions(text))
     return sorted(found)
 
 

@@ -1,0 +1,330 @@
+"""The preprocessor's branches as a HIP build sees them: which ``#if``/``#ifdef`` branches of a
+CUDA source are compiled by hipcc, which are NVIDIA-only with a portable path beside them (not a
+problem), and which are NVIDIA-architecture branches with nothing for AMD (the kernel compiles
+to nothing there: still a problem).
+
+Conditions are evaluated in three values (true, false, unknown) under what hip-clang defines
+after PyTorch's hipify: ``__HIPCC__``, ``__HIP__``, ``__HIP_PLATFORM_AMD__``, ``USE_ROCM`` (set
+by ``cpp_extension`` on ROCm), ``__CUDACC__`` (hipify renames it ``__HIPCC__``); never
+``__CUDA_ARCH__`` or ``__NVCC__``. A project macro whose name says ROCm or HIP (``IS_ROCM``,
+``BNB_HIP``) counts as defined on ROCm builds; any other unknown macro is unknown."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from migrator.kernels.source import CudaSource
+from migrator.vendor_tokens import ROCM_TOKENS
+
+#: Macros hip-clang (or PyTorch's ROCm extension build) defines, and those it never defines.
+HIP_DEFINED = frozenset(
+    {
+        "USE_ROCM",
+        "__HIPCC__",
+        "__HIP__",
+        "__HIP_PLATFORM_AMD__",
+        "__HIP_PLATFORM_HCC__",
+        "__CUDACC__",
+        "__HIP_DEVICE_COMPILE__",
+    }
+)
+HIP_UNDEFINED = frozenset(
+    {
+        "__CUDA_ARCH__",
+        "__NVCC__",
+        "__CUDA_ARCH_FEAT_SM90_ALL",
+        "__CUDA_ARCH_FEAT_SM100_ALL",
+        "__CUDA_ARCH_SPECIFIC__",
+        "__CUDA_ARCH_FAMILY_SPECIFIC__",
+        "__HIP_PLATFORM_NVIDIA__",
+        "__HIP_PLATFORM_NVCC__",
+        "USE_CUDA",
+        "__CUDACC_RTC__",
+        "CUDART_VERSION",
+        "CUBLAS_VERSION",
+        "CUSPARSE_VERSION",
+        "CUDNN_VERSION",
+    }
+)
+#: Macros with a known value on HIP: hipify renames ``CUDA_VERSION`` to ``TORCH_HIP_VERSION``
+#: (major * 100 + minor: 700 for ROCm 7.0), which is below every CUDA version number.
+HIP_VALUES = {"CUDA_VERSION": 700, "TORCH_HIP_VERSION": 700}
+#: Macros that name an NVIDIA architecture: a branch on them is an architecture branch.
+ARCH_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_FEAT_SM100_ALL",
+                         "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__"})
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_NUMBER = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$")
+
+Value = int | None
+
+
+def _names_rocm(name: str) -> bool:
+    words = {word.lower() for word in _WORD.findall(name.replace("_", " "))}
+    return bool(words & ROCM_TOKENS) and "nvidia" not in words and "nvcc" not in words
+
+
+def _defined(name: str, hip: bool) -> Value:
+    if hip:
+        if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
+            return 1
+        if name in HIP_UNDEFINED:
+            return 0
+        return None
+    if name in {"__CUDACC__", "__NVCC__", "USE_CUDA"}:
+        return 1
+    if name in HIP_DEFINED or _names_rocm(name):
+        return 0
+    return None
+
+
+def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
+    """The value of a preprocessor expression node: an int, or None when unknown."""
+    kind = node.type
+    text = source.text(node.start_byte, node.end_byte).strip()
+    if kind == "number_literal":
+        match = _NUMBER.match(text)
+        return int(match.group(1), 0) if match else None
+    if kind == "identifier":
+        if text in ("true",):
+            return 1
+        if text in ("false",):
+            return 0
+        if hip and text in HIP_VALUES:
+            return HIP_VALUES[text]
+        defined = _defined(text, hip)
+        if defined == 0:
+            return 0  # an undefined macro reads as 0 in #if
+        if text not in HIP_DEFINED and _names_rocm(text):
+            return 1  # a project's ROCm switch (``#if BNB_HIP``), set on ROCm builds
+        if text in ARCH_MACROS and not hip:
+            return None
+        return None  # defined, but its value is not known here
+    if kind == "preproc_defined":
+        names = [c for c in node.named_children if c.type == "identifier"]
+        if not names:
+            return None
+        return _defined(source.text(names[0].start_byte, names[0].end_byte), hip)
+    if kind == "parenthesized_expression":
+        inner = [c for c in node.named_children if c.type != "comment"]
+        return evaluate(source, inner[0], hip) if inner else None
+    if kind == "unary_expression":
+        operand = node.child_by_field_name("argument")
+        operator = node.child_by_field_name("operator")
+        if operand is None or operator is None:
+            return None
+        value = evaluate(source, operand, hip)
+        op = operator.type
+        if value is None:
+            return None
+        if op == "!":
+            return int(not value)
+        if op == "-":
+            return -value
+        if op == "~":
+            return ~value
+        return value
+    if kind == "binary_expression":
+        left_node = node.child_by_field_name("left")
+        right_node = node.child_by_field_name("right")
+        operator = node.child_by_field_name("operator")
+        if left_node is None or right_node is None or operator is None:
+            return None
+        op = operator.type
+        left = evaluate(source, left_node, hip)
+        right = evaluate(source, right_node, hip)
+        if op == "&&":
+            if left == 0 or right == 0:
+                return 0
+            return 1 if left is not None and right is not None else None
+        if op == "||":
+            if (left is not None and left != 0) or (right is not None and right != 0):
+                return 1
+            return 0 if left == 0 and right == 0 else None
+        if left is None or right is None:
+            return None
+        return _binary(op, left, right)
+    return None
+
+
+def _binary(op: str, left: int, right: int) -> Value:
+    table = {
+        "==": lambda: int(left == right),
+        "!=": lambda: int(left != right),
+        "<": lambda: int(left < right),
+        "<=": lambda: int(left <= right),
+        ">": lambda: int(left > right),
+        ">=": lambda: int(left >= right),
+        "+": lambda: left + right,
+        "-": lambda: left - right,
+        "*": lambda: left * right,
+        "&": lambda: left & right,
+        "|": lambda: left | right,
+        "/": lambda: left // right if right else None,
+        "%": lambda: left % right if right else None,
+    }
+    compute = table.get(op)
+    return compute() if compute is not None else None
+
+
+def _mentions(source: CudaSource, node: Any, names: frozenset[str]) -> bool:
+    return any(
+        source.text(child.start_byte, child.end_byte) in names for child in _leaves(node)
+    )
+
+
+def _leaves(node: Any) -> list[Any]:
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.child_count == 0:
+            out.append(current)
+        else:
+            stack.extend(current.children)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One branch of a conditional: its body's byte range, its directive, whether hipcc
+    compiles it (1, 0 or None for unknown), whether its condition names an NVIDIA
+    architecture, and whether its body holds code."""
+
+    start: int
+    end: int
+    directive: str
+    on_hip: Value
+    arch: bool
+    has_code: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A byte range hipcc never compiles, or compiles to nothing for AMD, and why."""
+
+    start: int
+    end: int
+    label: str
+    fallback: bool  # a sibling branch gives AMD a path
+
+
+def _directive_text(source: CudaSource, node: Any) -> str:
+    line_end = source.data.find(b"\n", node.start_byte)
+    end = node.end_byte if line_end < 0 else min(line_end, node.end_byte)
+    return " ".join(source.text(node.start_byte, end).split())[:80]
+
+
+def _body_start(source: CudaSource, node: Any) -> int:
+    line_end = source.data.find(b"\n", node.start_byte)
+    return node.end_byte if line_end < 0 else line_end + 1
+
+
+_FAILS = re.compile(rb"#\s*error|__trap\s*\(|static_assert\s*\(\s*(false|0)|assert\s*\(\s*(false|0)|__builtin_trap|asm\s*\(\s*\"trap")
+
+
+def _has_code(source: CudaSource, start: int, end: int) -> bool:
+    body = source.data[start:end]
+    body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
+    if not body.strip():
+        return False
+    return _FAILS.search(body) is None
+
+
+def branches(source: CudaSource, node: Any) -> list[Branch]:
+    """The branches of one ``#if``/``#ifdef`` chain, each with its effective value on HIP
+    (its own condition and no earlier branch taken)."""
+    chain: list[tuple[Any, Value, bool, str]] = []
+    current: Any = node
+    while current is not None:
+        kind = current.type
+        if kind in {"preproc_if", "preproc_elif"}:
+            condition = current.child_by_field_name("condition")
+            value = None if condition is None else evaluate(source, condition, hip=True)
+            arch = condition is not None and _mentions(source, condition, ARCH_MACROS)
+        elif kind in {"preproc_ifdef", "preproc_elifdef"}:
+            name = current.child_by_field_name("name")
+            word = "" if name is None else source.text(name.start_byte, name.end_byte)
+            negated = current.children and current.children[0].type in {"#ifndef", "#elifndef"}
+            defined = _defined(word, hip=True)
+            value = None if defined is None else int(bool(defined) != bool(negated))
+            arch = word in ARCH_MACROS
+        elif kind == "preproc_else":
+            value, arch = 1, False
+        else:
+            break
+        chain.append((current, value, arch, _directive_text(source, current)))
+        current = current.child_by_field_name("alternative")
+    endif = next((c for c in node.children if c.type == "#endif"), None)
+    last_end = endif.start_byte if endif is not None else node.end_byte
+    out: list[Branch] = []
+    earlier: Value = 0  # whether an earlier branch was taken
+    for index, (branch_node, value, arch, directive) in enumerate(chain):
+        start = _body_start(source, branch_node)
+        end = chain[index + 1][0].start_byte if index + 1 < len(chain) else last_end
+        if earlier == 1:
+            effective: Value = 0
+        elif earlier == 0:
+            effective = value
+        else:
+            effective = 0 if value == 0 else None
+        out.append(Branch(start, max(start, end), directive, effective, arch, _has_code(source, start, end)))
+        if value is None or earlier is None:
+            earlier = 1 if (earlier == 1 or value == 1) else None
+        else:
+            earlier = int(bool(earlier) or bool(value))
+    return out
+
+
+def regions(source: CudaSource) -> list[Region]:
+    """Byte ranges that hipcc skips. A skipped branch with a sibling that gives AMD code, or
+    one excluded by a vendor condition (``#ifndef USE_ROCM``), has ``fallback`` or a vendor
+    label; an NVIDIA-architecture branch with nothing for AMD is a region too, marked
+    ``fallback=False``, so that what it holds is still reported."""
+    found: list[Region] = []
+    for node in source.nodes("preproc_if", "preproc_ifdef"):
+        chain = branches(source, node)
+        for branch in chain:
+            if branch.on_hip != 0:
+                continue
+            fallback = any(
+                other is not branch and other.on_hip != 0 and other.has_code for other in chain
+            )
+            if fallback:
+                label = f"hipcc skips `{branch.directive}`; another branch compiles for AMD"
+            elif branch.arch:
+                label = f"`{branch.directive}` is never true on AMD and has no AMD branch"
+            else:
+                label = f"excluded from ROCm builds by `{branch.directive}`"
+            found.append(Region(branch.start, branch.end, label, fallback or not branch.arch))
+    return sorted(found, key=lambda region: (region.start, -region.end))
+
+
+def skipped_on_hip(source: CudaSource) -> list[tuple[int, int, str]]:
+    """(start, end, label) byte ranges that never run on AMD because the project gives AMD
+    another path or excludes them from ROCm builds: the guard regions of a CUDA source."""
+    return [(r.start, r.end, r.label) for r in regions(source) if r.fallback]
+
+
+def no_amd_path(source: CudaSource, offset: int) -> str | None:
+    """Why the code at ``offset`` compiles to nothing on AMD with nothing in its place (an
+    NVIDIA-architecture branch with no other branch), or None."""
+    for region in regions_cached(source):
+        if region.start <= offset < region.end and not region.fallback:
+            return region.label
+    return None
+
+
+_CACHE: dict[int, tuple[CudaSource, list[Region]]] = {}
+
+
+def regions_cached(source: CudaSource) -> list[Region]:
+    key = id(source)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is source:
+        return hit[1]
+    computed = regions(source)
+    _CACHE.clear()
+    _CACHE[key] = (source, computed)
+    return computed

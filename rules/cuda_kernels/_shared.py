@@ -1,0 +1,58 @@
+"""What the kernel rules share: the construct table and the classification of an inline
+assembly template."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from migrator.ruledata import load_table
+
+#: A PTX instruction: a mnemonic with a dotted suffix (``mov.u32``, ``lop3.b32``), a special
+#: register (``%laneid``), a predicate guard (``@p``) or a register declaration (``.reg``).
+_PTX = re.compile(r"(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|%%?(?:laneid|clock|smid|warpid|globaltimer|lanemask)|(?<![\w])\.reg\b|@!?%?p")
+#: AMD GCN/CDNA instructions (``v_add_f32``, ``s_waitcnt``, ``ds_read_b32``): a HIP branch's asm.
+_GCN = re.compile(r"\b(?:v|s|ds|buffer|global|flat|scratch)_[a-z0-9_]+\b")
+
+
+def table() -> dict[str, Any]:
+    data: dict[str, Any] = load_table("kernel_constructs")
+    return data
+
+
+def asm_class(template: str) -> str | None:
+    """The class of an inline assembly template: ``hopper``, ``tensor_core``, ``async_copy``,
+    ``ptx``; None for an empty template (a compiler barrier) or AMD assembly."""
+    body = template.strip()
+    if not body:
+        return None
+    ptx = table()["ptx"]
+    lowered = body.lower()
+    for key in ("hopper", "tensor_core", "async_copy"):
+        if any(_starts_instruction(lowered, prefix) for prefix in ptx[key]):
+            return key
+    if _GCN.search(lowered) and not _PTX.search(lowered.replace("%%", "%")):
+        return None
+    return "ptx"
+
+
+def _starts_instruction(text: str, prefix: str) -> bool:
+    index = text.find(prefix)
+    while index >= 0:
+        if index == 0 or not (text[index - 1].isalnum() or text[index - 1] in "._"):
+            return True
+        index = text.find(prefix, index + 1)
+    return False
+
+
+
+def lines_once(offsets: list[tuple[int, int]], line_of: object) -> list[tuple[int, int]]:
+    """The first (start, end) span of each line, in order (one finding per line)."""
+    seen: set[int] = set()
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(offsets):
+        line = line_of(start)  # type: ignore[operator]
+        if line not in seen:
+            seen.add(line)
+            out.append((start, end))
+    return out

@@ -1,0 +1,70 @@
+"""ROC312 (ptx-async-copy): Flags Ampere's asynchronous copy PTX (`cp.async`, `cp.async.commit_group`,"""
+
+from __future__ import annotations
+
+from migrator.model import Severity
+from migrator.rule import Invalid, KernelRule, Valid
+
+from ._shared import asm_class
+
+
+class PtxAsyncCopy(KernelRule):
+    """
+    ## What it does
+    Flags Ampere's asynchronous copy PTX (`cp.async`, `cp.async.commit_group`,
+    `cp.async.wait_group`) in a source hipcc compiles for AMD.
+
+    ## Why it breaks on ROCm
+    `cp.async` copies global memory to shared memory without registers, an sm_80 PTX feature.
+    HIP has no such instruction or builtin and hipify leaves the assembly as it is, so the
+    kernel does not compile for AMD; its multi-stage pipeline (commit and wait groups) has to
+    be restructured.
+
+    ## Example
+    ```cpp
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(smem), "l"(gmem));
+    asm volatile("cp.async.commit_group;\n" ::);
+    ```
+
+    ## Manual migration
+    Load through registers into LDS (`__shared__`) with `__syncthreads()` between stages, or
+    use the buffer-load-to-LDS paths CK uses on CDNA; keep the PTX for NVIDIA under
+    `#if !defined(USE_ROCM)`.
+
+    ## References
+    - `docs/rocm-facts.md` §7; HIP FAQ (inline assembly), HIP porting guide
+    """
+
+    code = "ROC312"
+    name = "ptx-async-copy"
+    category = "ptx"
+    severity = Severity.ERROR
+    message = "Ampere cp.async PTX has no AMD equivalent; stage the copy through registers or use a HIP pipeline"
+    fact = "§7 cp.async; [H1][NV1]"
+    triggers = ("asm",)
+    requires = ("(",)
+    effort_hours = 16.0
+    blocker = True
+    valid = [
+        Valid('__device__ void f() { asm volatile("" ::: "memory"); }\n', path="k.cu"),
+        Valid(
+            "#if defined(USE_ROCM)\n  s[i] = g[i];\n#else\n"
+            '  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(a), "l"(g));\n'
+            "#endif\n",
+            path="k.cuh",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            '__device__ void cp(unsigned s, const void* g) {\n  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\\n" :: "r"(s), "l"(g));\n}\n',
+            path="k.cuh",
+            line=2,
+        ),
+        Invalid('__device__ void wait() { asm volatile("cp.async.wait_group 0;\\n" ::); }\n', path="k.cu", line=1),
+    ]
+
+    def check(self) -> None:
+        view = self.view
+        for block in view.source.asm_blocks():
+            if asm_class(block.template) == "async_copy":
+                self.report_bytes(block.start, block.end)

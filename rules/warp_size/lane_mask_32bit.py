@@ -1,0 +1,139 @@
+"""ROC303 (lane-mask-32bit): 32-bit lane masks and ballot results in C/C++/CUDA sources that
+hipcc compiles for AMD, where a wavefront has 64 lanes."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.model import Severity
+from migrator.rule import Invalid, KernelRule, Valid
+
+#: Warp-synchronous intrinsics that take a lane mask first.
+SYNC_INTRINSICS = frozenset(
+    {
+        "__shfl_sync",
+        "__shfl_up_sync",
+        "__shfl_down_sync",
+        "__shfl_xor_sync",
+        "__ballot_sync",
+        "__any_sync",
+        "__all_sync",
+        "__match_any_sync",
+        "__match_all_sync",
+        "__syncwarp",
+        "__reduce_add_sync",
+        "__reduce_min_sync",
+        "__reduce_max_sync",
+        "__reduce_and_sync",
+        "__reduce_or_sync",
+        "__reduce_xor_sync",
+    }
+)
+_FULL_32 = re.compile(r"^\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?|4294967295[uU]?|\(unsigned\)\s*-1|0xffffffffu?)\s*\)?$")
+_MASK_NAME = re.compile(r"^[A-Za-z_]\w*$")
+_NARROW_BALLOT = re.compile(
+    r"\b(?:unsigned(?:\s+int)?|uint32_t|int|int32_t)\s+\w+\s*=\s*(?:__ballot_sync|__ballot|__activemask)\s*\("
+)
+
+
+def full_32bit_mask(argument: str, defines: dict[str, tuple[str, int]]) -> bool:
+    """Whether a mask argument is the 32-lane full mask, literally or through a macro."""
+    text = argument.strip()
+    for _ in range(4):
+        if _FULL_32.match(text):
+            return True
+        if _MASK_NAME.match(text) and text in defines:
+            text = defines[text][0].strip()
+            continue
+        return False
+    return False
+
+
+class LaneMask32bit(KernelRule):
+    """
+    ## What it does
+    Flags warp-synchronous intrinsics (`__shfl_*_sync`, `__ballot_sync`, `__any_sync`,
+    `__all_sync`, `__syncwarp`, ...) called with the 32-lane full mask `0xffffffff` (literally or
+    through a macro), and ballot or `__activemask()` results stored in a 32-bit integer, in a
+    C/C++/CUDA source that hipcc compiles for AMD.
+
+    ## Why it breaks on ROCm
+    A CDNA wavefront has 64 lanes and HIP's lane masks are 64-bit. HIP's `__*_sync` builtins
+    (ROCm 6.2, opt-in through `HIP_ENABLE_WARP_SYNC_BUILTINS`; on by default from 6.3) take a
+    64-bit mask and reject a 32-bit one at compile time; older ROCm has no `_sync` builtins. A
+    ballot kept in 32 bits silently drops lanes 32-63.
+
+    ## Example
+    ```cpp
+    for (int offset = 16; offset > 0; offset /= 2)
+        val += __shfl_xor_sync(0xffffffff, val, offset);
+    unsigned votes = __ballot_sync(0xffffffff, pred);
+    ```
+
+    ## Manual migration
+    Use a 64-bit mask on ROCm (`#if defined(USE_ROCM)` ... `0xffffffffffffffffull` ... `#else`
+    ... `0xffffffff`), or PyTorch's `WARP_SHFL_XOR`/`WARP_BALLOT` helpers from
+    `ATen/cuda/DeviceUtils.cuh`, which choose per platform; store ballots in `uint64_t`.
+
+    ## References
+    - `docs/rocm-facts.md` §7 warp code; HIP kernel language (warp cross-lane functions)
+    """
+
+    code = "ROC303"
+    name = "lane-mask-32bit"
+    category = "warp-size"
+    severity = Severity.WARNING
+    message = "32-bit lane mask: HIP masks are 64-bit (64-lane wavefronts on CDNA); use a 64-bit mask on ROCm"
+    fact = "§7 warp code; [H3]"
+    triggers = ("_sync", "__activemask", "__ballot")
+    effort_hours = 0.5
+    valid = [
+        Valid("v += __shfl_xor_sync(0xffffffffffffffffull, v, 1);\n", path="k.cu"),
+        Valid(
+            "#if defined(USE_ROCM)\n#define FULL_MASK 0xffffffffffffffffull\n#else\n#define FULL_MASK 0xffffffff\n#endif\n"
+            "__device__ float f(float v) { return v + __shfl_xor_sync(FULL_MASK, v, 1); }\n",
+            path="k.cu",
+        ),
+        Valid("// __shfl_xor_sync(0xffffffff, v, 1)\nuint64_t b = __ballot(p);\n", path="k.cuh"),
+        Valid("v += __shfl_xor_sync(mask, v, 1);\n", path="k.cu"),
+    ]
+    invalid = [
+        Invalid(
+            "__device__ float sum(float v) {\n  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);\n  return v;\n}\n",
+            path="k.cu",
+            line=2,
+        ),
+        Invalid(
+            "#define FINAL_MASK 0xffffffff\n__device__ int any(int p) { return __any_sync(FINAL_MASK, p); }\n",
+            path="reduce.cuh",
+            line=2,
+        ),
+        Invalid("__device__ void f(int p) {\n  unsigned votes = __ballot_sync(0xFFFFFFFFu, p);\n}\n", path="k.cu", line=2),
+    ]
+
+    def check(self) -> None:
+        view = self.view
+        source = view.source
+        defines = source.defines()
+        lines: set[int] = set()
+        for call in source.calls():
+            if call.callee not in SYNC_INTRINSICS or not call.arguments:
+                continue
+            if full_32bit_mask(call.arguments[0], defines):
+                lines.add(source.line_of(call.start))
+                self.report_bytes(call.start, call.end)
+        text = view.text
+        if "__ballot" in text or "__activemask" in text:
+            for token in source.tokens():
+                if token.text not in {"__ballot_sync", "__ballot", "__activemask"}:
+                    continue
+                line = source.line_of(token.start)
+                if line in lines:
+                    continue
+                if _NARROW_BALLOT.search(view.line_text(token.start)):
+                    lines.add(line)
+                    self.report_bytes(
+                        token.start,
+                        token.end,
+                        message="ballot kept in a 32-bit integer drops lanes 32-63 of a 64-lane wavefront; store it in uint64_t",
+                    )

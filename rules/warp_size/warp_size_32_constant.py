@@ -1,0 +1,172 @@
+"""ROC304 (warp-size-32-constant): the warp size written as 32 in C/C++/CUDA sources that hipcc
+compiles for AMD: `#define WARP_SIZE 32`, lane arithmetic on thread ids (`& 31`, `% 32`,
+`/ 32`, `>> 5`), width-32 shuffles and shuffle reductions that start at offset 16."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.model import Severity
+from migrator.rule import Invalid, KernelRule, Valid
+
+_WARP_NAME = re.compile(r"(?i)warp_?size|threads_?per_?warp|warp_?threads|kwarp|lanes?_?per_?warp")
+_THREAD_OPERAND = re.compile(r"\bthreadIdx\b|\blane\w*|\btid\b|\bthread_?id\w*|\bthread_?idx\w*", re.IGNORECASE)
+_LANE_OPS = {("&", 31), ("%", 32), ("/", 32), (">>", 5)}
+_SHFL_WIDTH = {
+    "__shfl_sync": 3,
+    "__shfl_up_sync": 3,
+    "__shfl_down_sync": 3,
+    "__shfl_xor_sync": 3,
+    "__shfl": 2,
+    "__shfl_up": 2,
+    "__shfl_down": 2,
+    "__shfl_xor": 2,
+}
+_NUMBER = re.compile(r"^(\d+)[uUlL]*$")
+
+
+def _int(text: str) -> int | None:
+    match = _NUMBER.match(text.strip())
+    return int(match.group(1)) if match else None
+
+
+_LANE_OR_WARP = re.compile(r"(?i)lane|warp")
+
+
+def _names_lane_or_warp(source: object, node: object) -> bool:
+    """Whether the value of ``node`` is named a lane or warp id: the declarator or the
+    assignment target it initialises (``int lane = threadIdx.x & 31``); arithmetic that tiles
+    a table by 32 (``row = threadIdx.x / 32``) is not about the warp."""
+    parent = getattr(node, "parent", None)
+    while parent is not None and parent.type in {"parenthesized_expression", "cast_expression"}:
+        parent = parent.parent
+    if parent is None:
+        return False
+    target = None
+    if parent.type == "init_declarator":
+        target = parent.child_by_field_name("declarator")
+    elif parent.type == "assignment_expression":
+        target = parent.child_by_field_name("left")
+    if target is None:
+        return False
+    return bool(_LANE_OR_WARP.search(target.text.decode("utf-8", "replace")))
+
+
+class WarpSize32Constant(KernelRule):
+    """
+    ## What it does
+    Flags the warp size written as the number 32 in code hipcc compiles for AMD: a macro or
+    constant named for the warp size set to 32 (`#define WARP_SIZE 32`,
+    `constexpr int kWarpSize = 32`), lane and warp ids computed from thread ids with `& 31`,
+    `% 32`, `/ 32` or `>> 5`, shuffles with an explicit width of 32, and shuffle reductions whose
+    offsets start at 16.
+
+    ## Why it breaks on ROCm
+    CDNA GPUs (MI200, MI300) run 64-lane wavefronts; `warpSize` is 64 there and, in HIP, not a
+    compile-time constant. Code that assumes 32 lanes computes the wrong lane and warp ids,
+    reduces only half of a wavefront, and sizes shared buffers per warp wrongly. It compiles
+    and gives wrong results, so no compiler catches it.
+
+    ## Example
+    ```cpp
+    #define WARP_SIZE 32
+    int lane = threadIdx.x & 31;
+    int warp = threadIdx.x / 32;
+    ```
+
+    ## Manual migration
+    Use `warpSize` at run time, or a constant chosen per platform at compile time
+    (`#if defined(USE_ROCM)` with `__AMDGCN_WAVEFRONT_SIZE`/64 on CDNA, else 32), and check
+    that buffers sized per warp and reductions over a warp follow it. Code that deliberately
+    works on groups of 32 lanes on both vendors can stay, with a comment.
+
+    ## References
+    - `docs/rocm-facts.md` §7 warp code; HIP kernel language (`warpSize`)
+    """
+
+    code = "ROC304"
+    name = "warp-size-32-constant"
+    category = "warp-size"
+    severity = Severity.WARNING
+    message = "warp size hard-coded as 32: AMD CDNA wavefronts have 64 lanes; use warpSize or a per-platform constant"
+    fact = "§7 warp code; [H3]"
+    triggers = ("32", "31", ">> 5", ">>5", "16")
+    requires = ("__global__", "__device__", "WARP", "warp", "Warp")
+    effort_hours = 1.0
+    valid = [
+        Valid(
+            "#if defined(USE_ROCM)\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n",
+            path="k.cuh",
+        ),
+        Valid("__global__ void k(float* x) { int lane = threadIdx.x % warpSize; x[lane] = 0; }\n", path="k.cu"),
+        Valid("__global__ void k(float* x) { int row = blockIdx.x * 32 + threadIdx.y; x[row] = 0; }\n", path="k.cu"),
+        Valid("// #define WARP_SIZE 32\n__device__ int f(int n) { return n & 31; }\n", path="k.cu"),
+    ]
+    invalid = [
+        Invalid("#define WARP_SIZE 32\n__device__ int lanes() { return WARP_SIZE; }\n", path="k.cuh", line=1),
+        Invalid(
+            "__global__ void k(float* x) {\n  const int lane = threadIdx.x & 31;\n  const int warp = threadIdx.x / 32;\n  x[warp] = lane;\n}\n",
+            path="k.cu",
+            line=2,
+            count=2,
+        ),
+        Invalid(
+            "__device__ float sum(float v) {\n  for (int offset = 16; offset > 0; offset /= 2)\n    v += __shfl_down(v, offset);\n  return v;\n}\n",
+            path="k.cu",
+            line=2,
+        ),
+        Invalid("__device__ float b(float v) { return __shfl_xor_sync(m, v, 1, 32); }\n", path="k.cu", line=1),
+    ]
+
+    def check(self) -> None:
+        view = self.view
+        source = view.source
+        spans: dict[int, tuple[int, int]] = {}
+
+        def add(start: int, end: int) -> None:
+            spans.setdefault(source.line_of(start), (start, end))
+
+        for name, (value, offset) in source.defines().items():
+            if _WARP_NAME.search(name) and _int(value) == 32:
+                add(offset, offset + len(name) + 8)
+        for node in source.nodes("init_declarator", "binary_expression", "call_expression", "for_statement"):
+            kind = node.type
+            if kind == "init_declarator":
+                declarator = node.child_by_field_name("declarator")
+                value = node.child_by_field_name("value")
+                if declarator is None or value is None:
+                    continue
+                name = source.text(declarator.start_byte, declarator.end_byte)
+                if _WARP_NAME.search(name) and _int(source.text(value.start_byte, value.end_byte)) == 32:
+                    add(node.start_byte, node.end_byte)
+            elif kind == "binary_expression":
+                operator = node.child_by_field_name("operator")
+                left = node.child_by_field_name("left")
+                right = node.child_by_field_name("right")
+                if operator is None or left is None or right is None:
+                    continue
+                number = _int(source.text(right.start_byte, right.end_byte))
+                if (operator.type, number) in _LANE_OPS and _THREAD_OPERAND.search(
+                    source.text(left.start_byte, left.end_byte)
+                ) and _names_lane_or_warp(source, node):
+                    add(node.start_byte, node.end_byte)
+            elif kind == "call_expression":
+                function = node.child_by_field_name("function")
+                arguments = node.child_by_field_name("arguments")
+                if function is None or arguments is None:
+                    continue
+                index = _SHFL_WIDTH.get(source.text(function.start_byte, function.end_byte))
+                args = [a for a in arguments.named_children if a.type != "comment"]
+                if index is not None and len(args) > index:
+                    if _int(source.text(args[index].start_byte, args[index].end_byte)) == 32:
+                        add(node.start_byte, node.end_byte)
+            else:
+                initializer = node.child_by_field_name("initializer")
+                body = node.child_by_field_name("body")
+                if initializer is None or body is None:
+                    continue
+                init = source.text(initializer.start_byte, initializer.end_byte)
+                if re.search(r"=\s*16\b", init) and "__shfl" in source.text(body.start_byte, body.end_byte):
+                    add(node.start_byte, initializer.end_byte)
+        for start, end in sorted(spans.values()):
+            self.report_bytes(start, end)

@@ -1,0 +1,166 @@
+"""Score `migrate scan` against the hand-made kernel-site labels of tests/eval/kernels/ (issue
+#32): recall of blocking sites (blocker or small edit) reported at warning or error with the
+right class, false alarms on sites labelled harmless, findings no label covers, and the project
+verdict against the report's. Prints a Markdown table; exits 0.
+
+    python scripts/kernel_eval.py [--corpus /work/corpus] [--projects a,b] [--verbose]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELS = ROOT / "tests" / "eval" / "kernels"
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+#: The class each kernel rule reports (judging.md's kernel-site classes).
+CLASSES: dict[str, frozenset[str]] = {
+    "ROC303": frozenset({"warp32-mask"}),
+    "ROC304": frozenset({"warp-size-constant"}),
+    "ROC310": frozenset({"inline-ptx"}),
+    "ROC311": frozenset({"mma"}),
+    "ROC312": frozenset({"ampere-only"}),
+    "ROC313": frozenset({"hopper-only"}),
+    "ROC320": frozenset({"mma"}),
+    "ROC330": frozenset({"cutlass-cute"}),
+    "ROC340": frozenset({"cuda-only-header", "ampere-only", "hopper-only", "inline-ptx"}),
+    "ROC350": frozenset({"smem-limit"}),
+}
+PROBLEM = {"blocker", "small edit"}
+
+
+def fingerprint(line: str) -> str:
+    return hashlib.sha1(re.sub(r"\s+", "", line).encode()).hexdigest()[:10]
+
+
+@dataclass
+class Result:
+    project: str
+    blocking: int = 0
+    found: int = 0
+    wrong_class: int = 0
+    harmless: int = 0
+    alarms: int = 0
+    unlabelled: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    false_alarms: list[str] = field(default_factory=list)
+    verdict_label: str = ""
+    verdict_tool: str = ""
+
+
+def covered(path: str, cover: list[str]) -> bool:
+    return any(path == c or (c.endswith("/") and path.startswith(c)) for c in cover)
+
+
+def scan(project_dir: Path) -> dict:
+    command = [sys.executable, "-m", "migrator", "scan", "--no-cache", "--format", "json", str(project_dir)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    return json.loads(done.stdout)
+
+
+def report_verdict(project_dir: Path) -> str:
+    command = [sys.executable, "-m", "migrator", "report", "--format", "json", "--no-cache", str(project_dir)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    try:
+        data = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return "?"
+    project = data["projects"][0] if "projects" in data else data
+    return str(project.get("verdict") or project.get("status") or project.get("label") or "?")
+
+
+def evaluate(name: str, labels: dict, findings: list[dict], corpus: Path) -> Result:
+    result = Result(name, verdict_label=labels.get("verdict", ""))
+    cover = list(labels.get("covered", []))
+    kernel = [f for f in findings if f["rule"] in CLASSES and f["severity"] in {"error", "warning"}]
+    by_line: dict[tuple[str, int], list[dict]] = {}
+    for finding in kernel:
+        by_line.setdefault((finding["path"], finding["line"]), []).append(finding)
+    labelled: set[tuple[str, int]] = set()
+    for site in labels.get("sites", []):
+        path, line = site["path"], int(site["line"])
+        text_lines = (corpus / name / path).read_text(errors="replace").splitlines()
+        if line > len(text_lines) or fingerprint(text_lines[line - 1]) != site["fp"]:
+            continue  # the checkout differs from the labelled commit
+        labelled.add((path, line))
+        hits = by_line.get((path, line), [])
+        where = f"{path}:{line} [{site['class']}]"
+        if site["verdict"] in PROBLEM:
+            result.blocking += 1
+            if any(site["class"] in CLASSES[h["rule"]] for h in hits):
+                result.found += 1
+            elif hits:
+                result.wrong_class += 1
+                result.missed.append(f"{where} reported as {','.join(h['rule'] for h in hits)}")
+            else:
+                result.missed.append(where)
+        else:
+            result.harmless += 1
+            if hits:
+                result.alarms += 1
+                result.false_alarms.append(f"{where} by {','.join(h['rule'] for h in hits)}")
+    for (path, line), hits in sorted(by_line.items()):
+        if covered(path, cover) and (path, line) not in labelled:
+            result.unlabelled.append(f"{path}:{line} {','.join(h['rule'] for h in hits)}")
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", default="/work/corpus", type=Path)
+    parser.add_argument("--projects", default="")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--no-report", action="store_true", help="skip the readiness verdicts")
+    options = parser.parse_args()
+    wanted = {p for p in options.projects.split(",") if p}
+    rows: list[Result] = []
+    for path in sorted(LABELS.glob("*.toml")):
+        labels = tomllib.loads(path.read_text())
+        name = labels.get("project", path.stem)
+        if wanted and name not in wanted:
+            continue
+        project_dir = options.corpus / name
+        if not project_dir.is_dir():
+            print(f"skipped {name}: not checked out under {options.corpus}", file=sys.stderr)
+            continue
+        findings = scan(project_dir)["findings"]
+        result = evaluate(name, labels, findings, options.corpus)
+        if not options.no_report:
+            result.verdict_tool = report_verdict(project_dir)
+        rows.append(result)
+    print("| project | blocking sites | reported, right class | recall | harmless sites | reported | false-alarm rate | unlabelled findings | verdict (label) | verdict (tool) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    totals = Result("all")
+    for r in rows:
+        recall = f"{r.found / r.blocking:.0%}" if r.blocking else "-"
+        rate = f"{r.alarms / r.harmless:.0%}" if r.harmless else "-"
+        print(f"| {r.project} | {r.blocking} | {r.found} | {recall} | {r.harmless} | {r.alarms} | {rate} | {len(r.unlabelled)} | {r.verdict_label} | {r.verdict_tool} |")
+        totals.blocking += r.blocking
+        totals.found += r.found
+        totals.harmless += r.harmless
+        totals.alarms += r.alarms
+        totals.unlabelled += r.unlabelled
+    recall = f"{totals.found / totals.blocking:.0%}" if totals.blocking else "-"
+    rate = f"{totals.alarms / totals.harmless:.0%}" if totals.harmless else "-"
+    print(f"| **all** | {totals.blocking} | {totals.found} | {recall} | {totals.harmless} | {totals.alarms} | {rate} | {len(totals.unlabelled)} | | |")
+    if options.verbose:
+        for r in rows:
+            for kind, items in (("missed", r.missed), ("false alarm", r.false_alarms), ("unlabelled", r.unlabelled)):
+                for item in items:
+                    print(f"{r.project}: {kind}: {item}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
