@@ -175,8 +175,13 @@ def nvidia_gpu_file(relative: str) -> bool:
     (``t4_smoke/run_t4.py``, ``hopper/setup.py``) or a hosted service that only has NVIDIA GPUs
     (``tests/kaggle/...``, ``colab_demo.ipynb``), and none names AMD or ROCm
     (``hopper/test_..._amd.py`` runs on AMD). Container and CI files named so stay reported:
-    the fix offers their ROCm variant."""
-    if not relative.endswith((".py", ".ipynb")):
+    the fix offers their ROCm variant. C/C++/CUDA sources named so (``hopper/flash_fwd.cu``) are
+    kernels for that architecture: no ROCm build compiles them."""
+    from migrator.discovery import CUDA_SOURCE_SUFFIXES
+
+    if not relative.endswith((".py", ".ipynb")) and not relative.lower().endswith(
+        CUDA_SOURCE_SUFFIXES
+    ):
         return False
     words = set(_SPLIT.split(relative.lower()))
     nvidia = NVIDIA_GPU_MODEL_TOKENS | NVIDIA_HOSTED_TOKENS

@@ -358,9 +358,12 @@ class KernelRule(TextRule):
         return KernelView.of(self.ctx.text)
 
     def report_bytes(self, start: int, end: int, *, message: str | None = None) -> None:
-        """Report the parse's bytes ``start``..``end``; where the code sits in an
+        """Report the parse's bytes ``start``..``end``, unless the code sits in a branch only
+        ROCm builds compile (the project wrote it for AMD); where it sits in an
         NVIDIA-architecture branch with nothing for AMD, the message says so."""
         view = self.view
+        if view.rocm_only(start):
+            return  # code the project wrote for ROCm builds
         why = view.no_amd_path(start)
         text = message or self.message
         if why is not None:

@@ -36,6 +36,7 @@ CLASSES: dict[str, frozenset[str]] = {
     "ROC330": frozenset({"cutlass-cute"}),
     "ROC340": frozenset({"cuda-only-header", "ampere-only", "hopper-only", "inline-ptx"}),
     "ROC350": frozenset({"smem-limit"}),
+    "ROC360": frozenset({"other"}),
 }
 PROBLEM = {"blocker", "small edit"}
 

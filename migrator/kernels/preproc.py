@@ -198,6 +198,7 @@ class Branch:
     on_hip: Value
     arch: bool
     has_code: bool
+    on_cuda: Value = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,13 +236,14 @@ def _has_code(source: CudaSource, start: int, end: int) -> bool:
 def branches(source: CudaSource, node: Any) -> list[Branch]:
     """The branches of one ``#if``/``#ifdef`` chain, each with its effective value on HIP
     (its own condition and no earlier branch taken)."""
-    chain: list[tuple[Any, Value, bool, str]] = []
+    chain: list[tuple[Any, Value, bool, str, Value]] = []
     current: Any = node
     while current is not None:
         kind = current.type
         if kind in {"preproc_if", "preproc_elif"}:
             condition = current.child_by_field_name("condition")
             value = None if condition is None else evaluate(source, condition, hip=True)
+            cuda = None if condition is None else evaluate(source, condition, hip=False)
             arch = condition is not None and _mentions(source, condition, ARCH_MACROS)
         elif kind in {"preproc_ifdef", "preproc_elifdef"}:
             name = current.child_by_field_name("name")
@@ -249,18 +251,21 @@ def branches(source: CudaSource, node: Any) -> list[Branch]:
             negated = current.children and current.children[0].type in {"#ifndef", "#elifndef"}
             defined = _defined(word, hip=True)
             value = None if defined is None else int(bool(defined) != bool(negated))
+            on_nvidia = _defined(word, hip=False)
+            cuda = None if on_nvidia is None else int(bool(on_nvidia) != bool(negated))
             arch = word in ARCH_MACROS
         elif kind == "preproc_else":
-            value, arch = 1, False
+            value, arch, cuda = 1, False, 1
         else:
             break
-        chain.append((current, value, arch, _directive_text(source, current)))
+        chain.append((current, value, arch, _directive_text(source, current), cuda))
         current = current.child_by_field_name("alternative")
     endif = next((c for c in node.children if c.type == "#endif"), None)
     last_end = endif.start_byte if endif is not None else node.end_byte
     out: list[Branch] = []
     earlier: Value = 0  # whether an earlier branch was taken
-    for index, (branch_node, value, arch, directive) in enumerate(chain):
+    earlier_cuda: Value = 0
+    for index, (branch_node, value, arch, directive, cuda) in enumerate(chain):
         start = _body_start(source, branch_node)
         end = chain[index + 1][0].start_byte if index + 1 < len(chain) else last_end
         if earlier == 1:
@@ -269,12 +274,53 @@ def branches(source: CudaSource, node: Any) -> list[Branch]:
             effective = value
         else:
             effective = 0 if value == 0 else None
-        out.append(Branch(start, max(start, end), directive, effective, arch, _has_code(source, start, end)))
+        effective_cuda = _effective(earlier_cuda, cuda)
+        out.append(
+            Branch(
+                start,
+                max(start, end),
+                directive,
+                effective,
+                arch,
+                _has_code(source, start, end),
+                effective_cuda,
+            )
+        )
+        earlier_cuda = _taken(earlier_cuda, cuda)
         if value is None or earlier is None:
             earlier = 1 if (earlier == 1 or value == 1) else None
         else:
             earlier = int(bool(earlier) or bool(value))
     return out
+
+
+def _effective(earlier: Value, value: Value) -> Value:
+    """A branch's value given whether an earlier branch of its chain was taken."""
+    if earlier == 1:
+        return 0
+    if earlier == 0:
+        return value
+    return 0 if value == 0 else None
+
+
+def _taken(earlier: Value, value: Value) -> Value:
+    if earlier == 1 or value == 1:
+        return 1
+    if earlier == 0 and value == 0:
+        return 0
+    return None
+
+
+def rocm_only(source: CudaSource, offset: int) -> bool:
+    """Whether the code at ``offset`` sits in a branch only ROCm builds compile (``#if
+    BNB_HIP``, ``#ifdef USE_ROCM``): code the project wrote for AMD."""
+    for node in source.nodes("preproc_if", "preproc_ifdef"):
+        if not node.start_byte <= offset < node.end_byte:
+            continue
+        for branch in branches(source, node):
+            if branch.start <= offset < branch.end and branch.on_hip == 1 and branch.on_cuda == 0:
+                return True
+    return False
 
 
 def regions(source: CudaSource) -> list[Region]:
@@ -328,3 +374,41 @@ def regions_cached(source: CudaSource) -> list[Region]:
     _CACHE.clear()
     _CACHE[key] = (source, computed)
     return computed
+
+
+#: CUDA library version macros: never defined on HIP, so a branch on them compiles out there.
+VERSION_MACROS = frozenset({"CUDART_VERSION", "CUBLAS_VERSION", "CUSPARSE_VERSION", "CUDNN_VERSION", "CUDA_VERSION"})
+
+
+@dataclass(frozen=True, slots=True)
+class DeadBranch:
+    """A branch with code that hipcc skips, with nothing in its place for AMD, because its
+    condition reads an NVIDIA architecture or a CUDA library version."""
+
+    directive_start: int
+    directive_end: int
+    directive: str
+
+
+def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
+    """Branches whose statements compile out on AMD with no other branch for it: ``#if
+    __CUDA_ARCH__ >= 800`` or ``#if CUBLAS_VERSION >= 11600`` with no ``#else``."""
+    found: list[DeadBranch] = []
+    for node in source.nodes("preproc_if", "preproc_ifdef"):
+        chain = branches(source, node)
+        if any(branch.on_hip != 0 and branch.has_code for branch in chain):
+            continue
+        first = chain[0] if chain else None
+        if first is None or first.on_cuda == 0:
+            continue
+        condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
+        if condition is None or not _mentions(source, condition, ARCH_MACROS | VERSION_MACROS):
+            continue
+        body = re.sub(rb"(?m)^[ \t]*#.*$", b"", source.data[first.start : first.end])
+        body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
+        if b";" not in body or _FAILS.search(body):
+            continue
+        line_end = source.data.find(b"\n", node.start_byte)
+        end = node.end_byte if line_end < 0 else line_end
+        found.append(DeadBranch(node.start_byte, end, first.directive))
+    return found

@@ -33,6 +33,10 @@ class KernelView:
         """Why the code there compiles to nothing on AMD with nothing in its place, or None."""
         return preproc.no_amd_path(self.source, byte_offset)
 
+    def rocm_only(self, byte_offset: int) -> bool:
+        """Whether the code there is in a branch only ROCm builds compile."""
+        return preproc.rocm_only(self.source, byte_offset)
+
     def line_text(self, byte_offset: int) -> str:
         start = self.source.data.rfind(b"\n", 0, byte_offset) + 1
         end = self.source.data.find(b"\n", byte_offset)

@@ -31,6 +31,10 @@ SYNC_INTRINSICS = frozenset(
 )
 _FULL_32 = re.compile(r"^\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?|4294967295[uU]?|\(unsigned\)\s*-1|0xffffffffu?)\s*\)?$")
 _MASK_NAME = re.compile(r"^[A-Za-z_]\w*$")
+#: Mask macros conventionally set to the 32-lane full mask, when their definition lives in
+#: another header (``FINAL_MASK``, ``FULL_MASK``, ``kFullWarpMask``).
+_FULL_MASK_NAME = re.compile(r"(?i)^k?(?:full|final)_?(?:warp_?)?mask$")
+_CAST_32 = re.compile(r"^(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-1\s*\)$|^\(\s*(?:uint32_t|unsigned(?:\s+int)?)\s*\)\s*-1$|^static_cast<\s*(?:uint32_t|unsigned(?:\s+int)?)\s*>\s*\(\s*-1\s*\)$")
 _NARROW_BALLOT = re.compile(
     r"\b(?:unsigned(?:\s+int)?|uint32_t|int|int32_t)\s+\w+\s*=\s*(?:__ballot_sync|__ballot|__activemask)\s*\("
 )
@@ -40,13 +44,25 @@ def full_32bit_mask(argument: str, defines: dict[str, tuple[str, int]]) -> bool:
     """Whether a mask argument is the 32-lane full mask, literally or through a macro."""
     text = argument.strip()
     for _ in range(4):
-        if _FULL_32.match(text):
+        if _FULL_32.match(text) or _CAST_32.match(text):
             return True
         if _MASK_NAME.match(text) and text in defines:
             text = defines[text][0].strip()
             continue
-        return False
+        return bool(_MASK_NAME.match(text) and _FULL_MASK_NAME.match(text))
     return False
+
+
+def _names_32bit_type(source: object, declarator: object) -> bool:
+    """Whether the declaration holding ``declarator`` has a 32-bit integer type."""
+    parent = getattr(declarator, "parent", None)
+    if parent is None:
+        return False
+    type_node = parent.child_by_field_name("type")
+    if type_node is None:
+        return False
+    text = type_node.text.decode("utf-8", "replace")
+    return text in {"unsigned", "unsigned int", "uint32_t", "int", "uint", "unsigned int32_t"}
 
 
 class LaneMask32bit(KernelRule):
@@ -85,7 +101,7 @@ class LaneMask32bit(KernelRule):
     severity = Severity.WARNING
     message = "32-bit lane mask: HIP masks are 64-bit (64-lane wavefronts on CDNA); use a 64-bit mask on ROCm"
     fact = "§7 warp code; [H3]"
-    triggers = ("_sync", "__activemask", "__ballot")
+    triggers = ("_sync", "__activemask", "__ballot", "0xffffffff", "0xFFFFFFFF")
     effort_hours = 0.5
     valid = [
         Valid("v += __shfl_xor_sync(0xffffffffffffffffull, v, 1);\n", path="k.cu"),
@@ -106,9 +122,13 @@ class LaneMask32bit(KernelRule):
         Invalid(
             "#define FINAL_MASK 0xffffffff\n__device__ int any(int p) { return __any_sync(FINAL_MASK, p); }\n",
             path="reduce.cuh",
-            line=2,
+            line=1,
+            count=2,
         ),
+        Invalid("constexpr unsigned FINAL_MASK = 0xffffffff;\n__device__ void f();\n", path="k.cuh", line=1),
         Invalid("__device__ void f(int p) {\n  unsigned votes = __ballot_sync(0xFFFFFFFFu, p);\n}\n", path="k.cu", line=2),
+        Invalid("template <typename T> __device__ T x(T v, int i) { return __shfl_xor_sync(uint32_t(-1), v, i); }\n", path="k.cuh", line=1),
+        Invalid('#include "common.h"\n__device__ float s(float v) { return __shfl_down_sync(FINAL_MASK, v, 1); }\n', path="k.cu", line=2),
     ]
 
     def check(self) -> None:
@@ -122,6 +142,31 @@ class LaneMask32bit(KernelRule):
             if full_32bit_mask(call.arguments[0], defines):
                 lines.add(source.line_of(call.start))
                 self.report_bytes(call.start, call.end)
+        for node in source.nodes("init_declarator"):
+            declarator = node.child_by_field_name("declarator")
+            value = node.child_by_field_name("value")
+            if declarator is None or value is None:
+                continue
+            name = source.text(declarator.start_byte, declarator.end_byte)
+            if "mask" in name.lower() and _FULL_32.match(source.text(value.start_byte, value.end_byte)):
+                line = source.line_of(node.start_byte)
+                if line not in lines and _names_32bit_type(source, node):
+                    lines.add(line)
+                    self.report_bytes(
+                        node.start_byte,
+                        node.end_byte,
+                        message="32-bit full lane mask: on a 64-lane wavefront it leaves lanes 32-63 out; define it as 64-bit on ROCm",
+                    )
+        for name, (value, offset) in source.defines().items():
+            if "mask" in name.lower() and _FULL_32.match(value):
+                line = source.line_of(offset)
+                if line not in lines:
+                    lines.add(line)
+                    self.report_bytes(
+                        offset,
+                        offset + len(name) + len(value) + 9,
+                        message="32-bit full lane mask: on a 64-lane wavefront it leaves lanes 32-63 out; define it as 64-bit on ROCm",
+                    )
         text = view.text
         if "__ballot" in text or "__activemask" in text:
             for token in source.tokens():

@@ -9,6 +9,8 @@ import re
 from migrator.model import Severity
 from migrator.rule import Invalid, KernelRule, Valid
 
+from .lane_mask_32bit import full_32bit_mask
+
 _WARP_NAME = re.compile(r"(?i)warp_?size|threads_?per_?warp|warp_?threads|kwarp|lanes?_?per_?warp")
 _THREAD_OPERAND = re.compile(r"\bthreadIdx\b|\blane\w*|\btid\b|\bthread_?id\w*|\bthread_?idx\w*", re.IGNORECASE)
 _LANE_OPS = {("&", 31), ("%", 32), ("/", 32), (">>", 5)}
@@ -104,6 +106,7 @@ class WarpSize32Constant(KernelRule):
     ]
     invalid = [
         Invalid("#define WARP_SIZE 32\n__device__ int lanes() { return WARP_SIZE; }\n", path="k.cuh", line=1),
+        Invalid("template <int N> struct Traits {\n  enum { THREADS_PER_WARP = 32 };\n};\n__device__ void f();\n", path="traits.h", line=2),
         Invalid(
             "__global__ void k(float* x) {\n  const int lane = threadIdx.x & 31;\n  const int warp = threadIdx.x / 32;\n  x[warp] = lane;\n}\n",
             path="k.cu",
@@ -129,9 +132,18 @@ class WarpSize32Constant(KernelRule):
         for name, (value, offset) in source.defines().items():
             if _WARP_NAME.search(name) and _int(value) == 32:
                 add(offset, offset + len(name) + 8)
-        for node in source.nodes("init_declarator", "binary_expression", "call_expression", "for_statement"):
+        for node in source.nodes(
+            "init_declarator", "enumerator", "binary_expression", "call_expression", "for_statement"
+        ):
             kind = node.type
-            if kind == "init_declarator":
+            if kind == "enumerator":
+                name_node = node.child_by_field_name("name")
+                value = node.child_by_field_name("value")
+                if name_node is not None and value is not None:
+                    name = source.text(name_node.start_byte, name_node.end_byte)
+                    if _WARP_NAME.search(name) and _int(source.text(value.start_byte, value.end_byte)) == 32:
+                        add(node.start_byte, node.end_byte)
+            elif kind == "init_declarator":
                 declarator = node.child_by_field_name("declarator")
                 value = node.child_by_field_name("value")
                 if declarator is None or value is None:
@@ -155,8 +167,13 @@ class WarpSize32Constant(KernelRule):
                 arguments = node.child_by_field_name("arguments")
                 if function is None or arguments is None:
                     continue
-                index = _SHFL_WIDTH.get(source.text(function.start_byte, function.end_byte))
+                callee = source.text(function.start_byte, function.end_byte)
+                index = _SHFL_WIDTH.get(callee)
                 args = [a for a in arguments.named_children if a.type != "comment"]
+                if callee.endswith("_sync") and args and full_32bit_mask(
+                    source.text(args[0].start_byte, args[0].end_byte), source.defines()
+                ):
+                    continue  # ROC303 reports the 32-bit mask of this call
                 if index is not None and len(args) > index:
                     if _int(source.text(args[index].start_byte, args[index].end_byte)) == 32:
                         add(node.start_byte, node.end_byte)

@@ -1,0 +1,74 @@
+"""ROC360 (branch-compiles-out-on-amd): an `#if` on `__CUDA_ARCH__` or a CUDA library version
+whose code hipcc skips, with no branch for AMD in its place."""
+
+from __future__ import annotations
+
+from migrator.kernels.preproc import dead_on_amd
+from migrator.model import Severity
+from migrator.rule import Invalid, KernelRule, Valid
+
+
+class BranchCompilesOutOnAmd(KernelRule):
+    """
+    ## What it does
+    Flags `#if`/`#ifdef` branches holding statements whose condition reads `__CUDA_ARCH__` or
+    a CUDA library version (`CUBLAS_VERSION`, `CUDART_VERSION`, `CUDNN_VERSION`,
+    `CUDA_VERSION`) and that have no `#else`/`#elif` giving AMD code.
+
+    ## Why it breaks on ROCm
+    hip-clang never defines `__CUDA_ARCH__`, ROCm defines none of the CUDA library version
+    macros, and hipify renames `CUDA_VERSION` to `TORCH_HIP_VERSION` (a three-digit number). So
+    the branch is always false on AMD: the code compiles, but the kernel or function is empty
+    there, and a caller gets nothing or an error status, with no compiler message.
+
+    ## Example
+    ```cpp
+    #if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11600
+    int gemm_bias_lt(...) { ... cublasLtMatmul(...); return 0; }
+    #endif
+    ```
+
+    ## Manual migration
+    Add the AMD path: `|| defined(USE_ROCM)` where the code is portable after hipify (cuBLASLt
+    maps to hipBLASLt), or an `#else` branch with an AMD implementation; test with
+    `__HIP_DEVICE_COMPILE__`/`__gfx*__` macros for architecture-specific device code.
+
+    ## References
+    - `docs/rocm-facts.md` §7 version macros; HIP porting guide
+    """
+
+    code = "ROC360"
+    name = "branch-compiles-out-on-amd"
+    category = "preprocessor"
+    severity = Severity.WARNING
+    message = "this branch is false on AMD (no __CUDA_ARCH__ or CUDA library version there) and nothing replaces it"
+    fact = "§7 version macros; [P1][H2]"
+    triggers = ("__CUDA_ARCH__", "_VERSION")
+    effort_hours = 2.0
+    valid = [
+        Valid("#if __CUDA_ARCH__ >= 800\n  y = fast(x);\n#else\n  y = slow(x);\n#endif\n", path="k.cu"),
+        Valid("#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11000\n#include <cublasLt.h>\n#endif\n", path="k.cu"),
+        Valid("#if defined(CUBLAS_VERSION) || defined(USE_ROCM)\nint f() { return 0; }\n#endif\n", path="k.cu"),
+        Valid('#if __CUDA_ARCH__ < 700\n  static_assert(false, "needs sm70");\n#endif\n', path="k.cu"),
+    ]
+    invalid = [
+        Invalid(
+            "#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11600\nint gemm_lt() { return run(); }\n#endif\n",
+            path="dense.cu",
+            line=1,
+        ),
+        Invalid(
+            "__device__ void cvt(float2 v, __nv_bfloat162* o) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  *o = __float22bfloat162_rn(v);\n#endif\n}\n",
+            path="k.cuh",
+            line=2,
+        ),
+    ]
+
+    def check(self) -> None:
+        view = self.view
+        for branch in dead_on_amd(view.source):
+            self.report_bytes(
+                branch.directive_start,
+                branch.directive_end,
+                message=f"`{branch.directive}` is false on AMD and nothing replaces it: the code compiles out there",
+            )
