@@ -1,0 +1,221 @@
+"""What PyTorch's hipify leaves: copy an extension's C/C++/CUDA sources into a private
+temporary folder, run torch's hipify there in a subprocess with a timeout (the user's tree is
+never written), and find the CUDA-only constructs still present in its output (hipify does not
+report them itself), mapped back to the original file and line."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrator.kernels.builds import KERNEL_SUFFIXES
+from migrator.kernels.source import MAX_SOURCE_BYTES, parse
+
+#: Identifiers that name CUDA-only API after hipify: runtime/driver/library calls and types it
+#: did not rename, warp-synchronous builtins, NVIDIA's namespaces and intrinsic types.
+_RESIDUE = re.compile(
+    r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU[a-z]\w*|cublas[A-Z]\w*|cudnn[A-Z]\w*|cusparse[A-Z]\w*|cusolver[A-Z]\w*|curand[A-Z_]\w*|"
+    r"nvcuda|nvrtc\w+|__nv_\w+|__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|"
+    r"__match_(?:any|all)_sync|__reduce_\w+_sync|__activemask|__cvta_generic_to_shared|cute|cutlass)$"
+)
+_CUDA_INCLUDE = re.compile(r"^(?:cuda[_/]|cute/|cutlass/|cub/|thrust/|mma\.h$|cublas|cudnn|cusparse|nvToolsExt|nv/)")
+_PTX = re.compile(r"(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|%%?laneid")
+#: Copying stops past this many files or bytes (a generated or vendored tree).
+MAX_FILES = 5000
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Residue:
+    """A construct hipify left untranslated, at the original file and line."""
+
+    path: str
+    line: int
+    construct: str
+    kind: str  # identifier | include | asm
+
+
+@dataclass(slots=True)
+class HipifyRun:
+    """The outcome of one hipify run over a copy: residue, skipped files, an error."""
+
+    residue: list[Residue] = field(default_factory=list)
+    hipified: dict[str, Path] = field(default_factory=dict)  # original relative -> copy path
+    workdir: Path | None = None
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def copy_sources(root: Path, relatives: Sequence[str], destination: Path) -> list[str]:
+    """Copy regular kernel files (never through a symlink) into ``destination``; returns the
+    one-line reasons of files left out."""
+    problems: list[str] = []
+    total = 0
+    for count, relative in enumerate(relatives):
+        if count >= MAX_FILES:
+            problems.append(f"copied only the first {MAX_FILES} files")
+            break
+        source = root / relative
+        try:
+            info = source.lstat()
+        except OSError as error:
+            problems.append(f"{relative}: {error.strerror}")
+            continue
+        if not source.is_file() or source.is_symlink():
+            problems.append(f"{relative}: not a regular file")
+            continue
+        if info.st_size > MAX_SOURCE_BYTES:
+            problems.append(f"{relative}: larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB, not hipified")
+            continue
+        total += info.st_size
+        if total > MAX_TOTAL_BYTES:
+            problems.append("stopped copying at 256 MiB of sources")
+            break
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return problems
+
+
+def run_hipify(root: Path, relatives: Sequence[str], *, timeout: float = 300.0, keep: Path | None = None) -> HipifyRun:
+    """Hipify a copy of ``relatives`` (project-relative kernel files) and collect the residue.
+    ``keep``: a folder to hold the copy (the compile check reads it); else a temporary one that
+    is removed."""
+    run = HipifyRun()
+    owned = keep is None
+    workdir = Path(tempfile.mkdtemp(prefix="migrate-hipify-")) if keep is None else keep
+    try:
+        source_dir = workdir / "src"
+        source_dir.mkdir(parents=True, exist_ok=True)
+        files = [r for r in relatives if r.lower().endswith(KERNEL_SUFFIXES)]
+        run.problems.extend(copy_sources(root, files, source_dir))
+        command = [sys.executable, "-m", "migrator.kernels.hipify_worker", str(source_dir)]
+        try:
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout, check=False,
+                cwd=str(workdir), stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            run.error = f"hipify did not finish within {timeout:g} s"
+            return run
+        try:
+            answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+        except json.JSONDecodeError:
+            answer = {}
+        if "error" in answer or "files" not in answer:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            run.error = answer.get("error") or f"hipify failed: {last}"
+            return run
+        for source, hipified in answer["files"].items():
+            try:
+                relative = Path(source).resolve().relative_to(source_dir.resolve()).as_posix()
+            except ValueError:
+                continue
+            if relative in files:
+                run.hipified[relative] = Path(hipified)
+        for relative in files:
+            run.hipified.setdefault(relative, source_dir / relative)
+        declared: set[str] = set()
+        for path in run.hipified.values():
+            try:
+                declared |= declared_names(path.read_bytes())
+            except OSError:
+                continue
+        for relative, path in sorted(run.hipified.items()):
+            run.residue.extend(residue_of(root / relative, path, relative, declared))
+        if not owned:
+            run.workdir = workdir
+        return run
+    finally:
+        if owned:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def line_map(original: list[str], hipified: list[str]) -> list[int]:
+    """For each hipified line (0-based), the 1-based original line it came from (the nearest
+    aligned line before it for an inserted one)."""
+    matcher = difflib.SequenceMatcher(a=original, b=hipified, autojunk=False)
+    mapping = [0] * len(hipified)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        for offset in range(b1 - b0):
+            if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
+                mapping[b0 + offset] = a0 + offset + 1
+            else:
+                mapping[b0 + offset] = min(a0 + offset, max(a1 - 1, a0)) + 1
+    return mapping
+
+
+_DECLARING = frozenset(
+    {"enumerator", "function_declarator", "init_declarator", "parameter_declaration",
+     "field_declaration", "preproc_def", "preproc_function_def", "type_definition",
+     "struct_specifier", "class_specifier", "enum_specifier", "declaration", "alias_declaration"}
+)
+
+
+def declared_names(data: bytes) -> set[str]:
+    """Names a file declares itself (enumerators, functions, variables, parameters, fields,
+    macros, types): a project's own ``cudaUnspecified`` is not hipify's residue."""
+    source = parse(data)
+    names: set[str] = set()
+    for node in source.nodes(*_DECLARING):
+        for field_name in ("name", "declarator"):
+            target = node.child_by_field_name(field_name)
+            while target is not None and target.type not in {"identifier", "type_identifier", "field_identifier"}:
+                target = target.child_by_field_name("declarator") or (target.named_children[0] if target.named_children else None)
+            if target is not None:
+                names.add(source.text(target.start_byte, target.end_byte))
+    return names
+
+
+def residue_of(
+    original: Path, hipified: Path, relative: str, declared: set[str] | None = None
+) -> Iterator[Residue]:
+    """CUDA-only constructs in one hipified file, at the original's lines (``declared``: names
+    the project declares itself, which are never residue)."""
+    try:
+        data = hipified.read_bytes()
+        before = original.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return
+    after = data.decode("utf-8", "replace").splitlines()
+    mapping = line_map(before, after) if before != after else list(range(1, len(after) + 1))
+    source = parse(data)
+    seen: set[tuple[int, str]] = set()
+
+    def at(offset: int) -> int:
+        index = source.line_of(offset) - 1
+        return mapping[index] if 0 <= index < len(mapping) else index + 1
+
+    for include in source.includes():
+        if _CUDA_INCLUDE.match(include.header):
+            key = (at(include.start), include.header)
+            if key not in seen:
+                seen.add(key)
+                yield Residue(relative, key[0], include.header, "include")
+    for block in source.asm_blocks():
+        if _PTX.search(block.template):
+            key = (at(block.start), "asm")
+            if key not in seen:
+                seen.add(key)
+                yield Residue(relative, key[0], "inline PTX `asm`", "asm")
+    for token in source.tokens():
+        if declared is not None and token.text in declared:
+            continue
+        if token.type in {"identifier", "type_identifier", "namespace_identifier", "field_identifier"} and _RESIDUE.match(token.text):
+            key = (at(token.start), token.text)
+            if key not in seen:
+                seen.add(key)
+                yield Residue(relative, key[0], token.text, "identifier")
+
+
+__all__ = ["HipifyRun", "Residue", "run_hipify", "line_map", "residue_of", "copy_sources"]
+_ = os
