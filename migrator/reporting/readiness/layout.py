@@ -15,7 +15,7 @@ Everything here reads files as text (a regex pass over import lines); nothing is
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,6 +143,32 @@ class ProjectLayout:
         return tier(self.role_of(path))
 
 
+def kernel_roles(
+    root: Path, paths: Sequence[str], roles: dict[str, str], texts: dict[str, str]
+) -> None:
+    """Roles of C/C++/CUDA sources, from the extensions that compile them: core where a module
+    every run loads imports the extension at module level, lazy where it is imported behind a
+    guard, inside a function, by a module loaded later, or not at all by name; a source in no
+    extension (a build the static reading did not resolve) is lazy too: it needs work, but
+    nothing shows that every run loads it."""
+    from migrator.kernels.builds import KERNEL_SUFFIXES
+    from migrator.kernels.project import extension_views, kernel_file_roles
+
+    kernel_files = [
+        relative
+        for relative in paths
+        if relative.lower().endswith(KERNEL_SUFFIXES) and roles.get(relative) not in PERIPHERAL_ROLES
+        and roles.get(relative) not in (SUBPROJECT, OPT_IN)
+    ]
+    if not kernel_files:
+        return
+    views = extension_views(root, paths, texts)
+    by_file = kernel_file_roles(views, roles, CORE, LAZY, "unreachable")
+    for relative in kernel_files:
+        if path_role(relative) is None:
+            roles[relative] = by_file.get(relative, LAZY)
+
+
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     """The layout of the project at ``root`` whose files (relative, ``/``-separated) are ``paths``."""
     all_paths = sorted(set(paths))
@@ -220,6 +246,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             roles[relative] = PUBLIC if relative in api else "unreachable"
         if roles[relative] in (LAZY, PUBLIC) and plugin_module(relative):
             roles[relative] = OPT_IN
+    kernel_roles(root, all_paths, roles, texts)
     alternatives = mapped_alternatives(texts)
     for relative in alternatives:
         if roles.get(relative) in (LAZY, PUBLIC):

@@ -1,0 +1,115 @@
+"""A project's extensions as the readiness report and ``migrate kernels`` see them: each
+extension's sources (with the project headers they include), whether its build has a ROCm
+branch, and its Python import sites."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrator.kernels.builds import BuildModel, Extension, include_graph, read_builds, KERNEL_SUFFIXES
+from migrator.kernels.importers import GUARDED, LAZY, MODULE_LEVEL, ImportSite, import_sites
+
+_MAX_PY_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class ExtensionView:
+    """One extension: its declaration, the kernel files it compiles (sources and the project
+    headers they include), its ROCm branch and its import sites."""
+
+    extension: Extension
+    files: list[str] = field(default_factory=list)
+    rocm_branch: bool = False
+    imports: list[ImportSite] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.extension.name
+
+    @property
+    def imported_at_module_level(self) -> list[ImportSite]:
+        return [site for site in self.imports if site.how == MODULE_LEVEL]
+
+
+def _reader(root: Path) -> object:
+    def read(relative: str) -> str | None:
+        path = root / relative
+        try:
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_PY_BYTES:
+                return None
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    return read
+
+
+def extension_views(
+    root: Path, paths: Sequence[str], python_texts: Mapping[str, str] | None = None
+) -> list[ExtensionView]:
+    """Every extension of the project with a source that exists, with its files and imports."""
+    model: BuildModel = read_builds(root, paths)
+    kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES)]
+    if not model.extensions or not kernel_files:
+        return []
+    includes = include_graph(root, kernel_files)
+    included: dict[str, set[str]] = {}
+    for header, includers in includes.items():
+        for includer in includers:
+            included.setdefault(includer, set()).add(header)
+    read = _reader(root)
+    views: list[ExtensionView] = []
+    python_paths = [p for p in paths if p.endswith(".py")]
+    for extension in model.extensions:
+        sources = sorted({f for f in kernel_files for p in extension.patterns if p.matches(f)})
+        if not sources:
+            continue
+        files = set(sources)
+        frontier = list(sources)
+        while frontier:
+            current = frontier.pop()
+            for header in included.get(current, ()):
+                if header not in files:
+                    files.add(header)
+                    frontier.append(header)
+        extension.sources = sources
+        views.append(
+            ExtensionView(
+                extension,
+                sorted(files),
+                extension.build in model.rocm_branch,
+                # a CMake target is a library loaded by file name (ctypes), not an import
+                []
+                if extension.build.endswith("CMakeLists.txt")
+                else import_sites(extension.name, python_texts, read, python_paths),  # type: ignore[arg-type]
+            )
+        )
+    return views
+
+
+def kernel_file_roles(
+    views: Sequence[ExtensionView], roles: Mapping[str, str], core: str, lazy: str, unreachable: str
+) -> dict[str, str]:
+    """The readiness role of each kernel file an extension compiles: ``core`` when a module
+    every run loads imports the extension at module level (a blocker there blocks the
+    project), ``lazy`` when it is imported behind a guard, inside a function, by a module
+    loaded later, or by nothing the import graph sees (loaded through ``ctypes`` or
+    ``torch.ops``); the best role over the extensions compiling a file wins."""
+    order = {core: 0, lazy: 1, unreachable: 2}
+    out: dict[str, str] = {}
+    for view in views:
+        role = lazy
+        for site in view.imports:
+            importer_role = roles.get(site.path)
+            if site.how == MODULE_LEVEL and importer_role == core:
+                role = core
+                break
+        for relative in view.files:
+            if order[role] < order.get(out.get(relative, unreachable), 2) or relative not in out:
+                out[relative] = role if relative not in out or order[role] < order[out[relative]] else out[relative]
+    return out
+
+
+__all__ = ["ExtensionView", "extension_views", "kernel_file_roles", "GUARDED", "LAZY", "MODULE_LEVEL"]
