@@ -114,6 +114,9 @@ class Rule:
     #: (``crash-import``, ``crash-path``, ``cpu-fallback``, ``performance``, ``hygiene``); empty
     #: means the report's table, else the severity, decides.
     consequence: ClassVar[str] = ""
+    #: The problem needs a port, not an edit: nothing drop-in exists on ROCm (inline PTX,
+    #: CUTLASS, a package with no ROCm build). In code every run loads it blocks the project.
+    port: ClassVar[bool] = False
     #: How many findings one problem yields (the engine merges the rest into ``related``):
     #: ``none`` (every report is its own problem), ``scope`` (one per rule, group and enclosing
     #: function or class), ``file`` (one per rule and group in a file), ``project`` (one per

@@ -443,6 +443,24 @@ def check_bitsandbytes(facts: Facts) -> CheckResult:
     )
 
 
+def check_hip_compiler(facts: Facts) -> CheckResult:
+    """A HIP compiler for ``migrate kernels --compile`` (no GPU needed): found or not."""
+    title = "HIP compiler for the kernel compile check (hipcc)"
+    path = facts.host.which("hipcc")
+    if path is None:
+        return CheckResult(
+            "hip-compiler",
+            title,
+            NA,
+            "hipcc not on PATH: `migrate kernels --compile` cannot run (the other kernel checks can)",
+            "apt-get install hipcc libamdhip64-dev rocm-device-libs (Debian/Ubuntu), or ROCm's hipcc",
+        )
+    version = facts.host.run("hipcc", "--version")
+    found = re.search(r"HIP version: (\S+)", version.stdout + version.stderr) if version.found else None
+    detail = f"{path} (HIP {found.group(1)})" if found else path
+    return CheckResult("hip-compiler", title, PASS, detail)
+
+
 CHECKS: tuple[Callable[[Facts], CheckResult], ...] = (
     check_tools,
     check_driver,
@@ -454,5 +472,6 @@ CHECKS: tuple[Callable[[Facts], CheckResult], ...] = (
     check_consumer_gpu,
     check_flash_attn,
     check_bitsandbytes,
+    check_hip_compiler,
 )
 """Every check, in the order they are printed."""

@@ -45,6 +45,7 @@ class BranchCompilesOutOnAmd(KernelRule):
     fact = "§7 version macros; [P1][H2]"
     triggers = ("__CUDA_ARCH__", "_VERSION")
     effort_hours = 2.0
+    consequence = "crash-path"
     valid = [
         Valid("#if __CUDA_ARCH__ >= 800\n  y = fast(x);\n#else\n  y = slow(x);\n#endif\n", path="k.cu"),
         Valid("#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11000\n#include <cublasLt.h>\n#endif\n", path="k.cu"),

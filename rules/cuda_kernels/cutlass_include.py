@@ -44,6 +44,8 @@ class CutlassInclude(KernelRule):
     triggers = ("cutlass/", "cute/")
     requires = ("include",)
     effort_hours = 40.0
+    consequence = "crash-import"
+    port = True
     blocker = True
     valid = [
         Valid("#include <ck/ck.hpp>\n", path="k.cu"),

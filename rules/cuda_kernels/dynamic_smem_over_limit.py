@@ -92,6 +92,7 @@ class DynamicSmemOverLimit(KernelRule):
     fact = "§7 shared memory above 64 KiB; [AG1]"
     triggers = ("MaxDynamicSharedMemorySize",)
     effort_hours = 4.0
+    consequence = "crash-path"
     valid = [
         Valid("cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024);\n", path="k.cu"),
         Valid("cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n", path="k.cu"),

@@ -57,6 +57,8 @@ class HopperOnlyFeature(KernelRule):
         "NonPortableClusterSize",
     )
     effort_hours = 40.0
+    consequence = "crash-import"
+    port = True
     blocker = True
     valid = [
         Valid('__device__ void f() { asm volatile("" ::: "memory"); }\n', path="k.cu"),

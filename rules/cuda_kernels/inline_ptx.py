@@ -50,6 +50,8 @@ class InlinePtx(KernelRule):
     triggers = ("asm",)
     requires = ("(",)
     effort_hours = 8.0
+    consequence = "crash-import"
+    port = True
     blocker = True
     valid = [
         Valid('__device__ void fence() { asm volatile("" ::: "memory"); }\n', path="k.cu"),

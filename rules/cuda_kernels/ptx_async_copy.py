@@ -44,6 +44,8 @@ class PtxAsyncCopy(KernelRule):
     triggers = ("asm",)
     requires = ("(",)
     effort_hours = 16.0
+    consequence = "crash-import"
+    port = True
     blocker = True
     valid = [
         Valid('__device__ void f() { asm volatile("" ::: "memory"); }\n', path="k.cu"),

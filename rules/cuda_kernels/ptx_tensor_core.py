@@ -45,6 +45,8 @@ class PtxTensorCore(KernelRule):
     triggers = ("asm",)
     requires = ("(",)
     effort_hours = 40.0
+    consequence = "crash-import"
+    port = True
     blocker = True
     valid = [
         Valid("__device__ void f() { asm volatile(\"\" ::: \"memory\"); }\n", path="k.cu"),

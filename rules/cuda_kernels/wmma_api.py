@@ -45,6 +45,8 @@ class WmmaApi(KernelRule):
     fact = "§7 tensor-core PTX; [H1][RW1]"
     triggers = ("wmma", "mma.h")
     effort_hours = 24.0
+    consequence = "crash-import"
+    port = True
     blocker = True
     valid = [
         Valid("#include <rocwmma/rocwmma.hpp>\nrocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a;\n", path="k.cu"),

@@ -103,6 +103,7 @@ class LaneMask32bit(KernelRule):
     fact = "§7 warp code; [H3]"
     triggers = ("_sync", "__activemask", "__ballot", "0xffffffff", "0xFFFFFFFF")
     effort_hours = 0.5
+    consequence = "crash-import"
     valid = [
         Valid("v += __shfl_xor_sync(0xffffffffffffffffull, v, 1);\n", path="k.cu"),
         Valid(

@@ -95,6 +95,7 @@ class WarpSize32Constant(KernelRule):
     triggers = ("32", "31", ">> 5", ">>5", "16")
     requires = ("__global__", "__device__", "WARP", "warp", "Warp")
     effort_hours = 1.0
+    consequence = "crash-path"
     valid = [
         Valid(
             "#if defined(USE_ROCM)\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n",

@@ -33,6 +33,9 @@ class RuleMeta:
     consequence: str = ""
     #: Whether the problem has no drop-in ROCm equivalent (a new backend or kernel).
     port: bool = False
+    #: Whether the rule reads C/C++/CUDA sources: its effort is per site (a kernel to port),
+    #: not per project.
+    per_site: bool = False
 
 
 def _doc_sections(doc: str) -> dict[str, str]:
@@ -74,6 +77,7 @@ def meta_from_rule(rule: type) -> RuleMeta:
         references=sections.get("references", ""),
         consequence=str(getattr(rule, "consequence", "") or RULE_CONSEQUENCE.get(code, "")),
         port=bool(getattr(rule, "port", False)) or code in PORT_RULES,
+        per_site="cuda" in getattr(rule, "file_kinds", ()),
     )
 
 

@@ -308,6 +308,12 @@ def _basis(
     return "pattern"
 
 
+def _kernel_hours(sites: Sequence[Site], metas: Mapping[str, RuleMeta]) -> float:
+    """Effort of kernel work: each site's rule's hours (a PTX block, a CUTLASS include, a lane
+    mask), so that fifty tensor-core PTX blocks weigh weeks and one lane-id read a day."""
+    return round(sum(metas[site.rule].effort_hours for site in sites), 2)
+
+
 def _hours(basis: str, metas: Sequence[RuleMeta], files: int) -> float:
     if basis == "fix":
         return FIX_REVIEW_HOURS
@@ -385,7 +391,11 @@ def work_items(
                 basis=basis,
                 sites=group,
                 rules=rules,
-                hours=0.0 if consequence == "hygiene" else _hours(basis, group_metas, files),
+                hours=0.0
+                if consequence == "hygiene"
+                else _kernel_hours(group, metas)
+                if all(meta.per_site for meta in group_metas)
+                else _hours(basis, group_metas, files),
                 weight=round(weight, 3),
                 covered_by=covered,
                 share=share,
