@@ -323,6 +323,15 @@ def rocm_only(source: CudaSource, offset: int) -> bool:
     return False
 
 
+def has_rocm_branch(source: CudaSource) -> bool:
+    """Whether the file has a branch only ROCm builds compile (it already chooses per vendor)."""
+    return any(
+        branch.on_hip == 1 and branch.on_cuda == 0 and branch.has_code
+        for node in source.nodes("preproc_if", "preproc_ifdef")
+        for branch in branches(source, node)
+    )
+
+
 def regions(source: CudaSource) -> list[Region]:
     """Byte ranges that hipcc skips. A skipped branch with a sibling that gives AMD code, or
     one excluded by a vendor condition (``#ifndef USE_ROCM``), has ``fallback`` or a vendor

@@ -33,6 +33,17 @@ def _int(text: str) -> int | None:
 
 
 _LANE_OR_WARP = re.compile(r"(?i)lane|warp")
+#: What shows a file was written with AMD wavefronts in mind: the wavefront-size macro, AMD
+#: builtins, or a branch only ROCm builds compile.
+_WAVE_AWARE = re.compile(r"__AMDGCN_WAVEFRONT_SIZE|__builtin_amdgcn_|__gfx9|__GFX9__|__gfx1")
+
+
+def _wave_aware(text: str, source: object) -> bool:
+    """Whether the file already chooses per vendor: its 32s are then deliberate (32-lane groups
+    on both vendors, or the NVIDIA side of a per-vendor choice)."""
+    from migrator.kernels.preproc import has_rocm_branch
+
+    return bool(_WAVE_AWARE.search(text)) or has_rocm_branch(source)  # type: ignore[arg-type]
 
 
 def _names_lane_or_warp(source: object, node: object) -> bool:
@@ -104,6 +115,11 @@ class WarpSize32Constant(KernelRule):
         Valid("__global__ void k(float* x) { int lane = threadIdx.x % warpSize; x[lane] = 0; }\n", path="k.cu"),
         Valid("__global__ void k(float* x) { int row = blockIdx.x * 32 + threadIdx.y; x[row] = 0; }\n", path="k.cu"),
         Valid("// #define WARP_SIZE 32\n__device__ int f(int n) { return n & 31; }\n", path="k.cu"),
+        Valid(
+            "#if defined(USE_ROCM)\n#define HALF_WAVE_SHFL(v, o) __shfl_xor(v, o, 32)\n#endif\n"
+            "__device__ float h(float v) { return __shfl_xor_sync(m, v, 1, 32); }\n",
+            path="k.cu",
+        ),
     ]
     invalid = [
         Invalid("#define WARP_SIZE 32\n__device__ int lanes() { return WARP_SIZE; }\n", path="k.cuh", line=1),
@@ -125,6 +141,8 @@ class WarpSize32Constant(KernelRule):
     def check(self) -> None:
         view = self.view
         source = view.source
+        if _wave_aware(view.text, source):
+            return
         spans: dict[int, tuple[int, int]] = {}
 
         def add(start: int, end: int) -> None:

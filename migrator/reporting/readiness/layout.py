@@ -157,7 +157,8 @@ def kernel_roles(
     kernel_files = [
         relative
         for relative in paths
-        if relative.lower().endswith(KERNEL_SUFFIXES) and roles.get(relative) not in PERIPHERAL_ROLES
+        if relative.lower().endswith(KERNEL_SUFFIXES)
+        and path_role(relative) in (None, CORE)
         and roles.get(relative) not in (SUBPROJECT, OPT_IN)
     ]
     if not kernel_files:
@@ -165,8 +166,7 @@ def kernel_roles(
     views = extension_views(root, paths, texts)
     by_file = kernel_file_roles(views, roles, CORE, LAZY, "unreachable")
     for relative in kernel_files:
-        if path_role(relative) is None:
-            roles[relative] = by_file.get(relative, LAZY)
+        roles[relative] = by_file.get(relative, LAZY)
 
 
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
@@ -223,7 +223,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
         elif is_public_package_module(relative, init_dirs):
             if (
                 parts[-1] == "__init__.py"
-                and relative.rsplit("/", 2)[0] not in init_dirs
+                # a top-level package (or one under src/): ``import package`` runs it
                 and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src"))
             ):
                 entries.append(relative)  # ``import package`` runs its __init__

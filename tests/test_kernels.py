@@ -1,0 +1,273 @@
+"""CUDA kernels in scope (issue #32), on real components: tree-sitter's CUDA grammar, the
+preprocessor's branches as HIP sees them, build files read statically, PyTorch's own hipify on
+a private copy, and the distribution's hipcc compiling for AMD targets (CI installs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from migrator.kernels import builds, preproc
+from migrator.kernels.compile import compile_units, find_compiler, translation_units
+from migrator.kernels.hipify import run_hipify
+from migrator.kernels.source import parse
+from tests.conftest import FIXTURES, write
+
+FIXTURE = FIXTURES / "quant_kernels"
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+# --- the C/C++ reader and the preprocessor --------------------------------------------------
+
+
+def test_asm_in_comments_and_strings_is_not_code():
+    source = parse(
+        b'// asm volatile("mov.u32 %0, %%laneid;");\n'
+        b'const char* s = "asm(\\"trap;\\")";\n'
+        b'__device__ void f() { asm volatile("" ::: "memory"); }\n'
+    )
+    assert [source.line_of(b.start) for b in source.asm_blocks()] == [3]
+    assert source.asm_blocks()[0].template == ""
+
+
+@pytest.mark.parametrize(
+    ("condition", "skipped", "fallback"),
+    [
+        ("#ifdef USE_ROCM\nrocm();\n#else\ncuda();\n#endif\n", "cuda();", True),
+        ("#ifndef USE_ROCM\ncuda();\n#endif\n", "cuda();", True),
+        ("#if __CUDA_ARCH__ >= 800\nfast();\n#else\nslow();\n#endif\n", "fast();", True),
+        ("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\nfast();\n#endif\n", "fast();", False),
+        ("#if CUDA_VERSION >= 11000\nnew_api();\n#else\nold_api();\n#endif\n", "new_api();", True),
+    ],
+)
+def test_branches_hipcc_skips(condition, skipped, fallback):
+    source = parse(condition.encode())
+    offset = source.data.index(skipped.encode())
+    regions = [r for r in preproc.regions(source) if r.start <= offset < r.end]
+    assert len(regions) == 1
+    assert regions[0].fallback is fallback
+
+
+def test_host_pass_guard_turns_the_cuda_path_on_under_hip():
+    """`!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800` is true under HIP: the PTX compiles
+    for AMD, so it is not a guard."""
+    source = parse(
+        b"#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800\n"
+        b'asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(a), "l"(b));\n'
+        b"#endif\n"
+    )
+    assert preproc.regions(source) == []
+
+
+def test_rocm_named_project_macro_counts_as_a_rocm_branch():
+    source = parse(b"#if BNB_HIP\nv += __shfl_xor(v, 16, 32);\n#endif\n")
+    assert preproc.rocm_only(source, source.data.index(b"__shfl"))
+
+
+# --- the scan -------------------------------------------------------------------------------
+
+
+def test_scan_reports_the_ptx_kernel_at_its_line_and_not_the_clean_one(scan_json):
+    report = scan_json("--no-cache", str(FIXTURE))
+    kernel = [f for f in report["findings"] if f["path"].startswith("csrc/")]
+    assert [(f["rule"], f["path"], f["line"], f["column"]) for f in kernel] == [
+        ("ROC310", "csrc/lane_ptx.cu", 6, 3)
+    ]
+
+
+def test_a_cu_file_is_read_when_named_directly(run_cli):
+    result = run_cli("scan", "--no-cache", "--output-format", "concise", str(FIXTURE / "csrc" / "lane_ptx.cu"))
+    assert result.exit_code == 1
+    assert "lane_ptx.cu:6:3: ROC310" in result.output
+
+
+def test_guarded_ptx_is_hidden_and_arch_branch_without_amd_path_is_reported(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "k.cu",
+        "#ifdef USE_ROCM\n__device__ unsigned lane() { return __lane_id(); }\n#else\n"
+        '__device__ unsigned lane() { unsigned i; asm("mov.u32 %0, %%laneid;" : "=r"(i)); return i; }\n'
+        "#endif\n"
+        "__global__ void k(float* x) {\n#if __CUDA_ARCH__ >= 800\n"
+        '  asm volatile("st.global.release.gpu.f32 [%0], %1;" :: "l"(x), "f"(1.f));\n'
+        "#endif\n}\n",
+    )
+    report = scan_json("--no-cache", str(tmp_path))
+    found = sorted((f["rule"], f["line"]) for f in report["findings"])
+    assert found == [("ROC310", 8), ("ROC360", 7)]
+    ptx = next(f for f in report["findings"] if f["rule"] == "ROC310")
+    assert "compiles to nothing" in ptx["message"]
+
+
+def test_sources_only_the_cuda_branch_builds_are_not_reported(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "setup.py",
+        "import glob, os, torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "this_dir = os.path.dirname(__file__)\n"
+        "sources = glob.glob(os.path.join(this_dir, 'csrc', '*.cpp'))\n"
+        "if torch.version.hip:\n    sources += ['csrc/hip/gemm.cu']\n"
+        "else:\n    sources += glob.glob(os.path.join(this_dir, 'csrc', 'cuda', '*.cu'))\n"
+        "ext = CUDAExtension('pkg._C', sources=sources)\n",
+    )
+    ptx = '__device__ void f(unsigned* r, unsigned a) { asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a)); }\n'
+    write(tmp_path, "csrc/cuda/gemm.cu", '#include "mma_utils.cuh"\n' + ptx)
+    write(tmp_path, "csrc/cuda/mma_utils.cuh", ptx)
+    write(tmp_path, "csrc/hip/gemm.cu", ptx)
+    write(tmp_path, "csrc/binding.cpp", "int main() { return 0; }\n")
+    excluded = builds.cuda_only_sources(tmp_path, _files(tmp_path))
+    assert sorted(excluded) == ["csrc/cuda/gemm.cu", "csrc/cuda/mma_utils.cuh"]
+    report = scan_json("--no-cache", str(tmp_path))
+    assert [(f["rule"], f["path"]) for f in report["findings"] if f["rule"].startswith("ROC31")] == [
+        ("ROC311", "csrc/hip/gemm.cu")
+    ]
+
+
+def test_cmake_backend_branches(tmp_path):
+    write(
+        tmp_path,
+        "CMakeLists.txt",
+        "set(GPU_FILES csrc/ops.cu)\nif(BUILD_CUDA)\n  list(APPEND SRC ${GPU_FILES} csrc/sm80.cu)\n"
+        "elseif(BUILD_HIP)\n  list(APPEND SRC ${GPU_FILES})\nendif()\nadd_library(lib SHARED ${SRC})\n",
+    )
+    for name in ("ops.cu", "sm80.cu"):
+        write(tmp_path, f"csrc/{name}", "__global__ void k() {}\n")
+    assert builds.cuda_only_sources(tmp_path, _files(tmp_path)) == {
+        "csrc/sm80.cu": "only the CUDA build in CMakeLists.txt compiles it"
+    }
+
+
+# --- readiness ------------------------------------------------------------------------------
+
+
+def _verdict(run_cli, path: Path) -> dict:
+    result = run_cli("report", "--format", "json", "--no-cache", str(path))
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    return document["projects"][0] if "projects" in document else document
+
+
+def test_a_ptx_extension_imported_at_module_level_blocks_the_package(run_cli):
+    project = _verdict(run_cli, FIXTURE)
+    assert project["verdict"] == "blocked"
+    assert any("ROC310" in item["rules"] for item in project["deciding"])
+
+
+def test_the_same_extension_behind_an_import_guard_only_needs_work(run_cli, tmp_path):
+    copy = tmp_path / "quant_kernels"
+    shutil.copytree(FIXTURE, copy)
+    init = copy / "quant_kernels" / "__init__.py"
+    init.write_text(
+        '"""Guarded."""\n\nfrom quant_kernels import _dequant\n\ntry:\n'
+        "    from quant_kernels import _lane\nexcept ImportError:\n    _lane = None\n"
+    )
+    assert _verdict(run_cli, copy)["verdict"] == "needs-work"
+
+
+# --- hipify and the compile check -------------------------------------------------------------
+
+
+def test_hipify_runs_on_a_copy_and_reports_what_it_left(tmp_path):
+    copy = tmp_path / "project"
+    shutil.copytree(FIXTURE, copy)
+    before = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+    run = run_hipify(copy, _files(copy))
+    assert run.error is None
+    assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
+    assert [(r.path, r.line, r.kind) for r in run.residue] == [("csrc/lane_ptx.cu", 6, "asm")]
+
+
+def test_compile_check_passes_the_clean_kernel_and_fails_the_ptx_line(tmp_path):
+    compiler = find_compiler()
+    assert compiler is not None, "scripts/test.sh installs hipcc (Debian: hipcc, libamdhip64-dev)"
+    run = run_hipify(FIXTURE, _files(FIXTURE), keep=tmp_path / "work")
+    units = translation_units(run)
+    assert units == ["csrc/dequant.cu", "csrc/lane_ptx.cu"]
+    results = {r.path: r for r in compile_units(compiler, run, FIXTURE, units, ["gfx90a"])}
+    assert results["csrc/dequant.cu"].status == "pass"
+    failed = results["csrc/lane_ptx.cu"]
+    assert failed.status == "fail"
+    assert [(d.path, d.line) for d in failed.diagnostics] == [("csrc/lane_ptx.cu", 6)]
+
+
+def test_kernels_command_end_to_end_with_progress(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "migrator", "kernels", str(FIXTURE), "--compile", "--target", "gfx90a", "--format", "json"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    labels = {ext["name"]: ext["label"] for ext in report["extensions"]}
+    assert labels == {"quant_kernels._dequant": "ports mechanically", "quant_kernels._lane": "blocked"}
+    assert "[2/2]" in done.stderr and "compile check finished in" in done.stderr
+    assert report["compiler"]["hip_version"] and report["compiler"]["targets"] == ["gfx90a"]
+
+
+def test_no_compiler_is_one_line_and_exit_2(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "HIPCC"}
+    env["PATH"] = str(tmp_path)  # nothing on it
+    done = subprocess.run(
+        [sys.executable, "-m", "migrator", "kernels", str(FIXTURE), "--compile"],
+        capture_output=True, text=True, timeout=300, check=False, env=env,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "hipcc" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+def test_bad_kernel_sources_each_get_one_line_and_the_rest_goes_on(tmp_path, run_cli):
+    write(tmp_path, "broken.cu", "__global__ void k( {{{ asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(x));\n")
+    write(tmp_path, "a.cuh", '#include "b.cuh"\n__device__ int a();\n')
+    write(tmp_path, "b.cuh", '#include "a.cuh"\n__device__ int b();\n')
+    write(tmp_path, "missing.cu", '#include "nowhere.h"\n__global__ void k() {}\n')
+    write(tmp_path, "latin1.cu", b"// caf\xe9\n__global__ void k() {}\n")
+    big = tmp_path / "generated.cu"
+    with big.open("w") as handle:
+        line = "__device__ int f%d() { return %d; }\n"
+        for index in range(1_300_000):
+            handle.write(line % (index, index))
+    assert big.stat().st_size > 40 * 1024 * 1024
+    write(tmp_path, "ptx.cu", '__device__ void f() { unsigned i; asm("mov.u32 %0, %%laneid;" : "=r"(i)); }\n')
+    result = run_cli("scan", "--no-cache", "--output-format", "concise", str(tmp_path))
+    assert result.exit_code == 1
+    assert "ptx.cu:1:" in result.output and "ROC310" in result.output
+    assert "broken.cu:1:" in result.output  # error recovery keeps the asm
+    assert "generated.cu" in result.output  # skipped, named, with the reason
+    assert "Traceback" not in result.output
+
+
+def test_a_compiler_that_hangs_or_crashes_is_reported_per_unit(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    hang = fake / "hipcc"
+    hang.write_text(
+        "#!/bin/sh\ncase \"$*\" in *--version*) echo 'HIP version: 0.0-fake'; exit 0;; esac\n"
+        "case \"$*\" in *dequant*) exec sleep 30;; *) kill -SEGV $$;; esac\n"
+    )
+    hang.chmod(0o755)
+    env_before = os.environ.get("HIPCC")
+    os.environ["HIPCC"] = str(hang)
+    try:
+        compiler = find_compiler()
+    finally:
+        if env_before is None:
+            os.environ.pop("HIPCC", None)
+        else:
+            os.environ["HIPCC"] = env_before
+    assert compiler is not None and compiler.hip_version == "0.0-fake"
+    run = run_hipify(FIXTURE, _files(FIXTURE), keep=tmp_path / "work")
+    results = {r.path: r for r in compile_units(compiler, run, FIXTURE, translation_units(run), ["gfx90a"], timeout=2)}
+    assert results["csrc/dequant.cu"].status == "timeout"
+    assert results["csrc/lane_ptx.cu"].status == "crash"
