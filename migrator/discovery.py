@@ -54,7 +54,17 @@ CUDA_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh
 #: Folders holding vendored copies of other projects' C++ (a submodule of CUTLASS, say): the
 #: library's own code is not the project's to port, only the project's uses of it.
 VENDORED_SOURCE_DIRS = frozenset(
-    {"third_party", "thirdparty", "3rdparty", "third-party", "vendor", "vendored", "external", "extern", "deps"}
+    {
+        "third_party",
+        "thirdparty",
+        "3rdparty",
+        "third-party",
+        "vendor",
+        "vendored",
+        "external",
+        "extern",
+        "deps",
+    }
 )
 
 

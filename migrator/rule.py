@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from migrator.model import AGGREGATIONS, Applicability, Severity
 
 if TYPE_CHECKING:
-    from migrator.kernels.view import KernelView
     import libcst as cst
 
     from migrator.context import PythonContext, TextContext
+    from migrator.kernels.view import KernelView
 
 
 @dataclass(frozen=True, slots=True)

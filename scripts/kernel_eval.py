@@ -16,6 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ROOT / "tests" / "eval" / "kernels"
@@ -64,14 +65,33 @@ def covered(path: str, cover: list[str]) -> bool:
     return any(path == c or (c.endswith("/") and path.startswith(c)) for c in cover)
 
 
-def scan(project_dir: Path) -> dict:
-    command = [sys.executable, "-m", "migrator", "scan", "--no-cache", "--format", "json", str(project_dir)]
+def scan(project_dir: Path) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        "-m",
+        "migrator",
+        "scan",
+        "--no-cache",
+        "--format",
+        "json",
+        str(project_dir),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    return json.loads(done.stdout)
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
 
 
 def report_verdict(project_dir: Path) -> str:
-    command = [sys.executable, "-m", "migrator", "report", "--format", "json", "--no-cache", str(project_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "migrator",
+        "report",
+        "--format",
+        "json",
+        "--no-cache",
+        str(project_dir),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     try:
         data = json.loads(done.stdout)
@@ -81,11 +101,13 @@ def report_verdict(project_dir: Path) -> str:
     return str(project.get("verdict") or project.get("status") or project.get("label") or "?")
 
 
-def evaluate(name: str, labels: dict, findings: list[dict], corpus: Path) -> Result:
+def evaluate(
+    name: str, labels: dict[str, Any], findings: list[dict[str, Any]], corpus: Path
+) -> Result:
     result = Result(name, verdict_label=labels.get("verdict", ""))
     cover = list(labels.get("covered", []))
     kernel = [f for f in findings if f["rule"] in CLASSES and f["severity"] in {"error", "warning"}]
-    by_line: dict[tuple[str, int], list[dict]] = {}
+    by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for finding in kernel:
         by_line.setdefault((finding["path"], finding["line"]), []).append(finding)
     labelled: set[tuple[str, int]] = set()
@@ -140,13 +162,17 @@ def main() -> int:
         if not options.no_report:
             result.verdict_tool = report_verdict(project_dir)
         rows.append(result)
-    print("| project | blocking sites | reported, right class | recall | harmless sites | reported | false-alarm rate | unlabelled findings | verdict (label) | verdict (tool) |")
+    print(
+        "| project | blocking sites | reported, right class | recall | harmless sites | reported | false-alarm rate | unlabelled findings | verdict (label) | verdict (tool) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     totals = Result("all")
     for r in rows:
         recall = f"{r.found / r.blocking:.0%}" if r.blocking else "-"
         rate = f"{r.alarms / r.harmless:.0%}" if r.harmless else "-"
-        print(f"| {r.project} | {r.blocking} | {r.found} | {recall} | {r.harmless} | {r.alarms} | {rate} | {len(r.unlabelled)} | {r.verdict_label} | {r.verdict_tool} |")
+        print(
+            f"| {r.project} | {r.blocking} | {r.found} | {recall} | {r.harmless} | {r.alarms} | {rate} | {len(r.unlabelled)} | {r.verdict_label} | {r.verdict_tool} |"
+        )
         totals.blocking += r.blocking
         totals.found += r.found
         totals.harmless += r.harmless
@@ -154,10 +180,16 @@ def main() -> int:
         totals.unlabelled += r.unlabelled
     recall = f"{totals.found / totals.blocking:.0%}" if totals.blocking else "-"
     rate = f"{totals.alarms / totals.harmless:.0%}" if totals.harmless else "-"
-    print(f"| **all** | {totals.blocking} | {totals.found} | {recall} | {totals.harmless} | {totals.alarms} | {rate} | {len(totals.unlabelled)} | | |")
+    print(
+        f"| **all** | {totals.blocking} | {totals.found} | {recall} | {totals.harmless} | {totals.alarms} | {rate} | {len(totals.unlabelled)} | | |"
+    )
     if options.verbose:
         for r in rows:
-            for kind, items in (("missed", r.missed), ("false alarm", r.false_alarms), ("unlabelled", r.unlabelled)):
+            for kind, items in (
+                ("missed", r.missed),
+                ("false alarm", r.false_alarms),
+                ("unlabelled", r.unlabelled),
+            ):
                 for item in items:
                     print(f"{r.project}: {kind}: {item}")
     return 0

@@ -456,7 +456,9 @@ def check_hip_compiler(facts: Facts) -> CheckResult:
             "apt-get install hipcc libamdhip64-dev rocm-device-libs (Debian/Ubuntu), or ROCm's hipcc",
         )
     version = facts.host.run("hipcc", "--version")
-    found = re.search(r"HIP version: (\S+)", version.stdout + version.stderr) if version.found else None
+    found = (
+        re.search(r"HIP version: (\S+)", version.stdout + version.stderr) if version.found else None
+    )
     detail = f"{path} (HIP {found.group(1)})" if found else path
     return CheckResult("hip-compiler", title, PASS, detail)
 

@@ -24,7 +24,9 @@ from migrator.vendor_tokens import names_rocm
 KERNEL_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
 #: Build files larger than this are not read.
 _MAX_BUILD_BYTES = 2 * 1024 * 1024
-_EXTENSION_CALLS = frozenset({"CUDAExtension", "CppExtension", "Extension", "load", "SYCLExtension"})
+_EXTENSION_CALLS = frozenset(
+    {"CUDAExtension", "CppExtension", "Extension", "load", "SYCLExtension"}
+)
 _CUDA_WORD = re.compile(r"(?<![A-Za-z])(cuda|nvcc|CUDA_HOME)(?![a-z])", re.IGNORECASE)
 
 CUDA, ROCM, BOTH = "cuda", "rocm", "both"
@@ -139,9 +141,13 @@ def _branch_context(test: ast.expr, source: str) -> str:
         parts = [ast.get_source_segment(source, v) or "" for v in test.values]
         rocm_parts = [v for v, t in zip(test.values, parts, strict=True) if names_rocm(t)]
         negated = all(isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) for v in rocm_parts)
-    if isinstance(test, ast.Compare) and any(
-        isinstance(op, (ast.Is, ast.Eq)) for op in test.ops
-    ) and any(isinstance(c, ast.Constant) and c.value in (None, False, "") for c in test.comparators):
+    if (
+        isinstance(test, ast.Compare)
+        and any(isinstance(op, (ast.Is, ast.Eq)) for op in test.ops)
+        and any(
+            isinstance(c, ast.Constant) and c.value in (None, False, "") for c in test.comparators
+        )
+    ):
         negated = True
     return CUDA if negated else ROCM
 
@@ -173,7 +179,9 @@ class _SetupReader:
     def _statement(self, node: ast.stmt, context: str) -> None:
         if isinstance(node, ast.If):
             own = _branch_context(node.test, self.text)
-            if own == BOTH and _CUDA_WORD.search(ast.get_source_segment(self.text, node.test) or ""):
+            if own == BOTH and _CUDA_WORD.search(
+                ast.get_source_segment(self.text, node.test) or ""
+            ):
                 # ``if CUDA_HOME ...: ... elif torch.version.hip:``: the first is for CUDA builds
                 if _chain_has_rocm(node.orelse, self.text):
                     own = CUDA
@@ -263,9 +271,7 @@ class _SetupReader:
             for p in self._eval(sources_node, context)
             if (ctx := _meet(context, p.context)) is not None
         ]
-        self.model.extensions.append(
-            Extension(name, self.build, call.lineno, patterns, context)
-        )
+        self.model.extensions.append(Extension(name, self.build, call.lineno, patterns, context))
         self.model.patterns.extend(patterns)
 
     def _eval(self, node: ast.expr | None, context: str) -> list[Pattern]:
@@ -273,7 +279,11 @@ class _SetupReader:
         if node is None:
             return []
         if isinstance(node, ast.Name):
-            return [Pattern(p.glob, c) for p in self.env.get(node.id, []) if (c := _meet(context, p.context))]
+            return [
+                Pattern(p.glob, c)
+                for p in self.env.get(node.id, [])
+                if (c := _meet(context, p.context))
+            ]
         if isinstance(node, (ast.Constant, ast.JoinedStr)) or _is_join(node):
             text = self._path(node)
             if text is None:
@@ -306,7 +316,11 @@ class _SetupReader:
                 return self._eval(node.args[0], context)
             if callee in {"sorted", "list", "set", "tuple", "str"} and node.args:
                 return self._eval(node.args[0], context)
-            if isinstance(node.func, ast.Attribute) and node.func.attr in {"glob", "rglob"} and node.args:
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"glob", "rglob"}
+                and node.args
+            ):
                 base = self._path(node.func.value)
                 pattern = _string(node.args[0])
                 if base is not None and pattern is not None:
@@ -322,7 +336,9 @@ class _SetupReader:
             return node.value
         if isinstance(node, ast.JoinedStr):
             return "".join(
-                part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "*"
+                part.value
+                if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                else "*"
                 for part in node.values
             )
         if isinstance(node, ast.Name):
@@ -435,7 +451,9 @@ def read_cmake(text: str, folder: str, build: str) -> BuildModel:
             names = _CMAKE_VAR.findall(word)
             if names and _CMAKE_VAR.fullmatch(word):
                 out.extend(
-                    Pattern(p.glob, c) for p in env.get(names[0], []) if (c := _meet(context, p.context))
+                    Pattern(p.glob, c)
+                    for p in env.get(names[0], [])
+                    if (c := _meet(context, p.context))
                 )
             elif word.lower().endswith(KERNEL_SUFFIXES) and "$" not in word:
                 out.append(Pattern(_under(folder, word), context))
@@ -474,13 +492,25 @@ def read_cmake(text: str, folder: str, build: str) -> BuildModel:
         elif command == "list" and len(words) > 2 and words[0].upper() == "APPEND":
             env[words[1]] = env.get(words[1], []) + items(" ".join(words[2:]), context)
         elif command == "file" and len(words) > 2 and words[0].upper().startswith("GLOB"):
-            patterns = [w.strip('"') for w in words[2:] if w.upper() not in {"CONFIGURE_DEPENDS", "RELATIVE"}]
+            patterns = [
+                w.strip('"')
+                for w in words[2:]
+                if w.upper() not in {"CONFIGURE_DEPENDS", "RELATIVE"}
+            ]
             env[words[1]] = [
                 Pattern(_under(folder, _CMAKE_VAR.sub("*", p).replace("*/", "**/", 1)), context)
                 for p in patterns
                 if "." in p
             ]
-        elif command in {"add_library", "cuda_add_library", "hip_add_library", "add_executable", "target_sources", "pybind11_add_module", "python_add_library"}:
+        elif command in {
+            "add_library",
+            "cuda_add_library",
+            "hip_add_library",
+            "add_executable",
+            "target_sources",
+            "pybind11_add_module",
+            "python_add_library",
+        }:
             found = items(" ".join(words[1:]), context)
             extension = Extension(words[0], build, text.count("\n", 0, 0) + 1, found, context)
             model.extensions.append(extension)
@@ -497,7 +527,11 @@ def read_builds(root: Path, relatives: Sequence[str]) -> BuildModel:
     model = BuildModel()
     candidates = list(relatives)
     listed = set(candidates)
-    folders = {r.rsplit("/", 1)[0] if "/" in r else "" for r in relatives if r.lower().endswith(KERNEL_SUFFIXES)}
+    folders = {
+        r.rsplit("/", 1)[0] if "/" in r else ""
+        for r in relatives
+        if r.lower().endswith(KERNEL_SUFFIXES)
+    }
     ancestors: set[str] = set()
     for folder in folders:
         parts = folder.split("/") if folder else []
@@ -565,7 +599,9 @@ def include_graph(root: Path, kernel_files: Sequence[str]) -> dict[str, set[str]
             if near in known:
                 included_by.setdefault(near, set()).add(relative)
                 continue
-            candidates = [c for c in by_name.get(header.rsplit("/", 1)[-1], []) if c.endswith(header)]
+            candidates = [
+                c for c in by_name.get(header.rsplit("/", 1)[-1], []) if c.endswith(header)
+            ]
             if len(candidates) == 1:
                 included_by.setdefault(candidates[0], set()).add(relative)
     return included_by

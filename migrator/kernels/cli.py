@@ -72,7 +72,12 @@ def _all_files(root: Path) -> list[str]:
 
 @click.command("kernels")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--compile", "do_compile", is_flag=True, help="Compile the hipified sources with hipcc for AMD targets.")
+@click.option(
+    "--compile",
+    "do_compile",
+    is_flag=True,
+    help="Compile the hipified sources with hipcc for AMD targets.",
+)
 @click.option(
     "--target",
     "targets",
@@ -84,7 +89,13 @@ def _all_files(root: Path) -> list[str]:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to FILE.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel compiles.")
-@click.option("--timeout", type=click.FloatRange(min=1, max=86400), default=120.0, show_default=True, help="Seconds per compile (and for hipify).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1, max=86400),
+    default=120.0,
+    show_default=True,
+    help="Seconds per compile (and for hipify).",
+)
 def kernels_command(
     path: Path,
     do_compile: bool,
@@ -185,7 +196,9 @@ def _analyse(
     if not no_hipify:
         from migrator.kernels.hipify import run_hipify
 
-        kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES) and p not in excluded]
+        kernel_files = [
+            p for p in paths if p.lower().endswith(KERNEL_SUFFIXES) and p not in excluded
+        ]
         workdir = Path(tempfile.mkdtemp(prefix="migrate-kernels-"))
         try:
             hipified = run_hipify(root, kernel_files, timeout=max(timeout, 60.0), keep=workdir)
@@ -283,8 +296,15 @@ def _compile(
         err=True,
     )
     results = compile_units(
-        compiler, hipified, root, units, targets, jobs=jobs or 0, timeout=timeout,
-        progress=_progress, extra_includes=includes,
+        compiler,
+        hipified,
+        root,
+        units,
+        targets,
+        jobs=jobs or 0,
+        timeout=timeout,
+        progress=_progress,
+        extra_includes=includes,
     )
     total = time.monotonic() - started
     click.echo(f"compile check finished in {total:.1f} s", err=True)
@@ -327,49 +347,80 @@ def _uses_torch(path: Path) -> bool:
 
 
 def _render(report: dict[str, Any]) -> str:
-    lines = [f"migrate kernels: {len(report['extensions'])} extension(s) in {safe_text(report['root'])}"]
+    lines = [
+        f"migrate kernels: {len(report['extensions'])} extension(s) in {safe_text(report['root'])}"
+    ]
     for ext in report["extensions"]:
         lines.append("")
         rocm = "has a ROCm branch" if ext["rocm_branch"] else "no ROCm branch"
-        lines.append(f"{safe_text(ext['name'])} ({safe_text(ext['build'])}, {rocm}): {ext['label']}")
-        lines.append(f"  sources: {', '.join(safe_text(s) for s in ext['sources'][:8])}{' ...' if len(ext['sources']) > 8 else ''}")
+        lines.append(
+            f"{safe_text(ext['name'])} ({safe_text(ext['build'])}, {rocm}): {ext['label']}"
+        )
+        lines.append(
+            f"  sources: {', '.join(safe_text(s) for s in ext['sources'][:8])}{' ...' if len(ext['sources']) > 8 else ''}"
+        )
         if ext["imports"]:
             shown = [f"{safe_text(i['path'])}:{i['line']} ({i['how']})" for i in ext["imports"][:6]]
             lines.append(f"  imported by: {', '.join(shown)}")
         else:
-            lines.append("  imported by: no Python import of this name (loaded by file name, or unused)")
+            lines.append(
+                "  imported by: no Python import of this name (loaded by file name, or unused)"
+            )
         if ext["blockers"]:
-            lines.append("  blockers: " + ", ".join(f"{k} {v}" for k, v in sorted(ext["blockers"].items())))
+            lines.append(
+                "  blockers: " + ", ".join(f"{k} {v}" for k, v in sorted(ext["blockers"].items()))
+            )
         if ext["edits"]:
-            lines.append("  small edits: " + ", ".join(f"{k} {v}" for k, v in sorted(ext["edits"].items())))
+            lines.append(
+                "  small edits: " + ", ".join(f"{k} {v}" for k, v in sorted(ext["edits"].items()))
+            )
         for site in ext["sites"][:12]:
-            lines.append(f"    {safe_text(site['path'])}:{site['line']} {site['rule']} {safe_text(site['message'])}")
+            lines.append(
+                f"    {safe_text(site['path'])}:{site['line']} {site['rule']} {safe_text(site['message'])}"
+            )
         if len(ext["sites"]) > 12:
             lines.append(f"    ... {len(ext['sites']) - 12} more (--format json lists every site)")
         if ext["hipify_residue"]:
             counts = Counter(r["construct"] for r in ext["hipify_residue"])
-            lines.append("  hipify left: " + ", ".join(f"{safe_text(k)} x{v}" for k, v in counts.most_common(8)))
+            lines.append(
+                "  hipify left: "
+                + ", ".join(f"{safe_text(k)} x{v}" for k, v in counts.most_common(8))
+            )
         for result in ext["compile"]:
-            lines.append(f"  compile {result['target']}: {safe_text(result['path'])} {result['status']}")
+            lines.append(
+                f"  compile {result['target']}: {safe_text(result['path'])} {result['status']}"
+            )
             for diagnostic in result["diagnostics"][:3]:
                 tag = "" if diagnostic["checkable"] else " (not checkable with this compiler)"
-                lines.append(f"      {safe_text(diagnostic['path'])}:{diagnostic['line']}: {safe_text(diagnostic['message'])}{tag}")
+                lines.append(
+                    f"      {safe_text(diagnostic['path'])}:{diagnostic['line']}: {safe_text(diagnostic['message'])}{tag}"
+                )
     excluded = report["never_compiled_for_amd"]
     if excluded:
         lines.append("")
-        lines.append(f"{len(excluded)} kernel file(s) no ROCm build compiles (not reported): " + ", ".join(safe_text(p) for p in list(excluded)[:5]) + (" ..." if len(excluded) > 5 else ""))
+        lines.append(
+            f"{len(excluded)} kernel file(s) no ROCm build compiles (not reported): "
+            + ", ".join(safe_text(p) for p in list(excluded)[:5])
+            + (" ..." if len(excluded) > 5 else "")
+        )
     loose = report["unassigned"]
     if loose["sites"]:
         lines.append("")
-        lines.append(f"kernel sources in no extension the build files declare: {len(loose['sites'])} site(s)")
+        lines.append(
+            f"kernel sources in no extension the build files declare: {len(loose['sites'])} site(s)"
+        )
         for site in loose["sites"][:10]:
-            lines.append(f"    {safe_text(site['path'])}:{site['line']} {site['rule']} {safe_text(site['message'])}")
+            lines.append(
+                f"    {safe_text(site['path'])}:{site['line']} {site['rule']} {safe_text(site['message'])}"
+            )
     lines.append("")
     lines.append(f"hipify: {report['hipify']}")
     lines.append(f"compile check: {report['compile']}")
     info = report.get("compiler")
     if info:
-        lines.append(f"  compiler: {safe_text(info['path'])} (HIP {info['hip_version']}, clang {info['clang_version']}), targets {', '.join(info['targets'])}; {safe_text(info['torch_headers'])}")
+        lines.append(
+            f"  compiler: {safe_text(info['path'])} (HIP {info['hip_version']}, clang {info['clang_version']}), targets {', '.join(info['targets'])}; {safe_text(info['torch_headers'])}"
+        )
         lines.append(f"  checked: {info['checked']}")
         lines.append(f"  not checked: {info['not_checked']}")
     lines.append("No AMD GPU ran anything: these results come from reading, hipify and a compiler.")

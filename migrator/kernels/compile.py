@@ -25,7 +25,10 @@ from migrator.kernels.hipify import HipifyRun, line_map
 #: Default targets: CDNA2 (MI200), CDNA3 (gfx940, the first MI300 target ID, is what older
 #: compilers know of gfx942) and RDNA2 (a wave32 consumer GPU).
 DEFAULT_TARGETS = ("gfx90a", "gfx940", "gfx1030")
-_DIAGNOSTIC = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<level>fatal error|error): (?P<message>.*)$", re.M)
+_DIAGNOSTIC = re.compile(
+    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<level>fatal error|error): (?P<message>.*)$",
+    re.M,
+)
 #: Errors a newer ROCm would not give: a builtin or header this compiler's ROCm lacks.
 _NEWER_ROCM = re.compile(
     r"use of undeclared identifier '(?:__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|"
@@ -53,15 +56,22 @@ def find_compiler() -> Compiler | None:
         return None
     try:
         done = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=60, check=False,
-            env={**os.environ, "HIP_PLATFORM": "amd"}, stdin=subprocess.DEVNULL,
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "HIP_PLATFORM": "amd"},
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = done.stdout + done.stderr
     hip = re.search(r"HIP version: (\S+)", text)
     clang = re.search(r"clang version (\S+)", text)
-    return Compiler(path, hip.group(1) if hip else "unknown", clang.group(1) if clang else "unknown")
+    return Compiler(
+        path, hip.group(1) if hip else "unknown", clang.group(1) if clang else "unknown"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,22 +111,50 @@ def torch_include_dirs(workdir: Path, timeout: float = 300.0) -> tuple[list[Path
 
     destination = workdir / "torch-hip"
     destination.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "migrator.kernels.hipify_worker", "--torch-shim", str(destination)]
+    command = [
+        sys.executable,
+        "-m",
+        "migrator.kernels.hipify_worker",
+        "--torch-shim",
+        str(destination),
+    ]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
         answer = json.loads(done.stdout.strip().splitlines()[-1])
     except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError, OSError) as error:
         return [], f"torch's headers could not be prepared: {error}"
     if "error" in answer:
         return [], str(answer["error"])
-    return [Path(folder) for folder in answer["include"]], f"torch {answer.get('torch', '?')} headers, hipified"
+    return [
+        Path(folder) for folder in answer["include"]
+    ], f"torch {answer.get('torch', '?')} headers, hipified"
 
 
-def _command(compiler: Compiler, unit: Path, target: str, include_dirs: Sequence[Path]) -> list[str]:
+def _command(
+    compiler: Compiler, unit: Path, target: str, include_dirs: Sequence[Path]
+) -> list[str]:
     command = [
-        compiler.path, "-x", "hip", f"--offload-arch={target}", "--cuda-device-only", "-c",
-        "-o", os.devnull, "-std=c++17", "-w", "-D__HIP_PLATFORM_AMD__=1", "-DUSE_ROCM=1",
-        "-D__HIP_PLATFORM_HCC__=1", "-DC10_CUDA_NO_CMAKE_CONFIGURE_FILE",
+        compiler.path,
+        "-x",
+        "hip",
+        f"--offload-arch={target}",
+        "--cuda-device-only",
+        "-c",
+        "-o",
+        os.devnull,
+        "-std=c++17",
+        "-w",
+        "-D__HIP_PLATFORM_AMD__=1",
+        "-DUSE_ROCM=1",
+        "-D__HIP_PLATFORM_HCC__=1",
+        "-DC10_CUDA_NO_CMAKE_CONFIGURE_FILE",
     ]
     if not target.startswith(("gfx90", "gfx94")):
         # this ROCm ships no device libraries for it: compile the code, do not link them
@@ -141,12 +179,17 @@ def compile_units(
 ) -> list[UnitResult]:
     """Compile each unit for each target in parallel; results in submission order."""
     assert run.workdir is not None, "the hipify run must keep its copy"
-    source_dir = run.workdir / "src"
-    folders = [STANDINS] + sorted(
-        {(source_dir / u).parent for u in run.hipified}
-        | {path.parent for path in run.hipified.values()}
-        | {source_dir}
-    ) + list(extra_includes)
+    workdir: Path = run.workdir
+    source_dir = workdir / "src"
+    folders = (
+        [STANDINS]
+        + sorted(
+            {(source_dir / u).parent for u in run.hipified}
+            | {path.parent for path in run.hipified.values()}
+            | {source_dir}
+        )
+        + list(extra_includes)
+    )
     maps: dict[Path, tuple[str, list[int]]] = {}
     for relative, hipified in run.hipified.items():
         try:
@@ -167,26 +210,43 @@ def compile_units(
         started = time.monotonic()
         try:
             finished = subprocess.run(
-                command, capture_output=True, text=True, timeout=timeout, check=False,
-                cwd=str(run.workdir), env={**os.environ, "HIP_PLATFORM": "amd"},
+                command,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                cwd=str(workdir),
+                env={**os.environ, "HIP_PLATFORM": "amd"},
                 stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
-            return UnitResult(unit, target, "timeout", time.monotonic() - started,
-                              note=f"the compiler did not finish within {timeout:g} s")
+            return UnitResult(
+                unit,
+                target,
+                "timeout",
+                time.monotonic() - started,
+                note=f"the compiler did not finish within {timeout:g} s",
+            )
         except OSError as error:
             return UnitResult(unit, target, "crash", time.monotonic() - started, note=str(error))
         seconds = time.monotonic() - started
-        diagnostics = _diagnostics(finished.stderr, maps, run.workdir)
+        diagnostics = _diagnostics(finished.stderr, maps, workdir)
         if finished.returncode == 0:
             return UnitResult(unit, target, "pass", seconds)
         if finished.returncode < 0 or (not diagnostics and finished.returncode != 1):
             last = (finished.stderr.strip().splitlines() or ["no output"])[-1][:200]
-            return UnitResult(unit, target, "crash", seconds, diagnostics,
-                              note=f"the compiler exited with {finished.returncode}: {last}")
+            return UnitResult(
+                unit,
+                target,
+                "crash",
+                seconds,
+                diagnostics,
+                note=f"the compiler exited with {finished.returncode}: {last}",
+            )
         if diagnostics and all(not d.checkable for d in diagnostics):
-            return UnitResult(unit, target, "not checkable", seconds, diagnostics,
-                              note=diagnostics[0].message)
+            return UnitResult(
+                unit, target, "not checkable", seconds, diagnostics, note=diagnostics[0].message
+            )
         if not diagnostics:
             last = (finished.stderr.strip().splitlines() or ["no output"])[-1][:200]
             return UnitResult(unit, target, "fail", seconds, note=last)
@@ -203,7 +263,9 @@ def compile_units(
     return results
 
 
-def _diagnostics(stderr: str, maps: dict[Path, tuple[str, list[int]]], workdir: Path) -> list[Diagnostic]:
+def _diagnostics(
+    stderr: str, maps: dict[Path, tuple[str, list[int]]], workdir: Path
+) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[tuple[str, int, str]] = set()
     for match in _DIAGNOSTIC.finditer(stderr):
@@ -227,4 +289,12 @@ def _diagnostics(stderr: str, maps: dict[Path, tuple[str, list[int]]], workdir: 
     return out
 
 
-__all__ = ["Compiler", "DEFAULT_TARGETS", "Diagnostic", "UnitResult", "compile_units", "find_compiler", "translation_units"]
+__all__ = [
+    "Compiler",
+    "DEFAULT_TARGETS",
+    "Diagnostic",
+    "UnitResult",
+    "compile_units",
+    "find_compiler",
+    "translation_units",
+]

@@ -27,7 +27,9 @@ _RESIDUE = re.compile(
     r"nvcuda|nvrtc\w+|__nv_\w+|__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|"
     r"__match_(?:any|all)_sync|__reduce_\w+_sync|__activemask|__cvta_generic_to_shared|cute|cutlass)$"
 )
-_CUDA_INCLUDE = re.compile(r"^(?:cuda[_/]|cute/|cutlass/|cub/|thrust/|mma\.h$|cublas|cudnn|cusparse|nvToolsExt|nv/)")
+_CUDA_INCLUDE = re.compile(
+    r"^(?:cuda[_/]|cute/|cutlass/|cub/|thrust/|mma\.h$|cublas|cudnn|cusparse|nvToolsExt|nv/)"
+)
 _PTX = re.compile(r"(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|%%?laneid")
 #: Copying stops past this many files or bytes (a generated or vendored tree).
 MAX_FILES = 5000
@@ -74,7 +76,9 @@ def copy_sources(root: Path, relatives: Sequence[str], destination: Path) -> lis
             problems.append(f"{relative}: not a regular file")
             continue
         if info.st_size > MAX_SOURCE_BYTES:
-            problems.append(f"{relative}: larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB, not hipified")
+            problems.append(
+                f"{relative}: larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB, not hipified"
+            )
             continue
         total += info.st_size
         if total > MAX_TOTAL_BYTES:
@@ -86,7 +90,9 @@ def copy_sources(root: Path, relatives: Sequence[str], destination: Path) -> lis
     return problems
 
 
-def run_hipify(root: Path, relatives: Sequence[str], *, timeout: float = 300.0, keep: Path | None = None) -> HipifyRun:
+def run_hipify(
+    root: Path, relatives: Sequence[str], *, timeout: float = 300.0, keep: Path | None = None
+) -> HipifyRun:
     """Hipify a copy of ``relatives`` (project-relative kernel files) and collect the residue.
     ``keep``: a folder to hold the copy (the compile check reads it); else a temporary one that
     is removed."""
@@ -101,8 +107,13 @@ def run_hipify(root: Path, relatives: Sequence[str], *, timeout: float = 300.0, 
         command = [sys.executable, "-m", "migrator.kernels.hipify_worker", str(source_dir)]
         try:
             done = subprocess.run(
-                command, capture_output=True, text=True, timeout=timeout, check=False,
-                cwd=str(workdir), stdin=subprocess.DEVNULL,
+                command,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                cwd=str(workdir),
+                stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
             run.error = f"hipify did not finish within {timeout:g} s"
@@ -155,9 +166,21 @@ def line_map(original: list[str], hipified: list[str]) -> list[int]:
 
 
 _DECLARING = frozenset(
-    {"enumerator", "function_declarator", "init_declarator", "parameter_declaration",
-     "field_declaration", "preproc_def", "preproc_function_def", "type_definition",
-     "struct_specifier", "class_specifier", "enum_specifier", "declaration", "alias_declaration"}
+    {
+        "enumerator",
+        "function_declarator",
+        "init_declarator",
+        "parameter_declaration",
+        "field_declaration",
+        "preproc_def",
+        "preproc_function_def",
+        "type_definition",
+        "struct_specifier",
+        "class_specifier",
+        "enum_specifier",
+        "declaration",
+        "alias_declaration",
+    }
 )
 
 
@@ -169,8 +192,14 @@ def declared_names(data: bytes) -> set[str]:
     for node in source.nodes(*_DECLARING):
         for field_name in ("name", "declarator"):
             target = node.child_by_field_name(field_name)
-            while target is not None and target.type not in {"identifier", "type_identifier", "field_identifier"}:
-                target = target.child_by_field_name("declarator") or (target.named_children[0] if target.named_children else None)
+            while target is not None and target.type not in {
+                "identifier",
+                "type_identifier",
+                "field_identifier",
+            }:
+                target = target.child_by_field_name("declarator") or (
+                    target.named_children[0] if target.named_children else None
+                )
             if target is not None:
                 names.add(source.text(target.start_byte, target.end_byte))
     return names
@@ -210,7 +239,12 @@ def residue_of(
     for token in source.tokens():
         if declared is not None and token.text in declared:
             continue
-        if token.type in {"identifier", "type_identifier", "namespace_identifier", "field_identifier"} and _RESIDUE.match(token.text):
+        if token.type in {
+            "identifier",
+            "type_identifier",
+            "namespace_identifier",
+            "field_identifier",
+        } and _RESIDUE.match(token.text):
             key = (at(token.start), token.text)
             if key not in seen:
                 seen.add(key)

@@ -25,7 +25,9 @@ def torch_shim(destination: str) -> int:
         return 3
     include = os.path.join(os.path.dirname(torch.__file__), "include")
     for part in ("ATen", "c10"):
-        shutil.copytree(os.path.join(include, part), os.path.join(destination, part), dirs_exist_ok=True)
+        shutil.copytree(
+            os.path.join(include, part), os.path.join(destination, part), dirs_exist_ok=True
+        )
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink):
         hipify_python.hipify(

@@ -55,7 +55,10 @@ def _how(lines: list[str], index: int) -> str:
 
 
 def import_sites(
-    module: str, python_files: Mapping[str, str] | None, read: Callable[[str], str | None], paths: list[str]
+    module: str,
+    python_files: Mapping[str, str] | None,
+    read: Callable[[str], str | None],
+    paths: list[str],
 ) -> list[ImportSite]:
     """Every import of ``module`` (a dotted import name; its last part is matched) in the
     project's Python files."""

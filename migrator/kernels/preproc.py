@@ -12,6 +12,7 @@ by ``cpp_extension`` on ROCm), ``__CUDACC__`` (hipify renames it ``__HIPCC__``);
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,8 +53,15 @@ HIP_UNDEFINED = frozenset(
 #: (major * 100 + minor: 700 for ROCm 7.0), which is below every CUDA version number.
 HIP_VALUES = {"CUDA_VERSION": 700, "TORCH_HIP_VERSION": 700}
 #: Macros that name an NVIDIA architecture: a branch on them is an architecture branch.
-ARCH_MACROS = frozenset({"__CUDA_ARCH__", "__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_FEAT_SM100_ALL",
-                         "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__"})
+ARCH_MACROS = frozenset(
+    {
+        "__CUDA_ARCH__",
+        "__CUDA_ARCH_FEAT_SM90_ALL",
+        "__CUDA_ARCH_FEAT_SM100_ALL",
+        "__CUDA_ARCH_SPECIFIC__",
+        "__CUDA_ARCH_FAMILY_SPECIFIC__",
+    }
+)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _NUMBER = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$")
 
@@ -149,7 +157,7 @@ def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
 
 
 def _binary(op: str, left: int, right: int) -> Value:
-    table = {
+    table: dict[str, Callable[[], Value]] = {
         "==": lambda: int(left == right),
         "!=": lambda: int(left != right),
         "<": lambda: int(left < right),
@@ -169,9 +177,7 @@ def _binary(op: str, left: int, right: int) -> Value:
 
 
 def _mentions(source: CudaSource, node: Any, names: frozenset[str]) -> bool:
-    return any(
-        source.text(child.start_byte, child.end_byte) in names for child in _leaves(node)
-    )
+    return any(source.text(child.start_byte, child.end_byte) in names for child in _leaves(node))
 
 
 def _leaves(node: Any) -> list[Any]:
@@ -222,7 +228,9 @@ def _body_start(source: CudaSource, node: Any) -> int:
     return node.end_byte if line_end < 0 else line_end + 1
 
 
-_FAILS = re.compile(rb"#\s*error|__trap\s*\(|static_assert\s*\(\s*(false|0)|assert\s*\(\s*(false|0)|__builtin_trap|asm\s*\(\s*\"trap")
+_FAILS = re.compile(
+    rb"#\s*error|__trap\s*\(|static_assert\s*\(\s*(false|0)|assert\s*\(\s*(false|0)|__builtin_trap|asm\s*\(\s*\"trap"
+)
 
 
 def _has_code(source: CudaSource, start: int, end: int) -> bool:
@@ -386,7 +394,9 @@ def regions_cached(source: CudaSource) -> list[Region]:
 
 
 #: CUDA library version macros: never defined on HIP, so a branch on them compiles out there.
-VERSION_MACROS = frozenset({"CUDART_VERSION", "CUBLAS_VERSION", "CUSPARSE_VERSION", "CUDNN_VERSION", "CUDA_VERSION"})
+VERSION_MACROS = frozenset(
+    {"CUDART_VERSION", "CUBLAS_VERSION", "CUSPARSE_VERSION", "CUDNN_VERSION", "CUDA_VERSION"}
+)
 
 
 @dataclass(frozen=True, slots=True)

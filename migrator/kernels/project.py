@@ -8,7 +8,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrator.kernels.builds import BuildModel, Extension, include_graph, read_builds, KERNEL_SUFFIXES
+from migrator.kernels.builds import (
+    KERNEL_SUFFIXES,
+    BuildModel,
+    Extension,
+    include_graph,
+    read_builds,
+)
 from migrator.kernels.importers import GUARDED, LAZY, MODULE_LEVEL, ImportSite, import_sites
 
 _MAX_PY_BYTES = 2 * 1024 * 1024
@@ -108,8 +114,19 @@ def kernel_file_roles(
                 break
         for relative in view.files:
             if order[role] < order.get(out.get(relative, unreachable), 2) or relative not in out:
-                out[relative] = role if relative not in out or order[role] < order[out[relative]] else out[relative]
+                out[relative] = (
+                    role
+                    if relative not in out or order[role] < order[out[relative]]
+                    else out[relative]
+                )
     return out
 
 
-__all__ = ["ExtensionView", "extension_views", "kernel_file_roles", "GUARDED", "LAZY", "MODULE_LEVEL"]
+__all__ = [
+    "ExtensionView",
+    "extension_views",
+    "kernel_file_roles",
+    "GUARDED",
+    "LAZY",
+    "MODULE_LEVEL",
+]

@@ -136,7 +136,12 @@ class CudaSource:
                 elif node.child_count == 0:
                     if node.end_byte > node.start_byte:
                         found.append(
-                            Token(kind, self.text(node.start_byte, node.end_byte), node.start_byte, node.end_byte)
+                            Token(
+                                kind,
+                                self.text(node.start_byte, node.end_byte),
+                                node.start_byte,
+                                node.end_byte,
+                            )
                         )
                 elif cursor.goto_first_child():
                     continue
@@ -171,7 +176,9 @@ class CudaSource:
                     continue
                 end = self.data.find(b";", token.start)
                 end = len(self.data) if end < 0 else end
-                blocks[token.start] = AsmBlock(token.start, end, self._raw_template(token.start, end))
+                blocks[token.start] = AsmBlock(
+                    token.start, end, self._raw_template(token.start, end)
+                )
             self._asm = sorted(blocks.values(), key=lambda block: block.start)
         return self._asm
 

@@ -10,7 +10,9 @@ from migrator.ruledata import load_table
 
 #: A PTX instruction: a mnemonic with a dotted suffix (``mov.u32``, ``lop3.b32``), a special
 #: register (``%laneid``), a predicate guard (``@p``) or a register declaration (``.reg``).
-_PTX = re.compile(r"(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|%%?(?:laneid|clock|smid|warpid|globaltimer|lanemask)|(?<![\w])\.reg\b|@!?%?p")
+_PTX = re.compile(
+    r"(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|%%?(?:laneid|clock|smid|warpid|globaltimer|lanemask)|(?<![\w])\.reg\b|@!?%?p"
+)
 #: AMD GCN/CDNA instructions (``v_add_f32``, ``s_waitcnt``, ``ds_read_b32``): a HIP branch's asm.
 _GCN = re.compile(r"\b(?:v|s|ds|buffer|global|flat|scratch)_[a-z0-9_]+\b")
 
@@ -43,7 +45,6 @@ def _starts_instruction(text: str, prefix: str) -> bool:
             return True
         index = text.find(prefix, index + 1)
     return False
-
 
 
 def lines_once(offsets: list[tuple[int, int]], line_of: object) -> list[tuple[int, int]]:

@@ -47,10 +47,20 @@ class BranchCompilesOutOnAmd(KernelRule):
     effort_hours = 2.0
     consequence = "crash-path"
     valid = [
-        Valid("#if __CUDA_ARCH__ >= 800\n  y = fast(x);\n#else\n  y = slow(x);\n#endif\n", path="k.cu"),
-        Valid("#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11000\n#include <cublasLt.h>\n#endif\n", path="k.cu"),
-        Valid("#if defined(CUBLAS_VERSION) || defined(USE_ROCM)\nint f() { return 0; }\n#endif\n", path="k.cu"),
-        Valid('#if __CUDA_ARCH__ < 700\n  static_assert(false, "needs sm70");\n#endif\n', path="k.cu"),
+        Valid(
+            "#if __CUDA_ARCH__ >= 800\n  y = fast(x);\n#else\n  y = slow(x);\n#endif\n", path="k.cu"
+        ),
+        Valid(
+            "#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11000\n#include <cublasLt.h>\n#endif\n",
+            path="k.cu",
+        ),
+        Valid(
+            "#if defined(CUBLAS_VERSION) || defined(USE_ROCM)\nint f() { return 0; }\n#endif\n",
+            path="k.cu",
+        ),
+        Valid(
+            '#if __CUDA_ARCH__ < 700\n  static_assert(false, "needs sm70");\n#endif\n', path="k.cu"
+        ),
     ]
     invalid = [
         Invalid(

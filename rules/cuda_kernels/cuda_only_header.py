@@ -46,8 +46,14 @@ class CudaOnlyHeader(KernelRule):
     effort_hours = 4.0
     consequence = "crash-import"
     valid = [
-        Valid("#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n#include <cub/cub.cuh>\n", path="k.cu"),
-        Valid("#ifdef USE_ROCM\n#include <hip/hip_fp8.h>\n#else\n#include <cuda_fp8.h>\n#endif\n", path="k.cu"),
+        Valid(
+            "#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n#include <cub/cub.cuh>\n",
+            path="k.cu",
+        ),
+        Valid(
+            "#ifdef USE_ROCM\n#include <hip/hip_fp8.h>\n#else\n#include <cuda_fp8.h>\n#endif\n",
+            path="k.cu",
+        ),
         Valid("#include <mma.h>\n", path="k.cu"),
     ]
     invalid = [

@@ -53,7 +53,12 @@ class CutlassInclude(KernelRule):
         Valid("#if !defined(USE_ROCM)\n#include <cute/tensor.hpp>\n#endif\n", path="k.cu"),
     ]
     invalid = [
-        Invalid("#include <cute/tensor.hpp>\n#include <cute/algorithm/copy.hpp>\n", path="k.cuh", line=1, count=2),
+        Invalid(
+            "#include <cute/tensor.hpp>\n#include <cute/algorithm/copy.hpp>\n",
+            path="k.cuh",
+            line=1,
+            count=2,
+        ),
         Invalid('#pragma once\n#include "cutlass/numeric_types.h"\n', path="k.h", line=2),
     ]
 

@@ -10,11 +10,35 @@ from migrator.rule import Invalid, KernelRule, Valid
 
 from ._shared import table
 
-_SIZEOF = {"char": 1, "half": 2, "__half": 2, "short": 2, "int": 4, "float": 4, "unsigned": 4,
-           "double": 8, "long": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
-           "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "nv_bfloat16": 2,
-           "__nv_bfloat16": 2, "float4": 16, "int4": 16, "uint4": 16, "float2": 8, "half2": 4}
-_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|sizeof\s*\(\s*[\w:]+\s*\)|[A-Za-z_]\w*|<<|[-+*/()])")
+_SIZEOF = {
+    "char": 1,
+    "half": 2,
+    "__half": 2,
+    "short": 2,
+    "int": 4,
+    "float": 4,
+    "unsigned": 4,
+    "double": 8,
+    "long": 8,
+    "int8_t": 1,
+    "uint8_t": 1,
+    "int16_t": 2,
+    "uint16_t": 2,
+    "int32_t": 4,
+    "uint32_t": 4,
+    "int64_t": 8,
+    "uint64_t": 8,
+    "nv_bfloat16": 2,
+    "__nv_bfloat16": 2,
+    "float4": 16,
+    "int4": 16,
+    "uint4": 16,
+    "float2": 8,
+    "half2": 4,
+}
+_TOKEN = re.compile(
+    r"\s*(0[xX][0-9a-fA-F]+|\d+|sizeof\s*\(\s*[\w:]+\s*\)|[A-Za-z_]\w*|<<|[-+*/()])"
+)
 
 
 def evaluate(text: str, defines: dict[str, tuple[str, int]], depth: int = 0) -> int | None:
@@ -94,8 +118,14 @@ class DynamicSmemOverLimit(KernelRule):
     effort_hours = 4.0
     consequence = "crash-path"
     valid = [
-        Valid("cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024);\n", path="k.cu"),
-        Valid("cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n", path="k.cu"),
+        Valid(
+            "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024);\n",
+            path="k.cu",
+        ),
+        Valid(
+            "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n",
+            path="k.cu",
+        ),
         Valid(
             "#ifdef USE_ROCM\nconstexpr int S = 64 * 1024;\n#else\n"
             "void f() { cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024); }\n#endif\n",
@@ -103,7 +133,11 @@ class DynamicSmemOverLimit(KernelRule):
         ),
     ]
     invalid = [
-        Invalid("void f() {\n  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024);\n}\n", path="k.cu", line=2),
+        Invalid(
+            "void f() {\n  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024);\n}\n",
+            path="k.cu",
+            line=2,
+        ),
         Invalid(
             "#define STAGES 4\n#define TILE (128 * 128 * sizeof(half))\n"
             "void f() { cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, STAGES * TILE); }\n",

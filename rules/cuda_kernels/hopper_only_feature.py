@@ -45,7 +45,9 @@ class HopperOnlyFeature(KernelRule):
     name = "hopper-only-feature"
     category = "ptx"
     severity = Severity.ERROR
-    message = "Hopper/Blackwell-only feature (wgmma, TMA, mbarrier, clusters) has no AMD counterpart"
+    message = (
+        "Hopper/Blackwell-only feature (wgmma, TMA, mbarrier, clusters) has no AMD counterpart"
+    )
     fact = "§7 Hopper and Blackwell features; [NV1][P16]"
     triggers = (
         "asm",
@@ -100,7 +102,15 @@ class HopperOnlyFeature(KernelRule):
         spans.extend(
             (token.start, token.end)
             for token in view.source.tokens()
-            if token.text in names and token.type in {"identifier", "type_identifier", "field_identifier", "namespace_identifier", "__cluster_dims__"}
+            if token.text in names
+            and token.type
+            in {
+                "identifier",
+                "type_identifier",
+                "field_identifier",
+                "namespace_identifier",
+                "__cluster_dims__",
+            }
             or token.text == "__cluster_dims__"
         )
         for start, end in lines_once(spans, view.source.line_of):

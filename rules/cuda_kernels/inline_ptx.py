@@ -61,7 +61,10 @@ class InlinePtx(KernelRule):
             "#endif\n",
             path="k.cu",
         ),
-        Valid('// asm volatile("mov.u32 %0, %%laneid;");\nconst char* s = "asm(\\"trap;\\")";\n', path="k.cu"),
+        Valid(
+            '// asm volatile("mov.u32 %0, %%laneid;");\nconst char* s = "asm(\\"trap;\\")";\n',
+            path="k.cu",
+        ),
         Valid(
             "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700\n"
             '  asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;" :: "l"(p), "f"(v));\n'

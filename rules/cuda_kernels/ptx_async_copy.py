@@ -62,7 +62,11 @@ class PtxAsyncCopy(KernelRule):
             path="k.cuh",
             line=2,
         ),
-        Invalid('__device__ void wait() { asm volatile("cp.async.wait_group 0;\\n" ::); }\n', path="k.cu", line=1),
+        Invalid(
+            '__device__ void wait() { asm volatile("cp.async.wait_group 0;\\n" ::); }\n',
+            path="k.cu",
+            line=1,
+        ),
     ]
 
     def check(self) -> None:

@@ -49,7 +49,7 @@ class PtxTensorCore(KernelRule):
     port = True
     blocker = True
     valid = [
-        Valid("__device__ void f() { asm volatile(\"\" ::: \"memory\"); }\n", path="k.cu"),
+        Valid('__device__ void f() { asm volatile("" ::: "memory"); }\n', path="k.cu"),
         Valid(
             "#ifndef USE_ROCM\n"
             '__device__ void ld(unsigned* r, unsigned a) { asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a)); }\n'

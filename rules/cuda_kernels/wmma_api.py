@@ -49,8 +49,11 @@ class WmmaApi(KernelRule):
     port = True
     blocker = True
     valid = [
-        Valid("#include <rocwmma/rocwmma.hpp>\nrocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a;\n", path="k.cu"),
-        Valid("// wmma::mma_sync is NVIDIA only\n#include \"my_mma.h\"\n", path="k.cu"),
+        Valid(
+            "#include <rocwmma/rocwmma.hpp>\nrocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a;\n",
+            path="k.cu",
+        ),
+        Valid('// wmma::mma_sync is NVIDIA only\n#include "my_mma.h"\n', path="k.cu"),
         Valid("#ifndef USE_ROCM\n#include <mma.h>\n#endif\n", path="k.cu"),
     ]
     invalid = [

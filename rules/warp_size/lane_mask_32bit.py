@@ -29,12 +29,16 @@ SYNC_INTRINSICS = frozenset(
         "__reduce_xor_sync",
     }
 )
-_FULL_32 = re.compile(r"^\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?|4294967295[uU]?|\(unsigned\)\s*-1|0xffffffffu?)\s*\)?$")
+_FULL_32 = re.compile(
+    r"^\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]?|4294967295[uU]?|\(unsigned\)\s*-1|0xffffffffu?)\s*\)?$"
+)
 _MASK_NAME = re.compile(r"^[A-Za-z_]\w*$")
 #: Mask macros conventionally set to the 32-lane full mask, when their definition lives in
 #: another header (``FINAL_MASK``, ``FULL_MASK``, ``kFullWarpMask``).
 _FULL_MASK_NAME = re.compile(r"(?i)^k?(?:full|final)_?(?:warp_?)?mask$")
-_CAST_32 = re.compile(r"^(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-1\s*\)$|^\(\s*(?:uint32_t|unsigned(?:\s+int)?)\s*\)\s*-1$|^static_cast<\s*(?:uint32_t|unsigned(?:\s+int)?)\s*>\s*\(\s*-1\s*\)$")
+_CAST_32 = re.compile(
+    r"^(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-1\s*\)$|^\(\s*(?:uint32_t|unsigned(?:\s+int)?)\s*\)\s*-1$|^static_cast<\s*(?:uint32_t|unsigned(?:\s+int)?)\s*>\s*\(\s*-1\s*\)$"
+)
 _NARROW_BALLOT = re.compile(
     r"\b(?:unsigned(?:\s+int)?|uint32_t|int|int32_t)\s+\w+\s*=\s*(?:__ballot_sync|__ballot|__activemask)\s*\("
 )
@@ -126,10 +130,26 @@ class LaneMask32bit(KernelRule):
             line=1,
             count=2,
         ),
-        Invalid("constexpr unsigned FINAL_MASK = 0xffffffff;\n__device__ void f();\n", path="k.cuh", line=1),
-        Invalid("__device__ void f(int p) {\n  unsigned votes = __ballot_sync(0xFFFFFFFFu, p);\n}\n", path="k.cu", line=2),
-        Invalid("template <typename T> __device__ T x(T v, int i) { return __shfl_xor_sync(uint32_t(-1), v, i); }\n", path="k.cuh", line=1),
-        Invalid('#include "common.h"\n__device__ float s(float v) { return __shfl_down_sync(FINAL_MASK, v, 1); }\n', path="k.cu", line=2),
+        Invalid(
+            "constexpr unsigned FINAL_MASK = 0xffffffff;\n__device__ void f();\n",
+            path="k.cuh",
+            line=1,
+        ),
+        Invalid(
+            "__device__ void f(int p) {\n  unsigned votes = __ballot_sync(0xFFFFFFFFu, p);\n}\n",
+            path="k.cu",
+            line=2,
+        ),
+        Invalid(
+            "template <typename T> __device__ T x(T v, int i) { return __shfl_xor_sync(uint32_t(-1), v, i); }\n",
+            path="k.cuh",
+            line=1,
+        ),
+        Invalid(
+            '#include "common.h"\n__device__ float s(float v) { return __shfl_down_sync(FINAL_MASK, v, 1); }\n',
+            path="k.cu",
+            line=2,
+        ),
     ]
 
     def check(self) -> None:
@@ -149,7 +169,9 @@ class LaneMask32bit(KernelRule):
             if declarator is None or value is None:
                 continue
             name = source.text(declarator.start_byte, declarator.end_byte)
-            if "mask" in name.lower() and _FULL_32.match(source.text(value.start_byte, value.end_byte)):
+            if "mask" in name.lower() and _FULL_32.match(
+                source.text(value.start_byte, value.end_byte)
+            ):
                 line = source.line_of(node.start_byte)
                 if line not in lines and _names_32bit_type(source, node):
                     lines.add(line)

@@ -12,7 +12,9 @@ from migrator.rule import Invalid, KernelRule, Valid
 from .lane_mask_32bit import full_32bit_mask
 
 _WARP_NAME = re.compile(r"(?i)warp_?size|threads_?per_?warp|warp_?threads|kwarp|lanes?_?per_?warp")
-_THREAD_OPERAND = re.compile(r"\bthreadIdx\b|\blane\w*|\btid\b|\bthread_?id\w*|\bthread_?idx\w*", re.IGNORECASE)
+_THREAD_OPERAND = re.compile(
+    r"\bthreadIdx\b|\blane\w*|\btid\b|\bthread_?id\w*|\bthread_?idx\w*", re.IGNORECASE
+)
 _LANE_OPS = {("&", 31), ("%", 32), ("/", 32), (">>", 5)}
 _SHFL_WIDTH = {
     "__shfl_sync": 3,
@@ -112,8 +114,14 @@ class WarpSize32Constant(KernelRule):
             "#if defined(USE_ROCM)\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n",
             path="k.cuh",
         ),
-        Valid("__global__ void k(float* x) { int lane = threadIdx.x % warpSize; x[lane] = 0; }\n", path="k.cu"),
-        Valid("__global__ void k(float* x) { int row = blockIdx.x * 32 + threadIdx.y; x[row] = 0; }\n", path="k.cu"),
+        Valid(
+            "__global__ void k(float* x) { int lane = threadIdx.x % warpSize; x[lane] = 0; }\n",
+            path="k.cu",
+        ),
+        Valid(
+            "__global__ void k(float* x) { int row = blockIdx.x * 32 + threadIdx.y; x[row] = 0; }\n",
+            path="k.cu",
+        ),
         Valid("// #define WARP_SIZE 32\n__device__ int f(int n) { return n & 31; }\n", path="k.cu"),
         Valid(
             "#if defined(USE_ROCM)\n#define HALF_WAVE_SHFL(v, o) __shfl_xor(v, o, 32)\n#endif\n"
@@ -122,8 +130,16 @@ class WarpSize32Constant(KernelRule):
         ),
     ]
     invalid = [
-        Invalid("#define WARP_SIZE 32\n__device__ int lanes() { return WARP_SIZE; }\n", path="k.cuh", line=1),
-        Invalid("template <int N> struct Traits {\n  enum { THREADS_PER_WARP = 32 };\n};\n__device__ void f();\n", path="traits.h", line=2),
+        Invalid(
+            "#define WARP_SIZE 32\n__device__ int lanes() { return WARP_SIZE; }\n",
+            path="k.cuh",
+            line=1,
+        ),
+        Invalid(
+            "template <int N> struct Traits {\n  enum { THREADS_PER_WARP = 32 };\n};\n__device__ void f();\n",
+            path="traits.h",
+            line=2,
+        ),
         Invalid(
             "__global__ void k(float* x) {\n  const int lane = threadIdx.x & 31;\n  const int warp = threadIdx.x / 32;\n  x[warp] = lane;\n}\n",
             path="k.cu",
@@ -135,7 +151,11 @@ class WarpSize32Constant(KernelRule):
             path="k.cu",
             line=2,
         ),
-        Invalid("__device__ float b(float v) { return __shfl_xor_sync(m, v, 1, 32); }\n", path="k.cu", line=1),
+        Invalid(
+            "__device__ float b(float v) { return __shfl_xor_sync(m, v, 1, 32); }\n",
+            path="k.cu",
+            line=1,
+        ),
     ]
 
     def check(self) -> None:
@@ -160,7 +180,10 @@ class WarpSize32Constant(KernelRule):
                 value = node.child_by_field_name("value")
                 if name_node is not None and value is not None:
                     name = source.text(name_node.start_byte, name_node.end_byte)
-                    if _WARP_NAME.search(name) and _int(source.text(value.start_byte, value.end_byte)) == 32:
+                    if (
+                        _WARP_NAME.search(name)
+                        and _int(source.text(value.start_byte, value.end_byte)) == 32
+                    ):
                         add(node.start_byte, node.end_byte)
             elif kind == "init_declarator":
                 declarator = node.child_by_field_name("declarator")
@@ -168,7 +191,10 @@ class WarpSize32Constant(KernelRule):
                 if declarator is None or value is None:
                     continue
                 name = source.text(declarator.start_byte, declarator.end_byte)
-                if _WARP_NAME.search(name) and _int(source.text(value.start_byte, value.end_byte)) == 32:
+                if (
+                    _WARP_NAME.search(name)
+                    and _int(source.text(value.start_byte, value.end_byte)) == 32
+                ):
                     add(node.start_byte, node.end_byte)
             elif kind == "binary_expression":
                 operator = node.child_by_field_name("operator")
@@ -177,9 +203,11 @@ class WarpSize32Constant(KernelRule):
                 if operator is None or left is None or right is None:
                     continue
                 number = _int(source.text(right.start_byte, right.end_byte))
-                if (operator.type, number) in _LANE_OPS and _THREAD_OPERAND.search(
-                    source.text(left.start_byte, left.end_byte)
-                ) and _names_lane_or_warp(source, node):
+                if (
+                    (operator.type, number) in _LANE_OPS
+                    and _THREAD_OPERAND.search(source.text(left.start_byte, left.end_byte))
+                    and _names_lane_or_warp(source, node)
+                ):
                     add(node.start_byte, node.end_byte)
             elif kind == "call_expression":
                 function = node.child_by_field_name("function")
@@ -189,8 +217,12 @@ class WarpSize32Constant(KernelRule):
                 callee = source.text(function.start_byte, function.end_byte)
                 index = _SHFL_WIDTH.get(callee)
                 args = [a for a in arguments.named_children if a.type != "comment"]
-                if callee.endswith("_sync") and args and full_32bit_mask(
-                    source.text(args[0].start_byte, args[0].end_byte), source.defines()
+                if (
+                    callee.endswith("_sync")
+                    and args
+                    and full_32bit_mask(
+                        source.text(args[0].start_byte, args[0].end_byte), source.defines()
+                    )
                 ):
                     continue  # ROC303 reports the 32-bit mask of this call
                 if index is not None and len(args) > index:
@@ -202,7 +234,9 @@ class WarpSize32Constant(KernelRule):
                 if initializer is None or body is None:
                     continue
                 init = source.text(initializer.start_byte, initializer.end_byte)
-                if re.search(r"=\s*16\b", init) and "__shfl" in source.text(body.start_byte, body.end_byte):
+                if re.search(r"=\s*16\b", init) and "__shfl" in source.text(
+                    body.start_byte, body.end_byte
+                ):
                     add(node.start_byte, initializer.end_byte)
         for start, end in sorted(spans.values()):
             self.report_bytes(start, end)
