@@ -45,8 +45,18 @@ def write(results: list[ScanResult], destination: Path) -> int:
             )
     entries.sort(key=lambda entry: (entry["path"], entry["line"], entry["rule"]))
     document = {"format": FORMAT, "fingerprint": VERSION, "findings": entries}
-    destination.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    from migrator.errors import MigrateError
+    from migrator.writer import WriteRefused, write_output
+
+    try:
+        write_output(destination, json.dumps(document, indent=1) + "\n", _roots(results))
+    except WriteRefused as error:
+        raise MigrateError(str(error)) from None
     return len(entries)
+
+
+def _roots(results: list[ScanResult]) -> list[Path]:
+    return [Path(result.root) for result in results if result.root]
 
 
 def load(source: Path) -> Counter[_Key]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,15 @@ def check_paths(paths: tuple[str, ...]) -> list[Path]:
     return out
 
 
-def check_output(output: str | None) -> None:
+def check_output(output: str | None, inputs: Sequence[Path] = ()) -> None:
     """A one-line usage error, before any work, when ``-o`` cannot be written."""
     if output is None:
         return
+    from migrator.writer import output_refusal
+
+    refusal = output_refusal(output, inputs)
+    if refusal is not None:
+        raise click.UsageError(refusal)
     folder = Path(output).parent
     if not folder.is_dir():
         raise click.UsageError(f"cannot write {output}: folder {folder} does not exist")
@@ -99,12 +105,15 @@ def run_with_progress(console: Any, action: Any, description: str = "scanning") 
     return with_progress(console, action, description)
 
 
-def emit(text: str, output: str | None) -> None:
-    """Write ``text`` to the ``-o`` file, or to stdout when there is none."""
+def emit(text: str, output: str | None, inputs: Sequence[Path] = ()) -> None:
+    """Write ``text`` to the ``-o`` file (``migrator.writer.write_output``: atomic, never through
+    a symlink, never over an input of the run), or to stdout when there is none."""
     if output:
+        from migrator.writer import WriteRefused, write_output
+
         try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as error:
-            raise MigrateError(f"cannot write {output}: {error.strerror}") from None
+            write_output(output, text, inputs)
+        except WriteRefused as error:
+            raise MigrateError(str(error)) from None
     else:
         click.echo(text, nl=False)

@@ -20,7 +20,6 @@ from migrator.cli_options import (
     set_for_this_command,
     split_values,
 )
-from migrator.errors import MigrateError
 from migrator.model import ScanResult, Severity
 from migrator.progress import may_be_terminal
 
@@ -137,7 +136,13 @@ def scan(
         raise click.UsageError(
             "give at least one PATH, or --stdin-filename NAME with the file on stdin"
         )
-    check_output(output)
+    inputs = [Path(p) for p in paths if p != "-"] + [
+        Path(name) for name in (baseline_file,) if name
+    ]
+    check_output(output, inputs)
+    for name in (write_baseline,):
+        if name:
+            check_output(name, inputs)
     if "-" in paths and not stdin_filename:
         raise click.UsageError("`-` (read stdin) needs --stdin-filename NAME")
     chosen = {
@@ -187,11 +192,11 @@ def scan(
         if statistics:
             from migrator.output import concise
 
-            emit(concise.statistics(results), output)
+            emit(concise.statistics(results), output, inputs)
         else:
             text = _render(results, output_format, output, quiet)
             if text is not None:
-                emit(text, output)
+                emit(text, output, inputs)
         if show_unused_suppressions:
             for result in results:
                 for file in result.files:
@@ -341,17 +346,16 @@ def _render(
     from migrator.output import text
 
     if output:
+        import io
+
         from rich.console import Console
 
-        try:
-            with open(output, "w", encoding="utf-8") as handle:
-                text.render(
-                    results,
-                    Console(file=handle, width=120, no_color=True, highlight=False),
-                    summary=not quiet,
-                )
-        except OSError as error:
-            raise MigrateError(f"cannot write {output}: {error.strerror}") from None
-        return None
+        buffer = io.StringIO()
+        text.render(
+            results,
+            Console(file=buffer, width=120, no_color=True, highlight=False),
+            summary=not quiet,
+        )
+        return buffer.getvalue()
     text.render(results, make_console(), summary=not quiet)
     return None

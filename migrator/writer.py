@@ -1,12 +1,15 @@
-"""The one write policy of ``fix``, ``pr`` and ``verify``: atomic in-place writes that keep
-encoding, BOM, line endings and permissions, and never write through a symlink, outside the
-root, or over an edit made since the file was read."""
+"""The one write policy of the tool: ``fix``, ``pr`` and ``verify`` edit project files with atomic
+in-place writes that keep encoding, BOM, line endings and permissions, and never write through a
+symlink, outside the root, or over an edit made since the file was read; every file a user names
+(``-o`` of every command, baselines, receipts) is written by ``write_output``: atomically, never
+through a symlink, never creating a link's target, never over an input of the run."""
 
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from migrator.cache import content_key
@@ -17,16 +20,20 @@ class WriteRefused(Exception):
     """The file was left as it is; the message is the one-line reason shown to the user."""
 
 
+def _temporary_in(directory: Path, name: str) -> tuple[int, str]:
+    """A temporary file beside ``name`` whose own name fits NAME_MAX (255 bytes) whatever the
+    length of ``name``."""
+    stem = name if len(name.encode("utf-8", "surrogateescape")) <= 180 else "long-name"
+    return tempfile.mkstemp(prefix=f".{stem}.", suffix=".migrate", dir=directory)
+
+
 def write_atomic(path: Path, text: str, encoding: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename, so an interrupted run
     leaves either the old or the new file, never half of one. Newlines are written as they are
     in ``text`` (the engine preserves the file's own line endings)."""
     data = text.encode(encoding)
     mode = stat.S_IMODE(os.stat(path).st_mode)
-    directory = path.parent
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".migrate", dir=directory
-    )
+    descriptor, temporary = _temporary_in(path.parent, path.name)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -106,9 +113,7 @@ def create_new(root: Path, relative: str, text: str, like: str) -> None:
     if os.path.lexists(target):
         raise WriteRefused("exists; not overwritten")
     mode = stat.S_IMODE(os.stat(original).st_mode)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".migrate", dir=original.parent
-    )
+    descriptor, temporary = _temporary_in(original.parent, target.name)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(text.encode("utf-8"))
@@ -125,3 +130,87 @@ def create_new(root: Path, relative: str, text: str, like: str) -> None:
             os.unlink(temporary)
         except OSError:
             pass
+
+
+def output_refusal(output: str | os.PathLike[str], inputs: Sequence[Path] = ()) -> str | None:
+    """Why a file the user named for output must not be written (one line), or None: it is a
+    symlink (dangling or not: a scanned project may have planted it), not a regular file, or an
+    input of this run (a file it reads, or one of the kinds it scans under a scanned root)."""
+    from migrator.discovery import file_kind
+
+    path = Path(output)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        return f"cannot write {output}: {error.strerror}"
+    if mode is not None and stat.S_ISLNK(mode):
+        return f"{output} is a symlink; not written through it (remove it or choose another name)"
+    if mode is not None and not stat.S_ISREG(mode):
+        return f"{output} is not a regular file; not written"
+    target = path.absolute().parent.resolve() / path.name
+    for item in inputs:
+        try:
+            source = item.resolve()
+        except OSError:
+            continue
+        if source == target:
+            return f"{output} is an input of this run; not overwritten (choose another name)"
+        if source.is_dir() and target.is_relative_to(source):
+            relative = target.relative_to(source).as_posix()
+            if file_kind(relative) is not None:
+                return (
+                    f"{output} is a file this run scans; not overwritten (choose another name "
+                    "or a folder outside the project)"
+                )
+    return None
+
+
+def write_output(
+    output: str | os.PathLike[str], text: str, inputs: Sequence[Path] = (), encoding: str = "utf-8"
+) -> None:
+    """Write a file the user named (a report, a baseline, a receipt) under the policy: refused
+    with a one-line ``WriteRefused`` for the cases of ``output_refusal``; written to a temporary
+    file beside it and renamed over it, so a failure (a full disk) leaves the previous file as
+    it was; a new file gets the usual permissions, an existing one keeps its own."""
+    refusal = output_refusal(output, inputs)
+    if refusal is not None:
+        raise WriteRefused(refusal)
+    path = Path(output)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode) if path.exists() else None
+    except OSError:
+        mode = None
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    data = text.encode(encoding, "surrogateescape")
+    try:
+        descriptor, temporary = _temporary_in(path.absolute().parent, path.name)
+    except OSError as error:
+        raise WriteRefused(f"cannot write {output}: {error.strerror}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        if os.path.islink(path):  # planted while we wrote
+            raise WriteRefused(f"{output} is a symlink; not written through it")
+        os.replace(temporary, path)
+    except OSError as error:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise WriteRefused(
+            f"cannot write {output}: {error.strerror}; the previous file, if any, is unchanged"
+        ) from None
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from migrator.errors import MigrateError
 from migrator.reporting.readiness import (
     DEFAULT_TARGETS,
     ReceiptError,
@@ -144,6 +145,11 @@ def report_command(
     Exit status 0 when the report was written, 2 on a usage error.
     """
     roots = list(paths) + (read_repos_file(repos) if repos else [])
+    inputs = [Path(root) for root in roots] + [Path(name) for name in (receipt, repos) if name]
+    if output:
+        from migrator.cli_options import check_output
+
+        check_output(output, inputs)
     if not roots:
         raise click.UsageError("give at least one PATH or --repos FILE")
     for root in roots:
@@ -174,7 +180,12 @@ def report_command(
         step(f"rendering {output_format}")
         text = render(report, output_format)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        from migrator.writer import WriteRefused, write_output
+
+        try:
+            write_output(output, text, inputs)
+        except WriteRefused as error:
+            raise MigrateError(str(error)) from None
         summary = ", ".join(f"{p.name} {p.score} ({p.verdict.label})" for p in report.projects[:5])
         more = f", +{len(report.projects) - 5} more" if len(report.projects) > 5 else ""
         click.echo(f"wrote {output}: {summary}{more}", err=True)

@@ -280,8 +280,19 @@ class Receipt:
         }
 
     def write(self, path: Path) -> None:
-        """Write the JSON receipt to ``path``."""
-        path.write_text(json.dumps(self.as_dict(), indent=2) + "\n", encoding="utf-8")
+        """Write the JSON receipt to ``path`` (``migrator.writer.write_output``: atomic, never
+        through a symlink, never over a file of the verified project)."""
+        from migrator.errors import MigrateError
+        from migrator.writer import WriteRefused, write_output
+
+        try:
+            write_output(
+                path,
+                json.dumps(self.as_dict(), indent=2) + "\n",
+                [Path(self.project)] if getattr(self, "project", None) else [],
+            )
+        except WriteRefused as error:
+            raise MigrateError(str(error)) from None
 
 
 def _build_text(run: RunRecord) -> str:
