@@ -113,7 +113,7 @@ def kernels_command(
     2 on a usage error or when --compile finds no HIP compiler."""
     from migrator.kernels.compile import DEFAULT_TARGETS, find_compiler
 
-    check_output(output)
+    check_output(output, [path])
     root = path.resolve()
     compiler = None
     if do_compile:
@@ -128,7 +128,7 @@ def kernels_command(
     report = _analyse(root, do_compile, compiler, chosen_targets, no_hipify, jobs, timeout)
     report["seconds"] = round(time.monotonic() - started, 1)
     text = json.dumps(report, indent=2) + "\n" if output_format == "json" else _render(report)
-    emit(text, output)
+    emit(text, output, [path])
     failed = any(
         ext["label"] in ("blocked", "needs small edits") for ext in report["extensions"]
     ) or bool(report["unassigned"]["sites"])

@@ -423,6 +423,8 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
         condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
         if condition is None or not _mentions(source, condition, ARCH_MACROS | VERSION_MACROS):
             continue
+        if _only_specialisations(node, first):
+            continue  # the primary template serves AMD
         body = re.sub(rb"(?m)^[ \t]*#.*$", b"", source.data[first.start : first.end])
         body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
         if b";" not in body or _FAILS.search(body):
@@ -431,3 +433,41 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
         end = node.end_byte if line_end < 0 else line_end
         found.append(DeadBranch(node.start_byte, end, first.directive))
     return found
+
+
+def _only_specialisations(node: Any, branch: Branch) -> bool:
+    """Whether the branch holds nothing but template specialisations (``template<int N>
+    struct Converter<at::BFloat16, N> {...}``): compiled out, the primary template is used."""
+    children = [
+        child
+        for child in node.named_children
+        if branch.start <= child.start_byte < branch.end and child.type != "comment"
+    ]
+    if not children:
+        return False
+    for child in children:
+        if child.type != "template_declaration":
+            return False
+        inner = [
+            c
+            for c in child.named_children
+            if c.type
+            in {"struct_specifier", "class_specifier", "function_definition", "declaration"}
+        ]
+        if not inner:
+            return False
+        target = inner[-1]
+        name = target.child_by_field_name("name") or target.child_by_field_name("declarator")
+        if (
+            name is None
+            or "<" not in name.text.decode("utf-8", "replace")
+            and not _empty_template(child)
+        ):
+            return False
+    return True
+
+
+def _empty_template(node: Any) -> bool:
+    """``template <>``: an explicit specialisation."""
+    parameters = node.child_by_field_name("parameters")
+    return parameters is not None and not parameters.named_children
