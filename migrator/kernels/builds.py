@@ -572,6 +572,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
+_HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl")
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 _MAX_KERNEL_BYTES = 8 * 1024 * 1024
 
@@ -621,9 +622,23 @@ def cuda_only_sources(root: Path, relatives: Sequence[str]) -> dict[str, str]:
         build = model.cuda_only(relative)
         if build is not None:
             out[relative] = f"only the CUDA build in {build} compiles it"
-    if not out:
-        return out
     included_by = include_graph(root, kernel_files)
+    # a header beside an extension's sources that no file of the project includes and no build
+    # names is compiled by nothing (a leftover of an older kernel)
+    source_folders = {
+        relative.rsplit("/", 1)[0]
+        for relative in kernel_files
+        if model.names(relative) and "/" in relative
+    }
+    for relative in kernel_files:
+        if (
+            relative.lower().endswith(_HEADER_SUFFIXES)
+            and relative not in included_by
+            and relative not in out
+            and not model.names(relative)
+            and any(relative.startswith(f"{folder}/") for folder in source_folders)
+        ):
+            out[relative] = "no source of the project includes it"
     changed = True
     while changed:
         changed = False

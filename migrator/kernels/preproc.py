@@ -399,6 +399,10 @@ VERSION_MACROS = frozenset(
 )
 
 
+_LEGACY_ONLY = re.compile(r"__CUDA_ARCH__\s*<|CUDA_VERSION\s*<")
+_FEATURE_GATE = re.compile(r"__CUDA_ARCH__\s*>|_VERSION\s*>|>=\s*__CUDA_ARCH__")
+
+
 @dataclass(frozen=True, slots=True)
 class DeadBranch:
     """A branch with code that hipcc skips, with nothing in its place for AMD, because its
@@ -425,6 +429,9 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
             continue
         if _only_specialisations(node, first):
             continue  # the primary template serves AMD
+        condition_text = source.text(condition.start_byte, condition.end_byte)
+        if _LEGACY_ONLY.search(condition_text) and not _FEATURE_GATE.search(condition_text):
+            continue  # code for older NVIDIA GPUs only (``__CUDA_ARCH__ < 800``): AMD takes the rest
         body = re.sub(rb"(?m)^[ \t]*#.*$", b"", source.data[first.start : first.end])
         body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
         if b";" not in body or _FAILS.search(body):

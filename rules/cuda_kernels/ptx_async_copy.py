@@ -5,14 +5,16 @@ from __future__ import annotations
 from migrator.model import Severity
 from migrator.rule import Invalid, KernelRule, Valid
 
-from ._shared import asm_class
+from ._shared import asm_class, lines_once, table
 
 
 class PtxAsyncCopy(KernelRule):
     """
     ## What it does
-    Flags Ampere's asynchronous copy PTX (`cp.async`, `cp.async.commit_group`,
-    `cp.async.wait_group`) in a source hipcc compiles for AMD.
+    Flags Ampere's asynchronous copy in a source hipcc compiles for AMD: the PTX (`cp.async`,
+    `cp.async.commit_group`, `cp.async.wait_group`) and its C++ wrappers
+    (`__pipeline_memcpy_async`, `__pipeline_commit`, `__pipeline_wait_prior`,
+    `cuda::memcpy_async`).
 
     ## Why it breaks on ROCm
     `cp.async` copies global memory to shared memory without registers, an sm_80 PTX feature.
@@ -41,7 +43,7 @@ class PtxAsyncCopy(KernelRule):
     severity = Severity.ERROR
     message = "Ampere cp.async PTX has no AMD equivalent; stage the copy through registers or use a HIP pipeline"
     fact = "§7 cp.async; [H1][NV1]"
-    triggers = ("asm",)
+    triggers = ("asm", "__pipeline_", "memcpy_async")
     requires = ("(",)
     effort_hours = 16.0
     consequence = "crash-import"
@@ -71,6 +73,16 @@ class PtxAsyncCopy(KernelRule):
 
     def check(self) -> None:
         view = self.view
-        for block in view.source.asm_blocks():
-            if asm_class(block.template) == "async_copy":
-                self.report_bytes(block.start, block.end)
+        spans = [
+            (block.start, block.end)
+            for block in view.source.asm_blocks()
+            if asm_class(block.template) == "async_copy"
+        ]
+        names = set(table()["async_copy_api"]["names"])
+        spans.extend(
+            (call.start, call.end)
+            for call in view.source.calls()
+            if call.callee.rsplit("::", 1)[-1] in names
+        )
+        for start, end in lines_once(spans, view.source.line_of):
+            self.report_bytes(start, end)

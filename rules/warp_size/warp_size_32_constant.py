@@ -26,15 +26,18 @@ _SHFL_WIDTH = {
     "__shfl_down": 2,
     "__shfl_xor": 2,
 }
-_NUMBER = re.compile(r"^(\d+)[uUlL]*$")
+#: ``blockDim.x / 32`` (or ``32.f``, ``>> 5``): the number of warps in a block.
+_BLOCK_DIM = re.compile(r"^\(?\s*blockDim\.[xyz]\s*\)?$")
+_WARP_DIVISOR = re.compile(r"^32(?:\.0*)?[fFuU]?$")
+_NUMBER = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$")
 
 
 def _int(text: str) -> int | None:
     match = _NUMBER.match(text.strip())
-    return int(match.group(1)) if match else None
+    return int(match.group(1), 0) if match else None
 
 
-_LANE_OR_WARP = re.compile(r"(?i)lane|warp")
+_LANE_OR_WARP = re.compile(r"(?i)lane|warp|^w_?id$|^wid\b")
 #: What shows a file was written with AMD wavefronts in mind: the wavefront-size macro, AMD
 #: builtins, or a branch only ROCm builds compile.
 _WAVE_AWARE = re.compile(r"__AMDGCN_WAVEFRONT_SIZE|__builtin_amdgcn_|__gfx9|__GFX9__|__gfx1")
@@ -156,6 +159,23 @@ class WarpSize32Constant(KernelRule):
             path="k.cu",
             line=1,
         ),
+        Invalid(
+            "__device__ float f(float* s) {\n  return threadIdx.x < (blockDim.x / 32.f) ? s[0] : 0.f;\n}\n",
+            path="reduce.cuh",
+            line=2,
+        ),
+        Invalid(
+            "template <int WARPS, int WARP_SIZE = 32>\n__device__ float block_sum(float s) { return s; }\n",
+            path="reduce.hpp",
+            line=1,
+        ),
+        Invalid(
+            "__device__ void f(float* s) {\n  int lane = threadIdx.x & 0x1f;\n  int wid = threadIdx.x >> 5;\n"
+            "  s[wid] = lane;\n}\n",
+            path="k.cuh",
+            line=2,
+            count=2,
+        ),
     ]
 
     def check(self) -> None:
@@ -172,10 +192,25 @@ class WarpSize32Constant(KernelRule):
             if _WARP_NAME.search(name) and _int(value) == 32:
                 add(offset, offset + len(name) + 8)
         for node in source.nodes(
-            "init_declarator", "enumerator", "binary_expression", "call_expression", "for_statement"
+            "init_declarator",
+            "enumerator",
+            "binary_expression",
+            "call_expression",
+            "for_statement",
+            "optional_parameter_declaration",
         ):
             kind = node.type
-            if kind == "enumerator":
+            if kind == "optional_parameter_declaration":
+                declarator = node.child_by_field_name("declarator")
+                default = node.child_by_field_name("default_value")
+                if declarator is not None and default is not None:
+                    name = source.text(declarator.start_byte, declarator.end_byte)
+                    if (
+                        _WARP_NAME.search(name)
+                        and _int(source.text(default.start_byte, default.end_byte)) == 32
+                    ):
+                        add(node.start_byte, node.end_byte)
+            elif kind == "enumerator":
                 name_node = node.child_by_field_name("name")
                 value = node.child_by_field_name("value")
                 if name_node is not None and value is not None:
@@ -202,13 +237,20 @@ class WarpSize32Constant(KernelRule):
                 right = node.child_by_field_name("right")
                 if operator is None or left is None or right is None:
                     continue
-                number = _int(source.text(right.start_byte, right.end_byte))
+                right_text = source.text(right.start_byte, right.end_byte).strip()
+                left_text = source.text(left.start_byte, left.end_byte).strip()
+                number = _int(right_text)
                 if (
                     (operator.type, number) in _LANE_OPS
-                    and _THREAD_OPERAND.search(source.text(left.start_byte, left.end_byte))
+                    and _THREAD_OPERAND.search(left_text)
                     and _names_lane_or_warp(source, node)
                 ):
                     add(node.start_byte, node.end_byte)
+                elif _BLOCK_DIM.match(left_text) and (
+                    (operator.type == "/" and _WARP_DIVISOR.match(right_text))
+                    or (operator.type == ">>" and number == 5)
+                ):
+                    add(node.start_byte, node.end_byte)  # warps per block
             elif kind == "call_expression":
                 function = node.child_by_field_name("function")
                 arguments = node.child_by_field_name("arguments")

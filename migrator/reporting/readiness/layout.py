@@ -159,14 +159,19 @@ def kernel_roles(
         for relative in paths
         if relative.lower().endswith(KERNEL_SUFFIXES)
         and path_role(relative) in (None, CORE)
-        and roles.get(relative) not in (SUBPROJECT, OPT_IN)
+        and roles.get(relative) != OPT_IN
     ]
     if not kernel_files:
         return
     views = extension_views(root, paths, texts)
     by_file = kernel_file_roles(views, roles, CORE, LAZY, "unreachable")
     for relative in kernel_files:
-        roles[relative] = by_file.get(relative, LAZY)
+        role = by_file.get(relative, LAZY)
+        # an extension built by a nested setup.py (``pkg/kernels/setup.py``) stays a separate
+        # deliverable unless code every run loads imports it: then it is the project's own path
+        if roles.get(relative) == SUBPROJECT and role != CORE:
+            continue
+        roles[relative] = role
 
 
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
