@@ -200,3 +200,24 @@ def test_bad_kernel_sources_each_get_one_line_and_the_rest_goes_on(tmp_path, run
     assert "broken.cu:1:" in result.output  # error recovery keeps the asm
     assert "generated.cu" in result.output  # skipped, named, with the reason
     assert "Traceback" not in result.output
+
+
+def test_kernel_evaluation_script_on_the_fixture(scan_json):
+    """scripts/kernel_eval.py's scoring on the bundled fixture's labels: the PTX site found with
+    its class, no harmless site reported, nothing unlabelled."""
+    import importlib.util
+    import sys
+
+    from migrator.tomlcompat import tomllib
+    from tests.conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("kernel_eval", ROOT / "scripts" / "kernel_eval.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kernel_eval"] = module
+    spec.loader.exec_module(module)
+    labels = tomllib.loads((ROOT / "tests" / "eval" / "kernels_fixture" / "quant_kernels.toml").read_text())
+    report = scan_json("--no-cache", str(FIXTURE))
+    result = module.evaluate("quant_kernels", labels, report["findings"], FIXTURES)
+    assert (result.blocking, result.found, result.harmless, result.alarms) == (1, 1, 3, 0)
+    assert result.unlabelled == [] and result.missed == []
