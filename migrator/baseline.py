@@ -59,16 +59,26 @@ def _roots(results: list[ScanResult]) -> list[Path]:
     return [Path(result.root) for result in results if result.root]
 
 
+#: A baseline larger than this is refused (a million findings fit in about 150 MiB).
+BASELINE_MAX_BYTES = 256 * 1024 * 1024
+
+
 def load(source: Path) -> Counter[_Key]:
     """The baseline's keys (a multiset); a missing or malformed file is a one-line error."""
+    from migrator.sources import FailFile, SkipFile, read_regular
+
     try:
-        document = json.loads(source.read_text(encoding="utf-8"))
+        data = read_regular(str(source), limit=BASELINE_MAX_BYTES)
+    except (SkipFile, FailFile) as error:
+        raise MigrateError(f"cannot read baseline {source}: {error}") from None
+    try:
+        document = json.loads(data.decode("utf-8"))
         if document.get("fingerprint") != VERSION:
             raise ValueError(f"fingerprint scheme {document.get('fingerprint')!r} is not {VERSION}")
         return Counter((e["rule"], e["path"], e["fingerprint"]) for e in document["findings"])
     except (OSError, UnicodeDecodeError) as error:
         raise MigrateError(f"cannot read baseline {source}: {error}") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
         raise MigrateError(f"baseline {source} is not a migrate baseline: {error}") from None
 
 

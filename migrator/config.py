@@ -9,7 +9,7 @@ from typing import Any
 
 from migrator.errors import ConfigError
 from migrator.model import Severity
-from migrator.tomlcompat import tomllib
+from migrator.tomlcompat import parse_toml, tomllib
 
 KNOWN_KEYS = {
     "select",
@@ -48,7 +48,7 @@ def find_pyproject(start: Path) -> Path | None:
         path = candidate / "pyproject.toml"
         if path.is_file():
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                data = parse_toml(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
             if isinstance(data.get("tool"), dict) and "migrate" in data["tool"]:
@@ -72,7 +72,7 @@ def load_config(root: Path) -> Config:
     if path is None:
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parse_toml(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     table = data["tool"]["migrate"]
@@ -114,6 +114,13 @@ def _seconds(value: Any, path: Path) -> float:
     """A finite, positive number of seconds (``nan`` and ``inf`` would mean no limit)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{path}: [tool.migrate] file-timeout must be a number of seconds")
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{path}: [tool.migrate] file-timeout must be finite and positive")
+    if not math.isfinite(value) or value <= 0 or value > MAX_FILE_TIMEOUT:
+        raise ConfigError(
+            f"{path}: [tool.migrate] file-timeout must be a positive number of seconds, at most "
+            f"{MAX_FILE_TIMEOUT:g}"
+        )
     return float(value)
+
+
+#: A day per file is more than any file needs; larger values overflow the timers.
+MAX_FILE_TIMEOUT = 86400.0

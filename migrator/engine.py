@@ -766,10 +766,10 @@ _STRUCTURED = {"pyproject", "compose", "conda", "ci-yaml", "cog"}
 def _validate_structure(text: str, kind: str) -> None:
     """Reject malformed TOML/YAML with a one-line reason before text rules read it."""
     if kind == "pyproject":
-        from migrator.tomlcompat import tomllib
+        from migrator.tomlcompat import parse_toml, tomllib
 
         try:
-            tomllib.loads(text)
+            parse_toml(text)
         except tomllib.TOMLDecodeError as error:
             raise FailFile(f"invalid TOML: {error}") from None
         return

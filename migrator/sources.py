@@ -34,9 +34,12 @@ class DecodedSource:
     encoding: str
 
 
-def read_regular(path: str) -> bytes:
+def read_regular(path: str, limit: int = 0) -> bytes:
     """The bytes of a regular file; a FIFO, socket or device is a SkipFile and is never opened
-    for a blocking read, and an oversized file is rejected before it is read."""
+    for a blocking read, and an oversized file (over ``limit`` bytes, else ``MAX_BYTES``) is
+    rejected before it is read. The one read facility, for scanned files and for the files a
+    user names (baselines, receipts, repository lists) alike."""
+    cap = limit or MAX_BYTES
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
@@ -45,10 +48,10 @@ def read_regular(path: str) -> bytes:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise SkipFile(f"not a regular file ({file_type(info.st_mode)})")
-        if info.st_size > MAX_BYTES:
-            raise SkipFile(f"larger than {MAX_BYTES // (1024 * 1024)} MiB ({info.st_size} bytes)")
+        if info.st_size > cap:
+            raise SkipFile(f"larger than {cap // (1024 * 1024)} MiB ({info.st_size} bytes)")
         chunks = []
-        remaining = MAX_BYTES + 1
+        remaining = cap + 1
         while remaining > 0:
             chunk = os.read(descriptor, min(remaining, 1 << 20))
             if not chunk:

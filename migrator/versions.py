@@ -160,11 +160,11 @@ def _requirement_lines(root: Path) -> Iterator[tuple[str, VersionRange]]:
 
 
 def _pyproject(root: Path) -> tuple[list[tuple[str, VersionRange]], int | None]:
-    from migrator.config import tomllib  # type: ignore[attr-defined]
+    from migrator.tomlcompat import parse_toml, tomllib
 
     text = read_project_text(root / "pyproject.toml", strict=True)
     try:
-        data = tomllib.loads(text) if text is not None else None
+        data = parse_toml(text) if text is not None else None
     except tomllib.TOMLDecodeError:
         data = None
     if data is None:

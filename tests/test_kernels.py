@@ -211,12 +211,16 @@ def test_kernel_evaluation_script_on_the_fixture(scan_json):
     from migrator.tomlcompat import tomllib
     from tests.conftest import ROOT
 
-    spec = importlib.util.spec_from_file_location("kernel_eval", ROOT / "scripts" / "kernel_eval.py")
+    spec = importlib.util.spec_from_file_location(
+        "kernel_eval", ROOT / "scripts" / "kernel_eval.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["kernel_eval"] = module
     spec.loader.exec_module(module)
-    labels = tomllib.loads((ROOT / "tests" / "eval" / "kernels_fixture" / "quant_kernels.toml").read_text())
+    labels = tomllib.loads(
+        (ROOT / "tests" / "eval" / "kernels_fixture" / "quant_kernels.toml").read_text()
+    )
     report = scan_json("--no-cache", str(FIXTURE))
     result = module.evaluate("quant_kernels", labels, report["findings"], FIXTURES)
     assert (result.blocking, result.found, result.harmless, result.alarms) == (1, 1, 3, 0)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from migrator.reporting.readiness.project_text import read_text
 from migrator.sources import read_project_text
-from migrator.tomlcompat import tomllib
+from migrator.tomlcompat import parse_toml, tomllib
 
 _DOC_COMMAND = re.compile(
     r"(?:python3?|torchrun|accelerate[ \t]+launch|deepspeed|uv[ \t]+run)(?:[ \t]+--?[\w.=-]+)*"
@@ -24,7 +24,7 @@ def console_targets(root: Path) -> list[str]:
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(read_project_text(pyproject) or "")
+            data = parse_toml(read_project_text(pyproject) or "")
         except tomllib.TOMLDecodeError:
             data = {}
         project = data.get("project", {})

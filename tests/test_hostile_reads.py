@@ -1,0 +1,60 @@
+"""Files the user names and files a hostile project plants are read through one read facility
+(``migrator.sources.read_regular``: regular files only, never a blocking open, size caps) and
+parsed with bounds (issue #33): each is a one-line reason, never a hang, a blow-up or a
+traceback, and the rest of the run goes on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import write
+
+
+def _migrate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "migrator", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def test_a_baseline_that_is_a_fifo_or_a_device_is_refused_at_once(tmp_path):
+    write(tmp_path, "app.py", "import pynvml\npynvml.nvmlInit()\n")
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    for name, kind in (("fifo.json", "named pipe"), ("zero.json", "device")):
+        done = _migrate("scan", ".", "--baseline", name, cwd=tmp_path)
+        assert done.returncode == 2
+        assert f"cannot read baseline {name}: not a regular file ({kind})" in done.stderr
+
+
+def test_an_absurd_file_timeout_is_a_configuration_error(tmp_path):
+    write(tmp_path, "app.py", "import torch\n")
+    write(tmp_path, "pyproject.toml", "[tool.migrate]\nfile-timeout = 1e308\n")
+    done = _migrate("scan", ".", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "file-timeout must be a positive number of seconds, at most 86400" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_a_pyproject_nested_50000_deep_fails_alone(tmp_path):
+    write(tmp_path, "app.py", "import pynvml\npynvml.nvmlInit()\n")
+    write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "x"\nversion = "1"\ndependencies = ' + "[" * 50000 + "]" * 50000 + "\n",
+    )
+    for command in (["scan", "--format", "json", "."], ["report", "--format", "json", "."]):
+        done = _migrate(*command, cwd=tmp_path)
+        assert "internal error" not in done.stderr and "RecursionError" not in done.stderr
+        assert "app.py" in done.stdout  # the other file's findings are kept
+    done = _migrate("scan", "--output-format", "concise", ".", cwd=tmp_path)
+    assert (
+        "pyproject.toml: not scanned: invalid TOML: nested more than 200 levels deep" in done.stdout
+    )
