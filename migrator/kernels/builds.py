@@ -132,13 +132,34 @@ class BuildModel:
 # --- setup.py ---------------------------------------------------------------------------
 
 
-def _branch_context(test: ast.expr, source: str) -> str:
-    text = ast.get_source_segment(source, test) or ""
+class _Segments:
+    """Source text of nodes, with the line offsets computed once (``ast.get_source_segment``
+    splits the whole file again on every call)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        for index, char in enumerate(text):
+            if char == "\n":
+                self.starts.append(index + 1)
+
+    def __call__(self, node: ast.AST) -> str:
+        line = getattr(node, "lineno", None)
+        end_line = getattr(node, "end_lineno", None)
+        if line is None or end_line is None:
+            return ""
+        start = self.starts[line - 1] + getattr(node, "col_offset", 0)
+        end = self.starts[end_line - 1] + (getattr(node, "end_col_offset", 0) or 0)
+        return self.text[start:end]
+
+
+def _branch_context(test: ast.expr, source: _Segments) -> str:
+    text = source(test)
     if not names_rocm(text):
         return BOTH
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        parts = [ast.get_source_segment(source, v) or "" for v in test.values]
+        parts = [source(v) for v in test.values]
         rocm_parts = [v for v, t in zip(test.values, parts, strict=True) if names_rocm(t)]
         negated = all(isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) for v in rocm_parts)
     if (
@@ -161,6 +182,7 @@ class _SetupReader:
 
     def __init__(self, text: str, folder: str, build: str) -> None:
         self.text = text
+        self.segments = _Segments(text)
         self.folder = folder
         self.build = build
         self.env: dict[str, list[Pattern]] = {}
@@ -178,12 +200,10 @@ class _SetupReader:
 
     def _statement(self, node: ast.stmt, context: str) -> None:
         if isinstance(node, ast.If):
-            own = _branch_context(node.test, self.text)
-            if own == BOTH and _CUDA_WORD.search(
-                ast.get_source_segment(self.text, node.test) or ""
-            ):
+            own = _branch_context(node.test, self.segments)
+            if own == BOTH and _CUDA_WORD.search(self.segments(node.test)):
                 # ``if CUDA_HOME ...: ... elif torch.version.hip:``: the first is for CUDA builds
-                if _chain_has_rocm(node.orelse, self.text):
+                if _chain_has_rocm(node.orelse, self.segments):
                     own = CUDA
             inner = _meet(context, own)
             if own == ROCM:
@@ -393,7 +413,7 @@ def _callee(call: ast.Call) -> str:
     return ""
 
 
-def _chain_has_rocm(orelse: Sequence[ast.stmt], text: str) -> bool:
+def _chain_has_rocm(orelse: Sequence[ast.stmt], text: _Segments) -> bool:
     while len(orelse) == 1 and isinstance(orelse[0], ast.If):
         branch = orelse[0]
         if _branch_context(branch.test, text) == ROCM:

@@ -319,24 +319,38 @@ def _taken(earlier: Value, value: Value) -> Value:
     return None
 
 
+def all_branches(source: CudaSource) -> list[tuple[Any, list[Branch]]]:
+    """Every conditional of the file with its branches (computed once per parse)."""
+    cached = source.memo.get("branches")
+    if cached is None:
+        cached = [
+            (node, branches(source, node)) for node in source.nodes("preproc_if", "preproc_ifdef")
+        ]
+        source.memo["branches"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
 def rocm_only(source: CudaSource, offset: int) -> bool:
     """Whether the code at ``offset`` sits in a branch only ROCm builds compile (``#if
     BNB_HIP``, ``#ifdef USE_ROCM``): code the project wrote for AMD."""
-    for node in source.nodes("preproc_if", "preproc_ifdef"):
-        if not node.start_byte <= offset < node.end_byte:
-            continue
-        for branch in branches(source, node):
-            if branch.start <= offset < branch.end and branch.on_hip == 1 and branch.on_cuda == 0:
-                return True
-    return False
+    spans = source.memo.get("rocm-only")
+    if spans is None:
+        spans = [
+            (branch.start, branch.end)
+            for _, chain in all_branches(source)
+            for branch in chain
+            if branch.on_hip == 1 and branch.on_cuda == 0
+        ]
+        source.memo["rocm-only"] = spans
+    return any(start <= offset < end for start, end in spans)
 
 
 def has_rocm_branch(source: CudaSource) -> bool:
     """Whether the file has a branch only ROCm builds compile (it already chooses per vendor)."""
     return any(
         branch.on_hip == 1 and branch.on_cuda == 0 and branch.has_code
-        for node in source.nodes("preproc_if", "preproc_ifdef")
-        for branch in branches(source, node)
+        for _, chain in all_branches(source)
+        for branch in chain
     )
 
 
@@ -346,8 +360,7 @@ def regions(source: CudaSource) -> list[Region]:
     label; an NVIDIA-architecture branch with nothing for AMD is a region too, marked
     ``fallback=False``, so that what it holds is still reported."""
     found: list[Region] = []
-    for node in source.nodes("preproc_if", "preproc_ifdef"):
-        chain = branches(source, node)
+    for _, chain in all_branches(source):
         for branch in chain:
             if branch.on_hip != 0:
                 continue
@@ -379,18 +392,13 @@ def no_amd_path(source: CudaSource, offset: int) -> str | None:
     return None
 
 
-_CACHE: dict[int, tuple[CudaSource, list[Region]]] = {}
-
-
 def regions_cached(source: CudaSource) -> list[Region]:
-    key = id(source)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is source:
-        return hit[1]
-    computed = regions(source)
-    _CACHE.clear()
-    _CACHE[key] = (source, computed)
-    return computed
+    """``regions`` computed once per parse."""
+    cached = source.memo.get("regions")
+    if cached is None:
+        cached = regions(source)
+        source.memo["regions"] = cached
+    return cached  # type: ignore[no-any-return]
 
 
 #: CUDA library version macros: never defined on HIP, so a branch on them compiles out there.
@@ -417,8 +425,7 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
     """Branches whose statements compile out on AMD with no other branch for it: ``#if
     __CUDA_ARCH__ >= 800`` or ``#if CUBLAS_VERSION >= 11600`` with no ``#else``."""
     found: list[DeadBranch] = []
-    for node in source.nodes("preproc_if", "preproc_ifdef"):
-        chain = branches(source, node)
+    for node, chain in all_branches(source):
         if any(branch.on_hip != 0 and branch.has_code for branch in chain):
             continue
         first = chain[0] if chain else None

@@ -78,6 +78,9 @@ class CudaSource:
     _includes: list[Include] | None = None
     _defines: dict[str, tuple[str, int]] | None = None
     _line_starts: list[int] = field(default_factory=list)
+    _by_type: dict[str, list[Any]] | None = None
+    #: what ``migrator.kernels.preproc`` computes once per parse
+    memo: dict[str, Any] = field(default_factory=dict)
 
     @property
     def has_errors(self) -> bool:
@@ -100,8 +103,28 @@ class CudaSource:
         return bisect.bisect_right(self._line_starts, offset)
 
     def nodes(self, *types: str) -> Iterator[Any]:
-        """Every node of one of ``types``, in source order (iterative walk)."""
+        """Every node of one of ``types``, in source order. The tree is walked once for all the
+        types the rules ask about (``INDEXED``); another type costs a walk of its own."""
         wanted = frozenset(types)
+        if wanted <= INDEXED:
+            if self._by_type is None:
+                self._by_type = self._index()
+            if len(types) == 1:
+                yield from self._by_type.get(types[0], [])
+                return
+            merged = [node for kind in wanted for node in self._by_type.get(kind, [])]
+            merged.sort(key=lambda node: (node.start_byte, -node.end_byte))
+            yield from merged
+            return
+        yield from self._walk(wanted)
+
+    def _index(self) -> dict[str, list[Any]]:
+        found: dict[str, list[Any]] = {}
+        for node in self._walk(INDEXED):
+            found.setdefault(node.type, []).append(node)
+        return found
+
+    def _walk(self, wanted: frozenset[str]) -> Iterator[Any]:
         cursor = self.tree.walk()
         reached_root = False
         while not reached_root:
@@ -245,6 +268,32 @@ class CudaSource:
         return self._defines
 
 
+#: Node types indexed by one walk of the tree, for the rules and the preprocessor reading.
+INDEXED = frozenset(
+    {
+        "call_expression",
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_include",
+        "preproc_def",
+        "preproc_function_def",
+        "gnu_asm_expression",
+        "init_declarator",
+        "enumerator",
+        "binary_expression",
+        "for_statement",
+        "optional_parameter_declaration",
+        "function_declarator",
+        "parameter_declaration",
+        "field_declaration",
+        "type_definition",
+        "struct_specifier",
+        "class_specifier",
+        "enum_specifier",
+        "declaration",
+        "alias_declaration",
+    }
+)
 _STRING_TYPES = frozenset(
     {"string_literal", "char_literal", "raw_string_literal", "system_lib_string"}
 )
