@@ -327,7 +327,7 @@ def all_branches(source: CudaSource) -> list[tuple[Any, list[Branch]]]:
             (node, branches(source, node)) for node in source.nodes("preproc_if", "preproc_ifdef")
         ]
         source.memo["branches"] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def rocm_only(source: CudaSource, offset: int) -> bool:
@@ -398,7 +398,7 @@ def regions_cached(source: CudaSource) -> list[Region]:
     if cached is None:
         cached = regions(source)
         source.memo["regions"] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 #: CUDA library version macros: never defined on HIP, so a branch on them compiles out there.
