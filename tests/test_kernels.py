@@ -225,3 +225,41 @@ def test_kernel_evaluation_script_on_the_fixture(scan_json):
     result = module.evaluate("quant_kernels", labels, report["findings"], FIXTURES)
     assert (result.blocking, result.found, result.harmless, result.alarms) == (1, 1, 3, 0)
     assert result.unlabelled == [] and result.missed == []
+
+
+def _tokens(source: Path, *defines: str) -> list[str]:
+    """The host compiler's preprocessed token stream of a file (g++ -E -P)."""
+    import subprocess
+
+    done = subprocess.run(
+        ["g++", "-E", "-P", "-x", "c++", *defines, str(source)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout.split()
+
+
+def test_the_mask_fix_leaves_the_nvidia_build_token_for_token_identical(tmp_path, run_cli):
+    kernel = (
+        "#define FINAL_MASK 0xffffffff\n"
+        "constexpr unsigned FULL_MASK = 0xffffffff;\n"
+        "template <typename T> T reduce(T v) {\n"
+        "  for (int o = 16; o > 0; o >>= 1) v += shfl_xor(FINAL_MASK, v, o) + FULL_MASK;\n"
+        "  return v;\n}\n"
+        "unsigned long long shfl_xor(unsigned long long, float v, int) { return 0; }\n"
+    )
+    path = write(tmp_path, "reduce.cuh", kernel)
+    before = path.read_text()
+    nvidia_before = _tokens(path)
+    result = run_cli("fix", str(tmp_path))
+    assert result.exit_code in (0, 1), result.output
+    after = path.read_text()
+    assert after != before
+    assert _tokens(path) == nvidia_before  # NVIDIA: the same program
+    rocm = " ".join(_tokens(path, "-DUSE_ROCM"))
+    assert rocm.count("0xffffffffffffffffull") == 2  # the define's use and the constant
+    assert "0xffffffff " not in rocm and "0xffffffff;" not in rocm
+    assert run_cli("fix", str(tmp_path)).exit_code in (0, 1)
+    assert path.read_text() == after  # fixing twice changes nothing

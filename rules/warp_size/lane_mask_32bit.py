@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
+from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, KernelRule, Valid
 
 #: Warp-synchronous intrinsics that take a lane mask first.
@@ -57,6 +57,37 @@ def full_32bit_mask(argument: str, defines: dict[str, tuple[str, int]]) -> bool:
     return False
 
 
+_DEFINITION_MESSAGE = (
+    "32-bit full lane mask: on a 64-lane wavefront it leaves lanes 32-63 out; define it as "
+    "64-bit on ROCm"
+)
+
+
+def _line_span(data: bytes, offset: int) -> tuple[int, int]:
+    """The byte span of the whole line holding ``offset``, without its newline."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    end = data.find(b"\n", offset)
+    return start, len(data) if end < 0 else end
+
+
+def _guarded(original: str, rocm: str) -> str:
+    """The line kept for NVIDIA, with a ROCm twin: the preprocessed NVIDIA source is unchanged."""
+    return f"#if defined(USE_ROCM)\n{rocm}\n#else\n{original}\n#endif"
+
+
+def _one_declaration_line(source: object, declaration: object) -> bool:
+    """Whether a declaration of one name fills its line alone (so the line can be guarded)."""
+    node = declaration
+    if getattr(node, "type", "") != "declaration":
+        return False
+    declarators = [c for c in node.named_children if c.type == "init_declarator"]  # type: ignore[attr-defined]
+    if len(declarators) != 1:
+        return False
+    data: bytes = source.data  # type: ignore[attr-defined]
+    start, end = _line_span(data, node.start_byte)  # type: ignore[attr-defined]
+    return data[start:end].strip() == data[node.start_byte : node.end_byte].strip()  # type: ignore[attr-defined]
+
+
 def _names_32bit_type(source: object, declarator: object) -> bool:
     """Whether the declaration holding ``declarator`` has a 32-bit integer type."""
     parent = getattr(declarator, "parent", None)
@@ -95,10 +126,33 @@ class LaneMask32bit(KernelRule):
     ... `0xffffffff`), or PyTorch's `WARP_SHFL_XOR`/`WARP_BALLOT` helpers from
     `ATen/cuda/DeviceUtils.cuh`, which choose per platform; store ballots in `uint64_t`.
 
+    ## Fix
+    Where the mask is a macro or a one-line constant of its own (`#define FINAL_MASK
+    0xffffffff`, `constexpr unsigned FULL_MASK = 0xffffffff;`), the fix keeps that line for
+    NVIDIA and adds a 64-bit twin for ROCm builds:
+
+    ```cpp
+    #if defined(USE_ROCM)
+    #define FINAL_MASK 0xffffffffffffffffull
+    #else
+    #define FINAL_MASK 0xffffffff
+    #endif
+    ```
+
+    Literal masks at call sites and 32-bit ballots are left to be changed by hand.
+
+    ## Fix safety
+    Safe: `USE_ROCM` is defined only by ROCm builds (PyTorch's `cpp_extension` on ROCm), so the
+    NVIDIA build preprocesses to the same tokens as before (a test compares the host
+    preprocessor's output); on ROCm the mask names all 64 lanes, which HIP's `_sync` builtins
+    require. Whether the code around the mask assumes 32 lanes is ROC304's question.
+
     ## References
     - `docs/rocm-facts.md` §7 warp code; HIP kernel language (warp cross-lane functions)
     """
 
+    fix_title = "Define the mask as 64-bit on ROCm, unchanged for NVIDIA"
+    applicability = Applicability.SAFE
     code = "ROC303"
     name = "lane-mask-32bit"
     category = "warp-size"
@@ -129,11 +183,16 @@ class LaneMask32bit(KernelRule):
             path="reduce.cuh",
             line=1,
             count=2,
+            fixed="#if defined(USE_ROCM)\n#define FINAL_MASK 0xffffffffffffffffull\n#else\n"
+            "#define FINAL_MASK 0xffffffff\n#endif\n"
+            "__device__ int any(int p) { return __any_sync(FINAL_MASK, p); }\n",
         ),
         Invalid(
             "constexpr unsigned FINAL_MASK = 0xffffffff;\n__device__ void f();\n",
             path="k.cuh",
             line=1,
+            fixed="#if defined(USE_ROCM)\nconstexpr unsigned long long FINAL_MASK = 0xffffffffffffffffull;\n"
+            "#else\nconstexpr unsigned FINAL_MASK = 0xffffffff;\n#endif\n__device__ void f();\n",
         ),
         Invalid(
             "__device__ void f(int p) {\n  unsigned votes = __ballot_sync(0xFFFFFFFFu, p);\n}\n",
@@ -175,20 +234,45 @@ class LaneMask32bit(KernelRule):
                 line = source.line_of(node.start_byte)
                 if line not in lines and _names_32bit_type(source, node):
                     lines.add(line)
-                    self.report_bytes(
-                        node.start_byte,
-                        node.end_byte,
-                        message="32-bit full lane mask: on a 64-lane wavefront it leaves lanes 32-63 out; define it as 64-bit on ROCm",
-                    )
+                    declaration = node.parent
+                    replacement = None
+                    if declaration is not None and _one_declaration_line(source, declaration):
+                        start, end = _line_span(source.data, declaration.start_byte)
+                        original = source.text(start, end)
+                        prefix = (
+                            "constexpr "
+                            if "constexpr" in original
+                            else "const "
+                            if "const " in original
+                            else ""
+                        )
+                        static = "static " if original.lstrip().startswith("static") else ""
+                        indent = original[: len(original) - len(original.lstrip())]
+                        replacement = _guarded(
+                            original,
+                            f"{indent}{static}{prefix}unsigned long long {name} = 0xffffffffffffffffull;",
+                        )
+                        self.report_bytes(
+                            start, end, message=_DEFINITION_MESSAGE, replacement=replacement
+                        )
+                    else:
+                        self.report_bytes(
+                            node.start_byte, node.end_byte, message=_DEFINITION_MESSAGE
+                        )
         for name, (value, offset) in source.defines().items():
             if "mask" in name.lower() and _FULL_32.match(value):
                 line = source.line_of(offset)
                 if line not in lines:
                     lines.add(line)
+                    start, end = _line_span(source.data, offset)
+                    original = source.text(start, end)
                     self.report_bytes(
-                        offset,
-                        offset + len(name) + len(value) + 9,
-                        message="32-bit full lane mask: on a 64-lane wavefront it leaves lanes 32-63 out; define it as 64-bit on ROCm",
+                        start,
+                        end,
+                        message=_DEFINITION_MESSAGE,
+                        replacement=None
+                        if original.rstrip().endswith("\\")
+                        else _guarded(original, f"#define {name} 0xffffffffffffffffull"),
                     )
         text = view.text
         if "__ballot" in text or "__activemask" in text:
