@@ -86,9 +86,10 @@ FORMATS = ("text", "concise", "json", "sarif", "github")
 @click.option(
     "--fail-on",
     type=click.Choice(["info", "warning", "error"], case_sensitive=False),
-    default="info",
+    default="warning",
     show_default=True,
-    help="Exit 1 only for findings at or above this severity (all are still reported).",
+    help="Exit 1 only for findings at or above this severity (all are still reported). The "
+    "default fails on problems (warning, error), never on hints (info: works on ROCm).",
 )
 @click.option(
     "--allow-unscanned",
@@ -207,8 +208,8 @@ def scan(
                             err=True,
                         )
         threshold = Severity.parse(fail_on)
-        if threshold is Severity.INFO:  # the default: every finding shown fails (hygiene is
-            threshold = Severity.HYGIENE  # shown only when asked for: --select, --min-severity)
+        if threshold is Severity.INFO:  # every finding shown fails (hygiene is shown only
+            threshold = Severity.HYGIENE  # when asked for: --select, --min-severity)
         failing = [
             f
             for result in results
@@ -322,9 +323,11 @@ def _render(
 
         lines = concise.render(results)
         if not quiet:
-            count = sum(len(result.findings) for result in results)
-            fixable = sum(1 for r in results for f in r.findings if f.fix is not None)
-            lines += f"Found {count} finding{'s' if count != 1 else ''} ({fixable} fixable).\n"
+            from migrator.output.text import problems_and_hints
+
+            findings = [f for result in results for f in result.findings if not f.guard]
+            fixable = sum(1 for f in findings if f.fix is not None)
+            lines += f"Found {problems_and_hints(findings)} ({fixable} fixable).\n"
         return lines
     if output_format == "json":
         from migrator.output import findings_json

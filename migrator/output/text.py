@@ -4,6 +4,7 @@ sites), the source line, each rule's rationale once, then a summary table."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -94,6 +95,17 @@ def _rationales(findings: list[Finding], console: Console) -> None:
             console.print(f"  [bold]{code}[/bold] {_shown(text)}")
 
 
+def problems_and_hints(findings: Sequence[Finding]) -> str:
+    """``3 problems and 2 hints``: problems break, change or install CUDA-only software on a
+    ROCm build (error, warning); hints are true but need no change there (info, hygiene)."""
+    problems = sum(1 for f in findings if f.severity >= Severity.WARNING)
+    hints = len(findings) - problems
+    text = f"{problems} problem{'s' if problems != 1 else ''}"
+    if hints:
+        text += f" and {hints} hint{'s' if hints != 1 else ''}"
+    return text
+
+
 def _summary(results: list[ScanResult], findings: list[Finding], console: Console) -> None:
     scanned = sum(1 for result in results for file in result.files if file.status is Status.SCANNED)
     problems = sum(
@@ -125,8 +137,9 @@ def _summary(results: list[ScanResult], findings: list[Finding], console: Consol
     safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability.value == "safe")
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability.value == "unsafe")
     guarded = sum(1 for f in findings if f.guard)
+    shown = [f for f in findings if not f.guard]
     console.print(
-        f"Found {len(findings) - guarded} findings in {scanned} files"
+        f"Found {problems_and_hints(shown)} in {scanned} files"
         + (f" (and {guarded} in code that never runs on ROCm)" if guarded else "")
         + (f" ({problems} files skipped or failed)" if problems else "")
         + f". {safe} fixable with `migrate fix`, {unsafe} more with `--unsafe-fixes`."
