@@ -31,11 +31,14 @@ def _project(tmp_path):
 
 
 def _scan(project, cache, *options):
-    """``migrate scan`` of the project as JSON, every severity, with that cache directory."""
+    """``migrate scan`` of the project as JSON, every severity (failing on every one), with
+    that cache directory."""
     return migrate(
         "scan",
         "--min-severity",
         "hygiene",
+        "--fail-on",
+        "info",
         *options,
         "--format",
         "json",

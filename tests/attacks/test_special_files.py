@@ -23,7 +23,15 @@ def test_scan_skips_pipes_sockets_and_devices(tmp_path):
     server = _specials(tmp_path)
     try:
         result = migrate(
-            "scan", "--min-severity", "hygiene", "--format", "json", tmp_path, timeout=60
+            "scan",
+            "--min-severity",
+            "hygiene",
+            "--fail-on",
+            "info",
+            "--format",
+            "json",
+            tmp_path,
+            timeout=60,
         )
     finally:
         server.close()
