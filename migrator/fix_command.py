@@ -48,7 +48,7 @@ def fix(
     from rich.markup import escape
 
     from migrator.model import Status
-    from migrator.output.escape import safe_text
+    from migrator.output.escape import safe_text, terminal_safe
     from migrator.runner import fix_tree
 
     level = Applicability.UNSAFE if unsafe_fixes else Applicability.SAFE
@@ -93,7 +93,10 @@ def fix(
             if outcome.written and outcome.new_text is not None:
                 fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
                 if diff:
-                    click.echo(unified_diff(root, outcome.relative, outcome.new_text), nl=False)
+                    text = unified_diff(root, outcome.relative, outcome.new_text)
+                    if sys.stdout.isatty():  # a terminal acts on escapes; a pipe gets the patch
+                        text = terminal_safe(text)
+                    click.echo(text, nl=False)
                     _unsafe_reasons(stderr, outcome.fixed)
         _variant_lines(stderr, run.variants, diff)
         for file in run.scan.files:

@@ -114,3 +114,43 @@ def test_kernels_output_is_written_by_the_same_facility(tmp_path):
     done = _migrate("kernels", str(copy), "--no-hipify", "-o", str(copy / "setup.py"))
     assert done.returncode == 2
     assert "setup.py is a file this run scans" in done.stderr
+
+
+def test_fix_diff_on_a_terminal_neutralises_escape_sequences(tmp_path):
+    """OSC sequences in a fixed file (window title, OSC 52 clipboard write) reach a terminal
+    as visible escapes; a pipe still gets the exact patch."""
+    import pty
+
+    root = tmp_path / "project"
+    write(
+        root,
+        "a.py",
+        "import torch\n# \x1b]0;owned\x07 \x1b]52;c;ZWNobyBoaQ==\x07\n"
+        "with torch.cuda.amp.autocast():\n    pass\n",
+    )
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        [sys.executable, "-m", "migrator", "fix", "--diff", str(root)],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        check=False,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    shown = b"".join(chunks).decode("utf-8", "replace")
+    assert done.returncode in (0, 1)
+    assert "torch.amp.autocast" in shown
+    assert "\x1b]" not in shown and "\x07" not in shown
+    assert "\\x1b]0;owned\\x07" in shown
+    piped = _migrate("fix", "--diff", str(root))
+    assert "\x1b]0;owned\x07" in piped.stdout  # the patch itself is exact

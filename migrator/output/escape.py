@@ -31,3 +31,14 @@ def safe_line(value: object) -> str:
 def url_path(value: object) -> str:
     """A path for a URL or a SARIF ``uri``: percent-encoded, ``/`` kept."""
     return quote(str(value), safe="/")
+
+
+#: Control characters a terminal acts on (escape sequences, bell, C1 controls), apart from the
+#: tab, line feed and carriage return a diff needs.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """A diff or other multi-line text for a terminal: escape sequences (OSC window titles,
+    OSC 52 clipboard writes, colour changes) from scanned files become visible ``\\x1b``."""
+    return _TERMINAL_CONTROLS.sub(_visible, text)
