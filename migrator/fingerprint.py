@@ -30,5 +30,5 @@ def fingerprints(findings: Sequence[Finding], paths: Sequence[str] | None = None
         occurrence = seen[identity]
         seen[identity] += 1
         text = "\0".join([*identity, str(occurrence)])
-        out[index] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+        out[index] = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return out

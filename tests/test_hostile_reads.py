@@ -58,3 +58,28 @@ def test_a_pyproject_nested_50000_deep_fails_alone(tmp_path):
     assert (
         "pyproject.toml: not scanned: invalid TOML: nested more than 200 levels deep" in done.stdout
     )
+
+
+def test_a_file_name_that_is_not_utf8_is_escaped_in_every_json_format(tmp_path):
+    """A byte of a name that is not UTF-8 is `\\xNN` text in JSON and the report, `%NN` in a
+    SARIF uri: strict parsers accept every document, and nothing stops with an internal error."""
+    import json
+
+    with open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.py"), "wb") as handle:
+        handle.write(b"import pynvml\npynvml.nvmlInit()\n")
+    for command in (
+        ["scan", "--format", "json"],
+        ["scan", "--format", "sarif"],
+        ["report", "--format", "json"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "migrator", *command, "--no-cache", str(tmp_path)],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert b"internal error" not in done.stderr, done.stderr
+        text = done.stdout.decode("utf-8")  # strict UTF-8
+        document = json.loads(text)
+        assert "\\udce9" not in text and "caf\\\\xe9.py" in text or "caf%E9.py" in text
+        assert document

@@ -29,8 +29,28 @@ def safe_line(value: object) -> str:
 
 
 def url_path(value: object) -> str:
-    """A path for a URL or a SARIF ``uri``: percent-encoded, ``/`` kept."""
-    return quote(str(value), safe="/")
+    """A path for a URL or a SARIF ``uri``: percent-encoded, ``/`` kept; a byte of a file name
+    that is not UTF-8 is percent-encoded as that byte (``caf%E9.py``)."""
+    return quote(str(value).encode("utf-8", "surrogateescape"), safe="/")
+
+
+def portable(value: object) -> object:
+    """A JSON-ready value with no lone surrogate left in any string: a byte of a file name that
+    is not UTF-8 (read as a surrogate, PEP 383) is written as the text ``\\xNN`` (``caf\\xe9.py``),
+    which strict JSON parsers accept. Documented in docs/ci.md."""
+    if isinstance(value, str):
+        if not _has_surrogate(value):
+            return value
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {portable(key): portable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [portable(item) for item in value]
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= char <= "\udfff" for char in text)
 
 
 #: Control characters a terminal acts on (escape sequences, bell, C1 controls), apart from the

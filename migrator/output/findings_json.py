@@ -112,4 +112,6 @@ def _with_prefix(finding: Finding, prefix: str) -> Finding:
 
 
 def render(results: list[ScanResult]) -> str:
-    return json.dumps(scan_dict(results), indent=2) + "\n"
+    from migrator.output.escape import portable
+
+    return json.dumps(portable(scan_dict(results)), indent=2) + "\n"

@@ -107,7 +107,9 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
             }
         ],
     }
-    return json.dumps(document, indent=2) + "\n"
+    from migrator.output.escape import portable
+
+    return json.dumps(portable(document), indent=2) + "\n"
 
 
 def _rule(rule: Any) -> dict[str, Any]:

@@ -276,4 +276,6 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """Pretty-printed JSON with a trailing newline."""
-    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
+    from migrator.output.escape import portable
+
+    return json.dumps(portable(report_dict(report)), indent=2, ensure_ascii=False) + "\n"
