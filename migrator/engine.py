@@ -525,6 +525,7 @@ def analyze_python(
         return analysis
     try:
         new_text, fixed = _fix_python_loop(text, path, rules, fix, prefilter, imports, cell)
+        new_text = keep_final_newline(text, new_text)
         check_line_length(text, new_text)
     except FixError as error:
         analysis.fix_error = str(error)
@@ -569,6 +570,14 @@ def _fix_python_loop(
         fixed.extend(finding for _, finding in chosen)
         current = new_text
     raise FixError(f"fixes did not settle after {MAX_FIX_PASSES} passes; file left unchanged")
+
+
+def keep_final_newline(original: str, new_text: str) -> str:
+    """The fixed text with the original's own line ending at its end: libcst drops a final
+    carriage return of a CR-only file, which is outside any edit."""
+    if original.endswith("\r") and not new_text.endswith(("\r", "\n")):
+        return new_text + "\r"
+    return new_text
 
 
 def analyze_text(

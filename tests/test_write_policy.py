@@ -154,3 +154,13 @@ def test_fix_diff_on_a_terminal_neutralises_escape_sequences(tmp_path):
     assert "\\x1b]0;owned\\x07" in shown
     piped = _migrate("fix", "--diff", str(root))
     assert "\x1b]0;owned\x07" in piped.stdout  # the patch itself is exact
+
+
+def test_fix_keeps_the_final_carriage_return_of_a_cr_only_file(tmp_path):
+    root = tmp_path / "project"
+    path = write(root, "a.py", b"import torch\rwith torch.cuda.amp.autocast():\r    pass\r")
+    done = _migrate("fix", str(root))
+    assert done.returncode in (0, 1), done.stderr
+    assert path.read_bytes() == b'import torch\rwith torch.amp.autocast("cuda"):\r    pass\r'
+    _migrate("fix", str(root))
+    assert path.read_bytes() == b'import torch\rwith torch.amp.autocast("cuda"):\r    pass\r'
