@@ -971,3 +971,43 @@ def test_compiler_side_queries_see_the_real_device() -> None:
     }
     assert sim._is_internal(sim.module_name(worker))
     assert sim.module_name({"__name__": "__main__", "__file__": "/work/train.py"}) == "__main__"
+
+
+def test_a_run_that_writes_into_the_original_tree_fails_and_names_the_file(tmp_path):
+    """The smoke command runs in a copy; one that writes into the user's own tree through an
+    absolute path is caught by fingerprinting the tree before and after (issue #33)."""
+    import subprocess
+    import sys
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "smoke.py").write_text('print("loss: 1.0")\n')
+    planted = project / "planted.txt"
+    command = f"python smoke.py && python -c \"open({str(planted)!r}, 'w').write('x')\""
+    receipt_path = tmp_path / "receipt.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "migrator",
+            "verify",
+            str(project),
+            "--smoke",
+            command,
+            "--targets",
+            "native",
+            "--receipt",
+            str(receipt_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "the runs changed the original tree (not the copy): planted.txt"
+        in done.stdout + done.stderr
+    )
+    receipt = json.loads(receipt_path.read_text())
+    assert receipt["verdict"] == "fail" and receipt["original_changed"] == ["planted.txt"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import subprocess
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -251,6 +252,35 @@ def compare(baseline: RunRecord, record: RunRecord, options: VerifyOptions) -> C
     )
 
 
+#: At most this many files of the user's tree are fingerprinted (a larger tree is checked up to it).
+_FINGERPRINT_LIMIT = 200_000
+
+
+def tree_fingerprint(root: Path) -> dict[str, tuple[int, int, int]]:
+    """(size, modification time in ns, inode) of every regular file and symlink under the
+    user's tree, symlinks not followed: what a run must leave as it was."""
+    found: dict[str, tuple[int, int, int]] = {}
+    for directory, folders, files in os.walk(root):
+        for name in folders + files:
+            path = os.path.join(directory, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            found[os.path.relpath(path, root)] = (info.st_size, info.st_mtime_ns, info.st_ino)
+            if len(found) >= _FINGERPRINT_LIMIT:
+                return found
+        folders[:] = [f for f in folders if not os.path.islink(os.path.join(directory, f))]
+    return found
+
+
+def changed_files(
+    before: Mapping[str, tuple[int, int, int]], after: Mapping[str, tuple[int, int, int]]
+) -> list[str]:
+    """Paths created, removed or changed between two fingerprints, sorted."""
+    return sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
+
+
 def verify(
     options: VerifyOptions,
     *,
@@ -291,6 +321,7 @@ def verify(
             workspace=str(workspace.root) if options.keep_workspace else None,
             copy_notes=list(workspace.copy_notes),
         )
+        before = tree_fingerprint(options.root)
         runner = _Runner(options, workspace, env)
         if options.setup:
             step("running the set-up command")
@@ -311,6 +342,7 @@ def verify(
                 baseline.metrics, record.metrics, options.regression_threshold
             )
             receipt.runs.append(record)
+        receipt.original_changed = changed_files(before, tree_fingerprint(options.root))
         return receipt
     finally:
         if not options.keep_workspace:

@@ -197,6 +197,9 @@ class Receipt:
     #: What the copy of the project left out or changed (symlinks leaving the project, special
     #: files), one line each: the runs saw that copy, not the user's tree.
     copy_notes: list[str] = field(default_factory=list)
+    #: Files of the user's own tree that changed while the runs ran (a smoke command writing
+    #: through an absolute path): the run fails, whatever its outputs.
+    original_changed: list[str] = field(default_factory=list)
     created: str = field(
         default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")
     )
@@ -217,7 +220,11 @@ class Receipt:
         base = self.baseline
         runs = self.migrated_runs
         return (
-            base is not None and base.exited_ok and bool(runs) and all(run.passed for run in runs)
+            base is not None
+            and base.exited_ok
+            and bool(runs)
+            and all(run.passed for run in runs)
+            and not self.original_changed
         )
 
     @property
@@ -225,7 +232,7 @@ class Receipt:
         """``fail`` if any run failed, ``not-compared`` if any was not compared, else ``pass``."""
         base = self.baseline
         runs = self.migrated_runs
-        if base is None or not base.exited_ok or not runs:
+        if base is None or not base.exited_ok or not runs or self.original_changed:
             return FAIL
         verdicts = {run.verdict for run in runs}
         if FAIL in verdicts:
@@ -275,6 +282,7 @@ class Receipt:
             ],
             "workspace": self.workspace,
             "copy_notes": list(self.copy_notes),
+            "original_changed": list(self.original_changed),
             "setup": [record.as_dict() for record in self.setup],
             "runs": [run.as_dict() for run in self.runs],
         }
@@ -472,7 +480,13 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
     copy_lines = [f"copy: {_clean(note)}" for note in receipt.copy_notes[:10]]
     if len(receipt.copy_notes) > 10:
         copy_lines.append(f"copy: +{len(receipt.copy_notes) - 10} more (see the receipt)")
-    lines[2:2] = copy_lines + setup_lines
+    changed_lines = [
+        f"the runs changed the original tree (not the copy): {_clean(path)}"
+        for path in receipt.original_changed[:10]
+    ]
+    if len(receipt.original_changed) > 10:
+        changed_lines.append(f"... +{len(receipt.original_changed) - 10} more changed files")
+    lines[2:2] = copy_lines + setup_lines + changed_lines
     lines.append(_result_line(receipt))
     lines.append(
         f"receipt: {receipt_path}" if receipt_path else "receipt: not written (pass --receipt FILE)"
