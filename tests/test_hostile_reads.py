@@ -83,3 +83,39 @@ def test_a_file_name_that_is_not_utf8_is_escaped_in_every_json_format(tmp_path):
         document = json.loads(text)
         assert "\\udce9" not in text and "caf\\\\xe9.py" in text or "caf%E9.py" in text
         assert document
+
+
+def test_verify_output_parser_is_linear_on_long_lines():
+    """2 MB of smoke output in 2048 lines of 1023 characters took over 100 s after the smoke
+    test ended (a lazy label tried from every position); a 1 MB line and 10 MB of metric lines
+    are now read within a budget far below that."""
+    import time
+
+    from migrator.verify.series import extract_default
+
+    started = time.monotonic()
+    series = extract_default(("a b c " * 170 + "x: 1\n") * 2048)
+    series = extract_default("word " * 200_000 + "loss: 1.5\n")
+    big = extract_default("step 1/10 loss: 0.5 lr=3e-4 tokens/s: 1234\n" * 250_000)
+    assert time.monotonic() - started < 60
+    assert series.values == {} and len(big.values["loss"]) == 250_000
+
+
+def test_verify_pair_scanner_finds_what_the_pair_pattern_finds():
+    """The linear scanner returns exactly the matches of the documented pattern, on any line."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from migrator.verify.series import _PAIR, pairs
+
+    alphabet = st.sampled_from(
+        list("ab_ xyz:=.,;|()%-/'\"0123456789eE+") + ["ms", "loss", "nan", "it/s", " = ", ": "]
+    )
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(alphabet, max_size=40).map("".join))
+    def check(line: str) -> None:
+        expected = [(m["label"], m["value"], m["unit"]) for m in _PAIR.finditer(line)]
+        assert pairs(line) == expected
+
+    check()

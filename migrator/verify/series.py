@@ -23,8 +23,13 @@ _UNITS = (
     r"%|(?:it|s|tok|tokens|samples|seq|img|images|steps)/s(?:ec)?|s/it|[TGMK]?FLOPS?(?:/s)?"
     r"|[TGMK]i?B|B|ms|us|µs|ns|secs?|s|min|h|x"
 )
+#: A label is at most this long: the bound keeps the scan of a line linear in its length (an
+#: unbounded lazy label tried from every position was quadratic: minutes on 2 MB of output).
+MAX_LABEL = 80
+#: Lines longer than this are not read for values (no metric line is); they are counted.
+MAX_LINE = 65_536
 _PAIR = re.compile(
-    r"(?P<label>['\"]?[A-Za-z_][\w .()/%\-]*?['\"]?)\s*[:=]\s*"
+    r"(?<![\w'\"])(?P<label>['\"]?[A-Za-z_][\w .()/%\-]{0,80}?['\"]?)\s{0,16}[:=]\s{0,16}"
     rf"(?P<value>{NUMBER})"
     rf"(?:\s*(?P<unit>{_UNITS}))?"
     r"(?=$|[\s,;|)\]}])",
@@ -146,10 +151,46 @@ def _is_json_object(line: str) -> bool:
         return False
 
 
+_LABEL_BEFORE = re.compile(
+    r"(?<![\w'\"])(?P<label>['\"]?[A-Za-z_][\w .()/%\-]{0,80}?['\"]?)\s{0,16}$"
+)
+_VALUE_AFTER = re.compile(
+    rf"\s{{0,16}}(?P<value>{NUMBER})(?:\s*(?P<unit>{_UNITS}))?(?=$|[\s,;|)\]}}])",
+    re.IGNORECASE,
+)
+
+
+def pairs(line: str) -> list[tuple[str, str, str | None]]:
+    """(label, value, unit) of each ``label: number`` / ``label=number`` of a line, as
+    ``_PAIR.finditer`` finds them, in time linear in the line: the label is looked for only in
+    the ``MAX_LABEL`` characters before each separator, the value right after it."""
+    found: list[tuple[str, str, str | None]] = []
+    floor = 0  # a label never reaches back into the previous pair
+    index = 0
+    length = len(line)
+    while index < length:
+        char = line[index]
+        if char != ":" and char != "=":
+            index += 1
+            continue
+        start = max(floor, index - MAX_LABEL - 20)
+        label = _LABEL_BEFORE.search(line, start, index)
+        value = _VALUE_AFTER.match(line, index + 1)
+        if label is not None and value is not None:
+            found.append((label["label"], value["value"], value["unit"]))
+            floor = value.end()
+            index = value.end()
+            continue
+        index += 1
+    return found
+
+
 def extract_default(stdout: str) -> Series:
     """Pairs of ``label: number`` / ``label=number`` on each line (see the module docstring)."""
     series = Series()
     for number, line in enumerate(stdout.splitlines(), 1):
+        if len(line) > MAX_LINE or (":" not in line and "=" not in line):
+            continue
         if _is_json_object(line):
             continue  # JSON reports are read as JSON (the last one), not as label pairs
         step_match = _STEP.match(line)
@@ -158,12 +199,11 @@ def extract_default(stdout: str) -> Series:
         if step_match:
             step = f"{step_match['step']}/{step_match['total']}"
             rest = line[step_match.end() :]
-        for match in _PAIR.finditer(rest):
-            value = _float(match["value"])
-            label = normalise_label(match["label"])
+        for raw_label, raw_value, unit in pairs(rest):
+            value = _float(raw_value)
+            label = normalise_label(raw_label)
             if value is None or not label or not any(ch.isalpha() for ch in label):
                 continue
-            unit = match["unit"]
             target = series.metrics if is_timing(label, unit) else series.values
             if unit and label not in series.units:
                 series.units[label] = unit
@@ -175,6 +215,8 @@ def extract_with(stdout: str, patterns: Sequence[re.Pattern[str]]) -> Series:
     """Values captured by user patterns: named groups are keys, else ``match<index>``."""
     series = Series()
     for number, line in enumerate(stdout.splitlines(), 1):
+        if len(line) > MAX_LINE:
+            continue
         step_match = _STEP.match(line)
         step = f"{step_match['step']}/{step_match['total']}" if step_match else None
         for index, pattern in enumerate(patterns):
