@@ -18,7 +18,14 @@ from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner, release_memo
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.reexports import ExportSlice, ProjectIndex, current_exports
 from migrator.rule import Rule
-from migrator.sources import FailFile, SkipFile, decode_python, decode_text, read_regular
+from migrator.sources import (
+    FailFile,
+    SkipFile,
+    decode_python,
+    decode_text,
+    read_regular,
+    size_limit,
+)
 from migrator.suppress import SUPPRESSION_MARK
 from migrator.versions import ProjectFacts, project_facts
 
@@ -197,7 +204,7 @@ def _analyse(task: _Task) -> FileOutcome:
     if task.codes is not None:
         rules = tuple(rule for rule in rules if rule.code in task.codes)
     try:
-        data = read_regular(task.path)
+        data = read_regular(task.path, size_limit(task.kind))
     except SkipFile as error:
         return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)))
     except FailFile as error:
@@ -487,7 +494,7 @@ def scan(
         moot = "" if show_guarded else moot_files.moot(source.relative)
         if cache is not None:
             try:
-                data = read_regular(str(source.path))
+                data = read_regular(str(source.path), size_limit(source.kind))
             except (SkipFile, FailFile):
                 data = None
             if data is not None:

@@ -12,6 +12,15 @@ import tokenize
 from dataclasses import dataclass
 
 MAX_BYTES = 8 * 1024 * 1024
+#: A notebook is read up to this size: its outputs (images, logs) make it large, and only its
+#: code cells are scanned, whatever the size of the outputs.
+NOTEBOOK_MAX_BYTES = 256 * 1024 * 1024
+
+
+def size_limit(kind: str) -> int:
+    """The read limit for a file of ``kind``."""
+    return NOTEBOOK_MAX_BYTES if kind == "notebook" else MAX_BYTES
+
 
 #: CPython's own limit on nested brackets (``MAXLEVEL`` in its tokenizer): a deeper file is not
 #: valid Python, and the native parser of libcst can overflow its stack on it.
@@ -142,8 +151,10 @@ def decode_text(data: bytes) -> DecodedSource:
 
 
 def _check_bytes(data: bytes) -> None:
-    if len(data) > MAX_BYTES:
-        raise SkipFile(f"larger than {MAX_BYTES // (1024 * 1024)} MiB ({len(data)} bytes)")
+    """Binary files are skipped; the size was bounded when the file was read
+    (``read_regular`` with its kind's ``size_limit``)."""
+    if len(data) > NOTEBOOK_MAX_BYTES:
+        raise SkipFile(f"larger than {NOTEBOOK_MAX_BYTES // (1024 * 1024)} MiB ({len(data)} bytes)")
     if b"\x00" in data[:8192]:
         raise SkipFile("binary file (contains NUL bytes)")
 

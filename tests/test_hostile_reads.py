@@ -119,3 +119,29 @@ def test_verify_pair_scanner_finds_what_the_pair_pattern_finds():
         assert pairs(line) == expected
 
     check()
+
+
+def test_a_notebook_large_because_of_its_outputs_is_scanned_by_its_code_cells(tmp_path):
+    import base64
+    import json
+
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "execution_count": 1,
+        "source": ["import pynvml\n", "pynvml.nvmlInit()\n"],
+        "outputs": [
+            {
+                "output_type": "display_data",
+                "data": {"image/png": base64.b64encode(b"x" * 9 * 1024 * 1024).decode()},
+                "metadata": {},
+            }
+        ],
+    }
+    document = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "big.ipynb").write_text(json.dumps(document))
+    assert (tmp_path / "big.ipynb").stat().st_size > 8 * 1024 * 1024
+    done = _migrate("scan", "--output-format", "concise", ".", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "big.ipynb[cell 0]:1:1: ROC200" in done.stdout
+    assert "skipped" not in done.stdout
