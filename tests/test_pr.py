@@ -416,3 +416,27 @@ def test_pr_body_claims_only_what_a_receipt_shows(receipt, claims_amd):
         assert f"**{verification.result_label}** — {verification.headline}" in summary
         if not verification.amd_hardware:
             assert "no AMD GPU ran" in summary
+
+
+def test_nothing_to_apply_creates_no_branch(tmp_path, run_cli):
+    root = tmp_path / "clean"
+    root.mkdir()
+    (root / "app.py").write_text("import pynvml\npynvml.nvmlInit()\n")  # manual work, no fix
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    before = state(root)
+    result = run_cli("pr", str(root))
+    assert result.exit_code == 0, result.output
+    assert "nothing to apply" in result.output and "no branch was created" in result.output
+    assert branches(root) == {"main"}
+    assert state(root) == before
+
+
+@pytest.mark.parametrize("name", ["@", "HEAD", "-x", "a@{1}", "bad..name"])
+def test_branch_names_git_reads_as_something_else_are_refused(repo, run_cli, name):
+    before = state(repo)
+    result = run_cli("pr", str(repo), "--branch", name)
+    assert result.exit_code == 2
+    assert "invalid branch name" in result.output
+    assert branches(repo) == {"main"} and state(repo) == before

@@ -10,7 +10,7 @@ import click
 
 from migrator.errors import MigrateError
 from migrator.pr.create import create_pr
-from migrator.pr.git import PrError, repository
+from migrator.pr.git import NothingToApply, PrError, repository
 from migrator.pr.hosting import open_pr
 from migrator.pr.options import DEFAULT_BRANCH, PrOptions
 
@@ -47,8 +47,9 @@ def pr_command(
     request body to .git/migrate/PR_BODY.md.
 
     Refuses a dirty working tree (exit 2); on any failure the repository is left exactly as it
-    was. Running it again updates the branch. Exit 0 on success, 1 when --open could not open
-    the pull request, 2 on an error.
+    was. Running it again updates the branch. Exit 0 on success and when no fix applies (no
+    branch is created then, and it says so), 1 when --open could not open the pull request, 2
+    on an error.
     """
     options = PrOptions(path, branch, base, unsafe_fixes, run_verify, smoke, push, open_pr_flag)
     from migrator.progress import steps
@@ -56,6 +57,9 @@ def pr_command(
     try:
         with steps() as step:
             result = create_pr(options, on_step=step)
+    except NothingToApply as error:
+        click.echo(f"migrate pr: {error}", err=True)
+        sys.exit(0)
     except PrError as error:
         click.echo(f"migrate pr: {error}", err=True)
         sys.exit(2)

@@ -22,6 +22,7 @@ from migrator.pr.body import render_body
 from migrator.pr.commits import apply_family, branch_commits, fixable_families
 from migrator.pr.git import (
     Git,
+    NothingToApply,
     PrError,
     check_branch_name,
     check_clean,
@@ -170,10 +171,14 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
         if prefix == "." or Path(path).is_relative_to(prefix)
     ]
     level = Applicability.UNSAFE if options.unsafe_fixes else Applicability.SAFE
-    try:
-        existing = git.run(
-            "rev-parse", "-q", "--verify", f"refs/heads/{options.branch}", check=False
+    existing = git.run("rev-parse", "-q", "--verify", f"refs/heads/{options.branch}", check=False)
+    if not existing and base_sha == head and not fixable_families(scan_path, level):
+        kind = "safe or unsafe" if options.unsafe_fixes else "safe"
+        raise NothingToApply(
+            f"nothing to apply: no {kind} fix applies to {name}; no branch was created"
+            + ("" if options.unsafe_fixes else " (--unsafe-fixes applies reviewed fixes too)")
         )
+    try:
         if existing:
             start.branch_sha = existing
             start.switched = True

@@ -74,10 +74,27 @@ def check_clean(git: Git) -> None:
             )
 
 
+class NothingToApply(MigrateError):
+    """No fix applies at the chosen level: no branch is created (exit 0, with this message)."""
+
+
+#: Names git reads as something else than a branch (``@`` is HEAD, ``-x`` an option).
+_SPECIAL_REFS = frozenset(
+    {"@", "HEAD", "FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD"}
+)
+
+
 def check_branch_name(git: Git, branch: str) -> None:
-    """Refuse a name git would not accept for a branch."""
-    if not git.ok("check-ref-format", "--branch", branch):
-        raise PrError(f"invalid branch name: {branch!r}")
+    """Refuse a name git would not accept for a branch, or would read as another ref
+    (``@``, ``HEAD``, ``@{-1}``, a leading ``-``)."""
+    if (
+        branch in _SPECIAL_REFS
+        or branch.startswith("-")
+        or "@{" in branch
+        or not git.ok("check-ref-format", f"refs/heads/{branch}")
+        or not git.ok("check-ref-format", "--branch", branch)
+    ):
+        raise PrError(f"invalid branch name: {branch!r} (git reads it as something else)")
 
 
 def remote_url(git: Git, remote: str | None) -> str:
