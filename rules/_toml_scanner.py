@@ -211,9 +211,12 @@ class TomlScanner:
 
 
 def scan_toml(text: str) -> list[TomlValue] | None:
+    """The values of a TOML text with their positions; None when it cannot be read (bad
+    syntax, or arrays nested deeper than the scanner's recursion allows: a seed of the fuzzing
+    harness, ``tests/test_fuzz_parsers.py``)."""
     try:
         return TomlScanner(text).scan()
-    except (ValueError, IndexError, AssertionError):
+    except (ValueError, IndexError, AssertionError, RecursionError):
         return None
 
 
