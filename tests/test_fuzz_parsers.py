@@ -10,6 +10,8 @@ import string
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from migrator.rules._dependency_files import requirements_file
+from migrator.rules._toml_scanner import scan_toml
 
 from migrator.engine import FailFile, SkipFile, analyze
 from migrator.kernels import preproc
@@ -19,8 +21,6 @@ from migrator.registry import all_rules
 from migrator.shell_lex import lex
 from migrator.sources import notebook_cells
 from migrator.tomlcompat import parse_toml, tomllib
-from migrator.rules._dependency_files import requirements_file
-from migrator.rules._toml_scanner import scan_toml
 
 PRINTABLE = st.text(alphabet=string.printable + "\u00e9\u2028\ufeff\x00\x1b", max_size=400)
 REQUIREMENT_LINES = st.lists(
