@@ -23,7 +23,19 @@ from migrator.cli_options import (
 from migrator.model import ScanResult, Severity
 from migrator.progress import may_be_terminal
 
-FORMATS = ("text", "concise", "json", "sarif", "github")
+FORMATS = (
+    "text",
+    "concise",
+    "json",
+    "json-lines",
+    "sarif",
+    "github",
+    "gitlab",
+    "junit",
+    "rdjson",
+    "pylint",
+    "azure",
+)
 
 
 @click.command()
@@ -34,7 +46,8 @@ FORMATS = ("text", "concise", "json", "sarif", "github")
     "output_format",
     type=click.Choice(FORMATS),
     default="text",
-    help="text (grouped, with a summary), concise (one line per finding), json, sarif, github.",
+    help="text (grouped, with a summary), concise (one line per finding), json, json-lines, "
+    "sarif, github, gitlab (Code Quality), junit, rdjson (reviewdog), pylint, azure.",
 )
 @common_options
 @click.option(
@@ -333,7 +346,12 @@ def _render(
         from migrator.output import findings_json
 
         return findings_json.render(results)
-    if output_format in ("sarif", "github"):  # code hosts want paths from the repository root
+    if output_format == "json-lines":
+        from migrator.output.ci_formats import json_lines
+
+        return json_lines(results)
+    if output_format in ("sarif", "github", "gitlab", "junit", "rdjson", "pylint", "azure"):
+        # code hosts and CI systems want paths from the repository root
         from migrator.paths import to_repositories
 
         rebased = to_repositories(results)
@@ -346,6 +364,10 @@ def _render(
         from migrator.output import github
 
         return github.render(results)
+    if output_format in ("gitlab", "junit", "rdjson", "pylint", "azure"):
+        from migrator.output.ci_formats import RENDERERS
+
+        return RENDERERS[output_format](results)
     from migrator.output import text
 
     if output:
