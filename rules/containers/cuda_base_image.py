@@ -74,6 +74,13 @@ class CudaBaseImage(TextRule):
     ]
     invalid = [
         Invalid(
+            "FROM \\\n    nvidia/cuda:12.1.0-devel-ubuntu22.04 AS build\nRUN make\n",
+            path="Dockerfile",
+            fixed="FROM \\\n    rocm/dev-ubuntu-22.04:6.3.4-complete AS build\nRUN make\n",
+            line=2,
+            column=5,
+        ),
+        Invalid(
             "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n\nRUN apt-get update\n",
             path="Dockerfile",
             fixed="FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n\nRUN apt-get update\n",
