@@ -263,3 +263,14 @@ def test_the_mask_fix_leaves_the_nvidia_build_token_for_token_identical(tmp_path
     assert "0xffffffff " not in rocm and "0xffffffff;" not in rocm
     assert run_cli("fix", str(tmp_path)).exit_code in (0, 1)
     assert path.read_text() == after  # fixing twice changes nothing
+
+
+def test_the_report_shows_each_extension_with_its_blockers_and_imports(run_cli):
+    result = run_cli("report", "--format", "md", "--no-cache", str(FIXTURE))
+    assert result.exit_code == 0
+    assert (
+        "| `quant_kernels._lane` | setup.py:16 | blocked | 2 | no | inline-ptx 1 | — |"
+        " quant_kernels/__init__.py:3 (module level) |" in result.stdout
+    )
+    document = _verdict(run_cli, FIXTURE)
+    assert [row["label"] for row in document["extensions"]] == ["ports mechanically", "blocked"]

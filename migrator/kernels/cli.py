@@ -18,22 +18,9 @@ import click
 
 from migrator.cli_options import check_output, emit
 from migrator.errors import MigrateError
+from migrator.kernels.project import KERNEL_RULES
+from migrator.kernels.project import is_port as _is_port
 from migrator.output.escape import safe_text
-
-#: The kernel rules and the class of construct each reports (judging.md's kernel-site classes).
-KERNEL_RULES = {
-    "ROC303": "warp32-mask",
-    "ROC304": "warp-size-constant",
-    "ROC310": "inline-ptx",
-    "ROC311": "mma",
-    "ROC312": "ampere-only",
-    "ROC313": "hopper-only",
-    "ROC320": "mma",
-    "ROC330": "cutlass-cute",
-    "ROC340": "cuda-only-header",
-    "ROC350": "smem-limit",
-    "ROC360": "compiles-out",
-}
 
 
 @dataclass(slots=True)
@@ -251,13 +238,6 @@ def _analyse(
         "compile": compile_note,
         "compiler": compiler_info,
     }
-
-
-def _is_port(code: str) -> bool:
-    """Whether a kernel rule's finding needs a port (a rewrite), not a small edit."""
-    from migrator.registry import rule_by_code
-
-    return bool(getattr(rule_by_code(code), "port", False))
 
 
 def _site(finding: Any) -> dict[str, Any]:

@@ -122,9 +122,104 @@ def kernel_file_roles(
     return out
 
 
+#: The kernel rules and the class of construct each reports (judging.md's kernel-site classes).
+KERNEL_RULES = {
+    "ROC303": "warp32-mask",
+    "ROC304": "warp-size-constant",
+    "ROC310": "inline-ptx",
+    "ROC311": "mma",
+    "ROC312": "ampere-only",
+    "ROC313": "hopper-only",
+    "ROC320": "mma",
+    "ROC330": "cutlass-cute",
+    "ROC340": "cuda-only-header",
+    "ROC350": "smem-limit",
+    "ROC360": "compiles-out",
+}
+
+
+def is_port(code: str) -> bool:
+    """Whether a kernel rule's finding needs a port (a rewrite), not a small edit."""
+    from migrator.registry import rule_by_code
+
+    return bool(getattr(rule_by_code(code), "port", False))
+
+
+@dataclass(slots=True)
+class ExtensionRow:
+    """One extension as the readiness report shows it."""
+
+    name: str
+    build: str
+    files: int
+    rocm_branch: bool
+    built_on_rocm: bool
+    imports: list[str]
+    blockers: dict[str, int]
+    edits: dict[str, int]
+
+    @property
+    def label(self) -> str:
+        if not self.built_on_rocm:
+            return "not built on ROCm"
+        if self.blockers:
+            return "blocked"
+        return "needs small edits" if self.edits else "ports mechanically"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "build": self.build,
+            "label": self.label,
+            "files": self.files,
+            "rocm_branch": self.rocm_branch,
+            "imports": list(self.imports),
+            "blockers": dict(self.blockers),
+            "edits": dict(self.edits),
+        }
+
+
+def extension_rows(
+    root: Path, paths: Sequence[str], findings: Sequence[object]
+) -> list[ExtensionRow]:
+    """Each extension with its kernel findings by class (ports apart from edits) and its
+    Python import sites, for the report. Guarded findings (code hipcc never compiles) are
+    left out, as the scan leaves them out."""
+    rows: list[ExtensionRow] = []
+    for view in extension_views(root, paths):
+        files = set(view.files)
+        blockers: dict[str, int] = {}
+        edits: dict[str, int] = {}
+        for finding in findings:
+            code = str(getattr(finding, "rule", ""))
+            if code not in KERNEL_RULES or getattr(finding, "path", "") not in files:
+                continue
+            if getattr(finding, "guard", ""):
+                continue
+            bucket = blockers if is_port(code) else edits
+            bucket[KERNEL_RULES[code]] = bucket.get(KERNEL_RULES[code], 0) + 1
+        rows.append(
+            ExtensionRow(
+                view.name,
+                f"{view.extension.build}:{view.extension.line}",
+                len(view.files),
+                view.rocm_branch,
+                view.extension.context != "cuda",
+                [f"{site.path}:{site.line} ({site.how})" for site in view.imports[:8]],
+                blockers,
+                edits,
+            )
+        )
+    return rows
+
+
 __all__ = [
+    "ExtensionRow",
     "ExtensionView",
+    "KERNEL_RULES",
+    "extension_rows",
     "extension_views",
+    "is_port",
     "kernel_file_roles",
     "GUARDED",
     "LAZY",

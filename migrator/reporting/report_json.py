@@ -171,6 +171,7 @@ def project_dict(project: ProjectReport) -> dict[str, Any]:
         "deciding": [work_item_dict(item) for item in project.deciding],
         "amd_path": [_evidence(evidence) for evidence in project.amd_path],
         "entry_points": project.entry_points,
+        "extensions": [row.as_dict() for row in project.extensions],
         "work_items": [work_item_dict(item) for item in project.reachable_work],
         "peripheral_work_items": [work_item_dict(item) for item in project.peripheral_work],
         "files": {

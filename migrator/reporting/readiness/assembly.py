@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from migrator.model import Finding, ScanResult, Status
 from migrator.reporting.readiness.amd_evidence import Evidence
@@ -81,6 +82,8 @@ class ProjectReport:
     reason: str = ""
     amd_path: list[Evidence] = field(default_factory=list)
     entry_points: int = 0
+    #: the project's CUDA extensions (``migrator.kernels.project.ExtensionRow``)
+    extensions: list[Any] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -188,7 +191,23 @@ def build_project(
         reason=state.reason,
         amd_path=list(layout.amd_path),
         entry_points=len(layout.entry_points),
+        extensions=_extensions(scan, findings),
     )
+
+
+def _extensions(scan: ScanResult, findings: Sequence[Finding]) -> list[Any]:
+    """The project's CUDA extensions with their kernel findings (none without kernel files)."""
+    from migrator.kernels.builds import KERNEL_SUFFIXES
+
+    paths = [file.path for file in scan.files]
+    if not any(path.lower().endswith(KERNEL_SUFFIXES) for path in paths):
+        return []
+    root = Path(scan.root)
+    if not root.is_dir():
+        return []
+    from migrator.kernels.project import extension_rows
+
+    return list(extension_rows(root, paths, findings))
 
 
 def _project_name(root: str) -> str:
