@@ -3,7 +3,6 @@ build and cache folders, never follow a symlink loop, and tell each file's kind.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -298,16 +297,9 @@ def _ignored(relative: str, specs: list[tuple[str, _GitIgnore]]) -> bool:
 
 
 def _excluded(relative: str, patterns: Sequence[str]) -> bool:
-    name = relative.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        stripped = pattern.rstrip("/")
-        if (
-            fnmatch.fnmatch(relative, stripped)
-            or fnmatch.fnmatch(name, stripped)
-            or relative.startswith(stripped + "/")
-        ):
-            return True
-    return False
+    from migrator.paths import glob_matches
+
+    return any(glob_matches(relative, pattern) for pattern in patterns)
 
 
 def is_excluded(relative: str, patterns: Sequence[str]) -> bool:

@@ -4,9 +4,12 @@ directory or to the repository root."""
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import pathspec
 
 from migrator.config import find_pyproject
 from migrator.model import FileResult, ScanResult
@@ -131,3 +134,16 @@ def rebase(results: list[ScanResult], base: Path) -> list[ScanResult]:
 
 def _relative(path: Path, base: Path) -> str:
     return Path(os.path.relpath(path, base)).as_posix()
+
+
+@functools.lru_cache(maxsize=512)
+def _glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+def glob_matches(relative: str, pattern: str) -> bool:
+    """Whether an ``exclude`` / ``per-file-ignores`` glob covers ``relative`` (``/``-separated,
+    from the scanned root), as gitignore and ruff read globs: ``*`` never crosses ``/``
+    (``a/*.py`` leaves ``a/b/x.py`` alone), ``**`` does, a pattern without ``/`` matches a name
+    at any depth, a folder's pattern covers what is inside it."""
+    return _glob_spec(pattern).match_file(relative)

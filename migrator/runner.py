@@ -3,7 +3,6 @@ per-file ignores, and (for ``fix``) atomic writes. Used by the CLI, verify, repo
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -16,6 +15,7 @@ from migrator.config import Config, load_config
 from migrator.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
 from migrator.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner, release_memory, workers_fork
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
+from migrator.paths import glob_matches
 from migrator.reexports import ExportSlice, ProjectIndex, current_exports
 from migrator.rule import Rule
 from migrator.sources import (
@@ -89,7 +89,7 @@ class Selection:
         if finding.severity < self.min_severity and not self._named(finding):
             return False
         for pattern, ignored in self.per_file_ignores:
-            if fnmatch.fnmatch(finding.path, pattern) and (
+            if glob_matches(finding.path, pattern) and (
                 finding.rule in ignored
                 or finding.category in ignored
                 or any(finding.rule.startswith(code) for code in ignored)

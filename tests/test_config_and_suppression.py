@@ -145,3 +145,19 @@ def test_gitignore_answers_equal_the_specs_own(tmp_path):
     answers = [ignore.match_file(path) for path in paths]
     assert answers == [spec.match_file(path) for path in paths]
     assert any(answers) and not all(answers)
+
+
+def test_globs_read_as_gitignore_and_ruff_read_them(tmp_path, scan_json):
+    """``*`` never crosses ``/`` in ``--exclude`` and ``per-file-ignores`` (fnmatch's did:
+    ``a/*.py`` also dropped ``a/b/x.py``); ``**`` does; a bare name matches at any depth."""
+    for relative in ("a/x.py", "a/b/x.py", "c/d/e.py"):
+        write(tmp_path, relative, AMP_TWICE)
+    write(
+        tmp_path,
+        "pyproject.toml",
+        '[tool.migrate]\nselect = ["ROC520"]\n[tool.migrate.per-file-ignores]\n"c/**/*.py" = ["ROC520"]\n',
+    )
+    kept = {path for path, _ in _lines(scan_json("--exclude", "a/*.py", str(tmp_path)))}
+    assert kept == {"a/b/x.py"}
+    kept = {path for path, _ in _lines(scan_json("--exclude", "b", str(tmp_path)))}
+    assert kept == {"a/x.py"}
