@@ -68,12 +68,13 @@ class Selection:
         )
 
     def _named(self, finding: Finding) -> bool:
-        """Hygiene is off by default, but a rule selected by its code, name or category shows."""
+        """Hygiene is off by default, but a rule selected by its code, name or category shows,
+        and ``--select ALL`` means every rule, hygiene included."""
         return (
             finding.severity is Severity.HYGIENE
             and self.min_severity is Severity.INFO
             and any(
-                selector in {finding.rule, finding.name, finding.category}
+                selector in {finding.rule, finding.name, finding.category, "ALL"}
                 for selector in self.select
             )
         )

@@ -161,3 +161,9 @@ def test_globs_read_as_gitignore_and_ruff_read_them(tmp_path, scan_json):
     assert kept == {"a/b/x.py"}
     kept = {path for path, _ in _lines(scan_json("--exclude", "b", str(tmp_path)))}
     assert kept == {"a/x.py"}
+
+
+def test_select_all_includes_hygiene(tmp_path, scan_json):
+    write(tmp_path, "a.py", AMP_TWICE)  # ROC520 is hygiene: off by default
+    rules = {finding["rule"] for finding in scan_json("--select", "ALL", str(tmp_path))["findings"]}
+    assert "ROC520" in rules
