@@ -27,19 +27,20 @@ def _temporary_in(directory: Path, name: str) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=f".{stem}.", suffix=".migrate", dir=directory)
 
 
-def write_atomic(path: Path, text: str, encoding: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so an interrupted run
-    leaves either the old or the new file, never half of one. Newlines are written as they are
-    in ``text`` (the engine preserves the file's own line endings)."""
-    data = text.encode(encoding)
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    descriptor, temporary = _temporary_in(path.parent, path.name)
+def _replace_with(path: Path, data: bytes, mode: int, refuse_link: bool = False) -> None:
+    """Write ``data`` to a temporary file beside ``path`` (flushed to disk, given ``mode``) and
+    rename it over ``path``: an interruption or a failure leaves the old file whole. With
+    ``refuse_link``, a symlink planted at ``path`` meanwhile is not replaced (``WriteRefused``).
+    The temporary file never outlives a failure."""
+    descriptor, temporary = _temporary_in(path.absolute().parent, path.name)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
+        if refuse_link and os.path.islink(path):
+            raise WriteRefused(f"{path} is a symlink; not written through it")
         os.replace(temporary, path)
     except BaseException:
         try:
@@ -47,6 +48,13 @@ def write_atomic(path: Path, text: str, encoding: str) -> None:
         except OSError:
             pass
         raise
+
+
+def write_atomic(path: Path, text: str, encoding: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so an interrupted run
+    leaves either the old or the new file, never half of one. Newlines are written as they are
+    in ``text`` (the engine preserves the file's own line endings)."""
+    _replace_with(path, text.encode(encoding), stat.S_IMODE(os.stat(path).st_mode))
 
 
 def safe_target(root: Path, relative: str) -> Path:
@@ -186,31 +194,9 @@ def write_output(
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    data = text.encode(encoding, "surrogateescape")
     try:
-        descriptor, temporary = _temporary_in(path.absolute().parent, path.name)
+        _replace_with(path, text.encode(encoding, "surrogateescape"), mode, refuse_link=True)
     except OSError as error:
-        raise WriteRefused(f"cannot write {output}: {error.strerror}") from None
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        if os.path.islink(path):  # planted while we wrote
-            raise WriteRefused(f"{output} is a symlink; not written through it")
-        os.replace(temporary, path)
-    except OSError as error:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         raise WriteRefused(
             f"cannot write {output}: {error.strerror}; the previous file, if any, is unchanged"
         ) from None
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise

@@ -57,3 +57,42 @@ def lines_once(offsets: list[tuple[int, int]], line_of: object) -> list[tuple[in
             seen.add(line)
             out.append((start, end))
     return out
+
+
+def construct_spans(
+    view: Any, asm_kind: str, api_table: str, *, calls_only: bool
+) -> list[tuple[int, int]]:
+    """Byte spans of one construct class, one per line: asm blocks of ``asm_kind`` and the C++
+    names of the table ``api_table`` (called, or with ``calls_only`` off, named anywhere in code:
+    a type, a field, an attribute)."""
+    source = view.source
+    spans = [
+        (block.start, block.end)
+        for block in source.asm_blocks()
+        if asm_class(block.template) == asm_kind
+    ]
+    names = set(table()[api_table]["names"])
+    if calls_only:
+        spans.extend(
+            (call.start, call.end)
+            for call in source.calls()
+            if call.callee.rsplit("::", 1)[-1] in names
+        )
+    else:
+        spans.extend(
+            (token.start, token.end)
+            for token in source.tokens()
+            if token.text in names and token.type in _NAME_TOKENS
+        )
+    return lines_once(spans, source.line_of)
+
+
+_NAME_TOKENS = frozenset(
+    {
+        "identifier",
+        "type_identifier",
+        "field_identifier",
+        "namespace_identifier",
+        "__cluster_dims__",
+    }
+)

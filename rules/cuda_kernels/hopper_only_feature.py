@@ -6,7 +6,7 @@ from __future__ import annotations
 from migrator.model import Severity
 from migrator.rule import Invalid, KernelRule, Valid
 
-from ._shared import asm_class, lines_once, table
+from ._shared import construct_spans
 
 
 class HopperOnlyFeature(KernelRule):
@@ -92,26 +92,5 @@ class HopperOnlyFeature(KernelRule):
     ]
 
     def check(self) -> None:
-        view = self.view
-        spans = [
-            (block.start, block.end)
-            for block in view.source.asm_blocks()
-            if asm_class(block.template) == "hopper"
-        ]
-        names = set(table()["hopper_api"]["names"])
-        spans.extend(
-            (token.start, token.end)
-            for token in view.source.tokens()
-            if token.text in names
-            and token.type
-            in {
-                "identifier",
-                "type_identifier",
-                "field_identifier",
-                "namespace_identifier",
-                "__cluster_dims__",
-            }
-            or token.text == "__cluster_dims__"
-        )
-        for start, end in lines_once(spans, view.source.line_of):
+        for start, end in construct_spans(self.view, "hopper", "hopper_api", calls_only=False):
             self.report_bytes(start, end)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from migrator.model import Severity
 from migrator.rule import Invalid, KernelRule, Valid
 
-from ._shared import asm_class, lines_once, table
+from ._shared import construct_spans
 
 
 class PtxAsyncCopy(KernelRule):
@@ -69,20 +69,18 @@ class PtxAsyncCopy(KernelRule):
             path="k.cu",
             line=1,
         ),
+        Invalid(
+            "#include <cuda_pipeline_primitives.h>\n__device__ void load(float* s, const float* g) {\n"
+            "  __pipeline_memcpy_async(s, g, sizeof(float));\n  __pipeline_commit();\n"
+            "  __pipeline_wait_prior(0);\n}\n",
+            path="k.cu",
+            line=3,
+            count=3,
+        ),
     ]
 
     def check(self) -> None:
-        view = self.view
-        spans = [
-            (block.start, block.end)
-            for block in view.source.asm_blocks()
-            if asm_class(block.template) == "async_copy"
-        ]
-        names = set(table()["async_copy_api"]["names"])
-        spans.extend(
-            (call.start, call.end)
-            for call in view.source.calls()
-            if call.callee.rsplit("::", 1)[-1] in names
-        )
-        for start, end in lines_once(spans, view.source.line_of):
+        for start, end in construct_spans(
+            self.view, "async_copy", "async_copy_api", calls_only=True
+        ):
             self.report_bytes(start, end)
