@@ -158,7 +158,7 @@ class LaneMask32bit(KernelRule):
     category = "warp-size"
     severity = Severity.WARNING
     message = "32-bit lane mask: HIP masks are 64-bit (64-lane wavefronts on CDNA); use a 64-bit mask on ROCm"
-    fact = "§7 warp code; [H3]"
+    fact = "§7 warp code; [H3][H7]"
     triggers = ("_sync", "__activemask", "__ballot", "0xffffffff", "0xFFFFFFFF")
     effort_hours = 0.5
     consequence = "crash-import"
