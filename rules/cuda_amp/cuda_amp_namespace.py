@@ -15,6 +15,8 @@ from migrator.astutil import (
 from migrator.model import Applicability, Severity
 from migrator.rule import Invalid, PythonRule, Valid
 
+from .._fallbacks import in_version_fallback
+
 #: First torch release with the ``torch.amp`` form of each name (``autocast`` has always had it).
 _SINCE = {"GradScaler": "2.3", "custom_fwd": "2.4", "custom_bwd": "2.4"}
 
@@ -73,6 +75,10 @@ class CudaAmpNamespace(PythonRule):
     triggers = ("cuda.amp", "cuda import amp")
     effort_hours = 0.1
     valid = [
+        Valid(
+            'import torch\n\ntry:\n    scaler = torch.amp.GradScaler("cuda")\n'
+            "except (AttributeError, TypeError):\n    scaler = torch.cuda.amp.GradScaler()\n"
+        ),
         Valid('with torch.amp.autocast("cuda"):\n    pass\n'),
         Valid("def autocast():\n    pass\nwith autocast():\n    pass\n"),
         Valid('import torch\n"""torch.cuda.amp.autocast() in a docstring"""\n'),
@@ -115,7 +121,7 @@ class CudaAmpNamespace(PythonRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         target = self._target(node.func)
-        if target is None:
+        if target is None or in_version_fallback(self.ctx, node, "torch.amp"):
             return
         qualified, name, style = target
         torch_name, imports = module_ref(self.ctx, "torch")
@@ -137,7 +143,7 @@ class CudaAmpNamespace(PythonRule):
         if isinstance(node.decorator, cst.Call):
             return  # handled as a call
         target = self._target(node.decorator)
-        if target is None:
+        if target is None or in_version_fallback(self.ctx, node, "torch.amp"):
             return
         qualified, name, _ = target
         torch_name, imports = module_ref(self.ctx, "torch")
