@@ -25,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-#: The class each kernel rule reports (judging.md's kernel-site classes).
+#: The class each kernel rule reports (the kernel-site classes of tests/eval/kernels/README.md).
 CLASSES: dict[str, frozenset[str]] = {
     "ROC303": frozenset({"warp32-mask"}),
     "ROC304": frozenset({"warp-size-constant"}),

@@ -122,7 +122,7 @@ def kernel_file_roles(
     return out
 
 
-#: The kernel rules and the class of construct each reports (judging.md's kernel-site classes).
+#: The kernel rules and the class of construct each reports (the kernel-site classes of tests/eval/kernels/README.md).
 KERNEL_RULES = {
     "ROC303": "warp32-mask",
     "ROC304": "warp-size-constant",
