@@ -52,10 +52,27 @@ def _reader(root: Path) -> object:
     return read
 
 
+#: The last project's views: the readiness layout and the report's extension table both ask
+#: for them, and reading the builds and the include graph twice would repeat their I/O.
+_LAST_VIEWS: list[tuple[tuple[str, tuple[str, ...]], list[ExtensionView]]] = []
+
+
 def extension_views(
     root: Path, paths: Sequence[str], python_texts: Mapping[str, str] | None = None
 ) -> list[ExtensionView]:
-    """Every extension of the project with a source that exists, with its files and imports."""
+    """Every extension of the project with a source that exists, with its files and imports
+    (computed once for the same root and files; ``python_texts`` only saves reads)."""
+    key = (str(root), tuple(sorted(paths)))
+    if _LAST_VIEWS and _LAST_VIEWS[0][0] == key:
+        return _LAST_VIEWS[0][1]
+    views = _extension_views(root, paths, python_texts)
+    _LAST_VIEWS[:] = [(key, views)]
+    return views
+
+
+def _extension_views(
+    root: Path, paths: Sequence[str], python_texts: Mapping[str, str] | None
+) -> list[ExtensionView]:
     model: BuildModel = read_builds(root, paths)
     kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES)]
     if not model.extensions or not kernel_files:

@@ -37,6 +37,14 @@ def _int(text: str) -> int | None:
     return int(match.group(1), 0) if match else None
 
 
+#: Nodes that give a name a value, with the fields holding each: a warp-size name set to 32
+#: (``constexpr int kWarpSize = 32``, ``enum { THREADS_PER_WARP = 32 }``, ``int WARP_SIZE = 32``
+#: as a template parameter's default).
+_NAMED_VALUES = {
+    "init_declarator": ("declarator", "value"),
+    "enumerator": ("name", "value"),
+    "optional_parameter_declaration": ("declarator", "default_value"),
+}
 _LANE_OR_WARP = re.compile(r"(?i)lane|warp|^w_?id$|^wid\b")
 #: What shows a file was written with AMD wavefronts in mind: the wavefront-size macro, AMD
 #: builtins, or a branch only ROCm builds compile.
@@ -200,34 +208,14 @@ class WarpSize32Constant(KernelRule):
             "optional_parameter_declaration",
         ):
             kind = node.type
-            if kind == "optional_parameter_declaration":
-                declarator = node.child_by_field_name("declarator")
-                default = node.child_by_field_name("default_value")
-                if declarator is not None and default is not None:
-                    name = source.text(declarator.start_byte, declarator.end_byte)
-                    if (
-                        _WARP_NAME.search(name)
-                        and _int(source.text(default.start_byte, default.end_byte)) == 32
-                    ):
-                        add(node.start_byte, node.end_byte)
-            elif kind == "enumerator":
-                name_node = node.child_by_field_name("name")
-                value = node.child_by_field_name("value")
-                if name_node is not None and value is not None:
-                    name = source.text(name_node.start_byte, name_node.end_byte)
-                    if (
-                        _WARP_NAME.search(name)
-                        and _int(source.text(value.start_byte, value.end_byte)) == 32
-                    ):
-                        add(node.start_byte, node.end_byte)
-            elif kind == "init_declarator":
-                declarator = node.child_by_field_name("declarator")
-                value = node.child_by_field_name("value")
-                if declarator is None or value is None:
-                    continue
-                name = source.text(declarator.start_byte, declarator.end_byte)
+            fields = _NAMED_VALUES.get(kind)
+            if fields is not None:
+                name = node.child_by_field_name(fields[0])
+                value = node.child_by_field_name(fields[1])
                 if (
-                    _WARP_NAME.search(name)
+                    name is not None
+                    and value is not None
+                    and _WARP_NAME.search(source.text(name.start_byte, name.end_byte))
                     and _int(source.text(value.start_byte, value.end_byte)) == 32
                 ):
                     add(node.start_byte, node.end_byte)
