@@ -13,10 +13,10 @@ from typing import Any
 import click
 
 from migrator import __version__
-from migrator.catalog_command import explain, rules_command
+from migrator.commands.catalog import explain, rules_command
+from migrator.commands.fix import fix
+from migrator.commands.scan import scan
 from migrator.errors import MigrateError
-from migrator.fix_command import fix
-from migrator.scan_command import scan
 
 LAZY_COMMANDS = {
     "verify": ("migrator.verify.cli", "verify_command"),

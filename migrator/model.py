@@ -64,6 +64,10 @@ class Related:
 
 #: Aggregation scopes a rule may declare: how many findings one problem yields.
 AGGREGATIONS = ("none", "scope", "file", "project")
+#: What a rule's problem does on a ROCm build, worst first (every rule declares one; readiness
+#: weighs them): crashes at import, crashes or is wrong on a code path, silently runs without the
+#: GPU, runs slower or degraded, or ``hygiene``: no effect on ROCm, no action needed.
+CONSEQUENCES = ("crash-import", "crash-path", "cpu-fallback", "performance", "hygiene")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +87,7 @@ class Finding:
     fix: FixInfo | None = None
     cell: int | None = None
     source_line: str = ""
-    #: Why the code never runs on a ROCm build ("" when it does): see ``migrator.guards``.
+    #: Why the code never runs on a ROCm build ("" when it does): see ``migrator.reach.guards``.
     guard: str = ""
     #: The function or class path the finding sits in ("" at module level or in a text file).
     scope: str = ""

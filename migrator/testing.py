@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from migrator.aggregate import aggregate
-from migrator.discovery import file_kind
-from migrator.engine import Analysis, analyze
-from migrator.fixpolicy import vendor_swap_allowed
+from migrator.api.rule import Invalid, Rule, Valid
+from migrator.engine.aggregate import aggregate
+from migrator.engine.engine import Analysis, analyze
+from migrator.engine.fix_policy import vendor_swap_allowed
+from migrator.files.discovery import file_kind
 from migrator.model import Applicability, Finding
-from migrator.rule import Invalid, Rule, Valid
 
 
 def kind_for(path: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from migrator.astutil import literal_value
+from migrator.api.syntax import literal_value
 
 from ._tree import Tree, is_load_name
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from migrator.context import PythonContext
+from migrator.api import PythonContext
 
 from ._lines import comment_start, line_bounds
 from ._requirements import ParsedRequirement, Req, normalize, parse_requirement

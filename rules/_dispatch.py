@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, handler_types
-from migrator.context import PythonContext
+from migrator.api import PythonContext
+from migrator.api.syntax import fast_visit, handler_types
 
 from ._imports import IMPORT_GUARD_EXCEPTIONS, imported_modules
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import handler_types
-from migrator.context import PythonContext
+from migrator.api import PythonContext
+from migrator.api.syntax import handler_types
 
 #: Exceptions a missing attribute, module or signature raises.
 _VERSION_ERRORS = frozenset(

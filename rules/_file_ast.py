@@ -1,6 +1,6 @@
 """The whole file's ``ast``, for file-wide facts a rule needs beyond its parse scope.
 
-Partial parsing (``migrator.partial``) gives a rule the concrete tree of only the statements it
+Partial parsing (``migrator.engine.partial``) gives a rule the concrete tree of only the statements it
 reads; a fact about the whole file (does it name some dtype anywhere, what does every use of a
 name do, which parameters does a function of this file take) is read here instead, from the
 ``ast`` of the whole text. Both parse modes read it the same way, so they give the same answer.
@@ -12,8 +12,8 @@ import ast
 import sys
 from collections.abc import Iterator
 
-from migrator.context import PythonContext
-from migrator.partial import parse_ast
+from migrator.api import PythonContext
+from migrator.api.syntax import parse_ast
 
 
 def file_text(ctx: PythonContext) -> str:

@@ -8,10 +8,8 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from migrator.astutil import handler_types
-from migrator.context import PythonContext
-from migrator.imports import dotted_name
-from migrator.rule import PythonRule
+from migrator.api import PythonContext, PythonRule
+from migrator.api.syntax import dotted_name, handler_types
 
 
 def handler_names(node: cst.Try | cst.TryStar) -> set[str]:

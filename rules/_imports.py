@@ -8,8 +8,8 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, handler_types
-from migrator.rule import PythonRule
+from migrator.api import PythonRule
+from migrator.api.syntax import fast_visit, handler_types
 
 #: Exception names whose handler makes an import optional (``try: import x / except ImportError``).
 IMPORT_GUARD_EXCEPTIONS = frozenset(
@@ -89,7 +89,7 @@ def guarded_imports(module: cst.Module) -> frozenset[int]:
 
 def imported_modules(node: cst.Import | cst.ImportFrom) -> list[str]:
     """Dotted names of the modules an import statement loads (``from a.b import c`` → a.b)."""
-    from migrator.imports import dotted_name
+    from migrator.api.syntax import dotted_name
 
     if isinstance(node, cst.Import):
         names = [dotted_name(alias.name) for alias in node.names]
@@ -178,9 +178,8 @@ def non_call_references(
 def torch_ref(ctx: Any, module: str) -> tuple[str, list[tuple[str, str | None]]]:
     """How to spell ``module`` (a submodule that ``import torch`` loads: torch.nn,
     torch.nn.functional, torch.optim) here, importing plain ``torch`` when nothing binds it."""
-    from migrator.astutil import module_ref
 
-    name, imports = module_ref(ctx, module)
+    name, imports = ctx.module_ref(module)
     if imports:
         return module, [("torch", None)]
     return name, []

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, literal_value, simple_string_value
+from migrator.api.syntax import fast_visit, literal_value, simple_string_value
 
 
 def is_simple(node: cst.BaseExpression) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.context import PythonContext
+from migrator.api import PythonContext
 
 from ._dispatch import callee_root
 from ._tree import Tree, tree

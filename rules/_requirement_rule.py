@@ -9,9 +9,7 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from migrator.context import PythonContext, TextContext
-from migrator.model import Applicability
-from migrator.rule import PythonRule, TextRule
+from migrator.api import Applicability, PythonContext, PythonRule, TextContext, TextRule
 
 from ._dependency_files import (
     SETUP_KEYWORDS,

@@ -9,9 +9,8 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.markers import marker_allows_linux
-from migrator.ruledata import load_table
-from migrator.versions import poetry_to_pep440
+from migrator.api import load_table
+from migrator.api.knowledge import marker_allows_linux, poetry_to_pep440
 
 
 def packages() -> dict[str, Any]:

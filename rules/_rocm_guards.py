@@ -7,10 +7,9 @@ from collections.abc import Callable, Collection, Iterable
 
 import libcst as cst
 
-from migrator.astutil import handler_types
-from migrator.context import PythonContext
-from migrator.guards import falls_back
-from migrator.imports import dotted_name
+from migrator.api import PythonContext
+from migrator.api.reach import falls_back
+from migrator.api.syntax import dotted_name, handler_types
 
 from ._tree import Tree, identifier
 

@@ -1,5 +1,5 @@
 """Shell lexing for the rule catalog, one home for shell scripts, Dockerfile ``RUN`` lines,
-compose commands and CI scripts. The one lexer (``lex``, in ``migrator.shell_lex``, shared with
+compose commands and CI scripts. The one lexer (``lex``, in ``migrator.syntax.shell_lex``, shared with
 the engine) reads quotes, escapes, comments and separators; built on it: simple commands as
 tokens with offsets (``command_segments``), the requirements of their ``pip install`` commands,
 and line-level helpers (a line's code part, the quote open at an offset, command position, a
@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from migrator.shell_lex import lex, starts_comment
+from migrator.api.syntax import lex, starts_comment
 
 from ._requirements import Req, parse_requirement
 

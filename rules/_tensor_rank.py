@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import fast_visit
+from migrator.api.syntax import fast_visit
 
 _RANK_PRESERVING = frozenset(
     {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from migrator.torch_builds import CUDA_INDEX_RE, index_url_for
+from migrator.api.knowledge import CUDA_INDEX_RE, index_url_for
 
 IndexChoice = Callable[[int], tuple[str | None, str]]
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import libcst as cst
 
-from migrator import guard_conditions
-from migrator.astutil import iter_nodes, simple_string_value, syntax_children
-from migrator.context import PythonContext
+from migrator.api import PythonContext
+from migrator.api.reach import guard_conditions
+from migrator.api.syntax import iter_nodes, simple_string_value, syntax_children
 
 
 @dataclass

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from migrator.tomlcompat import tomllib
+from migrator.files.tomlcompat import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 JUDGEMENTS = ROOT / "tests" / "calibration" / "judgements.toml"
@@ -86,9 +86,9 @@ def scorer_data(project: Path) -> dict[str, Any]:
     """What the scorer consumes for one project: findings without source text, each with its
     file's role and tier and its subject, plus the AMD-path evidence and the paths of its own
     CUDA kernel sources."""
+    from migrator.engine.runner import scan
     from migrator.reporting.readiness import sites_of
     from migrator.reporting.readiness.assembly import counted, layout_of
-    from migrator.runner import scan
 
     result = scan(project).scan
     layout = layout_of(result)

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrator.tomlcompat import tomllib
+from migrator.files.tomlcompat import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW_DIR = ROOT / "tests" / "fix_review"
@@ -56,7 +56,7 @@ class Hunk:
 
 
 def _diff_hunks(root: Path, relative: str, new_text: str) -> list[Hunk]:
-    from migrator.fix_command import unified_diff
+    from migrator.commands.fix import unified_diff
 
     text = unified_diff(root, relative, new_text)
     hunks: list[Hunk] = []
@@ -77,8 +77,8 @@ def _diff_hunks(root: Path, relative: str, new_text: str) -> list[Hunk]:
 
 def project_hunks(root: Path) -> dict[str, Hunk]:
     """Every hunk of the safe and of the unsafe diff of ``root``, keyed by digest."""
+    from migrator.engine.runner import fix_tree
     from migrator.model import Applicability
-    from migrator.runner import fix_tree
 
     out: dict[str, Hunk] = {}
     for level_name, level in (("safe", Applicability.SAFE), ("unsafe", Applicability.UNSAFE)):

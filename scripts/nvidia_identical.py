@@ -2,7 +2,7 @@
 """Check that `migrate fix --unsafe-fixes` leaves every NVIDIA-specific file byte-identical: run it
 on a copy of each project and compare every file before and after.
 
-NVIDIA-specific is the fix policy's own judgement (`migrator.fixpolicy`): a file whose path names
+NVIDIA-specific is the fix policy's own judgement (`migrator.engine.fix_policy`): a file whose path names
 NVIDIA (`nvidia_specific_path`), a Python module importing an NVIDIA-only package
 (`imports_nvidia_only_package`), and, in CI files, a job or step that exists for NVIDIA
 (`ci_block_is_nvidia`, judged at each changed line). Prints one row per project (files changed,
@@ -23,10 +23,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from migrator.discovery import file_kind
-from migrator.fixpolicy import ci_block_is_nvidia, imports_nvidia_only_package, nvidia_specific_path
+from migrator.engine.fix_policy import (
+    ci_block_is_nvidia,
+    imports_nvidia_only_package,
+    nvidia_specific_path,
+)
+from migrator.engine.runner import fix_tree
+from migrator.files.discovery import file_kind
 from migrator.model import Applicability
-from migrator.runner import fix_tree
 
 
 def _hashes(root: Path) -> dict[str, str]:

@@ -23,8 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", help="project folders")
     parser.add_argument("--repeat", type=int, default=2, help="readiness builds per project")
     args = parser.parse_args(argv)
+    from migrator.engine.runner import scan
     from migrator.reporting.readiness import build_project
-    from migrator.runner import scan
 
     for path in args.paths:
         root = Path(path)

@@ -23,9 +23,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import migrator.engine as engine  # noqa: E402
-import migrator.isolation as isolation  # noqa: E402
-from migrator.rule import PythonRule  # noqa: E402
+import migrator.engine.engine as engine  # noqa: E402
+import migrator.engine.isolation as isolation  # noqa: E402
+from migrator.api.rule import PythonRule  # noqa: E402
 
 
 def _hooks(records: list[dict[str, Any]]) -> None:

@@ -9,7 +9,7 @@ import pytest
 from migrator.rules.apex.apex_fused_adam import ApexFusedAdam
 from migrator.rules.apex.apex_fused_norm import ApexFusedNorm
 
-from migrator.engine import analyze
+from migrator.engine.engine import analyze
 from migrator.model import Applicability
 
 torch = pytest.importorskip("torch")

@@ -17,7 +17,7 @@ from migrator.rules.xformers.xformers_memory_efficient_attention import (
     XformersMemoryEfficientAttention,
 )
 
-from migrator.engine import analyze
+from migrator.engine.engine import analyze
 from migrator.model import Applicability
 
 torch = pytest.importorskip("torch")

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from migrator import facts
-from migrator.registry import all_rules, code_table, code_table_problems, parse_code_table
-from migrator.rule import Rule
+from migrator.api.rule import Rule
+from migrator.engine.registry import all_rules, code_table, code_table_problems, parse_code_table
+from migrator.knowledge import facts_doc as facts
 from tests.conftest import ROOT
 
 REQUIRED = ["## What it does", "## Why it breaks on ROCm", "## Example"]

@@ -118,7 +118,7 @@ def test_gitignore_answers_equal_the_specs_own(tmp_path):
 
     import pathspec
 
-    from migrator.discovery import _GitIgnore
+    from migrator.files.discovery import _GitIgnore
 
     spec = pathspec.GitIgnoreSpec.from_lines(GITIGNORE.splitlines())
     ignore = _GitIgnore(spec)

@@ -1,4 +1,4 @@
-"""Parsing without re-validating parser-built nodes (``migrator.cstparse``): the same trees as
+"""Parsing without re-validating parser-built nodes (``migrator.syntax.parse``): the same trees as
 libcst's own parse, and validation back in force for every node built afterwards."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from migrator.cstparse import parse_module
+from migrator.syntax.parse import parse_module
 from tests.conftest import FIXTURES, ROOT
 
 

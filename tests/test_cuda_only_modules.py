@@ -1,4 +1,4 @@
-"""Modules written on a CUDA-only kernel toolkit (``migrator.cuda_only``, ROC902), on small
+"""Modules written on a CUDA-only kernel toolkit (``migrator.reach.cuda_only``, ROC902), on small
 projects shaped like FlashAttention-4's ``flash_attn/cute`` next to a ROCm-aware package: one
 finding per CUDA-only folder at its toolkit import, the other findings in those modules and in
 the tests importing them guarded (hidden, shown marked), never fixed, and followed by a warm
@@ -336,7 +336,12 @@ def test_the_rocm_word_gate_agrees_with_the_regex() -> None:
     at the edges the gate and the regex agree."""
     import re
 
-    from migrator.vendor_tokens import CASEFOLDED_INTO_TOKENS, ROCM_TOKENS, ROCM_WORD, names_rocm
+    from migrator.knowledge.vendor_tokens import (
+        CASEFOLDED_INTO_TOKENS,
+        ROCM_TOKENS,
+        ROCM_WORD,
+        names_rocm,
+    )
 
     letters = "".join(sorted(set("".join(ROCM_TOKENS))))
     beyond_ascii = "".join(

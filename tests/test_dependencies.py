@@ -11,15 +11,15 @@ from migrator.rules._requirements import parse_requirement
 from migrator.rules._shell import command_segments, pip_requirements
 from packaging.requirements import Requirement
 
-from migrator.discovery import file_kind
-from migrator.engine import analyze
-from migrator.fixpolicy import vendor_swap_allowed
-from migrator.markers import marker_allows_linux
+from migrator.engine.engine import analyze
+from migrator.engine.fix_policy import vendor_swap_allowed
+from migrator.engine.registry import all_rules, select_rules
+from migrator.files.discovery import file_kind
+from migrator.files.tomlcompat import tomllib
+from migrator.knowledge.markers import marker_allows_linux
+from migrator.knowledge.torch_builds import rocm_for_specs
+from migrator.knowledge.versions import poetry_to_pep440, spec_admits
 from migrator.model import Applicability
-from migrator.registry import all_rules, select_rules
-from migrator.tomlcompat import tomllib
-from migrator.torch_builds import rocm_for_specs
-from migrator.versions import poetry_to_pep440, spec_admits
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "llm_app"

@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
-from migrator.engine import analyze
+from migrator.engine.engine import analyze
+from migrator.engine.registry import rule_by_code
 from migrator.model import Applicability
-from migrator.registry import rule_by_code
 
 torch = pytest.importorskip("torch")
 

@@ -118,7 +118,7 @@ def test_notebook_findings_point_at_cell_and_line(tmp_path, scan_json):
 
 
 def test_interrupted_write_leaves_old_file(tmp_path, monkeypatch):
-    from migrator import writer
+    from migrator.files import writer
 
     path = write(tmp_path, "a.py", SOURCE)
 
@@ -137,10 +137,10 @@ def test_interrupted_write_leaves_old_file(tmp_path, monkeypatch):
 def test_a_rewrite_that_would_not_compile_is_dropped(tmp_path):
     import libcst as cst
 
-    from migrator.context import RawPythonFinding
-    from migrator.fixer import FixError, apply_python_fixes
+    from migrator.api.context import RawPythonFinding
+    from migrator.engine.fixer import FixError, apply_python_fixes
+    from migrator.engine.registry import rule_by_code
     from migrator.model import Applicability
-    from migrator.registry import rule_by_code
 
     module = cst.parse_module("x = f(1)\n")
     call = module.body[0].body[0].value

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from migrator.engine.runner import fix_tree
+from migrator.knowledge.versions import ProjectFacts, Version, branch_range, project_facts
 from migrator.model import Applicability, Severity
-from migrator.runner import fix_tree
-from migrator.versions import ProjectFacts, Version, branch_range, project_facts
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -267,7 +267,7 @@ def test_nvidia_only_ci_step_and_transformer_engine_module_are_left(tmp_path):
 def test_scan_shows_the_withheld_reason_instead_of_a_fix(tmp_path):
     """`scan` applies fix's policy: below the declared torch floor the finding offers no fix and
     says why; the cached result follows a change of the declared range."""
-    from migrator.runner import scan
+    from migrator.engine.runner import scan
 
     root = _project(
         tmp_path,

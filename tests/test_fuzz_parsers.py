@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from migrator.rules._dependency_files import requirements_file
 from migrator.rules._toml_scanner import scan_toml
 
-from migrator.engine import FailFile, SkipFile, analyze
+from migrator.engine.engine import FailFile, SkipFile, analyze
+from migrator.engine.registry import all_rules
+from migrator.files.sources import notebook_cells
+from migrator.files.tomlcompat import parse_toml, tomllib
 from migrator.kernels import preproc
 from migrator.kernels.source import parse
 from migrator.model import Applicability
-from migrator.registry import all_rules
-from migrator.shell_lex import lex
-from migrator.sources import notebook_cells
-from migrator.tomlcompat import parse_toml, tomllib
+from migrator.syntax.shell_lex import lex
 
 PRINTABLE = st.text(alphabet=string.printable + "\u00e9\u2028\ufeff\x00\x1b", max_size=400)
 REQUIREMENT_LINES = st.lists(

@@ -7,8 +7,8 @@ import json
 
 import libcst as cst
 
-from migrator.context import PythonContext
-from migrator.guard_conditions import (
+from migrator.api.context import PythonContext
+from migrator.reach.guard_conditions import (
     AVAILABILITY,
     IMPORT_FALLBACK,
     NON_LINUX,
@@ -16,8 +16,8 @@ from migrator.guard_conditions import (
     OTHER_DEVICE,
     ROCM_ONLY,
 )
-from migrator.imports import ImportTable
-from migrator.project import amd_twins, file_guards
+from migrator.reach.project import amd_twins, file_guards
+from migrator.syntax.imports import ImportTable
 from tests.conftest import write
 
 GPU = """\
@@ -126,8 +126,8 @@ def test_a_fallback_that_raises_is_not_portable(tmp_path, scan_json):
 
 def _guards(source: str) -> tuple[PythonContext, dict[str, str]]:
     """Run the engine's walk over ``source`` and label each ``mark()`` call by its argument."""
-    from migrator.engine import python_reports
-    from migrator.registry import all_rules
+    from migrator.engine.engine import python_reports
+    from migrator.engine.registry import all_rules
 
     module, context = python_reports(source, "x.py", all_rules(), prefilter=False)
     assert module is not None and context is not None
@@ -333,7 +333,7 @@ def test_project_files_that_never_run_on_rocm():
 
 
 def test_dockerfiles_named_for_one_image_of_several_are_dockerfiles():
-    from migrator.discovery import file_kind
+    from migrator.files.discovery import file_kind
 
     names = ["Dockerfile_amd", "Dockerfile-rocm", "Dockerfile.cuda", "docker/Dockerfile_trtllm"]
     assert {file_kind(name) for name in names} == {"dockerfile"}

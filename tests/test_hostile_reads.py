@@ -1,5 +1,5 @@
 """Files the user names and files a hostile project plants are read through one read facility
-(``migrator.sources.read_regular``: regular files only, never a blocking open, size caps) and
+(``migrator.files.sources.read_regular``: regular files only, never a blocking open, size caps) and
 parsed with bounds (issue #33): each is a one-line reason, never a hang, a blow-up or a
 traceback, and the rest of the run goes on."""
 

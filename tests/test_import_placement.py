@@ -7,9 +7,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from migrator.import_placement import place_imports
+from migrator.engine.import_placement import place_imports
+from migrator.engine.runner import fix_tree
 from migrator.model import Applicability
-from migrator.runner import fix_tree
 
 HEAD = (
     '"""Tests."""\n\n'

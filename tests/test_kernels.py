@@ -208,7 +208,7 @@ def test_kernel_evaluation_script_on_the_fixture(scan_json):
     import importlib.util
     import sys
 
-    from migrator.tomlcompat import tomllib
+    from migrator.files.tomlcompat import tomllib
     from tests.conftest import ROOT
 
     spec = importlib.util.spec_from_file_location(

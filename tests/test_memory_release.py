@@ -17,9 +17,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.context import PythonContext
-from migrator.engine import analyze
-from migrator.registry import all_rules
+from migrator.api.context import PythonContext
+from migrator.engine.engine import analyze
+from migrator.engine.registry import all_rules
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "fixtures" / "llm_app"

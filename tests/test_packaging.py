@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from migrator.registry import all_rules
+from migrator.engine.registry import all_rules
 from tests.conftest import FIXTURES, ROOT
 
 
@@ -78,7 +78,7 @@ def test_installed_package_is_complete(tmp_path):
 
 
 def test_tomllib_is_never_imported_bare():
-    """Python 3.10 has no ``tomllib``: every import goes through migrator.tomlcompat (or an
+    """Python 3.10 has no ``tomllib``: every import goes through migrator.files.tomlcompat (or an
     explicit version check), in the package, the rules, the scripts and the tests."""
     import ast
 

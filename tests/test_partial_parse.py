@@ -10,12 +10,12 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_for
-from migrator.imports import ImportTable, imports_from_ast
-from migrator.reexports import ProjectIndex
-from migrator.registry import all_rules
-from migrator.rule import PythonRule
-from migrator.ruledata import load_table
+from migrator.api.rule import PythonRule
+from migrator.engine.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_for
+from migrator.engine.registry import all_rules
+from migrator.knowledge.tables import load_table
+from migrator.syntax.imports import ImportTable, imports_from_ast
+from migrator.syntax.reexports import ProjectIndex
 from migrator.testing import kind_for
 from tests.conftest import FIXTURES, ROOT, write
 
@@ -643,7 +643,7 @@ class Loader:
 def test_libcst_parses_the_kept_lines_only_and_positions_map_back(monkeypatch):
     """The text libcst parses has no line of a dropped statement (an empty line costs it a
     node); the positions found in it are the file's, ends of multi-line findings included."""
-    from migrator.positions import map_range
+    from migrator.syntax.positions import map_range
 
     rules = [r for r in all_rules() if r.code == "ROC511"]
     whole, partial = _both(monkeypatch, COMPACTED, "loader.py", rules)

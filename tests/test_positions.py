@@ -10,8 +10,8 @@ import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from migrator.astutil import iter_nodes
-from migrator.positions import _anchored, full_positions
+from migrator.syntax.astutil import iter_nodes
+from migrator.syntax.positions import _anchored, full_positions
 from tests.conftest import FIXTURES, ROOT
 
 SOURCES = sorted(
@@ -57,7 +57,7 @@ def test_a_walk_without_trivia_reads_only_the_fields_that_can_hold_syntax() -> N
     """``syntax_children`` skips the fields declared to hold only trivia, strings or sentinels:
     on every node of the repository's own code and the fixtures (trivia included) it returns
     what reading every field returns."""
-    from migrator.astutil import _fields, _is_syntax_type, child_nodes, syntax_children
+    from migrator.syntax.astutil import _fields, _is_syntax_type, child_nodes, syntax_children
 
     def every_field(node: cst.CSTNode) -> list[cst.CSTNode]:
         out: list[cst.CSTNode] = []

@@ -4,9 +4,9 @@ workflows that only run on NVIDIA runners. Hidden by default, shown marked."""
 
 from __future__ import annotations
 
-from migrator.ci_guards import CPU_JOB, NON_LINUX_JOB, NVIDIA_JOB, NVIDIA_STEP, ci_line_guards
-from migrator.project import dependency_guard, nvidia_ci_file, own_packages
-from migrator.versions import ProjectFacts, VersionRange
+from migrator.knowledge.versions import ProjectFacts, VersionRange
+from migrator.reach.ci_guards import CPU_JOB, NON_LINUX_JOB, NVIDIA_JOB, NVIDIA_STEP, ci_line_guards
+from migrator.reach.project import dependency_guard, nvidia_ci_file, own_packages
 from tests.conftest import write
 
 MHA = """\
@@ -505,20 +505,20 @@ def test_ci_job_calling_a_reusable_workflow_names_its_runner_in_the_inputs():
 def test_files_that_never_run_on_rocm_are_not_analysed(tmp_path, scan_json, monkeypatch):
     """Every finding of a file for an NVIDIA GPU model (its path names it) is guarded: a default
     scan, which hides them, runs no rule there; ``--show-guarded`` does."""
-    import migrator.engine
+    import migrator.engine.engine
 
     write(tmp_path, "hopper/bench.py", "import torch\ntorch.backends.cudnn.allow_tf32 = True\n")
     write(tmp_path, "train.py", "import torch\ntorch.backends.cudnn.allow_tf32 = True\n")
     expected = scan_json("--no-cache", str(tmp_path))
     assert [(f["path"], f["rule"]) for f in expected["findings"]] == [("train.py", "ROC131")]
-    analyze = migrator.engine.analyze
+    analyze = migrator.engine.engine.analyze
 
     def analyze_but_hopper(text, path, kind, rules, **options):
         if path.startswith("hopper/") and rules:
             raise RuntimeError("analysed")
         return analyze(text, path, kind, rules, **options)
 
-    monkeypatch.setattr(migrator.engine, "analyze", analyze_but_hopper)
+    monkeypatch.setattr(migrator.engine.engine, "analyze", analyze_but_hopper)
     for options in (("--no-cache",), (), ()):
         report = scan_json(*options, str(tmp_path))
         assert report["findings"] == expected["findings"] and report["files"] == expected["files"]

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from migrator.engine import analyze
+from migrator.engine.engine import analyze
+from migrator.engine.registry import all_rules
+from migrator.files.sources import FailFile
 from migrator.model import Applicability
-from migrator.registry import all_rules
-from migrator.sources import FailFile
 
 PREFIX = "import torch\nimport pynvml\nfrom flash_attn import flash_attn_func\n"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrator.discovery import discover
+from migrator.engine.runner import scan
+from migrator.files.discovery import discover
 from migrator.model import Finding, Severity
 from migrator.reporting import readiness as r
 from migrator.reporting.readiness.layout import analyze
-from migrator.runner import scan
 from tests.conftest import write
 
 

@@ -3,7 +3,7 @@ rule; the index is plain data, and a warm scan sees a change to the re-exporting
 
 from __future__ import annotations
 
-from migrator.reexports import ProjectIndex, module_name
+from migrator.syntax.reexports import ProjectIndex, module_name
 from tests.conftest import write
 
 NVML = "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n"
@@ -112,7 +112,7 @@ def test_released_texts_are_restored_whole():
 
 
 def test_import_lines_are_cut_from_the_text_with_their_continuations():
-    from migrator.reexports import _import_lines
+    from migrator.syntax.reexports import _import_lines
 
     text = (
         "import a\n"

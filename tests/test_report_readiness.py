@@ -422,8 +422,8 @@ def test_topics_come_from_the_rule_data():
 
 
 def test_report_topics_name_real_rules_and_topics():
-    from migrator.registry import all_rules
-    from migrator.ruledata import load_table
+    from migrator.engine.registry import all_rules
+    from migrator.knowledge.tables import load_table
 
     codes = {rule.code for rule in all_rules()}
     keys = {topic.key for topic in r.TOPICS}

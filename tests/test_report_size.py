@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrator.registry import all_rules
+from migrator.engine.registry import all_rules
 from migrator.reporting import markdown
 from migrator.reporting.cli import make_report
 

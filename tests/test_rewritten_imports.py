@@ -18,10 +18,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from migrator.api.rule import PythonRule
+from migrator.engine.registry import all_rules
+from migrator.engine.runner import fix_tree
 from migrator.model import Applicability, Severity
-from migrator.registry import all_rules
-from migrator.rule import PythonRule
-from migrator.runner import fix_tree
 from migrator.testing import run_example
 
 pytest.importorskip("torch")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator.registry import all_rules
+from migrator.engine.registry import all_rules
 from migrator.testing import check_invalid, check_valid
 
 VALID = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.guard_conditions import NVIDIA_ONLY
-from migrator.guards import Guards
+from migrator.reach.guard_conditions import NVIDIA_ONLY
+from migrator.reach.guards import Guards
 from tests.conftest import write
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from migrator.rules._shell import code_part, command_segments, in_quotes
 
-from migrator.shell_lex import lex
+from migrator.syntax.shell_lex import lex
 
 # A line in the shape of a real Dockerfile RUN / entrypoint script: escaped quotes inside a
 # double-quoted argument, then a comment.

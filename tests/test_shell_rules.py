@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from migrator.engine import analyze
+from migrator.engine.engine import analyze
+from migrator.engine.registry import select_rules
 from migrator.model import Applicability, Severity
-from migrator.registry import select_rules
 from migrator.testing import kind_for
 
 CATEGORIES = ["nvml", "nvidia-smi", "env-var", "onnxruntime", "no-rocm-equivalent"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from migrator.astutil import simple_string_value
+from migrator.syntax.astutil import simple_string_value
 from tests.conftest import ROOT
 
 

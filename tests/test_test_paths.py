@@ -1,11 +1,11 @@
-"""The one decision of what a test or benchmark path is (migrator/paths.py), shared by rules,
+"""The one decision of what a test or benchmark path is (migrator/files/paths.py), shared by rules,
 the CUDA-only analysis and the readiness layout."""
 
 from __future__ import annotations
 
 import pytest
 
-from migrator.paths import is_benchmark_path, is_test_path
+from migrator.files.paths import is_benchmark_path, is_test_path
 from migrator.reporting.readiness.roles import path_role
 
 

@@ -3,10 +3,10 @@ macOS/Windows CI jobs and steps are hidden by default, shown marked, and never f
 
 from __future__ import annotations
 
-from migrator.ci_guards import NON_LINUX_JOB
-from migrator.guard_conditions import NON_LINUX, NVIDIA_ONLY
-from migrator.textguards import regions
-from migrator.variant_extras import CUDA_EXTRA, cuda_extra_regions
+from migrator.reach.ci_guards import NON_LINUX_JOB
+from migrator.reach.guard_conditions import NON_LINUX, NVIDIA_ONLY
+from migrator.reach.text_guards import regions
+from migrator.reach.variant_extras import CUDA_EXTRA, cuda_extra_regions
 from tests.conftest import write
 
 SETUP = """\
@@ -161,7 +161,7 @@ def test_cuda_extras_are_guarded_only_when_a_rocm_extra_exists(tmp_path, scan_js
 
 
 def test_an_extra_that_installs_a_cuda_extra_of_the_project_is_a_cuda_variant():
-    from migrator.variant_extras import cuda_extra_regions
+    from migrator.reach.variant_extras import cuda_extra_regions
 
     text = (
         '[project]\nname = "pkg"\n\n[project.optional-dependencies]\n'

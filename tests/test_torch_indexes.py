@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migrator.engine.runner import fix_tree
+from migrator.knowledge.torch_builds import indexes_serving, rocm_for_torch_version, rocm_index_for
 from migrator.model import Applicability, Severity
-from migrator.runner import fix_tree
-from migrator.torch_builds import indexes_serving, rocm_for_torch_version, rocm_index_for
 
 
 def test_patch_releases_decide_the_index():
@@ -75,7 +75,7 @@ def test_unpinned_torch_behind_extra_index_is_a_manual_step(tmp_path):
 
 
 def test_companion_pins_follow_the_paired_torch_release():
-    from migrator.torch_builds import rocm_for_companion
+    from migrator.knowledge.torch_builds import rocm_for_companion
 
     assert rocm_for_companion("torchvision", "0.17.2") == "5.7"  # torch 2.2.2
     assert rocm_for_companion("torchvision", "0.17.0") == "5.6"  # torch 2.2.0

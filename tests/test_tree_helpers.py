@@ -71,10 +71,10 @@ for _class in _node_classes():
 def test_the_engine_walk_equals_fast_visit_on_the_repository():
     """The engine's walk (parents on its stack, leavings queued only where hooked) visits and
     leaves the nodes that ``fast_visit`` does, in the same order, with ``iter_nodes``'s parents."""
-    from migrator.astutil import fast_visit, iter_nodes
-    from migrator.context import PythonContext
-    from migrator.engine import _Dispatcher
-    from migrator.imports import ImportTable
+    from migrator.api.context import PythonContext
+    from migrator.engine.engine import _Dispatcher
+    from migrator.syntax.astutil import fast_visit, iter_nodes
+    from migrator.syntax.imports import ImportTable
 
     sources = sorted((ROOT / "migrator").glob("*.py")) + sorted((ROOT / "rules").glob("*/*.py"))
     for path in sources[::7]:
@@ -95,7 +95,7 @@ def test_descendants_are_the_syntax_nodes_under_a_node_on_the_repository():
     """``Tree.descendants`` (syntax nodes only, read once per node) holds every node under a
     function that libcst's own ``children`` reach, less the trivia: the same nodes by identity,
     on every function of the repository's first modules."""
-    from migrator.astutil import _is_syntax_type
+    from migrator.syntax.astutil import _is_syntax_type
 
     def by_children(node: cst.CSTNode) -> list[cst.CSTNode]:
         out: list[cst.CSTNode] = []

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from migrator.engine.runner import fix_tree
+from migrator.engine.variants import rocm_versions_disagree, sibling_name, torch_source_problem
+from migrator.files.writer import WriteRefused, create_new
+from migrator.knowledge.torch_builds import indexes_serving
 from migrator.model import Applicability
-from migrator.runner import fix_tree
-from migrator.torch_builds import indexes_serving
-from migrator.variants import rocm_versions_disagree, sibling_name, torch_source_problem
-from migrator.writer import WriteRefused, create_new
 
 ROOT = Path(__file__).resolve().parent.parent
 

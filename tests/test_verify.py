@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrator.config import load_config
 from migrator.errors import ConfigError
+from migrator.files.config import load_config
 from migrator.reporting.readiness.receipts import verification_from_dict
 from migrator.verify import receipt_format
 from migrator.verify.cli import verify_command

@@ -1,5 +1,5 @@
 """Every file the user names for output goes through one write facility
-(``migrator.writer.write_output``): never over an input of the run, never through a symlink
+(``migrator.files.writer.write_output``): never over an input of the run, never through a symlink
 (or creating a dangling link's target), atomic so that a failed write keeps the previous file,
 with a one-line reason that names the file (issue #33)."""
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
+from migrator.commands.params import SECONDS
 from migrator.doctor.checks import CHECKS, FAIL, NA, PASS, CheckResult, gather
 from migrator.doctor.project import needed_packages
 from migrator.doctor.system import Host
-from migrator.params import SECONDS
 
 _LABELS = {PASS: "PASS", FAIL: "FAIL", NA: "N/A "}
 

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from migrator.sources import read_project_text
+from migrator.files.sources import read_project_text
 
 PACKAGES = {
     "flash_attn": re.compile(r"(?m)^\s*(?:import\s+flash_attn|from\s+flash_attn)\b|flash[-_]attn"),

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrator.vendor_tokens import names_rocm
+from migrator.knowledge.vendor_tokens import names_rocm
 
 #: C/C++/CUDA source suffixes the kernel rules read.
 KERNEL_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")

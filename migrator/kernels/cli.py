@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from migrator.cli_options import check_output, emit
+from migrator.commands.options import check_output, emit
 from migrator.errors import MigrateError
 from migrator.kernels.project import KERNEL_RULES
 from migrator.kernels.project import is_port as _is_port
@@ -52,7 +52,7 @@ class ExtensionSummary:
 
 
 def _all_files(root: Path) -> list[str]:
-    from migrator.discovery import discover
+    from migrator.files.discovery import discover
 
     return [item.relative for item in discover(root) if hasattr(item, "relative")]
 
@@ -139,9 +139,9 @@ def _analyse(
     jobs: int | None,
     timeout: float,
 ) -> dict[str, Any]:
+    from migrator.engine.runner import scan
     from migrator.kernels.builds import KERNEL_SUFFIXES, cuda_only_sources
     from migrator.kernels.project import extension_views
-    from migrator.runner import scan
 
     run = scan(root, select=sorted(KERNEL_RULES), use_cache=False)
     findings = [f for f in run.scan.findings if f.rule in KERNEL_RULES]

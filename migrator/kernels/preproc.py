@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrator.kernels.source import CudaSource
-from migrator.vendor_tokens import ROCM_TOKENS
+from migrator.knowledge.vendor_tokens import ROCM_TOKENS
 
 #: Macros hip-clang (or PyTorch's ROCm extension build) defines, and those it never defines.
 HIP_DEFINED = frozenset(

@@ -157,7 +157,7 @@ KERNEL_RULES = {
 
 def is_port(code: str) -> bool:
     """Whether a kernel rule's finding needs a port (a rewrite), not a small edit."""
-    from migrator.registry import rule_by_code
+    from migrator.engine.registry import rule_by_code
 
     return bool(getattr(rule_by_code(code), "port", False))
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
-from migrator.fingerprint import fingerprints
 from migrator.model import Finding, ScanResult, Severity
 from migrator.output.escape import portable, safe_line, safe_text
+from migrator.output.fingerprint import fingerprints
 
 _GITLAB = {
     Severity.ERROR: "critical",

@@ -47,7 +47,7 @@ def statistics(results: list[ScanResult]) -> str:
     findings = _findings(results)
     counts = Counter(finding.rule for finding in findings)
     fixable = {finding.rule for finding in findings if finding.fix is not None}
-    from migrator.registry import all_rules
+    from migrator.engine.registry import all_rules
 
     messages = {rule.code: rule.message for rule in all_rules()}
     lines = []

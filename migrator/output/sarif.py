@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import migrator
-from migrator.fingerprint import VERSION as FINGERPRINT
-from migrator.fingerprint import fingerprints
+from migrator.commands.rule_docs import project_url, rule_url, summary
 from migrator.model import ScanResult, Severity
 from migrator.output.escape import safe_text, url_path
 from migrator.output.findings_json import _prefix, _with_prefix
-from migrator.ruledocs import project_url, rule_url, summary
+from migrator.output.fingerprint import VERSION as FINGERPRINT
+from migrator.output.fingerprint import fingerprints
 
 _LEVEL = {
     Severity.ERROR: "error",
@@ -25,7 +25,7 @@ SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 def render(results: list[ScanResult], repository: Path | None = None) -> str:
     """The SARIF log; with ``repository``, URIs are relative to it (``%SRCROOT%``)."""
-    from migrator.registry import all_rules
+    from migrator.engine.registry import all_rules
 
     rules = all_rules()
     index = {rule.code: position for position, rule in enumerate(rules)}

@@ -77,7 +77,7 @@ def render(
 def rationale(code: str) -> str:
     """The first paragraph of a rule's "Why it breaks on ROCm" section (its long rationale);
     empty for an unknown code (a finding from an older cache)."""
-    from migrator.registry import rule_rationales
+    from migrator.engine.registry import rule_rationales
 
     return rule_rationales().get(code, "")
 

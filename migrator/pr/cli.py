@@ -52,7 +52,7 @@ def pr_command(
     on an error.
     """
     options = PrOptions(path, branch, base, unsafe_fixes, run_verify, smoke, push, open_pr_flag)
-    from migrator.progress import steps
+    from migrator.commands.progress import steps
 
     try:
         with steps() as step:

@@ -17,7 +17,7 @@ from migrator.pr.options import CommitInfo
 
 def fix_order() -> list[str]:
     """Rule families (categories) in catalog order: by their lowest rule code."""
-    from migrator.registry import all_rules
+    from migrator.engine.registry import all_rules
 
     first: dict[str, str] = {}
     for rule in all_rules():
@@ -27,7 +27,7 @@ def fix_order() -> list[str]:
 
 def fixable_families(scan_path: Path, level: Applicability) -> list[str]:
     """Families with at least one finding that ``fix`` at ``level`` rewrites, in catalog order."""
-    from migrator.runner import scan
+    from migrator.engine.runner import scan
 
     allowed = {Applicability.SAFE} | (
         {Applicability.UNSAFE} if level is Applicability.UNSAFE else set()
@@ -42,7 +42,7 @@ def fixable_families(scan_path: Path, level: Applicability) -> list[str]:
 
 def commit_message(category: str, rules: Counter[str], files: Counter[str], level: str) -> str:
     """The message of one family's commit: subject, rules with counts, files, how to reproduce."""
-    from migrator.registry import rule_by_code
+    from migrator.engine.registry import rule_by_code
 
     total = sum(rules.values())
     lines = [
@@ -80,7 +80,7 @@ def apply_family(
 ) -> CommitInfo | None:
     """Fix one family under ``scan_path`` (never inside ``exclude``, the submodules) and commit
     it; None when nothing changed."""
-    from migrator.runner import fix_tree
+    from migrator.engine.runner import fix_tree
 
     run = fix_tree(scan_path, level=level, select=[category], exclude=exclude, write=True)
     rules: Counter[str] = Counter()

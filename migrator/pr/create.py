@@ -103,7 +103,7 @@ def _run_verify(
 ) -> tuple[Verification | None, str, dict[str, object] | None]:
     """Run ``migrate verify`` on the clean original tree; (view, note, raw receipt)."""
     try:
-        from migrator.config import load_config
+        from migrator.files.config import load_config
         from migrator.verify.core import verify
         from migrator.verify.options import resolve_options
     except ImportError:

@@ -51,7 +51,7 @@ def make_report(
 ) -> Report:
     """Scan every root and compute the report (shared by ``report`` and ``pr``); ``on_step``
     hears which project is being scanned (progress)."""
-    from migrator.runner import scan
+    from migrator.engine.runner import scan
 
     names = unique_names(roots)
     scans = []
@@ -147,7 +147,7 @@ def report_command(
     roots = list(paths) + (read_repos_file(repos) if repos else [])
     inputs = [Path(root) for root in roots] + [Path(name) for name in (receipt, repos) if name]
     if output:
-        from migrator.cli_options import check_output
+        from migrator.commands.options import check_output
 
         check_output(output, inputs)
     if not roots:
@@ -163,7 +163,7 @@ def report_command(
         verification = read_receipt(receipt) if receipt else None
     except ReceiptError as error:
         raise click.BadParameter(str(error), param_hint="--receipt") from None
-    from migrator.progress import steps
+    from migrator.commands.progress import steps
 
     with steps() as step:
         report = make_report(
@@ -180,7 +180,7 @@ def report_command(
         step(f"rendering {output_format}")
         text = render(report, output_format)
     if output:
-        from migrator.writer import WriteRefused, write_output
+        from migrator.files.writer import WriteRefused, write_output
 
         try:
             write_output(output, text, inputs)

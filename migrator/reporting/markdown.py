@@ -9,6 +9,7 @@ import re
 import jinja2
 
 import migrator
+from migrator.commands.rule_docs import facts_url
 from migrator.output.escape import safe_line, safe_text, url_path
 from migrator.reporting.html import CLASS_LABELS, TEMPLATES, hours
 from migrator.reporting.readiness import (
@@ -20,7 +21,6 @@ from migrator.reporting.readiness import (
     VERDICT_RULES,
     Report,
 )
-from migrator.ruledocs import facts_url
 
 #: GitHub rejects comments over 65,536 characters; long finding lists are cut to this many rows.
 MAX_FINDING_ROWS = 150

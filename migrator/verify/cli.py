@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
+from migrator.commands.params import SECONDS
 from migrator.errors import MigrateError
-from migrator.params import SECONDS
 from migrator.verify.core import verify
 from migrator.verify.options import TARGETS, resolve_options
 from migrator.verify.receipt import summary
@@ -20,7 +20,7 @@ class VerifyUsageError(click.UsageError):
 
 
 def _config_table(root: Path) -> dict[str, Any]:
-    from migrator.config import load_config
+    from migrator.files.config import load_config
 
     table = load_config(root).verify
     return dict(table)
@@ -105,7 +105,7 @@ def verify_command(path: Path, receipt_path: str | None, **overrides: Any) -> No
         options = resolve_options(root, _config_table(root), overrides)
     except MigrateError as error:
         raise VerifyUsageError(str(error)) from None
-    from migrator.progress import steps
+    from migrator.commands.progress import steps
 
     with steps() as step:
         receipt = verify(options, on_step=step)

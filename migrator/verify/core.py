@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from migrator.verify import evidence
+import migrator.verify.evidence as evidence
 from migrator.verify.compare import Comparison, compare_outputs, compare_test_outcomes
 from migrator.verify.metrics import ratios, run_metrics
 from migrator.verify.options import VerifyOptions

@@ -288,10 +288,10 @@ class Receipt:
         }
 
     def write(self, path: Path) -> None:
-        """Write the JSON receipt to ``path`` (``migrator.writer.write_output``: atomic, never
+        """Write the JSON receipt to ``path`` (``migrator.files.writer.write_output``: atomic, never
         through a symlink, never over a file of the verified project)."""
         from migrator.errors import MigrateError
-        from migrator.writer import WriteRefused, write_output
+        from migrator.files.writer import WriteRefused, write_output
 
         try:
             write_output(

@@ -52,7 +52,7 @@ class _FileOutcome(Protocol):
 
 
 class _FixRun(Protocol):
-    """``migrator.runner.RootRun``: per-file outcomes in ``outcomes`` (``files`` also accepted)."""
+    """``migrator.engine.runner.RootRun``: per-file outcomes in ``outcomes`` (``files`` also accepted)."""
 
 
 FixFunction = Callable[[Path, bool], _FixRun]
@@ -84,8 +84,8 @@ class FixSummary:
 
 
 def default_fixer(tree: Path, unsafe: bool) -> _FixRun:
-    """Call the project's fix engine, ``migrator.runner.fix_tree`` (imported lazily)."""
-    runner = importlib.import_module("migrator.runner")
+    """Call the project's fix engine, ``migrator.engine.runner.fix_tree`` (imported lazily)."""
+    runner = importlib.import_module("migrator.engine.runner")
     model = importlib.import_module("migrator.model")
     level = model.Applicability.UNSAFE if unsafe else model.Applicability.SAFE
     run: _FixRun = runner.fix_tree(tree, level=level, write=True)

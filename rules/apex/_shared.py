@@ -7,9 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import unused_import_candidates
-from migrator.rule import PythonRule
-from migrator.ruledata import load_table
+from migrator.api import PythonRule, load_table
 
 from .._imports import (
     non_call_references,
@@ -55,5 +53,5 @@ class _ApexRewrite(PythonRule):
             message=message,
             replacement=replacement,
             imports=imports,
-            remove_imports=unused_import_candidates(self.ctx, node.func, "apex"),
+            remove_imports=self.ctx.unused_imports(node.func, "apex"),
         )

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._imports import (
     matches_package,
@@ -56,6 +55,7 @@ class ApexAmp(PythonRule):
     name = "apex-amp"
     category = "apex"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "scope"
     message = "apex.amp needs a ROCm/apex build (removed from NVIDIA apex); migrate to torch.amp"
     fact = "§5 apex.amp row; [AP3][AP2]"

@@ -8,8 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from .._arguments import as_keyword, as_positional, bind_arguments, new_keyword, relayout
 from .._imports import (
@@ -70,6 +69,7 @@ class ApexFusedAdam(_ApexRewrite):
     name = "apex-fused-adam"
     category = "apex"
     severity = Severity.WARNING
+    consequence = "crash-path"
     message = "apex needs a ROCm/apex source build; torch.optim has fused Adam/AdamW on ROCm"
     fix_title = "Use `torch.optim.AdamW(..., fused=True)` (or Adam for adam_w_mode=False)"
     applicability = Applicability.UNSAFE

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from .._arguments import bind_arguments, new_keyword, relayout
 from .._imports import (
@@ -71,6 +70,7 @@ class ApexFusedNorm(_ApexRewrite):
     name = "apex-fused-norm"
     category = "apex"
     severity = Severity.WARNING
+    consequence = "crash-path"
     message = "apex needs a ROCm/apex source build; torch.nn has the same normalization"
     fix_title = "Use `torch.nn.LayerNorm` / `torch.nn.RMSNorm` (explicit eps)"
     applicability = Applicability.UNSAFE

@@ -3,8 +3,7 @@ ImportError:` or an `if`."""
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from .._imports import UnguardedPackageImport
 from ._shared import _data
@@ -40,6 +39,7 @@ class ApexHardImport(UnguardedPackageImport):
     name = "apex-hard-import"
     category = "apex"
     severity = Severity.WARNING
+    consequence = "crash-import"
     aggregate = "file"
     message = "unguarded apex import: apex must be built from ROCm/apex (PyPI `apex` is unrelated)"
     fact = "§5 apex rows; [AP2]"

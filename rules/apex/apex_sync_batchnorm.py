@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import unused_import_candidates
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
 
 from .._arguments import bind_arguments, relayout
 from .._imports import (
@@ -59,6 +57,7 @@ class ApexSyncBatchNorm(PythonRule):
     name = "apex-sync-batchnorm"
     category = "apex"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "scope"
     message = "apex SyncBatchNorm is listed unsupported on ROCm; torch.nn.SyncBatchNorm works"
     fix_title = "Use `torch.nn.SyncBatchNorm`"
@@ -124,5 +123,5 @@ class ApexSyncBatchNorm(PythonRule):
             node,
             replacement=replacement,
             imports=list(imports),
-            remove_imports=unused_import_candidates(self.ctx, node.func, "apex"),
+            remove_imports=self.ctx.unused_imports(node.func, "apex"),
         )

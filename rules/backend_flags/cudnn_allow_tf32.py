@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _assignments
@@ -42,6 +41,7 @@ class CudnnAllowTf32(PythonRule):
     name = "cudnn-allow-tf32"
     category = "cudnn"
     severity = Severity.INFO
+    consequence = "hygiene"
     #: a project-wide fact: one finding with the other sites related, like ROC140
     aggregate = "project"
     message = "`cudnn.allow_tf32` has no effect on MIOpen: fp32 convolutions stay full FP32 on ROCm"

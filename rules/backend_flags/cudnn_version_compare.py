@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import literal_value
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api.syntax import literal_value
 
 from .._aliases import alias_kind, assigned_value_aliases
 from .._rocm_guards import unreachable_on_rocm
@@ -49,6 +48,7 @@ class CudnnVersionCompare(PythonRule):
     name = "cudnn-version-compare"
     category = "cudnn"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "scope"
     message = (
         "`cudnn.version()` returns the MIOpen version on ROCm: cuDNN version numbers do not apply"

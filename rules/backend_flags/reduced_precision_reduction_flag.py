@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _assignments
@@ -40,6 +39,7 @@ class ReducedPrecisionReductionFlag(PythonRule):
     name = "reduced-precision-reduction-flag"
     category = "tf32"
     severity = Severity.INFO
+    consequence = "hygiene"
     aggregate = "file"
     message = "reduced-precision-reduction flags have no effect on ROCm (unsupported by AMD)"
     fact = "§2 allow_fp16/bf16_reduced_precision_reduction row; [R1]"

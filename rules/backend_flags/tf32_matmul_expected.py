@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import arg, literal_value
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api.syntax import arg, literal_value
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import tree
@@ -56,6 +55,7 @@ class Tf32Matmul(PythonRule):
     name = "tf32-matmul-expected"
     category = "tf32"
     severity = Severity.INFO
+    consequence = "performance"
     aggregate = "project"
     message = (
         "TF32 matmul is off on ROCm unless the GPU is gfx942 and HIPBLASLT_ALLOW_TF32=1 is set; "

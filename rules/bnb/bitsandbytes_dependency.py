@@ -8,8 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
 from .._problems import BITSANDBYTES_BINARIES
@@ -74,6 +73,7 @@ class BitsandbytesDependency(PythonRule):
     name = "bitsandbytes-dependency"
     category = "bitsandbytes"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "project"
     problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes has ROCm binaries only from 0.49 (preview; 0.50 official)"

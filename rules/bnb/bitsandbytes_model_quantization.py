@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import CallShape, Invalid, PythonRule, Valid
+from migrator.api import CallShape, Invalid, PythonRule, Severity, Valid
 
 from .._imports import matches_package
 from .._literals import is_literal
@@ -63,6 +62,7 @@ class BitsandbytesTransformersQuantization(PythonRule):
     name = "bitsandbytes-model-quantization"
     category = "bitsandbytes"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "project"
     problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes quantization needs bitsandbytes>=0.49 on ROCm"

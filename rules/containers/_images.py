@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from migrator.ruledata import load_table
+from migrator.api import load_table
 
 from .._shell import code_lines
 

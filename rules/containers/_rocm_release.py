@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.torch_builds import rocm_for_specs, rocm_index_for
+from migrator.api.knowledge import rocm_for_specs, rocm_index_for
 
 from .._shell import pip_requirements
 

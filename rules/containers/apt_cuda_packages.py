@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 from .._shell import command_segments
 
@@ -49,6 +48,7 @@ class AptCudaPackages(TextRule):
     name = "apt-cuda-packages"
     category = "container"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "file"
     message = "CUDA system package: unavailable or unused on a ROCm system"
     fact = "§9 FROM nvidia/cuda row; [C1]"

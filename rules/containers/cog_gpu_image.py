@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 _FACT = "§9 Cog row; [C3]"
 
@@ -44,6 +43,7 @@ class CogGpuImage(TextRule):
     name = "cog-gpu-image"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = (
         "Cog builds GPU images on NVIDIA CUDA base images (`gpu: true`) and has no ROCm mode: "
         "this image cannot use an AMD GPU; build a ROCm image from a Dockerfile for AMD"

@@ -6,8 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
 
 from .._lines import line_bounds
 
@@ -117,6 +116,7 @@ class ComposeNvidiaGpu(TextRule):
     name = "compose-nvidia-gpu"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "NVIDIA GPU reservation: needs the NVIDIA Container Toolkit; fails on AMD hosts"
     fix_title = "Give the service /dev/kfd and /dev/dri with the video group"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
 
 from ._images import _images, image_refs, split_image
 from ._rocm_release import _pinned_rocm
@@ -54,6 +53,7 @@ class CudaBaseImage(TextRule):
     name = "cuda-base-image"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "CUDA base image: it has no ROCm, so nothing in the container can use an AMD GPU"
     fix_title = "Use AMD's ROCm development image for the same Ubuntu release"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
 
 from .._shell import Token, command_segments
 
@@ -72,6 +71,7 @@ class DockerGpuFlags(TextRule):
     name = "docker-nvidia-gpu-flags"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "`--gpus` / `--runtime=nvidia` need the NVIDIA Container Toolkit; Docker fails on AMD"
     fix_title = "Pass the AMD GPU device files instead"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
 
 from ._images import _images, image_refs, split_image
 
@@ -50,6 +49,7 @@ class NgcImage(TextRule):
     name = "ngc-image"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "NVIDIA NGC image: a CUDA build that cannot use an AMD GPU"
     fix_title = "Use AMD's `rocm/pytorch` image"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
-from migrator.torch_builds import LOCAL_CUDA_RE, rocm_for_companion, rocm_for_specs
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api.knowledge import LOCAL_CUDA_RE, rocm_for_companion, rocm_for_specs
 
 from .._requirements import Change, Req, render
 from .._shell import pip_requirements
@@ -47,6 +46,7 @@ class PipCudaLocalVersion(TextRule):
     name = "pip-cuda-local-version"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "CUDA build of PyTorch pinned: on ROCm it finds no GPU and runs on the CPU"
     fix_title = "Pin the ROCm build (`+rocmX.Y`) of the same release"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
 
 from .._shell import Token, code_lines, command_segments
 from .._torch_index import cuda_index_edits, url_matches
@@ -50,6 +49,7 @@ class PipCudaWheelIndex(TextRule):
     name = "pip-cuda-wheel-index"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "PyTorch CUDA wheel index: installs CUDA builds that find no GPU on ROCm"
     fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"

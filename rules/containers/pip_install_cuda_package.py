@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
-from migrator.ruledata import load_table
+from migrator.api import Invalid, Severity, TextRule, Valid, load_table
 
 from .._dependency_files import cog_file
 from .._requirement_rule import RequirementRule
@@ -56,6 +54,7 @@ class PipInstallCudaPackage(TextRule):
     name = "pip-install-cuda-package"
     category = "container"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "file"
     message = "`pip install` of a CUDA-only package"
     fact = "§9 package rows, §4a, §5; [K3][F1][B1]"

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import string_value
-from migrator.context import PythonContext
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api.syntax import string_value
 
 from .._shell import pip_requirements
 from .pip_install_cuda_package import PipInstallCudaPackage
@@ -76,6 +74,7 @@ class PipInstallCudaPackageInPython(PythonRule):
     name = "pip-install-cuda-package-in-python"
     category = "container"
     severity = Severity.WARNING
+    consequence = "performance"
     message = "`pip install` of a CUDA-only package in a command run from Python"
     fact = PipInstallCudaPackage.fact
     triggers = ("pip install", '"pip"', "'pip'")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 from ._images import image_refs, split_image
 
@@ -44,6 +43,7 @@ class PytorchCudaImage(TextRule):
     name = "pytorch-cuda-image"
     category = "container"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "PyTorch's CUDA image: torch there is a CUDA build that cannot use an AMD GPU"
     fact = "§9 FROM pytorch/pytorch; [PH1][R1]"

@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import (
-    keyword_arg,
-    module_ref,
-    positional_arg,
-    replace_call,
-    unused_import_candidates,
-)
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
+from migrator.api.syntax import keyword_arg, positional_arg, replace_call
 
 from .._fallbacks import in_version_fallback
 
@@ -67,6 +60,7 @@ class CudaAmpNamespace(PythonRule):
     name = "cuda-amp-namespace"
     category = "cuda-amp"
     severity = Severity.HYGIENE
+    consequence = "hygiene"
     aggregate = "none"  # each site has its own safe fix
     message = "`torch.cuda.amp` is a deprecated alias of `torch.amp` with device 'cuda'"
     fix_title = "Use the `torch.amp` form with device 'cuda'"
@@ -124,7 +118,7 @@ class CudaAmpNamespace(PythonRule):
         if target is None or in_version_fallback(self.ctx, node, "torch.amp"):
             return
         qualified, name, style = target
-        torch_name, imports = module_ref(self.ctx, "torch")
+        torch_name, imports = self.ctx.module_ref("torch")
         prepend = (
             [positional_arg('"cuda"')]
             if style == "positional"
@@ -146,7 +140,7 @@ class CudaAmpNamespace(PythonRule):
         if target is None or in_version_fallback(self.ctx, node, "torch.amp"):
             return
         qualified, name, _ = target
-        torch_name, imports = module_ref(self.ctx, "torch")
+        torch_name, imports = self.ctx.module_ref("torch")
         replacement = node.with_changes(
             decorator=cst.parse_expression(f'{torch_name}.amp.{name}(device_type="cuda")')
         )
@@ -159,4 +153,4 @@ class CudaAmpNamespace(PythonRule):
         )
 
     def _removals(self, func: cst.BaseExpression, qualified: str) -> list[tuple[str | None, ...]]:
-        return unused_import_candidates(self.ctx, func, "torch.cuda")
+        return self.ctx.unused_imports(func, "torch.cuda")

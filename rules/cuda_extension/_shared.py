@@ -7,11 +7,9 @@ from typing import Any
 
 import libcst as cst
 
-from migrator import guard_conditions
-from migrator.astutil import syntax_children
-from migrator.context import PythonContext
-from migrator.rule import PythonRule
-from migrator.ruledata import load_table
+from migrator.api import PythonContext, PythonRule, load_table
+from migrator.api.reach import guard_conditions
+from migrator.api.syntax import syntax_children
 
 from .._literals import docstring_nodes
 

@@ -7,9 +7,8 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.guards import caught_with_fallback
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api.reach import caught_with_fallback
 
 from .._literals import is_literal
 from ._shared import EXTENSION_BUILD, _data, _rocm_aware
@@ -66,6 +65,7 @@ class CudaExtensionBuild(PythonRule):
     name = "cuda-extension-build"
     category = "cuda-extension"
     severity = Severity.WARNING
+    consequence = "crash-path"
     message = (
         "CUDA extension: hipified and built with hipcc on ROCm for PYTORCH_ROCM_ARCH "
         "(TORCH_CUDA_ARCH_LIST is ignored); build and check it on ROCm"

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.context import PythonContext
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid
 
 from .._rocm_guards import in_try_catching, unreachable_on_rocm
 from .._tree import Tree, identifier, qualified_refs, tree
@@ -66,6 +64,7 @@ class CudaHomePath(PythonRule):
     name = "cuda-home-path"
     category = "cuda-extension"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = (
         "`torch.utils.cpp_extension.CUDA_HOME` is None on ROCm builds of torch: building a path "
         "from it raises TypeError (the ROCm toolkit is `cpp_extension.ROCM_HOME`)"

@@ -7,8 +7,7 @@ import re
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from ._shared import _data, _KernelSource
 
@@ -49,6 +48,7 @@ class CudaVersionMacroInSource(_KernelSource):
     name = "cuda-version-macro-in-source"
     category = "cuda-extension"
     severity = Severity.WARNING
+    consequence = "crash-path"
     message = "CUDA arch/version macros in kernel source are undefined or differ under HIP"
     fact = "§7 CUDA_VERSION/__CUDA_ARCH__ row; [P1][H2]"
     triggers = ("__CUDA_ARCH__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER")

@@ -7,8 +7,7 @@ import re
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from ._shared import _KernelSource
 
@@ -55,6 +54,8 @@ class InlinePtxAsm(_KernelSource):
     name = "inline-ptx-asm"
     category = "cuda-extension"
     severity = Severity.ERROR
+    consequence = "crash-path"
+    port = True
     message = "inline PTX assembly does not compile on ROCm (HIP-Clang takes GCN asm only)"
     fact = "§7 inline PTX row, §10.11; [H1][P1]"
     triggers = ("asm(", "asm (", "asm volatile", "asm __volatile__", "__asm__")

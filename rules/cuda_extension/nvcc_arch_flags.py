@@ -12,8 +12,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._literals import docstring_nodes
 from .._rocm_guards import called_only_on_nvidia
@@ -81,6 +80,7 @@ class NvccArchFlags(PythonRule):
     name = "nvcc-arch-flags"
     category = "cuda-extension"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "scope"
     message = "nvcc architecture flag reaches hipcc on ROCm (cpp_extension passes nvcc flags on)"
     fact = "§6 TORCH_CUDA_ARCH_LIST row, §7 CUDAExtension and nvcc-only flags rows; [P9][H5][H6]"

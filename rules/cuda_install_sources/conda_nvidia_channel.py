@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 
@@ -50,6 +49,7 @@ class CondaNvidiaChannel(TextRule):
     name = "conda-nvidia-channel"
     category = "dependency"
     severity = Severity.WARNING
+    consequence = "performance"
     message = "conda's `nvidia` channel installs CUDA packages that cannot use an AMD GPU"
     fact = "§9 index-url row (CUDA builds); conda specifics unverified; [P17]"
     triggers = ("nvidia",)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
-from migrator.torch_builds import CUDA_INDEX_RE
+from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api.knowledge import CUDA_INDEX_RE
 
 from .._shell import iter_lines
 from ._shared import _INSTALL_KINDS
@@ -54,6 +53,7 @@ class CudaWheelUrl(TextRule):
     name = "cuda-wheel-url"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = (
         "direct wheel URL of a CUDA build: pip installs it on ROCm too, where it cannot use the GPU"
     )

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 from ._shared import _INSTALL_KINDS
@@ -47,6 +46,7 @@ class NvidiaApexGitInstall(TextRule):
     name = "nvidia-apex-git-install"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = "NVIDIA/apex builds CUDA kernels only; on ROCm install ROCm/apex"
     fact = "§5 apex.amp row; [AP2]"
     triggers = ("NVIDIA/apex",)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from migrator.ruledata import load_table
+from migrator.api import load_table
 
 #: A PTX instruction: a mnemonic with a dotted suffix (``mov.u32``, ``lop3.b32``), a special
 #: register (``%laneid``), a predicate guard (``@p``) or a register declaration (``.reg``).

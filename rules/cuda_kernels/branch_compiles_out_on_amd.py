@@ -3,9 +3,8 @@ whose code hipcc skips, with no branch for AMD in its place."""
 
 from __future__ import annotations
 
-from migrator.kernels.preproc import dead_on_amd
-from migrator.model import Severity
-from migrator.rule import Invalid, KernelRule, Valid
+from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api.reach import dead_on_amd
 
 
 class BranchCompilesOutOnAmd(KernelRule):

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, KernelRule, Valid
+from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from ._shared import table
 

@@ -3,8 +3,7 @@ mbarrier, thread-block clusters) in a source hipcc compiles for AMD."""
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, KernelRule, Valid
+from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from ._shared import construct_spans
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, KernelRule, Valid
+from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from ._shared import construct_spans
 

@@ -3,8 +3,7 @@ compiles for AMD."""
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, KernelRule, Valid
+from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from ._shared import lines_once
 

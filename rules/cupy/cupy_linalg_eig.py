@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 #: The CuPy functions built on cuSOLVER's ``geev``, which CuPy's ROCm build does not provide.
 _GEEV_FUNCTIONS = frozenset({"cupy.linalg.eig", "cupy.linalg.eigvals"})
@@ -53,6 +52,7 @@ class CupyLinalgEig(PythonRule):
     name = "cupy-linalg-eig"
     category = "cupy"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = "`cupy.linalg.eig` and `eigvals` raise on a ROCm build of CuPy (no `geev` solver)"
     fact = "§9 cupy.linalg.eig; [CP1]"
     triggers = ("cupy",)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
-from migrator.versions import spec_admits
+from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api.knowledge import spec_admits
 
 from .._problems import BITSANDBYTES_BINARIES
 from .._requirement_rule import RequirementRule, Verdict
@@ -47,6 +46,7 @@ class BitsandbytesWithoutRocm(RequirementRule):
     name = "bitsandbytes-without-rocm-binaries"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "project"
     problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes before 0.49 has no ROCm binaries"

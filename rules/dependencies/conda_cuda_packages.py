@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 from .._dependency_files import conda_file
 from ._table import _table
@@ -42,6 +41,7 @@ class CondaCudaPackages(TextRule):
     name = "conda-cuda-packages"
     category = "dependency"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "project"
     message = "conda CUDA package: selects CUDA builds that find no GPU on ROCm"
     fact = "§9 index-url row (CUDA builds); conda specifics unverified; [P17]"

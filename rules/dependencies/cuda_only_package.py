@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.packagefacts import no_equivalent
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
+from migrator.api.knowledge import no_equivalent
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
@@ -43,6 +42,8 @@ class CudaOnlyPackage(RequirementRule):
     name = "cuda-only-package"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "crash-path"
+    port = True
     message = "CUDA-only package with no ROCm build"
     fact = "§9 tensorrt/pycuda/dali/eetq/transformer-engine rows; [R1][K3][K6]"
     triggers = _cases(

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
-from migrator.versions import spec_admits
+from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api.knowledge import spec_admits
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -49,6 +48,7 @@ class CupyCudaWheel(RequirementRule):
     name = "cupy-cuda-wheel"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = "CuPy CUDA wheel: its kernels need a CUDA driver and fail on ROCm"
     fix_title = "Use the CuPy ROCm wheel of the same major version"
     applicability = Applicability.UNSAFE

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req, packages
@@ -42,6 +41,7 @@ class DeprecatedQuantPackage(RequirementRule):
     name = "deprecated-quantization-package"
     category = "dependency"
     severity = Severity.INFO
+    consequence = "crash-path"
     message = "deprecated quantization package with no maintained ROCm kernels"
     fact = "§5 quantization alternatives, §9 auto-gptq row; [Q1][Q2][Q3]"
     triggers = _cases("gptq", "awq", "AutoGPTQ", "AutoAWQ")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from .._problems import FLASH_ATTN_BUILD
 from .._requirement_rule import RequirementRule, Verdict
@@ -48,6 +47,7 @@ class FlashAttnCudaWheel(RequirementRule):
     name = "flash-attn-cuda-wheel"
     category = "dependency"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "project"
     problem = FLASH_ATTN_BUILD
     message = "`flash-attn` wheels are CUDA-only; on ROCm build ROCm/flash-attention or use SDPA"

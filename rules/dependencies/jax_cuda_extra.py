@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -48,6 +47,7 @@ class JaxCudaExtra(RequirementRule):
     name = "jax-cuda-extra"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     message = "JAX CUDA plugin: on ROCm JAX finds no GPU and runs on the CPU"
     fix_title = "Use the JAX ROCm plugin (`jax[rocm7-local]`)"
     applicability = Applicability.UNSAFE

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -50,6 +49,7 @@ class NvidiaRuntimeWheel(RequirementRule):
     name = "nvidia-cuda-runtime-wheel"
     category = "dependency"
     severity = Severity.INFO
+    consequence = "hygiene"
     message = "NVIDIA CUDA runtime wheel: unused on ROCm, where PyTorch ships its ROCm libraries"
     fix_title = "Remove the CUDA runtime wheel"
     applicability = Applicability.SAFE

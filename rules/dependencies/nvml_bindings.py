@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.project import NVML_BINDINGS
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
+from migrator.api.knowledge import NVML_BINDINGS
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
@@ -42,6 +41,7 @@ class NvmlBindings(RequirementRule):
     name = "nvml-bindings"
     category = "dependency"
     severity = Severity.WARNING
+    consequence = "performance"
     message = "NVML bindings: NVML needs the NVIDIA driver; on ROCm use `amdsmi`"
     fact = "§3a, §9 pynvml row; [A1]"
     triggers = _cases("nvml", "pyNVML", "nvidia-ml", "nvidia_ml")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -47,6 +46,7 @@ class OnnxruntimeGpu(RequirementRule):
     name = "onnxruntime-gpu"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     message = "`onnxruntime-gpu` has only the CUDA execution provider; on ROCm it runs on the CPU"
     fix_title = "Use `onnxruntime-migraphx`"
     applicability = Applicability.UNSAFE

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -53,6 +52,7 @@ class PypiTriton(RequirementRule):
     name = "pypi-triton"
     category = "dependency"
     severity = Severity.WARNING
+    consequence = "crash-path"
     message = "PyPI `triton` would replace `pytorch-triton-rocm`, which ROCm torch depends on"
     fix_title = "Remove `triton`; ROCm torch brings `pytorch-triton-rocm`"
     applicability = Applicability.UNSAFE

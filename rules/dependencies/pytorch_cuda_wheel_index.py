@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
-from migrator.torch_builds import rocm_index_for
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api.knowledge import rocm_index_for
 
 from .._dependency_files import conda_file, pyproject_file, requirements_file
 from .._torch_index import cuda_index_edits, url_matches
@@ -57,6 +56,7 @@ class PytorchCudaWheelIndex(TextRule):
     name = "pytorch-cuda-wheel-index"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     aggregate = "project"
     message = "PyTorch CUDA wheel index: pip installs CUDA builds that find no GPU on ROCm"
     fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
@@ -38,6 +37,7 @@ class TensorflowCuda(RequirementRule):
     name = "tensorflow-cuda-build"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     message = "CUDA build of TensorFlow: on ROCm it finds no GPU and runs on the CPU"
     fact = "§9 tensorflow row; [K3]"
     triggers = _cases("tensorflow", "TensorFlow")

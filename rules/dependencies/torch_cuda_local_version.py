@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
-from migrator.torch_builds import (
+from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api.knowledge import (
     LOCAL_CUDA_RE,
     rocm_for_companion,
     rocm_for_specs,
@@ -55,6 +54,7 @@ class TorchCudaLocalVersion(RequirementRule):
     name = "torch-cuda-local-version"
     category = "dependency"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     message = "CUDA build of PyTorch pinned: on ROCm it finds no GPU and runs on the CPU"
     fix_title = "Pin the ROCm build (`+rocmX.Y`) of the same release"
     applicability = Applicability.UNSAFE

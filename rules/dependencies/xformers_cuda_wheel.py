@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
-from migrator.versions import parse_version, spec_admits
+from migrator.api import Invalid, Severity, Valid
+from migrator.api.knowledge import parse_version, spec_admits
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
@@ -40,6 +39,7 @@ class XformersCudaWheel(RequirementRule):
     name = "xformers-cuda-wheel"
     category = "dependency"
     severity = Severity.WARNING
+    consequence = "crash-path"
     message = "PyPI `xformers` wheels are CUDA builds; ROCm wheels are experimental (≥ 0.0.28)"
     fact = "§4d, §9 xformers row; [X3]"
     triggers = _cases("xformers", "xFormers")

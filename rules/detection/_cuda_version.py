@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from migrator.context import PythonContext
-from migrator.ruledata import load_table
+from migrator.api import PythonContext, load_table
 
 from .._aliases import alias_kind, assigned_value_aliases
 from .._rocm_guards import guarded_regions, in_regions, in_try_catching, unreachable_on_rocm

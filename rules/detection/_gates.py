@@ -8,9 +8,8 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import literal_value
-from migrator.context import PythonContext
-from migrator.ruledata import load_table
+from migrator.api import PythonContext, load_table
+from migrator.api.syntax import literal_value
 
 from .._aliases import alias_kind, assigned_value_aliases
 from .._tree import Tree, tree

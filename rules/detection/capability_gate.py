@@ -9,12 +9,9 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import literal_value
-from migrator.context import PythonContext
-from migrator.model import Severity
-from migrator.paths import is_test_path
-from migrator.rule import Invalid, PythonRule, Valid
-from migrator.ruledata import load_table
+from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid, load_table
+from migrator.api.knowledge import is_test_path
+from migrator.api.syntax import literal_value
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree, identifier, simple_statements
@@ -214,6 +211,7 @@ class CapabilityGate(PythonRule):
     name = "capability-gate"
     category = "device-gate"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "scope"
     message = "compute-capability gate: AMD GPUs report their gfx version (MI300X = (9, 4))"
     fact = "§0; §1 get_device_capability row; §10.1; [D1][D3]"

@@ -6,8 +6,7 @@ import re
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import statement_of, strings_in
@@ -82,6 +81,7 @@ class CudaArchListCheck(PythonRule):
     name = "cuda-arch-list-check"
     category = "device-gate"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "scope"
     message = "NVIDIA `sm_XY` architecture test: ROCm builds list gfx targets (gfx942), never sm_XY"
     fact = "§1 get_arch_list row; [P2][P9]"

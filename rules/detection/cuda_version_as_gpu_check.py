@@ -6,10 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import module_ref
-from migrator.context import PythonContext
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
 
 from .._tree import Tree, tree
 from ._cuda_version import _Test, _version_analysis
@@ -22,7 +19,7 @@ def _hip_for(ctx: PythonContext, ref: cst.BaseExpression) -> tuple[cst.BaseExpre
         and ctx.qualname(ref.value) == "torch.version"
     ):
         return ref.with_changes(attr=cst.Name("hip"), lpar=[], rpar=[]), []
-    name, imports = module_ref(ctx, "torch.version")
+    name, imports = ctx.module_ref("torch.version")
     return cst.parse_expression(f"{name}.hip"), imports
 
 
@@ -107,6 +104,7 @@ class CudaVersionAsGpuCheck(PythonRule):
     name = "cuda-version-as-gpu-check"
     category = "cuda-version"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     message = "`torch.version.cuda` is None on ROCm builds: this GPU check is false on AMD GPUs"
     fix_title = "Also accept `torch.version.hip`"
     applicability = Applicability.SAFE

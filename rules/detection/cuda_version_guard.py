@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from ._cuda_version import _version_analysis
 
@@ -42,6 +41,7 @@ class CudaVersionGuard(PythonRule):
     name = "cuda-version-guard"
     category = "cuda-version"
     severity = Severity.WARNING
+    consequence = "performance"
     message = (
         "branch guarded by `torch.version.cuda` parses the CUDA version: "
         "it never runs on ROCm builds"

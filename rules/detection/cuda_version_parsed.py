@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from ._cuda_version import _version_analysis
 
@@ -51,6 +50,7 @@ class CudaVersionParsed(PythonRule):
     name = "cuda-version-parsed"
     category = "cuda-version"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = "`torch.version.cuda` is None on ROCm builds: parsing it raises"
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
     triggers = ("version.cuda", "torch.version", "torch import version")

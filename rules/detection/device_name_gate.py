@@ -6,8 +6,7 @@ import re
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree
@@ -82,6 +81,7 @@ class DeviceNameGate(PythonRule):
     name = "device-name-gate"
     category = "device-gate"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "scope"
     message = "GPU-name test never matches an AMD GPU ('AMD Instinct MI300X')"
     fact = "§0; §1 name gates row; §10.1; [D1]"

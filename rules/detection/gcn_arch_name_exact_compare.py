@@ -6,8 +6,7 @@ import re
 
 import libcst as cst
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
 
 from ._gates import _gate_analysis, _kind, _literal_strings
 
@@ -46,6 +45,7 @@ class GcnArchNameExactCompare(PythonRule):
     name = "gcn-arch-name-exact-compare"
     category = "device-gate"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "scope"
     message = (
         "`gcnArchName` is 'gfx942:sramecc+:xnack-' on MI300X: "

@@ -7,9 +7,8 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from migrator.astutil import string_value
-from migrator.context import PythonContext
-from migrator.rule import PythonRule
+from migrator.api import PythonContext, PythonRule
+from migrator.api.syntax import string_value
 
 
 @dataclass(frozen=True, slots=True)

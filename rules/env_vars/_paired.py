@@ -7,10 +7,9 @@ from typing import Any, ClassVar, cast
 
 import libcst as cst
 
-from migrator.astutil import string_value, syntax_children
-from migrator.context import PythonContext
-from migrator.model import Applicability
-from migrator.paths import is_test_path
+from migrator.api import Applicability, PythonContext
+from migrator.api.knowledge import is_test_path, scanned_project
+from migrator.api.syntax import string_value, syntax_children
 
 from ._access import EnvAccess, _EnvAccessRule, _quote
 from ._restore import find_save, restore_fix
@@ -75,9 +74,7 @@ class _PairedVariable(_EnvAccessRule):
     def _nvml_only_project(self) -> bool:
         """Whether the project's only GPU library is an NVML binding (a monitoring tool) and it
         declares no GPU compute framework: nothing in it has a ROCm path for a HIP copy to serve."""
-        from migrator.fixpolicy import current_facts
-
-        facts = current_facts.get()
+        facts = scanned_project()
         if facts is None:
             return False
         table = _table()["nvml_only"]

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Rule
+from migrator.api import Applicability, Rule, Severity
 
 from ._table import cuda_only_variables, paired_handled
 from ._visible_devices import _FACT, CUDA

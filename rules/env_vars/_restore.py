@@ -10,8 +10,8 @@ from typing import Any, cast
 
 import libcst as cst
 
-from migrator.astutil import string_value
-from migrator.context import PythonContext
+from migrator.api import PythonContext
+from migrator.api.syntax import string_value
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrator.model import Severity
-from migrator.ruledata import load_table
+from migrator.api import Severity, load_table
 
 
 def _table() -> dict[str, Any]:

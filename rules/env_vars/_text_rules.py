@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from migrator.rule import TextRule
+from migrator.api import TextRule
 
 from ._settings import _SIMPLE_VALUE, TextSetting, environment_block, find_settings
 from ._table import _table

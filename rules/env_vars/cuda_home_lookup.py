@@ -6,10 +6,8 @@ from typing import cast
 
 import libcst as cst
 
-from migrator.astutil import string_value
-from migrator.context import PythonContext
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, PythonContext, Severity, Valid
+from migrator.api.syntax import string_value
 
 from ._access import _GETTERS, EnvAccess, _EnvAccessRule, _quote
 
@@ -57,6 +55,7 @@ class CudaHomeLookup(_EnvAccessRule):
     name = "cuda-home-lookup"
     category = "env-var"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "file"
     message = "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm; ROCm uses `ROCM_HOME`/`ROCM_PATH`"
     fix_title = "Fall back to `ROCM_HOME` and `ROCM_PATH`"

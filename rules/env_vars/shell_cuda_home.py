@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from ._settings import find_reads, find_settings
 from ._text_rules import _TextVariables
@@ -39,6 +38,7 @@ class ShellCudaHome(_TextVariables):
     name = "shell-cuda-home"
     category = "env-var"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "file"
     message = "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm; ROCm uses `ROCM_PATH` (/opt/rocm)"
     fact = "§6 CUDA_HOME / CUDA_PATH; [P9]"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, TextRule, Valid
 
 from ._pairs import _VisibleDevicesConflictPair
 from ._settings import environment_block, find_settings
@@ -41,6 +41,7 @@ class ShellVisibleDevicesConflict(_VisibleDevicesConflictPair, TextRule):
     """
 
     code = "ROC714"
+    consequence = "performance"
     name = "shell-visible-devices-conflict"
     file_kinds = _TEXT_KINDS
     valid = [

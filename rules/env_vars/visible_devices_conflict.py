@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import string_value
-from migrator.context import PythonContext
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, PythonContext, Valid
+from migrator.api.syntax import string_value
 
 from ._access import EnvAccess, _EnvAccessRule
 from ._pairs import _VisibleDevicesConflictPair
@@ -47,6 +46,7 @@ class VisibleDevicesConflict(_VisibleDevicesConflictPair, _EnvAccessRule):
     """
 
     code = "ROC704"
+    consequence = "performance"
     name = "visible-devices-conflict"
     variables = frozenset({CUDA, HIP, ROCR})
     # a conflict needs a HIP or ROCR list: its statements are read with the CUDA ones

@@ -7,9 +7,9 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, syntax_children
-from migrator.paths import is_test_path
-from migrator.rule import PythonRule
+from migrator.api import PythonRule
+from migrator.api.knowledge import is_test_path
+from migrator.api.syntax import fast_visit, syntax_children
 
 from .._literals import is_literal, replace_string, string_nodes_with_value
 from .._problems import FLASH_ATTN_BUILD

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrator.ruledata import load_table
+from migrator.api import load_table
 
 
 def _data() -> dict[str, Any]:

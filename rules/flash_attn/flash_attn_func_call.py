@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
 
 from .._arguments import as_keyword, bind_arguments, new_keyword
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
@@ -127,6 +126,7 @@ class FlashAttnFunc(PythonRule):
     name = "flash-attn-func-call"
     category = "flash-attn"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "scope"
     message = (
         "flash-attn needs a ROCm/flash-attention source build on ROCm; "

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
 from ._table import _data
@@ -49,6 +48,7 @@ class FlashAttnHardImport(PythonRule):
     name = "flash-attn-hard-import"
     category = "flash-attn"
     severity = Severity.ERROR
+    consequence = "crash-import"
     aggregate = "file"
     message = "unguarded flash-attn import: no ROCm wheel on PyPI, so the module fails to import"
     fact = "§4a §9 flash-attn row; [F1][F2]"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._optional_backend import in_optional_backend
 from .._rocm_guards import only_where_imported
@@ -56,6 +55,7 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
     name = "flash-attn-no-sdpa-equivalent"
     category = "flash-attn"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "scope"
     message = "this flash-attn function has no SDPA equivalent and needs ROCm/flash-attention"
     fact = "§4a §4b; [F1][F2]"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from ._hf_attn_implementation import _HfAttnImplementation
 
@@ -67,6 +66,7 @@ class HfFlashAttention2(_HfAttnImplementation):
     name = "hf-flash-attention-2"
     category = "flash-attn"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "`flash_attention_2` needs ROCm/flash-attention; transformers raises without it"
     fix_title = 'Keep FlashAttention-2 where installed, else attn_implementation="sdpa"'

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, Severity, Valid
 
 from ._hf_attn_implementation import _HfAttnImplementation
 
@@ -51,6 +50,7 @@ class HfFlashAttention3(_HfAttnImplementation):
     name = "hf-flash-attention-3"
     category = "flash-attn"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "`flash_attention_3` is Hopper-only (no ROCm build); transformers raises on AMD GPUs"
     fix_title = 'Keep FlashAttention-3 where installed, else attn_implementation="sdpa"'

@@ -9,9 +9,9 @@ import re
 
 import libcst as cst
 
-from migrator.astutil import string_value
-from migrator.context import PythonContext
-from migrator.paths import is_test_path
+from migrator.api import PythonContext
+from migrator.api.knowledge import is_test_path
+from migrator.api.syntax import string_value
 
 from .._file_ast import (
     code_strings,

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._file_ast import file_text
 from .._rocm_guards import unreachable_on_rocm
@@ -91,6 +90,7 @@ class Fp8E4m3MaxLiteral(PythonRule):
     name = "fp8-e4m3fn-max-literal"
     category = "fp8"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "file"
     message = "448 is the e4m3fn maximum; MI300X's float8_e4m3fnuz tops out at 240"
     fact = "§8 maxima, rewrite rule, block-scaled formats; §10.4; [V][H4][L4][MX1][MX2][MX3]"

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import BLOCK_SCALED, OCP, compute_refs, names_fnuz
@@ -81,6 +80,7 @@ class OcpFp8Dtype(PythonRule):
     name = "ocp-fp8-dtype"
     category = "fp8"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "file"
     message = "OCP FP8 dtype: MI300X (gfx942) supports only FNUZ FP8 (`float8_e4m3fnuz`)"
     fact = "§8 dtypes, hardware, rewrite rule, block-scaled formats; §10.4; [H4][L4][L5][MX2]"

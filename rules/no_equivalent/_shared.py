@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from migrator.context import PythonContext
-from migrator.imports import dotted_name
+from migrator.api import PythonContext
+from migrator.api.syntax import dotted_name
 
 from .._gpu_tools_util import IMPORT_GUARDS, ScopeTracking
 from .._requirements import packages

@@ -1,16 +1,15 @@
 """ROC902: a module written on a CUDA-only kernel toolkit (the CuTe DSL's ``cutlass``,
 ``cuda.bindings``, PyCUDA, TensorRT) never runs on a ROCm build. The engine
-(``migrator.cuda_only``) guards the module's other findings and those of the tests and
+(``migrator.reach.cuda_only``) guards the module's other findings and those of the tests and
 component modules that import it, and merges these findings per folder."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from migrator.cuda_only import CUDA_ONLY_PROBLEM, toolkit_of, toolkits
-from migrator.imports import dotted_name
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api.reach import CUDA_ONLY_PROBLEM, toolkit_of, toolkits
+from migrator.api.syntax import dotted_name
 
 
 def _imported(small: cst.BaseSmallStatement) -> str | None:
@@ -78,6 +77,7 @@ class CudaOnlyModule(PythonRule):
     name = "cuda-only-module"
     category = "no-rocm-equivalent"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
     fact = "§9 cutlass, cutile, pycuda/cuda-python, tensorrt, ms-amp rows; [K3][K6][K7]"
     triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt", "msamp")
@@ -85,7 +85,7 @@ class CudaOnlyModule(PythonRule):
     statement_requires = ("import",)
     effort_hours = 8.0
     blocker = True
-    #: The engine (``migrator.cuda_only``) merges these findings per folder by this key.
+    #: The engine (``migrator.reach.cuda_only``) merges these findings per folder by this key.
     problem = CUDA_ONLY_PROBLEM
     valid = [
         Valid("try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n"),

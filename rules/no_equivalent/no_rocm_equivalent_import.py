@@ -4,8 +4,7 @@ NVIDIA GPUs."""
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from ._shared import _NoEquivalentImport
 
@@ -45,6 +44,8 @@ class NoRocmEquivalentImport(_NoEquivalentImport):
     code = "ROC900"
     name = "no-rocm-equivalent-import"
     severity = Severity.ERROR
+    consequence = "crash-import"
+    port = True
     message = "This package has no ROCm build; the import fails on ROCm"
     effort_hours = 8.0
     blocker = True

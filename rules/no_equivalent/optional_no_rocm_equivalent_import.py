@@ -4,8 +4,7 @@
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from ._shared import _NoEquivalentImport
 
@@ -40,6 +39,7 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
     code = "ROC901"
     name = "optional-no-rocm-equivalent-import"
     severity = Severity.WARNING
+    consequence = "performance"
     message = "This optional package has no ROCm build; its code path is unavailable on ROCm"
     effort_hours = 4.0
     unconditional = False

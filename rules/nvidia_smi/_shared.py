@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from migrator.ruledata import load_table
+from migrator.api import load_table
 
 _PROGRAM = "nvidia-smi"
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
 
 from .._shell import command_args, command_position, in_quotes, iter_lines
 from ._shared import _FACT, _message, suggest
@@ -101,6 +100,7 @@ class NvidiaSmiShellCommand(TextRule):
     name = "nvidia-smi-shell-command"
     category = "nvidia-smi"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "file"
     message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
     fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"

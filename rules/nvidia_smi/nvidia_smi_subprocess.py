@@ -8,11 +8,9 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import module_ref, string_value, syntax_children
-from migrator.context import PythonContext
-from migrator.guards import caught_with_fallback
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api.reach import caught_with_fallback
+from migrator.api.syntax import string_value, syntax_children
 
 from .._aliases import alias_kind, assigned_value_aliases
 from .._rocm_guards import called_only_on_nvidia, called_only_where
@@ -189,6 +187,7 @@ class NvidiaSmiSubprocess(PythonRule):
     name = "nvidia-smi-subprocess"
     category = "nvidia-smi"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "scope"
     message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
     fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
@@ -388,7 +387,7 @@ class NvidiaSmiSubprocess(PythonRule):
             amd, exact = suggest(args)
             amd = amd.strip("`")
             if exact:
-                shutil_name, imports = module_ref(self.ctx, "shutil")
+                shutil_name, imports = self.ctx.module_ref("shutil")
                 amd_node = self._amd_literal(first, amd)
                 test = cst.parse_expression(f'{shutil_name}.which("nvidia-smi")')
                 new_first = cst.IfExp(

@@ -7,11 +7,8 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import handler_types, syntax_children
-from migrator.context import PythonContext
-from migrator.imports import dotted_name
-from migrator.rule import PythonRule
-from migrator.ruledata import load_table
+from migrator.api import PythonContext, PythonRule, load_table
+from migrator.api.syntax import dotted_name, handler_types, syntax_children
 
 from .._gpu_tools_util import module_level_names, star_imported
 

@@ -8,10 +8,8 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.astutil import fast_visit, module_ref, syntax_children, unused_import_candidates
-from migrator.context import PythonContext
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Applicability, Invalid, PythonContext, Severity, Valid
+from migrator.api.syntax import fast_visit, syntax_children
 
 from ._shared import (
     _IMPORT_FAILS,
@@ -38,7 +36,7 @@ def _nvml_removals(ctx: PythonContext, node: cst.CSTNode) -> list[tuple[str | No
         def visit_Name(self, name: cst.Name) -> None:
             full = ctx.imports.bindings.get(name.value)
             if full is not None and _is_binding(full):
-                found.extend(unused_import_candidates(ctx, name, full.split(".", 1)[0]))
+                found.extend(ctx.unused_imports(name, full.split(".", 1)[0]))
 
     fast_visit(node, _Names(), trivia=False)
     return found
@@ -181,6 +179,7 @@ class NvmlDeviceQuery(_NvmlResolver):
     name = "nvml-device-query"
     category = "nvml"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "scope"
     message = "NVML query fails on ROCm; use torch.cuda telemetry or amdsmi"
     fix_title = "Use the portable torch.cuda telemetry call"
@@ -313,7 +312,7 @@ class NvmlDeviceQuery(_NvmlResolver):
     def _torch(
         self, template: str, index: cst.BaseExpression | None
     ) -> tuple[cst.BaseExpression, list[tuple[str, str | None]]]:
-        torch_name, imports = module_ref(self.ctx, "torch")
+        torch_name, imports = self.ctx.module_ref("torch")
         text = template
         if index is not None:
             text = text.replace("{index}", self.ctx.code(index))

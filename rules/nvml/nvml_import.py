@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.context import PythonContext
-from migrator.imports import dotted_name
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, PythonContext, Severity, Valid
+from migrator.api.syntax import dotted_name
 
 from .._gpu_tools_util import ScopeTracking
 from ._shared import _IMPORT_FAILS, _imports_amdsmi, _init_at_import, _is_binding
@@ -56,6 +54,7 @@ class NvmlImport(ScopeTracking):
     name = "nvml-import"
     category = "nvml"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "file"
     message = "NVML bindings talk only to the NVIDIA driver; on ROCm every NVML call fails"
     fact = "§3a, §3b dependency row, §9 pynvml row; [A1][P2]"

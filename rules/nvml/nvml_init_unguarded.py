@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.context import PythonContext
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, PythonContext, Severity, Valid
 
 from .._gpu_tools_util import ScopeTracking
 from ._shared import (
@@ -62,6 +60,7 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
     name = "nvml-init-unguarded"
     category = "nvml"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = "`nvmlInit()` raises NVMLError_LibraryNotFound on ROCm (no NVML library)"
     fact = "§3a nvmlInit row, §10 item 2; [A1][P2]"
     triggers = ("nvmlInit",)

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import arg, string_value
-from migrator.context import PythonContext
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api.syntax import arg, string_value
 
 from ._shared import _AMD_EPS, _FACT, _MIGRAPHX, _NVIDIA_EPS
 
@@ -93,6 +91,7 @@ class OrtCudaExecutionProvider(PythonRule):
     name = "ort-cuda-execution-provider"
     category = "onnxruntime"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     aggregate = "scope"
     message = "ONNX Runtime has no CUDA/TensorRT provider on AMD GPUs; the model runs on CPU"
     fix_title = "Put `MIGraphXExecutionProvider` first in the provider list"

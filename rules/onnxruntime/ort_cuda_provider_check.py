@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import string_value, syntax_children
-from migrator.context import PythonContext
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api.syntax import string_value, syntax_children
 
 from ._shared import _AMD_EPS, _FACT, _MIGRAPHX, _NVIDIA_EPS
 
@@ -51,6 +49,7 @@ class OrtCudaProviderCheck(PythonRule):
     name = "ort-cuda-provider-check"
     category = "onnxruntime"
     severity = Severity.ERROR
+    consequence = "cpu-fallback"
     aggregate = "scope"
     message = "This ONNX Runtime GPU check is false on AMD GPUs; the CPU path runs"
     fact = _FACT

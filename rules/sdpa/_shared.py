@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import arg, has_star_args, literal_value
-from migrator.context import PythonContext
+from migrator.api import PythonContext
+from migrator.api.syntax import arg, has_star_args, literal_value
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree

@@ -7,10 +7,7 @@ from typing import cast
 
 import libcst as cst
 
-from migrator.astutil import unused_import_candidates
-from migrator.context import PythonContext
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
 
 from .._tree import Tree, bound_at_module_level, is_load_name, tree
 from ._shared import _BACKEND_PREFIXES, SDP_BACKEND, SDP_KERNEL, SDPA_KERNEL, sdp_kernel_backends
@@ -86,6 +83,7 @@ class DeprecatedSdpKernel(PythonRule):
     name = "deprecated-sdp-kernel"
     category = "sdpa"
     severity = Severity.HYGIENE
+    consequence = "hygiene"
     aggregate = "file"
     message = "`torch.backends.cuda.sdp_kernel` is deprecated: use `torch.nn.attention.sdpa_kernel`"
     fix_title = "Use `sdpa_kernel([...])` with the same backends"
@@ -217,7 +215,7 @@ class DeprecatedSdpKernel(PythonRule):
             imports=imports,
             remove_imports=cast(
                 "list[tuple[str, str | None]]",
-                unused_import_candidates(self.ctx, node.func, "torch.backends.cuda"),
+                self.ctx.unused_imports(node.func, "torch.backends.cuda"),
             ),
             applicability=Applicability.UNSAFE if has_comment else Applicability.SAFE,
             fix_description=(

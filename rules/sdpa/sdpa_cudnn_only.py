@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _selections
@@ -47,6 +46,7 @@ class SdpaCudnnOnly(PythonRule):
     name = "sdpa-cudnn-only"
     category = "sdpa"
     severity = Severity.ERROR
+    consequence = "crash-path"
     aggregate = "scope"
     message = (
         "only cuDNN attention is allowed: ROCm has no cuDNN attention backend, so "

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _selections
@@ -59,6 +58,7 @@ class SdpaNoMathFallback(PythonRule):
     name = "sdpa-no-math-fallback"
     category = "sdpa"
     severity = Severity.HYGIENE
+    consequence = "crash-path"
     aggregate = "scope"
     message = (
         "SDPA restricted to fused kernels without the math fallback: works on MI200/MI300/MI350 "

@@ -9,8 +9,7 @@ import re
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._literals import is_literal
 from ._shared import _FACT, _MESSAGE
@@ -70,6 +69,7 @@ class TrainerTf32Argument(PythonRule):
     name = "trainer-tf32-argument"
     category = "tf32"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = _MESSAGE
     fact = _FACT
     triggers = ("tf32",)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 from ._shared import _FACT, _MESSAGE
@@ -44,6 +43,7 @@ class TrainerTf32Flag(TextRule):
     name = "trainer-tf32-flag"
     category = "tf32"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = _MESSAGE.replace("`tf32=True`", "`--tf32 True`")
     fact = _FACT
     triggers = ("--tf32",)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.astutil import literal_value
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api.syntax import literal_value
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree, identifier, tokens, tree
@@ -72,6 +71,7 @@ class HardcodedWarpSize(PythonRule):
     name = "hardcoded-warp-size"
     category = "warp-size"
     severity = Severity.WARNING
+    consequence = "crash-path"
     aggregate = "scope"
     message = "warp size hard-coded to 32: AMD CDNA GPUs (MI300X) run 64-lane wavefronts"
     fact = "§0 wave size; §1 warp_size row; §7 custom Triton kernels; §10.3; [D2][T1][H3]"

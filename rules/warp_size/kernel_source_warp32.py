@@ -9,10 +9,8 @@ import re
 
 import libcst as cst
 
-from migrator.astutil import arg
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
-from migrator.ruledata import load_table
+from migrator.api import Invalid, PythonRule, Severity, Valid, load_table
+from migrator.api.syntax import arg
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree, is_docstring, tree
@@ -155,6 +153,7 @@ class KernelSourceWarp32(PythonRule):
     name = "kernel-source-warp32"
     category = "warp-size"
     severity = Severity.ERROR
+    consequence = "crash-path"
     message = "CUDA kernel source assumes 32-lane warps: AMD CDNA wavefronts have 64 lanes"
     fact = "§7 warp code row; §10.3; §10.11; [H3][P1]"
     triggers = (

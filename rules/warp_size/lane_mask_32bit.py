@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, KernelRule, Valid
+from migrator.api import Applicability, Invalid, KernelRule, Severity, Valid
 
 #: Warp-synchronous intrinsics that take a lane mask first.
 SYNC_INTRINSICS = frozenset(

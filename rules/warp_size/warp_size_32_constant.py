@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, KernelRule, Valid
+from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from .lane_mask_32bit import full_32bit_mask
 
@@ -54,7 +53,7 @@ _WAVE_AWARE = re.compile(r"__AMDGCN_WAVEFRONT_SIZE|__builtin_amdgcn_|__gfx9|__GF
 def _wave_aware(text: str, source: object) -> bool:
     """Whether the file already chooses per vendor: its 32s are then deliberate (32-lane groups
     on both vendors, or the NVIDIA side of a per-vendor choice)."""
-    from migrator.kernels.preproc import has_rocm_branch
+    from migrator.api.reach import has_rocm_branch
 
     return bool(_WAVE_AWARE.search(text)) or has_rocm_branch(source)  # type: ignore[arg-type]
 

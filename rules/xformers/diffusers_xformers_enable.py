@@ -10,8 +10,7 @@ import re
 
 import libcst as cst
 
-from migrator.model import Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from ._opt_in import _FACT, _MESSAGE
 
@@ -72,6 +71,7 @@ class DiffusersXformersEnable(PythonRule):
     name = "diffusers-xformers-enable"
     category = "xformers"
     severity = Severity.WARNING
+    consequence = "performance"
     message = _MESSAGE
     fact = _FACT
     triggers = (_METHOD, _SET_METHOD)

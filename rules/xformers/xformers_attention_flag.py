@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.model import Severity
-from migrator.rule import Invalid, TextRule, Valid
+from migrator.api import Invalid, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 from ._opt_in import _FACT, _MESSAGE
@@ -43,6 +42,7 @@ class XformersAttentionFlag(TextRule):
     name = "xformers-attention-flag"
     category = "xformers"
     severity = Severity.WARNING
+    consequence = "performance"
     message = _MESSAGE.replace("xformers attention switched on", "xformers attention flag")
     fact = _FACT
     triggers = ("xformers",)

@@ -3,8 +3,7 @@ except ImportError:` or an `if` (availability check)."""
 
 from __future__ import annotations
 
-from migrator.model import Severity
-from migrator.rule import Invalid, Valid
+from migrator.api import Invalid, Severity, Valid
 
 from .._imports import UnguardedPackageImport
 from ._table import _data
@@ -41,6 +40,7 @@ class XformersHardImport(UnguardedPackageImport):
     name = "xformers-hard-import"
     category = "xformers"
     severity = Severity.WARNING
+    consequence = "crash-import"
     aggregate = "file"
     message = "unguarded xformers import: ROCm wheels are experimental and only on xformers' index"
     fact = "§4d §9 xformers row; [X3]"

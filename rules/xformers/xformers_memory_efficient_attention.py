@@ -7,8 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.model import Applicability, Severity
-from migrator.rule import Invalid, PythonRule, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
 
 from .._arguments import as_keyword, bind_arguments
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
@@ -122,6 +121,7 @@ class XformersMemoryEfficientAttention(PythonRule):
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING
+    consequence = "performance"
     aggregate = "scope"
     message = (
         "xformers has only experimental ROCm wheels (own index); "

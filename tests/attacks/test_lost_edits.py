@@ -7,7 +7,7 @@ from tests.attacks.conftest import AMP, write
 
 
 def test_an_edit_made_after_the_read_is_never_overwritten(tmp_path):
-    from migrator.runner import fix_tree, write_outcomes
+    from migrator.engine.runner import fix_tree, write_outcomes
 
     target = write(tmp_path, "a.py", AMP)
     untouched = write(tmp_path, "b.py", AMP)

@@ -16,7 +16,7 @@ The score and verdict rules are in ``score.py`` and ``docs/report.md``.
 
 from __future__ import annotations
 
-from migrator.packagefacts import PackageInfo, package_info
+from migrator.knowledge.packages import PackageInfo, package_info
 from migrator.reporting.readiness.amd_evidence import Evidence, amd_evidence, covered_subjects
 from migrator.reporting.readiness.assembly import (
     Effort,
@@ -33,8 +33,6 @@ from migrator.reporting.readiness.assembly import (
 from migrator.reporting.readiness.consequences import (
     CONSEQUENCE_LABELS,
     CONSEQUENCE_POINTS,
-    PORT_RULES,
-    RULE_CONSEQUENCE,
     consequence_of,
 )
 from migrator.reporting.readiness.dependencies import (
@@ -176,7 +174,6 @@ __all__ = [
     "PERIPHERAL_ROLES",
     "PORT_FACTOR",
     "PORT_HOURS",
-    "PORT_RULES",
     "PORT_WHEN_REQUIRED",
     "PUBLIC",
     "PackageInfo",
@@ -184,7 +181,6 @@ __all__ = [
     "ProjectReport",
     "RANK_DECAY",
     "REVIEW_HOURS",
-    "RULE_CONSEQUENCE",
     "Readiness",
     "ReceiptError",
     "Report",

@@ -6,13 +6,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from migrator.knowledge.packages import package_info
 from migrator.model import Finding
-from migrator.packagefacts import package_info
 from migrator.reporting.readiness.scoring import FIX_CLASSES, Item
 
 #: Finding categories that describe declared dependencies, images or package indexes.
 DEPENDENCY_CATEGORIES = frozenset({"dependency", "container"})
-#: File kinds (see ``migrator.discovery.file_kind``) that declare dependencies or images.
+#: File kinds (see ``migrator.files.discovery.file_kind``) that declare dependencies or images.
 DEPENDENCY_FILE_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
 
 
@@ -72,7 +72,7 @@ def dependency_item(finding: Finding) -> tuple[str, str]:
     url = _URL.search(line)
     if url:
         return url.group(0), "index"
-    from migrator.discovery import file_kind
+    from migrator.files.discovery import file_kind
 
     candidates = list(_BACKTICK.findall(finding.message))
     start = [] if "--index-url" in line else [line.split("#", 1)[0]]
@@ -90,7 +90,7 @@ def dependency_item(finding: Finding) -> tuple[str, str]:
 
 def is_dependency(finding: Finding) -> bool:
     """Whether a finding is about a declared package, container image or package index."""
-    from migrator.discovery import file_kind
+    from migrator.files.discovery import file_kind
 
     return (
         finding.category.lower() in DEPENDENCY_CATEGORIES

@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from migrator.files.sources import read_project_text
+from migrator.files.tomlcompat import parse_toml, tomllib
 from migrator.reporting.readiness.project_text import read_text
-from migrator.sources import read_project_text
-from migrator.tomlcompat import parse_toml, tomllib
 
 _DOC_COMMAND = re.compile(
     r"(?:python3?|torchrun|accelerate[ \t]+launch|deepspeed|uv[ \t]+run)(?:[ \t]+--?[\w.=-]+)*"

@@ -19,7 +19,7 @@ def find_kernel_sources(root: Path, nested: Iterable[str]) -> tuple[str, ...]:
     """CUDA kernel sources in core locations: not in tests, examples, benchmarks, docs or tooling
     (by path), not in a nested sub-project, not in a plugin folder; hidden, excluded and build
     folders are not entered and symlinks are not followed."""
-    from migrator.discovery import DEFAULT_EXCLUDED_DIRS
+    from migrator.files.discovery import DEFAULT_EXCLUDED_DIRS
 
     subprojects = tuple(f"{folder}/" for folder in nested)
     found: list[str] = []

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from migrator.model import Applicability, Finding, Severity
-from migrator.reporting.readiness.consequences import PORT_RULES, RULE_CONSEQUENCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +74,8 @@ def meta_from_rule(rule: type) -> RuleMeta:
         blocker=bool(getattr(rule, "blocker", False)),
         manual_steps=steps,
         references=sections.get("references", ""),
-        consequence=str(getattr(rule, "consequence", "") or RULE_CONSEQUENCE.get(code, "")),
-        port=bool(getattr(rule, "port", False)) or code in PORT_RULES,
+        consequence=str(getattr(rule, "consequence", "")),
+        port=bool(getattr(rule, "port", False)),
         per_site="cuda" in getattr(rule, "file_kinds", ()),
     )
 
@@ -84,8 +83,8 @@ def meta_from_rule(rule: type) -> RuleMeta:
 @functools.cache
 def catalog_meta(code: str) -> RuleMeta | None:
     """The metadata of a rule in the installed catalog, or None when the code is unknown."""
+    from migrator.engine.registry import rule_by_code
     from migrator.errors import MigrateError
-    from migrator.registry import rule_by_code
 
     try:
         return meta_from_rule(rule_by_code(code))

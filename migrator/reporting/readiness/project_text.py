@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrator.sources import read_project_text
+from migrator.files.sources import read_project_text
 
 
 def read_text(path: Path, limit: int = 2_000_000) -> str:

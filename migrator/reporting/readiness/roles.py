@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from migrator.paths import (
+from migrator.files.paths import (
     is_benchmark_file,
     is_benchmark_folder,
     is_test_file,

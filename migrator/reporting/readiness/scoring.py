@@ -62,7 +62,7 @@ def classify(findings: Iterable[Finding], lookup: MetaLookup = catalog_meta) -> 
                 finding,
                 meta,
                 klass,
-                CONSEQUENCE_POINTS[consequence_of(finding, meta)],
+                CONSEQUENCE_POINTS[consequence_of(finding, meta.consequence)],
                 finding_hours(finding, klass, meta),
             )
         )

@@ -179,7 +179,7 @@ TOPICS: tuple[Topic, ...] = (
 
 @functools.cache
 def _topic_of_code() -> dict[str, Topic]:
-    from migrator.ruledata import load_table
+    from migrator.knowledge.tables import load_table
 
     topics = {topic.key: topic for topic in TOPICS}
     return {

@@ -208,7 +208,7 @@ def site_of(finding: Finding, meta: RuleMeta, layout: ProjectLayout) -> Site:
         line=finding.line,
         fixable=applicability is not Applicability.NONE,
         subject=subject_of(finding),
-        consequence=consequence_of(finding, meta),
+        consequence=consequence_of(finding, meta.consequence),
         tier=CORE,
         role=CORE,
     )
@@ -478,7 +478,7 @@ def sites_of(
         for related in getattr(finding, "related", ()):
             path = getattr(related, "path", None)
             if isinstance(path, str) and path:
-                original = replace(site, consequence=consequence_of(finding, meta))
+                original = replace(site, consequence=consequence_of(finding, meta.consequence))
                 placed = place(original, layout, path, int(getattr(related, "line", 0)))
                 if extra and placed.tier == CORE:
                     placed = replace(

@@ -1,0 +1,26 @@
+"""The rule API: the only part of ``migrator`` that rule modules import (``tests/test_layout.py``
+holds them to it). This module gives the rule classes and their examples, the contexts a rule
+reads, the finding vocabulary and the rule-data loader; ``migrator.api.syntax``,
+``migrator.api.knowledge`` and ``migrator.api.reach`` give the shared helpers, each re-exported
+from its one home."""
+
+from migrator.api.context import PythonContext, TextContext
+from migrator.api.rule import CallShape, Invalid, KernelRule, PythonRule, Rule, TextRule, Valid
+from migrator.knowledge.tables import load_table
+from migrator.model import CONSEQUENCES, Applicability, Severity
+
+__all__ = [
+    "CONSEQUENCES",
+    "Applicability",
+    "CallShape",
+    "Invalid",
+    "KernelRule",
+    "PythonContext",
+    "PythonRule",
+    "Rule",
+    "Severity",
+    "TextContext",
+    "TextRule",
+    "Valid",
+    "load_table",
+]

@@ -1,0 +1,55 @@
+"""What rules know about CUDA, ROCm and the project being scanned: torch builds and wheel
+indexes, version ranges, environment markers, packages without a ROCm equivalent, test paths,
+and the scanned project's declared facts."""
+
+from migrator.files.paths import is_benchmark_path, is_test_file, is_test_path
+from migrator.knowledge.markers import marker_allows_linux
+from migrator.knowledge.packages import no_equivalent, package_info
+from migrator.knowledge.torch_builds import (
+    CUDA_INDEX_RE,
+    LOCAL_CUDA_RE,
+    index_url_for,
+    rocm_for_companion,
+    rocm_for_specs,
+    rocm_for_torch_version,
+    rocm_index_for,
+)
+from migrator.knowledge.versions import (
+    ProjectFacts,
+    VersionRange,
+    current_facts,
+    parse_version,
+    poetry_to_pep440,
+    spec_admits,
+)
+from migrator.reach.project import NVML_BINDINGS
+
+
+def scanned_project() -> ProjectFacts | None:
+    """The declared facts (version ranges, supported Pythons, line length) of the project being
+    scanned or fixed, or None outside a run."""
+    return current_facts.get()
+
+
+__all__ = [
+    "CUDA_INDEX_RE",
+    "LOCAL_CUDA_RE",
+    "NVML_BINDINGS",
+    "ProjectFacts",
+    "VersionRange",
+    "index_url_for",
+    "is_benchmark_path",
+    "is_test_file",
+    "is_test_path",
+    "marker_allows_linux",
+    "no_equivalent",
+    "package_info",
+    "parse_version",
+    "poetry_to_pep440",
+    "rocm_for_companion",
+    "rocm_for_specs",
+    "rocm_for_torch_version",
+    "rocm_index_for",
+    "scanned_project",
+    "spec_admits",
+]

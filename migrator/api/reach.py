@@ -1,0 +1,19 @@
+"""Reachability helpers for rules: whether a node is caught with a fallback or guarded for a
+vendor (``guard_conditions`` names the kinds of guard), CUDA-only toolkits, and which
+preprocessor branches of a kernel source an AMD build compiles."""
+
+from migrator.kernels.preproc import dead_on_amd, has_rocm_branch
+from migrator.reach import guard_conditions
+from migrator.reach.cuda_only import CUDA_ONLY_PROBLEM, toolkit_of, toolkits
+from migrator.reach.guards import caught_with_fallback, falls_back
+
+__all__ = [
+    "CUDA_ONLY_PROBLEM",
+    "caught_with_fallback",
+    "dead_on_amd",
+    "falls_back",
+    "guard_conditions",
+    "has_rocm_branch",
+    "toolkit_of",
+    "toolkits",
+]

@@ -1,0 +1,256 @@
+"""``migrate fix``: applying (or, with ``--diff``, previewing) the fixes, and the summary of what
+was fixed, withheld, unsafe or left, on stderr."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from migrator.commands.options import (
+    check_paths,
+    common_options,
+    make_console,
+    parse_severity,
+    run_with_progress,
+    split_values,
+)
+from migrator.model import Applicability
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--diff", is_flag=True, help="Print a unified diff and write nothing.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="Also apply fixes that change semantics; review them."
+)
+@common_options
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
+def fix(
+    paths: tuple[str, ...],
+    diff: bool,
+    unsafe_fixes: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    min_severity: str | None,
+    jobs: int | None,
+) -> None:
+    """Rewrite CUDA-only code under PATHS to portable torch / ROCm equivalents.
+
+    Safe fixes only unless --unsafe-fixes. Exit 0 when nothing at or above the threshold
+    remains, 1 otherwise, 2 on error.
+    """
+    from rich.markup import escape
+
+    from migrator.engine.runner import fix_tree
+    from migrator.model import Status
+    from migrator.output.escape import safe_text, terminal_safe
+
+    level = Applicability.UNSAFE if unsafe_fixes else Applicability.SAFE
+    stderr = make_console(stderr=True)
+    remaining_total = 0
+    unscanned_total = 0
+    fixed_counter: Counter[str] = Counter()
+    for root in check_paths(paths):
+        run = run_with_progress(
+            make_console(stderr=True),
+            lambda progress, total, root=root: fix_tree(
+                root,
+                level=level,
+                select=split_values(select),
+                ignore=split_values(ignore),
+                exclude=split_values(exclude),
+                min_severity=parse_severity(min_severity),
+                write=not diff,
+                jobs=jobs,
+                progress=progress,
+                on_total=total,
+            ),
+            "fixing" if not diff else "computing fixes",
+        )
+        not_written: list[Any] = []
+        for outcome in run.outcomes:
+            if outcome.error:
+                stderr.print(
+                    f"[red]not fixed[/red] {escape(safe_text(outcome.relative))}: "
+                    f"{escape(safe_text(outcome.error))}",
+                    markup=True,
+                    highlight=False,
+                )
+            if outcome.write_error:
+                stderr.print(
+                    f"[red]not written[/red] {escape(safe_text(outcome.relative))}: "
+                    f"{escape(safe_text(outcome.write_error))}",
+                    markup=True,
+                    highlight=False,
+                )
+                not_written.extend(outcome.fixed)
+            if outcome.written and outcome.new_text is not None:
+                fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
+                if diff:
+                    text = unified_diff(root, outcome.relative, outcome.new_text)
+                    if sys.stdout.isatty():  # a terminal acts on escapes; a pipe gets the patch
+                        text = terminal_safe(text)
+                    click.echo(text, nl=False)
+                    _unsafe_reasons(stderr, outcome.fixed)
+        _variant_lines(stderr, run.variants, diff)
+        for file in run.scan.files:
+            if file.status is Status.FAILED:
+                stderr.print(
+                    f"[red]not read[/red] {escape(safe_text(file.path))}: "
+                    f"{escape(safe_text(file.reason))}",
+                    markup=True,
+                    highlight=False,
+                )
+                unscanned_total += 1
+        remaining = [*run.scan.findings, *not_written]
+        _withheld(stderr, run.scan.findings)
+        remaining_total += len(remaining)
+        _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes, len(not_written))
+    if unscanned_total:
+        click.echo(f"migrate: {unscanned_total} file(s) could not be read or parsed", err=True)
+    sys.exit(1 if remaining_total or unscanned_total else 0)
+
+
+def _unsafe_reasons(console: Any, fixed: list[Any]) -> None:
+    """One line per unsafe fix in a previewed diff: where, which rule, and why it is unsafe."""
+    from rich.markup import escape
+
+    from migrator.output.escape import safe_text
+
+    for finding in fixed:
+        if finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE:
+            why = _unsafe_reason(finding.rule) or finding.fix.description
+            console.print(
+                f"  unsafe {escape(safe_text(finding.path))}:{finding.line} {finding.rule}: "
+                f"{escape(why)}",
+                highlight=False,
+            )
+
+
+def _unsafe_reason(code: str) -> str | None:
+    """The first sentence of a rule's "Fix safety" section (why its fix is unsafe)."""
+    import re
+
+    from migrator.engine.registry import all_rules
+
+    for rule in all_rules():
+        if rule.code == code:
+            match = re.search(
+                r"## Fix safety\s+(?:Unsafe[.:]\s*)?(.+?\.)(?=\s|$)", rule.doc(), re.S
+            )
+            return " ".join(match.group(1).split()) if match else None
+    return None
+
+
+def _withheld(console: Any, remaining: list[Any]) -> None:
+    """One line per fix that was withheld (declared versions, NVIDIA-only files, vendor swaps)."""
+    from rich.markup import escape
+
+    from migrator.engine.fix_policy import WITHHELD
+    from migrator.output.escape import safe_text
+
+    for finding in remaining:
+        if WITHHELD in finding.message:
+            reason = finding.message.split(WITHHELD, 1)[1]
+            console.print(
+                f"  withheld {escape(safe_text(finding.path))}:{finding.line} {finding.rule}: "
+                f"{escape(safe_text(reason))}",
+                highlight=False,
+            )
+
+
+def _variant_lines(console: Any, variants: list[Any], diff: bool) -> None:
+    """What became of each ROCm sibling of an NVIDIA container file: created (with --diff, its
+    diff from /dev/null), not written and why, or not offered and why."""
+    from rich.markup import escape
+
+    from migrator.output.escape import safe_text
+
+    for variant in variants:
+        new = escape(safe_text(variant.relative))
+        original = escape(safe_text(variant.original))
+        if variant.text is None:
+            console.print(
+                f"no ROCm variant for {original}: {escape(safe_text(variant.reason))}",
+                highlight=False,
+            )
+        elif variant.error:
+            console.print(
+                f"[red]not written[/red] {new}: {escape(safe_text(variant.error))}",
+                markup=True,
+                highlight=False,
+            )
+        else:
+            if diff:
+                lines = difflib.unified_diff(
+                    [], variant.text.splitlines(keepends=True), "/dev/null", f"b/{variant.relative}"
+                )
+                click.echo("".join(lines), nl=False)
+            verb = "would create" if diff else "created"
+            console.print(
+                f"{verb} ROCm variant {new} beside {original} ({original} is unchanged)",
+                highlight=False,
+            )
+
+
+def unified_diff(root: Path, relative: str, new_text: str) -> str:
+    """The unified diff from a file as it is on disk to ``new_text`` (``a/``, ``b/`` paths)."""
+    path = root / relative if root.is_dir() else root
+    old = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    if old.startswith("\ufeff"):
+        old = old[1:]
+    if relative.endswith(".py"):
+        from migrator.files.sources import decode_python
+
+        old = decode_python(path.read_bytes()).text
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new_text.splitlines(keepends=True),
+        fromfile=f"a/{relative}",
+        tofile=f"b/{relative}",
+    )
+    out = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+    return out
+
+
+def _fix_summary(
+    console: Any,
+    fixed: Counter[str],
+    remaining: list[Any],
+    diff: bool,
+    unsafe: bool,
+    unwritten: int = 0,
+) -> None:
+    """How many findings were (or would be) fixed, by rule, and why the others remain."""
+    from rich.markup import escape
+
+    verb = "Would fix" if diff else "Fixed"
+    total = sum(fixed.values())
+    console.print(f"{verb} {total} findings.", highlight=False)
+    for rule, count in sorted(fixed.items()):
+        console.print(f"  {count:4d}  {escape(rule)}", highlight=False)
+    if not remaining:
+        return
+    reasons: Counter[str] = Counter()
+    total_remaining = len(remaining)
+    if unwritten:
+        reasons["file not written (see `not written` above)"] = unwritten
+        remaining = remaining[: len(remaining) - unwritten]
+    for finding in remaining:
+        if finding.fix is None:
+            reasons["no automatic fix (manual migration; see `migrate explain CODE`)"] += 1
+        elif finding.fix.applicability is Applicability.UNSAFE and not unsafe:
+            reasons["unsafe fix not enabled (use --unsafe-fixes)"] += 1
+        else:
+            reasons["fix could not be applied"] += 1
+    console.print(f"{total_remaining} findings remain:", highlight=False)
+    for reason, count in reasons.most_common():
+        console.print(f"  {count:4d}  {escape(reason)}", highlight=False)

@@ -1,0 +1,107 @@
+"""One finding per problem: merge the findings a rule declares to be one problem (its
+``aggregate`` scope and ``problem`` key) into one, anchored where the user acts, the other
+sites kept as ``related`` locations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from migrator.model import Finding, Related
+
+#: File kinds where a project declares its dependencies (and ``setup.py``, a Python file): a
+#: project-level problem is anchored at its declaration when the project has one (the user acts
+#: there), else at its first use.
+_DECLARATION_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
+
+
+def problem_key(finding: Finding) -> tuple[object, ...] | None:
+    """What makes findings one problem; None when the finding is a problem of its own."""
+    guarded = bool(finding.guard)
+    if finding.aggregate == "project":
+        if finding.problem:  # a declared cross-rule problem is the whole identity
+            return ("problem", finding.problem, guarded)
+        return ("project", finding.rule, finding.group, guarded)
+    if finding.aggregate == "file":
+        if finding.problem:  # a cross-rule problem of one file (a report's own key)
+            return ("file-problem", finding.problem, finding.path, finding.cell, guarded)
+        return ("file", finding.rule, finding.path, finding.cell, finding.group, guarded)
+    if finding.aggregate == "scope":
+        return (
+            "scope",
+            finding.rule,
+            finding.path,
+            finding.cell,
+            finding.scope,
+            finding.group,
+            guarded,
+        )
+    return None
+
+
+def _anchor_rank(finding: Finding) -> tuple[int, tuple[str, int, int, int, str]]:
+    from migrator.files.discovery import file_kind
+
+    name = finding.path.rsplit("/", 1)[-1]
+    declared = file_kind(finding.path) in _DECLARATION_KINDS or name == "setup.py"
+    return (0 if declared else 1, finding.sort_key())
+
+
+def related_site(finding: Finding) -> Related:
+    return Related(
+        finding.path,
+        finding.line,
+        finding.column,
+        finding.end_line,
+        finding.end_column,
+        finding.cell,
+    )
+
+
+def more_sites(count: int) -> str:
+    return f" (+{count} more site{'s' if count != 1 else ''})"
+
+
+def aggregate(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings with every problem reported once, sorted; the merged finding takes the anchor's
+    rule and message (with "+N more sites"), the highest severity of the group, and the other
+    sites as ``related``."""
+    singles: list[Finding] = []
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for finding in findings:
+        key = problem_key(finding)
+        if key is None:
+            singles.append(finding)
+        else:
+            groups.setdefault(key, []).append(finding)
+    out = singles
+    for key, members in groups.items():
+        if len(members) == 1 and not members[0].related:
+            out.append(members[0])
+            continue
+        if key[0] == "file-problem":
+            # one problem of one file across rules: anchored at the category's most general
+            # rule (its lowest code: the import, the extension build), the details related
+            members.sort(key=lambda finding: (finding.rule, finding.sort_key()))
+        else:
+            members.sort(key=_anchor_rank)
+        anchor = members[0]
+        others: list[Related] = list(anchor.related)
+        seen = {related_site(anchor)}
+        for member in members[1:]:
+            for site in (related_site(member), *member.related):
+                if site not in seen:
+                    seen.add(site)
+                    others.append(site)
+        others = [site for site in others if site not in {related_site(anchor)}]
+        base = anchor.message.split(" (+", 1)[0] if anchor.related else anchor.message
+        out.append(
+            replace(
+                anchor,
+                severity=max(member.severity for member in members),
+                message=base + (more_sites(len(others)) if others else ""),
+                related=tuple(others),
+            )
+        )
+    out.sort(key=Finding.sort_key)
+    return out

@@ -1,0 +1,783 @@
+"""Run the engine over whole trees: discovery, cache, worker processes, selection and
+per-file ignores, and (for ``fix``) atomic writes. Used by the CLI, verify, report and pr."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from migrator.api.rule import Rule
+from migrator.engine.isolation import (
+    DEFAULT_FILE_BUDGET,
+    IsolatedRunner,
+    release_memory,
+    workers_fork,
+)
+from migrator.engine.suppress import SUPPRESSION_MARK
+from migrator.files.cache import ResultCache, content_key
+from migrator.files.config import Config, load_config
+from migrator.files.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
+from migrator.files.paths import glob_matches
+from migrator.files.sources import (
+    FailFile,
+    SkipFile,
+    decode_python,
+    decode_text,
+    read_regular,
+    size_limit,
+)
+from migrator.knowledge.versions import ProjectFacts, project_facts
+from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
+from migrator.syntax.reexports import ExportSlice, ProjectIndex, current_exports
+
+if TYPE_CHECKING:
+    # Imported where used: the fix policy behind it loads libcst, which a warm scan never needs.
+    from migrator.engine.variants import Variant
+    from migrator.reach.cuda_only import Cause
+
+#: Below this many files to analyse, worker processes cost more than they save.
+PARALLEL_THRESHOLD = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which rules and findings count: merged from ``[tool.migrate]`` and the command line."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    min_severity: Severity = Severity.INFO
+
+    @classmethod
+    def merge(
+        cls,
+        config: Config,
+        *,
+        select: Sequence[str] | None = None,
+        ignore: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
+        min_severity: Severity | None = None,
+    ) -> Selection:
+        return cls(
+            select=tuple(select) if select else config.select,
+            ignore=tuple(ignore) if ignore else config.ignore,
+            exclude=(*config.exclude, *exclude),
+            per_file_ignores=tuple(config.per_file_ignores.items()),
+            min_severity=min_severity if min_severity is not None else config.min_severity,
+        )
+
+    def _named(self, finding: Finding) -> bool:
+        """Hygiene is off by default, but a rule selected by its code, name or category shows,
+        and ``--select ALL`` means every rule, hygiene included."""
+        return (
+            finding.severity is Severity.HYGIENE
+            and self.min_severity is Severity.INFO
+            and any(
+                selector in {finding.rule, finding.name, finding.category, "ALL"}
+                for selector in self.select
+            )
+        )
+
+    def codes(self, use_cache: bool = True) -> frozenset[str]:
+        from migrator.engine.registry import catalog_entries, select_codes
+
+        return select_codes(catalog_entries(use_cache), list(self.select), list(self.ignore))
+
+    def keep(self, finding: Finding, codes: frozenset[str]) -> bool:
+        if finding.rule not in codes:
+            return False
+        if finding.severity < self.min_severity and not self._named(finding):
+            return False
+        for pattern, ignored in self.per_file_ignores:
+            if glob_matches(finding.path, pattern) and (
+                finding.rule in ignored
+                or finding.category in ignored
+                or any(finding.rule.startswith(code) for code in ignored)
+            ):
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    path: str
+    relative: str
+    kind: str
+    fix: Applicability | None
+    codes: frozenset[str] | None
+    prefilter: bool
+    facts: ProjectFacts = field(default_factory=ProjectFacts)
+    #: names re-exported through the project's own modules that this file imports
+    exports: ExportSlice | None = None
+    #: rules every finding of which the project's facts guard (``project.silenced_rules``):
+    #: left out unless the file holds a suppression comment, whose use they may account for
+    silenced: frozenset[str] = frozenset()
+    #: Why every finding the file could hold is guarded (``MootFiles``), for a scan that hides
+    #: them: ``all`` runs no rule on it, ``cuda-only`` only the rules reporting the CUDA-only
+    #: module itself; like ``silenced``, not where the file holds a suppression comment.
+    moot: str = ""
+
+
+#: ``_Task.moot``: the file never runs on ROCm (``project.file_guards``): every finding guarded.
+MOOT_ALL = "all"
+#: ``_Task.moot``: a module written on a CUDA-only kernel toolkit, or serving one
+#: (``cuda_only_users.cuda_only_files``): every finding guarded but the module's own.
+MOOT_CUDA_ONLY = "cuda-only"
+
+
+@dataclass(frozen=True, slots=True)
+class MootFiles:
+    """The files whose findings settling guards whatever they are, found from paths and the
+    project index before any file is analysed: a scan that hides guarded findings need not
+    look for them (``settle`` reads the same answers)."""
+
+    #: file -> why it never runs on a ROCm build (``project.file_guards``)
+    guarded: Mapping[str, str]
+    #: file -> its CUDA-only cause (``cuda_only_users.cuda_only_files``)
+    cuda_only: Mapping[str, Cause]
+
+    @classmethod
+    def find(
+        cls, paths: Sequence[str], index: ProjectIndex | None, root: Path | None = None
+    ) -> MootFiles:
+        from migrator.kernels.builds import cuda_only_sources
+        from migrator.reach.cuda_only_users import cuda_only_files
+        from migrator.reach.project import file_guards
+
+        cuda_only = cuda_only_files(index, paths) if index is not None else {}
+        guarded = file_guards(paths)
+        if root is not None and root.is_dir():
+            # C/C++/CUDA sources that only a CUDA-only branch of a build file compiles
+            for path, reason in cuda_only_sources(root, paths).items():
+                guarded.setdefault(path, f"never compiled for AMD: {reason}")
+        return cls(guarded, cuda_only)
+
+    def moot(self, relative: str) -> str:
+        """``_Task.moot`` for a file ("" when its findings may show)."""
+        if relative in self.guarded:
+            return MOOT_ALL
+        return MOOT_CUDA_ONLY if relative in self.cuda_only else ""
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """One file's result, plus (for fix runs) its new text and what was fixed."""
+
+    result: FileResult
+    key: str = ""
+    new_text: str | None = None
+    encoding: str = "utf-8"
+    fixed: list[Finding] = field(default_factory=list)
+    error: str | None = None
+    write_error: str | None = None
+
+    @property
+    def written(self) -> bool:
+        """Whether this outcome's fixed text is (or, without writing, would be) on disk."""
+        return self.new_text is not None and self.error is None and self.write_error is None
+
+    @property
+    def relative(self) -> str:
+        return self.result.path
+
+
+def _work(task: _Task) -> FileOutcome:
+    """Analyse one file with its project's facts in force (reset after, so in-process runs of
+    several roots never see each other's declared versions)."""
+    from migrator.knowledge.versions import current_facts
+
+    token = current_facts.set(task.facts)
+    exports_token = current_exports.set(task.exports)
+    try:
+        return _analyse(task)
+    finally:
+        current_exports.reset(exports_token)
+        current_facts.reset(token)
+
+
+def _analyse(task: _Task) -> FileOutcome:
+    """Analyse one file; every failure becomes a one-line reason (the per-file boundary)."""
+    from migrator.engine.engine import analyze
+    from migrator.engine.registry import all_rules
+
+    rules = all_rules()
+    if task.codes is not None:
+        rules = tuple(rule for rule in rules if rule.code in task.codes)
+    try:
+        data = read_regular(task.path, size_limit(task.kind))
+    except SkipFile as error:
+        return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)))
+    except FailFile as error:
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)))
+    key = content_key(data)
+    try:
+        decoded = decode_python(data) if task.kind == "python" else decode_text(data)
+        if (task.silenced or task.moot) and SUPPRESSION_MARK not in decoded.text:
+            rules = tuple(rule for rule in rules if rule.code not in task.silenced)
+            rules = _unmoot(rules, task.moot)
+        analysis = analyze(
+            decoded.text, task.relative, task.kind, rules, fix=task.fix, prefilter=task.prefilter
+        )
+    except SkipFile as error:
+        return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)), key)
+    except FailFile as error:
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)), key)
+    except RecursionError:
+        return FileOutcome(
+            FileResult(task.relative, Status.FAILED, reason="too deeply nested"), key
+        )
+    except Exception as error:  # an internal error on one file must not stop the run
+        reason = f"internal error: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason), key)
+    findings = tuple(sorted(analysis.findings, key=Finding.sort_key))
+    result = FileResult(
+        task.relative,
+        Status.SCANNED,
+        findings=findings,
+        unused_suppressions=tuple(analysis.unused_suppressions),
+    )
+    return FileOutcome(
+        result,
+        key,
+        new_text=analysis.new_text,
+        encoding=decoded.encoding,
+        fixed=analysis.fixed,
+        error=analysis.fix_error,
+    )
+
+
+def _size(task: _Task) -> int:
+    try:
+        return os.path.getsize(task.path)
+    except OSError:
+        return 0
+
+
+def _failed(task: _Task, reason: str) -> FileOutcome:
+    return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason))
+
+
+#: The tasks of the run in progress, set before its workers fork: a forked worker reads its task
+#: from the memory it inherited and only the task's position goes through the pipe (a task
+#: holds the project's facts and the file's export slice, pickled and unpickled per file
+#: otherwise).
+_INHERITED: list[_Task] = []
+
+
+def _work_inherited(position: int) -> FileOutcome:
+    return _work(_INHERITED[position])
+
+
+def _failed_inherited(position: int, reason: str) -> FileOutcome:
+    return _failed(_INHERITED[position], reason)
+
+
+def _load_engine() -> None:
+    """Import the engine, libcst and every rule once, here, before the workers fork: they
+    inherit the loaded modules instead of each importing them again, and the selection and
+    aggregation that follow the run find them loaded."""
+    from migrator.engine.engine import analyze  # noqa: F401
+    from migrator.engine.registry import all_rules
+
+    all_rules()
+
+
+def _execute(
+    tasks: list[_Task],
+    jobs: int | None,
+    progress: Callable[[int], None] | None,
+    budget: float = DEFAULT_FILE_BUDGET,
+) -> list[FileOutcome]:
+    """Analyse every task in worker processes: a crash or a runaway file costs that file only."""
+    if not tasks:
+        return []
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if len(tasks) < PARALLEL_THRESHOLD:
+        workers = 1
+    _load_engine()
+    # Largest files first: the few files that need a parse dominate, and handing them out
+    # early keeps every worker busy to the end.
+    order = sorted(range(len(tasks)), key=lambda index: _size(tasks[index]), reverse=True)
+    ordered = [tasks[index] for index in order]
+    if workers_fork():
+        global _INHERITED
+        _INHERITED = ordered
+        try:
+            by_position = IsolatedRunner(
+                _work_inherited, _failed_inherited, workers=workers, budget=budget
+            )
+            outcomes = by_position.run(list(range(len(ordered))), progress)
+        finally:
+            _INHERITED = []
+    else:
+        runner = IsolatedRunner(_work, _failed, workers=workers, budget=budget)
+        outcomes = runner.run(ordered, progress)
+    placed: list[FileOutcome | None] = [None] * len(tasks)
+    for index, outcome in zip(order, outcomes, strict=True):
+        placed[index] = outcome
+    return [outcome for outcome in placed if outcome is not None]
+
+
+def _execute_released(
+    tasks: list[_Task],
+    jobs: int | None,
+    progress: Callable[[int], None] | None,
+    budget: float,
+    index: ProjectIndex,
+    sources: Sequence[SourceFile],
+) -> list[FileOutcome]:
+    """``_execute`` with the index's texts dropped (and their memory handed back) while the
+    workers run, then read again: forked workers would each count them in their resident set
+    (80 MB on a 1M-line project, three times over with two workers). Reading them again costs
+    tens of milliseconds there."""
+    if not tasks or not workers_fork():
+        return _execute(tasks, jobs, progress, budget)
+    index.release_texts()
+    release_memory()
+    try:
+        return _execute(tasks, jobs, progress, budget)
+    finally:
+        index.restore_texts(dict(_python_texts(sources)))
+
+
+@dataclass(slots=True)
+class RootRun:
+    """A scan (or fix) of one root: results after selection, and fix outcomes."""
+
+    root: Path
+    scan: ScanResult
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    config: Config = field(default_factory=Config)
+    #: ROCm siblings of NVIDIA container files (``fix --unsafe-fixes``), written or not
+    variants: list[Variant] = field(default_factory=list)
+
+
+def _sources(
+    root: Path,
+    selection: Selection,
+    files: Sequence[Path] | None = None,
+    within: Path | None = None,
+) -> tuple[list[SourceFile], list[FileResult]]:
+    sources: list[SourceFile] = []
+    problems: list[FileResult] = []
+    if files is not None:
+        return _explicit_sources(root, selection, files), problems
+    if within is not None:
+        prefix = Path(os.path.relpath(within, root)).as_posix() + "/"
+        for item in discover(within):
+            relative = prefix + item.relative
+            if isinstance(item, Unreadable):
+                problems.append(FileResult(relative, Status.SKIPPED, reason=item.reason))
+            elif not is_excluded(relative, selection.exclude):
+                sources.append(SourceFile(item.path, relative, item.kind))
+        return sources, problems
+    for item in discover(root, exclude=selection.exclude):
+        if isinstance(item, Unreadable):
+            status = Status.FAILED if item.unscanned else Status.SKIPPED
+            problems.append(FileResult(item.relative, status, reason=item.reason))
+        else:
+            sources.append(item)
+    return sources, problems
+
+
+def _python_texts(sources: Sequence[SourceFile]) -> list[tuple[str, str]]:
+    """``(relative path, text)`` of the project's readable Python files."""
+    texts: list[tuple[str, str]] = []
+    for source in sources:
+        if source.kind != "python":
+            continue
+        try:
+            data = read_regular(str(source.path))
+        except (SkipFile, FailFile):
+            continue
+        texts.append((source.relative, data.decode("utf-8", "replace")))
+    return texts
+
+
+def project_index(sources: Sequence[SourceFile]) -> ProjectIndex:
+    """The re-export index of the project's Python files (their import lines, read as text)."""
+    containers: dict[str, str] = {}
+    for source in sources:
+        if source.kind != "dockerfile":
+            continue
+        try:
+            data = read_regular(str(source.path))
+        except (SkipFile, FailFile):
+            continue
+        containers[source.relative] = data.decode("utf-8", "replace")
+    index = ProjectIndex.build(_python_texts(sources))
+    index.containers = containers
+    return index
+
+
+def _explicit_sources(root: Path, selection: Selection, files: Sequence[Path]) -> list[SourceFile]:
+    """Files named on the command line, relative to ``root``; ``exclude`` still applies to them
+    (ruff's ``--force-exclude``), as pre-commit passes every changed file explicitly."""
+    sources = []
+    for path in files:
+        relative = Path(os.path.relpath(path, root)).as_posix()
+        kind = file_kind(relative)
+        if kind is None or is_excluded(relative, selection.exclude):
+            continue
+        sources.append(SourceFile(path, relative, kind))
+    return sources
+
+
+def _unmoot(rules: tuple[type[Rule], ...], moot: str) -> tuple[type[Rule], ...]:
+    """The rules whose findings may show in a file that is ``moot`` (``_Task.moot``)."""
+    if moot == MOOT_ALL:
+        return ()
+    if moot == MOOT_CUDA_ONLY:
+        from migrator.reach.cuda_only import CUDA_ONLY_PROBLEM
+
+        return tuple(rule for rule in rules if rule.problem == CUDA_ONLY_PROBLEM)
+    return rules
+
+
+def _silenced(
+    sources: Sequence[SourceFile], facts: ProjectFacts, use_cache: bool
+) -> frozenset[str]:
+    """The rules the project's facts silence (``project.silenced_rules``); read from the cached
+    catalog data, so a warm scan still imports no rule."""
+    from migrator.engine.registry import dependency_entries
+    from migrator.reach.project import own_packages, silenced_rules
+
+    own = own_packages(source.relative for source in sources)
+    return silenced_rules(dependency_entries(use_cache), own, facts)
+
+
+def scan(
+    root: Path,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    min_severity: Severity | None = None,
+    use_cache: bool = True,
+    prefilter: bool = True,
+    jobs: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+    only: Sequence[Path] | None = None,
+    within: Path | None = None,
+    show_guarded: bool = False,
+) -> RootRun:
+    """Scan one root (or ``only`` the given files under it). The cache holds every rule's
+    findings; selection, guards and aggregation apply afterwards (``show_guarded`` keeps
+    findings in code that never runs on ROCm)."""
+    config = load_config(root)
+    selection = Selection.merge(
+        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+    )
+    sources, problems = _sources(root, selection, only, within)
+    # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
+    facts = project_facts(root if root.is_dir() else root.parent)
+    facts_key = repr(facts).encode()
+    cache = ResultCache(root) if use_cache else None
+    # The cache holds every rule's findings so that a later scan with another selection can
+    # reuse it; without the cache only the selected rules need to run.
+    task_codes = None if use_cache else selection.codes(use_cache=False)
+    # Rules whose every finding a project-level fact guards (a dependency the project is, or
+    # declares at a ROCm-capable version) cannot change what a scan that hides guarded findings
+    # shows: they are not run, and the cache keys say so.
+    silenced = frozenset() if show_guarded else _silenced(sources, facts, use_cache)
+    silenced_key = f"~{','.join(sorted(silenced))}" if silenced else ""
+    results: dict[str, FileResult] = {}
+    tasks: list[_Task] = []
+    keys: dict[str, str] = {}
+    index = project_index(sources)
+    relatives = [source.relative for source in sources]
+    # files whose every finding settling guards (by path, or written on a CUDA-only toolkit)
+    moot_files = MootFiles.find(relatives, index, root)
+    for source in sources:
+        exports = index.slice_for(source.relative)
+        moot = "" if show_guarded else moot_files.moot(source.relative)
+        if cache is not None:
+            try:
+                data = read_regular(str(source.path), size_limit(source.kind))
+            except (SkipFile, FailFile):
+                data = None
+            if data is not None:
+                key = content_key(data + facts_key)  # findings depend on the declared versions
+                if exports is not None:  # the file's findings depend on the modules it imports
+                    key = f"{key}+{exports.fingerprint()}"
+                key += silenced_key + (f"~moot:{moot}" if moot else "")
+                keys[source.relative] = key
+                cached = cache.get(source.relative, key, source.kind)
+                if cached is not None:
+                    results[source.relative] = cached
+                    continue
+        tasks.append(
+            _Task(
+                str(source.path),
+                source.relative,
+                source.kind,
+                None,
+                task_codes,
+                prefilter,
+                facts,
+                exports=exports,
+                silenced=silenced,
+                moot=moot,
+            )
+        )
+    if on_total:
+        on_total(len(tasks))
+    kinds = {task.relative: task.kind for task in tasks}
+    for outcome in _execute_released(tasks, jobs, progress, config.file_timeout, index, sources):
+        results[outcome.relative] = outcome.result
+        if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
+            key = keys.get(outcome.relative, outcome.key)
+            cache.put(outcome.relative, key, kinds[outcome.relative], outcome.result)
+    if cache is not None:
+        cache.save(set(keys))
+    ordered = [results[source.relative] for source in sources if source.relative in results]
+    files = settle(ordered, selection, relatives, show_guarded, facts, use_cache, index, moot_files)
+    files.extend(problems)
+    return RootRun(root, ScanResult(str(root), files), config=config)
+
+
+def scan_text(
+    root: Path,
+    relative: str,
+    data: bytes,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    min_severity: Severity | None = None,
+) -> RootRun:
+    """Scan ``data`` (read from stdin) as if it were the file ``relative`` under ``root``: that
+    root's configuration, exclusions and per-file ignores apply."""
+    import tempfile
+
+    config = load_config(root)
+    selection = Selection.merge(
+        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+    )
+    kind = file_kind(relative)
+    files: list[FileResult] = []
+    if kind is not None and not is_excluded(relative, selection.exclude):
+        codes = selection.codes()
+        with tempfile.TemporaryDirectory(prefix="migrate-stdin-") as directory:
+            path = Path(directory) / "stdin"
+            path.write_bytes(data)
+            result = _work(_Task(str(path), relative, kind, None, codes, True)).result
+        findings = tuple(f for f in result.findings if selection.keep(f, codes))
+        files.append(replace(result, findings=findings))
+    return RootRun(root, ScanResult(str(root), files), config=config)
+
+
+def settle(
+    results: Sequence[FileResult],
+    selection: Selection,
+    paths: Sequence[str],
+    show_guarded: bool = False,
+    facts: ProjectFacts | None = None,
+    use_cache: bool = True,
+    index: ProjectIndex | None = None,
+    moot_files: MootFiles | None = None,
+) -> list[FileResult]:
+    """The findings a user sees, from every rule's findings of every file: the selection,
+    file-level guards (platform-only files, NVIDIA variants with an AMD twin, modules written
+    on a CUDA-only kernel toolkit, found from ``index``), project-level guards (a dependency
+    the project is, or declares at a ROCm-capable version), guarded code hidden unless
+    ``show_guarded``, and one finding per problem across the root (``moot_files``: the
+    file-level guards, when the caller found them already)."""
+    from migrator.engine.aggregate import aggregate
+    from migrator.engine.registry import catalog_entries, dependency_entries
+    from migrator.files.paths import is_test_path
+    from migrator.reach.callers import unguard_if_called_elsewhere
+    from migrator.reach.cuda_only import rocm_path, settle_finding
+    from migrator.reach.project import (
+        MASK_TEST_INPUT,
+        dependency_guard,
+        mask_rule_codes,
+        own_packages,
+        resolves_device_masks,
+        uses_guard,
+    )
+
+    codes = selection.codes(use_cache)
+    paths = list(paths)
+    if moot_files is None:
+        moot_files = MootFiles.find(paths, index)
+    guarded_files = moot_files.guarded
+    own = own_packages(paths)
+    dependencies = dependency_entries(use_cache)
+    mask_rules = (
+        mask_rule_codes()
+        if index is not None and resolves_device_masks(index.sources)
+        else frozenset()
+    )
+    cuda_only = moot_files.cuda_only
+    rocm = functools.cache(lambda: rocm_path(index, cuda_only) if index is not None else "")
+    kept: list[Finding] = []
+    for result in results:
+        file_guard = guarded_files.get(result.path, "")
+        for finding in result.findings:
+            if not selection.keep(finding, codes):
+                continue
+            if finding.guard and index is not None:
+                # before the file's own guard, which a dispatch guard must not hide once lifted
+                finding = unguard_if_called_elsewhere(finding, index.sources)
+            if file_guard and not finding.guard:
+                finding = replace(finding, guard=file_guard)
+            if finding.rule in mask_rules and not finding.guard and is_test_path(result.path):
+                finding = replace(finding, guard=MASK_TEST_INPUT)
+            if result.path in cuda_only:
+                finding = settle_finding(finding, cuda_only, rocm)
+            dependency, rocm_release = dependencies.get(finding.rule, (None, None))
+            if dependency and not finding.guard:
+                why = dependency_guard(dependency, rocm_release, own, facts)
+                if why:
+                    finding = replace(finding, guard=why)
+            kept.append(finding)
+    used = frozenset(finding.category for finding in kept if not finding.guard)
+    ran = frozenset(category for code, _, category in catalog_entries(use_cache) if code in codes)
+    kept = [
+        replace(finding, guard=why)
+        if not finding.guard and (why := uses_guard(finding, used, ran))
+        else finding
+        for finding in kept
+    ]
+    if not show_guarded:
+        kept = [finding for finding in kept if not finding.guard]
+    by_path: dict[str, list[Finding]] = {}
+    for finding in aggregate(kept):
+        by_path.setdefault(finding.path, []).append(finding)
+    return [replace(result, findings=tuple(by_path.get(result.path, ()))) for result in results]
+
+
+def fix_tree(
+    root: Path,
+    *,
+    level: Applicability = Applicability.SAFE,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    min_severity: Severity | None = None,
+    write: bool = True,
+    jobs: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+) -> RootRun:
+    """Compute (and with ``write``, apply atomically under the write policy of
+    ``migrator.files.writer``) the fixes for one root; a file that may not be written keeps its text
+    and its outcome says why."""
+    config = load_config(root)
+    selection = Selection.merge(
+        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+    )
+    codes = selection.codes()
+    sources, problems = _sources(root, selection)
+    facts = project_facts(root if root.is_dir() else root.parent)
+    from migrator.engine.registry import all_rules
+
+    # the uses of a dependency the project is, or declares at a ROCm-capable version, are left
+    # as they are
+    codes = codes - _silenced(sources, facts, use_cache=True)
+    index = project_index(sources)
+    relatives = [source.relative for source in sources]
+    # nor are files that never run on ROCm (an NVIDIA variant next to its AMD twin, a module
+    # written on a CUDA-only toolkit); settling reads the same answers
+    moot_files = MootFiles.find(relatives, index, root)
+    guarded_files = moot_files.guarded
+    from migrator.files.paths import is_test_path
+    from migrator.reach.project import mask_rule_codes, resolves_device_masks
+
+    # a test's CUDA_VISIBLE_DEVICES is input of the project's own mask resolver: no HIP copy
+    mask_rules = mask_rule_codes() if resolves_device_masks(index.sources) else frozenset()
+    tasks = [
+        _Task(
+            str(s.path),
+            s.relative,
+            s.kind,
+            None if moot_files.moot(s.relative) else level,
+            codes - mask_rules if codes is not None and is_test_path(s.relative) else codes,
+            True,
+            facts,
+            index.slice_for(s.relative),
+        )
+        for s in sources
+    ]
+    if on_total:
+        on_total(len(tasks))
+    outcomes = _execute(tasks, jobs, progress, config.file_timeout)
+    files = settle(
+        [outcome.result for outcome in outcomes],
+        selection,
+        relatives,
+        facts=facts,
+        index=index,
+        moot_files=moot_files,
+    )
+    variants = []
+    if level is Applicability.UNSAFE:
+        rules = tuple(rule for rule in all_rules() if rule.code in codes)
+        variants = _variants(root, sources, outcomes, guarded_files, rules, facts)
+    if write:
+        write_outcomes(root, outcomes)
+        from migrator.engine.variants import write_variants
+
+        write_variants(root, variants)
+    files.extend(problems)
+    run = RootRun(
+        root, ScanResult(str(root), files), outcomes=outcomes, config=config, variants=variants
+    )
+    return run
+
+
+def _variants(
+    root: Path,
+    sources: Sequence[SourceFile],
+    outcomes: Sequence[FileOutcome],
+    guarded: Mapping[str, str],
+    rules: tuple[type[Rule], ...],
+    facts: ProjectFacts,
+) -> list[Variant]:
+    """ROCm siblings for the container files whose vendor swap fix withheld."""
+    by_path = {outcome.relative: outcome for outcome in outcomes}
+    from migrator.engine.variants import VARIANT_KINDS, plan_variant, sibling_name, wants_variant
+
+    planned: list[Variant] = []
+    for source in sources:
+        outcome = by_path.get(source.relative)
+        if source.kind not in VARIANT_KINDS or source.relative in guarded or outcome is None:
+            continue
+        if not wants_variant([finding.message for finding in outcome.result.findings]):
+            continue
+        target = sibling_name(source.relative)
+        if os.path.lexists(root / target):
+            planned.append(
+                Variant(source.relative, target, reason=f"{target} exists; left as it is")
+            )
+            continue
+        try:
+            text = decode_text(read_regular(str(source.path))).text
+        except (SkipFile, FailFile):
+            continue
+        variant = plan_variant(source.relative, source.kind, text, rules, facts)
+        if variant is not None:
+            planned.append(variant)
+    return planned
+
+
+def write_outcomes(root: Path, outcomes: Sequence[FileOutcome]) -> None:
+    """Write every fixed text under ``migrator.files.writer``'s policy; a file that may not be
+    written (symlink, outside the root, edited since it was read, unwritable) keeps its text and
+    its outcome's ``write_error`` says why."""
+    from migrator.files.writer import WriteRefused, write_checked
+
+    for outcome in outcomes:
+        if outcome.new_text is None or outcome.error is not None:
+            continue
+        try:
+            write_checked(root, outcome.relative, outcome.new_text, outcome.encoding, outcome.key)
+        except WriteRefused as refused:
+            outcome.write_error = str(refused)

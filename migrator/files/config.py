@@ -1,0 +1,126 @@
+"""``[tool.migrate]`` in the scanned project's pyproject.toml; the command line wins."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from migrator.errors import ConfigError
+from migrator.files.tomlcompat import parse_toml, tomllib
+from migrator.model import Severity
+
+KNOWN_KEYS = {
+    "select",
+    "ignore",
+    "exclude",
+    "per-file-ignores",
+    "min-severity",
+    "verify",
+    "file-timeout",
+    "allow-unscanned",
+}
+
+#: Seconds one file may take before it is given up (parse, rules and fixes together).
+DEFAULT_FILE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Settings for one scanned root."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    min_severity: Severity = Severity.INFO
+    verify: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
+    allow_unscanned: bool = False
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.migrate]`` table."""
+    directory = start if start.is_dir() else start.parent
+    for candidate in [directory, *directory.parents]:
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            try:
+                data = parse_toml(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(data.get("tool"), dict) and "migrate" in data["tool"]:
+                return path
+        if (candidate / ".git").exists():
+            break
+    return None
+
+
+def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise ConfigError(f"{path}: [tool.migrate] {key} must be a list of strings")
+
+
+def load_config(root: Path) -> Config:
+    """Read ``[tool.migrate]`` for ``root``; a malformed file is a ConfigError (exit 2)."""
+    path = find_pyproject(root)
+    if path is None:
+        return Config()
+    try:
+        data = parse_toml(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    table = data["tool"]["migrate"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.migrate] must be a table")
+    unknown = set(table) - KNOWN_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown [tool.migrate] keys: {', '.join(sorted(unknown))}")
+    per_file: dict[str, tuple[str, ...]] = {}
+    raw_per_file = table.get("per-file-ignores", {})
+    if not isinstance(raw_per_file, dict):
+        raise ConfigError(f"{path}: [tool.migrate] per-file-ignores must be a table")
+    for pattern, codes in raw_per_file.items():
+        per_file[pattern] = _strings(codes, f"per-file-ignores.{pattern}", path)
+    try:
+        severity = Severity.parse(str(table.get("min-severity", "info")))
+    except ValueError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    verify = table.get("verify", {})
+    if not isinstance(verify, dict):
+        raise ConfigError(f"{path}: [tool.migrate.verify] must be a table")
+    allow_unscanned = table.get("allow-unscanned", False)
+    if not isinstance(allow_unscanned, bool):
+        raise ConfigError(f"{path}: [tool.migrate] allow-unscanned must be true or false")
+    return Config(
+        select=_strings(table.get("select", []), "select", path),
+        ignore=_strings(table.get("ignore", []), "ignore", path),
+        exclude=_strings(table.get("exclude", []), "exclude", path),
+        per_file_ignores=per_file,
+        min_severity=severity,
+        verify=verify,
+        source=str(path),
+        file_timeout=_seconds(table.get("file-timeout", DEFAULT_FILE_TIMEOUT), path),
+        allow_unscanned=allow_unscanned,
+    )
+
+
+def _seconds(value: Any, path: Path) -> float:
+    """A finite, positive number of seconds (``nan`` and ``inf`` would mean no limit)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{path}: [tool.migrate] file-timeout must be a number of seconds")
+    if not math.isfinite(value) or value <= 0 or value > MAX_FILE_TIMEOUT:
+        raise ConfigError(
+            f"{path}: [tool.migrate] file-timeout must be a positive number of seconds, at most "
+            f"{MAX_FILE_TIMEOUT:g}"
+        )
+    return float(value)
+
+
+#: A day per file is more than any file needs; larger values overflow the timers.
+MAX_FILE_TIMEOUT = 86400.0

@@ -1,0 +1,307 @@
+"""Find the files to scan under each root: honour .gitignore files, skip virtual environments,
+build and cache folders, never follow a symlink loop, and tell each file's kind."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+from pathspec.util import normalize_file
+
+from migrator.files.sources import file_type, read_project_text
+
+DEFAULT_EXCLUDED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        ".tox",
+        ".nox",
+        "site-packages",
+        "dist-packages",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".migrate_cache",
+        "build",
+        "dist",
+        ".eggs",
+        ".ipynb_checkpoints",
+        ".cache",
+        ".idea",
+        ".vscode",
+    }
+)
+
+_REQUIREMENTS = re.compile(r"^(requirements|constraints)([-_.\w]*)\.(txt|in)$", re.IGNORECASE)
+_COMPOSE = re.compile(r"^(docker-)?compose([-_.\w]*)\.ya?ml$", re.IGNORECASE)
+_CONDA = re.compile(r"^(environment|conda)([-_.\w]*)\.ya?ml$", re.IGNORECASE)
+
+
+#: C/C++/CUDA sources (``cuda`` kind): kernels and the host code around them.
+CUDA_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl")
+#: Folders holding vendored copies of other projects' C++ (a submodule of CUTLASS, say): the
+#: library's own code is not the project's to port, only the project's uses of it.
+VENDORED_SOURCE_DIRS = frozenset(
+    {
+        "third_party",
+        "thirdparty",
+        "3rdparty",
+        "third-party",
+        "vendor",
+        "vendored",
+        "external",
+        "extern",
+        "deps",
+    }
+)
+
+
+def file_kind(relative: str) -> str | None:
+    """The kind of file a rule family reads, from its path; None when nothing reads it."""
+    name = relative.rsplit("/", 1)[-1]
+    lower = name.lower()
+    if lower.endswith((".py", ".pyi")):
+        return "python"
+    if lower.endswith(CUDA_SOURCE_SUFFIXES):
+        if VENDORED_SOURCE_DIRS.intersection(relative.lower().split("/")[:-1]):
+            return None
+        return "cuda"
+    if lower.endswith(".ipynb"):
+        return "notebook"
+    if _REQUIREMENTS.match(name) or (
+        "/requirements/" in f"/{relative}" and lower.endswith((".txt", ".in"))
+    ):
+        return "requirements"
+    if lower == "pyproject.toml":
+        return "pyproject"
+    if lower == "setup.cfg":
+        return "setupcfg"
+    if (
+        lower in {"dockerfile", "containerfile"}
+        # ``Dockerfile.rocm``, ``Dockerfile_amd``, ``Dockerfile-cuda``: one image of several
+        or lower.startswith(("dockerfile.", "dockerfile_", "dockerfile-", "containerfile."))
+        or lower.endswith((".dockerfile", ".containerfile"))
+    ):
+        return "dockerfile"
+    if _COMPOSE.match(name):
+        return "compose"
+    if lower in {"cog.yaml", "cog.yml"}:
+        return "cog"
+    if _CONDA.match(name):
+        return "conda"
+    if lower.endswith((".sh", ".bash", ".zsh")) or lower in {"makefile", ".envrc"}:
+        return "shell"
+    if lower.endswith((".yml", ".yaml")) and (
+        relative.startswith(".github/workflows/")
+        or lower in {".gitlab-ci.yml", "azure-pipelines.yml", ".travis.yml"}
+        or relative.startswith(".circleci/")
+        or relative.startswith(".buildkite/")
+    ):
+        return "ci-yaml"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to scan: absolute path, path relative to the scanned root (with ``/``), kind."""
+
+    path: Path
+    relative: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A path that discovery could not read (permission) or left out on purpose (broken link,
+    loop, named pipe or device); one-line reason. Only the first kind leaves code unscanned."""
+
+    relative: str
+    reason: str
+    unscanned: bool = False
+
+
+class _GitIgnore:
+    """A ``.gitignore``'s patterns, with one regular expression that matches wherever any of
+    them does: most paths match none, and are then answered by one match instead of one per
+    pattern (a path some pattern matches gets the spec's own answer, negations included)."""
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self.spec = spec
+        self.any_pattern: re.Pattern[str] | None = None
+        expressions: list[str] = []
+        for pattern in spec.patterns:
+            if getattr(pattern, "include", None) is None:
+                continue  # a blank line or a comment: matches nothing
+            regex = getattr(pattern, "regex", None)
+            if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+                return  # a pattern of another kind: every path gets the spec's answer
+            expressions.append(_GROUP_NAME.sub("(?:", regex.pattern))
+        try:
+            self.any_pattern = re.compile("|".join(f"(?:{e})" for e in expressions) or "(?!)")
+        except re.error:  # an expression that cannot be joined: the spec answers every path
+            self.any_pattern = None
+
+    def match_file(self, path: str) -> bool:
+        if self.any_pattern is not None and self.any_pattern.match(normalize_file(path)) is None:
+            return False
+        return self.spec.match_file(path)
+
+
+#: A named group of a pattern's expression (each names the same ones: joined, they would clash).
+_GROUP_NAME = re.compile(r"\(\?P<\w+>")
+
+
+def _load_gitignore(directory: Path) -> _GitIgnore | None:
+    text = read_project_text(directory / ".gitignore")
+    if text is None:
+        return None
+    return _GitIgnore(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+
+
+def discover(
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+) -> Iterator[SourceFile | Unreadable]:
+    """Yield every scannable file under ``root`` (or ``root`` itself when it is a file)."""
+    if root.is_file():
+        kind = file_kind(root.name)
+        if kind is not None:
+            yield SourceFile(root, root.name, kind)
+        return
+    if root.exists() and not root.is_dir():
+        yield Unreadable(root.name, f"not a regular file ({file_type(root.stat().st_mode)})")
+        return
+    real_root = root.resolve()
+    visited: set[tuple[int, int]] = set()
+    # Each stack entry: directory, its path relative to root, active gitignore specs with bases.
+    stack: list[tuple[Path, str, list[tuple[str, _GitIgnore]]]] = [(root, "", [])]
+    while stack:
+        directory, relative_dir, specs = stack.pop()
+        try:
+            stat = directory.stat()
+        except OSError as error:
+            yield Unreadable(
+                relative_dir or ".", f"cannot read directory: {error.strerror}", unscanned=True
+            )
+            continue
+        key = (stat.st_dev, stat.st_ino)
+        if key in visited:
+            yield Unreadable(relative_dir, "symlink loop or repeated directory; not followed")
+            continue
+        visited.add(key)
+        if respect_gitignore:
+            spec = _load_gitignore(directory)
+            if spec is not None:
+                specs = [*specs, (relative_dir, spec)]
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as error:
+            yield Unreadable(
+                relative_dir or ".", f"cannot list directory: {error.strerror}", unscanned=True
+            )
+            continue
+        subdirs = []
+        for entry in entries:
+            relative = f"{relative_dir}/{entry.name}" if relative_dir else entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if entry.name in DEFAULT_EXCLUDED_DIRS or _is_virtualenv(Path(entry.path)):
+                    continue
+                if entry.is_symlink() and _inside(Path(entry.path), real_root):
+                    yield Unreadable(relative, _inner_link_reason(Path(entry.path)))
+                    continue
+                if _ignored(relative + "/", specs) or _excluded(relative, exclude):
+                    continue
+                subdirs.append((Path(entry.path), relative, specs))
+                continue
+            kind = file_kind(relative)
+            if kind is None or _ignored(relative, specs) or _excluded(relative, exclude):
+                continue
+            if entry.is_symlink() and not os.path.exists(entry.path):
+                yield Unreadable(relative, "broken symlink")
+                continue
+            if entry.is_symlink() and _inside(Path(entry.path), real_root):
+                yield Unreadable(relative, "symlink to a file inside the project; scanned there")
+                continue
+            special = _special_file(entry)
+            if special is not None:
+                yield Unreadable(relative, special)
+                continue
+            yield SourceFile(Path(entry.path), relative, kind)
+        stack.extend(reversed(subdirs))
+
+
+def _special_file(entry: os.DirEntry[str]) -> str | None:
+    """Why a named pipe, socket or device is left out (reading one could block forever)."""
+    try:
+        if entry.is_file():
+            return None
+        mode = entry.stat().st_mode
+    except OSError:
+        return None  # the read reports it, per file
+    return f"not a regular file ({file_type(mode)})"
+
+
+def _inner_link_reason(link: Path) -> str:
+    """Why a symlinked folder inside the project is not followed: its files are scanned (and
+    fixed) once, at their real path."""
+    try:
+        if link.parent.resolve().is_relative_to(link.resolve()):
+            return "symlink loop; not followed"
+    except (OSError, RuntimeError):
+        pass
+    return "symlink to a folder inside the project; scanned at its real path"
+
+
+def _inside(path: Path, real_root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(real_root)
+    except (OSError, RuntimeError):
+        return False
+
+
+def _is_virtualenv(path: Path) -> bool:
+    try:
+        return (path / "pyvenv.cfg").exists()
+    except OSError:  # an unreadable directory is reported when it is listed
+        return False
+
+
+def _ignored(relative: str, specs: list[tuple[str, _GitIgnore]]) -> bool:
+    for base, spec in specs:
+        if base:
+            if not relative.startswith(base + "/"):
+                continue
+            local = relative[len(base) + 1 :]
+        else:
+            local = relative
+        if spec.match_file(local):
+            return True
+    return False
+
+
+def _excluded(relative: str, patterns: Sequence[str]) -> bool:
+    from migrator.files.paths import glob_matches
+
+    return any(glob_matches(relative, pattern) for pattern in patterns)
+
+
+def is_excluded(relative: str, patterns: Sequence[str]) -> bool:
+    """Whether an ``exclude`` glob covers ``relative`` (also for files named explicitly)."""
+    return _excluded(relative, patterns)

@@ -1,0 +1,149 @@
+"""Paths of scanned files: what a path is by its name (a test, a benchmark), explicit file
+arguments grouped under their project root, and findings re-expressed relative to the current
+directory or to the repository root."""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pathspec
+
+from migrator.files.config import find_pyproject
+from migrator.model import FileResult, ScanResult
+
+#: Folder names that hold a test suite.
+TEST_FOLDERS = frozenset(
+    {"tests", "test", "testing", "unit_tests", "integration_tests", "unittests"}
+)
+#: Folder names that hold benchmarks.
+BENCHMARK_FOLDERS = frozenset({"benchmarks", "benchmark", "benchmarking", "bench", "perf"})
+
+
+def is_test_folder(name: str) -> bool:
+    """Whether a folder of this name holds a test suite (``tests``, ``unit_tests`` …)."""
+    return name.lower() in TEST_FOLDERS
+
+
+def is_test_file(name: str) -> bool:
+    """Whether a file of this name is a test module (``test_*.py``, ``*_test.py``, ``conftest.py``,
+    the pytest and unittest discovery conventions)."""
+    lowered = name.lower()
+    return lowered.startswith("test_") or lowered.endswith("_test.py") or lowered == "conftest.py"
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a project-relative path is part of the project's test suite: code that exercises
+    the project rather than code the project ships (a test folder anywhere above it, or a test
+    module's name)."""
+    parts = path.replace("\\", "/").split("/")
+    return any(is_test_folder(part) for part in parts[:-1]) or is_test_file(parts[-1])
+
+
+def is_benchmark_folder(name: str) -> bool:
+    """Whether a folder of this name holds benchmarks."""
+    return name.lower() in BENCHMARK_FOLDERS
+
+
+def is_benchmark_file(name: str) -> bool:
+    """Whether a file of this name is a benchmark script (``bench*``, ``benchmark_*``)."""
+    return name.lower().startswith("bench")
+
+
+def is_benchmark_path(path: str) -> bool:
+    """Whether a project-relative path is a benchmark (a benchmark folder above it, or its name)."""
+    parts = path.replace("\\", "/").split("/")
+    return any(is_benchmark_folder(part) for part in parts[:-1]) or is_benchmark_file(parts[-1])
+
+
+@dataclass(frozen=True)
+class Target:
+    """One scan to run: a root, and the explicit files under it (``None``: the whole root)."""
+
+    root: Path
+    files: tuple[Path, ...] | None = None
+    #: A folder below ``root`` to scan instead of all of it (findings are shown from it).
+    within: Path | None = None
+
+
+def targets(paths: list[Path]) -> list[Target]:
+    """Directories scan whole (from their project root when they lie below it, so its config
+    sees project-relative paths); files group under their nearest ``[tool.migrate]`` project root
+    (else the current directory when they lie under it, else their own folder), so the project's
+    ``exclude`` and ``per-file-ignores`` see the same relative paths as a scan of that root."""
+    out: list[Target] = []
+    grouped: dict[Path, list[Path]] = {}
+    cwd = Path.cwd().resolve()
+    for path in paths:
+        if path.is_dir():
+            config = find_pyproject(path)
+            folder = path.resolve()
+            if config is not None and config.parent.resolve() != folder:
+                out.append(Target(config.parent.resolve(), within=path))
+            else:
+                out.append(Target(path))
+            continue
+        absolute = path.resolve()
+        config = find_pyproject(absolute)
+        if config is not None:
+            root = config.parent
+        elif absolute.is_relative_to(cwd):
+            root = cwd
+        else:
+            root = absolute.parent
+        grouped.setdefault(root, []).append(absolute)
+    out.extend(Target(root, tuple(files)) for root, files in grouped.items())
+    return out
+
+
+def repository_root(start: Path) -> Path:
+    """The enclosing git work tree of ``start``, else ``start`` itself (its folder for a file)."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for candidate in [here, *here.parents]:
+        if (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def to_repositories(results: list[ScanResult]) -> list[tuple[Path, ScanResult]]:
+    """Each result re-expressed from its repository's root, merged per repository."""
+    groups: dict[Path, list[ScanResult]] = {}
+    for result in results:
+        groups.setdefault(repository_root(Path(result.root)), []).append(result)
+    return [(root, rebase(group, root)[0]) for root, group in groups.items()]
+
+
+def rebase(results: list[ScanResult], base: Path) -> list[ScanResult]:
+    """One result whose paths are relative to ``base`` (with ``/``), merged from every root."""
+    base = base.resolve()
+    files: list[FileResult] = []
+    for result in results:
+        root = Path(result.root).resolve()
+        if root.is_file():
+            root = root.parent
+        for file in result.files:
+            path = _relative(root / file.path, base)
+            findings = tuple(replace(finding, path=path) for finding in file.findings)
+            files.append(replace(file, path=path, findings=findings))
+    return [ScanResult(str(base), files)]
+
+
+def _relative(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+@functools.lru_cache(maxsize=512)
+def _glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+def glob_matches(relative: str, pattern: str) -> bool:
+    """Whether an ``exclude`` / ``per-file-ignores`` glob covers ``relative`` (``/``-separated,
+    from the scanned root), as gitignore and ruff read globs: ``*`` never crosses ``/``
+    (``a/*.py`` leaves ``a/b/x.py`` alone), ``**`` does, a pattern without ``/`` matches a name
+    at any depth, a folder's pattern covers what is inside it."""
+    return _glob_spec(pattern).match_file(relative)
