@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from migrator.api.rule import Invalid, Rule, Valid
 from migrator.engine.aggregate import aggregate
 from migrator.engine.engine import Analysis, analyze
 from migrator.engine.fix_policy import vendor_swap_allowed
+from migrator.engine.rule import Invalid, Rule, Valid
 from migrator.files.discovery import file_kind
 from migrator.model import Applicability, Finding
 

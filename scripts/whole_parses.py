@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import migrator.engine.engine as engine  # noqa: E402
 import migrator.engine.isolation as isolation  # noqa: E402
-from migrator.api.rule import PythonRule  # noqa: E402
+from migrator.engine.rule import PythonRule  # noqa: E402
 
 
 def _hooks(records: list[dict[str, Any]]) -> None:

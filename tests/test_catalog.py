@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from migrator.api.rule import Rule
 from migrator.engine.registry import all_rules, code_table, code_table_problems, parse_code_table
+from migrator.engine.rule import Rule
 from migrator.knowledge import facts_doc as facts
 from tests.conftest import ROOT
 

@@ -137,7 +137,7 @@ def test_interrupted_write_leaves_old_file(tmp_path, monkeypatch):
 def test_a_rewrite_that_would_not_compile_is_dropped(tmp_path):
     import libcst as cst
 
-    from migrator.api.context import RawPythonFinding
+    from migrator.engine.context import RawPythonFinding
     from migrator.engine.fixer import FixError, apply_python_fixes
     from migrator.engine.registry import rule_by_code
     from migrator.model import Applicability

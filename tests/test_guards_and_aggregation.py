@@ -7,7 +7,7 @@ import json
 
 import libcst as cst
 
-from migrator.api.context import PythonContext
+from migrator.engine.context import PythonContext
 from migrator.reach.guard_conditions import (
     AVAILABILITY,
     IMPORT_FALLBACK,

@@ -17,7 +17,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.api.context import PythonContext
+from migrator.engine.context import PythonContext
 from migrator.engine.engine import analyze
 from migrator.engine.registry import all_rules
 from tests.conftest import ROOT

@@ -10,9 +10,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.api.rule import PythonRule
 from migrator.engine.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_for
 from migrator.engine.registry import all_rules
+from migrator.engine.rule import PythonRule
 from migrator.knowledge.tables import load_table
 from migrator.syntax.imports import ImportTable, imports_from_ast
 from migrator.syntax.reexports import ProjectIndex

@@ -18,8 +18,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.api.rule import PythonRule
 from migrator.engine.registry import all_rules
+from migrator.engine.rule import PythonRule
 from migrator.engine.runner import fix_tree
 from migrator.model import Applicability, Severity
 from migrator.testing import run_example

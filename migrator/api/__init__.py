@@ -4,8 +4,8 @@ reads, the finding vocabulary and the rule-data loader; ``migrator.api.syntax``,
 ``migrator.api.knowledge`` and ``migrator.api.reach`` give the shared helpers, each re-exported
 from its one home."""
 
-from migrator.api.context import PythonContext, TextContext
-from migrator.api.rule import CallShape, Invalid, KernelRule, PythonRule, Rule, TextRule, Valid
+from migrator.engine.context import PythonContext, TextContext
+from migrator.engine.rule import CallShape, Invalid, KernelRule, PythonRule, Rule, TextRule, Valid
 from migrator.knowledge.tables import load_table
 from migrator.model import CONSEQUENCES, Applicability, Severity
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from migrator.api.rule import Rule
+from migrator.engine.rule import Rule
 from migrator.knowledge import facts_doc as facts
 
 #: The name on the package index (the command is ``migrate``, the import package ``migrator``).

@@ -19,8 +19,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from migrator.api.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
-from migrator.api.rule import PythonRule, Rule, TextRule
+from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.engine.fix_policy import check_line_length, police_python, police_text
 from migrator.engine.fixer import (
     FixError,
@@ -30,6 +29,7 @@ from migrator.engine.fixer import (
     incomplete_groups,
 )
 from migrator.engine.partial import WORTHWHILE, PartialSource, partial_source
+from migrator.engine.rule import PythonRule, Rule, TextRule
 from migrator.engine.suppress import Suppressions
 from migrator.engine.triggers import TriggerSearch
 from migrator.files.sources import FailFile, SkipFile, check_nesting, notebook_cells

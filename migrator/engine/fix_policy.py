@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import libcst as cst
 
-from migrator.api.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.knowledge.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS
 from migrator.knowledge.versions import ProjectFacts, VersionRange, branch_range, current_facts
 from migrator.model import Applicability

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
-from migrator.api.context import RawPythonFinding, RawTextFinding
+from migrator.engine.context import RawPythonFinding, RawTextFinding
 from migrator.engine.import_placement import place_imports
 from migrator.model import Applicability
 

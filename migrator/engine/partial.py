@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass, field
 
-from migrator.api.rule import CallShape
+from migrator.engine.rule import CallShape
 from migrator.syntax.imports import ImportTable, imports_from_ast
 from migrator.syntax.parse import parse_ast
 from migrator.syntax.reexports import ExportSlice

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from migrator.api.rule import Rule
+from migrator.engine.rule import Rule
 from migrator.errors import ConfigError, RuleLoadError
 from migrator.files.tomlcompat import tomllib
 

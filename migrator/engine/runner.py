@@ -10,13 +10,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrator.api.rule import Rule
 from migrator.engine.isolation import (
     DEFAULT_FILE_BUDGET,
     IsolatedRunner,
     release_memory,
     workers_fork,
 )
+from migrator.engine.rule import Rule
 from migrator.engine.suppress import SUPPRESSION_MARK
 from migrator.files.cache import ResultCache, content_key
 from migrator.files.config import Config, load_config

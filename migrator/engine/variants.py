@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrator.api.rule import Rule
 from migrator.engine.fix_policy import WITHHELD, vendor_swap_allowed
+from migrator.engine.rule import Rule
 from migrator.knowledge.versions import ProjectFacts, current_facts
 from migrator.model import Applicability, Severity
 

@@ -25,7 +25,7 @@ from migrator.model import Finding
 if TYPE_CHECKING:  # a warm scan settles findings without loading libcst
     import libcst as cst
 
-    from migrator.api.context import PythonContext
+    from migrator.engine.context import PythonContext
 
 #: The guard texts this module writes; the back-quoted words are the functions they rely on.
 _ONLY_CALLED = "NVIDIA-only: every call of `{name}` is in an NVIDIA-only branch (line {lines})"

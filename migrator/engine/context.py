@@ -16,7 +16,7 @@ from migrator.syntax.imports import ImportTable
 
 
 class Rule(Protocol):
-    """What a report keeps of the rule that made it; ``migrator.api.rule.Rule`` satisfies it (a
+    """What a report keeps of the rule that made it; ``migrator.engine.rule.Rule`` satisfies it (a
     protocol, so that the contexts do not import the rule classes that hold them)."""
 
     @property

@@ -14,7 +14,7 @@ from migrator.model import AGGREGATIONS, CONSEQUENCES, Applicability, Severity
 if TYPE_CHECKING:
     import libcst as cst
 
-    from migrator.api.context import PythonContext, TextContext
+    from migrator.engine.context import PythonContext, TextContext
     from migrator.kernels.view import KernelView
 
 
