@@ -23,7 +23,7 @@ LAZY_COMMANDS = {
     "doctor": ("migrator.doctor", "doctor_command"),
     "report": ("migrator.reporting.cli", "report_command"),
     "pr": ("migrator.pr.cli", "pr_command"),
-    "kernels": ("migrator.kernels.cli", "kernels_command"),
+    "kernels": ("migrator.commands.kernels", "kernels_command"),
 }
 
 

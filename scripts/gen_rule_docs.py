@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from migrator.commands.rule_docs import render_code_table, render_index, render_rule_page
 from migrator.engine.registry import all_rules
+from migrator.output.rule_docs import render_code_table, render_index, render_rule_page
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "rules"

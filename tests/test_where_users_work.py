@@ -96,7 +96,7 @@ def test_real_pre_commit_reports_what_scan_reports(tmp_path):
     hooks.mkdir()
     for name in ("migrator", "rules"):
         shutil.copytree(ROOT / name, hooks / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", ".pre-commit-hooks.yaml"):
         shutil.copy2(ROOT / name, hooks / name)
     git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q", "."], cwd=hooks, check=True)

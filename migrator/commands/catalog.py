@@ -61,8 +61,8 @@ def rule_summary(rule: Any) -> dict[str, Any]:
 @click.argument("code")
 def explain(code: str) -> None:
     """Print a rule's documentation."""
-    from migrator.commands.rule_docs import render_rule
     from migrator.engine.registry import rule_by_code
+    from migrator.output.rule_docs import render_rule
 
     rule = rule_by_code(code)
     from rich.markdown import Markdown

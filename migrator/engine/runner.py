@@ -597,7 +597,6 @@ def settle(
     from migrator.reach.project import (
         MASK_TEST_INPUT,
         dependency_guard,
-        mask_rule_codes,
         own_packages,
         resolves_device_masks,
         uses_guard,
@@ -689,7 +688,7 @@ def fix_tree(
     moot_files = MootFiles.find(relatives, index, root)
     guarded_files = moot_files.guarded
     from migrator.files.paths import is_test_path
-    from migrator.reach.project import mask_rule_codes, resolves_device_masks
+    from migrator.reach.project import resolves_device_masks
 
     # a test's CUDA_VISIBLE_DEVICES is input of the project's own mask resolver: no HIP copy
     mask_rules = mask_rule_codes() if resolves_device_masks(index.sources) else frozenset()
@@ -781,3 +780,12 @@ def write_outcomes(root: Path, outcomes: Sequence[FileOutcome]) -> None:
             write_checked(root, outcome.relative, outcome.new_text, outcome.encoding, outcome.key)
         except WriteRefused as refused:
             outcome.write_error = str(refused)
+
+
+def mask_rule_codes() -> frozenset[str]:
+    """The rules that report a CUDA_VISIBLE_DEVICES set without its HIP counterpart."""
+    from migrator.engine.registry import all_rules
+
+    return frozenset(
+        rule.code for rule in all_rules() if rule.name.endswith("cuda-visible-devices-without-hip")
+    )

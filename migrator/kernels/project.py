@@ -4,7 +4,7 @@ branch, and its Python import sites."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,13 +155,6 @@ KERNEL_RULES = {
 }
 
 
-def is_port(code: str) -> bool:
-    """Whether a kernel rule's finding needs a port (a rewrite), not a small edit."""
-    from migrator.engine.registry import rule_by_code
-
-    return bool(getattr(rule_by_code(code), "port", False))
-
-
 @dataclass(slots=True)
 class ExtensionRow:
     """One extension as the readiness report shows it."""
@@ -197,11 +190,11 @@ class ExtensionRow:
 
 
 def extension_rows(
-    root: Path, paths: Sequence[str], findings: Sequence[object]
+    root: Path, paths: Sequence[str], findings: Sequence[object], is_port: Callable[[str], bool]
 ) -> list[ExtensionRow]:
-    """Each extension with its kernel findings by class (ports apart from edits) and its
-    Python import sites, for the report. Guarded findings (code hipcc never compiles) are
-    left out, as the scan leaves them out."""
+    """Each extension with its kernel findings by class (ports, by ``is_port`` of the rule
+    code, apart from edits) and its Python import sites, for the report. Guarded findings (code
+    hipcc never compiles) are left out, as the scan leaves them out."""
     rows: list[ExtensionRow] = []
     for view in extension_views(root, paths):
         files = set(view.files)
@@ -236,7 +229,6 @@ __all__ = [
     "KERNEL_RULES",
     "extension_rows",
     "extension_views",
-    "is_port",
     "kernel_file_roles",
     "GUARDED",
     "LAZY",

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import migrator
-from migrator.commands.rule_docs import project_url, rule_url, summary
 from migrator.model import ScanResult, Severity
 from migrator.output.escape import safe_text, url_path
 from migrator.output.findings_json import _prefix, _with_prefix
 from migrator.output.fingerprint import VERSION as FINGERPRINT
 from migrator.output.fingerprint import fingerprints
+from migrator.output.rule_docs import project_url, rule_url, summary
 
 _LEVEL = {
     Severity.ERROR: "error",

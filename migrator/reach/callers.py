@@ -18,14 +18,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from migrator.model import Finding
 
 if TYPE_CHECKING:  # a warm scan settles findings without loading libcst
     import libcst as cst
 
-    from migrator.engine.context import PythonContext
+    from migrator.reach.guards import Guards
+
+
+class PythonContext(Protocol):
+    """What this module reads of the engine's per-file context after its walk."""
+
+    @property
+    def module(self) -> cst.Module: ...
+    @property
+    def parents(self) -> dict[int, cst.CSTNode]: ...
+    @property
+    def nodes(self) -> list[cst.CSTNode]: ...
+    @property
+    def guards(self) -> Guards: ...
+
 
 #: The guard texts this module writes; the back-quoted words are the functions they rely on.
 _ONLY_CALLED = "NVIDIA-only: every call of `{name}` is in an NVIDIA-only branch (line {lines})"

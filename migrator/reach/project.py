@@ -216,15 +216,6 @@ def resolves_device_masks(sources: Mapping[str, str]) -> bool:
     )
 
 
-def mask_rule_codes() -> frozenset[str]:
-    """The rules that report a CUDA_VISIBLE_DEVICES set without its HIP counterpart."""
-    from migrator.engine.registry import all_rules
-
-    return frozenset(
-        rule.code for rule in all_rules() if rule.name.endswith("cuda-visible-devices-without-hip")
-    )
-
-
 def file_guards(paths: Iterable[str]) -> dict[str, str]:
     """Files of the project that never run on a ROCm build, each with the reason."""
     paths = list(paths)

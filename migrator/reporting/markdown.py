@@ -9,8 +9,8 @@ import re
 import jinja2
 
 import migrator
-from migrator.commands.rule_docs import facts_url
 from migrator.output.escape import safe_line, safe_text, url_path
+from migrator.output.rule_docs import facts_url
 from migrator.reporting.html import CLASS_LABELS, TEMPLATES, hours
 from migrator.reporting.readiness import (
     BASIS_LABELS,

@@ -207,7 +207,11 @@ def _extensions(scan: ScanResult, findings: Sequence[Finding]) -> list[Any]:
         return []
     from migrator.kernels.project import extension_rows
 
-    return list(extension_rows(root, paths, findings))
+    def is_port(code: str) -> bool:
+        meta = catalog_meta(code)
+        return meta is not None and meta.port
+
+    return list(extension_rows(root, paths, findings, is_port))
 
 
 def _project_name(root: str) -> str:

@@ -19,8 +19,14 @@ import click
 from migrator.commands.options import check_output, emit
 from migrator.errors import MigrateError
 from migrator.kernels.project import KERNEL_RULES
-from migrator.kernels.project import is_port as _is_port
 from migrator.output.escape import safe_text
+
+
+def _is_port(code: str) -> bool:
+    """Whether a kernel rule's finding needs a port (a rewrite), not a small edit."""
+    from migrator.engine.registry import rule_by_code
+
+    return rule_by_code(code).port
 
 
 @dataclass(slots=True)
