@@ -164,3 +164,9 @@ def test_generated_rule_docs_are_current():
     assert result.returncode == 0, (
         "docs/rules is stale; run scripts/gen_rule_docs.py\n" + result.stdout
     )
+
+
+def test_the_contributor_guide_lists_every_rule_attribute():
+    guide = (ROOT / "docs" / "contributing" / "adding-a-rule.md").read_text(encoding="utf-8")
+    missing = [name for name in Rule.__annotations__ if f"`{name}`" not in guide]
+    assert missing == []

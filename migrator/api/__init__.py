@@ -5,7 +5,16 @@ reads, the finding vocabulary and the rule-data loader; ``migrator.api.syntax``,
 from its one home."""
 
 from migrator.engine.context import PythonContext, TextContext
-from migrator.engine.rule import CallShape, Invalid, KernelRule, PythonRule, Rule, TextRule, Valid
+from migrator.engine.rule import (
+    CallShape,
+    Invalid,
+    KernelRule,
+    PythonRule,
+    QualifiedCallRule,
+    Rule,
+    TextRule,
+    Valid,
+)
 from migrator.knowledge.tables import load_table
 from migrator.model import CONSEQUENCES, Applicability, Severity
 
@@ -17,6 +26,7 @@ __all__ = [
     "KernelRule",
     "PythonContext",
     "PythonRule",
+    "QualifiedCallRule",
     "Rule",
     "Severity",
     "TextContext",

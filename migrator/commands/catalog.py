@@ -28,7 +28,7 @@ def rules_command(output_format: str) -> None:
         table.add_column(column)
     for rule in rules:
         table.add_row(
-            rule.code,
+            f"{rule.code} (preview)" if rule.preview else rule.code,
             rule.name,
             rule.category,
             rule.severity.label,
@@ -54,6 +54,8 @@ def rule_summary(rule: Any) -> dict[str, Any]:
         "fix_availability": rule.fix_availability(),
         "fact": rule.fact,
         "file_kinds": sorted(rule.file_kinds),
+        "consequence": rule.consequence,
+        "preview": rule.preview,
     }
 
 

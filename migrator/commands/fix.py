@@ -38,6 +38,7 @@ def fix(
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
     min_severity: str | None,
+    preview: bool | None,
     jobs: int | None,
 ) -> None:
     """Rewrite CUDA-only code under PATHS to portable torch / ROCm equivalents.
@@ -66,6 +67,7 @@ def fix(
                 ignore=split_values(ignore),
                 exclude=split_values(exclude),
                 min_severity=parse_severity(min_severity),
+                preview=preview,
                 write=not diff,
                 jobs=jobs,
                 progress=progress,

@@ -61,11 +61,18 @@ _common = [
         default=None,
         help="Report only findings at or above this severity (default info: hygiene is off).",
     ),
+    click.option(
+        "--preview",
+        is_flag=True,
+        default=None,
+        help="Also run the rules in preview (new rules that ship opt-in).",
+    ),
 ]
 
 
 def common_options(function: Any) -> Any:
-    """Add ``--select``, ``--ignore``, ``--exclude`` and ``--min-severity`` to a command."""
+    """Add ``--select``, ``--ignore``, ``--exclude``, ``--min-severity`` and ``--preview`` to a
+    command."""
     for option in reversed(_common):
         function = option(function)
     return function

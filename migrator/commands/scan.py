@@ -122,6 +122,7 @@ def scan(
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
     min_severity: str | None,
+    preview: bool | None,
     output: str | None,
     no_cache: bool,
     no_prefilter: bool,
@@ -164,6 +165,7 @@ def scan(
         "ignore": split_values(ignore),
         "exclude": split_values(exclude),
         "min_severity": parse_severity(min_severity),
+        "preview": preview,
     }
     stdin_data = sys.stdin.buffer.read() if stdin_filename else b""
     if no_cache:

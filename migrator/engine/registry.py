@@ -316,11 +316,35 @@ def _valid_catalog(data: object) -> list[CatalogEntry]:
     return entries
 
 
+def preview_codes(use_cache: bool = True) -> frozenset[str]:
+    """The codes of the rules in preview (``Rule.preview``), cached per catalog version like
+    :func:`catalog_entries`."""
+
+    def build() -> list[str]:
+        return sorted(rule.code for rule in all_rules() if rule.preview)
+
+    return frozenset(_cached("preview", build, _valid_codes, use_cache))
+
+
+def _valid_codes(data: object) -> list[str]:
+    from migrator.files.cache import CacheInvalid
+
+    if not isinstance(data, list) or not all(
+        isinstance(code, str) and _CACHED_CODE.fullmatch(code) for code in data
+    ):
+        raise CacheInvalid("not a list of rule codes")
+    return data
+
+
 def select_codes(
-    entries: list[CatalogEntry], select: list[str] | None, ignore: list[str] | None
+    entries: list[CatalogEntry],
+    select: list[str] | None,
+    ignore: list[str] | None,
+    preview: frozenset[str] = frozenset(),
 ) -> frozenset[str]:
     """Codes chosen by codes, code prefixes, names, categories or ``ALL``; unknown selectors
-    are a ConfigError so that a typo never silently selects nothing."""
+    are a ConfigError so that a typo never silently selects nothing. Rules in ``preview`` are
+    never chosen; naming one by its code or name is a ConfigError that says how to opt in."""
     known_categories = {category for _, _, category in entries}
 
     def matches(entry: CatalogEntry, selector: str) -> bool:
@@ -337,6 +361,13 @@ def select_codes(
     for selector in [*(select or []), *(ignore or [])]:
         if not any(matches(entry, selector) for entry in entries):
             raise ConfigError(f"unknown rule, prefix or category {selector!r} in select/ignore")
+    for code, name, _ in entries:
+        if code in preview and any(s.strip() in {code, name} for s in select or []):
+            raise ConfigError(
+                f"{code} ({name}) is a preview rule: pass --preview "
+                "(or set preview = true in [tool.migrate]) to use it"
+            )
+    entries = [entry for entry in entries if entry[0] not in preview]
     chosen = [entry for entry in entries if not select or any(matches(entry, s) for s in select)]
     if ignore:
         chosen = [entry for entry in chosen if not any(matches(entry, s) for s in ignore)]

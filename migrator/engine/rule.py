@@ -30,8 +30,9 @@ class Valid:
 class Invalid:
     """Source the rule must flag; ``fixed`` is the exact text after the fix (None: no fix).
 
-    ``line`` and ``column`` (1-based) pin the first finding's position when given;
-    ``unsafe`` says the fix is only applied with ``--unsafe-fixes``.
+    ``path`` names the example's file (its kind for a text rule); ``line`` and ``column``
+    (1-based) pin the first finding's position and ``count`` the number of findings, when
+    given. Whether the fix needs ``--unsafe-fixes`` is the rule's ``applicability``.
     """
 
     code: str
@@ -191,6 +192,10 @@ class Rule:
     #: a config file) leaves the statement out however long it is.
     statement_calls: ClassVar[tuple[CallShape, ...]] = ()
 
+    #: A rule in preview ships opt-in: chosen only with ``--preview`` (or ``preview = true`` in
+    #: ``[tool.migrate]``), so that a new rule can be tried on real projects before it is on.
+    preview: ClassVar[bool] = False
+
     abstract: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -303,6 +308,56 @@ class PythonRule(Rule):
             problem=problem,
             problem_scope=problem_scope,
         )
+
+
+class QualifiedCallRule(PythonRule):
+    """A rule that is a table row: calls of qualified names, however they are imported
+    (``import cupy as cp; cp.linalg.eig(a)``, ``from cupy.linalg import eig``), each with the
+    message of its findings. TorchFix's kind of rule, declared as data plus examples.
+
+    ``calls`` maps a qualified name, or a prefix ending in ``.*`` (every call under it), to the
+    message (``{name}``: the qualified name called, ``{short}``: its last part); the longest
+    matching entry wins. The class derives
+    what a hand-written rule declares for the engine: ``triggers`` (the top-level packages),
+    ``parse_scope = "statement"``, ``statement_calls`` and ``requires_imports``, so that a scan
+    reads only the statements that can hold such a call. ``visit_Call`` is the whole matcher.
+    """
+
+    abstract = True
+    calls: ClassVar[Mapping[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        if "calls" in cls.__dict__:
+            exact = [name for name in cls.calls if not name.endswith(".*")]
+            prefixes = [name[:-1] for name in cls.calls if name.endswith(".*")]
+            if not cls.calls or any("*" in name for name in exact):
+                raise TypeError(f"rule {cls.__name__}: calls must name x.y or x.y.* entries")
+            if "triggers" not in cls.__dict__:
+                cls.triggers = tuple(sorted({name.split(".", 1)[0] for name in cls.calls}))
+            cls.parse_scope = "statement"
+            cls.statement_calls = (
+                CallShape(
+                    names=frozenset(name.rsplit(".", 1)[-1] for name in exact),
+                    prefixes=tuple(prefixes),
+                ),
+            )
+            cls.requires_imports = tuple(
+                sorted({*exact, *(prefix.rstrip(".") for prefix in prefixes)})
+            )
+        super().__init_subclass__(**kwargs)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.ctx.call_name(node)
+        if name is None:
+            return
+        best = ""
+        for entry in self.calls:
+            matched = name == entry or (entry.endswith(".*") and name.startswith(entry[:-1]))
+            if matched and len(entry) > len(best):
+                best = entry
+        if best:
+            short = name.rsplit(".", 1)[-1]
+            self.report(node, message=self.calls[best].format(name=name, short=short))
 
 
 class TextRule(Rule):

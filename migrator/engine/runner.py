@@ -52,6 +52,8 @@ class Selection:
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     min_severity: Severity = Severity.INFO
+    #: Rules in preview are chosen too (``--preview``).
+    preview: bool = False
 
     @classmethod
     def merge(
@@ -62,6 +64,7 @@ class Selection:
         ignore: Sequence[str] | None = None,
         exclude: Sequence[str] = (),
         min_severity: Severity | None = None,
+        preview: bool | None = None,
     ) -> Selection:
         return cls(
             select=tuple(select) if select else config.select,
@@ -69,6 +72,7 @@ class Selection:
             exclude=(*config.exclude, *exclude),
             per_file_ignores=tuple(config.per_file_ignores.items()),
             min_severity=min_severity if min_severity is not None else config.min_severity,
+            preview=preview if preview is not None else config.preview,
         )
 
     def _named(self, finding: Finding) -> bool:
@@ -84,9 +88,14 @@ class Selection:
         )
 
     def codes(self, use_cache: bool = True) -> frozenset[str]:
-        from migrator.engine.registry import catalog_entries, select_codes
+        from migrator.engine.registry import catalog_entries, preview_codes, select_codes
 
-        return select_codes(catalog_entries(use_cache), list(self.select), list(self.ignore))
+        return select_codes(
+            catalog_entries(use_cache),
+            list(self.select),
+            list(self.ignore),
+            preview=frozenset() if self.preview else preview_codes(use_cache),
+        )
 
     def keep(self, finding: Finding, codes: frozenset[str]) -> bool:
         if finding.rule not in codes:
@@ -458,6 +467,7 @@ def scan(
     ignore: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     min_severity: Severity | None = None,
+    preview: bool | None = None,
     use_cache: bool = True,
     prefilter: bool = True,
     jobs: int | None = None,
@@ -472,7 +482,12 @@ def scan(
     findings in code that never runs on ROCm)."""
     config = load_config(root)
     selection = Selection.merge(
-        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+        config,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        min_severity=min_severity,
+        preview=preview,
     )
     sources, problems = _sources(root, selection, only, within)
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
@@ -551,6 +566,7 @@ def scan_text(
     ignore: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     min_severity: Severity | None = None,
+    preview: bool | None = None,
 ) -> RootRun:
     """Scan ``data`` (read from stdin) as if it were the file ``relative`` under ``root``: that
     root's configuration, exclusions and per-file ignores apply."""
@@ -558,7 +574,12 @@ def scan_text(
 
     config = load_config(root)
     selection = Selection.merge(
-        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+        config,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        min_severity=min_severity,
+        preview=preview,
     )
     kind = file_kind(relative)
     files: list[FileResult] = []
@@ -661,6 +682,7 @@ def fix_tree(
     ignore: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
     min_severity: Severity | None = None,
+    preview: bool | None = None,
     write: bool = True,
     jobs: int | None = None,
     progress: Callable[[int], None] | None = None,
@@ -671,7 +693,12 @@ def fix_tree(
     and its outcome says why."""
     config = load_config(root)
     selection = Selection.merge(
-        config, select=select, ignore=ignore, exclude=exclude, min_severity=min_severity
+        config,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        min_severity=min_severity,
+        preview=preview,
     )
     codes = selection.codes()
     sources, problems = _sources(root, selection)

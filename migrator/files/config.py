@@ -20,6 +20,7 @@ KNOWN_KEYS = {
     "verify",
     "file-timeout",
     "allow-unscanned",
+    "preview",
 }
 
 #: Seconds one file may take before it is given up (parse, rules and fixes together).
@@ -39,6 +40,8 @@ class Config:
     source: str | None = None
     file_timeout: float = DEFAULT_FILE_TIMEOUT
     allow_unscanned: bool = False
+    #: Rules in preview (``Rule.preview``) are chosen too.
+    preview: bool = False
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -97,6 +100,9 @@ def load_config(root: Path) -> Config:
     allow_unscanned = table.get("allow-unscanned", False)
     if not isinstance(allow_unscanned, bool):
         raise ConfigError(f"{path}: [tool.migrate] allow-unscanned must be true or false")
+    preview = table.get("preview", False)
+    if not isinstance(preview, bool):
+        raise ConfigError(f"{path}: [tool.migrate] preview must be true or false")
     return Config(
         select=_strings(table.get("select", []), "select", path),
         ignore=_strings(table.get("ignore", []), "ignore", path),
@@ -107,6 +113,7 @@ def load_config(root: Path) -> Config:
         source=str(path),
         file_timeout=_seconds(table.get("file-timeout", DEFAULT_FILE_TIMEOUT), path),
         allow_unscanned=allow_unscanned,
+        preview=preview,
     )
 
 

@@ -24,6 +24,8 @@ def render_rule(rule: type[Rule], facts_base: str = "") -> str:
         "",
         f"- Category: `{rule.category}`",
         f"- Severity: `{rule.severity.label}`",
+        f"- On ROCm: `{rule.consequence}` (what the readiness report counts)",
+        *(["- Preview: runs only with `--preview`"] if rule.preview else []),
         f"- Fix: {rule.applicability.value} ({rule.fix_availability()})"
         + (f" — {rule.fix_title}" if rule.fix_title else ""),
         f"- Files: {', '.join(sorted(rule.file_kinds))}",

@@ -45,6 +45,7 @@ def make_report(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
+    preview: bool | None = None,
     use_cache: bool = True,
     jobs: int | None = None,
     on_step: Callable[[str], None] | None = None,
@@ -64,6 +65,7 @@ def make_report(
             select=select,
             ignore=ignore,
             exclude=exclude,
+            preview=preview,
             use_cache=use_cache,
             jobs=jobs,
         )
@@ -124,6 +126,12 @@ def _split(values: Sequence[str]) -> list[str]:
 @click.option("--select", multiple=True, help="Rule codes, code prefixes, names or categories.")
 @click.option("--ignore", multiple=True, help="Rules or categories to leave out.")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
+@click.option(
+    "--preview",
+    is_flag=True,
+    default=None,
+    help="Also run the rules in preview (new rules that ship opt-in).",
+)
 @click.option("--no-cache", is_flag=True, help="Ignore and do not update the result cache.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes.")
 def report_command(
@@ -136,6 +144,7 @@ def report_command(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
+    preview: bool | None,
     no_cache: bool,
     jobs: int | None,
 ) -> None:
@@ -173,6 +182,7 @@ def report_command(
             select=_split(select) or None,
             ignore=_split(ignore) or None,
             exclude=_split(exclude),
+            preview=preview,
             use_cache=not no_cache,
             jobs=jobs,
             on_step=step,

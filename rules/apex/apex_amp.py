@@ -3,17 +3,15 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from migrator.api import Invalid, QualifiedCallRule, Severity, Valid
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
-
-from .._imports import (
-    matches_package,
-)
 from ._shared import _data
 
+_AMP = _data()["amp"]
+_GENERIC = "use torch.autocast and torch.amp.GradScaler"
 
-class ApexAmp(PythonRule):
+
+class ApexAmp(QualifiedCallRule):
     """
     ## What it does
     Flags uses of `apex.amp` (`amp.initialize`, `amp.scale_loss`, `amp.master_params`, …).
@@ -59,8 +57,14 @@ class ApexAmp(PythonRule):
     aggregate = "scope"
     message = "apex.amp needs a ROCm/apex build (removed from NVIDIA apex); migrate to torch.amp"
     fact = "§5 apex.amp row; [AP3][AP2]"
-    triggers = ("apex",)
-    parse_scope = "statement"
+    #: Every ``apex.amp`` call, with the migration note of those the table names.
+    calls = {
+        f"{_AMP['prefix']}.*": f"`apex.amp.{{short}}` needs a ROCm/apex build: {_GENERIC}",
+        **{
+            f"{_AMP['prefix']}.{short}": f"`apex.amp.{{short}}` needs a ROCm/apex build: {note}"
+            for short, note in _AMP["notes"].items()
+        },
+    }
     effort_hours = 2.0
     valid = [
         Valid("import torch\nscaler = torch.amp.GradScaler('cuda')\n"),
@@ -81,14 +85,3 @@ class ApexAmp(PythonRule):
         ),
         Invalid("from apex.amp import master_params\nclip(master_params(optimizer), 1.0)\n"),
     ]
-
-    def visit_Call(self, node: cst.Call) -> None:
-        qualified = self.ctx.call_name(node)
-        data = _data()["amp"]
-        if qualified is None or not matches_package(qualified, [data["prefix"]]):
-            return
-        short = qualified.rsplit(".", 1)[-1]
-        note = data["notes"].get(short)
-        if note is None:
-            note = "use torch.autocast and torch.amp.GradScaler"
-        self.report(node, message=f"`apex.amp.{short}` needs a ROCm/apex build: {note}")

@@ -3,15 +3,10 @@ non-symmetric eigenvalue solver) raise on a ROCm build of CuPy."""
 
 from __future__ import annotations
 
-import libcst as cst
-
-from migrator.api import Invalid, PythonRule, Severity, Valid
-
-#: The CuPy functions built on cuSOLVER's ``geev``, which CuPy's ROCm build does not provide.
-_GEEV_FUNCTIONS = frozenset({"cupy.linalg.eig", "cupy.linalg.eigvals"})
+from migrator.api import Invalid, QualifiedCallRule, Severity, Valid
 
 
-class CupyLinalgEig(PythonRule):
+class CupyLinalgEig(QualifiedCallRule):
     """
     ## What it does
     Flags calls of `cupy.linalg.eig` and `cupy.linalg.eigvals` (the eigenvalue solver for a
@@ -48,14 +43,17 @@ class CupyLinalgEig(PythonRule):
     """
 
     code = "ROC530"
-    parse_scope = "statement"
     name = "cupy-linalg-eig"
     category = "cupy"
     severity = Severity.ERROR
     consequence = "crash-path"
     message = "`cupy.linalg.eig` and `eigvals` raise on a ROCm build of CuPy (no `geev` solver)"
     fact = "§9 cupy.linalg.eig; [CP1]"
-    triggers = ("cupy",)
+    #: The CuPy functions built on cuSOLVER's ``geev``, which CuPy's ROCm build does not provide.
+    calls = {
+        "cupy.linalg.eig": "`{name}` raises on a ROCm build of CuPy (no `geev` solver)",
+        "cupy.linalg.eigvals": "`{name}` raises on a ROCm build of CuPy (no `geev` solver)",
+    }
     effort_hours = 1.0
     #: inside CuPy itself these calls are its own API, not a migration problem
     dependency = "cupy"
@@ -74,8 +72,3 @@ class CupyLinalgEig(PythonRule):
         Invalid("import cupy.linalg\nw = cupy.linalg.eigvals(a)\n"),
         Invalid("from cupy import linalg\nw, v = linalg.eig(a)\n"),
     ]
-
-    def visit_Call(self, node: cst.Call) -> None:
-        name = self.ctx.qualname(node.func)
-        if name in _GEEV_FUNCTIONS:
-            self.report(node, message=f"`{name}` raises on a ROCm build of CuPy (no `geev` solver)")

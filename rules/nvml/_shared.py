@@ -14,8 +14,6 @@ from .._gpu_tools_util import module_level_names, star_imported
 
 _BINDING_PACKAGES = ("pynvml", "py3nvml", "nvidia_smi", "pynvml_utils")
 
-_NVML_FACT = "§3a; [A1][A2][P2]"
-
 
 def _table() -> dict[str, Any]:
     return load_table("nvml")

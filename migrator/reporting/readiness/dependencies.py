@@ -34,9 +34,6 @@ class DependencyRow:
 _FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
 _IMAGE = re.compile(r"\bimage:\s*['\"]?([^\s'\"]+)")
 _URL = re.compile(r"https?://[^\s'\",;)\]]+")
-_REQUIREMENT = re.compile(
-    r"^\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:[=<>!~@;,'\"]|$)"
-)
 
 
 def _normalize(name: str) -> str:
