@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import write
 
 
@@ -145,3 +147,26 @@ def test_a_notebook_large_because_of_its_outputs_is_scanned_by_its_code_cells(tm
     assert done.returncode == 1
     assert "big.ipynb[cell 0]:1:1: ROC200" in done.stdout
     assert "skipped" not in done.stdout
+
+
+@pytest.mark.parametrize("command", ["scan", "fix"])
+def test_a_file_replaced_by_a_folder_mid_run_is_named_and_fails_the_gate(
+    tmp_path, run_cli, monkeypatch, command
+):
+    from migrator.engine import runner
+
+    source = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
+    (tmp_path / "a.py").write_text(source)
+    (tmp_path / "b.py").write_text(source)
+    discovered = runner._sources
+
+    def then_replace(*args, **kwargs):
+        found = discovered(*args, **kwargs)
+        (tmp_path / "a.py").unlink()
+        (tmp_path / "a.py").mkdir()
+        return found
+
+    monkeypatch.setattr(runner, "_sources", then_replace)
+    result = run_cli(command, tmp_path, "--no-cache" if command == "scan" else "--diff")
+    assert result.exit_code == 1
+    assert "a.py: changed during the run, now not a regular file (directory)" in result.output

@@ -440,3 +440,78 @@ def test_branch_names_git_reads_as_something_else_are_refused(repo, run_cli, nam
     assert result.exit_code == 2
     assert "invalid branch name" in result.output
     assert branches(repo) == {"main"} and state(repo) == before
+
+
+def _hook(repo: Path, name: str, body: str) -> None:
+    hook = repo / ".git" / "hooks" / name
+    hook.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    hook.chmod(0o755)
+
+
+def test_a_transient_index_lock_is_waited_for(repo, run_cli):
+    """An editor's `git status` holds .git/index.lock for a moment: `pr` tries again."""
+    lock = repo / ".git" / "index.lock"
+    lock.write_text("")
+    import threading
+
+    release = threading.Timer(0.5, lock.unlink)
+    release.start()
+    try:
+        result = run_cli("pr", str(repo))
+    finally:
+        release.join()
+    assert result.exit_code == 0, result.output
+    assert "migrate/rocm" in branches(repo)
+
+
+def test_a_lock_that_stays_says_what_state_it_left_and_how_to_restore_it(
+    repo, run_cli, monkeypatch
+):
+    monkeypatch.setattr(pr_git, "LOCK_WAITS", (0.01, 0.01))
+    # the lock appears right after `pr` switched branches, and stays
+    _hook(repo, "post-checkout", 'touch "$(git rev-parse --git-dir)/index.lock"\n')
+    result = run_cli("pr", str(repo))
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert len(line.splitlines()) == 1
+    assert "index.lock" in line and "the repository could not be restored:" in line
+    assert "branch migrate/rocm created" in line
+    restore = line.split("To restore it: ", 1)[1].rstrip(".")
+    (repo / ".git" / "index.lock").unlink()
+    (repo / ".git" / "hooks" / "post-checkout").unlink()
+    subprocess.run(restore, shell=True, cwd=repo, check=True, capture_output=True)
+    assert state(repo)[0] == "main" and state(repo)[2] == ""
+    assert branches(repo) == {"main"}
+
+
+def test_a_post_commit_hook_that_edits_files_is_named_not_blamed_on_a_fix(repo, run_cli):
+    _hook(repo, "post-commit", "echo touched >> README.hook\n")
+    before = state(repo)
+    result = run_cli("pr", str(repo))
+    assert result.exit_code == 2
+    assert "post-commit hook changed README.hook" in result.output
+    assert "a fix wrote" not in result.output
+    # the hook's own file is named, never deleted; everything else is restored
+    assert "1 new untracked path(s) (README.hook)" in result.output
+    assert "git clean -f -d -- README.hook" in result.output
+    assert state(repo) == (*before[:2], "?? README.hook")
+    assert branches(repo) == {"main"}
+
+
+def test_a_post_checkout_hook_that_edits_files_is_named(repo, run_cli):
+    _hook(repo, "post-checkout", "echo touched >> README.hook\n")
+    before = state(repo)
+    result = run_cli("pr", str(repo))
+    assert result.exit_code == 2
+    assert "post-checkout hook changed README.hook" in result.output
+    assert state(repo) == (*before[:2], "?? README.hook")
+    assert branches(repo) == {"main"}
+
+
+def test_a_sparse_checkout_is_refused_with_the_reason(repo, run_cli):
+    git(repo, "sparse-checkout", "set", "--no-cone", "/llm_app/")
+    assert not (repo / "requirements.txt").exists()
+    result = run_cli("pr", str(repo))
+    assert result.exit_code == 2
+    assert "sparse checkout" in result.output and "git sparse-checkout disable" in result.output
+    assert branches(repo) == {"main"}

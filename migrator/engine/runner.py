@@ -24,6 +24,7 @@ from migrator.files.discovery import SourceFile, Unreadable, discover, file_kind
 from migrator.files.paths import glob_matches
 from migrator.files.sources import (
     FailFile,
+    NotRegular,
     SkipFile,
     decode_python,
     decode_text,
@@ -219,6 +220,9 @@ def _analyse(task: _Task) -> FileOutcome:
         rules = tuple(rule for rule in rules if rule.code in task.codes)
     try:
         data = read_regular(task.path, size_limit(task.kind))
+    except NotRegular as error:  # discovery saw a regular file: it was replaced since
+        reason = f"changed during the run, now {error}"
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason))
     except SkipFile as error:
         return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)))
     except FailFile as error:

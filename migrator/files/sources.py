@@ -35,6 +35,10 @@ class FailFile(Exception):
     """The file could not be analysed (parse error, malformed notebook); one-line reason."""
 
 
+class NotRegular(SkipFile):
+    """The path is not a regular file (a FIFO, socket, device or directory): never read."""
+
+
 @dataclass(frozen=True, slots=True)
 class DecodedSource:
     """Decoded text plus what is needed to write it back byte-for-byte compatible."""
@@ -56,7 +60,7 @@ def read_regular(path: str, limit: int = 0) -> bytes:
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
-            raise SkipFile(f"not a regular file ({file_type(info.st_mode)})")
+            raise NotRegular(f"not a regular file ({file_type(info.st_mode)})")
         if info.st_size > cap:
             raise SkipFile(f"larger than {cap // (1024 * 1024)} MiB ({info.st_size} bytes)")
         chunks = []

@@ -11,7 +11,7 @@ from pathlib import Path
 import migrator
 from migrator.errors import MigrateError
 from migrator.model import Applicability
-from migrator.pr.git import Git
+from migrator.pr.git import Git, PrError, dirty_paths, named_paths
 from migrator.pr.options import CommitInfo
 
 
@@ -101,6 +101,12 @@ def apply_family(
         return None
     message = commit_message(category, rules, per_file, level.value)
     git.run("commit", "-q", "--no-verify", "-F", "-", stdin=message)
+    hooked = dirty_paths(git)
+    if hooked:
+        raise PrError(
+            f"the repository's post-commit hook changed {named_paths(hooked)} after the "
+            f"{category} commit; `pr` commits only what its fixes wrote"
+        )
     return CommitInfo(git.run("rev-parse", "HEAD"), category, rules, sorted(per_file))
 
 

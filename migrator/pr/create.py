@@ -10,6 +10,8 @@ is put back on the branch they started from as well.
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -26,7 +28,10 @@ from migrator.pr.git import (
     PrError,
     check_branch_name,
     check_clean,
+    check_full_checkout,
+    dirty_paths,
     link_base,
+    named_paths,
     remote_url,
     repository,
 )
@@ -70,9 +75,47 @@ def _report_at(git: Git, commit: str, head: str, scan_path: Path, name: str) -> 
         return _scan_report(Path(temporary) / "tree" / relative, name, use_cache=False)
 
 
-def _rollback(git: Git, start: _Start, branch: str) -> None:
+def _rollback(git: Git, start: _Start, branch: str) -> str:
     """Put the repository back as it was, judged from its actual state (a failing hook can make
-    git report an error after it switched branches); every step is attempted, hooks off."""
+    git report an error after it switched branches); every step is attempted, hooks off.
+    Returns what could not be restored, with the commands that restore it ("" when all was)."""
+    _restore(git, start, branch)
+    left: list[str] = []
+    commands: list[str] = []
+    current = git.run("symbolic-ref", "-q", "--short", "HEAD", check=False) or None
+    head = git.run("rev-parse", "HEAD", check=False)
+    changed = dirty_paths(git, untracked=False)
+    if changed:
+        left.append(f"{len(changed)} changed path(s) ({named_paths(changed)})")
+        commands.append("git reset --hard")
+    created = dirty_paths(git, untracked=True)
+    if created:  # made during the run (the tree was clean); never deleted without asking
+        left.append(f"{len(created)} new untracked path(s) ({named_paths(created)})")
+        commands.append("git clean -f -d -- " + " ".join(shlex.quote(path) for path in created))
+    if current != start.original_branch or head != start.original_sha:
+        where = f"branch {current}" if current else f"detached HEAD {head[:12]}"
+        left.append(f"the work tree on {where}")
+        commands.append(f"git checkout -f {start.original_branch or start.original_sha}")
+    tip = git.run("rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False) or None
+    if tip != start.branch_sha:
+        if start.branch_sha is None:
+            left.append(f"branch {branch} created")
+            commands.append(f"git branch -D {branch}")
+        else:
+            left.append(f"branch {branch} moved from {start.branch_sha[:12]}")
+            commands.append(f"git update-ref refs/heads/{branch} {start.branch_sha}")
+    if not left:
+        return ""
+    return (
+        "the repository could not be restored: "
+        + "; ".join(left)
+        + ". To restore it: "
+        + " && ".join(commands)
+    )
+
+
+def _restore(git: Git, start: _Start, branch: str) -> None:
+    """Every step of putting the repository back, attempted whatever fails before it."""
     quiet = ("-c", "core.hooksPath=/dev/null")
     git.run(*quiet, "reset", "-q", "--hard", check=False)
     current = git.run("symbolic-ref", "-q", "--short", "HEAD", check=False) or None
@@ -141,6 +184,7 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
     git, top = repository(options.path)
     check_branch_name(git, options.branch)
     check_clean(git)
+    check_full_checkout(git)
     if not git.ok("rev-parse", "-q", "--verify", "HEAD^{commit}"):
         raise PrError("the repository has no commits yet")
     scan_path = options.path.resolve()
@@ -186,15 +230,23 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
         else:
             start.created = start.switched = True
             git.run("checkout", "-q", "-b", options.branch, base_sha)
+        hooked = dirty_paths(git)
+        if hooked:
+            raise PrError(
+                f"the repository's post-checkout hook changed {named_paths(hooked)}; `pr` needs "
+                "a checkout that its hooks leave as git made it"
+            )
         commits: list[CommitInfo] = []
         for category in fixable_families(scan_path, level):
             step(f"fixing and committing {category}")
             commit = apply_family(git, scan_path, category, level, exclude=excluded)
             if commit is not None:
                 commits.append(commit)
-        if git.run("status", "--porcelain", "--untracked-files=normal"):
+        leftover = dirty_paths(git)
+        if leftover:
             raise PrError(
-                "fixes left uncommitted changes behind (a fix wrote outside the scanned files)"
+                f"fixes left uncommitted changes behind ({named_paths(leftover)}): a fix wrote "
+                "outside the files it reported"
             )
         step(f"scanning {name} after the fixes")
         after = _scan_report(scan_path, name)
@@ -225,8 +277,15 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
         if start.switched:
             git.run("checkout", "-q", original_branch or head)
             start.switched = False
-    except BaseException:
-        _rollback(git, start, options.branch)
+    except Exception as error:
+        left = _rollback(git, start, options.branch)
+        if left:
+            raise PrError(f"{error}; {left}") from error
+        raise
+    except BaseException:  # an interrupt: restore, say what could not be, then stop as asked
+        left = _rollback(git, start, options.branch)
+        if left:
+            sys.stderr.write(f"migrate: {left}\n")
         raise
     return PrResult(
         branch=options.branch,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from migrator.errors import MigrateError
@@ -14,25 +15,44 @@ class PrError(MigrateError):
     """A reason ``migrate pr`` cannot start or finish; printed on one line, exit 2."""
 
 
+#: What git says when another git process holds a lock (an editor's ``git status``, a
+#: concurrent fetch): transient, so the command is tried again.
+_LOCKED = re.compile(
+    r"index\.lock'?: File exists|Unable to create '[^']*\.lock'|cannot lock ref|"
+    r"Another git process seems to be running"
+)
+#: Pauses between tries of a command that met a lock (about 6 s in all).
+LOCK_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 3.0)
+
+
 class Git:
-    """Runs ``git`` in one repository; failures become :class:`PrError` with git's last line."""
+    """Runs ``git`` in one repository; failures become :class:`PrError` with git's last line. A
+    command that meets another git process's lock is tried again for a few seconds."""
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
 
     def run(self, *args: str, check: bool = True, stdin: str | None = None) -> str:
         """Stdout of ``git ARGS`` (stripped of its final newline)."""
-        completed = subprocess.run(
-            ["git", *args],
-            cwd=self.cwd,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        for wait in (*LOCK_WAITS, None):
+            completed = subprocess.run(
+                ["git", *args],
+                cwd=self.cwd,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if completed.returncode == 0 or wait is None or not _LOCKED.search(completed.stderr):
+                break
+            time.sleep(wait)
         if check and completed.returncode != 0:
             detail = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
-            last = detail[-1] if detail else f"exit {completed.returncode}"
+            # git's reason is its first fatal/error line (advice follows it), else its last line
+            reasons = [line for line in detail if line.startswith(("fatal: ", "error: "))]
+            last = (
+                reasons[0] if reasons else detail[-1] if detail else f"exit {completed.returncode}"
+            )
             raise PrError(f"git {args[0]} failed: {last}")
         return completed.stdout.rstrip("\n")
 
@@ -72,6 +92,39 @@ def check_clean(git: Git) -> None:
             raise PrError(
                 f"a merge, rebase or cherry-pick is in progress ({marker}); finish it first"
             )
+
+
+def dirty_paths(git: Git, untracked: bool | None = None) -> list[str]:
+    """The paths ``git status`` shows as changed or untracked (only the untracked ones, or only
+    the others, when ``untracked`` says which)."""
+    status = git.run("status", "--porcelain", "--untracked-files=normal", check=False)
+    return [
+        line[3:]
+        for line in status.splitlines()
+        if len(line) > 3 and (untracked is None or untracked == line.startswith("??"))
+    ]
+
+
+def named_paths(paths: list[str], limit: int = 5) -> str:
+    """The first ``limit`` paths, comma-separated, and how many more."""
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return ", ".join(paths[:limit]) + more
+
+
+def check_full_checkout(git: Git) -> None:
+    """Refuse a sparse checkout (or files marked skip-worktree): only part of the project is on
+    disk, so ``pr`` would migrate that part and report it as the whole. A partial clone with a
+    full checkout is fine: every file it scans and fixes is on disk."""
+    sparse = git.run("config", "--bool", "core.sparseCheckout", check=False) == "true"
+    skipped = [
+        line[2:] for line in git.run("ls-files", "-t", check=False).splitlines() if line[:2] == "S "
+    ]
+    if sparse or skipped:
+        what = f"{len(skipped)} tracked files not on disk" if skipped else "a sparse checkout"
+        raise PrError(
+            f"a sparse checkout ({what}): `pr` would migrate only the checked-out part and "
+            "report it as the whole project; run `git sparse-checkout disable` first"
+        )
 
 
 class NothingToApply(MigrateError):
