@@ -52,6 +52,8 @@ def _logical_lines(text: str) -> Iterator[tuple[int, int, list[tuple[int, int]]]
         yield first, len(text), pieces
 
 
+#: A pip-compile annotation line ("    # via torch").
+_ANNOTATION = re.compile(r"[ \t]+#")
 _REQ_OPTION = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s*=\s*|\s+)(\S+)")
 
 
@@ -88,12 +90,10 @@ def requirements_file(text: str) -> tuple[list[Req], list[OptionValue]]:
             continue
         remove_end = end
         # pip-compile annotations ("    # via torch") that follow belong to this line.
-        for later_start, later_end, _pieces in logical[number + 1 :]:
-            line = text[later_start:later_end]
-            if re.match(r"^[ \t]+#", line):
-                remove_end = later_end
-                continue
-            break
+        later = number + 1  # by index: a slice of the rest per line would be quadratic
+        while later < len(logical) and _ANNOTATION.match(text, logical[later][0]):
+            remove_end = logical[later][1]
+            later += 1
         reqs.append(Req(parsed, "requirements", body_start, remove=(start, remove_end)))
     return reqs, options
 

@@ -133,3 +133,98 @@ def test_requirement_fixes_keep_bytes_outside_their_edits_and_settle(text):
         analysis.new_text, "requirements.txt", "requirements", all_rules(), fix=Applicability.UNSAFE
     )
     assert again.new_text is None
+
+
+YAML_PIECES = [
+    "jobs:",
+    "  build:",
+    "    runs-on: [self-hosted, gpu]",
+    "    container: nvidia/cuda:12.1.1-devel-ubuntu22.04",
+    "    steps:",
+    "      - run: pip install torch --index-url https://download.pytorch.org/whl/cu121",
+    "        env: {CUDA_VISIBLE_DEVICES: '0'}",
+    "services:",
+    "  app:",
+    "    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all}]}}}",
+    "dependencies:",
+    "  - pytorch-cuda=12.1",
+    "  - pip: [flash-attn==2.5.8]",
+    "anchor: &a [x, y]",
+    "alias: *a",
+    "<<: *a",
+    "text: |",
+    "  multi",
+    "\tindented: tab",
+    "[[[[",
+    "{a: [b, {c: d}",
+    "---",
+    "...",
+    "? complex key",
+    ": value",
+    "!!python/object:os.system 'x'",
+]
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from(YAML_PIECES), max_size=30).map("\n".join),
+    st.sampled_from(
+        [
+            (".github/workflows/ci.yml", "ci-yaml"),
+            ("docker-compose.yml", "compose"),
+            ("environment.yml", "conda"),
+            ("cog.yaml", "cog"),
+        ]
+    ),
+)
+def test_yaml_files_end_with_findings_or_one_reason(text, file):
+    """Every YAML reader (structure check, CI, compose, conda and Cog rules) ends on any mix of
+    YAML pieces; a fix, when one applies, settles (fixing twice changes nothing)."""
+    path, kind = file
+    try:
+        analysis = analyze(text, path, kind, all_rules(), fix=Applicability.SAFE)
+    except (SkipFile, FailFile) as error:
+        assert "\n" not in str(error)
+        return
+    if analysis.new_text is not None:
+        again = analyze(analysis.new_text, path, kind, all_rules(), fix=Applicability.SAFE)
+        assert again.new_text is None
+
+
+DOCKERFILE_PIECES = [
+    "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04 AS build",
+    "FROM \\",
+    "  pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime",
+    "ARG BASE=nvidia/cuda:12.1.1-runtime-ubuntu22.04",
+    "FROM ${BASE}",
+    "RUN pip install flash-attn==2.5.8 \\",
+    "    xformers --index-url https://download.pytorch.org/whl/cu121",
+    "RUN <<EOF",
+    "pip install bitsandbytes",
+    "EOF",
+    "ENV CUDA_VISIBLE_DEVICES=0 TORCH_CUDA_ARCH_LIST='8.0;9.0'",
+    "COPY --from=build /app /app",
+    "# syntax=docker/dockerfile:1",
+    "RUN apt-get install -y cuda-toolkit-12-1 libcudnn8",
+    "\\",
+    "'",
+    '"',
+]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(DOCKERFILE_PIECES), max_size=30).map("\n".join))
+def test_dockerfile_reader_and_rules_end_and_fixes_settle(text):
+    from migrator.rules.containers._images import image_refs
+
+    list(image_refs(text, "dockerfile"))
+    try:
+        analysis = analyze(text, "Dockerfile", "dockerfile", all_rules(), fix=Applicability.SAFE)
+    except (SkipFile, FailFile) as error:
+        assert "\n" not in str(error)
+        return
+    if analysis.new_text is not None:
+        again = analyze(
+            analysis.new_text, "Dockerfile", "dockerfile", all_rules(), fix=Applicability.SAFE
+        )
+        assert again.new_text is None

@@ -791,8 +791,12 @@ def _validate_structure(text: str, kind: str) -> None:
             return
         except yaml.YAMLError:
             pass  # the pure-Python loader decides, and words the reason
+        except RecursionError:
+            raise FailFile("invalid YAML: nested too deep to read") from None
     try:
         list(yaml.safe_load_all(text))
+    except RecursionError:  # PyYAML's composer recurses once per nesting level
+        raise FailFile("invalid YAML: nested too deep to read") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
