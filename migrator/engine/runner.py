@@ -18,7 +18,7 @@ from migrator.engine.isolation import (
 )
 from migrator.engine.rule import Rule
 from migrator.engine.suppress import SUPPRESSION_MARK
-from migrator.files.cache import ResultCache, content_key
+from migrator.files.cache import ResultCache
 from migrator.files.config import Config, load_config
 from migrator.files.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
 from migrator.files.paths import glob_matches
@@ -26,6 +26,7 @@ from migrator.files.sources import (
     FailFile,
     NotRegular,
     SkipFile,
+    content_key,
     decode_python,
     decode_text,
     read_regular,

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from dataclasses import astuple, fields
 from pathlib import Path
 from typing import Any
@@ -56,10 +55,6 @@ def _rules_dir(package: Path) -> Path:
     if installed.is_dir():
         return installed
     return package.parent / "rules"
-
-
-def content_key(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class CacheInvalid(Exception):
@@ -199,14 +194,14 @@ def load_json(path: Path) -> Any:
 
 
 def save_json(path: Path, payload: Any) -> None:
-    """Write a cache file atomically, readable and writable by this user only."""
+    """Write a cache file under the write policy (atomic, never through a link), readable and
+    writable by this user only."""
+    from migrator.files.writer import WriteRefused, write_private
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, separators=(",", ":"))
-        os.replace(temporary, path)
-    except OSError:
+        write_private(path, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+    except (OSError, WriteRefused):
         pass  # caching is an optimisation; a read-only home must not fail the scan
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import json
@@ -45,6 +46,12 @@ class DecodedSource:
 
     text: str
     encoding: str
+
+
+def content_key(data: bytes) -> str:
+    """The identity of bytes read (a file's cache key; the check that it did not change before
+    a write)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def read_regular(path: str, limit: int = 0) -> bytes:

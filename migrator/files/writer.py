@@ -12,8 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from migrator.files.cache import content_key
-from migrator.files.sources import FailFile, SkipFile, read_regular
+from migrator.files.sources import FailFile, SkipFile, content_key, read_regular
 
 
 class WriteRefused(Exception):
@@ -48,6 +47,12 @@ def _replace_with(path: Path, data: bytes, mode: int, refuse_link: bool = False)
         except OSError:
             pass
         raise
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write one of the tool's own files (a cache entry) atomically, never through a link, with
+    permissions for this user only."""
+    _replace_with(path, data, 0o600, refuse_link=True)
 
 
 def write_atomic(path: Path, text: str, encoding: str) -> None:

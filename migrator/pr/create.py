@@ -165,15 +165,20 @@ def _run_verify(
 
 
 def _write_body(git: Git, title: str, body: str, receipt: dict[str, object] | None) -> Path:
+    """The title, body and receipt under ``.git/migrate/``, written under the write policy
+    (atomic, never through a link)."""
+    from migrator.files.writer import WriteRefused, write_output
+
     directory = Path(git.run("rev-parse", "--absolute-git-dir")) / "migrate"
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "PR_TITLE.txt").write_text(title + "\n", encoding="utf-8")
     path = directory / BODY_NAME
-    path.write_text(body, encoding="utf-8")
-    if receipt is not None:
-        (directory / "verify-receipt.json").write_text(
-            json.dumps(receipt, indent=2) + "\n", encoding="utf-8"
-        )
+    try:
+        write_output(directory / "PR_TITLE.txt", title + "\n")
+        write_output(path, body)
+        if receipt is not None:
+            write_output(directory / "verify-receipt.json", json.dumps(receipt, indent=2) + "\n")
+    except WriteRefused as error:
+        raise PrError(str(error)) from None
     return path
 
 
