@@ -306,3 +306,52 @@ def test_watch_scans_again_after_a_change(tmp_path):
             process.wait()
             raise
     assert process.returncode == 0
+
+
+AMP = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
+
+
+def test_config_found_from_a_subfolder_with_its_globs_rebased(tmp_path, run_cli, monkeypatch):
+    """`cd pkg && migrate scan .` reads the parent's [tool.migrate]; its exclude and
+    per-file-ignores, written from the parent, cover the same files."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.migrate]\nexclude = ["pkg/skip/*"]\nmin-severity = "hygiene"\n'
+        '[tool.migrate.per-file-ignores]\n"pkg/a.py" = ["ROC520"]\n'
+    )
+    for relative in ("pkg/a.py", "pkg/c.py", "pkg/skip/b.py"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(AMP)
+
+    def located(*args: str) -> set[str]:
+        result = run_cli("scan", "--no-cache", "--select", "ROC520", "--format", "json", *args)
+        assert result.exit_code in (0, 1), result.output
+        return {finding["path"] for finding in json.loads(result.output)["findings"]}
+
+    assert located(str(tmp_path)) == {"pkg/c.py"}
+    monkeypatch.chdir(tmp_path / "pkg")
+    assert located(".") == {"c.py"}
+    assert located("skip") == set()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "prefix", "rebased"),
+    [
+        ("pkg/skip/*", "pkg", "/skip/*"),
+        ("pkg/a.py", "pkg", "/a.py"),
+        ("/pkg/a.py", "pkg", "/a.py"),
+        ("*.ipynb", "pkg", "*.ipynb"),
+        ("build/", "pkg", "build/"),
+        ("**/gen/*.py", "pkg", "**/gen/*.py"),
+        ("other/a.py", "pkg", None),
+        ("*/skip/*", "pkg", "/skip/*"),
+        ("/pkg/", "pkg/sub", "/**"),
+        ("pkg/", "pkg/sub", "pkg/"),
+        ("!pkg/keep.py", "pkg", "!/keep.py"),
+        ("pkg/a.py", "", "pkg/a.py"),
+    ],
+)
+def test_config_globs_rebase_onto_a_subfolder(pattern, prefix, rebased):
+    from migrator.files.paths import rebase_glob
+
+    assert rebase_glob(pattern, prefix) == rebased

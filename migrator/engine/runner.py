@@ -21,7 +21,7 @@ from migrator.engine.suppress import SUPPRESSION_MARK
 from migrator.files.cache import ResultCache
 from migrator.files.config import Config, load_config
 from migrator.files.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
-from migrator.files.paths import glob_matches
+from migrator.files.paths import glob_matches, rebase_glob
 from migrator.files.sources import (
     FailFile,
     NotRegular,
@@ -43,6 +43,19 @@ if TYPE_CHECKING:
 
 #: Below this many files to analyse, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 24
+
+
+def _config_prefix(config: Config, root: Path | None) -> str:
+    """Where ``root`` sits below the folder of its configuration file (``pkg`` for a scan of
+    ``pkg/`` configured by ``./pyproject.toml``), "" when it is that folder."""
+    if root is None or config.source is None:
+        return ""
+    folder = root if root.is_dir() else root.parent
+    try:
+        relative = folder.resolve().relative_to(Path(config.source).resolve().parent)
+    except (OSError, ValueError):
+        return ""
+    return "" if relative == Path(".") else relative.as_posix()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +80,23 @@ class Selection:
         exclude: Sequence[str] = (),
         min_severity: Severity | None = None,
         preview: bool | None = None,
+        root: Path | None = None,
     ) -> Selection:
+        """The command line's choices over the configuration's. The configuration's globs are
+        written from its own folder; for a ``root`` below it they are rebased onto ``root``."""
+        prefix = _config_prefix(config, root)
+        rebased = (rebase_glob(pattern, prefix) for pattern in config.exclude)
+        per_file = (
+            (rebase_glob(pattern, prefix), codes)
+            for pattern, codes in config.per_file_ignores.items()
+        )
         return cls(
             select=tuple(select) if select else config.select,
             ignore=tuple(ignore) if ignore else config.ignore,
-            exclude=(*config.exclude, *exclude),
-            per_file_ignores=tuple(config.per_file_ignores.items()),
+            exclude=(*(pattern for pattern in rebased if pattern is not None), *exclude),
+            per_file_ignores=tuple(
+                (pattern, codes) for pattern, codes in per_file if pattern is not None
+            ),
             min_severity=min_severity if min_severity is not None else config.min_severity,
             preview=preview if preview is not None else config.preview,
         )
@@ -493,6 +517,7 @@ def scan(
         exclude=exclude,
         min_severity=min_severity,
         preview=preview,
+        root=root,
     )
     sources, problems = _sources(root, selection, only, within)
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
@@ -585,6 +610,7 @@ def scan_text(
         exclude=exclude,
         min_severity=min_severity,
         preview=preview,
+        root=root,
     )
     kind = file_kind(relative)
     files: list[FileResult] = []
@@ -704,6 +730,7 @@ def fix_tree(
         exclude=exclude,
         min_severity=min_severity,
         preview=preview,
+        root=root,
     )
     codes = selection.codes()
     sources, problems = _sources(root, selection)

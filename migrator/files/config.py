@@ -46,7 +46,7 @@ class Config:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has a ``[tool.migrate]`` table."""
-    directory = start if start.is_dir() else start.parent
+    directory = (start if start.is_dir() else start.parent).absolute()  # `.` has no parents
     for candidate in [directory, *directory.parents]:
         path = candidate / "pyproject.toml"
         if path.is_file():

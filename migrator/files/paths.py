@@ -4,6 +4,7 @@ directory or to the repository root."""
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 from dataclasses import dataclass, replace
@@ -139,6 +140,37 @@ def _relative(path: Path, base: Path) -> str:
 @functools.lru_cache(maxsize=512)
 def _glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+def rebase_glob(pattern: str, prefix: str) -> str | None:
+    """``pattern``, written relative to a folder, rewritten for paths relative to its sub-folder
+    ``prefix`` (``a/b``): what covers ``prefix/x`` covers ``x`` after. A pattern without ``/``
+    (or one starting with ``**``) matches at any depth and is kept; an anchored one loses the
+    leading segments that match ``prefix`` and stays anchored; None when it can cover nothing
+    under ``prefix``."""
+    if not prefix:
+        return pattern
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    core = body.rstrip("/")
+    if "/" not in core or core.startswith("**"):
+        return pattern
+    segments = core.lstrip("/").split("/")
+    for part in prefix.split("/"):
+        if not segments:  # it names a folder the sub-folder is in: it covers all of it
+            break
+        head = segments[0]
+        if head == "**":
+            break
+        if not fnmatch.fnmatchcase(part, head):
+            return None
+        segments.pop(0)
+    if not segments:  # the pattern names the sub-folder itself (or a folder above it): all of it
+        rest = "**"
+    else:
+        rest = "/".join(segments)
+    trailing = "/" if body.endswith("/") and segments else ""
+    return ("!" if negated else "") + "/" + rest + trailing
 
 
 def glob_matches(relative: str, pattern: str) -> bool:
