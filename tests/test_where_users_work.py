@@ -355,3 +355,20 @@ def test_config_globs_rebase_onto_a_subfolder(pattern, prefix, rebased):
     from migrator.files.paths import rebase_glob
 
     assert rebase_glob(pattern, prefix) == rebased
+
+
+def test_extend_select_and_extend_ignore_add_to_the_configuration(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text('[tool.migrate]\nselect = ["ROC101"]\n')
+    (tmp_path / "a.py").write_text(AMP + CUDA_CHECK)
+
+    def codes(*args: str) -> set[str]:
+        result = run_cli("scan", "--no-cache", "--format", "json", str(tmp_path), *args)
+        assert result.exit_code in (0, 1), result.output
+        return {finding["rule"] for finding in json.loads(result.output)["findings"]}
+
+    assert codes() == {"ROC101"}
+    assert codes("--select", "ROC520") == {"ROC520"}  # --select replaces the configuration's
+    assert codes("--extend-select", "ROC520") == {"ROC101", "ROC520"}  # a named hint shows
+    assert codes("--extend-select", "ROC520", "--extend-ignore", "ROC101") == {"ROC520"}
+    fixed = run_cli("fix", "--diff", "--extend-select", "ROC520", str(tmp_path))
+    assert "torch.amp.autocast" in fixed.output

@@ -54,6 +54,16 @@ def parse_severity(value: str | None) -> Severity | None:
 _common = [
     click.option("--select", multiple=True, help="Rule codes, code prefixes, names or categories."),
     click.option("--ignore", multiple=True, help="Rules or categories to leave out."),
+    click.option(
+        "--extend-select",
+        multiple=True,
+        help="Rules to add to those selected (by the configuration or the default).",
+    ),
+    click.option(
+        "--extend-ignore",
+        multiple=True,
+        help="Rules to leave out on top of those the configuration ignores.",
+    ),
     click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable)."),
     click.option(
         "--min-severity",
@@ -71,8 +81,8 @@ _common = [
 
 
 def common_options(function: Any) -> Any:
-    """Add ``--select``, ``--ignore``, ``--exclude``, ``--min-severity`` and ``--preview`` to a
-    command."""
+    """Add ``--select``, ``--ignore``, ``--extend-select``, ``--extend-ignore``, ``--exclude``,
+    ``--min-severity`` and ``--preview`` to a command."""
     for option in reversed(_common):
         function = option(function)
     return function

@@ -120,6 +120,8 @@ def scan(
     output_format: str,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    extend_ignore: tuple[str, ...],
     exclude: tuple[str, ...],
     min_severity: str | None,
     preview: bool | None,
@@ -166,6 +168,8 @@ def scan(
         "exclude": split_values(exclude),
         "min_severity": parse_severity(min_severity),
         "preview": preview,
+        "extend_select": split_values(extend_select),
+        "extend_ignore": split_values(extend_ignore),
     }
     stdin_data = sys.stdin.buffer.read() if stdin_filename else b""
     if no_cache:

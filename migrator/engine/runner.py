@@ -69,6 +69,8 @@ class Selection:
     min_severity: Severity = Severity.INFO
     #: Rules in preview are chosen too (``--preview``).
     preview: bool = False
+    #: Chosen on top of ``select`` (``--extend-select``): named, so hygiene rules among them show.
+    extend_select: tuple[str, ...] = ()
 
     @classmethod
     def merge(
@@ -81,6 +83,8 @@ class Selection:
         min_severity: Severity | None = None,
         preview: bool | None = None,
         root: Path | None = None,
+        extend_select: Sequence[str] = (),
+        extend_ignore: Sequence[str] = (),
     ) -> Selection:
         """The command line's choices over the configuration's. The configuration's globs are
         written from its own folder; for a ``root`` below it they are rebased onto ``root``."""
@@ -92,13 +96,14 @@ class Selection:
         )
         return cls(
             select=tuple(select) if select else config.select,
-            ignore=tuple(ignore) if ignore else config.ignore,
+            ignore=(*(tuple(ignore) if ignore else config.ignore), *extend_ignore),
             exclude=(*(pattern for pattern in rebased if pattern is not None), *exclude),
             per_file_ignores=tuple(
                 (pattern, codes) for pattern, codes in per_file if pattern is not None
             ),
             min_severity=min_severity if min_severity is not None else config.min_severity,
             preview=preview if preview is not None else config.preview,
+            extend_select=tuple(extend_select),
         )
 
     def _named(self, finding: Finding) -> bool:
@@ -109,19 +114,21 @@ class Selection:
             and self.min_severity is Severity.INFO
             and any(
                 selector in {finding.rule, finding.name, finding.category, "ALL"}
-                for selector in self.select
+                for selector in (*self.select, *self.extend_select)
             )
         )
 
     def codes(self, use_cache: bool = True) -> frozenset[str]:
         from migrator.engine.registry import catalog_entries, preview_codes, select_codes
 
-        return select_codes(
-            catalog_entries(use_cache),
-            list(self.select),
-            list(self.ignore),
-            preview=frozenset() if self.preview else preview_codes(use_cache),
-        )
+        entries = catalog_entries(use_cache)
+        preview = frozenset() if self.preview else preview_codes(use_cache)
+        chosen = select_codes(entries, list(self.select), list(self.ignore), preview=preview)
+        if self.extend_select:
+            chosen |= select_codes(
+                entries, list(self.extend_select), list(self.ignore), preview=preview
+            )
+        return chosen
 
     def keep(self, finding: Finding, codes: frozenset[str]) -> bool:
         if finding.rule not in codes:
@@ -497,6 +504,8 @@ def scan(
     exclude: Sequence[str] = (),
     min_severity: Severity | None = None,
     preview: bool | None = None,
+    extend_select: Sequence[str] = (),
+    extend_ignore: Sequence[str] = (),
     use_cache: bool = True,
     prefilter: bool = True,
     jobs: int | None = None,
@@ -518,6 +527,8 @@ def scan(
         min_severity=min_severity,
         preview=preview,
         root=root,
+        extend_select=extend_select,
+        extend_ignore=extend_ignore,
     )
     sources, problems = _sources(root, selection, only, within)
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
@@ -597,6 +608,8 @@ def scan_text(
     exclude: Sequence[str] = (),
     min_severity: Severity | None = None,
     preview: bool | None = None,
+    extend_select: Sequence[str] = (),
+    extend_ignore: Sequence[str] = (),
 ) -> RootRun:
     """Scan ``data`` (read from stdin) as if it were the file ``relative`` under ``root``: that
     root's configuration, exclusions and per-file ignores apply."""
@@ -611,6 +624,8 @@ def scan_text(
         min_severity=min_severity,
         preview=preview,
         root=root,
+        extend_select=extend_select,
+        extend_ignore=extend_ignore,
     )
     kind = file_kind(relative)
     files: list[FileResult] = []
@@ -714,6 +729,8 @@ def fix_tree(
     exclude: Sequence[str] = (),
     min_severity: Severity | None = None,
     preview: bool | None = None,
+    extend_select: Sequence[str] = (),
+    extend_ignore: Sequence[str] = (),
     write: bool = True,
     jobs: int | None = None,
     progress: Callable[[int], None] | None = None,
@@ -731,6 +748,8 @@ def fix_tree(
         min_severity=min_severity,
         preview=preview,
         root=root,
+        extend_select=extend_select,
+        extend_ignore=extend_ignore,
     )
     codes = selection.codes()
     sources, problems = _sources(root, selection)
