@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import jsonschema
 import pytest
@@ -101,3 +102,18 @@ def test_rules_and_explain(run_cli):
     text = run_cli("explain", "ROC520").output
     assert "Why it breaks on ROCm" in text and "cuda-amp-namespace" in text
     assert run_cli("explain", "ROC000").exit_code == 2
+
+
+def test_sarif_describes_only_reported_rules_and_names_its_analysis(tmp_path, run_cli):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    project = tmp_path / "services" / "infer"
+    project.mkdir(parents=True)
+    (project / "a.py").write_text("import torch\nif torch.version.cuda:\n    pass\n")
+    result = run_cli("scan", "--no-cache", "--format", "sarif", str(project))
+    run = json.loads(result.output)["runs"][0]
+    assert run["automationDetails"] == {"id": "migrate/services/infer/"}
+    assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["ROC101"]
+    assert [entry["ruleIndex"] for entry in run["results"]] == [0]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
+        "services/infer/a.py"
+    )

@@ -356,6 +356,7 @@ def _render(
         from migrator.output.ci_formats import json_lines
 
         return json_lines(results)
+    scanned = [result.root for result in results]
     if output_format in ("sarif", "github", "gitlab", "junit", "rdjson", "pylint", "azure"):
         # code hosts and CI systems want paths from the repository root
         from migrator.files.paths import to_repositories
@@ -365,7 +366,8 @@ def _render(
     if output_format == "sarif":
         from migrator.output import sarif
 
-        return sarif.render(results, repository=rebased[0][0] if len(rebased) == 1 else None)
+        repository = rebased[0][0] if len(rebased) == 1 else None
+        return sarif.render(results, repository=repository, scanned=scanned)
     if output_format == "github":
         from migrator.output import github
 

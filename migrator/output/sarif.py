@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,18 @@ _LEVEL = {
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def render(results: list[ScanResult], repository: Path | None = None) -> str:
-    """The SARIF log; with ``repository``, URIs are relative to it (``%SRCROOT%``)."""
+def render(
+    results: list[ScanResult], repository: Path | None = None, scanned: Sequence[str] = ()
+) -> str:
+    """The SARIF log; with ``repository``, URIs are relative to it (``%SRCROOT%``). ``scanned``
+    names the folders scanned (the results' own roots when not given), for the run's
+    ``automationDetails``."""
     from migrator.engine.registry import all_rules
 
-    rules = all_rules()
+    # only the rules with results are described: a log is read per result, and every rule's
+    # full help made a 23-result log 270 KB
+    reported = {finding.rule for result in results for finding in result.findings}
+    rules = [rule for rule in all_rules() if rule.code in reported]
     index = {rule.code: position for position, rule in enumerate(rules)}
     sarif_results: list[dict[str, Any]] = []
     multiple = len(results) > 1
@@ -98,6 +106,9 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
                         "rules": [_rule(rule) for rule in rules],
                     }
                 },
+                "automationDetails": {
+                    "id": _automation_id(list(scanned) or [r.root for r in results], repository)
+                },
                 "results": sarif_results,
                 **(
                     {"originalUriBaseIds": {"%SRCROOT%": {"uri": repository.as_uri() + "/"}}}
@@ -110,6 +121,24 @@ def render(results: list[ScanResult], repository: Path | None = None) -> str:
     from migrator.output.escape import portable
 
     return json.dumps(portable(document), indent=2) + "\n"
+
+
+def _automation_id(roots: list[str], repository: Path | None) -> str:
+    """``migrate/<scanned folder>/``: the category that tells this analysis apart from others of
+    the same repository in code scanning (the trailing ``/`` leaves the run id to the host)."""
+    if len(roots) != 1:
+        return "migrate/several/"
+    root = Path(roots[0]).absolute()
+    folder = root if root.is_dir() else root.parent
+    if repository is not None:
+        try:
+            relative = folder.resolve().relative_to(repository.resolve()).as_posix()
+        except ValueError:
+            relative = folder.name
+    else:
+        relative = folder.name
+    relative = url_path(relative.strip("/")) if relative not in ("", ".") else ""
+    return f"migrate/{relative}/" if relative else "migrate/"
 
 
 def _rule(rule: Any) -> dict[str, Any]:
