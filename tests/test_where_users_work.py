@@ -372,3 +372,13 @@ def test_extend_select_and_extend_ignore_add_to_the_configuration(tmp_path, run_
     assert codes("--extend-select", "ROC520", "--extend-ignore", "ROC101") == {"ROC520"}
     fixed = run_cli("fix", "--diff", "--extend-select", "ROC520", str(tmp_path))
     assert "torch.amp.autocast" in fixed.output
+
+
+def test_the_github_action_uploads_its_sarif_log_even_when_findings_fail_the_step():
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    upload = next(s for s in action["runs"]["steps"] if "upload-sarif" in s.get("uses", ""))
+    assert upload["with"]["sarif_file"] == "${{ inputs.sarif-file }}"
+    assert "always()" in upload["if"] and "inputs.format == 'sarif'" in upload["if"]
+    assert action["inputs"]["upload-sarif"]["default"] == "true"
