@@ -96,13 +96,23 @@ def _rationales(findings: list[Finding], console: Console) -> None:
 
 
 def problems_and_hints(findings: Sequence[Finding]) -> str:
-    """``3 problems and 2 hints``: problems break, change or install CUDA-only software on a
-    ROCm build (error, warning); hints are true but need no change there (info, hygiene)."""
-    problems = sum(1 for f in findings if f.severity >= Severity.WARNING)
-    hints = len(findings) - problems
-    text = f"{problems} problem{'s' if problems != 1 else ''}"
+    """``3 problems (7 sites) and 2 hints``: problems break, change or install CUDA-only software
+    on a ROCm build (error, warning); hints are true but need no change there (info, hygiene).
+    A problem found at several sites is one finding; the sites are counted beside it."""
+    problems = [f for f in findings if f.severity >= Severity.WARNING]
+    hints = [f for f in findings if f.severity < Severity.WARNING]
+    text = _counted(problems, "problem")
     if hints:
-        text += f" and {hints} hint{'s' if hints != 1 else ''}"
+        text += " and " + _counted(hints, "hint")
+    return text
+
+
+def _counted(findings: Sequence[Finding], noun: str) -> str:
+    count = len(findings)
+    text = f"{count} {noun}{'s' if count != 1 else ''}"
+    sites = sum(1 + len(finding.related) for finding in findings)
+    if sites != count:
+        text += f" ({sites} sites)"
     return text
 
 

@@ -90,6 +90,14 @@ class ProjectReport:
         return [item.finding for item in self.items]
 
     @property
+    def counted(self) -> str:
+        """``2 problems (6 sites) and 1 hint in 1 file``: findings, their sites, their files."""
+        from migrator.output.text import problems_and_hints
+
+        files = len(self.files)
+        return f"{problems_and_hints(self.findings)} in {files} file{'s' if files != 1 else ''}"
+
+    @property
     def reachable_work(self) -> list[WorkItem]:
         """Work items in core code or deployment files, heaviest first."""
         return [item for item in self.work if item.tier != PERIPHERAL]
