@@ -382,3 +382,42 @@ def test_the_github_action_uploads_its_sarif_log_even_when_findings_fail_the_ste
     assert upload["with"]["sarif_file"] == "${{ inputs.sarif-file }}"
     assert "always()" in upload["if"] and "inputs.format == 'sarif'" in upload["if"]
     assert action["inputs"]["upload-sarif"]["default"] == "true"
+
+
+def test_a_baseline_keeps_every_site_of_a_folded_problem(tmp_path, run_cli):
+    """Fixing the site a folded finding shows leaves its other, known sites known; a new site
+    of the problem makes it new."""
+    source = tmp_path / "train.py"
+    calls = [
+        "    amp.initialize(m, o)\n",
+        "    amp.scale_loss(l, o)\n",
+        "    amp.master_params(o)\n",
+    ]
+    source.write_text("from apex import amp\n\n\ndef train():\n" + "".join(calls))
+
+    def scan(*args: str) -> list[dict]:
+        result = run_cli("scan", "--no-cache", "--select", "ROC502", "--format", "json", *args)
+        assert result.exit_code in (0, 1), result.output
+        return json.loads(result.output)["findings"]
+
+    [finding] = scan(str(tmp_path))
+    assert len(finding["related"]) == 2
+    baseline = tmp_path.parent / "baseline.json"
+    assert run_cli("scan", str(tmp_path), "--write-baseline", str(baseline)).exit_code == 0
+    entries = json.loads(baseline.read_text())["findings"]
+    assert [entry["line"] for entry in entries if entry["rule"] == "ROC502"] == [5, 6, 7]
+    source.write_text("from apex import amp\n\n\ndef train():\n" + "".join(calls[1:]))
+    assert scan(str(tmp_path), "--baseline", str(baseline)) == []
+    source.write_text(
+        "from apex import amp\n\n\ndef train():\n" + "".join(calls[1:]) + "    amp.state_dict()\n"
+    )
+    assert len(scan(str(tmp_path), "--baseline", str(baseline))) == 1
+
+
+def test_a_baseline_of_the_older_format_says_to_write_it_again(tmp_path, run_cli):
+    (tmp_path / "a.py").write_text(CUDA_CHECK)
+    old = tmp_path.parent / "old.json"
+    old.write_text('{"format": 1, "fingerprint": "migrate/v1", "findings": []}\n')
+    result = run_cli("scan", str(tmp_path), "--baseline", str(old))
+    assert result.exit_code == 2
+    assert "write it again with --write-baseline" in result.output

@@ -1,6 +1,9 @@
 """Adopting migrate on a legacy codebase: a baseline file of known findings (matched by rule,
 repository-relative path and code fingerprint, so line shifts do not matter), and "only what is
-new since a git ref" (findings on lines changed since then)."""
+new since a git ref" (findings on lines changed since then).
+
+A baseline holds every site of a folded problem, not only the one a finding shows: fixing that
+site leaves the others known, and a finding is new when one of its sites is."""
 
 from __future__ import annotations
 
@@ -15,10 +18,11 @@ from pathlib import Path
 
 from migrator.errors import MigrateError
 from migrator.files.paths import repository_root
-from migrator.model import Finding, ScanResult
+from migrator.model import FileResult, Finding, ScanResult, Status
 from migrator.output.fingerprint import VERSION, fingerprints
 
-FORMAT = 1
+#: 2: every site of a folded problem (1 held only the site a finding showed).
+FORMAT = 2
 _Key = tuple[str, str, str]
 
 
@@ -34,15 +38,59 @@ def _keys(result: ScanResult) -> tuple[Path, list[Finding], list[_Key]]:
     return repository, findings, keys
 
 
+def _site_keys(result: ScanResult) -> list[tuple[Finding, list[_Key]]]:
+    """Each finding with the keys of all its sites: its own, then each folded site's (read
+    from the site's line, so that they too survive line shifts)."""
+    root = Path(result.root).resolve()
+    base = root.parent if root.is_file() else root
+    lines: dict[str, list[str]] = {}
+
+    def line_of(path: str, number: int) -> str:
+        if path not in lines:
+            from migrator.files.sources import read_project_text
+
+            lines[path] = (read_project_text(base / path) or "").splitlines()
+        text = lines[path]
+        return text[number - 1] if 0 < number <= len(text) else ""
+
+    owners: list[int] = []
+    sites: list[Finding] = []
+    findings = [finding for file in result.files for finding in file.findings]
+    for number, finding in enumerate(findings):
+        owners.append(number)
+        sites.append(finding)
+        for site in finding.related:
+            owners.append(number)
+            sites.append(
+                replace(
+                    finding,
+                    path=site.path,
+                    line=site.line,
+                    column=site.column,
+                    end_line=site.end_line,
+                    end_column=site.end_column,
+                    cell=site.cell,
+                    source_line=line_of(site.path, site.line) if site.cell is None else "",
+                    related=(),
+                )
+            )
+    _, _, keys = _keys(ScanResult(result.root, [FileResult("", Status.SCANNED, tuple(sites))]))
+    grouped: list[tuple[Finding, list[_Key]]] = [(finding, []) for finding in findings]
+    for owner, key in zip(owners, keys, strict=True):
+        grouped[owner][1].append(key)
+    return grouped
+
+
 def write(results: list[ScanResult], destination: Path) -> int:
     """Write every finding of ``results`` as the baseline; returns how many."""
     entries = []
     for result in results:
-        _, findings, keys = _keys(result)
-        for finding, (rule, path, fingerprint) in zip(findings, keys, strict=True):
-            entries.append(
-                {"rule": rule, "path": path, "fingerprint": fingerprint, "line": finding.line}
-            )
+        for finding, keys in _site_keys(result):
+            lines = [finding.line, *(site.line for site in finding.related)]
+            for (rule, path, fingerprint), line in zip(keys, lines, strict=True):
+                entries.append(
+                    {"rule": rule, "path": path, "fingerprint": fingerprint, "line": line}
+                )
     entries.sort(key=lambda entry: (entry["path"], entry["line"], entry["rule"]))
     document = {"format": FORMAT, "fingerprint": VERSION, "findings": entries}
     from migrator.errors import MigrateError
@@ -73,6 +121,11 @@ def load(source: Path) -> Counter[_Key]:
         raise MigrateError(f"cannot read baseline {source}: {error}") from None
     try:
         document = json.loads(data.decode("utf-8"))
+        if document.get("format") != FORMAT:
+            raise MigrateError(
+                f"baseline {source} has format {document.get('format')!r}, not {FORMAT} (this "
+                "version keeps every site of a problem): write it again with --write-baseline"
+            )
         if document.get("fingerprint") != VERSION:
             raise ValueError(f"fingerprint scheme {document.get('fingerprint')!r} is not {VERSION}")
         return Counter((e["rule"], e["path"], e["fingerprint"]) for e in document["findings"])
@@ -83,15 +136,16 @@ def load(source: Path) -> Counter[_Key]:
 
 
 def without_baselined(results: list[ScanResult], baseline: Counter[_Key]) -> list[ScanResult]:
-    """The results less every finding the baseline already holds."""
+    """The results less every finding the baseline already holds: all of whose sites it holds
+    (a finding with a new site is reported)."""
     remaining = Counter(baseline)
     out = []
     for result in results:
-        _, findings, keys = _keys(result)
         dropped = set()
-        for finding, key in zip(findings, keys, strict=True):
-            if remaining[key] > 0:
-                remaining[key] -= 1
+        for finding, keys in _site_keys(result):
+            wanted = Counter(keys)
+            if all(remaining[key] >= count for key, count in wanted.items()):
+                remaining -= wanted
                 dropped.add(id(finding))
         out.append(_keep(result, lambda finding: id(finding) not in dropped))  # noqa: B023
     return out
