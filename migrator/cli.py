@@ -24,6 +24,7 @@ LAZY_COMMANDS = {
     "report": ("migrator.reporting.cli", "report_command"),
     "pr": ("migrator.pr.cli", "pr_command"),
     "kernels": ("migrator.commands.kernels", "kernels_command"),
+    "server": ("migrator.lsp.cli", "server_command"),
 }
 
 

@@ -6,10 +6,13 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 # System tools the tests drive for real: Chromium renders the HTML report; Debian's rocminfo and
 # rocm-smi give doctor their real no-GPU output; Debian's hipcc (HIP 5.2 on clang 15, with the
-# HIP runtime headers and AMD device libraries) runs the kernel compile check for AMD targets.
+# HIP runtime headers and AMD device libraries) runs the kernel compile check for AMD targets;
+# Neovim is the real editor the language server is tested in.
 missing=()
 for tool in chromium rocminfo rocm-smi; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 command -v hipcc >/dev/null 2>&1 || missing+=(hipcc libamdhip64-dev rocm-device-libs)
+# Neovim's built-in LSP client drives `migrate server` as an editor would.
+command -v nvim >/dev/null 2>&1 || missing+=(neovim)
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
     || echo "warning: could not install ${missing[*]}; the tests that drive them will be skipped"

@@ -810,6 +810,30 @@ def fix_tree(
     return run
 
 
+def fix_text(
+    root: Path, relative: str, data: bytes, level: Applicability
+) -> tuple[str | None, tuple[Finding, ...]]:
+    """The fixed text of ``data`` as the file ``relative`` under ``root`` (an editor's unsaved
+    buffer), and the findings the fixes resolve; None when nothing changes. The root's
+    configuration and project facts apply as in ``fix``; which files never run on ROCm (a
+    project-wide question) is not asked here."""
+    import tempfile
+
+    config = load_config(root)
+    selection = Selection.merge(config, root=root)
+    kind = file_kind(relative)
+    if kind is None or is_excluded(relative, selection.exclude):
+        return None, ()
+    facts = project_facts(root if root.is_dir() else root.parent)
+    with tempfile.TemporaryDirectory(prefix="migrate-buffer-") as directory:
+        path = Path(directory) / "buffer"
+        path.write_bytes(data)
+        outcome = _work(_Task(str(path), relative, kind, level, selection.codes(), True, facts))
+    if outcome.new_text is None or not outcome.fixed:
+        return None, ()
+    return outcome.new_text, tuple(outcome.fixed)
+
+
 def _variants(
     root: Path,
     sources: Sequence[SourceFile],
