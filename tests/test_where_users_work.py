@@ -268,12 +268,14 @@ def test_stdin_filename_scans_stdin_under_the_named_files_config(tmp_path):
     assert (repo / "src" / "pkg" / "new.py").exists() is False  # nothing written
 
 
-def test_watch_scans_again_after_a_change(tmp_path):
+@pytest.mark.parametrize("mode", ["notifications", "polling"])
+def test_watch_scans_again_after_a_change(tmp_path, mode):
     import select
     import signal
     import time
 
     repo = _project(tmp_path)
+    log = tmp_path / "watch.err"
     # A command started in the background by a shell without job control (as CI runners and
     # `cmd &` in scripts do) inherits SIGINT ignored, and Python then installs no Ctrl-C handler:
     # the watch would rightly keep running. Start it as a terminal would, with SIGINT default.
@@ -281,9 +283,10 @@ def test_watch_scans_again_after_a_change(tmp_path):
         [sys.executable, "-m", "migrator", "scan", "src", "--watch", "--format", "concise", "-q"],
         cwd=repo,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=log.open("w"),
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        env={**os.environ, "MIGRATE_WATCH_POLL": "1" if mode == "polling" else "0"},
     )
 
     def next_line(deadline: float) -> str:
@@ -306,6 +309,7 @@ def test_watch_scans_again_after_a_change(tmp_path):
             process.wait()
             raise
     assert process.returncode == 0
+    assert f"watching for changes ({mode};" in log.read_text()
 
 
 AMP = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
