@@ -20,7 +20,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-CUDA_BLOCK = '''
+CUDA_BLOCK = """
 
 def step_{n}(model, batch):
     if torch.version.cuda:
@@ -28,7 +28,7 @@ def step_{n}(model, batch):
     with torch.cuda.amp.autocast():
         out = model(batch)
     return out
-'''
+"""
 PLAIN_BLOCK = '''
 
 def loss_{n}(logits, labels, weight=None):
@@ -61,7 +61,7 @@ async def measure(lines: int, every: int, changes: int) -> list[float]:
     client = LanguageClient("bench", "1")
     published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
 
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)  # type: ignore[untyped-decorator]
     def diagnostics(params: types.PublishDiagnosticsParams) -> None:
         published.put_nowait(params)
 
@@ -70,7 +70,9 @@ async def measure(lines: int, every: int, changes: int) -> list[float]:
         text = source(lines, every)
         path.write_text(text)
         await client.start_io(sys.executable, "-m", "migrator", "server")
-        await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
+        await client.initialize_async(
+            types.InitializeParams(capabilities=types.ClientCapabilities())
+        )
         client.initialized(types.InitializedParams())
         uri = path.as_uri()
         client.text_document_did_open(
@@ -97,7 +99,7 @@ async def measure(lines: int, every: int, changes: int) -> list[float]:
             times.append((time.perf_counter() - started) * 1000)
         await client.shutdown_async(None)
         client.exit(None)
-        await client.stop()
+        await client.stop()  # type: ignore[no-untyped-call]
     return times
 
 

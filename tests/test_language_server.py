@@ -40,7 +40,9 @@ async def _session(project: Path) -> dict[str, object]:
     out: dict[str, object] = {}
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE)
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=SOURCE
+            )
         )
     )
     out["opened"] = await asyncio.wait_for(client.diagnostics.get(), 60)
