@@ -613,7 +613,6 @@ def scan_text(
 ) -> RootRun:
     """Scan ``data`` (read from stdin) as if it were the file ``relative`` under ``root``: that
     root's configuration, exclusions and per-file ignores apply."""
-    import tempfile
 
     config = load_config(root)
     selection = Selection.merge(
@@ -631,10 +630,7 @@ def scan_text(
     files: list[FileResult] = []
     if kind is not None and not is_excluded(relative, selection.exclude):
         codes = selection.codes()
-        with tempfile.TemporaryDirectory(prefix="migrate-stdin-") as directory:
-            path = Path(directory) / "stdin"
-            path.write_bytes(data)
-            result = _work(_Task(str(path), relative, kind, None, codes, True)).result
+        result = _work_on_bytes(data, relative, kind, None, codes).result
         findings = tuple(f for f in result.findings if selection.keep(f, codes))
         files.append(replace(result, findings=findings))
     return RootRun(root, ScanResult(str(root), files), config=config)
@@ -810,6 +806,24 @@ def fix_tree(
     return run
 
 
+def _work_on_bytes(
+    data: bytes,
+    relative: str,
+    kind: str,
+    level: Applicability | None,
+    codes: frozenset[str] | None,
+    facts: ProjectFacts | None = None,
+) -> FileOutcome:
+    """Analyse bytes that are no file on disk (stdin, an editor's buffer) as the file
+    ``relative``: written to a private temporary file that the worker reads like any other."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="migrate-buffer-") as directory:
+        path = Path(directory) / "buffer"
+        path.write_bytes(data)
+        return _work(_Task(str(path), relative, kind, level, codes, True, facts or ProjectFacts()))
+
+
 def fix_text(
     root: Path, relative: str, data: bytes, level: Applicability
 ) -> tuple[str | None, tuple[Finding, ...]]:
@@ -817,7 +831,6 @@ def fix_text(
     buffer), and the findings the fixes resolve; None when nothing changes. The root's
     configuration and project facts apply as in ``fix``; which files never run on ROCm (a
     project-wide question) is not asked here."""
-    import tempfile
 
     config = load_config(root)
     selection = Selection.merge(config, root=root)
@@ -825,10 +838,7 @@ def fix_text(
     if kind is None or is_excluded(relative, selection.exclude):
         return None, ()
     facts = project_facts(root if root.is_dir() else root.parent)
-    with tempfile.TemporaryDirectory(prefix="migrate-buffer-") as directory:
-        path = Path(directory) / "buffer"
-        path.write_bytes(data)
-        outcome = _work(_Task(str(path), relative, kind, level, selection.codes(), True, facts))
+    outcome = _work_on_bytes(data, relative, kind, level, selection.codes(), facts)
     if outcome.new_text is None or not outcome.fixed:
         return None, ()
     return outcome.new_text, tuple(outcome.fixed)

@@ -202,13 +202,12 @@ def hover(ls: MigrateServer, params: types.HoverParams) -> types.Hover | None:
         if not span.start.line <= line <= span.end.line:
             continue
         rule = rule_by_code(finding.rule)
-        links = [f"[{finding.rule}]({rule_url(finding.rule)})" if rule_url(finding.rule) else ""]
-        fact = facts_url(rule.fact)
+        fact, page = facts_url(rule.fact), rule_url(finding.rule)
         parts.append(
             f"**{finding.rule} `{rule.name}`**: {finding.message}\n\n{summary(rule)}\n\n"
             f"On ROCm: `{rule.consequence}`. Fact: {rule.fact}"
             + (f" ([rocm-facts]({fact}))" if fact else "")
-            + (f" · {links[0]}" if links[0] else "")
+            + (f" · [{finding.rule}]({page})" if page else "")
             + f" · `migrate explain {finding.rule}`"
         )
     if not parts:
