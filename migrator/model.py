@@ -34,6 +34,76 @@ class Severity(enum.IntEnum):
             ) from None
 
 
+@dataclass(frozen=True, slots=True)
+class Meaning:
+    """What findings of one severity mean, read by every output so that none contradicts another:
+    the scan's counts, the report's labels and effort, the score, the SARIF level and CI."""
+
+    #: ``problem`` (migration work) or ``hint`` (true, but nothing to change on ROCm).
+    kind: str
+    #: What the code does on a ROCm build.
+    on_rocm: str
+    #: The word the readiness report shows for it.
+    report_label: str
+    #: Whether the report estimates hours of work for it.
+    effort: bool
+    #: Whether it can move the readiness score or the verdict.
+    scored: bool
+    #: The SARIF ``level`` (``note`` is what code hosts show as a hint).
+    sarif_level: str
+    #: Whether it fails ``migrate scan`` (pre-commit, the GitHub Action) by default.
+    fails_ci: bool
+
+
+#: The one consequence model: per severity, what it means on ROCm and how each output shows it
+#: (docs/report.md prints this table; tests/test_coherence.py reads every output against it).
+MEANINGS: dict[Severity, Meaning] = {
+    Severity.ERROR: Meaning(
+        "problem",
+        "crashes, installs CUDA-only software or silently runs on the CPU",
+        "work",
+        True,
+        True,
+        "error",
+        True,
+    ),
+    Severity.WARNING: Meaning(
+        "problem",
+        "runs, but behaves, installs or performs differently",
+        "work",
+        True,
+        True,
+        "warning",
+        True,
+    ),
+    Severity.INFO: Meaning(
+        "hint",
+        "works on ROCm; worth knowing",
+        "hint",
+        False,
+        False,
+        "note",
+        False,
+    ),
+    Severity.HYGIENE: Meaning(
+        "hint",
+        "behaves the same on ROCm (shown only when selected)",
+        "hint",
+        False,
+        False,
+        "note",
+        False,
+    ),
+}
+#: The lowest severity that fails CI by default (``--fail-on``'s default).
+DEFAULT_FAIL_ON: Severity = min(severity for severity, m in MEANINGS.items() if m.fails_ci)
+
+
+def is_problem(severity: Severity) -> bool:
+    """Whether findings of ``severity`` are migration work (else they are hints)."""
+    return MEANINGS[severity].kind == "problem"
+
+
 class Applicability(enum.Enum):
     """Whether a rule's fix may be applied without review."""
 

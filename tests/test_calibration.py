@@ -106,7 +106,7 @@ def recompute(data: dict[str, Any]) -> r.ProjectReport:
         verdict=state.verdict,
         categories=[],
         files=[],
-        blockers=[],
+        manual=[],
         effort=r.effort_of(work),
         dependencies=[],
         targets=r.TargetMatrix([], []),

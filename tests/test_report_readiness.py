@@ -111,10 +111,20 @@ def test_fix_class_follows_the_finding_fix_and_the_blocker_flag():
             finding("ROC902"),
             finding("ROC903", fix=Applicability.UNSAFE),
             finding("ROC903", fix=Applicability.SAFE),
+            finding("ROC902", severity=Severity.INFO),
         ],
         lookup,
     )
-    assert [item.fix_class for item in items] == ["blocker", "safe", "manual", "unsafe", "safe"]
+    # a rule with no drop-in equivalent needs a port; an info finding with no fix is a hint
+    assert [item.fix_class for item in items] == [
+        "port",
+        "safe",
+        "manual",
+        "unsafe",
+        "safe",
+        "hint",
+    ]
+    assert [item.hours for item in items][-1] == 0.0
 
 
 def test_no_findings_scores_100_and_is_ready():
@@ -332,17 +342,42 @@ def test_breakdown_by_category_severity_fix_and_file():
     monitoring = report.categories[0]
     assert monitoring.by_severity == {"error": 1, "warning": 1, "info": 0}
     assert monitoring.by_class["manual"] == 2
-    assert report.class_counts() == {"blocker": 1, "manual": 2, "unsafe": 0, "safe": 1}
+    assert report.class_counts() == {"port": 1, "manual": 2, "unsafe": 0, "safe": 1, "hint": 0}
     assert report.severity_counts() == {"error": 1, "warning": 2, "info": 1}
     assert [row.path for row in report.files] == ["a.py", "c.py", "b.py"]
 
 
-def test_blockers_come_first_with_manual_steps():
-    report = project(finding("ROC902"), finding("ROC902", line=3), finding("ROC901"))
-    assert [group.meta.code for group in report.blockers] == ["ROC901", "ROC902"]
-    assert report.blockers[0].fix_class == "blocker"
-    assert report.blockers[1].findings[1].line == 3
-    assert report.blockers[0].meta.manual_steps == "Do it by hand."
+def test_ports_come_first_with_manual_steps_and_hints_are_no_work():
+    report = project(
+        finding("ROC902"),
+        finding("ROC902", line=3),
+        finding("ROC901"),
+        finding("ROC901", path="d.py", severity=Severity.INFO),
+    )
+    assert [group.meta.code for group in report.manual] == ["ROC901", "ROC902"]
+    assert report.manual[0].fix_class == "port"
+    assert [f.path for f in report.manual[0].findings] == ["pkg/a.py"]  # the hint is no work
+    assert report.manual[1].findings[1].line == 3
+    assert report.manual[0].meta.manual_steps == "Do it by hand."
+
+
+def test_blockers_are_exactly_what_decides_a_blocked_verdict():
+    catalog = {**CATALOG, "ROC901": replace(CATALOG["ROC901"], port=True)}
+
+    def build(*findings: Finding, evidence: list[r.Evidence] | None = None) -> r.ProjectReport:
+        layout = r.ProjectLayout(amd_path=evidence or [])
+        return r.build_project(scan_of(*findings), name="p", lookup=catalog.get, layout=layout)
+
+    blocked = build(finding("ROC901", severity=Severity.ERROR))
+    assert blocked.verdict is r.Verdict.BLOCKED
+    assert blocked.blockers == blocked.deciding and blocked.blockers
+    assert blocked.blocking_rules == {"ROC901"}
+    # the same port with an AMD path needs work, and no output may call it a blocker
+    evidence = [r.Evidence("container", "docker/rocm/Dockerfile", "AMD container image")]
+    credited = build(finding("ROC901", severity=Severity.ERROR), evidence=evidence)
+    assert credited.verdict is r.Verdict.NEEDS_WORK
+    assert credited.blockers == [] and credited.blocking_rules == frozenset()
+    assert all(summary.blockers == 0 for summary in credited.targets.targets)
 
 
 def test_manual_steps_come_from_the_manual_migration_section():

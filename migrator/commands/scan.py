@@ -21,7 +21,7 @@ from migrator.commands.options import (
     split_values,
 )
 from migrator.commands.progress import may_be_terminal
-from migrator.model import ScanResult, Severity
+from migrator.model import DEFAULT_FAIL_ON, ScanResult, Severity
 
 FORMATS = (
     "text",
@@ -99,7 +99,7 @@ FORMATS = (
 @click.option(
     "--fail-on",
     type=click.Choice(["info", "warning", "error"], case_sensitive=False),
-    default="warning",
+    default=DEFAULT_FAIL_ON.label,
     show_default=True,
     help="Exit 1 only for findings at or above this severity (all are still reported). The "
     "default fails on problems (warning, error), never on hints (info: works on ROCm).",

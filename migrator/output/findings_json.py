@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 import migrator
-from migrator.model import Finding, Related, ScanResult, Status
+from migrator.model import Finding, Related, ScanResult, Status, is_problem
 
 SCHEMA_VERSION = "1"
 
@@ -58,8 +58,12 @@ def summary(findings: list[Finding]) -> dict[str, Any]:
     fixable = Counter(
         finding.fix.applicability.value if finding.fix else "none" for finding in findings
     )
+    problems = sum(is_problem(finding.severity) for finding in findings)
     return {
         "total": len(findings),
+        # the consequence model's split (``model.MEANINGS``): problems are work, hints are not
+        "problems": problems,
+        "hints": len(findings) - problems,
         "by_category": dict(sorted(by_category.items())),
         "by_severity": {
             level: by_severity.get(level, 0) for level in ("error", "warning", "info", "hygiene")

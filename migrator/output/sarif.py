@@ -8,19 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import migrator
-from migrator.model import ScanResult, Severity
+from migrator.model import MEANINGS, ScanResult, Severity
 from migrator.output.escape import safe_text, url_path
 from migrator.output.findings_json import _prefix, _with_prefix
 from migrator.output.fingerprint import VERSION as FINGERPRINT
 from migrator.output.fingerprint import fingerprints
 from migrator.output.rule_docs import project_url, rule_url, summary
 
-_LEVEL = {
-    Severity.ERROR: "error",
-    Severity.WARNING: "warning",
-    Severity.INFO: "note",
-    Severity.HYGIENE: "note",
-}
+_LEVEL = {severity: meaning.sarif_level for severity, meaning in MEANINGS.items()}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from migrator.model import Finding, ScanResult, Severity, Status
+from migrator.model import Finding, ScanResult, Severity, Status, is_problem
 from migrator.output.escape import safe_text
 
 _STYLE = {
@@ -99,8 +99,8 @@ def problems_and_hints(findings: Sequence[Finding]) -> str:
     """``3 problems (7 sites) and 2 hints``: problems break, change or install CUDA-only software
     on a ROCm build (error, warning); hints are true but need no change there (info, hygiene).
     A problem found at several sites is one finding; the sites are counted beside it."""
-    problems = [f for f in findings if f.severity >= Severity.WARNING]
-    hints = [f for f in findings if f.severity < Severity.WARNING]
+    problems = [f for f in findings if is_problem(f.severity)]
+    hints = [f for f in findings if not is_problem(f.severity)]
     text = _counted(problems, "problem")
     if hints:
         text += " and " + _counted(hints, "hint")

@@ -44,7 +44,7 @@ def render_body(
     )
     groups = [
         (group, [(finding, f"{scan_prefix}{finding.path}") for finding in group.findings])
-        for group in after.blockers
+        for group in after.manual
     ]
     unsafe_left = [
         (finding, path)

@@ -28,12 +28,20 @@ from migrator.reporting.readiness import (
 TEMPLATES = Path(__file__).parent / "templates"
 
 #: Fill colours of the fix classes (charts, badges); readable on white and in greyscale order.
-COLOURS = {"blocker": "#b91c1c", "manual": "#ea580c", "unsafe": "#ca8a04", "safe": "#15803d"}
+COLOURS = {
+    "blocker": "#b91c1c",
+    "port": "#9f1239",
+    "manual": "#ea580c",
+    "unsafe": "#ca8a04",
+    "safe": "#15803d",
+    "hint": "#64748b",
+}
 CLASS_LABELS = {
-    "blocker": "blocker",
+    "port": "needs a port",
     "manual": "manual",
     "unsafe": "unsafe fix (review)",
     "safe": "safe fix",
+    "hint": "hint (works on ROCm)",
 }
 
 

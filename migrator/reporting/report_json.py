@@ -19,7 +19,6 @@ from migrator.reporting.readiness import (
     LOCATION_FACTOR,
     PORT_FACTOR,
     VERDICT_RULES,
-    BlockerGroup,
     DependencyRow,
     Effort,
     Evidence,
@@ -27,6 +26,7 @@ from migrator.reporting.readiness import (
     Report,
     TargetMatrix,
     Verification,
+    WorkGroup,
     WorkItem,
 )
 
@@ -52,7 +52,7 @@ def _round(hours: float) -> float:
     return round(hours, 2)
 
 
-def _blocker(group: BlockerGroup) -> dict[str, Any]:
+def _work_group(group: WorkGroup) -> dict[str, Any]:
     meta = group.meta
     return {
         "rule": meta.code,
@@ -205,7 +205,8 @@ def project_dict(project: ProjectReport) -> dict[str, Any]:
             }
             for row in project.files
         ],
-        "blockers": [_blocker(group) for group in project.blockers],
+        "blockers": [item.key for item in project.blockers],
+        "manual_work": [_work_group(group) for group in project.manual],
         "dependencies": [_dependency(row) for row in project.dependencies],
         "targets": _targets(project.targets),
         "effort": _effort(project.effort),
@@ -262,7 +263,7 @@ def report_dict(report: Report) -> dict[str, Any]:
                 "verdict": project.verdict.value,
                 "findings": len(project.items),
                 "work_items": len(project.reachable_work),
-                "blockers": project.class_counts()["blocker"],
+                "blockers": len(project.blockers),
                 "hours": _round(project.effort.total_hours),
                 "deciding": [item.describe() for item in project.deciding],
             }

@@ -18,14 +18,14 @@ from migrator.reporting.readiness.roles import PERIPHERAL
 from migrator.reporting.readiness.score import EFFORT_ASSUMPTIONS, Verdict, readiness
 from migrator.reporting.readiness.scoring import (
     FIX_CLASSES,
-    BlockerGroup,
     CategoryRow,
     FileRow,
     Item,
-    blocker_groups,
+    WorkGroup,
     category_rows,
     classify,
     file_rows,
+    work_groups,
 )
 from migrator.reporting.readiness.targets import DEFAULT_TARGETS, TargetMatrix, target_matrix
 from migrator.reporting.readiness.workitems import WorkItem, sites_of, work_items
@@ -73,7 +73,8 @@ class ProjectReport:
     verdict: Verdict
     categories: list[CategoryRow]
     files: list[FileRow]
-    blockers: list[BlockerGroup]
+    #: Problems that need a person, grouped by rule (``port`` or ``manual``).
+    manual: list[WorkGroup]
     effort: Effort
     dependencies: list[DependencyRow]
     targets: TargetMatrix
@@ -107,8 +108,19 @@ class ProjectReport:
         """Work items in tests, examples, benchmarks, docs, tooling or unreachable modules."""
         return [item for item in self.work if item.tier == PERIPHERAL]
 
+    @property
+    def blockers(self) -> list[WorkItem]:
+        """The work items that block the project: exactly those that decide a blocked verdict,
+        so that no output counts a blocker beside another verdict."""
+        return list(self.deciding) if self.verdict is Verdict.BLOCKED else []
+
+    @property
+    def blocking_rules(self) -> frozenset[str]:
+        """Rule codes of the blockers' findings (their groups are labelled blockers)."""
+        return frozenset(code for item in self.blockers for code in item.rules)
+
     def class_counts(self) -> dict[str, int]:
-        """Findings per fix class (``blocker``, ``manual``, ``unsafe``, ``safe``)."""
+        """Findings per fix class (``port``, ``manual``, ``unsafe``, ``safe``, ``hint``)."""
         counts = Counter(item.fix_class for item in self.items)
         return {klass: counts.get(klass, 0) for klass in FIX_CLASSES}
 
@@ -190,7 +202,7 @@ def build_project(
         verdict=state.verdict,
         categories=category_rows(items),
         files=file_rows(items),
-        blockers=blocker_groups(items),
+        manual=work_groups(items),
         effort=effort_of(work),
         dependencies=list(dependency_rows(items)),
         targets=target_matrix(items, targets, work, layout.amd_path),

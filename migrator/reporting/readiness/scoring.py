@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from migrator.model import Applicability, Finding
+from migrator.model import MEANINGS, Applicability, Finding, is_problem
 from migrator.reporting.readiness.consequences import CONSEQUENCE_POINTS, consequence_of
 from migrator.reporting.readiness.meta import MetaLookup, RuleMeta, catalog_meta, meta_for
 
@@ -16,22 +16,28 @@ from migrator.reporting.readiness.meta import MetaLookup, RuleMeta, catalog_meta
 REVIEW_HOURS = 0.25
 #: Hours per safe fix: applied by ``migrate fix``; one read of the diff covers them all.
 SAFE_HOURS = 0.0
-#: Fix classes, most work first.
-FIX_CLASSES: tuple[str, ...] = ("blocker", "manual", "unsafe", "safe")
+#: Fix classes, most work first. ``port``: no drop-in ROCm equivalent (a blocker only when its
+#: work item decides a blocked verdict); ``hint``: works on ROCm (``model.MEANINGS``), no work.
+FIX_CLASSES: tuple[str, ...] = ("port", "manual", "unsafe", "safe", "hint")
 
 
 def fix_class(finding: Finding, meta: RuleMeta) -> str:
-    """``blocker``, ``manual``, ``unsafe`` or ``safe``: how much human work one finding needs."""
+    """``port``, ``manual``, ``unsafe``, ``safe`` or ``hint``: how a finding is resolved, by its
+    fix when it has one (as ``migrate fix`` counts it), else by whether it is work at all."""
     applicability = finding.fix.applicability if finding.fix else Applicability.NONE
     if applicability is Applicability.SAFE:
         return "safe"
     if applicability is Applicability.UNSAFE:
         return "unsafe"
-    return "blocker" if meta.blocker else "manual"
+    if not is_problem(finding.severity):
+        return "hint"
+    return "port" if meta.blocker else "manual"
 
 
 def finding_hours(finding: Finding, klass: str, meta: RuleMeta) -> float:
-    """Estimated hours of human work for one finding."""
+    """Estimated hours of human work for one finding (none for a hint: ``model.MEANINGS``)."""
+    if not MEANINGS[finding.severity].effort:
+        return 0.0
     if klass == "safe":
         return SAFE_HOURS
     if klass == "unsafe":
@@ -95,7 +101,7 @@ class FileRow:
 
 
 @dataclass(slots=True)
-class BlockerGroup:
+class WorkGroup:
     """All findings of one rule that need a person, with the rule's manual migration steps."""
 
     meta: RuleMeta
@@ -129,23 +135,24 @@ def file_rows(items: Sequence[Item]) -> list[FileRow]:
     return sorted(rows.values(), key=lambda row: (-row.penalty, -row.total, row.path))
 
 
-def blocker_groups(items: Sequence[Item]) -> list[BlockerGroup]:
-    """Findings with no automatic fix, grouped by rule: blocker rules first, then by severity."""
-    groups: dict[str, BlockerGroup] = {}
+def work_groups(items: Sequence[Item]) -> list[WorkGroup]:
+    """Problems with no automatic fix, grouped by rule: ports first, then by severity (hints
+    are no work and are left out)."""
+    groups: dict[str, WorkGroup] = {}
     for item in items:
-        if item.fix_class not in ("blocker", "manual"):
+        if item.fix_class not in ("port", "manual"):
             continue
         group = groups.get(item.meta.code)
         if group is None:
-            group = groups[item.meta.code] = BlockerGroup(item.meta, item.fix_class, [], 0.0)
-        if item.fix_class == "blocker":
-            group.fix_class = "blocker"
+            group = groups[item.meta.code] = WorkGroup(item.meta, item.fix_class, [], 0.0)
+        if item.fix_class == "port":
+            group.fix_class = "port"
         group.findings.append(item.finding)
         group.hours += item.hours
     return sorted(
         groups.values(),
         key=lambda group: (
-            group.fix_class != "blocker",
+            group.fix_class != "port",
             -max(finding.severity for finding in group.findings),
             -len(group.findings),
             group.meta.code,

@@ -280,7 +280,8 @@ def target_matrix(
                 gfx=target,
                 arch=ARCHITECTURES.get(target),
                 findings=len(relevant),
-                blockers=sum(entry.basis == "port" for entry in applying),
+                # the items that decide a blocked verdict there, as the project's own count
+                blockers=len(state.deciding) if state.verdict is Verdict.BLOCKED else 0,
                 score=state.score,
                 verdict=state.verdict,
             )

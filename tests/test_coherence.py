@@ -1,0 +1,74 @@
+"""Every output of the bundled fixture tells one story (``scripts/coherence.py``), the one the
+consequence model (``migrator.model.MEANINGS``) and its table in docs/report.md write down."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from migrator.model import DEFAULT_FAIL_ON, MEANINGS, Severity
+
+ROOT = Path(__file__).resolve().parent.parent
+_SPEC = importlib.util.spec_from_file_location("coherence", ROOT / "scripts" / "coherence.py")
+assert _SPEC and _SPEC.loader
+coherence = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(coherence)
+
+
+@pytest.fixture(scope="module")
+def fixture_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return coherence.outputs(ROOT / "fixtures" / "llm_app", tmp_path_factory.mktemp("outputs"))
+
+
+def test_no_output_of_the_fixture_contradicts_another(fixture_outputs):
+    assert coherence.contradictions(fixture_outputs) == []
+    # the fixture has both kinds, so the check above compared real counts
+    summary = fixture_outputs["scan"]["summary"]
+    assert summary["problems"] == 41 and summary["hints"] == 7
+    assert fixture_outputs["report_json"]["projects"][0]["verdict"] == "needs-work"
+
+
+def test_the_check_finds_a_blocker_beside_another_verdict_and_run_together_items(
+    fixture_outputs,
+):
+    broken = copy.deepcopy(fixture_outputs)
+    broken["report_md"] = broken["report_md"].replace(
+        "### Manual work", "### Blockers and manual work"
+    )
+    broken["pr_body"] += "\nThe score is unchanged.- **3** items left\n"
+    broken["scan_exit"] = 0
+    found = coherence.contradictions(broken)
+    assert "report_md names blockers beside needs-work" in found
+    assert "pr_body runs two list items together" in found
+    assert any(line.startswith("scan exits 0 with 41 problem(s)") for line in found)
+
+
+def test_the_documented_table_is_the_model():
+    text = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    rows = re.findall(
+        r"^\| `(\w+)` \| (\w+) \| (.+?) \| (\w+) \| (\w+) \| (\w+) \| `(\w+)` \| (\w+) \|$",
+        text,
+        re.M,
+    )
+    documented = {row[0]: row[1:] for row in rows}
+    assert set(documented) == {severity.label for severity in MEANINGS}
+    yes = {True: "yes", False: "no"}
+    for severity, meaning in MEANINGS.items():
+        kind, on_rocm, label, effort, scored, level, fails = documented[severity.label]
+        assert (kind, on_rocm, label, level) == (
+            meaning.kind,
+            meaning.on_rocm,
+            meaning.report_label,
+            meaning.sarif_level,
+        )
+        assert (effort, scored, fails) == (
+            yes[meaning.effort],
+            yes[meaning.scored],
+            yes[meaning.fails_ci],
+        )
+    assert DEFAULT_FAIL_ON is Severity.WARNING
