@@ -131,7 +131,7 @@ def contradictions(got: dict[str, Any]) -> list[str]:
     hint_rules = {f["rule"] for f in report["findings"] if f["severity"] == "info"}
     work_rules = {f["rule"] for f in report["findings"] if f["severity"] != "info"}
     for item in report["deciding"]:
-        if set(item["rules"]) <= hint_rules - work_rules:
+        if item["rules"] and set(item["rules"]) <= hint_rules - work_rules:
             out.append(f"the verdict is decided by hints only: {item['title']}")
     # counts: the report says what the scan said
     summary = re.search(r"^Found (.+?)(?: \(\d+ fixable\))?\.$", got["scan_text"], re.M)
