@@ -53,6 +53,9 @@ def check_invalid(rule: type[Rule], example: Invalid) -> None:
     assert hits, f"{rule.code} did not fire on:\n{example.code}"
     if example.count is not None:
         assert len(hits) == example.count, f"expected {example.count} findings, got {len(hits)}"
+    if example.sites is not None:
+        sites = sum(1 + len(hit.related) for hit in hits)
+        assert sites == example.sites, f"expected {example.sites} sites, got {sites}"
     first = hits[0]
     if example.line is not None:
         assert first.line == example.line, f"line {first.line} != {example.line}"

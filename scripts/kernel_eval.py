@@ -108,8 +108,12 @@ def evaluate(
     cover = list(labels.get("covered", []))
     kernel = [f for f in findings if f["rule"] in CLASSES and f["severity"] in {"error", "warning"}]
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for finding in kernel:
-        by_line.setdefault((finding["path"], finding["line"]), []).append(finding)
+    for finding in kernel:  # a site is reported directly or as a related site of a finding
+        sites = [finding, *finding.get("related", [])]
+        for site in sites:
+            by_line.setdefault((site.get("path", finding["path"]), site["line"]), []).append(
+                finding
+            )
     labelled: set[tuple[str, int]] = set()
     for site in labels.get("sites", []):
         path, line = site["path"], int(site["line"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.kernels import builds, preproc
+from migrator.kernels import builds, macros, preproc
 from migrator.kernels.source import parse
 from tests.conftest import FIXTURES, write
 
@@ -103,6 +103,39 @@ def test_guarded_ptx_is_hidden_and_arch_branch_without_amd_path_is_reported(tmp_
     assert found == [("ROC310", 8), ("ROC360", 7)]
     ptx = next(f for f in report["findings"] if f["rule"] == "ROC310")
     assert "compiles to nothing" in ptx["message"]
+
+
+_UTILS_H = (
+    "#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_fp16.h>\n"
+    "#else\n#if __CUDA_ARCH__ >= 530\n#define PTX_AVAILABLE\n#endif\n#endif\n"
+)
+_USES_PTX_MACRO = (
+    '#include "utils.h"\n__device__ float load(const float* p) {\n  float v;\n'
+    "#ifdef PTX_AVAILABLE\n"
+    '  asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));\n'
+    "#else\n  v = __ldg(p);\n#endif\n  return v;\n}\n"
+)
+
+
+def test_a_macro_a_header_defines_only_for_nvidia_leaves_the_portable_branch(tmp_path, scan_json):
+    write(tmp_path, "csrc/includes/utils.h", _UTILS_H)
+    write(tmp_path, "csrc/ops/load.cu", _USES_PTX_MACRO)
+    report = scan_json("--no-cache", str(tmp_path))
+    assert [f["rule"] for f in report["findings"]] == []
+    # the same header defining it for every build: the PTX is compiled for AMD
+    write(tmp_path, "csrc/includes/utils.h", "#pragma once\n#define PTX_AVAILABLE\n")
+    report = scan_json("--no-cache", str(tmp_path))
+    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [
+        ("ROC310", "csrc/ops/load.cu", 5)
+    ]
+
+
+def test_macros_defined_only_where_hip_skips():
+    assert macros.nvidia_only_macros([_UTILS_H.encode()]) == {"PTX_AVAILABLE"}
+    # defined for AMD too somewhere in the project: not NVIDIA-only
+    both = [_UTILS_H.encode(), b"#ifdef USE_ROCM\n#define PTX_AVAILABLE 0\n#endif\n"]
+    assert macros.nvidia_only_macros(both) == frozenset()
+    assert macros.nvidia_only_macros([b"#ifdef X\n#define Y\n#endif\n"]) == frozenset()
 
 
 def test_sources_only_the_cuda_branch_builds_are_not_reported(tmp_path, scan_json):

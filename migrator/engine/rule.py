@@ -31,7 +31,8 @@ class Invalid:
     """Source the rule must flag; ``fixed`` is the exact text after the fix (None: no fix).
 
     ``path`` names the example's file (its kind for a text rule); ``line`` and ``column``
-    (1-based) pin the first finding's position and ``count`` the number of findings, when
+    (1-based) pin the first finding's position, ``count`` the number of findings and ``sites``
+    the places they cover (an aggregating rule folds several sites into one finding), when
     given. Whether the fix needs ``--unsafe-fixes`` is the rule's ``applicability``.
     """
 
@@ -41,6 +42,7 @@ class Invalid:
     line: int | None = None
     column: int | None = None
     count: int | None = None
+    sites: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

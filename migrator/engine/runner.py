@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -228,17 +228,38 @@ class FileOutcome:
         return self.result.path
 
 
+def _with_kernel_macros(facts: ProjectFacts, sources: Sequence[SourceFile]) -> ProjectFacts:
+    """``facts`` with the macros the project's C/C++ sources define only for NVIDIA builds
+    (a file's preprocessor branches on them are read as a HIP build reads them)."""
+    from migrator.kernels.macros import nvidia_only_macros
+
+    def datas() -> Iterator[bytes]:
+        for source in sources:
+            if source.kind != "cuda":
+                continue
+            try:
+                yield read_regular(str(source.path), size_limit(source.kind))
+            except (SkipFile, FailFile, NotRegular):
+                continue
+
+    macros = nvidia_only_macros(datas())
+    return replace(facts, nvidia_macros=macros) if macros else facts
+
+
 def _work(task: _Task) -> FileOutcome:
     """Analyse one file with its project's facts in force (reset after, so in-process runs of
     several roots never see each other's declared versions)."""
+    from migrator.kernels.preproc import project_nvidia_macros
     from migrator.knowledge.versions import current_facts
 
     token = current_facts.set(task.facts)
+    macros_token = project_nvidia_macros.set(task.facts.nvidia_macros)
     exports_token = current_exports.set(task.exports)
     try:
         return _analyse(task)
     finally:
         current_exports.reset(exports_token)
+        project_nvidia_macros.reset(macros_token)
         current_facts.reset(token)
 
 
@@ -532,7 +553,7 @@ def scan(
     )
     sources, problems = _sources(root, selection, only, within)
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
-    facts = project_facts(root if root.is_dir() else root.parent)
+    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), sources)
     facts_key = repr(facts).encode()
     cache = ResultCache(root) if use_cache else None
     # The cache holds every rule's findings so that a later scan with another selection can
@@ -749,7 +770,7 @@ def fix_tree(
     )
     codes = selection.codes()
     sources, problems = _sources(root, selection)
-    facts = project_facts(root if root.is_dir() else root.parent)
+    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), sources)
     from migrator.engine.registry import all_rules
 
     # the uses of a dependency the project is, or declares at a ROCm-capable version, are left

@@ -7,12 +7,15 @@ Conditions are evaluated in three values (true, false, unknown) under what hip-c
 after PyTorch's hipify: ``__HIPCC__``, ``__HIP__``, ``__HIP_PLATFORM_AMD__``, ``USE_ROCM`` (set
 by ``cpp_extension`` on ROCm), ``__CUDACC__`` (hipify renames it ``__HIPCC__``); never
 ``__CUDA_ARCH__`` or ``__NVCC__``. A project macro whose name says ROCm or HIP (``IS_ROCM``,
-``BNB_HIP``) counts as defined on ROCm builds; any other unknown macro is unknown."""
+``BNB_HIP``) counts as defined on ROCm builds; one the project's own headers define only in
+branches a HIP build skips counts as undefined there (``migrator.kernels.macros``); any other
+unknown macro is unknown."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,11 +76,18 @@ def _names_rocm(name: str) -> bool:
     return bool(words & ROCM_TOKENS) and "nvidia" not in words and "nvcc" not in words
 
 
+#: Macros the scanned project defines only for NVIDIA builds (``ProjectFacts.nvidia_macros``,
+#: set by the runner for each file): a HIP build never defines them.
+project_nvidia_macros: ContextVar[frozenset[str]] = ContextVar(
+    "project_nvidia_macros", default=frozenset()
+)
+
+
 def _defined(name: str, hip: bool) -> Value:
     if hip:
         if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
             return 1
-        if name in HIP_UNDEFINED:
+        if name in HIP_UNDEFINED or name in project_nvidia_macros.get():
             return 0
         return None
     if name in {"__CUDACC__", "__NVCC__", "USE_CUDA"}:

@@ -93,6 +93,10 @@ class ProjectFacts:
 
     ranges: Mapping[str, VersionRange] = field(default_factory=dict)
     line_length: int | None = None
+    #: Macros the project's own C/C++ headers define only in branches a HIP build skips
+    #: (``PTX_AVAILABLE`` in the ``#else`` of ``#ifdef __HIP_PLATFORM_AMD__``): undefined on
+    #: ROCm wherever they are tested (``migrator.kernels.macros``).
+    nvidia_macros: frozenset[str] = frozenset()
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())

@@ -37,6 +37,7 @@ class BranchCompilesOutOnAmd(KernelRule):
     """
 
     code = "ROC360"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "branch-compiles-out-on-amd"
     category = "preprocessor"
     severity = Severity.WARNING

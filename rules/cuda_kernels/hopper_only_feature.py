@@ -41,6 +41,7 @@ class HopperOnlyFeature(KernelRule):
     """
 
     code = "ROC313"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "hopper-only-feature"
     category = "ptx"
     severity = Severity.ERROR
@@ -81,7 +82,8 @@ class HopperOnlyFeature(KernelRule):
             "void make(void* p) {\n  CUtensorMap map;\n  cuTensorMapEncodeTiled(&map, t, 2, p, d, s, b, e, i, w, l, f);\n}\n",
             path="tma.cpp",
             line=2,
-            count=2,
+            count=1,
+            sites=2,
         ),
         Invalid(
             "__global__ void __cluster_dims__(2, 1, 1) k(float* x) { x[0] = 1.f; }\n",

@@ -41,6 +41,7 @@ class InlinePtx(KernelRule):
     """
 
     code = "ROC310"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "inline-ptx"
     category = "ptx"
     severity = Severity.ERROR

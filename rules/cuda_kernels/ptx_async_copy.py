@@ -37,6 +37,7 @@ class PtxAsyncCopy(KernelRule):
     """
 
     code = "ROC312"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "ptx-async-copy"
     category = "ptx"
     severity = Severity.ERROR
@@ -74,7 +75,8 @@ class PtxAsyncCopy(KernelRule):
             "  __pipeline_wait_prior(0);\n}\n",
             path="k.cu",
             line=3,
-            count=3,
+            count=1,
+            sites=3,
         ),
     ]
 

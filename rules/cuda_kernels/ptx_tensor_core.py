@@ -36,6 +36,7 @@ class PtxTensorCore(KernelRule):
     """
 
     code = "ROC311"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "ptx-tensor-core"
     category = "ptx"
     severity = Severity.ERROR

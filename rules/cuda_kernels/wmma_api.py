@@ -37,6 +37,7 @@ class WmmaApi(KernelRule):
     """
 
     code = "ROC320"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "wmma-api"
     category = "tensor-core"
     severity = Severity.ERROR
@@ -62,7 +63,8 @@ class WmmaApi(KernelRule):
             "  nvcuda::wmma::fill_fragment(c, 0.0f);\n}\n",
             path="k.cu",
             line=2,
-            count=2,
+            count=1,
+            sites=2,
         ),
     ]
 

@@ -153,6 +153,7 @@ class LaneMask32bit(KernelRule):
     fix_title = "Define the mask as 64-bit on ROCm, unchanged for NVIDIA"
     applicability = Applicability.SAFE
     code = "ROC303"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "lane-mask-32bit"
     category = "warp-size"
     severity = Severity.WARNING
@@ -181,7 +182,8 @@ class LaneMask32bit(KernelRule):
             "#define FINAL_MASK 0xffffffff\n__device__ int any(int p) { return __any_sync(FINAL_MASK, p); }\n",
             path="reduce.cuh",
             line=1,
-            count=2,
+            count=1,
+            sites=2,
             fixed="#if defined(USE_ROCM)\n#define FINAL_MASK 0xffffffffffffffffull\n#else\n"
             "#define FINAL_MASK 0xffffffff\n#endif\n"
             "__device__ int any(int p) { return __any_sync(FINAL_MASK, p); }\n",

@@ -110,6 +110,7 @@ class WarpSize32Constant(KernelRule):
     """
 
     code = "ROC304"
+    aggregate = "file"  # one problem per kernel file: its sites are listed with it
     name = "warp-size-32-constant"
     category = "warp-size"
     severity = Severity.WARNING
@@ -154,7 +155,8 @@ class WarpSize32Constant(KernelRule):
             "__global__ void k(float* x) {\n  const int lane = threadIdx.x & 31;\n  const int warp = threadIdx.x / 32;\n  x[warp] = lane;\n}\n",
             path="k.cu",
             line=2,
-            count=2,
+            count=1,
+            sites=2,
         ),
         Invalid(
             "__device__ float sum(float v) {\n  for (int offset = 16; offset > 0; offset /= 2)\n    v += __shfl_down(v, offset);\n  return v;\n}\n",
@@ -181,7 +183,8 @@ class WarpSize32Constant(KernelRule):
             "  s[wid] = lane;\n}\n",
             path="k.cuh",
             line=2,
-            count=2,
+            count=1,
+            sites=2,
         ),
     ]
 
