@@ -7,7 +7,7 @@ from migrator.api.knowledge import no_equivalent
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
-from ._table import _cases
+from ._table import _cases, _table
 
 
 class CudaOnlyPackage(RequirementRule):
@@ -46,22 +46,19 @@ class CudaOnlyPackage(RequirementRule):
     port = True
     message = "CUDA-only package with no ROCm build"
     fact = "§9 tensorrt/pycuda/dali/eetq/transformer-engine rows; [R1][K3][K6]"
+    # every name of the table's [no_equivalent] section, in the spellings files use
     triggers = _cases(
-        "tensorrt",
+        *sorted(
+            {
+                spelling
+                for name in _table("no_equivalent")
+                for spelling in (name, name.replace("-", "_"), name.split("-")[0])
+                if len(spelling) > 3
+            }
+        ),
         "TensorRT",
-        "pycuda",
         "PyCUDA",
-        "cuda-python",
-        "cuda_python",
-        "dali",
-        "eetq",
         "EETQ",
-        "deepspeed-kernels",
-        "deepspeed_kernels",
-        "grouped-gemm",
-        "grouped_gemm",
-        "transformer-engine",
-        "transformer_engine",
     )
     effort_hours = 8.0
     blocker = True
@@ -77,6 +74,12 @@ class CudaOnlyPackage(RequirementRule):
             path="pyproject.toml",
         ),
         Invalid("nvidia-dali-cuda120\n", path="requirements.txt"),
+        # built on NVIDIA's CuTe DSL
+        Invalid(
+            '[project]\nname = "x"\ndependencies = ["quack-kernels>=0.3.4", "torch"]\n',
+            path="pyproject.toml",
+            line=3,
+        ),
         Invalid(
             "eetq\ndeepspeed-kernels ; sys_platform == 'linux'\n", path="requirements.txt", count=2
         ),

@@ -87,6 +87,22 @@ class HardcodedWarpSize(PythonRule):
         Valid("import torch\nWARP_SIZE = 64 if torch.version.hip else 32\n"),
         Valid("def launch(warp_size):\n    return warp_size * 4\nBLOCK = 32\n"),
         Valid('"""WARP_SIZE = 32 in a docstring"""\n# warp_size = 32\n'),
+        # a branch only ROCm runs already chooses per GPU (wave32 Radeon, wave64 Instinct)
+        Valid(
+            "import torch\n"
+            "def config_prune(configs):\n"
+            "    if torch.version.hip:\n"
+            "        try:\n"
+            "            arch = torch.cuda.get_device_properties(0).gcnArchName\n"
+            '            if "gfx11" in arch:\n'
+            "                warp_size = 32\n"
+            "            else:\n"
+            "                warp_size = 64\n"
+            "        except AttributeError:\n"
+            "            warp_size = 64\n"
+            "        return [c for c in configs if c.num_warps * warp_size <= 1024]\n"
+            "    return configs\n"
+        ),
     ]
     invalid = [
         Invalid("WARP_SIZE = 32\n", line=1, column=13),
@@ -106,6 +122,8 @@ class HardcodedWarpSize(PythonRule):
             reason = self._reason(tree_, candidate)
             if reason is None or unreachable_on_rocm(self.ctx, tree_, candidate):
                 continue
+            if self.ctx.guards.only_on_rocm(candidate):
+                continue  # the project's own ROCm branch chose it (wave32 on Radeon)
             self.report(candidate, message=reason)
 
     def _reason(self, tree_: Tree, literal: cst.CSTNode) -> str | None:
