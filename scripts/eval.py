@@ -268,6 +268,8 @@ class Evaluation:
     sites_missed: list[Label]
     findings_total: int
     per_project: dict[str, int]
+    #: every finding not counted as a true problem: (finding, verdict, the label's reason)
+    wrong: list[tuple[Finding, str, str]] = field(default_factory=list)
 
     def precision(self) -> tuple[int, int]:
         """(correct, labelled) over all rules."""
@@ -288,6 +290,7 @@ def evaluate(
     per_project: dict[str, int] = defaultdict(int)
     used: set[tuple[str, str]] = set()  # (label source, rule): a second hit repeats a finding
     reported: set[tuple[str, str]] = set()  # (project, problem) already reported once
+    wrong: list[tuple[Finding, str, str]] = []
     for finding in findings:
         per_project[finding.project] += 1
         label = match_label(finding, by_place, reader)
@@ -303,6 +306,8 @@ def evaluate(
             verdict = "duplicate" if key in reported else verdict
             reported.add(key)
         per_rule[finding.rule][verdict] += 1
+        if verdict != "true":
+            wrong.append((finding, verdict, label.reason))
     found = [s for s in sites if site_found(s, findings, reader)]
     missed = [s for s in sites if s not in found]
     return Evaluation(
@@ -312,6 +317,7 @@ def evaluate(
         sites_missed=missed,
         findings_total=len(findings),
         per_project=dict(per_project),
+        wrong=wrong,
     )
 
 
@@ -362,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load", type=Path, help="read scan reports from DIR instead of scanning")
     parser.add_argument("--todo", type=int, default=0, help="list up to N unlabelled findings")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
+    parser.add_argument(
+        "--wrong", action="store_true", help="also list each finding not counted as true, why"
+    )
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"eval: corpus folder {args.corpus} does not exist")
@@ -405,6 +414,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print(render(result, args.todo))
+    if args.wrong:
+        print("\nfindings not counted as true:")
+        for finding, verdict, reason in result.wrong:
+            where = f"{finding.project}/{finding.primary.path}:{finding.primary.line}"
+            print(f"  {verdict:<14} {finding.rule} {where}: {reason[:150]}")
     return 0
 
 

@@ -737,3 +737,22 @@ def test_queries_after_an_unguarded_nvml_init_of_their_function_are_its_problem(
     report = scan_json("--select", "ROC201,ROC202", str(tmp_path))
     found = {(f["rule"], f["line"]): [r["line"] for r in f["related"]] for f in report["findings"]}
     assert found == {("ROC201", 4): [5, 7], ("ROC202", 10): []}
+
+
+def test_an_unguarded_flash_attn_import_and_its_unrewritable_calls_are_one_problem(
+    tmp_path, scan_json
+):
+    write(
+        tmp_path,
+        "attn.py",
+        "from flash_attn import flash_attn_func\n\n\n"
+        "def local(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, causal=True, window_size=(256, 0))\n\n\n"
+        "def probs(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, return_attn_probs=True)\n",
+    )
+    report = scan_json("--no-cache", str(tmp_path))
+    flash = [f for f in report["findings"] if f["category"] == "flash-attn"]
+    # one dependency problem, anchored at the import where the user acts, the calls its sites
+    assert [(f["rule"], f["line"]) for f in flash] == [("ROC402", 1)]
+    assert [site["line"] for site in flash[0]["related"]] == [5, 9]

@@ -47,6 +47,11 @@ def _anchor_rank(finding: Finding) -> tuple[int, tuple[str, int, int, int, str]]
     return (0 if declared else 1, finding.sort_key())
 
 
+def _is_import(line: str) -> bool:
+    """Whether a finding's source line is an import statement."""
+    return line.startswith("import ") or (line.startswith("from ") and " import " in line)
+
+
 def related_site(finding: Finding) -> Related:
     return Related(
         finding.path,
@@ -80,9 +85,16 @@ def aggregate(findings: Iterable[Finding]) -> list[Finding]:
             out.append(members[0])
             continue
         if key[0] == "file-problem":
-            # one problem of one file across rules: anchored at the category's most general
-            # rule (its lowest code: the import, the extension build), the details related
-            members.sort(key=lambda finding: (finding.rule, finding.sort_key()))
+            # one problem of one file across rules: anchored at an import statement when one
+            # is a site (the user acts there), else at the category's most general rule (its
+            # lowest code: the extension build), the details related
+            members.sort(
+                key=lambda finding: (
+                    not _is_import(finding.source_line),
+                    finding.rule,
+                    finding.sort_key(),
+                )
+            )
         else:
             members.sort(key=_anchor_rank)
         anchor = members[0]

@@ -8,6 +8,7 @@ from migrator.api import Invalid, PythonRule, Severity, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
 from ._table import _data
+from ._unguarded import UNGUARDED_FLASH_ATTN
 
 
 class FlashAttnHardImport(PythonRule):
@@ -99,5 +100,6 @@ class FlashAttnHardImport(PythonRule):
                     f"unguarded import of `{module}`: PyPI flash-attn wheels are CUDA builds; "
                     "build ROCm/flash-attention or fall back to torch SDPA"
                 )
-            self.report(node, message=message)
+            # the import and the file's uses that offer no rewrite are one problem
+            self.report(node, message=message, problem=UNGUARDED_FLASH_ATTN)
             return
