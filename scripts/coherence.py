@@ -7,6 +7,9 @@ blocker is exactly what decides a blocked verdict. ``tests/test_coherence.py`` r
 bundled fixture; on the dev corpus:
 
     python scripts/coherence.py /work/corpus/litgpt /work/corpus/nvitop ...
+
+It also scores a copy of each project before and after ``fix`` and ``fix --unsafe-fixes``: the
+tool's own fixes must never lower the score.
 """
 
 from __future__ import annotations
@@ -155,6 +158,26 @@ def contradictions(got: dict[str, Any]) -> list[str]:
     return out
 
 
+def scores_after_fixes(root: Path, work: Path) -> tuple[int, int, int]:
+    """Readiness scores of a copy of ``root``: as it is, after ``fix``, after ``fix
+    --unsafe-fixes`` (the tool's own fixes must never lower it)."""
+    import shutil
+
+    copy = work / "copy"
+    shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+
+    def score() -> int:
+        target = work / "score.json"
+        _migrate("report", str(copy), "--format", "json", "-o", str(target))
+        return int(json.loads(target.read_text())["projects"][0]["score"])
+
+    before = score()
+    _migrate("fix", str(copy))
+    safe = score()
+    _migrate("fix", "--unsafe-fixes", str(copy))
+    return before, safe, score()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("projects", nargs="+", type=Path)
@@ -163,6 +186,10 @@ def main() -> int:
     for root in args.projects:
         with tempfile.TemporaryDirectory() as work:
             found = contradictions(outputs(root, Path(work)))
+            before, safe, unsafe = scores_after_fixes(root, Path(work))
+        if not before <= safe <= unsafe:
+            found.append(f"fixes lower the score: {before} -> {safe} (safe) -> {unsafe} (unsafe)")
+        print(f"{root.name}: score {before} -> {safe} after fix -> {unsafe} with --unsafe-fixes")
         verdict = "coherent" if not found else f"{len(found)} contradiction(s)"
         print(f"{root.name}: {verdict}")
         for line in found:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +74,26 @@ def test_the_documented_table_is_the_model():
             yes[meaning.fails_ci],
         )
     assert DEFAULT_FAIL_ON is Severity.WARNING
+
+
+def _score(run_cli, root: Path, out: Path) -> int:
+    result = run_cli("report", str(root), "--format", "json", "-o", str(out))
+    assert result.exit_code in (0, 1), result.output
+    return int(json.loads(out.read_text())["projects"][0]["score"])
+
+
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+def test_the_tools_own_fixes_never_lower_the_score(tmp_path, run_cli, unsafe):
+    project = tmp_path / "llm_app"
+    shutil.copytree(ROOT / "fixtures" / "llm_app", project)
+    before = _score(run_cli, project, tmp_path / "before.json")
+    shown = json.loads(run_cli("scan", str(project), "--format", "json").stdout)["summary"]
+    fixed = run_cli("fix", str(project), *(["--unsafe-fixes"] if unsafe else []))
+    assert fixed.exit_code in (0, 1), fixed.output
+    after = _score(run_cli, project, tmp_path / "after.json")
+    assert after >= before
+    if not unsafe:
+        # `fix` applies exactly what `scan` showed as fixable at the same selection
+        left = json.loads(run_cli("scan", str(project), "--format", "json").stdout)["summary"]
+        assert left["by_fix"]["safe"] == 0
+        assert left["total"] == shown["total"] - shown["by_fix"]["safe"]
