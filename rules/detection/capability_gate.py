@@ -328,6 +328,30 @@ class CapabilityGate(PythonRule):
             "        pytest.skip('running on SM100/SM110')\n"
             "    assert not fp4_available()\n"
         ),
+        Valid(  # a test's skip gate: an AMD GPU at worst skips the test or runs one more
+            "import pytest, torch\n"
+            "def test_blackwell_regression():\n"
+            "    major, _ = torch.cuda.get_device_capability()\n"
+            "    if major not in (10, 12):\n"
+            "        pytest.skip('Blackwell-specific regression')\n"
+            "    assert run() == reference()\n",
+            path="tests/test_regressions.py",
+        ),
+        Valid(
+            "import pytest, torch\n"
+            "@pytest.mark.skipif(torch.cuda.get_device_capability()[0] >= 12, reason='no sm_120')\n"
+            "def test_probe():\n"
+            "    assert probe()\n",
+            path="tests/test_probe.py",
+        ),
+        Valid(  # autotune pruning keeps some of the configs: every GPU can run them
+            "import torch\n"
+            "def prune_configs(configs, named_args, **kwargs):\n"
+            "    major, _ = torch.cuda.get_device_capability()\n"
+            "    if major in (10, 12):\n"
+            "        return [config for config in configs if config.num_stages == 1]\n"
+            "    return configs\n"
+        ),
     ]
     invalid = [
         Invalid(  # the capability rebuilt from its unpacked parts
@@ -431,6 +455,8 @@ class CapabilityGate(PythonRule):
             if _harmless_choice(gates.tree, candidate, verdict):
                 continue
             if _skips_only_off_nvidia_references(self.ctx, gates, candidate):
+                continue
+            if _skips_a_test(self.ctx, gates.tree, candidate):
                 continue
             if _never_read(self.ctx, gates.tree, candidate) or _tuning_function(
                 gates.tree, candidate
@@ -668,6 +694,42 @@ def _tuning_value(node: cst.BaseExpression | None) -> bool:
     return False
 
 
+def _subset_of(node: cst.BaseExpression | None, candidates: set[str]) -> bool:
+    """``configs`` or ``[c for c in configs if ...]`` where ``configs`` is a parameter: the
+    function returns some of the autotuning configurations it was given."""
+    if isinstance(node, cst.Name):
+        return node.value in candidates and "config" in node.value.lower()
+    if isinstance(node, cst.ListComp) and not isinstance(node.for_in.inner_for_in, cst.CompFor):
+        return _subset_of(node.for_in.iter, candidates) and (
+            isinstance(node.elt, cst.Name)
+            and isinstance(node.for_in.target, cst.Name)
+            and node.elt.value == node.for_in.target.value
+        )
+    return False
+
+
+def _skips_a_test(ctx: PythonContext, tree_: Tree, comparison: cst.CSTNode) -> bool:
+    """In a test file, a gate whose only effect is skipping a test (``if ...: pytest.skip()``,
+    ``@pytest.mark.skipif(...)``): at worst an AMD GPU skips a test or runs one more."""
+    if not is_test_path(ctx.path):
+        return False
+    for ancestor in tree_.ancestors(comparison):
+        if isinstance(ancestor, cst.Call):
+            name = identifier(ancestor.func)
+            return name in ("skipif", "skipIf")
+        if isinstance(ancestor, (cst.If, cst.IfExp)):
+            break
+    owner = _test_owner(tree_, comparison)
+    if not isinstance(owner, cst.If) or owner.orelse is not None:
+        return False
+    smalls = simple_statements(owner.body)
+    return (
+        smalls is not None
+        and _only_exits(smalls)
+        and any(isinstance(small, cst.Expr) for small in smalls)
+    )
+
+
 def _source_text(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
@@ -688,12 +750,14 @@ def _tuning_function(tree_: Tree, comparison: cst.CSTNode) -> bool:
         isinstance(node, cst.Raise) for node in tree_.descendants(owner.body)
     ):
         return False
+    # autotune pruning: ``return configs`` or a filter of it (every GPU can run what is kept)
+    candidates = {param.name.value for param in function.params.params}
     returns = 0
     for node in tree_.descendants(function.body):
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return False
         if isinstance(node, cst.Return):
-            if not _tuning_value(node.value):
+            if not (_tuning_value(node.value) or _subset_of(node.value, candidates)):
                 return False
             returns += 1
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.SimpleString):
