@@ -83,8 +83,9 @@ class _Runner:
         self._host_checked = False
         self.on_output: Callable[[str], None] | None = None
 
-    def invocation(self, tree: str, target: str) -> Invocation:
-        run_dir = self.workspace.run_dir(tree, target)
+    def invocation(self, tree: str, target: str, repeat: int = 1) -> Invocation:
+        # Each repeat gets its own folder: probe files and the emulation log are per run.
+        run_dir = self.workspace.run_dir(tree, target if repeat == 1 else f"{target}-{repeat}")
         options = self.options
         if target == "rocm-sim":
             return sim_invocation(
@@ -140,8 +141,8 @@ class _Runner:
             self._host = host_torch(self.options.python, self.caller_env)
         return self._host
 
-    def run(self, tree: str, target: str) -> RunRecord:
-        invocation = self.invocation(tree, target)
+    def run(self, tree: str, target: str, repeat: int = 1) -> RunRecord:
+        invocation = self.invocation(tree, target, repeat)
         on_timeout = None
         if invocation.container is not None:
             container = invocation.container
@@ -385,13 +386,13 @@ def verify(
             )
             if more_baseline and baseline.exited_ok:
                 step(f"baseline run {round_}: original tree, native")
-                baseline.repeats.append(runner.run("original", "native"))
+                baseline.repeats.append(runner.run("original", "native", round_))
             if not (timing and round_ <= options.timing_runs):
                 continue
             for target, record in migrated.items():
                 if record.exited_ok:
                     step(f"timing run {round_}/{options.timing_runs}: migrated tree, {target}")
-                    record.repeats.append(runner.run("migrated", target))
+                    record.repeats.append(runner.run("migrated", target, round_))
         noise = _noise(baseline, options)
         base_metrics = [run.metrics for run in (baseline, *baseline.repeats) if run.exited_ok] or [
             baseline.metrics
