@@ -168,6 +168,8 @@ class _Runner:
             on_timeout=on_timeout,
             on_poll=self._poll if self.on_output is not None else None,
         )
+        logs = invocation.smoke_output.parent
+        self._poll(logs / "stdout.txt", logs / "stderr.txt")  # the run's final line
         record = RunRecord(
             target=target,
             tree=tree,

@@ -33,7 +33,7 @@ def _printable(text: str) -> str:
 class LiveProgress:
     """Receives ``step(phase)`` and ``output(last line)`` from :func:`migrator.verify.core.verify`."""
 
-    def __init__(self, stream: TextIO, status: Any | None = None, interval: float = 10.0) -> None:
+    def __init__(self, stream: TextIO, status: Any | None = None, interval: float = 5.0) -> None:
         self.stream = stream
         self.status = status
         self.interval = interval
@@ -70,6 +70,8 @@ class LiveProgress:
         if not self.phase:
             return
         line = f"{self.phase} — done in {now - self.phase_started:.1f}s"
+        if self.last:
+            line += f" — last line: {self.last}"
         if self.status is not None:
             self.status.console.print(f"[dim]{_escape(line)}[/dim]")
         else:
@@ -102,22 +104,17 @@ def live_progress(asked: bool | None) -> Iterator[LiveProgress | None]:
     if asked is False or (asked is None and not terminal):
         yield None
         return
-    if not terminal:
-        live = LiveProgress(sys.stderr)
-        try:
-            yield live
-        finally:
-            live.close()
-        return
-    from rich.console import Console
+    console: Any = None
+    if terminal:
+        from rich.console import Console
 
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        live = LiveProgress(sys.stderr)
+        console = Console(stderr=True)
+    if console is None or not console.is_terminal:
+        plain = LiveProgress(sys.stderr)
         try:
-            yield live
+            yield plain
         finally:
-            live.close()
+            plain.close()
         return
     with console.status("") as status:
         live = LiveProgress(sys.stderr, status)
