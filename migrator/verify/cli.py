@@ -91,8 +91,30 @@ def _config_table(root: Path) -> dict[str, Any]:
 )
 @click.option("--setup", help="Command run once in each copy before the runs (logged).")
 @click.option("--setup-timeout", type=float, help="Seconds for --setup [default: 1800].")
+@click.option(
+    "--baseline-runs",
+    type=click.IntRange(1, 50),
+    help="Runs of the unchanged original; their spread widens float tolerances [default: 2].",
+)
+@click.option(
+    "--timing-runs",
+    type=click.IntRange(1, 50),
+    help="Alternating runs per side when timings are printed, for a 95%% interval [default: 2].",
+)
+@click.option(
+    "--noise-multiple",
+    type=click.FloatRange(0, None),
+    help="A float output may differ by this many times the baseline's own spread [default: 4].",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Live phase, elapsed time and last printed line on stderr [default: on a terminal].",
+)
 @click.option("--keep-workspace", is_flag=True, help="Keep the temporary copies and run logs.")
-def verify_command(path: Path, receipt_path: str | None, **overrides: Any) -> None:
+def verify_command(
+    path: Path, receipt_path: str | None, progress: bool | None, **overrides: Any
+) -> None:
     """Apply the fixes to a copy of the project and prove it still runs: run a smoke command on
     the original and the migrated copy, natively and under emulated ROCm, and compare outputs.
 
@@ -105,10 +127,13 @@ def verify_command(path: Path, receipt_path: str | None, **overrides: Any) -> No
         options = resolve_options(root, _config_table(root), overrides)
     except MigrateError as error:
         raise VerifyUsageError(str(error)) from None
-    from migrator.commands.progress import steps
+    from migrator.verify.live import live_progress
 
-    with steps() as step:
-        receipt = verify(options, on_step=step)
+    with live_progress(progress) as live:
+        if live is None:
+            receipt = verify(options)
+        else:
+            receipt = verify(options, on_step=live.step, on_output=live.output)
     if receipt_path == "-":
         click.echo(_json(receipt.as_dict()))
     else:

@@ -5,12 +5,18 @@ Tokens (and any list of integers) must be equal; floats must satisfy
 be equal. Keys that describe the run rather than the model (``tokens_per_second``, ``device``,
 timings) are not compared. Every verdict counts the keys and values it compared: a comparison of
 nothing is ``not-compared``, never a match.
+
+The unchanged baseline runs more than once (``--baseline-runs``, default 2), so each key's own
+run-to-run spread is measured (:class:`Noise`): a float key's effective tolerance is the larger of
+the user's (``atol + rtol * |baseline|``) and ``noise multiple × spread``, and every key records
+which applied and why. A difference names how much the unchanged baseline varied on that key.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 IGNORED_KEYS = frozenset(
@@ -34,6 +40,102 @@ WITHIN = "within-tolerance"
 DIFFERENT = "different"
 NOT_COMPARED = "not-compared"
 _RANK = {EQUAL: 0, NOT_COMPARED: 0, WITHIN: 1, DIFFERENT: 2}
+DEFAULT_NOISE_MULTIPLE = 4.0
+"""A float key may differ from the baseline by this many times the baseline's own spread."""
+
+
+@dataclass(frozen=True, slots=True)
+class Noise:
+    """What the repeated runs of the unchanged baseline say about each output key."""
+
+    runs: int
+    multiple: float = DEFAULT_NOISE_MULTIPLE
+    #: float keys: the largest absolute difference between baseline runs, per position
+    spread: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    #: float keys: the largest difference relative to the value, over all positions
+    relative: Mapping[str, float] = field(default_factory=dict)
+    #: other keys whose value differed between baseline runs: where (``tokens[5]``)
+    varies: Mapping[str, str] = field(default_factory=dict)
+
+    def allowances(self, key: str, values: Sequence[float]) -> list[float]:
+        """Per value of ``key``: the absolute difference the baseline's own spread allows, the
+        multiple of the larger of that position's spread and the key's relative spread."""
+        spread = self.spread.get(key) or ()
+        relative = self.relative.get(key, 0.0)
+        return [
+            self.multiple
+            * max(spread[index] if index < len(spread) else 0.0, relative * abs(value))
+            for index, value in enumerate(values)
+        ]
+
+    def widest(self, key: str) -> float:
+        """The largest absolute spread of ``key`` between baseline runs (0 when none)."""
+        return max(self.spread.get(key) or [0.0])
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "baseline_runs": self.runs,
+            "noise_multiple": self.multiple,
+            "spread": {key: max(values, default=0.0) for key, values in self.spread.items()},
+            "relative_spread": dict(self.relative),
+            "varies": dict(self.varies),
+        }
+
+
+def _numbers(value: Any) -> list[float] | None:
+    flat = _flatten(value) if isinstance(value, list) else [value]
+    if flat is None or not flat or not all(_is_number(item) for item in flat):
+        return None
+    if all(_is_int(item) for item in flat):
+        return None  # integers (tokens) are compared exactly
+    return [float(item) for item in flat]
+
+
+def baseline_noise(
+    outputs: Sequence[Mapping[str, Any] | None], multiple: float = DEFAULT_NOISE_MULTIPLE
+) -> Noise:
+    """Each key's spread over the baseline's runs (one output dict per run that ran cleanly)."""
+    runs = [run for run in outputs if run]
+    spread: dict[str, list[float]] = {}
+    relatives: dict[str, float] = {}
+    varies: dict[str, str] = {}
+    if len(runs) < 2:
+        return Noise(len(runs), multiple)
+    first = runs[0]
+    for key, value in first.items():
+        if key in IGNORED_KEYS:
+            continue
+        numbers = _numbers(value)
+        others = [run.get(key) for run in runs[1:]]
+        if numbers is not None and not (key == "tokens" or key.endswith("tokens")):
+            widest = [0.0] * len(numbers)
+            relative = 0.0
+            for other in others:
+                values = _numbers(other)
+                for index, (old, new) in enumerate(zip(numbers, values or [], strict=False)):
+                    if math.isfinite(old) and math.isfinite(new):
+                        widest[index] = max(widest[index], abs(new - old))
+                        if old:
+                            relative = max(relative, abs(new - old) / abs(old))
+            spread[key] = widest
+            relatives[key] = relative
+            continue
+        for other in others:
+            if other != value:
+                varies[key] = _where_differs(key, value, other)
+                break
+    return Noise(len(runs), multiple, spread, relatives, varies)
+
+
+def _where_differs(key: str, old: Any, new: Any) -> str:
+    old_flat, new_flat = _flatten(old), _flatten(new)
+    if old_flat is not None and new_flat is not None:
+        for index, (a, b) in enumerate(zip(old_flat, new_flat, strict=False)):
+            if a != b:
+                return f"{key}[{index}]"
+        return f"{key} (length)"
+    return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +151,7 @@ class KeyComparison:
     note: str = ""
     values: int = 0
     step: str | None = None
+    tolerance: Mapping[str, Any] | None = None
 
     @property
     def compared(self) -> bool:
@@ -69,6 +172,8 @@ class KeyComparison:
             out["migrated"] = self.migrated
         if self.note:
             out["note"] = self.note
+        if self.tolerance is not None:
+            out["tolerance"] = dict(self.tolerance)
         return out
 
 
@@ -84,6 +189,7 @@ class Comparison:
     atol: float = 0.0
     ignored: tuple[str, ...] = field(default_factory=tuple)
     source: str | None = None
+    noise: Noise | None = None
 
     @property
     def matches(self) -> bool:
@@ -118,6 +224,7 @@ class Comparison:
             "note": self.note,
             "keys": [key.as_dict() for key in self.keys],
             "ignored_keys": list(self.ignored),
+            "noise": self.noise.as_dict() if self.noise is not None else None,
         }
 
 
@@ -151,7 +258,7 @@ def _shape(value: Any) -> Any:
 
 
 def compare_values(
-    key: str, baseline: Any, migrated: Any, rtol: float, atol: float
+    key: str, baseline: Any, migrated: Any, rtol: float, atol: float, noise: Noise | None = None
 ) -> KeyComparison:
     """Compare one key's values (see the module docstring for the rules)."""
     base_flat, new_flat = _flatten(baseline), _flatten(migrated)
@@ -182,13 +289,13 @@ def compare_values(
                         values=len(base_flat),
                     )
             return KeyComparison(key, EQUAL, values=len(base_flat))
-        return _compare_floats(key, base_flat, new_flat, rtol, atol)
+        return _compare_floats(key, base_flat, new_flat, rtol, atol, noise)
     if (
         _is_number(baseline)
         and _is_number(migrated)
         and not (_is_int(baseline) and _is_int(migrated))
     ):
-        result = _compare_floats(key, [baseline], [migrated], rtol, atol)
+        result = _compare_floats(key, [baseline], [migrated], rtol, atol, noise)
         return KeyComparison(
             key,
             result.status,
@@ -204,8 +311,15 @@ def compare_values(
 
 
 def _compare_floats(
-    key: str, baseline: list[Any], migrated: list[Any], rtol: float, atol: float
+    key: str,
+    baseline: list[Any],
+    migrated: list[Any],
+    rtol: float,
+    atol: float,
+    noise: Noise | None = None,
 ) -> KeyComparison:
+    numbers = [float(value) for value in baseline]
+    allowances = noise.allowances(key, numbers) if noise is not None else [0.0] * len(numbers)
     max_diff = 0.0
     first_bad: int | None = None
     for index, (old, new) in enumerate(zip(baseline, migrated, strict=True)):
@@ -216,7 +330,7 @@ def _compare_floats(
             continue
         diff = abs(new_f - old_f)
         max_diff = max(max_diff, diff)
-        if diff > atol + rtol * abs(old_f) and first_bad is None:
+        if diff > max(atol + rtol * abs(old_f), allowances[index]) and first_bad is None:
             first_bad = index
     if first_bad is not None:
         return KeyComparison(
@@ -241,11 +355,13 @@ def compare_outputs(
     *,
     source: str | None = None,
     steps: dict[str, list[str | None]] | None = None,
+    noise: Noise | None = None,
 ) -> Comparison:
     """Compare every key of either output, except :data:`IGNORED_KEYS`.
 
     ``steps`` (from stdout series) names the step of each value, so that a difference is
-    reported as ``loss at step 12/20`` rather than only by position.
+    reported as ``loss at step 12/20`` rather than only by position. ``noise`` (from repeated
+    baseline runs) widens a float key's tolerance to its own spread times the noise multiple.
     """
     if not baseline and not migrated:
         return Comparison(
@@ -281,10 +397,12 @@ def compare_outputs(
                 keys.append(
                     KeyComparison(key, NOT_COMPARED, note="printed by the migrated run only")
                 )
-        elif steps is not None and key in steps:
-            keys.append(_compare_series(key, baseline[key], migrated[key], steps, rtol, atol))
         else:
-            keys.append(compare_values(key, baseline[key], migrated[key], rtol, atol))
+            if steps is not None and key in steps:
+                found = _compare_series(key, baseline[key], migrated[key], steps, rtol, atol, noise)
+            else:
+                found = compare_values(key, baseline[key], migrated[key], rtol, atol, noise)
+            keys.append(_with_tolerance(found, baseline[key], rtol, atol, noise))
     compared = [key for key in keys if key.compared or key.status == DIFFERENT]
     status = max((key.status for key in compared), key=_RANK.__getitem__, default=NOT_COMPARED)
     diffs = [key.max_abs_diff for key in keys if key.max_abs_diff is not None]
@@ -297,7 +415,60 @@ def compare_outputs(
         atol=atol,
         ignored=tuple(ignored),
         source=source,
+        noise=noise,
     )
+
+
+def _with_tolerance(
+    found: KeyComparison, baseline: Any, rtol: float, atol: float, noise: Noise | None
+) -> KeyComparison:
+    """Record which tolerance applied to a key and why (user's, or the baseline's own spread)."""
+    numbers = _numbers(baseline)
+    if numbers is None and (noise is None or found.key not in noise.varies):
+        return found
+    record: dict[str, Any] = {"baseline_runs": noise.runs if noise is not None else 1}
+    if noise is not None and found.key in noise.varies:
+        record.update(applied="exact", baseline_varies=noise.varies[found.key])
+        record["why"] = (
+            f"compared exactly; the unchanged baseline itself differed between runs at "
+            f"{noise.varies[found.key]}"
+        )
+        return replace(found, tolerance=record)
+    finite = [value for value in numbers or [] if math.isfinite(value)]
+    user = atol + rtol * max((abs(value) for value in finite), default=0.0)
+    allowance = max(noise.allowances(found.key, finite), default=0.0) if noise is not None else 0.0
+    record.update(rtol=rtol, atol=atol, user_allowance=user)
+    if noise is None or noise.runs < 2:
+        record.update(applied="user", why="the baseline ran once: its own spread is not measured")
+        return replace(found, tolerance=record)
+    spread = noise.widest(found.key)
+    relative = noise.relative.get(found.key, 0.0)
+    record.update(
+        baseline_spread=spread,
+        baseline_relative_spread=relative,
+        noise_multiple=noise.multiple,
+        noise_allowance=allowance,
+    )
+    if allowance > user:
+        record.update(
+            applied="baseline-noise",
+            effective_allowance=allowance,
+            why=(
+                f"the unchanged baseline varies by up to {spread:.3g} ({relative:.2%}) on this "
+                f"key over {noise.runs} runs; {noise.multiple:g} × that exceeds atol + rtol × "
+                "|baseline|"
+            ),
+        )
+    else:
+        record.update(
+            applied="user",
+            effective_allowance=user,
+            why=(
+                f"the baseline's own spread ({spread:.3g} over {noise.runs} runs) × "
+                f"{noise.multiple:g} is within atol + rtol × |baseline|"
+            ),
+        )
+    return replace(found, tolerance=record)
 
 
 def _compare_series(
@@ -307,6 +478,7 @@ def _compare_series(
     steps: dict[str, list[str | None]],
     rtol: float,
     atol: float,
+    noise: Noise | None = None,
 ) -> KeyComparison:
     """Values printed under one label, n-th against n-th; a missing tail is a difference."""
     common = min(len(baseline), len(migrated))
@@ -316,7 +488,7 @@ def _compare_series(
         step = key_steps[index] if index < len(key_steps) else None
         return f"step {step}" if step else f"occurrence {index + 1}"
 
-    result = _compare_floats(key, baseline[:common], migrated[:common], rtol, atol)
+    result = _compare_floats(key, baseline[:common], migrated[:common], rtol, atol, noise)
     if result.status == DIFFERENT and result.first_difference is not None:
         return KeyComparison(
             key,
@@ -344,10 +516,26 @@ def _compare_series(
 PASSING_OUTCOMES = frozenset({"passed", "xfailed", "xpassed"})
 
 
+def flaky_tests(runs: Sequence[Mapping[str, str] | None]) -> dict[str, list[str]]:
+    """Tests whose outcome differed between runs of the unchanged original: id → outcomes."""
+    reports = [run for run in runs if run is not None]
+    found: dict[str, list[str]] = {}
+    for test_id in sorted({test for report in reports for test in report}):
+        outcomes = [report.get(test_id, "not collected") for report in reports]
+        if len(set(outcomes)) > 1:
+            found[test_id] = outcomes
+    return found
+
+
 def compare_test_outcomes(
-    baseline: dict[str, str] | None, migrated: dict[str, str] | None
+    baseline: dict[str, str] | None,
+    migrated: dict[str, str] | None,
+    flaky: Mapping[str, Sequence[str]] | None = None,
 ) -> Comparison:
-    """Per-test outcomes (pytest ids): a test that passed on the original must pass migrated."""
+    """Per-test outcomes (pytest ids): a test that passed on the original must pass migrated.
+
+    A test in ``flaky`` (its outcome varied over the original's runs) is reported, not compared.
+    """
     source = "pytest"
     if not baseline:
         note = "the baseline collected no tests" if baseline is not None else "no test report"
@@ -366,6 +554,17 @@ def compare_test_outcomes(
             keys.append(
                 KeyComparison(
                     test_id, status, baseline=old, note="not collected on the migrated tree"
+                )
+            )
+            continue
+        if flaky and test_id in flaky:
+            keys.append(
+                KeyComparison(
+                    test_id,
+                    NOT_COMPARED,
+                    baseline=old,
+                    migrated=new,
+                    note="outcome varies on the unchanged original: " + ", ".join(flaky[test_id]),
                 )
             )
             continue

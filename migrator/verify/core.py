@@ -10,10 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import migrator.verify.evidence as evidence
-from migrator.verify.compare import Comparison, compare_outputs, compare_test_outcomes
-from migrator.verify.metrics import ratios, run_metrics
+from migrator.verify.compare import (
+    Comparison,
+    Noise,
+    baseline_noise,
+    compare_outputs,
+    compare_test_outcomes,
+    flaky_tests,
+)
+from migrator.verify.metrics import is_timing_metric, ratios, run_metrics
 from migrator.verify.options import VerifyOptions
-from migrator.verify.process import run_process, tail
+from migrator.verify.process import last_line, run_process, tail
 from migrator.verify.pytest_report import REPORT_NAME, read_outcomes
 from migrator.verify.receipt import Receipt, RunRecord, SetupRecord
 from migrator.verify.smoke import read_smoke_output
@@ -74,9 +81,11 @@ class _Runner:
         self.caller_env = caller_env
         self._host: dict[str, Any] | None = None
         self._host_checked = False
+        self.on_output: Callable[[str], None] | None = None
 
-    def invocation(self, tree: str, target: str) -> Invocation:
-        run_dir = self.workspace.run_dir(tree, target)
+    def invocation(self, tree: str, target: str, repeat: int = 1) -> Invocation:
+        # Each repeat gets its own folder: probe files and the emulation log are per run.
+        run_dir = self.workspace.run_dir(tree, target if repeat == 1 else f"{target}-{repeat}")
         options = self.options
         if target == "rocm-sim":
             return sim_invocation(
@@ -132,8 +141,8 @@ class _Runner:
             self._host = host_torch(self.options.python, self.caller_env)
         return self._host
 
-    def run(self, tree: str, target: str) -> RunRecord:
-        invocation = self.invocation(tree, target)
+    def run(self, tree: str, target: str, repeat: int = 1) -> RunRecord:
+        invocation = self.invocation(tree, target, repeat)
         on_timeout = None
         if invocation.container is not None:
             container = invocation.container
@@ -157,7 +166,10 @@ class _Runner:
             timeout=self.options.timeout,
             log_dir=invocation.smoke_output.parent,
             on_timeout=on_timeout,
+            on_poll=self._poll if self.on_output is not None else None,
         )
+        logs = invocation.smoke_output.parent
+        self._poll(logs / "stdout.txt", logs / "stderr.txt")  # the run's final line
         record = RunRecord(
             target=target,
             tree=tree,
@@ -208,6 +220,10 @@ class _Runner:
             record.emulation_log = evidence.read_emulation_log(invocation.sim_log, invocation.cwd)
         return record
 
+    def _poll(self, stdout: Path, stderr: Path) -> None:
+        if self.on_output is not None:
+            self.on_output(last_line(stdout, stderr))
+
     def _fill_probe(self, record: RunRecord, invocation: Invocation) -> None:
         probe = evidence.read_probe(invocation.probe_dir)
         record.cuda_only_imports = probe["cuda_only_imports"]
@@ -238,10 +254,15 @@ class _Runner:
         record.cuda_available = bool(host.get("available"))
 
 
-def compare(baseline: RunRecord, record: RunRecord, options: VerifyOptions) -> Comparison:
-    """The migrated run's outputs (or per-test outcomes) against the baseline's."""
+def compare(
+    baseline: RunRecord, record: RunRecord, options: VerifyOptions, noise: Noise | None = None
+) -> Comparison:
+    """The migrated run's outputs (or per-test outcomes) against the baseline's; ``noise``
+    (the baseline's own spread over its runs) widens float tolerances."""
     if record.mode == "pytest":
-        return compare_test_outcomes(baseline.test_outcomes, record.test_outcomes)
+        runs = [baseline, *baseline.repeats]
+        flaky = flaky_tests([run.test_outcomes for run in runs if run.exited_ok])
+        return compare_test_outcomes(baseline.test_outcomes, record.test_outcomes, flaky)
     return compare_outputs(
         baseline.outputs,
         record.outputs,
@@ -249,7 +270,17 @@ def compare(baseline: RunRecord, record: RunRecord, options: VerifyOptions) -> C
         options.atol,
         source=baseline.output_source or record.output_source,
         steps=baseline.output_steps,
+        noise=noise,
     )
+
+
+def _noise(baseline: RunRecord, options: VerifyOptions) -> Noise:
+    runs = [run for run in (baseline, *baseline.repeats) if run.exited_ok]
+    return baseline_noise([run.outputs for run in runs], options.noise_multiple)
+
+
+def _times(record: RunRecord) -> bool:
+    return any(is_timing_metric(name) for name in record.metrics)
 
 
 #: At most this many files of the user's tree are fingerprinted (a larger tree is checked up to it).
@@ -287,9 +318,11 @@ def verify(
     fixer: FixFunction | None = None,
     caller_env: Mapping[str, str] | None = None,
     on_step: Callable[[str], None] | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> Receipt:
     """Copy, fix, run and compare; the user's tree is only read. Returns the receipt.
-    ``on_step`` hears each stage (copy and fix, set-up, every run) for progress display."""
+    ``on_step`` hears each stage (copy and fix, set-up, every run) and ``on_output`` the last
+    line the running command printed, about twice a second, for progress display."""
     step = on_step or (lambda message: None)
     env = dict(os.environ if caller_env is None else caller_env)
     step("copying the project and applying fixes")
@@ -316,6 +349,9 @@ def verify(
                 "allow_uncompared": options.allow_uncompared,
                 "setup": options.setup,
                 "setup_timeout_s": options.setup_timeout if options.setup else None,
+                "baseline_runs": options.baseline_runs,
+                "timing_runs": options.timing_runs,
+                "noise_multiple": options.noise_multiple,
             },
             fixes=fixes.as_dict(),
             workspace=str(workspace.root) if options.keep_workspace else None,
@@ -323,10 +359,13 @@ def verify(
         )
         before = tree_fingerprint(options.root)
         runner = _Runner(options, workspace, env)
+        runner.on_output = on_output
         if options.setup:
             step("running the set-up command")
             receipt.setup = [runner.set_up(tree) for tree in ("original", "migrated")]
-        step("running the smoke test: original tree, native")
+        targets = options.targets
+        rounds = max(options.baseline_runs, options.timing_runs)
+        step("baseline run 1: original tree, native")
         baseline = runner.run("original", "native")
         baseline.baseline = True
         if not baseline.exited_ok:
@@ -334,12 +373,38 @@ def verify(
                 baseline.missing_modules, options.root, options.python, options.setup
             )
         receipt.runs.append(baseline)
-        for target in options.targets:
-            step(f"running the smoke test: migrated tree, {target}")
-            record = runner.run("migrated", target)
-            record.comparison = compare(baseline, record, options)
+        migrated: dict[str, RunRecord] = {}
+        for target in targets:
+            step(f"migrated run 1: migrated tree, {target}")
+            migrated[target] = runner.run("migrated", target)
+        timing = options.timing_runs > 1 and (
+            _times(baseline) or any(_times(record) for record in migrated.values())
+        )
+        # Later rounds alternate original and migrated runs, so that drift in the machine's
+        # speed (clocks, caches, other load) falls on both sides alike.
+        for round_ in range(2, rounds + 1):
+            more_baseline = round_ <= options.baseline_runs or (
+                timing and round_ <= options.timing_runs
+            )
+            if more_baseline and baseline.exited_ok:
+                step(f"baseline run {round_}: original tree, native")
+                baseline.repeats.append(runner.run("original", "native", round_))
+            if not (timing and round_ <= options.timing_runs):
+                continue
+            for target, record in migrated.items():
+                if record.exited_ok:
+                    step(f"timing run {round_}/{options.timing_runs}: migrated tree, {target}")
+                    record.repeats.append(runner.run("migrated", target, round_))
+        noise = _noise(baseline, options)
+        base_metrics = [run.metrics for run in (baseline, *baseline.repeats) if run.exited_ok] or [
+            baseline.metrics
+        ]
+        for target in targets:
+            record = migrated[target]
+            record.comparison = compare(baseline, record, options, noise)
+            runs = [run.metrics for run in (record, *record.repeats) if run.exited_ok]
             record.metric_ratios = ratios(
-                baseline.metrics, record.metrics, options.regression_threshold
+                base_metrics, runs or [record.metrics], options.regression_threshold
             )
             receipt.runs.append(record)
         receipt.original_changed = changed_files(before, tree_fingerprint(options.root))

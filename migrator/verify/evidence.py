@@ -108,6 +108,7 @@ def read_emulation_log(path: Path | None, tree: Path) -> dict[str, Any] | None:
             if isinstance(event, dict):
                 events.append(event)
     queries: Counter[tuple[str, str, str]] = Counter()
+    repeats: Counter[tuple[str, str]] = Counter()
     answers: dict[tuple[str, str, str], Any] = {}
     blocked: dict[tuple[str, str], dict[str, Any]] = {}
     executables: dict[str, dict[str, Any]] = {}
@@ -119,6 +120,8 @@ def read_emulation_log(path: Path | None, tree: Path) -> dict[str, Any] | None:
             key = (str(event.get("api")), json.dumps(event.get("answer")), caller)
             queries[key] += 1
             answers[key] = event.get("answer")
+        elif kind == "device_query_repeats":  # counted in the process, written at its exit
+            repeats[(str(event.get("api")), caller)] += int(event.get("count") or 0)
         elif kind == "blocked_import":
             module = str(event.get("module"))
             entry = blocked.setdefault(
@@ -145,7 +148,12 @@ def read_emulation_log(path: Path | None, tree: Path) -> dict[str, Any] | None:
         "started": any(event.get("event") == "start" for event in events),
         "torch_patched": any(event.get("event") == "torch_patched" for event in events),
         "device_queries": [
-            {"api": api, "answer": answers[(api, answer, caller)], "caller": caller, "count": count}
+            {
+                "api": api,
+                "answer": answers[(api, answer, caller)],
+                "caller": caller,
+                "count": count + repeats.pop((api, caller), 0),
+            }
             for (api, answer, caller), count in sorted(queries.items())
         ],
         "blocked_imports": list(blocked.values()),

@@ -2,9 +2,16 @@
 
 A metric's figure for one run is the median of the values it printed, leaving out the first when
 there are three or more (the first step usually includes compilation and warm-up). Timing-like
-labels found on stdout are metrics by default; ``--metric NAME=REGEX[:higher|lower]`` adds one;
-the probe's peak GPU memory and ``tokens_per_second`` are metrics too. A regression is a ratio
-worse than ``1 ± threshold`` in the metric's direction (default 5%): flagged, never hidden.
+labels found on stdout are metrics by default; ``--metric NAME=REGEX[:higher|lower]`` adds one
+(an auto-detected label that printed the same values is then dropped: each figure counts once);
+the probe's peak GPU memory and ``tokens_per_second`` are metrics too.
+
+Timings vary between processes, so each ratio is a measurement: with repeated, alternating runs
+(``--timing-runs``) it carries a 95% interval (:mod:`migrator.verify.stats`), and it is called a
+regression only when the whole interval lies beyond ``1 ± threshold`` in the metric's worse
+direction. The word for a change follows the direction: a time that rose is "slower", a
+throughput that rose is "faster", memory is "more"/"less", and a metric of unknown direction has
+only "changed".
 """
 
 from __future__ import annotations
@@ -16,9 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrator.errors import ConfigError
-from migrator.verify.series import NUMBER, Point, higher_is_better
+from migrator.verify.series import NUMBER, Point, is_memory
+from migrator.verify.series import direction as _direction
+from migrator.verify.stats import CONFIDENCE, RatioInterval, ratio_interval
 
 DEFAULT_REGRESSION_THRESHOLD = 0.05
+DEFAULT_TIMING_RUNS = 2
 PEAK_MEMORY = "peak GPU memory (probe)"
 TOKENS_PER_SECOND = "tokens_per_second"
 
@@ -29,13 +39,17 @@ class MetricSpec:
 
     name: str
     pattern: re.Pattern[str]
-    higher_is_better: bool
+    better: str | None
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Whether a larger figure is better (throughput)."""
+        return self.better == "higher"
 
     def describe(self) -> str:
-        """``name=regex:higher`` (as given)."""
-        return (
-            f"{self.name}={self.pattern.pattern}:{'higher' if self.higher_is_better else 'lower'}"
-        )
+        """``name=regex:higher`` (as given; no suffix when the direction is unknown)."""
+        suffix = f":{self.better}" if self.better else ""
+        return f"{self.name}={self.pattern.pattern}{suffix}"
 
 
 def parse_metric(text: str) -> MetricSpec:
@@ -51,8 +65,9 @@ def parse_metric(text: str) -> MetricSpec:
         pattern = re.compile(rest)
     except re.error as error:
         raise ConfigError(f"--metric {name}: bad regular expression ({error})") from None
-    better = higher_is_better(name) if direction is None else direction == "higher"
-    return MetricSpec(name.strip(), pattern, better)
+    if direction is None:  # from the name, else from the pattern's own words (``(\\d+) tok/s``)
+        direction = _direction(name) or _direction(rest.replace("\\", ""))
+    return MetricSpec(name.strip(), pattern, direction)
 
 
 def extract_metric(spec: MetricSpec, stdout: str) -> list[float]:
@@ -85,8 +100,13 @@ class RunMetric:
 
     name: str
     values: tuple[float, ...]
-    higher_is_better: bool
+    better: str | None
     unit: str | None = None
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Whether a larger figure is better (throughput)."""
+        return self.better == "higher"
 
     @property
     def figure(self) -> float | None:
@@ -100,7 +120,7 @@ class RunMetric:
             "figure": self.figure,
             "values": list(self.values),
             "unit": self.unit,
-            "better": "higher" if self.higher_is_better else "lower",
+            "better": self.better,
         }
 
 
@@ -113,87 +133,178 @@ def run_metrics(
     peak_memory_bytes: int = 0,
     tokens_per_second: float | None = None,
 ) -> dict[str, RunMetric]:
-    """Every metric of one run: user specs, timing-like printed labels, probe figures."""
+    """Every metric of one run: user specs, timing-like printed labels, probe figures.
+
+    A printed label whose values a user metric already captured is the same figure under two
+    names: it is kept once, under the user's name.
+    """
     metrics: dict[str, RunMetric] = {}
     for spec in specs:
         values = extract_metric(spec, stdout)
         if values:
-            metrics[spec.name] = RunMetric(spec.name, tuple(values), spec.higher_is_better)
+            metrics[spec.name] = RunMetric(spec.name, tuple(values), spec.better)
+    taken = {metric.values for metric in metrics.values()}
     for label, points in printed.items():
         if label in metrics or not points:
             continue
+        printed_values = tuple(point.value for point in points)
+        if printed_values in taken:
+            continue
         unit = units.get(label)
-        metrics[label] = RunMetric(
-            label, tuple(point.value for point in points), higher_is_better(label, unit), unit
-        )
+        metrics[label] = RunMetric(label, printed_values, _direction(label, unit), unit)
+        taken.add(printed_values)
     if tokens_per_second is not None and TOKENS_PER_SECOND not in metrics:
-        metrics[TOKENS_PER_SECOND] = RunMetric(TOKENS_PER_SECOND, (tokens_per_second,), True)
+        if not any(metric.figure == tokens_per_second for metric in metrics.values()):
+            metrics[TOKENS_PER_SECOND] = RunMetric(
+                TOKENS_PER_SECOND, (tokens_per_second,), "higher"
+            )
     if peak_memory_bytes > 0:
-        metrics[PEAK_MEMORY] = RunMetric(PEAK_MEMORY, (float(peak_memory_bytes),), False, "B")
+        metrics[PEAK_MEMORY] = RunMetric(PEAK_MEMORY, (float(peak_memory_bytes),), "lower", "B")
     return metrics
+
+
+def is_timing_metric(name: str) -> bool:
+    """Every metric but the probe's peak memory varies between runs: repeats measure it."""
+    return name != PEAK_MEMORY
 
 
 @dataclass(frozen=True, slots=True)
 class MetricRatio:
-    """A metric of a migrated run against the baseline's."""
+    """A metric of a migrated run against the baseline's, from one figure per run."""
 
     name: str
-    baseline: float
-    migrated: float
-    higher_is_better: bool
+    baseline_figures: tuple[float, ...]
+    migrated_figures: tuple[float, ...]
+    better: str | None
     threshold: float
     unit: str | None = None
 
     @property
+    def higher_is_better(self) -> bool:
+        """Whether a larger figure is better (throughput)."""
+        return self.better == "higher"
+
+    @property
+    def baseline(self) -> float:
+        """The original's figure (median over its runs)."""
+        return float(statistics.median(self.baseline_figures))
+
+    @property
+    def migrated(self) -> float:
+        """The migrated run's figure (median over its runs)."""
+        return float(statistics.median(self.migrated_figures))
+
+    @property
+    def measured(self) -> RatioInterval | None:
+        """The ratio with its interval (None when the original's figure is 0)."""
+        return ratio_interval(self.baseline_figures, self.migrated_figures)
+
+    @property
     def ratio(self) -> float | None:
-        """migrated / original (None when the original is 0)."""
-        return self.migrated / self.baseline if self.baseline else None
+        """migrated / original (geometric means over runs; None when the original is 0)."""
+        measured = self.measured
+        return measured.ratio if measured is not None else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The 95% interval of the ratio, when both sides ran often enough to estimate noise."""
+        measured = self.measured
+        if measured is None or measured.low is None or measured.high is None:
+            return None
+        return measured.low, measured.high
+
+    @property
+    def clear(self) -> bool:
+        """The interval excludes 1: the change is larger than the run-to-run noise."""
+        interval = self.interval
+        return interval is not None and (interval[0] > 1.0 or interval[1] < 1.0)
+
+    @property
+    def change(self) -> str:
+        """``slower``/``faster`` (``more``/``less`` for memory, ``changed`` without a direction),
+        ``within noise`` when the interval holds 1, ``not judged`` without an interval."""
+        ratio = self.ratio
+        if ratio is None or self.interval is None:
+            return "not judged"
+        if not self.clear:
+            return "within noise"
+        rose = ratio > 1.0
+        if self.better is None:
+            return "changed"
+        if is_memory(self.name, self.unit):
+            return "more" if rose else "less"
+        return "faster" if rose == (self.better == "higher") else "slower"
 
     @property
     def regression(self) -> bool:
-        """Worse than the threshold allows, in the metric's direction."""
-        ratio = self.ratio
-        if ratio is None:
+        """The whole interval lies beyond the threshold, in the metric's worse direction."""
+        interval = self.interval
+        if interval is None or self.better is None:
             return False
-        if self.higher_is_better:
-            return ratio < 1.0 - self.threshold
-        return ratio > 1.0 + self.threshold
+        if self.better == "higher":
+            return interval[1] < 1.0 - self.threshold
+        return interval[0] > 1.0 + self.threshold
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
+        interval = self.interval
         return {
             "name": self.name,
             "baseline": self.baseline,
             "migrated": self.migrated,
             "ratio": self.ratio,
+            "interval": list(interval) if interval is not None else None,
+            "confidence": CONFIDENCE,
+            "runs": [len(self.baseline_figures), len(self.migrated_figures)],
+            "baseline_figures": list(self.baseline_figures),
+            "migrated_figures": list(self.migrated_figures),
+            "change": self.change,
             "unit": self.unit,
-            "better": "higher" if self.higher_is_better else "lower",
+            "better": self.better,
             "threshold": self.threshold,
             "regression": self.regression,
         }
 
     def text(self) -> str:
-        """``time per iteration 12.1 → 12.4 ms (×1.025)`` with a flag when it regressed."""
+        """``time per iteration 12.1 → 24.4 ms (×2.017 [×1.96–×2.08], slower; 2+2 runs)`` with a
+        flag when the interval lies beyond the threshold."""
         unit = f" {self.unit}" if self.unit else ""
         ratio = self.ratio
-        shown = f"×{ratio:.3f}" if ratio is not None else "no ratio"
+        interval = self.interval
+        runs = f"{len(self.baseline_figures)}+{len(self.migrated_figures)} runs"
+        if ratio is None:
+            shown = "no ratio"
+        elif interval is None:
+            shown = f"×{ratio:.3f}; {runs}, too few to tell from noise"
+        else:
+            shown = f"×{ratio:.3f} [×{interval[0]:.3f}–×{interval[1]:.3f}], {self.change}; {runs}"
         flag = f" REGRESSION (beyond {self.threshold:.0%})" if self.regression else ""
         return f"{self.name} {self.baseline:.4g} → {self.migrated:.4g}{unit} ({shown}){flag}"
 
 
 def ratios(
-    baseline: Mapping[str, RunMetric], migrated: Mapping[str, RunMetric], threshold: float
+    baseline: Sequence[Mapping[str, RunMetric]],
+    migrated: Sequence[Mapping[str, RunMetric]],
+    threshold: float,
 ) -> list[MetricRatio]:
-    """Ratios for every metric both runs measured."""
+    """Ratios for every metric both sides measured, from one figure per run of each side."""
     found: list[MetricRatio] = []
-    for name, base in baseline.items():
-        new = migrated.get(name)
-        if new is None:
+    if not baseline or not migrated:
+        return found
+    for name, base in baseline[0].items():
+        old = _figures(baseline, name)
+        new = _figures(migrated, name)
+        if not old or not new:
             continue
-        old_figure, new_figure = base.figure, new.figure
-        if old_figure is None or new_figure is None:
-            continue
-        found.append(
-            MetricRatio(name, old_figure, new_figure, base.higher_is_better, threshold, base.unit)
-        )
+        found.append(MetricRatio(name, old, new, base.better, threshold, base.unit))
     return found
+
+
+def _figures(runs: Sequence[Mapping[str, RunMetric]], name: str) -> tuple[float, ...]:
+    figures: list[float] = []
+    for metrics in runs:
+        metric = metrics.get(name)
+        value = metric.figure if metric is not None else None
+        if value is not None:
+            figures.append(value)
+    return tuple(figures)

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from migrator.errors import ConfigError
-from migrator.verify.metrics import DEFAULT_REGRESSION_THRESHOLD, MetricSpec, parse_metric
+from migrator.verify.compare import DEFAULT_NOISE_MULTIPLE
+from migrator.verify.metrics import (
+    DEFAULT_REGRESSION_THRESHOLD,
+    DEFAULT_TIMING_RUNS,
+    MetricSpec,
+    parse_metric,
+)
 
 TARGETS = ("native", "rocm-sim", "docker")
 DEFAULT_TARGETS = ("native", "rocm-sim")
@@ -21,6 +27,8 @@ DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-4
 DEFAULT_DOCKER_IMAGE = "rocm/pytorch:latest"
 DEFAULT_SETUP_TIMEOUT = 1800.0
+DEFAULT_BASELINE_RUNS = 2
+MAX_RUNS = 50
 CONFIG_KEYS = frozenset(
     {
         "smoke",
@@ -39,6 +47,9 @@ CONFIG_KEYS = frozenset(
         "docker-image",
         "python",
         "env",
+        "baseline-runs",
+        "timing-runs",
+        "noise-multiple",
     }
 )
 
@@ -66,6 +77,12 @@ class VerifyOptions:
     pytest_args: str | None = None
     setup: str | None = None
     setup_timeout: float = DEFAULT_SETUP_TIMEOUT
+    #: runs of the unchanged original: its own spread widens the tolerance (1 = no measurement)
+    baseline_runs: int = DEFAULT_BASELINE_RUNS
+    #: runs per side, alternating, when the runs print timing metrics (1 = no interval)
+    timing_runs: int = DEFAULT_TIMING_RUNS
+    #: a float key may differ by this many times the baseline's own spread
+    noise_multiple: float = DEFAULT_NOISE_MULTIPLE
 
 
 def parse_targets(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -151,7 +168,16 @@ def resolve_options(
     targets = parse_targets(pick("targets") or DEFAULT_TARGETS)
     numbers = {
         key.replace("_", "-"): overrides[key]
-        for key in ("timeout", "rtol", "atol", "regression_threshold", "setup_timeout")
+        for key in (
+            "timeout",
+            "rtol",
+            "atol",
+            "regression_threshold",
+            "setup_timeout",
+            "baseline_runs",
+            "timing_runs",
+            "noise_multiple",
+        )
         if overrides.get(key) is not None
     }
     merged = {**table, **numbers}
@@ -190,7 +216,17 @@ def resolve_options(
         pytest_args=pytest_args,
         setup=setup.strip() if isinstance(setup, str) else None,
         setup_timeout=_positive(_number(merged, "setup-timeout", DEFAULT_SETUP_TIMEOUT)),
+        baseline_runs=_count(merged, "baseline-runs", DEFAULT_BASELINE_RUNS),
+        timing_runs=_count(merged, "timing-runs", DEFAULT_TIMING_RUNS),
+        noise_multiple=_number(merged, "noise-multiple", DEFAULT_NOISE_MULTIPLE),
     )
+
+
+def _count(table: Mapping[str, Any], key: str, default: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
+        raise ConfigError(f"{key} must be a whole number from 1 to {MAX_RUNS}")
+    return value
 
 
 def _positive(value: float) -> float:

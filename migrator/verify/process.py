@@ -12,6 +12,8 @@ from pathlib import Path
 
 TAIL_CHARS = 4000
 KILL_GRACE_SECONDS = 2.0
+POLL_SECONDS = 0.5
+"""How often a waiting run calls ``on_poll`` (live progress reads the logs then)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,44 @@ def _kill_group(pgid: int, sig: int) -> None:
         pass
 
 
+def _wait(
+    child: subprocess.Popen[bytes],
+    deadline: float,
+    stdout_path: Path,
+    stderr_path: Path,
+    on_poll: Callable[[Path, Path], None] | None,
+) -> int:
+    """``child.wait`` until ``deadline`` (TimeoutExpired after it), polling ``on_poll``."""
+    if on_poll is None:
+        return child.wait(timeout=max(0.0, deadline - time.monotonic()))
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            return child.wait(timeout=max(0.0, min(POLL_SECONDS, remaining)))
+        except subprocess.TimeoutExpired:
+            if remaining <= POLL_SECONDS:
+                raise
+        on_poll(stdout_path, stderr_path)
+
+
+def last_line(*paths: Path, limit: int = 4096) -> str:
+    """The last non-empty line written to any of ``paths`` (the newest file first), read from
+    the file's end only; carriage-return progress bars count as lines."""
+    ordered = sorted(
+        (path for path in paths if path.is_file()), key=lambda path: path.stat().st_mtime_ns
+    )
+    for path in reversed(ordered):
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - limit))
+            text = handle.read().decode("utf-8", errors="replace")
+        for line in reversed(text.replace("\r", "\n").split("\n")):
+            if line.strip():
+                return line.strip()
+    return ""
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -56,13 +96,15 @@ def run_process(
     timeout: float,
     log_dir: Path,
     on_timeout: Callable[[], None] | None = None,
+    on_poll: Callable[[Path, Path], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` with stdout/stderr in ``log_dir``; at ``timeout`` kill its process group.
 
     The child starts a new session, so everything it spawns shares its process group: a hung
     smoke test is stopped with SIGTERM, then SIGKILL after a short grace, children included.
     Leftover members of the group are killed after a normal exit too. ``on_timeout`` runs after
-    the kill (the docker target uses it to stop the container).
+    the kill (the docker target uses it to stop the container). ``on_poll(stdout, stderr)`` is
+    called about twice a second while the command runs, with the paths of its two logs.
     """
     log_dir.mkdir(parents=True, exist_ok=True)
     stdout_path = log_dir / "stdout.txt"
@@ -87,7 +129,7 @@ def run_process(
             child = None
         if child is not None:
             try:
-                exit_code = child.wait(timeout=timeout)
+                exit_code = _wait(child, start + timeout, stdout_path, stderr_path, on_poll)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill_group(child.pid, signal.SIGTERM)

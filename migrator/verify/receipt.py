@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from migrator.verify.compare import NOT_COMPARED, Comparison
+from migrator.verify.compare import NOT_COMPARED, Comparison, KeyComparison
 from migrator.verify.metrics import MetricRatio, RunMetric
 
 SCHEMA = "migrate-verify-receipt/2"
@@ -96,6 +96,9 @@ class RunRecord:
     baseline: bool = False
     container: str | None = None
     hint: str | None = None
+    #: later runs of the same tree and target: the baseline's measure its own spread, the
+    #: migrated ones (only when timing metrics were printed) the timing interval
+    repeats: list[RunRecord] = field(default_factory=list)
 
     @property
     def exited_ok(self) -> bool:
@@ -180,6 +183,20 @@ class RunRecord:
             "metrics": [metric.as_dict() for metric in self.metrics.values()],
             "metric_ratios": [ratio.as_dict() for ratio in self.metric_ratios],
             "comparison": None if self.comparison is None else self.comparison.as_dict(),
+            "repeats": [repeat.repeat_dict() for repeat in self.repeats],
+        }
+
+    def repeat_dict(self) -> dict[str, Any]:
+        """What a repeated run adds: its exit, time, outputs and metrics."""
+        return {
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "wall_time_s": self.wall_time_s,
+            "failure": self.failure,
+            "outputs": self.outputs,
+            "test_outcomes": self.test_outcomes,
+            "metrics": [metric.as_dict() for metric in self.metrics.values()],
+            "stderr_tail": self.stderr_tail[-1000:],
         }
 
 
@@ -316,6 +333,17 @@ def _build_text(run: RunRecord) -> str:
     return f"torch {build.get('torch')} ({versions.get(kind, kind)} build)"
 
 
+def _repeats_text(run: RunRecord) -> str:
+    """`` (2 runs: 1.2s, 1.3s)`` when the run was repeated; a repeat that failed is named."""
+    if not run.repeats:
+        return ""
+    runs = [run, *run.repeats]
+    times = ", ".join(
+        f"{repeat.wall_time_s:.1f}s" + ("" if repeat.exited_ok else " FAILED") for repeat in runs
+    )
+    return f" ({len(runs)} runs: {times})"
+
+
 def _outcome(run: RunRecord) -> str:
     if run.error:
         return f"not run: {run.error}"
@@ -375,7 +403,7 @@ def _comparison_text(comparison: Comparison | None, allow_uncompared: bool = Fal
         detail = first.note or f"baseline {first.baseline!r} vs migrated {first.migrated!r}"
         return (
             f"outputs different: {_clean(first.key)}{where}: {_clean(detail)} "
-            f"({_counted(comparison)} compared)"
+            f"({_counted(comparison)} compared); {_baseline_variation(comparison, first)}"
         )
     if comparison.status == NOT_COMPARED or comparison.values_compared == 0:
         why = comparison.note or "nothing comparable"
@@ -389,11 +417,59 @@ def _comparison_text(comparison: Comparison | None, allow_uncompared: bool = Fal
     if comparison.source == "pytest":
         return f"tests: no test that passed on the original fails ({counted})"
     if comparison.status == "within-tolerance":
+        widened = [
+            key
+            for key in comparison.keys
+            if key.tolerance is not None and key.tolerance.get("applied") == "baseline-noise"
+        ]
+        noise = ""
+        if widened:
+            names = ", ".join(
+                f"{_clean(key.key)} ±{key.tolerance['effective_allowance']:.3g}"
+                for key in widened[:4]
+                if key.tolerance is not None
+            )
+            runs = widened[0].tolerance["baseline_runs"] if widened[0].tolerance else 0
+            noise = f"; widened to the baseline's own spread over {runs} runs: {names}"
         return (
             f"outputs within tolerance ({counted}; max abs diff {comparison.max_abs_diff:.3g}, "
-            f"rtol={comparison.rtol:g}, atol={comparison.atol:g})"
+            f"rtol={comparison.rtol:g}, atol={comparison.atol:g}{noise})"
         )
     return f"outputs equal ({counted})"
+
+
+def _baseline_variation(comparison: Comparison, first: KeyComparison) -> str:
+    """Whether the unchanged baseline itself varies by as much as the difference found."""
+    noise = comparison.noise
+    if noise is None or noise.runs < 2:
+        return "the baseline ran once, so its own variation is unknown (--baseline-runs 2)"
+    key = _clean(first.key)
+    if first.key in noise.varies:
+        return (
+            f"the unchanged baseline varies too: its {noise.runs} runs differ at "
+            f"{_clean(noise.varies[first.key])}"
+        )
+    spread = noise.widest(first.key) if first.key in noise.spread else None
+    if spread is None:
+        return f"the unchanged baseline gave the same {key} in all {noise.runs} runs"
+    diff = _abs_diff(first)
+    if diff is not None and spread >= diff:
+        return (
+            f"the unchanged baseline varies by as much ({spread:.3g} over {noise.runs} runs, "
+            f"difference {diff:.3g})"
+        )
+    scale = f" (the difference is ×{diff / spread:.0f} that)" if diff and spread else ""
+    return (
+        f"the unchanged baseline varies by at most {spread:.3g} on {key} over {noise.runs} "
+        f"runs{scale}"
+    )
+
+
+def _abs_diff(key: KeyComparison) -> float | None:
+    old, new = key.baseline, key.migrated
+    if isinstance(old, (int, float)) and isinstance(new, (int, float)):
+        return abs(float(new) - float(old))
+    return key.max_abs_diff
 
 
 def _emulation_lines(run: RunRecord) -> list[str]:
@@ -447,7 +523,8 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
         if run.baseline:
             state = "ran" if run.exited_ok else "FAILED"
             lines.append(
-                f"baseline original/{run.label}: {state} — {_outcome(run)}; {_build_text(run)}"
+                f"baseline original/{run.label}: {state} — {_outcome(run)}{_repeats_text(run)}; "
+                f"{_build_text(run)}"
             )
             if not run.exited_ok and run.failure:
                 lines.append(f"    {run.failure}")
@@ -457,7 +534,7 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
         verdict = {PASS: "PASS", FAIL: "FAIL"}.get(run.verdict, "NOT COMPARED")
         if run.verdict == NOT_COMPARED_VERDICT and run.passed:
             verdict = "PASS (not compared)"
-        detail = _outcome(run)
+        detail = _outcome(run) + _repeats_text(run)
         if run.exited_ok:
             detail += "; " + _comparison_text(run.comparison, run.allow_uncompared)
         elif run.failure:
@@ -531,8 +608,15 @@ def _result_line(receipt: Receipt) -> str:
             )
     regressions = receipt.regressions
     if regressions:
-        named = ", ".join(f"{ratio.name} on {target}" for target, ratio in regressions[:4])
-        parts.append(f"{len(regressions)} performance regression(s) flagged: {named}")
+        targets: dict[str, list[str]] = {}
+        for target, ratio in regressions:
+            targets.setdefault(ratio.name, []).append(target)
+        named = ", ".join(
+            f"{_clean(name)} on {', '.join(where)}" for name, where in targets.items()
+        )
+        parts.append(
+            f"{len(regressions)} performance regression(s) beyond run-to-run noise: {named}"
+        )
     hardware = (
         "an AMD GPU was used (ROCm build of torch, tensors on the GPU)"
         if receipt.amd_gpu_used

@@ -126,10 +126,39 @@ def is_timing(label: str, unit: str | None = None) -> bool:
     return unit is not None and (unit.lower() in _TIMING_UNITS or "/" in unit)
 
 
+_HIGHER_PATTERN = re.compile(
+    r"/s\b|/sec|per[ _-]?s(?:ec(?:ond)?)?\b|\b(?:tps|qps|mfu|fps|flops|throughput|speed)\b"
+    r"|(?:tok(?:en)?s?|samples?|it(?:er)?s?|images?|img|seqs?|steps?|queries)[ _-]?per[ _-]?s",
+    re.IGNORECASE,
+)
+_LOWER_PATTERN = re.compile(
+    r"\b(?:time|times|ms|us|ns|secs?|seconds?|elapsed|duration|latency|runtime|wall|eta|s/it"
+    r"|memory|mem|allocated|reserved|bytes|[kmgt]i?b)\b|_(?:ms|s|sec|secs|seconds|bytes)\b"
+    r"|\bs/it\b",
+    re.IGNORECASE,
+)
+
+
+def direction(label: str, unit: str | None = None) -> str | None:
+    """``"higher"`` for throughput-like metrics, ``"lower"`` for times and memory, None when
+    neither the label nor the unit says which (a metric of unknown direction is only "changed")."""
+    text = f"{label} {unit or ''}".replace("_", " ") + f" {label}"
+    if _HIGHER_PATTERN.search(text) or any(word in text.lower() for word in _HIGHER_WORDS):
+        return "higher"
+    if _LOWER_PATTERN.search(text) or (unit is not None and unit.lower() in _TIMING_UNITS):
+        return "lower"
+    return None
+
+
 def higher_is_better(label: str, unit: str | None = None) -> bool:
     """Throughput-like metrics are better higher; times and memory are better lower."""
+    return direction(label, unit) == "higher"
+
+
+def is_memory(label: str, unit: str | None = None) -> bool:
+    """Whether a metric measures memory (its change is "more"/"less", not "slower"/"faster")."""
     text = f"{label} {unit or ''}".lower()
-    return any(word in text for word in _HIGHER_WORDS)
+    return bool(re.search(r"memory|\bmem\b|allocated|reserved|bytes|\b[kmgt]?i?b\b", text))
 
 
 def _float(text: str) -> float | None:

@@ -10,6 +10,7 @@ line to ``$MIGRATE_SIM_LOG``, which ``migrate verify`` reads back into the recei
 
 from __future__ import annotations
 
+import atexit
 import errno
 import importlib
 import json
@@ -111,9 +112,26 @@ def _blocker(name: str, importer: str) -> bool:
     return True
 
 
+_query_counts: dict[tuple[str, str, str], int] = {}
+"""Repeats of an answered query per (api, answer, caller), written once at exit: a query made on
+every training step must not cost a file write on every step."""
+
+
 def _query(api: str, answer: Any) -> None:
     module, where = _migrate_hooks.caller_location(_INTERNAL)
+    key = (api, repr(answer), where)
+    if key in _query_counts:
+        _query_counts[key] += 1
+        return
+    _query_counts[key] = 0
     log("device_query", api=api, answer=answer, caller=where, caller_module=module)
+
+
+def _flush_query_counts() -> None:
+    """At exit: one line per repeated query with how many more times it was asked."""
+    for (api, _, where), more in _query_counts.items():
+        if more:
+            log("device_query_repeats", api=api, caller=where, count=more)
 
 
 def module_name(namespace: dict[str, Any]) -> str:
@@ -380,4 +398,5 @@ def install() -> None:
     _migrate_hooks.add_blocker(_blocker, BLOCKED_TOP_LEVEL)
     _migrate_hooks.add_post_import_hook("torch", _patch_torch)
     _patch_subprocess()
+    atexit.register(_flush_query_counts)
     log("start", profile=PROFILE, argv=list(sys.argv), allowed=sorted(_allowed))
