@@ -42,6 +42,7 @@ def test_scan_with_an_unreadable_folder_and_file_lists_them(tmp_path):
             "--format",
             "json",
             tmp_path,
+            cwd=tmp_path,
             unprivileged=True,
         )
     finally:
