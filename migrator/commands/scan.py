@@ -264,7 +264,8 @@ def _scan_paths(
     quiet: bool,
     show_guarded: bool = False,
 ) -> list[ScanResult]:
-    """Scan directories whole and files under their project root (shown from the cwd)."""
+    """Scan directories whole and files under their project root; paths stay relative to each
+    result's root (the output's edge re-expresses them)."""
     from migrator.engine.runner import scan as scan_root
     from migrator.files.paths import rebase, targets
 
@@ -290,13 +291,13 @@ def _scan_paths(
             run = action(None, None)
         else:
             run = run_with_progress(make_console(stderr=True), action)
-        if target.within is not None:  # shown from the folder named, as before
+        if target.within is not None:  # a result of the folder named, not its project root
             shown = rebase([run.scan], target.within)[0]
             shown.root = str(target.within)
             results.append(shown)
         else:
             (results if target.files is None else explicit).append(run.scan)
-    if explicit:  # files named on the command line show relative to the current directory
+    if explicit:  # files named on the command line: one result from the current directory
         results.extend(rebase(explicit, Path.cwd()))
     return results
 
