@@ -142,6 +142,7 @@ def to_cwd(
         base = result_base(result.root)
 
         def show(relative: str, base: Path = base) -> str:
+            """The printed path of a file of this result: its given name, else from ``here``."""
             return given.get(Path(os.path.normpath(base / relative))) or shown_path(
                 base, relative, here
             )
