@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -177,13 +178,15 @@ def parse_report(project: str, report: dict[str, Any]) -> list[Finding]:
 
 
 def scan(project_dir: Path) -> dict[str, Any]:
-    """Run the current scanner on one project and return its JSON report."""
+    """Run this checkout's scanner on one project, from inside it (so that the report's paths
+    are the project-relative ones the labels use), and return its JSON report."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     result = subprocess.run(
-        [sys.executable, "-m", "migrator.cli", "scan", "--no-cache", "--format", "json"]
-        + [str(project_dir)],
+        [sys.executable, "-m", "migrator.cli", "scan", "--no-cache", "--format", "json", "."],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=project_dir,
+        env={**os.environ, "PYTHONPATH": path},
     )
     if result.returncode not in (0, 1):
         print(f"eval: scan of {project_dir.name} failed: {result.stderr.strip()[-300:]}")

@@ -23,18 +23,27 @@ def _private_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
-def run_cli():
-    def invoke(*args: str, input: str | None = None):
+def run_cli(tmp_path):
+    """Run ``migrate`` in this process from the test's temporary folder (where tests put the
+    project they scan, as a user runs migrate inside their project: printed paths are relative
+    to it), or from ``cwd``."""
+
+    def invoke(*args: str, input: str | None = None, cwd: Path | str | None = None):
         runner = CliRunner()
-        return runner.invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+        before = os.getcwd()
+        os.chdir(tmp_path if cwd is None else cwd)
+        try:
+            return runner.invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+        finally:
+            os.chdir(before)
 
     return invoke
 
 
 @pytest.fixture
 def scan_json(run_cli):
-    def scan(*args: str):
-        result = run_cli("scan", "--format", "json", *args)
+    def scan(*args: str, cwd: Path | str | None = None):
+        result = run_cli("scan", "--format", "json", *args, cwd=cwd)
         assert result.exit_code in (0, 1), result.output
         return json.loads(result.stdout)
 

@@ -216,17 +216,17 @@ def test_a_top_level_script_function_nothing_calls_never_runs(tmp_path, scan_jso
         scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "scripts"))
     )
     guard = "never runs: nothing in the project calls `replace_attention`"
-    assert ("gen_img.py", 5, "ROC411", guard) in shown
+    assert ("scripts/gen_img.py", 5, "ROC411", guard) in shown
     shown = _sites(
         scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "library"))
     )
-    assert ("pkg/gen_img.py", 5, "ROC411", "") in shown
+    assert ("library/pkg/gen_img.py", 5, "ROC411", "") in shown
     # a sibling script defining and calling its own function of that name changes nothing
     write(tmp_path / "scripts", "gen_img_sdxl.py", SCRIPT + "\nreplace_attention(1, 2, 3)\n")
     shown = _sites(
         scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "scripts"))
     )
-    assert ("gen_img.py", 5, "ROC411", guard) in shown
+    assert ("scripts/gen_img.py", 5, "ROC411", guard) in shown
     # a sibling script that imports and calls it keeps the finding
     write(
         tmp_path / "scripts",
@@ -236,4 +236,4 @@ def test_a_top_level_script_function_nothing_calls_never_runs(tmp_path, scan_jso
     shown = _sites(
         scan_json("--select", "ROC410,ROC411", "--show-guarded", str(tmp_path / "scripts"))
     )
-    assert ("gen_img.py", 5, "ROC411", "") in shown
+    assert ("scripts/gen_img.py", 5, "ROC411", "") in shown

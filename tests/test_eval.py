@@ -28,7 +28,7 @@ def _evaluate(report, corpus: Path):
 
 
 def test_every_fixture_finding_is_labelled_and_every_site_reported(scan_json):
-    report = scan_json("--no-cache", str(FIXTURES / "llm_app"))
+    report = scan_json("--no-cache", str(FIXTURES / "llm_app"), cwd=FIXTURES / "llm_app")
     result, labels, sites = _evaluate(report, FIXTURES)
     unlabelled = [f"{f.primary.path}:{f.primary.line} {f.rule}" for f in result.unlabelled]
     assert unlabelled == [], "label new fixture findings in tests/eval/fixture/findings"
@@ -40,14 +40,14 @@ def test_every_fixture_finding_is_labelled_and_every_site_reported(scan_json):
 
 
 def test_labels_follow_a_shifted_file(scan_json, tmp_path):
-    original = scan_json("--no-cache", str(FIXTURES / "llm_app"))
+    original = scan_json("--no-cache", str(FIXTURES / "llm_app"), cwd=FIXTURES / "llm_app")
     before, _, _ = _evaluate(original, FIXTURES)
     corpus = tmp_path / "corpus"
     shutil.copytree(FIXTURES / "llm_app", corpus / "llm_app")
     shifted_file = corpus / "llm_app" / "llm_app" / "gpu_utils.py"
     text = shifted_file.read_text()
     shifted_file.write_text('"""Shifted."""\n\n# two more lines\n' + text)
-    shifted = scan_json("--no-cache", str(corpus / "llm_app"))
+    shifted = scan_json("--no-cache", str(corpus / "llm_app"), cwd=corpus / "llm_app")
     moved = [f for f in shifted["findings"] if f["path"] == "llm_app/gpu_utils.py"]
     assert moved and all(f["line"] > 3 for f in moved)
     after, _, _ = _evaluate(shifted, corpus)
@@ -57,7 +57,7 @@ def test_labels_follow_a_shifted_file(scan_json, tmp_path):
 
 
 def test_aggregated_finding_counts_once_and_keeps_its_sites(scan_json):
-    report = scan_json("--no-cache", str(FIXTURES / "llm_app"))
+    report = scan_json("--no-cache", str(FIXTURES / "llm_app"), cwd=FIXTURES / "llm_app")
     after, _, _ = _evaluate(report, FIXTURES)
     [merged] = [
         f

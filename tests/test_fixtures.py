@@ -35,7 +35,7 @@ def _snapshot_lines(report) -> str:
 @pytest.mark.parametrize("project", PROJECTS)
 def test_findings_match_snapshot(project, scan_json, update_fixtures):
     start = time.perf_counter()
-    report = scan_json("--no-cache", str(FIXTURES / project))
+    report = scan_json("--no-cache", str(FIXTURES / project), cwd=FIXTURES / project)
     elapsed = time.perf_counter() - start
     text = _snapshot_lines(report)
     snapshot = SNAPSHOTS / f"{project}.findings.txt"
@@ -83,7 +83,7 @@ def test_fix_yields_golden_tree_and_is_idempotent(project, tmp_path, run_cli, up
 def test_diff_shows_every_rewrite(project, tmp_path, run_cli):
     work = tmp_path / project
     shutil.copytree(FIXTURES / project, work)
-    diff = run_cli("fix", "--unsafe-fixes", "--diff", str(work)).output
+    diff = run_cli("fix", "--unsafe-fixes", "--diff", str(work), cwd=work).output
     run_cli("fix", "--unsafe-fixes", str(work))
     changed = [
         name

@@ -72,7 +72,7 @@ def test_rocm_named_project_macro_counts_as_a_rocm_branch():
 
 
 def test_scan_reports_the_ptx_kernel_at_its_line_and_not_the_clean_one(scan_json):
-    report = scan_json("--no-cache", str(FIXTURE))
+    report = scan_json("--no-cache", str(FIXTURE), cwd=FIXTURE)
     kernel = [f for f in report["findings"] if f["path"].startswith("csrc/")]
     assert [(f["rule"], f["path"], f["line"], f["column"]) for f in kernel] == [
         ("ROC310", "csrc/lane_ptx.cu", 6, 3)
@@ -254,7 +254,7 @@ def test_kernel_evaluation_script_on_the_fixture(scan_json):
     labels = tomllib.loads(
         (ROOT / "tests" / "eval" / "kernels_fixture" / "quant_kernels.toml").read_text()
     )
-    report = scan_json("--no-cache", str(FIXTURE))
+    report = scan_json("--no-cache", str(FIXTURE), cwd=FIXTURE)
     result = module.evaluate("quant_kernels", labels, report["findings"], FIXTURES)
     assert (result.blocking, result.found, result.harmless, result.alarms) == (1, 1, 3, 0)
     assert result.unlabelled == [] and result.missed == []

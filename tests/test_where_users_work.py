@@ -66,9 +66,10 @@ def test_file_arguments_from_a_subfolder_show_cwd_relative_paths_and_obey_config
     assert only_ignored.returncode == 0, only_ignored.stdout
     whole = _migrate(repo, "scan", ".")
     assert _locations(whole.stdout) == _locations(from_root.stdout)
-    # A folder below the project root: the project's config still sees project-relative paths.
+    # A folder below the project root: the project's config still sees project-relative paths,
+    # and the paths printed are relative to the current folder, as the shell and editors see them.
     folder = _migrate(repo, "scan", "src")
-    assert _locations(folder.stdout) == {("pkg/loud.py", 2, 4, "ROC101")}
+    assert _locations(folder.stdout) == {("src/pkg/loud.py", 2, 4, "ROC101")}
     assert _migrate(repo, "scan", "legacy").returncode == 0
 
 
@@ -296,10 +297,10 @@ def test_watch_scans_again_after_a_change(tmp_path, mode):
         return process.stdout.readline()
 
     try:
-        assert next_line(time.time() + 60).startswith("pkg/loud.py:2:4: ROC101")
+        assert next_line(time.time() + 60).startswith("src/pkg/loud.py:2:4: ROC101")
         time.sleep(1)
         (repo / "src" / "pkg" / "loud.py").write_text("import os\n" + CUDA_CHECK)
-        assert next_line(time.time() + 60).startswith("pkg/loud.py:3:4: ROC101")
+        assert next_line(time.time() + 60).startswith("src/pkg/loud.py:3:4: ROC101")
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -315,7 +316,7 @@ def test_watch_scans_again_after_a_change(tmp_path, mode):
 AMP = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
 
 
-def test_config_found_from_a_subfolder_with_its_globs_rebased(tmp_path, run_cli, monkeypatch):
+def test_config_found_from_a_subfolder_with_its_globs_rebased(tmp_path, run_cli):
     """`cd pkg && migrate scan .` reads the parent's [tool.migrate]; its exclude and
     per-file-ignores, written from the parent, cover the same files."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
@@ -327,15 +328,16 @@ def test_config_found_from_a_subfolder_with_its_globs_rebased(tmp_path, run_cli,
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text(AMP)
 
-    def located(*args: str) -> set[str]:
-        result = run_cli("scan", "--no-cache", "--select", "ROC520", "--format", "json", *args)
+    def located(*args: str, cwd: Path = tmp_path) -> set[str]:
+        result = run_cli(
+            "scan", "--no-cache", "--select", "ROC520", "--format", "json", *args, cwd=cwd
+        )
         assert result.exit_code in (0, 1), result.output
         return {finding["path"] for finding in json.loads(result.output)["findings"]}
 
     assert located(str(tmp_path)) == {"pkg/c.py"}
-    monkeypatch.chdir(tmp_path / "pkg")
-    assert located(".") == {"c.py"}
-    assert located("skip") == set()
+    assert located(".", cwd=tmp_path / "pkg") == {"c.py"}
+    assert located("skip", cwd=tmp_path / "pkg") == set()
 
 
 @pytest.mark.parametrize(

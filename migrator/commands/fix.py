@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ def fix(
     from rich.markup import escape
 
     from migrator.engine.runner import fix_tree
+    from migrator.files.paths import result_base, shown_path
     from migrator.model import Status
     from migrator.output.escape import safe_text, terminal_safe
 
@@ -59,7 +61,14 @@ def fix(
     remaining_total = 0
     unscanned_total = 0
     fixed_counter: Counter[str] = Counter()
+    here = Path.cwd().resolve()
     for root in check_paths(paths):
+        base = result_base(root)
+
+        def shown(relative: str, base: Path = base) -> str:
+            """A path of this root as the user's shell sees it from the current directory."""
+            return shown_path(base, relative, here)
+
         run = run_with_progress(
             make_console(stderr=True),
             lambda progress, total, root=root: fix_tree(
@@ -83,14 +92,14 @@ def fix(
         for outcome in run.outcomes:
             if outcome.error:
                 stderr.print(
-                    f"[red]not fixed[/red] {escape(safe_text(outcome.relative))}: "
+                    f"[red]not fixed[/red] {escape(safe_text(shown(outcome.relative)))}: "
                     f"{escape(safe_text(outcome.error))}",
                     markup=True,
                     highlight=False,
                 )
             if outcome.write_error:
                 stderr.print(
-                    f"[red]not written[/red] {escape(safe_text(outcome.relative))}: "
+                    f"[red]not written[/red] {escape(safe_text(shown(outcome.relative)))}: "
                     f"{escape(safe_text(outcome.write_error))}",
                     markup=True,
                     highlight=False,
@@ -99,23 +108,25 @@ def fix(
             if outcome.written and outcome.new_text is not None:
                 fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
                 if diff:
-                    text = unified_diff(root, outcome.relative, outcome.new_text)
+                    text = unified_diff(
+                        root, outcome.relative, outcome.new_text, shown(outcome.relative)
+                    )
                     if sys.stdout.isatty():  # a terminal acts on escapes; a pipe gets the patch
                         text = terminal_safe(text)
                     click.echo(text, nl=False)
-                    _unsafe_reasons(stderr, outcome.fixed)
-        _variant_lines(stderr, run.variants, diff)
+                    _unsafe_reasons(stderr, outcome.fixed, shown)
+        _variant_lines(stderr, run.variants, diff, shown)
         for file in run.scan.files:
             if file.status is Status.FAILED:
                 stderr.print(
-                    f"[red]not read[/red] {escape(safe_text(file.path))}: "
+                    f"[red]not read[/red] {escape(safe_text(shown(file.path)))}: "
                     f"{escape(safe_text(file.reason))}",
                     markup=True,
                     highlight=False,
                 )
                 unscanned_total += 1
         remaining = [*run.scan.findings, *not_written]
-        _withheld(stderr, run.scan.findings)
+        _withheld(stderr, run.scan.findings, shown)
         remaining_total += len(remaining)
         _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes, len(not_written))
     if unscanned_total:
@@ -123,7 +134,7 @@ def fix(
     sys.exit(1 if remaining_total or unscanned_total else 0)
 
 
-def _unsafe_reasons(console: Any, fixed: list[Any]) -> None:
+def _unsafe_reasons(console: Any, fixed: list[Any], shown: Callable[[str], str]) -> None:
     """One line per unsafe fix in a previewed diff: where, which rule, and why it is unsafe."""
     from rich.markup import escape
 
@@ -133,7 +144,7 @@ def _unsafe_reasons(console: Any, fixed: list[Any]) -> None:
         if finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE:
             why = _unsafe_reason(finding.rule) or finding.fix.description
             console.print(
-                f"  unsafe {escape(safe_text(finding.path))}:{finding.line} {finding.rule}: "
+                f"  unsafe {escape(safe_text(shown(finding.path)))}:{finding.line} {finding.rule}: "
                 f"{escape(why)}",
                 highlight=False,
             )
@@ -154,7 +165,7 @@ def _unsafe_reason(code: str) -> str | None:
     return None
 
 
-def _withheld(console: Any, remaining: list[Any]) -> None:
+def _withheld(console: Any, remaining: list[Any], shown: Callable[[str], str]) -> None:
     """One line per fix that was withheld (declared versions, NVIDIA-only files, vendor swaps)."""
     from rich.markup import escape
 
@@ -165,13 +176,15 @@ def _withheld(console: Any, remaining: list[Any]) -> None:
         if WITHHELD in finding.message:
             reason = finding.message.split(WITHHELD, 1)[1]
             console.print(
-                f"  withheld {escape(safe_text(finding.path))}:{finding.line} {finding.rule}: "
+                f"  withheld {escape(safe_text(shown(finding.path)))}:{finding.line} {finding.rule}: "
                 f"{escape(safe_text(reason))}",
                 highlight=False,
             )
 
 
-def _variant_lines(console: Any, variants: list[Any], diff: bool) -> None:
+def _variant_lines(
+    console: Any, variants: list[Any], diff: bool, shown: Callable[[str], str]
+) -> None:
     """What became of each ROCm sibling of an NVIDIA container file: created (with --diff, its
     diff from /dev/null), not written and why, or not offered and why."""
     from rich.markup import escape
@@ -179,8 +192,8 @@ def _variant_lines(console: Any, variants: list[Any], diff: bool) -> None:
     from migrator.output.escape import safe_text
 
     for variant in variants:
-        new = escape(safe_text(variant.relative))
-        original = escape(safe_text(variant.original))
+        new = escape(safe_text(shown(variant.relative)))
+        original = escape(safe_text(shown(variant.original)))
         if variant.text is None:
             console.print(
                 f"no ROCm variant for {original}: {escape(safe_text(variant.reason))}",
@@ -194,8 +207,9 @@ def _variant_lines(console: Any, variants: list[Any], diff: bool) -> None:
             )
         else:
             if diff:
+                _, tofile = _diff_names(shown(variant.relative))
                 lines = difflib.unified_diff(
-                    [], variant.text.splitlines(keepends=True), "/dev/null", f"b/{variant.relative}"
+                    [], variant.text.splitlines(keepends=True), "/dev/null", tofile
                 )
                 click.echo("".join(lines), nl=False)
             verb = "would create" if diff else "created"
@@ -205,8 +219,17 @@ def _variant_lines(console: Any, variants: list[Any], diff: bool) -> None:
             )
 
 
-def unified_diff(root: Path, relative: str, new_text: str) -> str:
-    """The unified diff from a file as it is on disk to ``new_text`` (``a/``, ``b/`` paths)."""
+def _diff_names(name: str) -> tuple[str, str]:
+    """A diff's file names as git writes them (``a/``, ``b/`` before a relative path, so that
+    ``git apply`` and ``patch -p1`` in the current directory apply it); an absolute path as it is."""
+    if Path(name).is_absolute():
+        return name, name
+    return f"a/{name}", f"b/{name}"
+
+
+def unified_diff(root: Path, relative: str, new_text: str, shown: str | None = None) -> str:
+    """The unified diff from a file as it is on disk to ``new_text``, headed by ``shown`` (its
+    path from the current directory; ``relative`` when not given)."""
     path = root / relative if root.is_dir() else root
     old = path.read_bytes().decode("utf-8", errors="surrogateescape")
     if old.startswith("\ufeff"):
@@ -218,8 +241,8 @@ def unified_diff(root: Path, relative: str, new_text: str) -> str:
     lines = difflib.unified_diff(
         old.splitlines(keepends=True),
         new_text.splitlines(keepends=True),
-        fromfile=f"a/{relative}",
-        tofile=f"b/{relative}",
+        fromfile=_diff_names(shown or relative)[0],
+        tofile=_diff_names(shown or relative)[1],
     )
     out = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines

@@ -214,11 +214,13 @@ def scan(
 
             emit(concise.statistics(results), output, inputs)
         else:
-            text = _render(results, output_format, output, quiet)
+            text = _render(results, output_format, output, quiet, _given_names(stdin_filename))
             if text is not None:
                 emit(text, output, inputs)
         if show_unused_suppressions:
-            for result in results:
+            from migrator.files.paths import to_cwd
+
+            for result in to_cwd(results, names=_given_names(stdin_filename)):
                 for file in result.files:
                     for line, code in file.unused_suppressions:
                         label = "" if code == "*" else f"[{code}]"
@@ -262,7 +264,8 @@ def _scan_paths(
     quiet: bool,
     show_guarded: bool = False,
 ) -> list[ScanResult]:
-    """Scan directories whole and files under their project root (shown from the cwd)."""
+    """Scan directories whole and files under their project root; paths stay relative to each
+    result's root (the output's edge re-expresses them)."""
     from migrator.engine.runner import scan as scan_root
     from migrator.files.paths import rebase, targets
 
@@ -288,13 +291,13 @@ def _scan_paths(
             run = action(None, None)
         else:
             run = run_with_progress(make_console(stderr=True), action)
-        if target.within is not None:  # shown from the folder named, as before
+        if target.within is not None:  # a result of the folder named, not its project root
             shown = rebase([run.scan], target.within)[0]
             shown.root = str(target.within)
             results.append(shown)
         else:
             (results if target.files is None else explicit).append(run.scan)
-    if explicit:  # files named on the command line show relative to the current directory
+    if explicit:  # files named on the command line: one result from the current directory
         results.extend(rebase(explicit, Path.cwd()))
     return results
 
@@ -319,6 +322,13 @@ def _scan_stdin(name: str, data: bytes, chosen: dict[str, Any]) -> ScanResult:
     return rebase([run.scan], cwd)[0]
 
 
+def _given_names(stdin_filename: str | None) -> dict[Path, str]:
+    """The file read from stdin under the name the user gave it, which is what is printed."""
+    if not stdin_filename:
+        return {}
+    return {(Path.cwd() / stdin_filename).resolve(): stdin_filename}
+
+
 def _unscanned(results: list[ScanResult]) -> int:
     """How many files could not be scanned (unreadable, unparsable, crashed, over budget)."""
     from migrator.model import Status
@@ -334,9 +344,29 @@ def _unscanned_allowed(flag: bool, results: list[ScanResult]) -> bool:
 
 
 def _render(
-    results: list[ScanResult], output_format: str, output: str | None, quiet: bool = False
+    results: list[ScanResult],
+    output_format: str,
+    output: str | None,
+    quiet: bool = False,
+    names: dict[Path, str] | None = None,
 ) -> str | None:
-    """The findings in ``output_format``; None when the text format was printed or written."""
+    """The findings in ``output_format``; None when the text format was printed or written.
+    Code hosts and their CI formats (sarif, github, gitlab, rdjson) get repository-relative
+    paths; every other format gets paths as the user's shell and editor see them from the
+    current directory (``names``: files printed under the name the user gave them)."""
+    scanned = [result.root for result in results]
+    repository: Path | None = None
+    if output_format in ("sarif", "github", "gitlab", "rdjson"):
+        # code hosts and CI systems want paths from the repository root
+        from migrator.files.paths import to_repositories
+
+        rebased = to_repositories(results)
+        results = [result for _, result in rebased]
+        repository = rebased[0][0] if len(rebased) == 1 else None
+    else:
+        from migrator.files.paths import to_cwd
+
+        results = to_cwd(results, names=names)
     if output_format == "concise":
         from migrator.output import concise
 
@@ -356,17 +386,9 @@ def _render(
         from migrator.output.ci_formats import json_lines
 
         return json_lines(results)
-    scanned = [result.root for result in results]
-    if output_format in ("sarif", "github", "gitlab", "junit", "rdjson", "pylint", "azure"):
-        # code hosts and CI systems want paths from the repository root
-        from migrator.files.paths import to_repositories
-
-        rebased = to_repositories(results)
-        results = [result for _, result in rebased]
     if output_format == "sarif":
         from migrator.output import sarif
 
-        repository = rebased[0][0] if len(rebased) == 1 else None
         return sarif.render(results, repository=repository, scanned=scanned)
     if output_format == "github":
         from migrator.output import github

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -110,6 +111,55 @@ def repository_root(start: Path) -> Path:
     return here
 
 
+def result_base(root: str | Path) -> Path:
+    """The folder a result's paths are relative to: its root, resolved (a file root's folder)."""
+    base = Path(root).resolve()
+    return base.parent if base.is_file() else base
+
+
+def shown_path(base: Path, relative: str, cwd: Path) -> str:
+    """The file ``relative`` under the folder ``base`` as a terminal or an editor opened in
+    ``cwd`` finds it, as ruff prints it: relative to ``cwd`` (with ``/``) when the file lies
+    under it, else absolute (a ``../`` path would change meaning with every folder)."""
+    absolute = Path(os.path.normpath(base / relative))
+    if absolute.is_relative_to(cwd):
+        return absolute.relative_to(cwd).as_posix()
+    return absolute.as_posix()
+
+
+def to_cwd(
+    results: list[ScanResult], cwd: Path | None = None, names: Mapping[Path, str] | None = None
+) -> list[ScanResult]:
+    """Every result merged into one whose paths are as the user's shell sees them from ``cwd``
+    (``shown_path``), for the outputs people and their editors open; ``names`` maps a file (an
+    absolute, resolved path) to the name to print instead, as the user gave it
+    (``--stdin-filename``). Findings carry root-relative paths inside migrate: this is the one
+    conversion at the output's edge."""
+    here = (cwd or Path.cwd()).resolve()
+    given = names or {}
+    files: list[FileResult] = []
+    for result in results:
+        base = result_base(result.root)
+
+        def show(relative: str, base: Path = base) -> str:
+            """The printed path of a file of this result: its given name, else from ``here``."""
+            return given.get(Path(os.path.normpath(base / relative))) or shown_path(
+                base, relative, here
+            )
+
+        for file in result.files:
+            findings = tuple(
+                replace(
+                    finding,
+                    path=show(finding.path),
+                    related=tuple(replace(site, path=show(site.path)) for site in finding.related),
+                )
+                for finding in file.findings
+            )
+            files.append(replace(file, path=show(file.path), findings=findings))
+    return [ScanResult(str(here), files)]
+
+
 def to_repositories(results: list[ScanResult]) -> list[tuple[Path, ScanResult]]:
     """Each result re-expressed from its repository's root, merged per repository."""
     groups: dict[Path, list[ScanResult]] = {}
@@ -123,12 +173,20 @@ def rebase(results: list[ScanResult], base: Path) -> list[ScanResult]:
     base = base.resolve()
     files: list[FileResult] = []
     for result in results:
-        root = Path(result.root).resolve()
-        if root.is_file():
-            root = root.parent
+        root = result_base(result.root)
         for file in result.files:
             path = _relative(root / file.path, base)
-            findings = tuple(replace(finding, path=path) for finding in file.findings)
+            findings = tuple(
+                replace(
+                    finding,
+                    path=path,
+                    related=tuple(
+                        replace(site, path=_relative(root / site.path, base))
+                        for site in finding.related
+                    ),
+                )
+                for finding in file.findings
+            )
             files.append(replace(file, path=path, findings=findings))
     return [ScanResult(str(base), files)]
 

@@ -5,16 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 from migrator.model import Finding, ScanResult, Status
-from migrator.output.findings_json import _prefix, _with_prefix
 
 
 def _findings(results: list[ScanResult]) -> list[Finding]:
-    multiple = len(results) > 1
-    return [
-        _with_prefix(finding, _prefix(result.root) if multiple else "")
-        for result in results
-        for finding in result.findings
-    ]
+    return [finding for result in results for finding in result.findings]
 
 
 def _printable(text: str) -> str:
@@ -32,13 +26,11 @@ def render(results: list[ScanResult]) -> str:
             f"{_printable(finding.path)}{cell}:{finding.line}:{finding.column}: "
             f"{finding.rule}{mark} {_printable(finding.message)}"
         )
-    multiple = len(results) > 1
     for result in results:
-        prefix = _prefix(result.root) if multiple else ""
         for file in result.files:
             if file.status is Status.SKIPPED or file.status is Status.FAILED:
                 word = "skipped" if file.status is Status.SKIPPED else "not scanned"
-                lines.append(f"{_printable(prefix + file.path)}: {word}: {_printable(file.reason)}")
+                lines.append(f"{_printable(file.path)}: {word}: {_printable(file.reason)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

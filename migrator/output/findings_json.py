@@ -77,11 +77,9 @@ def scan_dict(results: list[ScanResult]) -> dict[str, Any]:
     scanned = 0
     skipped: list[dict[str, str]] = []
     failed: list[dict[str, str]] = []
-    multiple = len(results) > 1
     for result in results:
-        prefix = _prefix(result.root) if multiple else ""
         for file in result.files:
-            path = prefix + file.path
+            path = file.path
             if file.status is Status.SCANNED:
                 scanned += 1
             elif file.status is Status.SKIPPED:
@@ -89,7 +87,7 @@ def scan_dict(results: list[ScanResult]) -> dict[str, Any]:
             else:
                 failed.append({"path": path, "reason": file.reason})
         for finding in result.findings:
-            findings.append(_with_prefix(finding, prefix))
+            findings.append(finding)
     return {
         "version": SCHEMA_VERSION,
         "tool": {"name": "migrate", "version": migrator.__version__},
@@ -97,22 +95,6 @@ def scan_dict(results: list[ScanResult]) -> dict[str, Any]:
         "files": {"scanned": scanned, "skipped": skipped, "failed": failed},
         "summary": summary(findings),
     }
-
-
-def _prefix(root: str) -> str:
-    from pathlib import Path
-
-    name = Path(root).name
-    return f"{name}/" if name else ""
-
-
-def _with_prefix(finding: Finding, prefix: str) -> Finding:
-    if not prefix:
-        return finding
-    from dataclasses import replace
-
-    related = tuple(replace(site, path=prefix + site.path) for site in finding.related)
-    return replace(finding, path=prefix + finding.path, related=related)
 
 
 def render(results: list[ScanResult]) -> str:

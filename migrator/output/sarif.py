@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import migrator
-from migrator.model import MEANINGS, ScanResult, Severity
+from migrator.model import MEANINGS, Finding, ScanResult, Severity
 from migrator.output.escape import safe_text, url_path
-from migrator.output.findings_json import _prefix, _with_prefix
 from migrator.output.fingerprint import VERSION as FINGERPRINT
 from migrator.output.fingerprint import fingerprints
 from migrator.output.rule_docs import project_url, rule_url, summary
 
 _LEVEL = {severity: meaning.sarif_level for severity, meaning in MEANINGS.items()}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _prefix(root: str) -> str:
+    """A repository's folder name, which tells apart the paths of a log over several."""
+    name = Path(root).name
+    return f"{name}/" if name else ""
+
+
+def _with_prefix(finding: Finding, prefix: str) -> Finding:
+    """The finding with ``prefix`` before its path and its sites' paths."""
+    if not prefix:
+        return finding
+    related = tuple(replace(site, path=prefix + site.path) for site in finding.related)
+    return replace(finding, path=prefix + finding.path, related=related)
 
 
 def render(

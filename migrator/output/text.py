@@ -26,25 +26,23 @@ def _shown(value: str) -> str:
     return escape(safe_text(value))
 
 
-def _location(finding: Finding, prefix: str) -> str:
+def _location(finding: Finding) -> str:
     cell = f"[cell {finding.cell}]" if finding.cell is not None else ""
-    return f"{prefix}{finding.path}{cell}:{finding.line}:{finding.column}"
+    return f"{finding.path}{cell}:{finding.line}:{finding.column}"
 
 
 def render(
     results: list[ScanResult], console: Console, *, show_source: bool = True, summary: bool = True
 ) -> None:
     findings_total: list[Finding] = []
-    multiple = len(results) > 1
     for result in results:
-        prefix = f"{result.root.rstrip('/')}/" if multiple else ""
         current = None
         for finding in result.findings:
             findings_total.append(finding)
             if finding.path != current:
                 current = finding.path
                 console.print()
-                console.print(f"[bold]{_shown(prefix + finding.path)}[/bold]")
+                console.print(f"[bold]{_shown(finding.path)}[/bold]")
             marker = ""
             if finding.fix is not None:
                 marker = (
@@ -54,7 +52,7 @@ def render(
                 )
             guard = f" [dim]\\[guarded: {_shown(finding.guard)}][/dim]" if finding.guard else ""
             console.print(
-                f"  {_shown(_location(finding, prefix))} "
+                f"  {_shown(_location(finding))} "
                 f"[{_STYLE[finding.severity]}]{finding.rule} {finding.severity.label}[/] "
                 f"{_shown(finding.message)}{marker}{guard}"
             )
@@ -62,13 +60,9 @@ def render(
                 console.print(f"      [dim]{_shown(finding.source_line[:160])}[/dim]")
         for file in result.files:
             if file.status is Status.SKIPPED:
-                console.print(
-                    f"[dim]skipped[/dim] {_shown(prefix + file.path)}: {_shown(file.reason)}"
-                )
+                console.print(f"[dim]skipped[/dim] {_shown(file.path)}: {_shown(file.reason)}")
             elif file.status is Status.FAILED:
-                console.print(
-                    f"[red]failed[/red]  {_shown(prefix + file.path)}: {_shown(file.reason)}"
-                )
+                console.print(f"[red]failed[/red]  {_shown(file.path)}: {_shown(file.reason)}")
     if summary:
         _rationales(findings_total, console)
         _summary(results, findings_total, console)

@@ -43,6 +43,7 @@ def _scan(project, cache, *options):
         "--format",
         "json",
         project,
+        cwd=project,
         MIGRATE_CACHE_DIR=str(cache),
     )
 

@@ -23,7 +23,14 @@ def test_deep_nesting_costs_one_file(tmp_path):
     write(tmp_path, "lambdas.py", "import torch.cuda.amp\nx = " + "lambda: " * 20000 + "1\n")
 
     result = migrate(
-        "scan", "--min-severity", "hygiene", "--no-cache", "--format", "json", tmp_path
+        "scan",
+        "--min-severity",
+        "hygiene",
+        "--no-cache",
+        "--format",
+        "json",
+        tmp_path,
+        cwd=tmp_path,
     )
 
     findings, failed = _report(result)
@@ -46,7 +53,14 @@ def test_a_runaway_file_is_stopped_by_the_time_budget(tmp_path):
 
     began = time.monotonic()
     result = migrate(
-        "scan", "--min-severity", "hygiene", "--no-cache", "--format", "json", tmp_path
+        "scan",
+        "--min-severity",
+        "hygiene",
+        "--no-cache",
+        "--format",
+        "json",
+        tmp_path,
+        cwd=tmp_path,
     )
     elapsed = time.monotonic() - began
 
@@ -62,7 +76,7 @@ def test_a_crash_in_fix_costs_one_file_and_the_rest_is_written(tmp_path):
     good = write(tmp_path, "good.py", AMP)
     write(tmp_path, "lambdas.py", "import torch.cuda.amp\nx = " + "lambda: " * 20000 + "1\n")
 
-    result = migrate("fix", tmp_path)
+    result = migrate("fix", tmp_path, cwd=tmp_path)
 
     assert "torch.amp.autocast" in good.read_text()
     assert "not read lambdas.py: analysis crashed (SIGSEGV)" in result.stderr

@@ -12,7 +12,7 @@ from tests.attacks.conftest import AMP, command, environment, migrate, one_line_
 
 def test_an_unparsable_file_fails_the_gate_unless_allowed(tmp_path):
     write(tmp_path, "a.py", "import torch\nwith torch.cuda.amp.autocast(:\n    pass\n")
-    gate = migrate("scan", "--format", "json", tmp_path)
+    gate = migrate("scan", "--format", "json", tmp_path, cwd=tmp_path)
     assert gate.returncode == 1
     assert json.loads(gate.stdout)["files"]["failed"][0]["path"] == "a.py"
     assert "1 file(s) could not be scanned" in gate.stderr

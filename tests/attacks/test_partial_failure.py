@@ -15,7 +15,7 @@ def test_fix_with_a_read_only_folder_lists_it_and_finishes(tmp_path):
     last = write(tmp_path, "z.py", AMP)
     os.chmod(tmp_path / "locked", 0o555)
     try:
-        result = migrate("fix", tmp_path, unprivileged=True)
+        result = migrate("fix", tmp_path, cwd=tmp_path, unprivileged=True)
     finally:
         os.chmod(tmp_path / "locked", 0o755)
     assert AMP_FIXED_MARK in first.read_text() and AMP_FIXED_MARK in last.read_text()
@@ -42,6 +42,7 @@ def test_scan_with_an_unreadable_folder_and_file_lists_them(tmp_path):
             "--format",
             "json",
             tmp_path,
+            cwd=tmp_path,
             unprivileged=True,
         )
     finally:

@@ -31,6 +31,7 @@ def test_scan_skips_pipes_sockets_and_devices(tmp_path):
             "--format",
             "json",
             tmp_path,
+            cwd=tmp_path,
             timeout=60,
         )
     finally:
@@ -82,7 +83,9 @@ def test_pipes_named_like_project_files_block_nothing(tmp_path):
     write(tmp_path, "a.py", AMP)
     for name in (".gitignore", "pyproject.toml", "requirements.txt", "setup.py", "setup.cfg"):
         os.mkfifo(tmp_path / name)
-    scanned = migrate("scan", "--format", "json", "--min-severity", "hygiene", tmp_path, timeout=60)
+    scanned = migrate(
+        "scan", "--format", "json", "--min-severity", "hygiene", tmp_path, cwd=tmp_path, timeout=60
+    )
     assert [f["path"] for f in json.loads(scanned.stdout)["findings"]] == ["a.py"]
     reported = migrate(
         "report", tmp_path, "--format", "json", "-o", tmp_path / "r.json", timeout=120

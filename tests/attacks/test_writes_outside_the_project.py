@@ -23,7 +23,7 @@ def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
     os.symlink(outside.parent, project / "linked")  # a folder that leaves the project
     os.symlink(outside, project / "flink.py")  # a file that leaves the project
 
-    result = migrate("fix", project)
+    result = migrate("fix", project, cwd=project)
 
     assert outside.read_text() == AMP  # the file outside the project is untouched
     assert (project / "flink.py").is_symlink()  # a symlink stays a symlink
