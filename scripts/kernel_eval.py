@@ -74,9 +74,10 @@ def scan(project_dir: Path) -> dict[str, Any]:
         "--no-cache",
         "--format",
         "json",
-        str(project_dir),
+        ".",
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # run from the project: the scan prints paths from the current directory
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=project_dir)
     data: dict[str, Any] = json.loads(done.stdout)
     return data
 

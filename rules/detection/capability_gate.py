@@ -339,7 +339,7 @@ class CapabilityGate(PythonRule):
         ),
         Valid(
             "import pytest, torch\n"
-            "@pytest.mark.skipif(torch.cuda.get_device_capability()[0] >= 12, reason='no sm_120')\n"
+            "@pytest.mark.skipif(torch.cuda.get_device_capability()[0] < 10, reason='sm_100+')\n"
             "def test_probe():\n"
             "    assert probe()\n",
             path="tests/test_probe.py",
@@ -354,6 +354,15 @@ class CapabilityGate(PythonRule):
         ),
     ]
     invalid = [
+        Invalid(  # MI300X (9, 4) passes the gate: the FP8 test runs Transformer Engine there
+            "import pytest, torch\n"
+            "def test_amp_fp8():\n"
+            "    if not (torch.cuda.get_device_capability() >= (8, 9)):\n"
+            "        pytest.skip('needs compute capability 8.9')\n"
+            "    run_te_fp8()\n",
+            path="tests/test_fp8.py",
+            line=3,
+        ),
         Invalid(  # the capability rebuilt from its unpacked parts
             "import torch\ndef modes():\n    major, minor = torch.cuda.get_device_capability()\n"
             "    return ['mxfp8'] if (major, minor) >= (10, 0) else []\n",
@@ -456,7 +465,7 @@ class CapabilityGate(PythonRule):
                 continue
             if _skips_only_off_nvidia_references(self.ctx, gates, candidate):
                 continue
-            if _skips_a_test(self.ctx, gates.tree, candidate):
+            if _skips_a_test(self.ctx, gates, candidate):
                 continue
             if _never_read(self.ctx, gates.tree, candidate) or _tuning_function(
                 gates.tree, candidate
@@ -708,26 +717,36 @@ def _subset_of(node: cst.BaseExpression | None, candidates: set[str]) -> bool:
     return False
 
 
-def _skips_a_test(ctx: PythonContext, tree_: Tree, comparison: cst.CSTNode) -> bool:
+def _skips_a_test(ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison) -> bool:
     """In a test file, a gate whose only effect is skipping a test (``if ...: pytest.skip()``,
-    ``@pytest.mark.skipif(...)``): at worst an AMD GPU skips a test or runs one more."""
+    ``@pytest.mark.skipif(...)``) that skips it on every AMD Instinct GPU: the NVIDIA-specific
+    test never runs there (one that AMD would run stays reported)."""
     if not is_test_path(ctx.path):
         return False
+    tree_ = gates.tree
+    decorator = False
+    negated = False
+    owner: cst.CSTNode | None = None
     for ancestor in tree_.ancestors(comparison):
-        if isinstance(ancestor, cst.Call):
-            name = identifier(ancestor.func)
-            return name in ("skipif", "skipIf")
-        if isinstance(ancestor, (cst.If, cst.IfExp)):
+        if isinstance(ancestor, cst.UnaryOperation) and isinstance(ancestor.operator, cst.Not):
+            negated = not negated
+        elif isinstance(ancestor, (cst.BooleanOperation, cst.Arg)):
+            continue
+        elif isinstance(ancestor, cst.Call):
+            decorator = identifier(ancestor.func) in ("skipif", "skipIf")
             break
-    owner = _test_owner(tree_, comparison)
-    if not isinstance(owner, cst.If) or owner.orelse is not None:
-        return False
-    smalls = simple_statements(owner.body)
-    return (
-        smalls is not None
-        and _only_exits(smalls)
-        and any(isinstance(small, cst.Expr) for small in smalls)
-    )
+        else:
+            owner = ancestor
+            break
+    if not decorator:
+        if not isinstance(owner, cst.If) or owner.test is None or owner.orelse is not None:
+            return False
+        smalls = simple_statements(owner.body)
+        if smalls is None or not _only_exits(smalls):
+            return False
+    instinct = [gpu for gpu in _gpus() if str(gpu["gfx"]).startswith("gfx9")]
+    outcomes = [_outcome(ctx, gates, comparison, gpu) for gpu in instinct]
+    return all(outcome is not None and outcome != negated for outcome in outcomes)
 
 
 def _source_text(node: cst.CSTNode) -> str:
