@@ -169,7 +169,9 @@ def collect(
             classes[row.klass] += 1
         rows.append(row)
     rows.sort(key=lambda row: (row.status != OK, -(row.score or 0), row.name))
-    ranked = sorted(items.values(), key=lambda item: (-item.deciding, -item.repos, -item.hours, item.key))
+    ranked = sorted(
+        items.values(), key=lambda item: (-item.deciding, -item.repos, -item.hours, item.key)
+    )
     verdicts = Counter(row.verdict or row.status for row in rows)
     by_verdict: dict[str, float] = {}
     for row in rows:

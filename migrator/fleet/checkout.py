@@ -140,7 +140,12 @@ def clone(
     try:
         _git(["init", "-q", "--template=", str(folder)], None, timeout)
         _git(["remote", "add", "origin", url], folder, timeout)
-        _bounded(["fetch", "-q", "--depth", "1", "--no-tags", "origin", commit], folder, timeout, max_bytes)
+        _bounded(
+            ["fetch", "-q", "--depth", "1", "--no-tags", "origin", commit],
+            folder,
+            timeout,
+            max_bytes,
+        )
         _git(["checkout", "-q", "FETCH_HEAD"], folder, timeout)
         if submodules:
             _bounded(

@@ -38,21 +38,28 @@ from migrator.fleet.render import FORMATS
     "--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs of a local Ray instance."
 )
 @click.option(
-    "--retries", type=click.IntRange(min=0, max=20), default=2, show_default=True,
+    "--retries",
+    type=click.IntRange(min=0, max=20),
+    default=2,
+    show_default=True,
     help="Retries of a unit that fails, crashes or times out.",
 )
 @click.option(
-    "--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
     help="Seconds one unit may take.",
 )
 @click.option(
-    "--max-size", type=click.IntRange(min=1), default=500, show_default=True,
+    "--max-size",
+    type=click.IntRange(min=1),
+    default=500,
+    show_default=True,
     help="MiB a checkout may take.",
 )
 @click.option("--force", is_flag=True, help="Run every unit again, stored results or not.")
-@click.option(
-    "--serial", is_flag=True, help="Run units one by one in this process, without Ray."
-)
+@click.option("--serial", is_flag=True, help="Run units one by one in this process, without Ray.")
 def fleet_command(
     manifest: str,
     output_format: str,
@@ -85,7 +92,9 @@ def fleet_command(
         check_output(output, [Path(manifest)])
     if not serial:
         engine.import_ray()
-    store = Store(Path(results) if results else Path(manifest).resolve().parent / "migrate-fleet-results")
+    store = Store(
+        Path(results) if results else Path(manifest).resolve().parent / "migrate-fleet-results"
+    )
     store.root.mkdir(parents=True, exist_ok=True)
     planned = engine.plan(
         fleet_manifest.repos,

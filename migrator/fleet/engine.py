@@ -150,9 +150,7 @@ def _failure(unit: Unit, reason: str, attempts: int) -> dict[str, Any]:
     }
 
 
-def _store_result(
-    store: Store, unit: Unit, result: dict[str, Any], attempts: int | None
-) -> None:
+def _store_result(store: Store, unit: Unit, result: dict[str, Any], attempts: int | None) -> None:
     meta = dict(result["meta"])
     meta["attempts"] = attempts
     store.write(unit.spec.name, unit.key, result["files"], meta)
@@ -211,7 +209,12 @@ def _reason(error: BaseException) -> str:
 
 
 def _task(unit: Unit) -> dict[str, Any]:
-    return run_unit(unit)
+    """The Ray task: run the unit and name the Ray node it ran on."""
+    import ray
+
+    result = run_unit(unit)
+    result["meta"]["node"] = ray.get_runtime_context().get_node_id()
+    return result
 
 
 def run_ray(

@@ -104,7 +104,9 @@ def _unique(names: Sequence[str]) -> list[str]:
 def _checked(table: Mapping[str, Any], allowed: frozenset[str], where: str) -> dict[str, Any]:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise MigrateError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(allowed))})")
+        raise MigrateError(
+            f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(allowed))})"
+        )
     values = dict(table)
     for key in _LIST_KEYS:
         if key in values:
@@ -202,5 +204,7 @@ def read_manifest(path: str | Path) -> Manifest:
     if not entries:
         raise MigrateError(f"{path}: no repositories")
     names = _unique([name for name, _ in entries])
-    repos = [RepoSpec(name=name, **fields) for name, (_, fields) in zip(names, entries, strict=True)]
+    repos = [
+        RepoSpec(name=name, **fields) for name, (_, fields) in zip(names, entries, strict=True)
+    ]
     return Manifest(repos, str(file))

@@ -45,9 +45,7 @@ def fleet_dict(fleet: Fleet) -> dict[str, Any]:
         "failed": len(fleet.failed),
         "effort": {"total_hours": fleet.total_hours, "by_verdict": fleet.hours_by_verdict},
         "classes": [{"class": name, "repositories": count} for name, count in fleet.classes],
-        "work_items": [
-            {**asdict(item), "hours": round(item.hours, 2)} for item in fleet.items
-        ],
+        "work_items": [{**asdict(item), "hours": round(item.hours, 2)} for item in fleet.items],
         "projects": [asdict(row) for row in fleet.rows],
     }
 
@@ -74,7 +72,9 @@ def render_csv(fleet: Fleet) -> str:
     writer.writerow(_CSV_FIELDS)
     for row in fleet.rows:
         values = {**asdict(row), "class": row.klass, "deciding": "; ".join(row.deciding)}
-        writer.writerow([_csv_cell("" if values[name] is None else values[name]) for name in _CSV_FIELDS])
+        writer.writerow(
+            [_csv_cell("" if values[name] is None else values[name]) for name in _CSV_FIELDS]
+        )
     return out.getvalue()
 
 
@@ -119,7 +119,9 @@ def render_md(fleet: Fleet, limit: int = 100) -> str:
                 f"| {deciding} | {link} |"
             )
         else:
-            lines.append(f"| {cell(row.name)} | — | {cell(row.status)} | — | {cell(row.reason)} | |")
+            lines.append(
+                f"| {cell(row.name)} | — | {cell(row.status)} | — | {cell(row.reason)} | |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -127,8 +129,8 @@ def render_html(fleet: Fleet) -> str:
     """One self-contained page (no scripts, no external resources)."""
     import jinja2
 
-    from migrator.reporting import html
     from migrator.output.escape import url_path
+    from migrator.reporting import html
 
     env = html.environment()
     env.loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(TEMPLATES)), env.loader])  # type: ignore[list-item]
