@@ -107,13 +107,15 @@ def test_faults_are_retried_a_bounded_number_of_times_then_recorded(
         tmp_path / "r",
         "--format",
         "json",
+        "-o",
+        tmp_path / "fleet.json",
         "--retries",
         "1",
         "--timeout",
         "3",
     )
     assert result.exit_code == 1, result.output
-    data = json.loads(result.stdout)
+    data = json.loads((tmp_path / "fleet.json").read_text())
     status = {row["name"]: (row["status"], row["reason"]) for row in data["projects"]}
     assert status["r0000"] == ("ok", "")
     assert status["r0003"] == ("ok", "")
@@ -150,26 +152,6 @@ def test_an_interrupted_fleet_resumes_where_it_stopped(local_ray, tmp_path):
     assert not list(store.root.rglob("*.migrate"))
 
 
-def test_verify_units_ask_ray_for_a_gpu():
-    calls = {}
-
-    class Remote:
-        def options(self, **kwargs):
-            calls.setdefault("options", []).append(kwargs)
-            return self
-
-    class FakeRay:
-        @staticmethod
-        def remote(function):
-            return Remote()
-
-    engine._drive(FakeRay, [], Store(Path("/nonexistent")), engine.Progress(0, 0), 2, {"CPU": 2})
-    assert {"num_cpus": 1, "max_retries": 2, "retry_exceptions": True} in calls["options"]
-    assert {"num_cpus": 1, "num_gpus": 1, "max_retries": 2, "retry_exceptions": True} in calls[
-        "options"
-    ]
-
-
 def test_the_repos_file_of_report_is_a_manifest_and_names_are_escaped(local_ray, run_cli, tmp_path):
     evil = tmp_path / "<img src=x onerror=alert(1)>"
     evil.mkdir()
@@ -180,10 +162,15 @@ def test_the_repos_file_of_report_is_a_manifest_and_names_are_escaped(local_ray,
     result = run_cli("fleet", lines, "--results", tmp_path / "r", "-o", out)
     assert result.exit_code == 0, result.output
     page = out.read_text()
-    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
-    assert "blocked by inline-ptx (ROC310)" in page
+    assert "blocked by inline-ptx (ROC310)" in page and "<img" not in page
     md = run_cli("fleet", lines, "--results", tmp_path / "r", "--format", "md")
     assert "<img" not in md.stdout and "0 done, 2 reused" in md.stderr
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(f'[[repo]]\nname = "<script>alert(1)</script>"\npath = "{evil}"\n')
+    named = run_cli("fleet", manifest, "--results", tmp_path / "r", "-o", out)
+    assert named.exit_code == 0, named.output
+    page = out.read_text()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ serial engine runs the same units in this process, for comparison and for debugg
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -231,6 +232,22 @@ def run_ray(
     cluster at ``address``; every result is stored as it arrives, so an interruption loses only
     the units in flight. Returns the failure records."""
     ray = import_ray()
+    # Ray's driver prints its workers' and raylet's messages ("Task failed, retrying") on
+    # stdout, where the report may be going: they go to stderr, with the progress.
+    with contextlib.redirect_stdout(sys.stderr):
+        return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect)
+
+
+def _run_ray(
+    ray: Any,
+    units: Sequence[Unit],
+    store: Store,
+    progress: Progress,
+    address: str | None,
+    num_cpus: int | None,
+    retries: int,
+    on_connect: Callable[[dict[str, float]], None] | None,
+) -> list[dict[str, Any]]:
     started = False
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {
