@@ -19,6 +19,9 @@ from scripts.bench_fleet import build_fleet
 
 ROOT = Path(__file__).resolve().parent.parent
 RAY = Path(sys.executable).parent / "ray"
+#: ``ray start`` enables token authentication; a driver joining it sends the token only in
+#: this mode (the token is the one ``ray start`` wrote to ~/.ray/auth_token).
+ENV = {**os.environ, "RAY_AUTH_MODE": "token", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
 
 
 def _free_port() -> int:
@@ -34,6 +37,7 @@ def _python(code: str, address: str) -> str:
         text=True,
         timeout=120,
         check=False,
+        env=ENV,
     )
     return done.stdout.strip()
 
@@ -46,18 +50,40 @@ ray.shutdown()
 """
 
 
+def _descendants(pid: int) -> set[int]:
+    """``pid`` and every process below it (Ray's workers start sessions of their own)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    family, frontier = {pid}, [pid]
+    while frontier:
+        current = frontier.pop()
+        for child, parent in parents.items():
+            if parent == current and child not in family:
+                family.add(child)
+                frontier.append(child)
+    return family
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop a ``ray start --block`` we started, and everything in its process group."""
-    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+    """Stop a ``ray start --block`` we started and every process it started, by their ids."""
+    family = _descendants(process.pid)
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    for pid in family:
         try:
-            os.killpg(process.pid, sig)
+            os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
+            pass
+    process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +106,7 @@ def cluster():
                     *common,
                 ],
                 start_new_session=True,
+                env=ENV,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
@@ -92,6 +119,7 @@ def cluster():
             subprocess.Popen(
                 [RAY, "start", f"--address={address}", "--num-gpus=1", *common],
                 start_new_session=True,
+                env=ENV,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
@@ -118,7 +146,7 @@ def test_a_two_node_cluster_gives_the_results_of_a_serial_run(cluster, tmp_path)
         manifest.read_text()
         + '\n[[repo]]\nname = "gpu"\npath = "repos/r0005"\nverify = "python -c pass"\nverify-targets = "native"\n'
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    env = ENV
     base = [sys.executable, "-m", "migrator", "fleet", str(manifest), "--format", "json"]
     serial = subprocess.run(
         [*base, "--serial", "--results", str(tmp_path / "serial")],
