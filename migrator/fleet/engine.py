@@ -257,7 +257,8 @@ def _run_ray(
         }
         if address:
             kwargs["address"] = address
-        else:
+        else:  # "local": a new instance, never the last one `ray start` left on this machine
+            kwargs["address"] = "local"
             kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
         ray.init(**kwargs)
         started = True
