@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, TextIO
 
 from migrator.errors import MigrateError
@@ -43,7 +44,7 @@ def _commit(spec: RepoSpec, max_bytes: int, attempts: int) -> tuple[str, str]:
         try:
             if spec.is_git:
                 return checkout.resolve_commit(spec.source, spec.ref), ""
-            return checkout.content_digest(checkout.Path(spec.source), max_bytes), ""
+            return checkout.content_digest(Path(spec.source), max_bytes), ""
         except (checkout.CheckoutError, OSError) as error:
             reason = str(error)
             if not spec.is_git:
