@@ -261,6 +261,9 @@ def _run_ray(
         else:  # "local": a new instance, never the last one `ray start` left on this machine
             kwargs["address"] = "local"
             kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
+            # The units are the work: at Ray's default worker niceness (15) they would yield
+            # to every other process of a busy machine, where a serial run would not.
+            kwargs["_system_config"] = {"worker_niceness": 0}
         ray.init(**kwargs)
         started = True
     try:
