@@ -119,10 +119,15 @@ def build_fleet(dest: Path, count: int, git_repos: int = 4, seed: int = 7) -> Pa
     return manifest
 
 
-def _tree_rss(pid: int) -> int:
-    """Bytes resident in ``pid`` and all its descendants."""
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int, cpu: dict[int, float]) -> int:
+    """Bytes resident in ``pid`` and all its descendants; records each one's CPU seconds (user
+    and system, its own and its reaped children's) in ``cpu``."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
+    ticks: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -133,6 +138,7 @@ def _tree_rss(pid: int) -> int:
             continue
         parents[int(entry)] = int(fields[1])
         rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        ticks[int(entry)] = sum(int(value) for value in fields[11:15])
     family, frontier = {pid}, [pid]
     while frontier:
         current = frontier.pop()
@@ -140,11 +146,15 @@ def _tree_rss(pid: int) -> int:
             if parent == current and child not in family:
                 family.add(child)
                 frontier.append(child)
+    for member in family:
+        if member in ticks:
+            cpu[member] = max(cpu.get(member, 0.0), ticks[member] / _TICK)
     return sum(rss.get(member, 0) for member in family)
 
 
-def run(manifest: Path, results: Path, extra: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak tree RSS and stderr of one ``migrate fleet`` run."""
+def run(manifest: Path, results: Path, extra: list[str]) -> tuple[float, int, float]:
+    """Wall seconds, peak tree RSS and CPU seconds (the process tree, sampled every 0.2 s) of
+    one ``migrate fleet`` run."""
     command = [
         sys.executable,
         "-m",
@@ -165,12 +175,13 @@ def run(manifest: Path, results: Path, extra: list[str]) -> tuple[float, int, st
         command, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
     )
     peak = 0
+    cpu: dict[int, float] = {}
     stop = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, _tree_rss(process.pid))
+            peak = max(peak, _tree(process.pid, cpu))
             stop.wait(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -181,7 +192,7 @@ def run(manifest: Path, results: Path, extra: list[str]) -> tuple[float, int, st
     sampler.join()
     if process.returncode not in (0, 1):
         raise SystemExit(f"migrate fleet failed ({process.returncode}):\n{err}")
-    return elapsed, peak, err
+    return elapsed, peak, sum(cpu.values())
 
 
 def unit_costs(results: Path) -> tuple[float, float, float]:
@@ -211,9 +222,9 @@ def main() -> int:
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench-fleet-"))
     try:
         manifest = build_fleet(base / "fleet", args.repos)
-        serial_s, serial_rss, _ = run(manifest, base / "serial", ["--serial"])
-        ray_s, ray_rss, _ = run(manifest, base / "ray", ["--num-cpus", str(args.cpus)])
-        again_s, _, again_err = run(manifest, base / "ray", ["--num-cpus", str(args.cpus)])
+        serial_s, serial_rss, serial_cpu = run(manifest, base / "serial", ["--serial"])
+        ray_s, ray_rss, ray_cpu = run(manifest, base / "ray", ["--num-cpus", str(args.cpus)])
+        again_s, _, _ = run(manifest, base / "ray", ["--num-cpus", str(args.cpus)])
         mean, p95, unit_rss = unit_costs(base / "ray")
         same = _reports(base / "serial") == _reports(base / "ray")
         n = args.repos
@@ -225,6 +236,10 @@ def main() -> int:
             f"ray ({args.cpus} CPUs): {ray_s:.1f} s, {n / ray_s:.2f} units/s, peak RSS {ray_rss / 2**20:.0f} MiB (driver, Ray daemons and workers)"
         )
         print(f"ratio ray/serial: {serial_s / ray_s:.2f}x")
+        print(
+            f"CPU seconds: serial {serial_cpu:.1f}, ray {ray_cpu:.1f} (Ray's overhead {100 * (ray_cpu / serial_cpu - 1):.0f}%)"
+        )
+        print(f"load average during the runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(
             f"second run (every unit reused): {again_s:.1f} s = {100 * again_s / ray_s:.1f}% of the first"
         )

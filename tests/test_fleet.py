@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -79,6 +80,44 @@ def test_fleet_of_52_with_a_killed_worker_then_every_unit_reused(
     assert "0 done, 52 reused" in second.stderr
     assert json.loads(report.read_text())["projects"] == data["projects"]
     assert second_s <= 0.1 * first_s, (first_s, second_s)
+    page = tmp_path / "fleet.html"
+    assert run_cli("fleet", fleet50, "--results", results, "-o", page).exit_code == 0
+    _loads_in_chromium(page, rows=52, budget_ms=2000)
+
+
+_MEASURE = """<!DOCTYPE html><html><body><script>
+const t0 = performance.now();
+const frame = document.createElement('iframe');
+frame.onload = () => {
+  const rows = frame.contentDocument.querySelectorAll('#repos tr').length - 1;
+  const p = document.createElement('p');
+  p.id = 'result';
+  p.textContent = 'loaded ' + Math.round(performance.now() - t0) + ' ms, rows ' + rows;
+  document.body.appendChild(p);
+};
+frame.src = 'fleet.html';
+document.body.appendChild(frame);
+</script></body></html>"""
+
+
+def _loads_in_chromium(page: Path, rows: int, budget_ms: int) -> None:
+    """The fleet page in a real headless Chromium: every repository row is there, and the page
+    loads (parse, style, layout) within ``budget_ms``, measured in the browser."""
+    from tests.test_report_chromium import browse, chromium
+
+    binary = chromium()
+    (page.parent / "measure.html").write_text(_MEASURE)
+    done = browse(
+        binary,
+        page.parent / "profile",
+        "--allow-file-access-from-files",
+        "--dump-dom",
+        (page.parent / "measure.html").as_uri(),
+    )
+    found = re.search(r'<p id="result">loaded (\d+) ms, rows (\d+)', done.stdout)
+    assert found, done.stderr[-2000:]
+    assert int(found.group(2)) == rows
+    assert int(found.group(1)) < budget_ms, found.group(0)
 
 
 def test_a_changed_repository_is_the_only_unit_run_again(local_ray, run_cli, tmp_path):
