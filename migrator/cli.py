@@ -1,5 +1,5 @@
 """The ``migrate`` command group: which commands it has (scan, fix, rules and explain from their
-modules; verify, doctor, report and pr loaded on first use), and how errors, interrupts and a
+modules; verify, doctor, report, pr and fleet loaded on first use), and how errors, interrupts and a
 closed stdout become one line and an exit status. Data goes to stdout; progress and summaries
 to stderr."""
 
@@ -25,6 +25,7 @@ LAZY_COMMANDS = {
     "pr": ("migrator.pr.cli", "pr_command"),
     "kernels": ("migrator.commands.kernels", "kernels_command"),
     "server": ("migrator.lsp.cli", "server_command"),
+    "fleet": ("migrator.fleet.cli", "fleet_command"),
 }
 
 

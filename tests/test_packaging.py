@@ -38,6 +38,7 @@ def test_installed_package_is_complete(tmp_path):
         "migrator/rules/codes.toml",
         "migrator/pr/cli.py",
         "migrator/reporting/templates/report.html.j2",
+        "migrator/fleet/templates/fleet.html.j2",
         "migrator/verify/sim/sitecustomize.py",
         "migrator/schemas/report.schema.json",
         "migrator/doctor/__init__.py",

@@ -1,0 +1,326 @@
+"""Running a fleet's units: plan them (resolve each repository's commit or content digest, skip
+the units whose result is stored), run the rest as Ray tasks (scan units on CPUs, verification
+units on a GPU) with bounded retries, store each result as it arrives and show progress. A
+serial engine runs the same units in this process, for comparison and for debugging."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from migrator.errors import MigrateError
+from migrator.fleet.manifest import RepoSpec
+from migrator.fleet.store import Store, result_key
+from migrator.fleet.unit import FAULT_VARIABLE, SCAN, VERIFY, Unit, run_unit
+
+INSTALL_HINT = "migrate fleet needs Ray: pip install 'migrate-rocm[fleet]'"
+
+
+@dataclass(slots=True)
+class Planned:
+    """The units of a fleet: those to run, those whose result is stored, those that failed
+    before they could start (a ref that cannot be resolved)."""
+
+    units: list[Unit] = field(default_factory=list)
+    todo: list[Unit] = field(default_factory=list)
+    reused: list[Unit] = field(default_factory=list)
+    failed: list[tuple[Unit, str]] = field(default_factory=list)
+
+
+def _commit(spec: RepoSpec, max_bytes: int, attempts: int) -> tuple[str, str]:
+    """(commit or content digest, "") or ("", reason) after ``attempts`` tries."""
+    from migrator.fleet import checkout
+
+    reason = ""
+    for _ in range(max(1, attempts)):
+        try:
+            if spec.is_git:
+                return checkout.resolve_commit(spec.source, spec.ref), ""
+            return checkout.content_digest(Path(spec.source), max_bytes), ""
+        except (checkout.CheckoutError, OSError) as error:
+            reason = str(error)
+            if not spec.is_git:
+                break
+    return "", reason
+
+
+def plan(
+    repos: Sequence[RepoSpec],
+    store: Store,
+    *,
+    timeout: float = 600.0,
+    max_bytes: int = 500 * 2**20,
+    retries: int = 2,
+    force: bool = False,
+) -> Planned:
+    """Every unit of the fleet, keyed; a unit whose result is stored is reused unless ``force``."""
+    fault = os.environ.get(FAULT_VARIABLE, "")
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        commits = list(pool.map(lambda spec: _commit(spec, max_bytes, retries + 1), repos))
+    planned = Planned()
+    for spec, (commit, reason) in zip(repos, commits, strict=True):
+        stages = [SCAN, VERIFY] if spec.verify else [SCAN]
+        for stage in stages:
+            key = result_key(spec.source, commit or f"unresolved:{spec.ref}", stage, spec.options())
+            unit = Unit(spec, commit, key, stage, timeout, max_bytes, fault)
+            planned.units.append(unit)
+            if reason:
+                planned.failed.append((unit, f"cannot fetch: {reason}"))
+            elif store.done(spec.name, key) and not force:
+                planned.reused.append(unit)
+            else:
+                planned.todo.append(unit)
+    return planned
+
+
+class Progress:
+    """Units done, failed, running and queued, with the time left, on stderr: one line kept
+    up to date on a terminal, a line every few seconds elsewhere (CI logs)."""
+
+    def __init__(self, total: int, reused: int, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.reused = reused
+        self.done = 0
+        self.failed = 0
+        self.running = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = time.monotonic()
+        self._last = 0.0
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def line(self) -> str:
+        """The progress line as it stands."""
+        finished = self.done + self.failed
+        left = self.total - finished
+        elapsed = time.monotonic() - self.start
+        eta = f"~{_duration(elapsed / finished * left)} left" if finished and left else ""
+        queued = max(0, left - self.running)
+        parts = [
+            f"fleet: {finished + self.reused}/{self.total + self.reused} units",
+            f"{self.done} done",
+            f"{self.reused} reused",
+            f"{self.failed} failed",
+            f"{self.running} running",
+            f"{queued} queued",
+        ]
+        return ", ".join(parts) + (f", {eta}" if eta else "")
+
+    def show(self, force: bool = False) -> None:
+        """Print the line (rate-limited unless ``force``)."""
+        now = time.monotonic()
+        if not force and now - self._last < (0.2 if self._tty else 5.0):
+            return
+        self._last = now
+        if self._tty:
+            self.stream.write("\r\033[K" + self.line())
+        else:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """The final line."""
+        self.show(force=True)
+        if self._tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def _failure(unit: Unit, reason: str, attempts: int) -> dict[str, Any]:
+    return {
+        "name": unit.spec.name,
+        "source": unit.spec.source,
+        "ref": unit.spec.ref,
+        "commit": unit.commit,
+        "stage": unit.stage,
+        "key": unit.key,
+        "reason": " ".join(reason.split())[:500],
+        "attempts": attempts,
+        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _store_result(store: Store, unit: Unit, result: dict[str, Any], attempts: int | None) -> None:
+    meta = dict(result["meta"])
+    meta["attempts"] = attempts
+    store.write(unit.spec.name, unit.key, result["files"], meta)
+
+
+def run_serial(
+    units: Sequence[Unit], store: Store, progress: Progress, retries: int = 2
+) -> list[dict[str, Any]]:
+    """Run units one after another in this process (no Ray); failures after ``retries``."""
+    failures = []
+    for unit in units:
+        progress.running = 1
+        progress.show()
+        reason = ""
+        for _attempt in range(retries + 1):
+            try:
+                result = run_unit(unit)
+            except Exception as error:  # noqa: BLE001 - a unit's failure is recorded, not raised
+                reason = f"{type(error).__name__}: {error}"
+                continue
+            _store_result(store, unit, result, _attempt + 1)
+            progress.done += 1
+            break
+        else:
+            record = _failure(unit, reason, retries + 1)
+            store.write_failure(unit.spec.name, unit.key, record)
+            failures.append(record)
+            progress.failed += 1
+    progress.running = 0
+    return failures
+
+
+def import_ray() -> Any:
+    """Ray, or MigrateError with the line that says how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise MigrateError(INSTALL_HINT) from None
+    return ray
+
+
+def _reason(error: BaseException) -> str:
+    """One line on why a Ray task failed: the unit's own exception, or what Ray says happened
+    to its worker or node."""
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, BaseException):
+        first = str(cause).strip().splitlines()
+        return f"{type(cause).__name__}: {first[0] if first else ''}"
+    name = type(error).__name__
+    if name in ("WorkerCrashedError", "ActorDiedError"):
+        return "worker process died (killed or crashed)"
+    if name in ("NodeDiedError", "ObjectLostError", "OwnerDiedError"):
+        return f"node lost: {name}"
+    first = str(error).strip().splitlines()
+    return f"{name}: {first[0] if first else ''}"
+
+
+def _task(unit: Unit) -> dict[str, Any]:
+    """The Ray task: run the unit and name the Ray node it ran on."""
+    import ray
+
+    result = run_unit(unit)
+    result["meta"]["node"] = ray.get_runtime_context().get_node_id()
+    return result
+
+
+def run_ray(
+    units: Sequence[Unit],
+    store: Store,
+    progress: Progress,
+    *,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    retries: int = 2,
+    on_connect: Callable[[dict[str, float]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run units as Ray tasks on a local instance (started here, stopped at the end) or on the
+    cluster at ``address``; every result is stored as it arrives, so an interruption loses only
+    the units in flight. Returns the failure records."""
+    ray = import_ray()
+    # Ray's driver prints its workers' and raylet's messages ("Task failed, retrying") on
+    # stdout, where the report may be going: they go to stderr, with the progress.
+    with contextlib.redirect_stdout(sys.stderr):
+        return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect)
+
+
+def _run_ray(
+    ray: Any,
+    units: Sequence[Unit],
+    store: Store,
+    progress: Progress,
+    address: str | None,
+    num_cpus: int | None,
+    retries: int,
+    on_connect: Callable[[dict[str, float]], None] | None,
+) -> list[dict[str, Any]]:
+    started = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": "ERROR",
+        }
+        if address:
+            kwargs["address"] = address
+        else:  # "local": a new instance, never the last one `ray start` left on this machine
+            kwargs["address"] = "local"
+            kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
+            # The units are the work: at Ray's default worker niceness (15) they would yield
+            # to every other process of a busy machine, where a serial run would not.
+            kwargs["_system_config"] = {"worker_niceness": 0}
+        ray.init(**kwargs)
+        started = True
+    try:
+        resources = ray.cluster_resources()
+        if on_connect:
+            on_connect(resources)
+        return _drive(ray, units, store, progress, retries, resources)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _drive(
+    ray: Any,
+    units: Sequence[Unit],
+    store: Store,
+    progress: Progress,
+    retries: int,
+    resources: dict[str, float],
+) -> list[dict[str, Any]]:
+    remote = ray.remote(_task)
+    scan_task = remote.options(num_cpus=1, max_retries=retries, retry_exceptions=True)
+    gpu_task = remote.options(num_cpus=1, num_gpus=1, max_retries=retries, retry_exceptions=True)
+    cpus = max(1, int(resources.get("CPU", 1)))
+    has_gpu = resources.get("GPU", 0) >= 1
+    failures: list[dict[str, Any]] = []
+    queue = list(units)
+    queue.reverse()
+    pending: dict[Any, Unit] = {}
+    window = max(8, 4 * cpus)
+    while queue or pending:
+        while queue and len(pending) < window:
+            unit = queue.pop()
+            if unit.stage == VERIFY and not has_gpu:
+                record = _failure(unit, "no GPU node in the Ray cluster (verify needs one)", 0)
+                store.write_failure(unit.spec.name, unit.key, record)
+                failures.append(record)
+                progress.failed += 1
+                continue
+            task = gpu_task if unit.stage == VERIFY else scan_task
+            pending[task.remote(unit)] = unit
+        progress.running = min(len(pending), cpus)
+        progress.show()
+        if not pending:
+            continue
+        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.5)
+        for ref in ready:
+            unit = pending.pop(ref)
+            try:
+                result = ray.get(ref)
+            except Exception as error:  # noqa: BLE001 - recorded as the unit's failure
+                record = _failure(unit, _reason(error), retries + 1)
+                store.write_failure(unit.spec.name, unit.key, record)
+                failures.append(record)
+                progress.failed += 1
+                continue
+            _store_result(store, unit, result, None)
+            progress.done += 1
+    progress.running = 0
+    return failures

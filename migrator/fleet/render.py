@@ -1,0 +1,150 @@
+"""The fleet report as HTML (one self-contained page, autoescaped), Markdown, JSON and CSV,
+rendered from the figures of ``aggregate``; every value from a scanned repository is escaped for
+the format it lands in."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import migrator
+from migrator.fleet.aggregate import OK, Fleet
+
+FORMATS = ("html", "md", "json", "csv")
+TEMPLATES = Path(__file__).parent / "templates"
+_CSV_FIELDS = (
+    "name",
+    "source",
+    "ref",
+    "commit",
+    "status",
+    "score",
+    "verdict",
+    "hours",
+    "findings",
+    "work_items",
+    "class",
+    "deciding",
+    "verify",
+    "reason",
+    "report",
+)
+
+
+def fleet_dict(fleet: Fleet) -> dict[str, Any]:
+    """The fleet report as JSON-ready data."""
+    return {
+        "tool": {"name": "migrate", "version": migrator.__version__},
+        "generated": fleet.generated,
+        "repositories": len(fleet.rows),
+        "verdicts": fleet.verdicts,
+        "failed": len(fleet.failed),
+        "effort": {"total_hours": fleet.total_hours, "by_verdict": fleet.hours_by_verdict},
+        "classes": [{"class": name, "repositories": count} for name, count in fleet.classes],
+        "work_items": [{**asdict(item), "hours": round(item.hours, 2)} for item in fleet.items],
+        "projects": [asdict(row) for row in fleet.rows],
+    }
+
+
+def render_json(fleet: Fleet) -> str:
+    """Pretty JSON with a trailing newline."""
+    from migrator.output.escape import portable
+
+    return json.dumps(portable(fleet_dict(fleet)), indent=2, ensure_ascii=False) + "\n"
+
+
+def _csv_cell(value: object) -> str:
+    """A cell a spreadsheet will not run as a formula."""
+    from migrator.output.escape import safe_line
+
+    text = safe_line(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def render_csv(fleet: Fleet) -> str:
+    """One row per repository."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_CSV_FIELDS)
+    for row in fleet.rows:
+        values = {**asdict(row), "class": row.klass, "deciding": "; ".join(row.deciding)}
+        writer.writerow(
+            [_csv_cell("" if values[name] is None else values[name]) for name in _CSV_FIELDS]
+        )
+    return out.getvalue()
+
+
+def render_md(fleet: Fleet, limit: int = 100) -> str:
+    """GitHub-flavoured Markdown: overview, classes, top work items, the repositories."""
+    from migrator.reporting.markdown import cell
+
+    lines = [
+        f"# ROCm readiness of {len(fleet.rows)} repositories",
+        "",
+        "Verdicts: "
+        + ", ".join(f"{count} {cell(verdict)}" for verdict, count in fleet.verdicts.items())
+        + f". Effort: {fleet.total_hours:g} h in all.",
+        "",
+        "## What stands between them and ROCm",
+        "",
+        "| repositories | class |",
+        "|---:|---|",
+        *(f"| {count} | {cell(name)} |" for name, count in fleet.classes),
+        "",
+        "## Work items, by how many repositories they unblock",
+        "",
+        "| unblocks | in repositories | work item | on ROCm | fix | hours |",
+        "|---:|---:|---|---|---|---:|",
+        *(
+            f"| {item.deciding} | {item.repos} | {cell(item.title)} | {cell(item.consequence)} "
+            f"| {cell(item.basis)} | {item.hours:g} |"
+            for item in fleet.items[:limit]
+        ),
+        "",
+        "## Repositories",
+        "",
+        "| repository | score | verdict | hours | deciding | report |",
+        "|---|---:|---|---:|---|---|",
+    ]
+    for row in fleet.rows:
+        if row.status == OK:
+            deciding = cell("; ".join(row.deciding)) or "—"
+            link = f"[report]({row.report.replace(' ', '%20').replace(')', '%29')})"
+            lines.append(
+                f"| {cell(row.name)} | {row.score} | {cell(row.verdict)} | {row.hours:g} "
+                f"| {deciding} | {link} |"
+            )
+        else:
+            lines.append(
+                f"| {cell(row.name)} | — | {cell(row.status)} | — | {cell(row.reason)} | |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def render_html(fleet: Fleet) -> str:
+    """One self-contained page (no scripts, no external resources)."""
+    import jinja2
+
+    from migrator.output.escape import url_path
+    from migrator.reporting import html
+
+    env = html.environment()
+    env.loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(TEMPLATES)), env.loader])  # type: ignore[list-item]
+    env.filters["url_path"] = url_path
+    template = env.get_template("fleet.html.j2")
+    return template.render(fleet=fleet, version=migrator.__version__, ok=OK)
+
+
+def render(fleet: Fleet, output_format: str) -> str:
+    """The fleet report in one of ``FORMATS``."""
+    if output_format == "json":
+        return render_json(fleet)
+    if output_format == "csv":
+        return render_csv(fleet)
+    if output_format == "md":
+        return render_md(fleet)
+    return render_html(fleet)

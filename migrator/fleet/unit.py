@@ -1,0 +1,210 @@
+"""One unit of work: a repository's scan (report JSON and HTML, optionally ``fix --diff`` and the
+kernel check) or its verification, run in the process that calls it (a Ray worker) within a
+time budget. It writes nothing: it returns its files, and the driver stores them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import migrator
+from migrator.fleet.manifest import RepoSpec
+
+SCAN = "scan"
+VERIFY = "verify"
+#: Test-only fault hook: ``kill:NAME@DIR``, ``raise:NAME`` or ``hang:NAME`` (set by the tests;
+#: ``kill`` kills the worker on the first attempt only, remembering it in DIR).
+FAULT_VARIABLE = "MIGRATE_FLEET_TEST_FAULT"
+
+
+class UnitTimeout(Exception):
+    """The unit ran past its time budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """What a worker needs to run one unit (picklable, small)."""
+
+    spec: RepoSpec
+    commit: str
+    key: str
+    stage: str = SCAN
+    timeout: float = 600.0
+    max_bytes: int = 500 * 2**20
+    fault: str = ""
+
+
+@contextlib.contextmanager
+def _budget(seconds: float) -> Iterator[None]:
+    """Raise UnitTimeout in this thread after ``seconds`` (main thread only: elsewhere the
+    subprocess timeouts and the engine's retries are the bound)."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise UnitTimeout(f"took longer than its time budget of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _fault(unit: Unit) -> None:
+    """The test-only fault hook (``FAULT_VARIABLE``); does nothing unless it names this unit."""
+    for entry in unit.fault.split(";"):
+        kind, _, rest = entry.partition(":")
+        name, _, folder = rest.partition("@")
+        if name != unit.spec.name:
+            continue
+        if kind == "raise":
+            raise RuntimeError("injected scan crash")
+        if kind == "hang":
+            time.sleep(3600)
+        if kind == "kill":
+            marker = Path(folder) / f"killed-{name}"
+            if not marker.exists():
+                marker.touch()
+                os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _display(spec: RepoSpec) -> str:
+    where = spec.source + (f"@{spec.ref}" if spec.ref else "")
+    return where + (f"/{spec.subdir}" if spec.subdir else "")
+
+
+def _cli(args: list[str], timeout: float) -> tuple[int, str, str]:
+    """Run ``migrate ARGS`` in a subprocess with this interpreter."""
+    env = {**os.environ, "NO_COLOR": "1", "MIGRATE_NO_CACHE": "1"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "migrator", *args],
+            capture_output=True,
+            text=True,
+            timeout=max(1.0, timeout),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise UnitTimeout(f"`migrate {args[0]}` took longer than {timeout:.0f} s") from None
+    return done.returncode, done.stdout, done.stderr
+
+
+def _scan(root: Path, unit: Unit, deadline: float) -> tuple[dict[str, str], dict[str, Any]]:
+    from migrator.engine.runner import scan
+    from migrator.reporting import html, report_json
+    from migrator.reporting.readiness import build_report
+
+    spec = unit.spec
+    run = scan(
+        root,
+        select=list(spec.select) or None,
+        ignore=list(spec.ignore) or None,
+        exclude=list(spec.exclude),
+        preview=spec.preview or None,
+        use_cache=False,
+        jobs=1,
+    )
+    report = build_report([(spec.name, run.scan)], generated="")
+    project = report.projects[0]
+    project.root = _display(spec)
+    files = {"report.json": report_json.render(report), "report.html": html.render(report)}
+    summary: dict[str, Any] = {
+        "score": project.score,
+        "verdict": project.verdict.value,
+        "findings": len(project.items),
+        "hours": round(project.effort.total_hours, 2),
+        "files_scanned": project.files_scanned,
+    }
+    if spec.fix_diff:
+        code, out, err = _cli(["fix", str(root), "--diff"], deadline - time.monotonic())
+        files["fix.diff"] = out
+        summary["fix_diff_lines"] = out.count("\n")
+    if spec.kernels:
+        code, out, err = _cli(
+            ["kernels", str(root), "--no-hipify", "--format", "json"], deadline - time.monotonic()
+        )
+        if code == 2:
+            raise RuntimeError(f"kernel check failed: {(err.strip().splitlines() or [''])[-1]}")
+        files["kernels.json"] = out
+        summary["kernels_blocked"] = code == 1
+    return files, summary
+
+
+def _verify(root: Path, unit: Unit, deadline: float) -> tuple[dict[str, str], dict[str, Any]]:
+    receipt = root.parent / f"{root.name}-receipt.json"
+    args = ["verify", str(root), "--smoke", unit.spec.verify, "--targets", unit.spec.verify_targets]
+    code, out, err = _cli([*args, "--receipt", str(receipt)], deadline - time.monotonic())
+    files = {"verify.log": out + err}
+    if receipt.is_file():
+        files["receipt.json"] = receipt.read_text(encoding="utf-8")
+        receipt.unlink()
+    if code == 2:
+        raise RuntimeError(f"verify failed to run: {(err.strip().splitlines() or [''])[-1]}")
+    return files, {"verify_passed": code == 0}
+
+
+def run_unit(unit: Unit) -> dict[str, Any]:
+    """Run one unit and return ``{"files": {name: text}, "meta": {...}}``; exceptions (a clone
+    that fails, a crash, UnitTimeout) propagate so that the engine retries the unit."""
+    from migrator.fleet import checkout
+
+    start = time.monotonic()
+    deadline = start + unit.timeout
+    spec = unit.spec
+    cleanup: Path | None = None
+    with _budget(unit.timeout):
+        if unit.fault:
+            _fault(unit)
+        try:
+            if spec.is_git:
+                cleanup = checkout.clone(
+                    spec.source,
+                    unit.commit,
+                    submodules=spec.submodules,
+                    max_bytes=unit.max_bytes,
+                    timeout=unit.timeout,
+                )
+                base = cleanup
+            else:
+                base = Path(spec.source)
+            root = base / spec.subdir if spec.subdir else base
+            if not root.is_dir():
+                raise FileNotFoundError(f"no folder {spec.subdir or '.'} in {spec.source}")
+            work = _verify if unit.stage == VERIFY else _scan
+            files, summary = work(root, unit, deadline)
+        finally:
+            if cleanup is not None:
+                checkout.remove(cleanup)
+    meta = {
+        "name": spec.name,
+        "source": spec.source,
+        "ref": spec.ref,
+        "commit": unit.commit,
+        "stage": unit.stage,
+        "key": unit.key,
+        "tool_version": migrator.__version__,
+        "options": spec.options(),
+        "seconds": round(time.monotonic() - start, 3),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "pid": os.getpid(),
+        "host": os.uname().nodename,
+        "summary": summary,
+        "files": sorted(files),
+    }
+    return {"files": files, "meta": meta}

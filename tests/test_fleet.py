@@ -1,0 +1,253 @@
+"""``migrate fleet`` on a real local Ray instance: a fleet of 50+ repositories (fixtures,
+generated variants, git repositories made here and cloned over ``file://``) with progress, a
+worker killed mid-run, faults retried then recorded, an interrupted run resumed, reuse of stored
+results, the manifest's errors and the reports' escaping."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import ray
+
+from migrator.fleet import engine
+from migrator.fleet.manifest import read_manifest
+from migrator.fleet.store import Store
+from scripts.bench_fleet import build_fleet
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray instance for the module (two CPUs, no dashboard), shut down at the end."""
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="ERROR",
+    )
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def fleet50(tmp_path_factory):
+    return build_fleet(tmp_path_factory.mktemp("fleet50"), 52, git_repos=6)
+
+
+def _fleet(run_cli, *args):
+    started = time.perf_counter()
+    result = run_cli("fleet", *args)
+    return result, time.perf_counter() - started
+
+
+def test_fleet_of_52_with_a_killed_worker_then_every_unit_reused(
+    local_ray, fleet50, run_cli, tmp_path, monkeypatch
+):
+    results, markers = tmp_path / "results", tmp_path / "markers"
+    markers.mkdir()
+    monkeypatch.setenv("MIGRATE_FLEET_TEST_FAULT", f"kill:r0010@{markers}")
+    report = tmp_path / "fleet.json"
+    first, first_s = _fleet(
+        run_cli, fleet50, "--results", results, "--format", "json", "-o", report
+    )
+    assert first.exit_code == 0, first.output
+    assert (markers / "killed-r0010").exists()  # the first attempt's worker died
+    assert "fleet: 52/52 units, 52 done, 0 reused, 0 failed" in first.stderr
+    data = json.loads(report.read_text())
+    assert data["repositories"] == 52 and data["failed"] == 0
+    by_name = {row["name"]: row for row in data["projects"]}
+    assert by_name["r0010"]["status"] == "ok"  # retried after the kill, result stored
+    assert {row["commit"][:8] for row in data["projects"] if row["name"] < "r0006"} != {"content:"}
+    assert sum(data["verdicts"].values()) == 52 and len(data["verdicts"]) >= 2
+    assert all((tmp_path / row["report"]).is_file() for row in data["projects"])
+    assert not list(results.rglob("*.migrate"))  # no temporary file left behind
+    monkeypatch.delenv("MIGRATE_FLEET_TEST_FAULT")
+    second, second_s = _fleet(
+        run_cli, fleet50, "--results", results, "--format", "json", "-o", report
+    )
+    assert second.exit_code == 0, second.output
+    assert "0 done, 52 reused" in second.stderr
+    assert json.loads(report.read_text())["projects"] == data["projects"]
+    assert second_s <= 0.1 * first_s, (first_s, second_s)
+    page = tmp_path / "fleet.html"
+    assert run_cli("fleet", fleet50, "--results", results, "-o", page).exit_code == 0
+    _loads_in_chromium(page, rows=52, budget_ms=2000)
+
+
+_MEASURE = """<!DOCTYPE html><html><body><script>
+const t0 = performance.now();
+const frame = document.createElement('iframe');
+frame.onload = () => {
+  const rows = frame.contentDocument.querySelectorAll('#repos tr').length - 1;
+  const p = document.createElement('p');
+  p.id = 'result';
+  p.textContent = 'loaded ' + Math.round(performance.now() - t0) + ' ms, rows ' + rows;
+  document.body.appendChild(p);
+};
+frame.src = 'fleet.html';
+document.body.appendChild(frame);
+</script></body></html>"""
+
+
+def _loads_in_chromium(page: Path, rows: int, budget_ms: int) -> None:
+    """The fleet page in a real headless Chromium: every repository row is there, and the page
+    loads (parse, style, layout) within ``budget_ms``, measured in the browser."""
+    from tests.test_report_chromium import browse, chromium
+
+    binary = chromium()
+    (page.parent / "measure.html").write_text(_MEASURE)
+    done = browse(
+        binary,
+        page.parent / "profile",
+        "--allow-file-access-from-files",
+        "--dump-dom",
+        (page.parent / "measure.html").as_uri(),
+    )
+    found = re.search(r'<p id="result">loaded (\d+) ms, rows (\d+)', done.stdout)
+    assert found, done.stderr[-2000:]
+    assert int(found.group(2)) == rows
+    assert int(found.group(1)) < budget_ms, found.group(0)
+
+
+def test_a_changed_repository_is_the_only_unit_run_again(local_ray, run_cli, tmp_path):
+    manifest = build_fleet(tmp_path / "f", 4, git_repos=1)
+    results = tmp_path / "results"
+    assert run_cli("fleet", manifest, "--results", results, "--format", "csv").exit_code == 0
+    (tmp_path / "f" / "repos" / "r0002" / "extra.py").write_text(
+        "import torch\ntorch.cuda.init()\n"
+    )
+    again = run_cli("fleet", manifest, "--results", results, "--format", "csv")
+    assert again.exit_code == 0
+    assert "1 done, 3 reused" in again.stderr
+    rows = list(csv.DictReader(io.StringIO(again.stdout)))
+    assert [row["status"] for row in rows] == ["ok"] * 4
+
+
+def test_faults_are_retried_a_bounded_number_of_times_then_recorded(
+    local_ray, run_cli, tmp_path, monkeypatch
+):
+    manifest = build_fleet(tmp_path / "f", 4, git_repos=0)
+    text = (
+        manifest.read_text()
+        + '\n[[repo]]\nname = "gone"\nurl = "file:///nonexistent/x.git"\nref = "v1"\n'
+    )
+    text += '\n[[repo]]\nname = "gpu"\npath = "repos/r0000"\nverify = "python -c pass"\n'
+    manifest.write_text(text)
+    monkeypatch.setenv("MIGRATE_FLEET_TEST_FAULT", "raise:r0001;hang:r0002")
+    result = run_cli(
+        "fleet",
+        manifest,
+        "--results",
+        tmp_path / "r",
+        "--format",
+        "json",
+        "-o",
+        tmp_path / "fleet.json",
+        "--retries",
+        "1",
+        "--timeout",
+        "3",
+    )
+    assert result.exit_code == 1, result.output
+    data = json.loads((tmp_path / "fleet.json").read_text())
+    status = {row["name"]: (row["status"], row["reason"]) for row in data["projects"]}
+    assert status["r0000"] == ("ok", "")
+    assert status["r0003"] == ("ok", "")
+    assert status["r0001"] == ("failed", "RuntimeError: injected scan crash")
+    assert status["r0002"][0] == "failed" and "time budget of 3 s" in status["r0002"][1]
+    assert status["gone"][0] == "failed" and "cannot fetch" in status["gone"][1]
+    gpu = next(row for row in data["projects"] if row["name"] == "gpu")
+    assert gpu["status"] == "ok" and gpu["verify"].startswith("not run: no GPU node")
+    records = [json.loads(p.read_text()) for p in (tmp_path / "r" / "failed").rglob("*.json")]
+    assert {record["attempts"] for record in records if record["name"] != "gpu"} == {2}
+
+
+class _Interrupting(engine.Progress):
+    def show(self, force: bool = False) -> None:
+        if self.done >= 3:
+            raise KeyboardInterrupt
+        super().show(force)
+
+
+def test_an_interrupted_fleet_resumes_where_it_stopped(local_ray, tmp_path):
+    manifest = build_fleet(tmp_path / "f", 12, git_repos=0)
+    repos = read_manifest(manifest).repos
+    store = Store(tmp_path / "results")
+    planned = engine.plan(repos, store)
+    with pytest.raises(KeyboardInterrupt):
+        engine.run_ray(planned.todo, store, _Interrupting(len(planned.todo), 0))
+    stored = len(list(store.root.glob("units/*/*/unit.json")))
+    assert 3 <= stored < 12
+    resumed = engine.plan(repos, store)
+    assert len(resumed.reused) == stored and len(resumed.todo) == 12 - stored
+    progress = engine.Progress(len(resumed.todo), len(resumed.reused))
+    assert engine.run_ray(resumed.todo, store, progress) == []
+    assert len(list(store.root.glob("units/*/*/unit.json"))) == 12
+    assert not list(store.root.rglob("*.migrate"))
+
+
+def test_the_repos_file_of_report_is_a_manifest_and_names_are_escaped(local_ray, run_cli, tmp_path):
+    evil = tmp_path / "<img src=x onerror=alert(1)>"
+    evil.mkdir()
+    (evil / "a.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    lines = tmp_path / "repos.txt"
+    lines.write_text(f"# a fleet\n{evil}\n{ROOT / 'fixtures' / 'quant_kernels'}\n")
+    out = tmp_path / "fleet.html"
+    result = run_cli("fleet", lines, "--results", tmp_path / "r", "-o", out)
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "blocked by inline-ptx (ROC310)" in page and "<img" not in page
+    md = run_cli("fleet", lines, "--results", tmp_path / "r", "--format", "md")
+    assert "<img" not in md.stdout and "0 done, 2 reused" in md.stderr
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(f'[[repo]]\nname = "<script>alert(1)</script>"\npath = "{evil}"\n')
+    named = run_cli("fleet", manifest, "--results", tmp_path / "r", "-o", out)
+    assert named.exit_code == 0, named.output
+    page = out.read_text()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[repo]]\nurl = "file:///x.git"\n', "a url needs a pinned ref"),
+        ('[[repo]]\npath = "."\ncolour = "red"\n', "unknown key 'colour'"),
+        ('[[repo]]\npath = "nowhere"\n', "path is not a folder"),
+        ("[[repo]\n", "not valid TOML"),
+    ],
+)
+def test_manifest_errors_are_one_line_and_exit_2(run_cli, tmp_path, text, message):
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(text)
+    result = run_cli("fleet", manifest)
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_without_ray_it_says_how_to_install_it(tmp_path):
+    (tmp_path / "repos.txt").write_text(str(ROOT / "fixtures" / "quant_kernels") + "\n")
+    code = "import sys; sys.modules['ray'] = None; from migrator.cli import main; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "fleet", str(tmp_path / "repos.txt")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == "migrate: error: migrate fleet needs Ray: pip install 'migrate-rocm[fleet]'\n"
+    )
