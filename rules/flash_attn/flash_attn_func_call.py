@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
-from migrator.api.knowledge import scanned_project
 
 from .._arguments import as_keyword, bind_arguments, new_keyword
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
@@ -348,8 +347,6 @@ class FlashAttnFunc(PythonRule):
         bias = any(module == "torch.nn.attention.bias" for module, _ in imports)
         minimum = "2.5" if "enable_gqa" in emitted else "2.3" if bias else "2.1"
         unit = self.ctx.module.default_indent
-        facts = scanned_project()
-        withheld = facts is not None and facts.unmet({"torch": minimum}) is not None
         self.report(
             node,
             message=(
@@ -362,11 +359,6 @@ class FlashAttnFunc(PythonRule):
             extra_edits=optional_edits(route),
             together=route.together,
             together_size=route.size,
-            # a rewrite the project's torch floor withholds leaves the call a site of the
-            # file's unguarded import, like a call with no rewrite
-            problem=UNGUARDED_FLASH_ATTN
-            if withheld and unguarded_flash_attn(self.ctx.module)
-            else "",
         )
 
     def _rewritable(self, call: cst.Call, scope: cst.FunctionDef | None) -> str | None:
