@@ -72,6 +72,11 @@ SEMGREP_RULES = """rules:
 """
 
 
+#: Where each timed scan writes its JSON: a regular file (the write policy refuses
+#: ``/dev/null``, which is not one); every command pays the same write.
+_SINK = os.path.join(tempfile.gettempdir(), f"migrate-bench-{os.getpid()}.json")
+
+
 def _tree_memory_kib(pid: int) -> tuple[int, int]:
     """Resident (RSS) and proportional (PSS) memory of the process tree, in KiB. RSS counts a
     page shared by several processes (a forked worker's inherited modules) once per process;
@@ -270,9 +275,7 @@ def _peer_commands(tree: Path, bindir: Path, rules: Path) -> dict[str, list[str]
             "ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(tree)
         ),
         # another build of migrate (``BASELINE=/path/to/migrate``), e.g. before a change: cold
-        "baseline": command(
-            "baseline", "scan", "--format", "json", "--output", os.devnull, str(tree)
-        ),
+        "baseline": command("baseline", "scan", "--format", "json", "--output", _SINK, str(tree)),
     }
 
 
@@ -282,7 +285,7 @@ def bench_tree(
     """Every measurement of one tree: warm scans first, then migrate cold, its variants and the
     peers in interleaved rounds (``interleaved``); printed when taken."""
     bindir = Path(sys.executable).parent
-    migrate = [str(bindir / "migrate"), "scan", "--format", "json", "--output", os.devnull]
+    migrate = [str(bindir / "migrate"), "scan", "--format", "json", "--output", _SINK]
     files, lines = count_lines(tree)
     print(f"\ntree: {tree} ({files} .py files, {lines} lines); cpus: {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as cache:

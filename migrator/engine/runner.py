@@ -243,7 +243,7 @@ def _with_kernel_macros(facts: ProjectFacts, sources: Sequence[SourceFile]) -> P
                 continue
 
     macros = nvidia_only_macros(datas())
-    return replace(facts, nvidia_macros=macros) if macros else facts
+    return replace(facts, nvidia_macros=tuple(sorted(macros))) if macros else facts
 
 
 def _work(task: _Task) -> FileOutcome:
@@ -253,7 +253,7 @@ def _work(task: _Task) -> FileOutcome:
     from migrator.knowledge.versions import current_facts
 
     token = current_facts.set(task.facts)
-    macros_token = project_nvidia_macros.set(task.facts.nvidia_macros)
+    macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
     exports_token = current_exports.set(task.exports)
     try:
         return _analyse(task)

@@ -95,8 +95,9 @@ class ProjectFacts:
     line_length: int | None = None
     #: Macros the project's own C/C++ headers define only in branches a HIP build skips
     #: (``PTX_AVAILABLE`` in the ``#else`` of ``#ifdef __HIP_PLATFORM_AMD__``): undefined on
-    #: ROCm wherever they are tested (``migrator.kernels.macros``).
-    nvidia_macros: frozenset[str] = frozenset()
+    #: ROCm wherever they are tested (``migrator.kernels.macros``). Sorted: the facts' repr is
+    #: part of every cache key, and a set's order changes from one process to the next.
+    nvidia_macros: tuple[str, ...] = ()
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())

@@ -63,6 +63,8 @@ class TritonInlinePtx(QualifiedCallRule):
         "triton.language.inline_asm_elementwise": _MESSAGE,
         "torch._higher_order_ops.inline_asm_elementwise.inline_asm_elementwise": _MESSAGE,
     }
+    # the function's own name, not `torch`/`triton`: most files name those, few this
+    triggers = ("inline_asm_elementwise",)
     effort_hours = 1.0
     valid = [
         Valid(

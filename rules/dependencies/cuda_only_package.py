@@ -52,8 +52,7 @@ class CudaOnlyPackage(RequirementRule):
             {
                 spelling
                 for name in _table("no_equivalent")
-                for spelling in (name, name.replace("-", "_"), name.split("-")[0])
-                if len(spelling) > 3
+                for spelling in (name, name.replace("-", "_"))
             }
         ),
         "TensorRT",
