@@ -130,6 +130,9 @@ class Related:
     end_line: int
     end_column: int
     cell: int | None = None
+    #: The rule that found this site when it is not the finding's own: a kernel site folded
+    #: into the problem of the extension or library port that contains it.
+    rule: str = ""
 
 
 #: Aggregation scopes a rule may declare: how many findings one problem yields.

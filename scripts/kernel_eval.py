@@ -107,14 +107,17 @@ def evaluate(
 ) -> Result:
     result = Result(name, verdict_label=labels.get("verdict", ""))
     cover = list(labels.get("covered", []))
-    kernel = [f for f in findings if f["rule"] in CLASSES and f["severity"] in {"error", "warning"}]
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for finding in kernel:  # a site is reported directly or as a related site of a finding
-        sites = [finding, *finding.get("related", [])]
-        for site in sites:
-            by_line.setdefault((site.get("path", finding["path"]), site["line"]), []).append(
-                finding
-            )
+    for finding in findings:  # a site is reported directly or as a related site of a finding
+        if finding["severity"] not in {"error", "warning"}:
+            continue
+        for site in [finding, *finding.get("related", [])]:
+            # a kernel site folded into another problem names its own rule
+            rule = site.get("rule") or finding["rule"]
+            if rule in CLASSES:
+                by_line.setdefault((site.get("path", finding["path"]), site["line"]), []).append(
+                    {**finding, "rule": rule}
+                )
     labelled: set[tuple[str, int]] = set()
     for site in labels.get("sites", []):
         path, line = site["path"], int(site["line"])

@@ -16,6 +16,7 @@ from migrator.engine.isolation import (
     release_memory,
     workers_fork,
 )
+from migrator.engine.kernel_folding import KernelOwners
 from migrator.engine.rule import Rule
 from migrator.engine.suppress import SUPPRESSION_MARK
 from migrator.files.cache import ResultCache
@@ -182,22 +183,28 @@ class MootFiles:
     guarded: Mapping[str, str]
     #: file -> its CUDA-only cause (``cuda_only_users.cuda_only_files``)
     cuda_only: Mapping[str, Cause]
+    #: which build holds each kernel file (``engine.kernel_folding``): its sites may fold into it
+    kernels: KernelOwners = field(default_factory=KernelOwners)
 
     @classmethod
     def find(
         cls, paths: Sequence[str], index: ProjectIndex | None, root: Path | None = None
     ) -> MootFiles:
+        from migrator.engine.kernel_folding import kernel_owners
         from migrator.kernels.builds import cuda_only_sources
         from migrator.reach.cuda_only_users import cuda_only_files
         from migrator.reach.project import file_guards
 
         cuda_only = cuda_only_files(index, paths) if index is not None else {}
         guarded = file_guards(paths)
+        kernels = KernelOwners()
         if root is not None and root.is_dir():
             # C/C++/CUDA sources that only a CUDA-only branch of a build file compiles
             for path, reason in cuda_only_sources(root, paths).items():
                 guarded.setdefault(path, f"never compiled for AMD: {reason}")
-        return cls(guarded, cuda_only)
+            if index is not None:
+                kernels = kernel_owners(root, paths, index)
+        return cls(guarded, cuda_only, kernels)
 
     def moot(self, relative: str) -> str:
         """``_Task.moot`` for a file ("" when its findings may show)."""
@@ -674,6 +681,7 @@ def settle(
     ``show_guarded``, and one finding per problem across the root (``moot_files``: the
     file-level guards, when the caller found them already)."""
     from migrator.engine.aggregate import aggregate
+    from migrator.engine.kernel_folding import fold
     from migrator.engine.registry import catalog_entries, dependency_entries
     from migrator.files.paths import is_test_path
     from migrator.reach.callers import unguard_if_called_elsewhere
@@ -731,6 +739,9 @@ def settle(
     ]
     if not show_guarded:
         kept = [finding for finding in kept if not finding.guard]
+    # kernel sites inside a CUTLASS port or an optional extension with no ROCm build: one
+    # problem with it (``engine.kernel_folding``)
+    kept = fold(kept, moot_files.kernels, index.sources if index is not None else {})
     by_path: dict[str, list[Finding]] = {}
     for finding in aggregate(kept):
         by_path.setdefault(finding.path, []).append(finding)

@@ -119,10 +119,11 @@ def _decode_finding(data: Any) -> Finding:
             for site in value:
                 _require(
                     isinstance(site, list)
-                    and len(site) == 6
+                    and len(site) == 7
                     and type(site[0]) is str
                     and all(type(part) is int for part in site[1:5])
-                    and type(site[5]) in (int, type(None)),
+                    and type(site[5]) in (int, type(None))
+                    and type(site[6]) is str,
                     "related site",
                 )
                 sites.append(Related(*site))

@@ -54,7 +54,21 @@ def _reader(root: Path) -> object:
 
 #: The last project's views: the readiness layout and the report's extension table both ask
 #: for them, and reading the builds and the include graph twice would repeat their I/O.
-_LAST_VIEWS: list[tuple[tuple[str, tuple[str, ...]], list[ExtensionView]]] = []
+_LAST_VIEWS: list[tuple[tuple[str, tuple[str, ...], int], list[ExtensionView]]] = []
+
+
+def _state(root: Path, paths: Sequence[str]) -> int:
+    """A digest of the size and modification time of every file the views read (the build
+    files, the kernel sources, the Python importers): a long-lived process (the language
+    server) sees an edit."""
+    out = []
+    for relative in paths:
+        try:
+            info = (root / relative).stat()
+        except OSError:
+            continue
+        out.append((relative, info.st_size, info.st_mtime_ns))
+    return hash(tuple(out))
 
 
 def extension_views(
@@ -62,7 +76,7 @@ def extension_views(
 ) -> list[ExtensionView]:
     """Every extension of the project with a source that exists, with its files and imports
     (computed once for the same root and files; ``python_texts`` only saves reads)."""
-    key = (str(root), tuple(sorted(paths)))
+    key = (str(root.resolve()), tuple(sorted(paths)), _state(root, paths))
     if _LAST_VIEWS and _LAST_VIEWS[0][0] == key:
         return _LAST_VIEWS[0][1]
     views = _extension_views(root, paths, python_texts)
@@ -200,14 +214,23 @@ def extension_rows(
         files = set(view.files)
         blockers: dict[str, int] = {}
         edits: dict[str, int] = {}
+        seen: set[tuple[str, str]] = set()
         for finding in findings:
-            code = str(getattr(finding, "rule", ""))
-            if code not in KERNEL_RULES or getattr(finding, "path", "") not in files:
-                continue
             if getattr(finding, "guard", ""):
                 continue
-            bucket = blockers if is_port(code) else edits
-            bucket[KERNEL_RULES[code]] = bucket.get(KERNEL_RULES[code], 0) + 1
+            # a finding's own site, and the kernel sites folded into it (``Related.rule``)
+            own = (str(getattr(finding, "rule", "")), str(getattr(finding, "path", "")))
+            folded = [
+                (str(getattr(site, "rule", "")), str(getattr(site, "path", "")))
+                for site in getattr(finding, "related", ())
+                if getattr(site, "rule", "")
+            ]
+            for code, path in (own, *folded):
+                if code not in KERNEL_RULES or path not in files or (code, path) in seen:
+                    continue
+                seen.add((code, path))
+                bucket = blockers if is_port(code) else edits
+                bucket[KERNEL_RULES[code]] = bucket.get(KERNEL_RULES[code], 0) + 1
         rows.append(
             ExtensionRow(
                 view.name,

@@ -49,6 +49,8 @@ def _related_dict(site: Related) -> dict[str, Any]:
     }
     if site.cell is not None:
         data["cell"] = site.cell
+    if site.rule:
+        data["rule"] = site.rule
     return data
 
 

@@ -88,7 +88,11 @@ def render(
                                 "endColumn": site.end_column,
                             },
                         },
-                        "message": {"text": "another site of this problem"},
+                        "message": {
+                            "text": f"{site.rule}: a site of this problem"
+                            if site.rule
+                            else "another site of this problem"
+                        },
                     }
                     for number, site in enumerate(finding.related, start=1)
                 ]

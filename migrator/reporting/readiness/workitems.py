@@ -477,6 +477,28 @@ def sites_of(
         extra = site.role == OPTIONAL and is_dependency_site(site)
         for related in getattr(finding, "related", ()):
             path = getattr(related, "path", None)
+            folded = getattr(related, "rule", "")
+            if isinstance(path, str) and path and folded:
+                # a site another rule found (a kernel site folded into its extension's build):
+                # scored as that rule's own finding, so folding changes the listing, not the work
+                member = meta_for(replace(finding, rule=folded, related=()), lookup)
+                metas.setdefault(folded, member)
+                own = replace(
+                    finding,
+                    rule=folded,
+                    name=member.name,
+                    category=member.category,
+                    severity=member.severity,
+                    path=path,
+                    line=int(getattr(related, "line", 0)),
+                    fix=None,
+                    problem="",
+                    group="",
+                    scope="",
+                    related=(),
+                )
+                sites.append(site_of(own, member, layout))
+                continue
             if isinstance(path, str) and path:
                 original = replace(site, consequence=consequence_of(finding, meta.consequence))
                 placed = place(original, layout, path, int(getattr(related, "line", 0)))

@@ -1,0 +1,236 @@
+"""Kernel sites that belong to a larger problem already reported, folded into it: one finding per
+problem, where the user acts.
+
+Two shapes:
+
+- **A library port.** A C/C++ file written on CUTLASS/CuTe (a CUTLASS include, ROC330) is ported
+  by replacing the library: the inline PTX, lane masks and warp-size constants inside it are part
+  of that port, not problems of their own.
+- **An optional extension with no ROCm build.** An extension whose build has no ROCm path
+  (reported at its build, ROC600) and that nothing a run always loads imports at module level
+  (a nested ``setup.py`` the user builds by hand, a JIT ``load()`` inside a function) is one
+  decision for the user: port it or keep it NVIDIA-only. Its kernel sites are the details of
+  that decision. An extension that a module every run loads imports at module level is the
+  project's own path: each of its kernel sites stays a finding (each is port work).
+
+Folded sites stay visible: they become related sites of the anchor, each naming its own rule
+(``Related.rule``), and the readiness score weighs them as that rule's findings."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from migrator.engine.aggregate import related_site
+from migrator.model import Finding
+from migrator.syntax.reexports import ProjectIndex
+
+#: The kernel rules whose sites may be folded (the construct rules of ``cuda_kernels``).
+KERNEL_SITE_RULES = frozenset(
+    {
+        "ROC303",
+        "ROC304",
+        "ROC310",
+        "ROC311",
+        "ROC312",
+        "ROC313",
+        "ROC320",
+        "ROC340",
+        "ROC350",
+        "ROC360",
+    }
+)
+#: The CUTLASS/CuTe include rule: the library port that contains a file's other kernel sites.
+LIBRARY_RULE = "ROC330"
+#: The extension-build rule: the decision that contains an optional extension's kernel sites.
+BUILD_RULE = "ROC600"
+_INDENTED = re.compile(r"[ \t]")
+
+
+@dataclass(frozen=True, slots=True)
+class KernelOwners:
+    """Which build holds each kernel file of a project, read before any rule runs."""
+
+    #: kernel file -> the build files (``setup.py``) of the optional extensions that compile it;
+    #: absent when any extension compiling it is loaded by every run or has a ROCm branch
+    optional: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: kernel files no extension the static reading resolved compiles (a JIT ``load()`` may)
+    unbuilt: frozenset[str] = frozenset()
+
+
+def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> KernelOwners:
+    """The owners of the kernel files among ``paths``, from the project's build files and the
+    import lines of its Python index."""
+    from migrator.files.paths import is_benchmark_path, is_test_path
+    from migrator.kernels.builds import KERNEL_SUFFIXES
+    from migrator.kernels.importers import MODULE_LEVEL
+    from migrator.kernels.project import extension_views
+
+    kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES)]
+    if not kernel_files:
+        return KernelOwners()
+    views = extension_views(root, paths, index.sources)
+    eager = _eager_modules(index, lambda path: is_test_path(path) or is_benchmark_path(path))
+    by_file: dict[str, list[tuple[str, bool]]] = {}
+    for view in views:
+        loaded = any(site.how == MODULE_LEVEL and site.path in eager for site in view.imports)
+        keep = loaded or view.rocm_branch
+        for relative in view.files:
+            by_file.setdefault(relative, []).append((view.extension.build, keep))
+    optional = {
+        relative: tuple(dict.fromkeys(build for build, _ in owners))
+        for relative, owners in by_file.items()
+        if not any(keep for _, keep in owners)
+    }
+    return KernelOwners(optional, frozenset(p for p in kernel_files if p not in by_file))
+
+
+def _eager_modules(index: ProjectIndex, left_out: Callable[[str], bool]) -> frozenset[str]:
+    """The Python files a run loads: the modules no project file imports (scripts, the
+    packages' ``__init__``), tests and benchmarks left out, and what they import at module
+    level, unindented (an import under ``try`` or in a function is not loaded by every run)."""
+    edges: dict[str, set[str]] = {}
+    imported: set[str] = set()
+    for relative, lines in index.top_imports.items():
+        for _line, unindented, modules in lines:
+            for module in modules:
+                target = _resolve(module, index.modules)
+                if target is None or target == relative:
+                    continue
+                imported.add(target)
+                if unindented:
+                    edges.setdefault(relative, set()).add(target)
+    files = {*index.sources, *index.modules.values()}
+    entries = [
+        relative
+        for relative in sorted(files)
+        if (relative not in imported or relative.endswith("/__init__.py"))
+        and not left_out(relative)
+    ]
+    seen = set(entries)
+    frontier = list(entries)
+    while frontier:
+        current = frontier.pop()
+        for target in edges.get(current, ()):
+            if target not in seen:
+                seen.add(target)
+                frontier.append(target)
+    return frozenset(seen)
+
+
+def _resolve(module: str, by_module: Mapping[str, str]) -> str | None:
+    """The project file a dotted import names (``a.b.c`` -> ``a/b/c.py``, or the module that
+    defines the name ``c``)."""
+    while module:
+        if module in by_module:
+            return by_module[module]
+        if "." not in module:
+            return None
+        module = module.rsplit(".", 1)[0]
+    return None
+
+
+def fold(
+    findings: Sequence[Finding], owners: KernelOwners, sources: Mapping[str, str]
+) -> list[Finding]:
+    """``findings`` (unaggregated, one project) with the kernel sites of a CUTLASS file folded
+    into that file's CUTLASS finding, and those of an optional extension with no ROCm build
+    into its build finding."""
+    anchors: dict[tuple[str, str], int] = {}  # (rule, path) -> index of the first finding
+    for position, finding in enumerate(findings):
+        if finding.rule in (LIBRARY_RULE, BUILD_RULE) and not finding.guard:
+            anchors.setdefault((finding.rule, finding.path), position)
+    if not anchors:
+        return list(findings)
+    jit_folders = _jit_folders(findings, anchors, sources)
+    folded: dict[int, list[Finding]] = {}
+    out: list[Finding | None] = list(findings)
+    for position, finding in enumerate(findings):
+        if finding.rule not in KERNEL_SITE_RULES or finding.guard:
+            continue
+        target = _target(finding.path, anchors, owners, jit_folders)
+        if target is None:
+            continue
+        folded.setdefault(target, []).append(finding)
+        out[position] = None
+    for target, members in folded.items():
+        anchor = findings[target]
+        out[target] = _absorb(anchor, members)
+    return [finding for finding in out if finding is not None]
+
+
+def _jit_folders(
+    findings: Sequence[Finding], anchors: Mapping[tuple[str, str], int], sources: Mapping[str, str]
+) -> dict[str, int]:
+    """folder -> the build finding of a JIT ``load()`` called inside a function of a module in
+    that folder: the kernel sources under the folder are that extension's."""
+    out: dict[str, int] = {}
+    for (rule, path), position in anchors.items():
+        if rule != BUILD_RULE or not path.endswith(".py") or path.endswith("setup.py"):
+            continue
+        text = sources.get(path)
+        if text is None:
+            continue
+        lines = text.splitlines()
+        line = findings[position].line
+        if 0 < line <= len(lines) and _INDENTED.match(lines[line - 1]) and "/" in path:
+            out.setdefault(path.rsplit("/", 1)[0], position)
+    return out
+
+
+def _target(
+    path: str,
+    anchors: Mapping[tuple[str, str], int],
+    owners: KernelOwners,
+    jit_folders: Mapping[str, int],
+) -> int | None:
+    """The finding a kernel site in ``path`` folds into, or None."""
+    library = anchors.get((LIBRARY_RULE, path))
+    if library is not None:
+        return library
+    builds = owners.optional.get(path, ())
+    if builds:
+        positions = [anchors.get((BUILD_RULE, build)) for build in builds]
+        if all(position is not None for position in positions):
+            return positions[0]
+        return None
+    if path in owners.unbuilt:
+        for folder in sorted(jit_folders, key=len, reverse=True):
+            if path.startswith(f"{folder}/"):
+                return jit_folders[folder]
+    return None
+
+
+def _absorb(anchor: Finding, members: Iterable[Finding]) -> Finding:
+    """The anchor with each member's sites as related sites naming the member's rule and a
+    message that says what the folded sites are. The anchor keeps its severity: it says what
+    the problem means for the project (an optional extension that does not build on ROCm is
+    work, not a crash of the project), and the readiness score weighs each folded site as its
+    own rule's finding."""
+    sites = list(anchor.related)
+    seen = {related_site(anchor), *sites}
+    names: dict[str, int] = {}
+    for member in members:
+        for site in (related_site(member), *member.related):
+            tagged = replace(site, rule=member.rule)
+            if replace(site, rule="") in seen or tagged in seen:
+                continue
+            seen.add(tagged)
+            sites.append(tagged)
+            names[member.name] = names.get(member.name, 0) + 1
+    if not names:
+        return anchor
+    if anchor.rule != BUILD_RULE:  # a library port: one finding across the project, as before
+        return replace(anchor, related=tuple(sites))
+    count = sum(names.values())
+    listed = ", ".join(sorted(names))
+    message = (
+        f"{anchor.message}; its sources hold {count} kernel site{'s' if count != 1 else ''} "
+        f"of this port ({listed})"
+    )
+    return replace(anchor, message=message, related=tuple(sites))
+
+
+__all__ = ["KERNEL_SITE_RULES", "KernelOwners", "fold", "kernel_owners"]

@@ -1,0 +1,127 @@
+"""Kernel sites that belong to a larger problem are reported once, with it (issue #38): the
+sites of an optional extension with no ROCm build fold into its build finding, those of a file
+written on CUTLASS into the CUTLASS finding; the sites of an extension every run loads stay
+findings of their own. Scans of small real projects, through the command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.conftest import FIXTURES, write
+
+FIXTURE = FIXTURES / "quant_kernels"
+_PTX_KERNEL = (
+    "__device__ unsigned lane() {\n"
+    "  unsigned i;\n"
+    '  asm volatile("mov.u32 %0, %%laneid;" : "=r"(i));\n'
+    "  return i;\n"
+    "}\n"
+)
+
+
+def _guarded_copy(tmp_path: Path) -> Path:
+    """The bundled kernel fixture with its PTX extension imported behind an import guard."""
+    copy = tmp_path / "quant_kernels"
+    shutil.copytree(FIXTURE, copy)
+    (copy / "quant_kernels" / "__init__.py").write_text(
+        '"""Guarded."""\n\nfrom quant_kernels import _dequant\n\ntry:\n'
+        "    from quant_kernels import _lane\nexcept ImportError:\n    _lane = None\n"
+    )
+    return copy
+
+
+def _kernel_rows(report: dict) -> list[tuple[str, str, int]]:
+    return sorted(
+        (f["rule"], f["path"], f["line"])
+        for f in report["findings"]
+        if f["rule"].startswith(("ROC3", "ROC6"))
+    )
+
+
+def test_an_extension_every_run_loads_keeps_its_kernel_sites(scan_json):
+    report = scan_json("--no-cache", ".", cwd=FIXTURE)
+    assert ("ROC310", "csrc/lane_ptx.cu", 6) in _kernel_rows(report)
+
+
+def test_an_optional_extension_is_one_finding_at_its_build_with_its_sites(tmp_path, scan_json):
+    project = _guarded_copy(tmp_path)
+    report = scan_json("--no-cache", ".", cwd=project)
+    rows = _kernel_rows(report)
+    assert [row for row in rows if row[0] == "ROC310"] == []
+    build = [f for f in report["findings"] if f["rule"] == "ROC600"]
+    assert [(f["path"], f["line"]) for f in build] == [("setup.py", 12)]
+    assert {"path": "csrc/lane_ptx.cu", "line": 6, "rule": "ROC310"}.items() <= {
+        **next(r for r in build[0]["related"] if r.get("rule"))
+    }.items()
+    assert "its sources hold 1 kernel site of this port (inline-ptx)" in build[0]["message"]
+    # an optional extension stays work for the project: the build finding keeps its severity
+    assert build[0]["severity"] == "warning"
+
+
+def test_folding_changes_the_listing_not_the_verdict(tmp_path, run_cli):
+    project = _guarded_copy(tmp_path)
+    result = run_cli("report", "--format", "json", "--no-cache", str(project))
+    document = json.loads(result.stdout)
+    data = document["projects"][0] if "projects" in document else document
+    assert data["verdict"] == "needs-work"
+
+
+def test_sites_inside_a_cutlass_file_are_part_of_the_cutlass_port(tmp_path, scan_json):
+    write(
+        tmp_path,
+        "csrc/gemm.cu",
+        '#include "cutlass/gemm/device/gemm.h"\n'
+        "__device__ float warp_sum(float v) {\n"
+        "  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);\n"
+        "  return v;\n"
+        "}\n",
+    )
+    write(tmp_path, "csrc/plain.cu", "__device__ float sum(float v) {\n" + _PTX_KERNEL + "}\n")
+    report = scan_json("--no-cache", ".", cwd=tmp_path)
+    rows = _kernel_rows(report)
+    assert ("ROC303", "csrc/gemm.cu", 3) not in rows
+    cutlass = next(f for f in report["findings"] if f["rule"] == "ROC330")
+    assert (cutlass["path"], cutlass["line"]) == ("csrc/gemm.cu", 1)
+    assert {"path": "csrc/gemm.cu", "line": 3, "rule": "ROC303"}.items() <= next(
+        r for r in cutlass["related"] if r.get("rule") == "ROC303"
+    ).items()
+    # a file without CUTLASS keeps its own finding
+    assert any(row[:2] == ("ROC310", "csrc/plain.cu") for row in rows)
+
+
+def test_a_jit_extension_loaded_in_a_function_folds_the_sources_under_its_folder(
+    tmp_path, scan_json
+):
+    write(
+        tmp_path,
+        "pkg/lanes/__init__.py",
+        "import os\n"
+        "from torch.utils.cpp_extension import load\n"
+        "HERE = os.path.dirname(__file__)\n\n\n"
+        "def build():\n"
+        "    return load(name='lanes', sources=[os.path.join(HERE, 'csrc', 'lanes.cu')])\n",
+    )
+    write(tmp_path, "pkg/__init__.py", '"""A package."""\n')
+    write(tmp_path, "pkg/lanes/csrc/lanes.cu", _PTX_KERNEL)
+    report = scan_json("--no-cache", ".", cwd=tmp_path)
+    rows = _kernel_rows(report)
+    assert rows == [("ROC600", "pkg/lanes/__init__.py", 7)]
+    build = report["findings"][[f["rule"] for f in report["findings"]].index("ROC600")]
+    assert [(r["path"], r["line"], r.get("rule")) for r in build["related"]] == [
+        ("pkg/lanes/csrc/lanes.cu", 3, "ROC310")
+    ]
+
+
+def test_sarif_names_the_rule_of_a_folded_site(tmp_path, run_cli):
+    project = _guarded_copy(tmp_path)
+    result = run_cli("scan", "--no-cache", "--format", "sarif", ".", cwd=project)
+    sarif = json.loads(result.stdout)
+    texts = [
+        location["message"]["text"]
+        for run in sarif["runs"]
+        for entry in run["results"]
+        for location in entry.get("relatedLocations", [])
+    ]
+    assert "ROC310: a site of this problem" in texts
