@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from migrator.api import PythonContext
 
 from ._dispatch import callee_root
+from ._literals import is_literal
 from ._tree import Tree, tree
 
 
@@ -88,16 +91,62 @@ def _import_flags(module: cst.Module) -> dict[str, frozenset[str]]:
     return out
 
 
-def _behind_flag_with_fallback(tree_: Tree, node: cst.CSTNode, flags: frozenset[str]) -> bool:
-    """Whether ``node`` sits in the body of ``if FLAG: ... else: <fallback>``."""
+def flag_name(node: cst.BaseExpression) -> str | None:
+    """A flag's identity: ``use_flash`` for a name, ``.use_flash_attn`` for an attribute (of any
+    owner: ``self.use_flash_attn`` and ``model.use_flash_attn`` are one flag)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f".{node.attr.value}"
+    return None
+
+
+def derived_flags(
+    module: cst.Module, is_flag: Callable[[cst.BaseExpression], bool]
+) -> frozenset[str]:
+    """The names and attributes (``flag_name``) that the module sets, every time, to a value
+    false unless a flag holds: ``x if FLAG else False``, ``cfg.use_flash and FLAG``, ``FLAG``."""
+
+    def false_without(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.IfExp):
+            return is_flag(value.test) and (
+                is_literal(value.orelse, False) or is_literal(value.orelse, None)
+            )
+        if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
+            return any(is_flag(side) or false_without(side) for side in (value.left, value.right))
+        return is_flag(value)
+
+    verdicts: dict[str, bool] = {}
+
+    class _Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                name = flag_name(target.target)
+                if name is not None:
+                    verdicts[name] = verdicts.get(name, True) and false_without(node.value)
+
+    module.visit(_Assignments())
+    return frozenset(name for name, derived in verdicts.items() if derived)
+
+
+def _behind_flag(
+    tree_: Tree, node: cst.CSTNode, flags: frozenset[str], *, fallback: bool = True
+) -> bool:
+    """Whether ``node`` sits in the body of ``if FLAG: ... else: <fallback>`` (with
+    ``fallback`` off, the ``else`` may be missing)."""
     child = node
     for ancestor in tree_.ancestors(node):
         if isinstance(ancestor, cst.If) and ancestor.body is child:
-            test = ancestor.test
-            if isinstance(test, cst.Name) and test.value in flags:
-                return ancestor.orelse is not None
+            name = flag_name(ancestor.test)
+            if name is not None and name in flags:
+                return ancestor.orelse is not None or not fallback
         child = ancestor
     return False
+
+
+def _behind_flag_with_fallback(tree_: Tree, node: cst.CSTNode, flags: frozenset[str]) -> bool:
+    """Whether ``node`` sits in the body of ``if FLAG: ... else: <fallback>``."""
+    return _behind_flag(tree_, node, flags)
 
 
 def _only_called_behind_flag(
@@ -113,6 +162,23 @@ def _only_called_behind_flag(
     function = next((a for a in ctx.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
     if function is None:
         return _behind_flag_with_fallback(tree_, call, flags)
+    owner = next((a for a in ctx.ancestors(function) if isinstance(a, cst.ClassDef)), None)
+    if owner is not None:
+        # a method of the package's own class (``class FlashAttention``): the object exists only
+        # where every construction sits under the flag, or a switch forced off without it
+        # (``self.use_flash_attn = config.use_flash_attn and has_flash_attn``)
+        switches = flags | derived_flags(
+            ctx.module, lambda node: flag_name(node) in flags if flag_name(node) else False
+        )
+        built = [
+            node
+            for node in tree_.nodes
+            if isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == owner.name.value
+        ]
+        if built and all(_behind_flag(tree_, site, switches, fallback=False) for site in built):
+            return True
     name = function.name.value
     sites = [
         node

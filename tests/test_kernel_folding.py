@@ -125,3 +125,33 @@ def test_sarif_names_the_rule_of_a_folded_site(tmp_path, run_cli):
         for location in entry.get("relatedLocations", [])
     ]
     assert "ROC310: a site of this problem" in texts
+
+
+def test_a_leftover_build_of_sources_another_extension_compiles_is_never_built(tmp_path, scan_json):
+    setup = (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "setup(\n"
+        "    ext_modules=[CUDAExtension('{name}', [{sources}])],\n"
+        "    cmdclass={{'build_ext': BuildExtension}},\n"
+        ")\n"
+    )
+    write(
+        tmp_path,
+        "kernels/setup.py",
+        setup.format(name="engine", sources="'csrc/attn/attn.cu', 'csrc/norm.cu'"),
+    )
+    write(
+        tmp_path, "kernels/csrc/attn/setup.py", setup.format(name="attn_only", sources="'attn.cu'")
+    )
+    write(tmp_path, "kernels/csrc/attn/attn.cu", "__global__ void attn(float* x) { x[0] = 1; }\n")
+    write(tmp_path, "kernels/csrc/norm.cu", "__global__ void norm(float* x) { x[0] = 2; }\n")
+    write(tmp_path, "app/__init__.py", "import engine\n")
+    shown = scan_json("--no-cache", ".", cwd=tmp_path)
+    assert [f["path"] for f in shown["findings"] if f["rule"] == "ROC600"] == ["kernels/setup.py"]
+    everything = scan_json("--no-cache", "--show-guarded", ".", cwd=tmp_path)
+    leftover = [f for f in everything["findings"] if f["path"] == "kernels/csrc/attn/setup.py"]
+    assert leftover and all(
+        "a second build of sources that `engine` (kernels/setup.py) compiles" in f["guard"]
+        for f in leftover
+    )

@@ -22,10 +22,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from migrator.engine.aggregate import related_site
 from migrator.model import Finding
 from migrator.syntax.reexports import ProjectIndex
+
+if TYPE_CHECKING:
+    from migrator.kernels.project import ExtensionView
 
 #: The kernel rules whose sites may be folded (the construct rules of ``cuda_kernels``).
 KERNEL_SITE_RULES = frozenset(
@@ -58,6 +62,9 @@ class KernelOwners:
     optional: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: kernel files no extension the static reading resolved compiles (a JIT ``load()`` may)
     unbuilt: frozenset[str] = frozenset()
+    #: build file -> why it is a leftover: every extension it declares is a second build of
+    #: sources another build file's extension compiles, and no Python file imports it
+    redundant: Mapping[str, str] = field(default_factory=dict)
 
 
 def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> KernelOwners:
@@ -84,7 +91,47 @@ def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> Kern
         for relative, owners in by_file.items()
         if not any(keep for _, keep in owners)
     }
-    return KernelOwners(optional, frozenset(p for p in kernel_files if p not in by_file))
+    unbuilt = frozenset(p for p in kernel_files if p not in by_file)
+    return KernelOwners(optional, unbuilt, _redundant_builds(views))
+
+
+def _redundant_builds(views: Sequence[ExtensionView]) -> dict[str, str]:
+    """Build files whose every extension no Python file imports and whose sources an extension
+    of another build file compiles too: a standalone leftover of a kernel the project builds
+    elsewhere (never what a ROCm user builds)."""
+    by_build: dict[str, list[ExtensionView]] = {}
+    for view in views:
+        by_build.setdefault(view.extension.build, []).append(view)
+    out: dict[str, str] = {}
+    for build, own in by_build.items():
+        if any(view.imports for view in own):
+            continue
+        for view in own:
+            sources = set(view.extension.sources)
+            other = next(
+                (
+                    candidate
+                    for candidate in views
+                    if candidate.extension.build != build
+                    and sources <= set(candidate.extension.sources)
+                ),
+                None,
+            )
+            if other is None:
+                break
+        else:
+            names = ", ".join(f"`{view.name}`" for view in own)
+            host = next(
+                candidate.extension
+                for candidate in views
+                if candidate.extension.build != build
+                and set(own[0].extension.sources) <= set(candidate.extension.sources)
+            )
+            out[build] = (
+                f"{names}: a second build of sources that `{host.name}` ({host.build}) "
+                "compiles; no Python file imports it"
+            )
+    return out
 
 
 def _eager_modules(index: ProjectIndex, left_out: Callable[[str], bool]) -> frozenset[str]:

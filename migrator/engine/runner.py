@@ -204,6 +204,9 @@ class MootFiles:
                 guarded.setdefault(path, f"never compiled for AMD: {reason}")
             if index is not None:
                 kernels = kernel_owners(root, paths, index)
+                # a leftover build script of sources another extension compiles
+                for path, reason in kernels.redundant.items():
+                    guarded.setdefault(path, f"never built for ROCm: {reason}")
         return cls(guarded, cuda_only, kernels)
 
     def moot(self, relative: str) -> str:

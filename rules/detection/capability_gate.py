@@ -344,6 +344,16 @@ class CapabilityGate(PythonRule):
             "    assert probe()\n",
             path="tests/test_probe.py",
         ),
+        Valid(  # skipped on new GPUs only: Ampere, Hopper and MI300X run it; gfx12 skips it
+            "import pytest, torch\n"
+            "@pytest.mark.skipif(\n"
+            "    torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 12,\n"
+            "    reason='sm_120+ builds ship no kernel for it',\n"
+            ")\n"
+            "def test_probe_runs():\n"
+            "    assert probe()\n",
+            path="tests/test_probe.py",
+        ),
         Valid(  # autotune pruning keeps some of the configs: every GPU can run them
             "import torch\n"
             "def prune_configs(configs, named_args, **kwargs):\n"
@@ -644,28 +654,61 @@ def _only_sets_numbers(smalls: list[cst.BaseSmallStatement]) -> bool:
 def _skips_only_off_nvidia_references(
     ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison
 ) -> bool:
-    """A gate whose ``if`` only skips (``pytest.skip``, a bare ``return``/``continue``) and
-    whose comparison lets the work run on both reference NVIDIA GPUs (Ampere and Hopper): the
-    work is not architecture-specific, so an AMD GPU either runs it as they do or skips it."""
-    owner = _test_owner(gates.tree, comparison)
-    if not isinstance(owner, cst.If) or owner.orelse is not None:
+    """A gate that only skips (an ``if`` whose body is ``pytest.skip``, a bare ``return`` or
+    ``continue``; a ``skipif`` decorator's condition) and whose comparison lets the work run
+    on both reference NVIDIA GPUs (Ampere and Hopper): the work is not architecture-specific,
+    so an AMD GPU either runs it as they do or skips it."""
+    negated = _skip_negation(gates.tree, comparison)
+    if negated is None:
         return False
-    smalls = simple_statements(owner.body)
-    if smalls is None or not _only_exits(smalls):
-        return False
-    negated = False
-    for ancestor in gates.tree.ancestors(comparison):
-        if ancestor is owner:
-            break
-        if isinstance(ancestor, cst.UnaryOperation) and isinstance(ancestor.operator, cst.Not):
-            negated = not negated
-        elif not isinstance(ancestor, cst.BooleanOperation):
-            return False
     for gpu in load_table("detection")["nvidia_reference"]:
         outcome = _outcome(ctx, gates, comparison, gpu)
         if outcome is None or outcome != negated:
             return False  # the comparison would skip the work on this NVIDIA GPU
     return True
+
+
+def _skip_negation(tree_: Tree, comparison: cst.Comparison) -> bool | None:
+    """Whether ``comparison`` is negated on its way to a skip (the work is skipped when it is
+    true, or with ``True`` when it is false), through ``and``/``or``/``not`` only; None when it
+    does not decide a skip."""
+    owner = _test_owner(tree_, comparison)
+    if isinstance(owner, cst.IfExp):
+        return None  # a value chosen, not work skipped
+    if isinstance(owner, cst.If):
+        if owner.orelse is not None:
+            return None
+        smalls = simple_statements(owner.body)
+        if smalls is None or not _only_exits(smalls):
+            return None
+    negated = False
+    for ancestor in tree_.ancestors(comparison):
+        if ancestor is owner:
+            return negated
+        if isinstance(ancestor, cst.UnaryOperation) and isinstance(ancestor.operator, cst.Not):
+            negated = not negated
+        elif isinstance(ancestor, cst.BooleanOperation):
+            continue
+        elif isinstance(ancestor, cst.Arg) and (
+            ancestor.keyword is None or ancestor.keyword.value == "condition"
+        ):
+            continue
+        elif isinstance(ancestor, cst.Call) and identifier(ancestor.func) in ("skipif", "skipIf"):
+            first = ancestor.args[0] if ancestor.args else None
+            return (
+                negated if first is not None and first is _arg_holding(tree_, comparison) else None
+            )
+        else:
+            return None
+    return None
+
+
+def _arg_holding(tree_: Tree, node: cst.CSTNode) -> cst.Arg | None:
+    """The call argument that holds ``node``."""
+    for ancestor in tree_.ancestors(node):
+        if isinstance(ancestor, cst.Arg):
+            return ancestor
+    return None
 
 
 def _never_read(ctx: PythonContext, tree_: Tree, comparison: cst.CSTNode) -> bool:

@@ -12,6 +12,7 @@ from migrator.api.knowledge import is_test_path
 from migrator.api.syntax import fast_visit, syntax_children
 
 from .._literals import is_literal, replace_string, string_nodes_with_value
+from .._optional_backend import derived_flags, flag_name
 from .._problems import FLASH_ATTN_BUILD
 from ._table import _data
 
@@ -136,6 +137,8 @@ class _HfAttnImplementation(PythonRule):
     ) -> None:
         """Keep FlashAttention-2 where it is installed, fall back to ``fallback`` elsewhere; leave
         explicit user requests and packed-sequence code alone (they need FA2's varlen path)."""
+        if self._probe_guarded(value, string):
+            return  # an availability check chooses it: without flash_attn the other branch runs
         requested = self._explicit_request(value)
         if requested:
             self._report_request(string, requested)
@@ -150,15 +153,6 @@ class _HfAttnImplementation(PythonRule):
                 ),
                 problem=self._build_problem(),
                 problem_scope="project",
-            )
-            return
-        if self._probe_guarded(value, string):
-            self.report(
-                string,
-                message=(
-                    f"{self.message}; not rewritten: an availability check already guards it "
-                    "(on ROCm without flash_attn the other branch runs)"
-                ),
             )
             return
         probe = f"is_flash_attn_{self.values_key[-1]}_available"
@@ -200,14 +194,26 @@ class _HfAttnImplementation(PythonRule):
         FlashAttention-3 (Hopper-only) is another problem (no key)."""
         return FLASH_ATTN_BUILD if self.values_key == "fa2" else ""
 
-    @staticmethod
-    def _probe_guarded(value: cst.BaseExpression, string: cst.SimpleString) -> bool:
-        """Whether ``string`` is the body of ``x if HAS_FLASH_ATTN else y`` (a portable fallback)."""
-        return (
-            isinstance(value, cst.IfExp)
-            and value.body is string
-            and bool(_PROBE.search(cst.Module([]).code_for_node(value.test)))
-        )
+    def _probe_guarded(self, value: cst.BaseExpression, string: cst.SimpleString) -> bool:
+        """Whether ``string`` is the body of ``x if HAS_FLASH_ATTN else y`` (a portable
+        fallback), the flag read directly or through a name every assignment of which is false
+        without it (``use_flash = use_flash if has_flash_attn else False``)."""
+        if not isinstance(value, cst.IfExp) or value.body is not string:
+            return False
+        return bool(_PROBE.search(self.ctx.code(value.test))) or self._probe_derived(value.test)
+
+    def _probe_derived(self, test: cst.BaseExpression) -> bool:
+        """Whether ``test`` is a name or attribute (``use_flash``, ``self.use_flash_attn``)
+        that the module only ever sets to something false unless an availability flag holds."""
+        name = flag_name(test)
+        if name is None:
+            return False
+        derived = self.ctx.memo.get("hf-attn-probe-derived")
+        if not isinstance(derived, frozenset):
+            code = self.ctx.code
+            derived = derived_flags(self.ctx.module, lambda node: bool(_PROBE.search(code(node))))
+            self.ctx.memo["hf-attn-probe-derived"] = derived
+        return name in derived
 
     def _explicit_request(self, value: cst.BaseExpression, flag: bool = False) -> str | None:
         """The test of an enclosing ``if`` that names a flash-attention switch
@@ -221,6 +227,8 @@ class _HfAttnImplementation(PythonRule):
         for ancestor in enclosing:
             if isinstance(ancestor, cst.If | cst.IfExp):
                 test = self.ctx.code(ancestor.test)
+                if self._probe_derived(ancestor.test):
+                    continue  # the switch is off wherever flash_attn failed to import
                 if _FLASH_SWITCH.search(test) and not _PROBE.search(test):
                     if flag and not _names_flash_flag(ancestor.test):
                         continue

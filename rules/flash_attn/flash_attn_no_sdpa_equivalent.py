@@ -88,6 +88,21 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             "        return flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
             "    return sdpa(q, k, v)\n"
         ),
+        Valid(  # the package's own module, built only under a switch that is off without it
+            "try:\n"
+            "    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
+            "    has_flash_attn = True\n"
+            "except ImportError:\n"
+            "    has_flash_attn = False\n"
+            "class FlashAttention(nn.Module):\n"
+            "    def forward(self, qkv, cu_seqlens, max_s):\n"
+            "        return flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_s, 0.0)\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self, config):\n"
+            "        self.use_flash_attn = config.use_flash_attn and has_flash_attn\n"
+            "        if self.use_flash_attn:\n"
+            "            self.inner_attn = FlashAttention()\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -107,6 +122,20 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             "    fa3 = None\n"
             "out = fa3(q, k, v, causal=True)\n",
             line=5,
+        ),
+        Invalid(  # the package's own module, but built on every setup
+            "try:\n"
+            "    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
+            "    has_flash_attn = True\n"
+            "except ImportError:\n"
+            "    has_flash_attn = False\n"
+            "class FlashAttention(nn.Module):\n"
+            "    def forward(self, qkv, cu_seqlens, max_s):\n"
+            "        return flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_s, 0.0)\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self, config):\n"
+            "        self.inner_attn = FlashAttention()\n",
+            line=8,
         ),
         Invalid(  # optional import, but the caller is no flash backend: it runs on every setup
             "try:\n"

@@ -97,6 +97,23 @@ class HfFlashAttention2(_HfAttnImplementation):
             "    m = AutoModelForCausalLM.from_pretrained(name, attn_implementation='flash_attention_2')\n",
             path="tests/models/test_attention.py",
         ),
+        Valid(  # an availability probe chooses it: without flash_attn the eager path runs
+            'attn_impl = "flash_attention_2" if HAS_FLASH_ATTN and on_gpu else "eager"  # fast\n'
+            "model = AutoModelForCausalLM.from_config(config, attn_implementation=attn_impl)\n"
+        ),
+        Valid(  # the user's switch, forced off where the guarded import failed
+            "try:\n"
+            "    import flash_attn\n"
+            "    has_flash_attn = True\n"
+            "except ImportError:\n"
+            "    has_flash_attn = False\n"
+            "class Chat:\n"
+            "    def __init__(self, config, use_flash_attn=True):\n"
+            "        use_flash_attn = use_flash_attn if has_flash_attn else False\n"
+            "        config._attn_implementation = (\n"
+            "            'flash_attention_2' if use_flash_attn else 'eager'\n"
+            "        )\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -112,11 +129,6 @@ class HfFlashAttention2(_HfAttnImplementation):
             ),
             line=3,
             column=31,
-        ),
-        Invalid(  # an availability probe already guards it: no fix
-            'attn_impl = "flash_attention_2" if HAS_FLASH_ATTN and on_gpu else "eager"  # fast\n'
-            "model = AutoModelForCausalLM.from_config(config, attn_implementation=attn_impl)\n",
-            fixed=None,
         ),
         Invalid(  # transformers is not imported at module level: importlib asks instead
             'model_kwargs = {"attn_implementation": "flash_attention_2"}\n'
