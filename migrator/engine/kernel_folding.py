@@ -46,6 +46,8 @@ KERNEL_SITE_RULES = frozenset(
         "ROC360",
     }
 )
+#: The kernel rules about assembly, which the compiler must assemble wherever it emits code.
+ASSEMBLY_RULES = frozenset({"ROC310", "ROC311", "ROC312", "ROC313", "ROC320"})
 #: The CUTLASS/CuTe include rule: the library port that contains a file's other kernel sites.
 LIBRARY_RULE = "ROC330"
 #: The extension-build rule: the decision that contains an optional extension's kernel sites.
@@ -280,4 +282,4 @@ def _absorb(anchor: Finding, members: Iterable[Finding]) -> Finding:
     return replace(anchor, message=message, related=tuple(sites))
 
 
-__all__ = ["KERNEL_SITE_RULES", "KernelOwners", "fold", "kernel_owners"]
+__all__ = ["ASSEMBLY_RULES", "KERNEL_SITE_RULES", "KernelOwners", "fold", "kernel_owners"]

@@ -16,7 +16,7 @@ from migrator.engine.isolation import (
     release_memory,
     workers_fork,
 )
-from migrator.engine.kernel_folding import KernelOwners
+from migrator.engine.kernel_folding import ASSEMBLY_RULES, KERNEL_SITE_RULES, KernelOwners
 from migrator.engine.rule import Rule
 from migrator.engine.suppress import SUPPRESSION_MARK
 from migrator.files.cache import ResultCache
@@ -40,6 +40,7 @@ from migrator.syntax.reexports import ExportSlice, ProjectIndex, current_exports
 if TYPE_CHECKING:
     # Imported where used: the fix policy behind it loads libcst, which a warm scan never needs.
     from migrator.engine.variants import Variant
+    from migrator.kernels.dead import DeadSpan
     from migrator.reach.cuda_only import Cause
 
 #: Below this many files to analyse, worker processes cost more than they save.
@@ -185,6 +186,8 @@ class MootFiles:
     cuda_only: Mapping[str, Cause]
     #: which build holds each kernel file (``engine.kernel_folding``): its sites may fold into it
     kernels: KernelOwners = field(default_factory=KernelOwners)
+    #: kernel file -> the definitions in it that the project never uses (``kernels.dead``)
+    dead: Mapping[str, tuple[DeadSpan, ...]] = field(default_factory=dict)
 
     @classmethod
     def find(
@@ -192,13 +195,16 @@ class MootFiles:
     ) -> MootFiles:
         from migrator.engine.kernel_folding import kernel_owners
         from migrator.kernels.builds import cuda_only_sources
+        from migrator.kernels.dead import dead_definitions
         from migrator.reach.cuda_only_users import cuda_only_files
         from migrator.reach.project import file_guards
 
         cuda_only = cuda_only_files(index, paths) if index is not None else {}
         guarded = file_guards(paths)
         kernels = KernelOwners()
+        dead: dict[str, tuple[DeadSpan, ...]] = {}
         if root is not None and root.is_dir():
+            dead = dead_definitions(_kernel_texts(root, paths))
             # C/C++/CUDA sources that only a CUDA-only branch of a build file compiles
             for path, reason in cuda_only_sources(root, paths).items():
                 guarded.setdefault(path, f"never compiled for AMD: {reason}")
@@ -207,7 +213,16 @@ class MootFiles:
                 # a leftover build script of sources another extension compiles
                 for path, reason in kernels.redundant.items():
                     guarded.setdefault(path, f"never built for ROCm: {reason}")
-        return cls(guarded, cuda_only, kernels)
+        return cls(guarded, cuda_only, kernels, dead)
+
+    def unused_at(self, relative: str, line: int, assembly: bool) -> str:
+        """Why a kernel site at ``relative:line`` changes nothing: it sits in a definition the
+        project never uses, which for ``assembly`` (inline PTX must still assemble) the compiler
+        does not emit either; "" otherwise."""
+        for span in self.dead.get(relative, ()):
+            if span.first <= line <= span.last and not (assembly and span.emitted):
+                return f"`{span.name}` is defined but never used in the project's sources"
+        return ""
 
     def moot(self, relative: str) -> str:
         """``_Task.moot`` for a file ("" when its findings may show)."""
@@ -236,6 +251,21 @@ class FileOutcome:
     @property
     def relative(self) -> str:
         return self.result.path
+
+
+def _kernel_texts(root: Path, paths: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of the project's C/C++/CUDA sources (one that cannot be read is left out)."""
+    from migrator.kernels.builds import KERNEL_SUFFIXES
+
+    out: dict[str, bytes] = {}
+    for relative in paths:
+        if not relative.lower().endswith(KERNEL_SUFFIXES):
+            continue
+        try:
+            out[relative] = read_regular(str(root / relative), size_limit("cuda"))
+        except (SkipFile, FailFile, NotRegular):
+            continue
+    return out
 
 
 def _with_kernel_macros(facts: ProjectFacts, sources: Sequence[SourceFile]) -> ProjectFacts:
@@ -726,6 +756,11 @@ def settle(
                 finding = replace(finding, guard=MASK_TEST_INPUT)
             if result.path in cuda_only:
                 finding = settle_finding(finding, cuda_only, rocm)
+            if finding.rule in KERNEL_SITE_RULES and not finding.guard:
+                assembly = finding.rule in ASSEMBLY_RULES
+                unused = moot_files.unused_at(result.path, finding.line, assembly)
+                if unused:
+                    finding = replace(finding, guard=unused)
             dependency, rocm_release = dependencies.get(finding.rule, (None, None))
             if dependency and not finding.guard:
                 why = dependency_guard(dependency, rocm_release, own, facts)

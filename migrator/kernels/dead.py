@@ -1,0 +1,155 @@
+"""Kernel code the project defines but never uses: a macro or a function whose name occurs in
+the project's C/C++/CUDA sources only where it is defined. Nothing compiles a use of it, so what
+it holds (a 32-bit lane mask, a warp-size constant) changes nothing on ROCm.
+
+Read statically from the sources' text: identifiers are counted once over every kernel file;
+a name that token pasting (``name##_kernel``) could build is never taken for unused."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+#: ``#define NAME`` (object- or function-like).
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+#: The start of a function definition: a name, its parameter list, then the body's brace.
+_FUNCTION = re.compile(
+    rb"\b([A-Za-z_]\w*)\s*\((?:[^;{}()]|\([^;{}()]*\))*\)"
+    rb"(?:\s|//[^\n]*\n|/\*.*?\*/)*(?:const\s*)?(?:noexcept\s*)?\{",
+    re.DOTALL,
+)
+#: Words before a function's name that keep an unused definition out of the object code: a
+#: template is compiled only where instantiated, an inline or internal function only where used.
+_NOT_EMITTED = re.compile(rb"\b(?:template|inline|__inline__|__forceinline__|static)\b")
+_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+_PASTE = re.compile(rb"(\w*)\s*##\s*(\w*)")
+_KEYWORDS = frozenset(
+    {b"if", b"for", b"while", b"switch", b"catch", b"return", b"sizeof", b"defined", b"main"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DeadSpan:
+    """Lines ``first``..``last`` (1-based) of one file: the definition of ``name``."""
+
+    name: str
+    first: int
+    last: int
+    #: Whether the compiler still emits it (a plain function or kernel: its code is built, so
+    #: assembly in it must assemble for AMD, though nothing runs it); a macro, template, inline
+    #: or static function is not.
+    emitted: bool = False
+
+
+def dead_definitions(files: Mapping[str, bytes]) -> dict[str, tuple[DeadSpan, ...]]:
+    """For each kernel file, the definitions in it whose name nothing in ``files`` uses."""
+    counts: Counter[bytes] = Counter()
+    fragments: set[bytes] = set()
+    for data in files.values():
+        counts.update(_IDENTIFIER.findall(data))
+        for left, right in _PASTE.findall(data):
+            fragments.update(part for part in (left, right) if len(part) > 1)
+    defined: Counter[bytes] = Counter()
+    found: dict[str, list[tuple[bytes, int, int, bool]]] = {}
+    for relative, data in files.items():
+        for name, start, end, emitted in _definitions(data):
+            defined[name] += 1
+            found.setdefault(relative, []).append((name, start, end, emitted))
+    out: dict[str, tuple[DeadSpan, ...]] = {}
+    for relative, spans in found.items():
+        data = files[relative]
+        dead = tuple(
+            DeadSpan(
+                name.decode("ascii", "replace"),
+                data.count(b"\n", 0, start) + 1,
+                data.count(b"\n", 0, end) + 1,
+                emitted,
+            )
+            for name, start, end, emitted in spans
+            if counts[name] == defined[name] and not _pasted(name, fragments)
+        )
+        if dead:
+            out[relative] = dead
+    return out
+
+
+def _pasted(name: bytes, fragments: Iterable[bytes]) -> bool:
+    """Whether token pasting could build ``name`` (it starts or ends with a pasted part)."""
+    return any(name.startswith(part) or name.endswith(part) for part in fragments)
+
+
+def _definitions(data: bytes) -> list[tuple[bytes, int, int, bool]]:
+    """``(name, start, end, emitted)`` for the macro and function definitions of one file."""
+    out: list[tuple[bytes, int, int, bool]] = []
+    for match in _DEFINE.finditer(data):
+        end = match.end()
+        while True:  # a definition continued with backslashes
+            newline = data.find(b"\n", end)
+            if newline < 0:
+                end = len(data)
+                break
+            if data[newline - 1 : newline] == b"\\" or data[newline - 2 : newline] == b"\\\r":
+                end = newline + 1
+                continue
+            end = newline
+            break
+        out.append((match.group(1), match.start(), end, False))
+    for match in _FUNCTION.finditer(data):
+        name = match.group(1)
+        if name in _KEYWORDS or _in_directive(data, match.start()):
+            continue
+        close = _closing_brace(data, match.end() - 1)
+        if close is not None:
+            head = data[_declaration_start(data, match.start()) : match.start()]
+            out.append((name, match.start(), close, not _NOT_EMITTED.search(head)))
+    return out
+
+
+def _declaration_start(data: bytes, offset: int) -> int:
+    """Where the declaration ending in a function's name begins: after the previous ``;``,
+    ``}`` or ``{``, or the previous preprocessor line."""
+    start = max(data.rfind(mark, 0, offset) for mark in (b";", b"}", b"{")) + 1
+    directive = data.rfind(b"\n#", start, offset)
+    if directive >= 0:
+        start = data.find(b"\n", directive + 1) + 1 or offset
+    return start
+
+
+def _in_directive(data: bytes, offset: int) -> bool:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return data[line_start:offset].lstrip().startswith(b"#")
+
+
+def _closing_brace(data: bytes, opening: int) -> int | None:
+    """The offset of the brace that closes the one at ``opening`` (comments and string literals
+    skipped); None when the file ends first."""
+    depth = 0
+    index = opening
+    size = len(data)
+    while index < size:
+        char = data[index]
+        if char == 0x7B:  # {
+            depth += 1
+        elif char == 0x7D:  # }
+            depth -= 1
+            if depth == 0:
+                return index
+        elif char == 0x2F and data[index + 1 : index + 2] == b"/":  # // comment
+            newline = data.find(b"\n", index)
+            index = size if newline < 0 else newline
+            continue
+        elif char == 0x2F and data[index + 1 : index + 2] == b"*":  # /* comment */
+            close = data.find(b"*/", index + 2)
+            index = size if close < 0 else close + 2
+            continue
+        elif char in (0x22, 0x27):  # a string or character literal
+            index += 1
+            while index < size and data[index] != char:
+                index += 2 if data[index] == 0x5C else 1
+        index += 1
+    return None
+
+
+__all__ = ["DeadSpan", "dead_definitions"]
