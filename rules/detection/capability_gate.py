@@ -354,6 +354,17 @@ class CapabilityGate(PythonRule):
             "    assert probe()\n",
             path="tests/test_probe.py",
         ),
+        Valid(  # pruning narrows what a helper kept to one config on one GPU: all valid
+            "def prune_bwd(configs, named_args, **kwargs):\n"
+            "    import torch\n"
+            "    kept = smem_prune(configs, named_args, **kwargs)\n"
+            "    if torch.cuda.get_device_capability() == (9, 0):\n"
+            "        safe = [c for c in kept if c.num_warps == 8]\n"
+            "        if safe:\n"
+            "            return safe[:1]\n"
+            "        return sorted(kept, key=lambda c: c.num_stages)[:1]\n"
+            "    return kept\n"
+        ),
         Valid(  # autotune pruning keeps some of the configs: every GPU can run them
             "import torch\n"
             "def prune_configs(configs, named_args, **kwargs):\n"
@@ -372,6 +383,15 @@ class CapabilityGate(PythonRule):
             "    run_te_fp8()\n",
             path="tests/test_fp8.py",
             line=3,
+        ),
+        Invalid(  # a pruning function that makes a config of its own on one GPU
+            "import torch, triton\n"
+            "def prune(configs, named_args, **kwargs):\n"
+            "    kept = smem_prune(configs, named_args)\n"
+            "    if torch.cuda.get_device_capability() == (9, 0):\n"
+            "        return [triton.Config({'BN': 64}, num_warps=8)]\n"
+            "    return kept\n",
+            line=4,
         ),
         Invalid(  # the capability rebuilt from its unpacked parts
             "import torch\ndef modes():\n    major, minor = torch.cuda.get_device_capability()\n"
@@ -746,18 +766,75 @@ def _tuning_value(node: cst.BaseExpression | None) -> bool:
     return False
 
 
-def _subset_of(node: cst.BaseExpression | None, candidates: set[str]) -> bool:
-    """``configs`` or ``[c for c in configs if ...]`` where ``configs`` is a parameter: the
-    function returns some of the autotuning configurations it was given."""
+def _subset_of(
+    node: cst.BaseExpression | None, candidates: set[str], kept: frozenset[str] = frozenset()
+) -> bool:
+    """``configs`` or ``[c for c in configs if ...]`` where ``configs`` is a parameter, or a
+    local ``kept`` already known to hold some of them, sliced (``kept[:1]``) or sorted
+    (``sorted(kept, key=...)``): the function returns some of the autotuning configurations
+    it was given."""
     if isinstance(node, cst.Name):
-        return node.value in candidates and "config" in node.value.lower()
+        return node.value in kept or (node.value in candidates and "config" in node.value.lower())
     if isinstance(node, cst.ListComp) and not isinstance(node.for_in.inner_for_in, cst.CompFor):
-        return _subset_of(node.for_in.iter, candidates) and (
+        return _subset_of(node.for_in.iter, candidates, kept) and (
             isinstance(node.elt, cst.Name)
             and isinstance(node.for_in.target, cst.Name)
             and node.elt.value == node.for_in.target.value
         )
+    if isinstance(node, cst.Subscript) and all(
+        isinstance(element.slice, cst.Slice) for element in node.slice
+    ):
+        return _subset_of(node.value, candidates, kept)
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("sorted", "list")
+        and node.args
+        and node.args[0].keyword is None
+    ):
+        return _subset_of(node.args[0].value, candidates, kept)
     return False
+
+
+def _kept_configs(function: cst.FunctionDef, tree_: Tree, candidates: set[str]) -> frozenset[str]:
+    """Locals of an autotune pruning function that hold some of its configurations: assigned a
+    subset of them, or what a pruning helper returns for them (``kept = base(configs, args)``:
+    a helper given the configurations passes some of them on)."""
+    kept: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in tree_.descendants(function.body):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            if not isinstance(target, cst.Name) or target.value in kept:
+                continue
+            value = node.value
+            helper = (
+                isinstance(value, cst.Call)
+                and bool(value.args)
+                and value.args[0].keyword is None
+                and _subset_of(value.args[0].value, candidates, frozenset(kept))
+            )
+            if helper or _subset_of(value, candidates, frozenset(kept)):
+                kept.add(target.value)
+                changed = True
+    return frozenset(kept)
+
+
+def _sort_key(tree_: Tree, node: cst.CSTNode) -> bool:
+    """Whether a lambda is the ``key=`` of ``sorted``/``min``/``max``."""
+    argument = tree_.parent(node)
+    call = tree_.parent(argument) if isinstance(argument, cst.Arg) else None
+    return (
+        isinstance(argument, cst.Arg)
+        and argument.keyword is not None
+        and argument.keyword.value == "key"
+        and isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value in ("sorted", "min", "max")
+    )
 
 
 def _skips_a_test(ctx: PythonContext, gates: _GateAnalysis, comparison: cst.Comparison) -> bool:
@@ -814,18 +891,22 @@ def _tuning_function(tree_: Tree, comparison: cst.CSTNode) -> bool:
         return False
     # autotune pruning: ``return configs`` or a filter of it (every GPU can run what is kept)
     candidates = {param.name.value for param in function.params.params}
+    kept = _kept_configs(function, tree_, candidates) if candidates else frozenset()
     returns = 0
     for node in tree_.descendants(function.body):
+        if isinstance(node, cst.Lambda) and _sort_key(tree_, node):
+            continue
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return False
         if isinstance(node, cst.Return):
-            if not (_tuning_value(node.value) or _subset_of(node.value, candidates)):
+            if not (_tuning_value(node.value) or _subset_of(node.value, candidates, kept)):
                 return False
             returns += 1
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.SimpleString):
             continue  # the docstring
         elif isinstance(node, cst.BaseSmallStatement) and not isinstance(
-            node, (cst.Assign, cst.Assert, cst.Return, cst.Pass, cst.Raise)
+            node,
+            (cst.Assign, cst.Assert, cst.Return, cst.Pass, cst.Raise, cst.Import, cst.ImportFrom),
         ):
             return False
     return returns > 0
