@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from migrator.api import Invalid, PythonRule, Severity, Valid
@@ -65,6 +67,14 @@ class CudaVersionGuard(PythonRule):
             "import torch\nif torch.version.hip:\n    pass\n"
             "elif torch.version.cuda and float(torch.version.cuda) > 11:\n    pass\n"
         ),
+        Valid(  # the branch only records the CUDA version: on ROCm there is none to record
+            "import torch\n"
+            "display, major = None, None\n"
+            "cuda_version = torch.version.cuda\n"
+            "if cuda_version:\n"
+            "    display = cuda_version\n"
+            "    major = int(str(cuda_version).split('.')[0])\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -72,6 +82,13 @@ class CudaVersionGuard(PythonRule):
             "        x = 1\n",
             line=2,
             column=4,
+        ),
+        Invalid(  # the version decides a setting: on ROCm the setting is silently off
+            "import torch\n"
+            "use_bf16 = False\n"
+            "if torch.version.cuda:\n"
+            "    use_bf16 = int(torch.version.cuda.split('.')[0]) >= 11\n",
+            line=3,
         ),
         Invalid(
             "import torch as tt\nok = tt.version.cuda and tt.cuda.is_available() and "
@@ -89,5 +106,45 @@ class CudaVersionGuard(PythonRule):
         if analysis.rocm_aware:
             return
         for test in analysis.tests:
-            if test.guards_parse:
+            if test.guards_parse and not _only_records_version(self.ctx, test.atom, test.ref):
                 self.report(test.atom)
+
+
+def _only_records_version(ctx: Any, atom: cst.BaseExpression, ref: cst.BaseExpression) -> bool:
+    """``if cuda_version: display = cuda_version; major = int(cuda_version.split(".")[0])``:
+    the branch only stores the CUDA version itself, so on ROCm its names keep their "no CUDA
+    version" defaults, which is what they mean there."""
+    owner = next((a for a in ctx.ancestors(atom) if isinstance(a, cst.If)), None)
+    if owner is None or owner.test is not atom or owner.orelse is not None:
+        return False
+    version = ctx.code(ref).strip()
+    statements = owner.body.body
+    if not statements:
+        return False
+    for line in statements:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            if not isinstance(small, cst.Assign) or not _mentions(ctx, small.value, version):
+                return False
+    return True
+
+
+def _mentions(ctx: Any, node: cst.CSTNode, text: str) -> bool:
+    """Whether ``node`` is the version ``text`` itself or a reading of it (a conversion, a
+    method call, an index, an f-string): a value, not a decision (no comparison)."""
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        return bool(ctx.code(node).strip() == text)
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute):  # ``v.split(".")``, ``v.strip()``
+            return _mentions(ctx, node.func.value, text)
+        return any(_mentions(ctx, arg.value, text) for arg in node.args)  # ``int(v)``
+    if isinstance(node, cst.Subscript):
+        return _mentions(ctx, node.value, text)
+    if isinstance(node, cst.FormattedString):
+        return any(
+            isinstance(part, cst.FormattedStringExpression)
+            and _mentions(ctx, part.expression, text)
+            for part in node.parts
+        )
+    return False
