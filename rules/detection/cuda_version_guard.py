@@ -121,13 +121,49 @@ def _only_records_version(ctx: Any, atom: cst.BaseExpression, ref: cst.BaseExpre
     statements = owner.body.body
     if not statements:
         return False
+    targets: set[str] = set()
     for line in statements:
         if not isinstance(line, cst.SimpleStatementLine):
             return False
         for small in line.body:
             if not isinstance(small, cst.Assign) or not _mentions(ctx, small.value, version):
                 return False
-    return True
+            for target in small.targets:
+                if not isinstance(target.target, cst.Name):
+                    return False
+                targets.add(target.target.value)
+    # each name has its default before the branch (else it is unbound on ROCm)
+    return targets <= _assigned_before(ctx, owner)
+
+
+def _assigned_before(ctx: Any, statement: cst.If) -> set[str]:
+    """The names assigned before ``statement`` in its block and in each enclosing block of the
+    same function (``x = None`` before the ``try:`` holding the branch)."""
+    out: set[str] = set()
+    current: cst.CSTNode = statement
+    while True:
+        block = ctx.parent(current)
+        if block is None:
+            return out
+        body = getattr(block, "body", ())
+        for earlier in body if isinstance(body, (list, tuple)) else ():
+            if earlier is current:
+                break
+            for small in earlier.body if isinstance(earlier, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        names = (
+                            [e.value for e in target.target.elements]
+                            if isinstance(target.target, cst.Tuple)
+                            else [target.target]
+                        )
+                        out.update(n.value for n in names if isinstance(n, cst.Name))
+        if isinstance(block, cst.Module):
+            return out
+        owner = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else block
+        if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
+            return out
+        current = owner
 
 
 def _mentions(ctx: Any, node: cst.CSTNode, text: str) -> bool:
