@@ -76,7 +76,8 @@ def test_sites_inside_a_cutlass_file_are_part_of_the_cutlass_port(tmp_path, scan
         "__device__ float warp_sum(float v) {\n"
         "  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);\n"
         "  return v;\n"
-        "}\n",
+        "}\n"
+        "__global__ void reduce(float* x) { x[0] = warp_sum(x[threadIdx.x]); }\n",
     )
     write(tmp_path, "csrc/plain.cu", "__device__ float sum(float v) {\n" + _PTX_KERNEL + "}\n")
     report = scan_json("--no-cache", ".", cwd=tmp_path)
@@ -155,3 +156,58 @@ def test_a_leftover_build_of_sources_another_extension_compiles_is_never_built(t
         "a second build of sources that `engine` (kernels/setup.py) compiles" in f["guard"]
         for f in leftover
     )
+
+
+def test_the_build_finding_names_the_imports_that_fail_on_rocm(scan_json):
+    report = scan_json("--no-cache", ".", cwd=FIXTURE)
+    build = next(f for f in report["findings"] if f["rule"] == "ROC600")
+    sites = {(r["path"], r["line"]) for r in build["related"] if not r.get("rule")}
+    assert {("quant_kernels/__init__.py", 3), ("quant_kernels/quantizer.py", 5)} <= sites
+    assert (
+        "modules every run loads import it at module level (quant_kernels/__init__.py:3"
+        in build["message"]
+    )
+
+
+def test_imports_through_a_namespace_package_are_followed(tmp_path, scan_json):
+    """``awq/`` has no ``__init__.py``: ``awq.quant.linear`` still names ``awq/quant/linear.py``,
+    which a script imports at module level, so the extension it imports is the run's own."""
+    write(
+        tmp_path,
+        "kernels/setup.py",
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "setup(ext_modules=[CUDAExtension('engine', ['gemm.cu'])], "
+        "cmdclass={'build_ext': BuildExtension})\n",
+    )
+    write(tmp_path, "kernels/gemm.cu", _PTX_KERNEL)
+    write(tmp_path, "awq/quant/__init__.py", "")
+    write(tmp_path, "awq/quant/linear.py", "import torch\nimport engine\n")
+    write(tmp_path, "awq/entry.py", "from awq.quant.linear import torch\n")
+    report = scan_json("--no-cache", ".", cwd=tmp_path)
+    rows = _kernel_rows(report)
+    assert ("ROC310", "kernels/gemm.cu", 3) in rows  # the run's own extension: a site of its own
+    build = next(f for f in report["findings"] if f["rule"] == "ROC600")
+    assert ("awq/quant/linear.py", 2) in {(r["path"], r["line"]) for r in build["related"]}
+
+
+# --- code nothing uses ----------------------------------------------------------------------
+
+
+def test_unused_definitions_are_found_and_used_ones_are_not():
+    from migrator.kernels.dead import dead_definitions
+
+    files = {
+        "a.h": b"#define FINAL_MASK 0xffffffff\n#define FULL 0xffffffff\n"
+        b"template <typename T>\n__device__ T lanes(T v)  // sum\n{\n  return v;\n}\n"
+        b"#define LAUNCH(name) name##_kernel<<<1, 1>>>()\n"
+        b"__global__ void scale_kernel() {}\n__global__ void by_python() {}\n",
+        "b.cu": b'#include "a.h"\nvoid f() { unsigned m = FULL; LAUNCH(scale); }\n',
+    }
+    dead = dead_definitions(files, ["mod = RawModule(code=SRC).get_function('by_python')\n"])
+    assert {(span.name, span.first, span.last, span.emitted) for span in dead["a.h"]} == {
+        ("FINAL_MASK", 1, 1, False),
+        ("lanes", 4, 7, False),
+    }
+    # a plain function nothing calls is unused too, but the compiler still builds it
+    assert [(span.name, span.emitted) for span in dead["b.cu"]] == [("f", True)]

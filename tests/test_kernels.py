@@ -96,7 +96,8 @@ def test_guarded_ptx_is_hidden_and_arch_branch_without_amd_path_is_reported(tmp_
         "#endif\n"
         "__global__ void k(float* x) {\n#if __CUDA_ARCH__ >= 800\n"
         '  asm volatile("st.global.release.gpu.f32 [%0], %1;" :: "l"(x), "f"(1.f));\n'
-        "#endif\n}\n",
+        "#endif\n}\n"
+        "void launch(float* x) { k<<<1, 1>>>(x); }\n",
     )
     report = scan_json("--no-cache", str(tmp_path))
     found = sorted((f["rule"], f["line"]) for f in report["findings"])

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrator.engine.aggregate import related_site
-from migrator.model import Finding
+from migrator.model import Finding, Related
 from migrator.syntax.reexports import ProjectIndex
 
 if TYPE_CHECKING:
@@ -67,6 +67,9 @@ class KernelOwners:
     #: build file -> why it is a leftover: every extension it declares is a second build of
     #: sources another build file's extension compiles, and no Python file imports it
     redundant: Mapping[str, str] = field(default_factory=dict)
+    #: build file -> the module-level imports, in modules every run loads, of its extensions
+    #: that have no ROCm branch: where the missing ROCm build surfaces as an ImportError
+    loaded_at: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> KernelOwners:
@@ -83,9 +86,16 @@ def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> Kern
     views = extension_views(root, paths, index.sources)
     eager = _eager_modules(index, lambda path: is_test_path(path) or is_benchmark_path(path))
     by_file: dict[str, list[tuple[str, bool]]] = {}
+    loaded_at: dict[str, list[tuple[str, int]]] = {}
     for view in views:
-        loaded = any(site.how == MODULE_LEVEL and site.path in eager for site in view.imports)
-        keep = loaded or view.rocm_branch
+        eager_imports = [
+            (site.path, site.line)
+            for site in view.imports
+            if site.how == MODULE_LEVEL and site.path in eager
+        ]
+        keep = bool(eager_imports) or view.rocm_branch
+        if eager_imports and not view.rocm_branch:
+            loaded_at.setdefault(view.extension.build, []).extend(eager_imports)
         for relative in view.files:
             by_file.setdefault(relative, []).append((view.extension.build, keep))
     optional = {
@@ -94,7 +104,12 @@ def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> Kern
         if not any(keep for _, keep in owners)
     }
     unbuilt = frozenset(p for p in kernel_files if p not in by_file)
-    return KernelOwners(optional, unbuilt, _redundant_builds(views))
+    return KernelOwners(
+        optional,
+        unbuilt,
+        _redundant_builds(views),
+        {build: tuple(sorted(set(sites))) for build, sites in loaded_at.items()},
+    )
 
 
 def _redundant_builds(views: Sequence[ExtensionView]) -> dict[str, str]:
@@ -142,10 +157,16 @@ def _eager_modules(index: ProjectIndex, left_out: Callable[[str], bool]) -> froz
     level, unindented (an import under ``try`` or in a function is not loaded by every run)."""
     edges: dict[str, set[str]] = {}
     imported: set[str] = set()
+    folders = frozenset(
+        "/".join(parts[:depth])
+        for relative in index.sources
+        for parts in [relative.split("/")[:-1]]
+        for depth in range(1, len(parts) + 1)
+    )
     for relative, lines in index.top_imports.items():
         for _line, unindented, modules in lines:
             for module in modules:
-                target = _resolve(module, index.modules)
+                target = _resolve(module, index.modules, folders)
                 if target is None or target == relative:
                     continue
                 imported.add(target)
@@ -169,15 +190,20 @@ def _eager_modules(index: ProjectIndex, left_out: Callable[[str], bool]) -> froz
     return frozenset(seen)
 
 
-def _resolve(module: str, by_module: Mapping[str, str]) -> str | None:
+def _resolve(
+    module: str, by_module: Mapping[str, str], folders: frozenset[str] = frozenset()
+) -> str | None:
     """The project file a dotted import names (``a.b.c`` -> ``a/b/c.py``, or the module that
-    defines the name ``c``)."""
-    while module:
-        if module in by_module:
-            return by_module[module]
-        if "." not in module:
-            return None
-        module = module.rsplit(".", 1)[0]
+    defines the name ``c``); a namespace package's name (a folder without ``__init__.py``,
+    which the index leaves out of module names) is dropped from the front."""
+    parts = module.split(".")
+    for first in range(len(parts)):
+        if first and "/".join(parts[:first]) not in folders:
+            break  # only a project folder may be left out of a module name
+        for last in range(len(parts), first, -1):
+            found = by_module.get(".".join(parts[first:last]))
+            if found is not None:
+                return found
     return None
 
 
@@ -207,7 +233,40 @@ def fold(
     for target, members in folded.items():
         anchor = findings[target]
         out[target] = _absorb(anchor, members)
+    for (rule, path), position in anchors.items():
+        sites = owners.loaded_at.get(path)
+        current = out[position]
+        if rule == BUILD_RULE and sites and current is not None:
+            out[position] = _with_imports(current, sites, sources)
     return [finding for finding in out if finding is not None]
+
+
+def _with_imports(
+    anchor: Finding, sites: Sequence[tuple[str, int]], sources: Mapping[str, str]
+) -> Finding:
+    """The build finding of an extension that modules every run loads import at module level,
+    with those imports as related sites: there the missing ROCm build raises ImportError."""
+    related = list(anchor.related)
+    known = {(site.path, site.line) for site in related} | {(anchor.path, anchor.line)}
+    added = 0
+    for path, line in sites:
+        if (path, line) in known:
+            continue
+        lines = sources.get(path, "").splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        start = len(text) - len(text.lstrip()) + 1
+        related.append(Related(path, line, start, line, len(text) + 1))
+        added += 1
+    if not added:
+        return anchor
+    first = sites[0]
+    message = (
+        f"{anchor.message}; modules every run loads import it at module level "
+        f"({first[0]}:{first[1]}"
+        + (f" and {added - 1} more" if added > 1 else "")
+        + "): they raise ImportError on ROCm until it builds there"
+    )
+    return replace(anchor, message=message, related=tuple(related))
 
 
 def _jit_folders(

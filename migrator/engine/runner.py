@@ -204,7 +204,8 @@ class MootFiles:
         kernels = KernelOwners()
         dead: dict[str, tuple[DeadSpan, ...]] = {}
         if root is not None and root.is_dir():
-            dead = dead_definitions(_kernel_texts(root, paths))
+            python = index.sources.values() if index is not None else ()
+            dead = dead_definitions(_kernel_texts(root, paths), python)
             # C/C++/CUDA sources that only a CUDA-only branch of a build file compiles
             for path, reason in cuda_only_sources(root, paths).items():
                 guarded.setdefault(path, f"never compiled for AMD: {reason}")

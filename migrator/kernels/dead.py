@@ -43,8 +43,12 @@ class DeadSpan:
     emitted: bool = False
 
 
-def dead_definitions(files: Mapping[str, bytes]) -> dict[str, tuple[DeadSpan, ...]]:
-    """For each kernel file, the definitions in it whose name nothing in ``files`` uses."""
+def dead_definitions(
+    files: Mapping[str, bytes], other_texts: Iterable[str] = ()
+) -> dict[str, tuple[DeadSpan, ...]]:
+    """For each kernel file, the definitions in it whose name nothing in ``files`` uses, nor
+    any of ``other_texts`` names (the project's Python: a kernel a ``RawModule`` or
+    ``load_inline(functions=[...])`` loads by name is used)."""
     counts: Counter[bytes] = Counter()
     fragments: set[bytes] = set()
     for data in files.values():
@@ -57,6 +61,18 @@ def dead_definitions(files: Mapping[str, bytes]) -> dict[str, tuple[DeadSpan, ..
         for name, start, end, emitted in _definitions(data):
             defined[name] += 1
             found.setdefault(relative, []).append((name, start, end, emitted))
+    unused = {
+        name
+        for spans in found.values()
+        for name, *_ in spans
+        if counts[name] == defined[name] and not _pasted(name, fragments)
+    }
+    if unused:
+        words = re.compile(
+            r"\b(?:" + "|".join(re.escape(n.decode("ascii", "replace")) for n in unused) + r")\b"
+        )
+        named = {match.encode() for text in other_texts for match in words.findall(text)}
+        unused -= named
     out: dict[str, tuple[DeadSpan, ...]] = {}
     for relative, spans in found.items():
         data = files[relative]
@@ -68,7 +84,7 @@ def dead_definitions(files: Mapping[str, bytes]) -> dict[str, tuple[DeadSpan, ..
                 emitted,
             )
             for name, start, end, emitted in spans
-            if counts[name] == defined[name] and not _pasted(name, fragments)
+            if name in unused
         )
         if dead:
             out[relative] = dead
