@@ -16,8 +16,8 @@ of the per-pair ratios with a 95 % t-interval (n - 1 degrees of freedom). The go
 Fairness is checked, not assumed: each run prints the settings that change the math (dtype,
 TF32, matmul precision, SDPA and cuDNN flags, the first loss), and a difference between the
 sides fails the benchmark. ``--diagnose`` adds, from the discarded runs, the CUDA kernels of three
-steps (compared between the sides), the emulation's Python functions called per step (cProfile)
-and Dynamo's graph-break and recompile counts.
+steps (compared between the sides), the emulation's Python functions called per step and their
+most frequent callers (cProfile), and Dynamo's graph-break and recompile counts.
 
     python scripts/bench_emulation.py --pairs 5 --steps 100 --pin 2-9      # eager and compiled
     python scripts/bench_emulation.py --variants compiled --diagnose --pairs 2
@@ -193,10 +193,13 @@ if diagnose:
     sync()
     profiler.disable()
     rows, total = [], 0.0
-    for (file, line, func), (_, calls, own, cumulative, _) in pstats.Stats(profiler).stats.items():
+    for (file, line, func), (_, calls, own, _, callers) in pstats.Stats(profiler).stats.items():
         total += own
         if "_migrate_" in file:
-            rows.append([f"{os.path.basename(file)}:{func}", calls / 10, own * 1e5])
+            # who calls the emulation in the step loop: the three most frequent callers
+            by = sorted(callers.items(), key=lambda item: -item[1][1])[:3]
+            asked = [f"{where[0]}:{where[1]}:{where[2]} x{counts[1] / 10:g}" for where, counts in by]
+            rows.append([f"{os.path.basename(file)}:{func}", calls / 10, own * 1e5, asked])
     rows.sort(key=lambda row: -row[2])
     print("hooks: " + json.dumps(rows))
     print(f"python_ms_per_step_profiled: {total * 1e2:.4f}")
