@@ -1185,3 +1185,43 @@ def test_progress_goes_to_stderr_with_the_last_line_and_json_stdout_stays_clean(
         check=False,
     )
     assert quiet.returncode == 0 and "verify:" not in quiet.stderr  # not a terminal, not asked
+
+
+def test_torch_version_answers_each_module_once_and_still_by_caller() -> None:
+    """torch.version is read ~200 times per compiled step by Inductor's launchers: whether a
+    module is torch's own is decided once per module name, and the answers stay per caller."""
+    import types
+
+    sim_dir = str(REPO / "migrator" / "verify" / "sim")
+    sys.path.insert(0, sim_dir)
+    try:
+        import _migrate_rocm as sim
+    finally:
+        sys.path.remove(sim_dir)
+    version = types.ModuleType("fake_torch_version")
+    version.hip, version.cuda = None, "13.0"  # type: ignore[attr-defined]
+    sim._patch_version(version)
+    read = "def read(v):\n    return v.hip, v.cuda\n"
+    callers = {
+        "torch._inductor.runtime.triton_heuristics": (None, "13.0"),
+        "my_project.train": (sim.hip_version(), None),
+        "torch._dynamo.variables.functions": (sim.hip_version(), None),  # tracing user code
+    }
+    for _ in range(3):  # the second and third reads come from the per-module cache
+        for name, expected in callers.items():
+            namespace: dict[str, object] = {"__name__": name}
+            exec(read, namespace)
+            assert namespace["read"](version) == expected, name  # type: ignore[operator]
+    assert sim._internal_by_name["torch._inductor.runtime.triton_heuristics"] is True
+    version.cuda = "13.1"  # type: ignore[attr-defined]  # a test's monkeypatch reaches torch
+    inductor: dict[str, object] = {"__name__": "torch._inductor.runtime.triton_heuristics"}
+    exec(read, inductor)
+    assert inductor["read"](version) == (None, "13.1")  # type: ignore[operator]
+    assert sim._internal_by_name["my_project.train"] is False
+    worker: dict[str, object] = {
+        "__name__": "__main__",
+        "__file__": "/venv/lib/python3.12/site-packages/torch/_inductor/compile_worker/__main__.py",
+    }
+    script: dict[str, object] = {"__name__": "__main__", "__file__": "/work/train.py"}
+    assert sim.namespace_is_internal(worker) and not sim.namespace_is_internal(script)
+    assert "__main__" not in sim._internal_by_name  # scripts differ: never cached by name

@@ -152,10 +152,26 @@ def module_name(namespace: dict[str, Any]) -> str:
     return name
 
 
+_internal_by_name: dict[str, bool] = {}
+"""``_is_internal`` per module name, filled as modules ask: under ``torch.compile`` Inductor's
+kernel launchers read ``torch.version`` about 200 times per training step (measured on an H200),
+so the answer for a module must cost a dictionary lookup, not a string scan each time."""
+
+
+def namespace_is_internal(namespace: dict[str, Any]) -> bool:
+    """Whether code running in ``namespace`` (a frame's globals) is torch/triton internals."""
+    name = namespace.get("__name__")
+    if name == "__main__" or not isinstance(name, str):
+        return _is_internal(module_name(namespace))  # rare: a script or a compile worker
+    known = _internal_by_name.get(name)
+    if known is None:
+        known = _internal_by_name[name] = _is_internal(name)
+    return known
+
+
 def _asked_by_internal() -> bool:
     """Whether torch/triton internals (not the code under test) made the current call."""
-    frame = sys._getframe(2)
-    return _is_internal(module_name(frame.f_globals))
+    return namespace_is_internal(sys._getframe(2).f_globals)
 
 
 def _real_gpu() -> bool:
@@ -283,16 +299,29 @@ class _EmulatedVersionModule(ModuleType):
     """
 
     def __getattribute__(self, name: str) -> Any:
-        if name in _EMULATED_VERSION and not _is_internal(module_name(sys._getframe(1).f_globals)):
-            return _EMULATED_VERSION[name]
+        # Hot path: under torch.compile Inductor reads torch.version ~200 times per step, so
+        # a module already seen costs one frame lookup and two dictionary lookups, no call.
+        if name in _EMULATED_VERSION:
+            namespace = sys._getframe(1).f_globals
+            internal = _internal_by_name.get(namespace.get("__name__", ""))
+            if internal is None:
+                internal = namespace_is_internal(namespace)
+            if not internal:
+                return _EMULATED_VERSION[name]
+            if name in _real_version:
+                return _real_version[name]
         return ModuleType.__getattribute__(self, name)
 
 
 _EMULATED_VERSION: dict[str, Any] = {}
+_real_version: dict[str, Any] = {}
+"""The patched module's own ``__dict__`` (live: a value set later is seen), read directly."""
 
 
 def _patch_version(version: ModuleType) -> None:
     _EMULATED_VERSION.update(hip=hip_version(), cuda=None)
+    global _real_version
+    _real_version = vars(version)
     version.__class__ = _EmulatedVersionModule
 
 
