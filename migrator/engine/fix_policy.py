@@ -335,12 +335,13 @@ def _fixable(reports: Sequence[_Raw]) -> Iterator[_Raw]:
     return (raw for raw in reports if raw.replacement is not None)
 
 
-def check_line_length(old: str, new: str) -> None:
-    """Raise FixError when the rewrite adds a line longer than the project's configured line
-    length (black/ruff ``line-length``): the project's formatter check would fail on it."""
+def check_line_length(old: str, new: str, limit: int | None = None) -> None:
+    """Raise FixError when the rewrite adds a line longer than the project's line length (``limit``,
+    the one its formatter is run with, else black/ruff ``line-length``): the project's formatter
+    check would fail on it."""
     from migrator.engine.fixer import FixError
 
-    limit = (current_facts.get() or ProjectFacts()).line_length
+    limit = limit or (current_facts.get() or ProjectFacts()).line_length
     if not limit:
         return
     before = set(old.splitlines())

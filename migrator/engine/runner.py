@@ -38,6 +38,7 @@ from migrator.syntax.reexports import ExportSlice, ProjectIndex, current_exports
 
 if TYPE_CHECKING:
     # Imported where used: the fix policy behind it loads libcst, which a warm scan never needs.
+    from migrator.engine.formatter import Formatter
     from migrator.engine.variants import Variant
     from migrator.reach.cuda_only import Cause
 
@@ -163,6 +164,8 @@ class _Task:
     #: them: ``all`` runs no rule on it, ``cuda-only`` only the rules reporting the CUDA-only
     #: module itself; like ``silenced``, not where the file holds a suppression comment.
     moot: str = ""
+    #: the project's formatter (``migrator.engine.formatter``), run on a fix's changed lines
+    formatter: Formatter | None = None
 
 
 #: ``_Task.moot``: the file never runs on ROCm (``project.file_guards``): every finding guarded.
@@ -255,9 +258,17 @@ def _work(task: _Task) -> FileOutcome:
     token = current_facts.set(task.facts)
     macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
     exports_token = current_exports.set(task.exports)
+    if task.formatter is None:  # a scan: the formatter module is not even imported
+        formatted = None
+    else:
+        from migrator.engine.formatter import current_formatter
+
+        formatted = (current_formatter, current_formatter.set(task.formatter))
     try:
         return _analyse(task)
     finally:
+        if formatted is not None:
+            formatted[0].reset(formatted[1])
         current_exports.reset(exports_token)
         project_nvidia_macros.reset(macros_token)
         current_facts.reset(token)
@@ -421,6 +432,8 @@ class RootRun:
     config: Config = field(default_factory=Config)
     #: ROCm siblings of NVIDIA container files (``fix --unsafe-fixes``), written or not
     variants: list[Variant] = field(default_factory=list)
+    #: the project's formatter, which ``fix`` runs on the lines it rewrites
+    formatter: Formatter | None = None
 
 
 def _sources(
@@ -787,6 +800,9 @@ def fix_tree(
 
     # a test's CUDA_VISIBLE_DEVICES is input of the project's own mask resolver: no HIP copy
     mask_rules = mask_rule_codes() if resolves_device_masks(index.sources) else frozenset()
+    from migrator.engine.formatter import detect_formatter
+
+    formatter = detect_formatter(root if root.is_dir() else root.parent)
     tasks = [
         _Task(
             str(s.path),
@@ -797,6 +813,7 @@ def fix_tree(
             True,
             facts,
             index.slice_for(s.relative),
+            formatter=formatter,
         )
         for s in sources
     ]
@@ -822,7 +839,12 @@ def fix_tree(
         write_variants(root, variants)
     files.extend(problems)
     run = RootRun(
-        root, ScanResult(str(root), files), outcomes=outcomes, config=config, variants=variants
+        root,
+        ScanResult(str(root), files),
+        outcomes=outcomes,
+        config=config,
+        variants=variants,
+        formatter=formatter,
     )
     return run
 
