@@ -213,11 +213,31 @@ def test_pre_commit_exclude_and_ci_exclude_limit_what_is_checked(tmp_path):
     assert found.covers("src/c.py") and not found.covers("src/a.py")
 
 
-def test_touched_ranges_ignore_removed_lines_and_merge_neighbours():
+def test_touched_ranges_merge_neighbours_and_take_the_line_after_a_removal():
     old = "a\nb\nc\nd\ne\n"
     new = "a\nB\nC\nd\nx\ny\n"
     assert touched_ranges(old, new) == [(2, 3), (5, 6)]
-    assert touched_ranges("a\nb\nc\n", "a\nc\n") == []
+    assert touched_ranges("a\nb\nc\n", "a\nc\n") == [(2, 2)]
+    assert touched_ranges("a\nb\nc\n", "a\nb\n") == [(2, 2)]
+
+
+def test_a_removed_import_leaves_no_blank_line_at_the_top_of_its_block(tmp_path, run_cli):
+    # ROC503 removes `import apex` from the top of the `if` block; ruff's check wants no blank
+    # line left there, and the badly formatted statement after the block keeps its bytes
+    write(tmp_path, "pyproject.toml", "[tool.ruff.format]\n")
+    source = (
+        "import torch.nn as nn\n\n\ndef build(model, sync):\n    if sync:\n        import apex\n\n"
+        "        model = apex.parallel.convert_syncbn_model(model)\n    x = {1:2}\n"
+        "    return model\n"
+    )
+    write(tmp_path, "train.py", source)
+    result = run_cli("fix", "--unsafe-fixes", "--select", "ROC503", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "train.py").read_text() == (
+        "import torch.nn as nn\n\n\ndef build(model, sync):\n    if sync:\n"
+        "        model = nn.SyncBatchNorm.convert_sync_batchnorm(model)\n    x = {1:2}\n"
+        "    return model\n"
+    )
 
 
 def test_ruff_is_run_from_this_interpreter():

@@ -342,15 +342,22 @@ class FormatterFailed(Exception):
 
 
 def touched_ranges(old: str, new: str) -> list[tuple[int, int]]:
-    """The 1-based inclusive line ranges of ``new`` that differ from ``old`` (lines only
-    removed touch nothing), adjacent ranges merged."""
-    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    """The 1-based inclusive line ranges of ``new`` that differ from ``old``, adjacent ranges
+    merged; where lines were only removed, the line that now follows them (its blank lines
+    before it are the formatter's to settle: an ``import`` removed at the top of a block)."""
+    new_lines = new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new_lines, autojunk=False)
     ranges: list[tuple[int, int]] = []
     for tag, _, _, start, end in matcher.get_opcodes():
-        if tag == "equal" or end == start:
+        if tag == "equal":
             continue
+        if end == start:  # removed lines
+            if not new_lines:
+                continue
+            start = min(start, len(new_lines) - 1)
+            end = start + 1
         if ranges and start + 1 <= ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], end)
+            ranges[-1] = (ranges[-1][0], max(end, ranges[-1][1]))
         else:
             ranges.append((start + 1, end))
     return ranges
