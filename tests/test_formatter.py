@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from migrator.engine.formatter import detect_formatter, executable, touched_ranges
+from migrator.engine.formatter import _within, detect_formatter, executable, touched_ranges
 from tests.conftest import write
 
 WORKFLOW = """\
@@ -243,3 +243,22 @@ def test_a_removed_import_leaves_no_blank_line_at_the_top_of_its_block(tmp_path,
 def test_ruff_is_run_from_this_interpreter():
     assert executable("ruff") == [sys.executable, "-m", "ruff"]
     assert executable("yapf") is None  # recognised, never run
+
+
+@pytest.mark.skipif(executable("black") is None, reason="black is not installed (test extra)")
+def test_black_with_settings_from_a_makefile_formats_the_rewrite_only(tmp_path, run_cli):
+    write(tmp_path, "Makefile", "style:\n\tblack --check -l 60 -S pkg\n")
+    write(tmp_path, "requirements.txt", "torch>=2.4\n")
+    write(tmp_path, "pkg/attn.py", SOURCE)
+    result = run_cli("fix", "--select", "ROC150", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "pkg/attn.py").read_text() == FIXED
+
+
+def test_formatter_changes_away_from_the_rewrite_are_dropped():
+    # black's --line-ranges also settles the blank lines after a formatted import; those lines
+    # were not rewritten, so they keep their bytes
+    new = "import a\nimport b\n\n\ndef f( x ):\n    pass\n"
+    formatted = "import a\nimport b\n\ndef f( x ):\n    pass\n"
+    assert _within(new, formatted, [(2, 2)]) == new
+    assert _within("x=1\n\ny=2\n", "x = 1\n\ny = 2\n", [(3, 3)]) == "x=1\n\ny = 2\n"

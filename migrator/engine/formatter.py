@@ -395,7 +395,7 @@ def format_rewrite(old: str, new: str, relative: str, formatter: Formatter) -> s
     if formatter.tool == "black":
         spans = [f"--line-ranges={start}-{end}" for start, end in ranges]
         command = [*program, "-q", *formatter.options, *spans, "--stdin-filename", filename, "-"]
-        return _run(command, text, formatter.root)
+        return _within(new, _run(command, text, formatter.root), ranges)
     # ruff formats one range a run; from the last, so earlier line numbers stay valid
     for start, end in reversed(ranges):
         command = [
@@ -408,7 +408,25 @@ def format_rewrite(old: str, new: str, relative: str, formatter: Formatter) -> s
             "-",
         ]
         text = _run(command, text, formatter.root)
-    return text
+    return _within(new, text, ranges)
+
+
+def _within(new: str, formatted: str, ranges: Sequence[tuple[int, int]]) -> str:
+    """``formatted`` where its changes from ``new`` touch the rewritten ``ranges`` (or border
+    them, for a line inserted), ``new`` elsewhere: a range formatter that also settles the blank
+    lines of a neighbouring statement (black's ``--line-ranges`` does) changes nothing else."""
+    touched = {line - 1 for start, end in ranges for line in range(start, end + 1)}
+    before, after = new.splitlines(keepends=True), formatted.splitlines(keepends=True)
+    kept: list[str] = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, start, end, new_start, new_end in matcher.get_opcodes():
+        ours = (
+            any(line in touched for line in range(start, end))
+            if end > start
+            else start in touched or start - 1 in touched
+        )
+        kept.extend(after[new_start:new_end] if tag != "equal" and ours else before[start:end])
+    return "".join(kept)
 
 
 #: The formatter of the project being fixed (set by the runner for each file's analysis).
