@@ -919,6 +919,42 @@ def _variants(
         variant = plan_variant(source.relative, source.kind, text, rules, facts)
         if variant is not None:
             planned.append(variant)
+    return _consistent(root, planned, by_path)
+
+
+def _consistent(
+    root: Path, planned: list[Variant], by_path: Mapping[str, FileOutcome]
+) -> list[Variant]:
+    """The planned variants, each pointing at the siblings of the files it includes (``-r``),
+    with none written where an included file still installs NVIDIA builds, nor where the
+    variants of the project would use different ROCm releases."""
+    from migrator.engine.variants import include_problem, rocm_versions_across, wants_variant
+    from migrator.model import Severity
+
+    def needs_rocm(relative: str) -> str | None:
+        outcome = by_path.get(relative)
+        if outcome is None:
+            return None
+        messages = [finding.message for finding in outcome.result.findings]
+        blocking = [f for f in outcome.result.findings if f.severity >= Severity.WARNING]
+        if wants_variant(messages) or blocking:
+            first = (blocking or list(outcome.result.findings))[0]
+            return f"has line {first.line} {first.rule} ({first.message.split(';')[0]})"
+        return None
+
+    siblings = {v.original: v.relative for v in planned if v.text is not None}
+    for variant in planned:
+        if variant.text is None:
+            continue
+        problem = include_problem(root, variant, needs_rocm, siblings)
+        if problem:
+            variant.text, variant.reason = None, problem
+            siblings.pop(variant.original, None)
+    disagreement = rocm_versions_across(planned)
+    if disagreement:
+        for variant in planned:
+            if variant.text is not None:
+                variant.text, variant.reason = None, disagreement
     return planned
 
 
