@@ -262,3 +262,13 @@ def test_formatter_changes_away_from_the_rewrite_are_dropped():
     formatted = "import a\nimport b\n\ndef f( x ):\n    pass\n"
     assert _within(new, formatted, [(2, 2)]) == new
     assert _within("x=1\n\ny=2\n", "x = 1\n\ny = 2\n", [(3, 3)]) == "x=1\n\ny = 2\n"
+
+
+def test_an_editors_buffer_is_formatted_as_the_project_checks_it(tmp_path):
+    from migrator.engine.runner import fix_text
+    from migrator.model import Applicability
+
+    _project(tmp_path)
+    new_text, fixed = fix_text(tmp_path, "pkg/attn.py", SOURCE.encode(), Applicability.SAFE)
+    assert new_text == FIXED
+    assert [finding.rule for finding in fixed] == ["ROC150"]

@@ -856,6 +856,7 @@ def _work_on_bytes(
     level: Applicability | None,
     codes: frozenset[str] | None,
     facts: ProjectFacts | None = None,
+    formatter: Formatter | None = None,
 ) -> FileOutcome:
     """Analyse bytes that are no file on disk (stdin, an editor's buffer) as the file
     ``relative``: written to a private temporary file that the worker reads like any other."""
@@ -864,7 +865,8 @@ def _work_on_bytes(
     with tempfile.TemporaryDirectory(prefix="migrate-buffer-") as directory:
         path = Path(directory) / "buffer"
         path.write_bytes(data)
-        return _work(_Task(str(path), relative, kind, level, codes, True, facts or ProjectFacts()))
+        task = _Task(str(path), relative, kind, level, codes, True, facts or ProjectFacts())
+        return _work(replace(task, formatter=formatter))
 
 
 def fix_text(
@@ -881,7 +883,10 @@ def fix_text(
     if kind is None or is_excluded(relative, selection.exclude):
         return None, ()
     facts = project_facts(root if root.is_dir() else root.parent)
-    outcome = _work_on_bytes(data, relative, kind, level, selection.codes(), facts)
+    from migrator.engine.formatter import detect_formatter
+
+    formatter = detect_formatter(root if root.is_dir() else root.parent)
+    outcome = _work_on_bytes(data, relative, kind, level, selection.codes(), facts, formatter)
     if outcome.new_text is None or not outcome.fixed:
         return None, ()
     return outcome.new_text, tuple(outcome.fixed)
