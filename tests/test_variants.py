@@ -195,3 +195,71 @@ def test_ngc_release_without_a_documented_rocm_tag_names_the_torch_to_pin(tmp_pa
     assert "pin a `rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C` tag with PyTorch 2.4" in (
         finding.message
     )
+
+
+NGC = "FROM nvcr.io/nvidia/pytorch:24.03-py3\nCOPY . /app\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("ENV LD_LIBRARY_PATH=/opt/hpcx/ucx/lib:$LD_LIBRARY_PATH\n", "line 2: HPC-X (`/opt/hpcx`)"),
+        ('ENV TORCH_CUDA_ARCH_LIST="8.0 9.0"\n', "line 2: it sets the NVIDIA GPU architectures"),
+        ("RUN trtexec --onnx=model.onnx\n", "line 2: TensorRT has no ROCm build"),
+    ],
+)
+def test_no_variant_where_a_piece_of_the_nvidia_image_has_no_rocm_counterpart(tmp_path, line, why):
+    (tmp_path / "Dockerfile").write_text(NGC.replace("COPY", line + "COPY"))
+    (variant,) = _fix(tmp_path).variants
+    assert variant.text is None and variant.reason.startswith(why), variant.reason
+    assert not (tmp_path / "Dockerfile.rocm").exists()
+    # a comment naming the piece is no piece
+    (tmp_path / "Dockerfile").write_text(NGC.replace("COPY", "# " + line + "COPY"))
+    (variant,) = _fix(tmp_path, write=False).variants
+    assert variant.text is not None
+
+
+def test_no_variant_that_installs_an_included_file_with_cuda_builds(tmp_path):
+    (tmp_path / "Dockerfile").write_text(NGC + "RUN pip install -r requirements.txt\n")
+    (tmp_path / "requirements.txt").write_text("-r requirements-gpu.txt\ntransformers\n")
+    (tmp_path / "requirements-gpu.txt").write_text(
+        "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1+cu121\n"
+    )
+    variants = {v.original: v for v in _fix(tmp_path, write=False).variants}
+    assert variants["Dockerfile"].text is None
+    assert variants["Dockerfile"].reason.startswith(
+        "it installs requirements.txt, which includes requirements-gpu.txt, which has line 1 "
+        "ROC802 (PyTorch cu121 wheel index"
+    )
+    assert variants["requirements-gpu.txt"].text is not None
+
+
+def test_one_rocm_release_across_the_variants_of_a_project(tmp_path):
+    # the NGC image maps to ROCm 6.2's torch 2.3 image; the pinned torch 2.3.1 wheels are on
+    # the ROCm 6.0 index: each file agrees with itself, the project would run two ROCm releases
+    (tmp_path / "Dockerfile").write_text(NGC + "RUN pip install -r requirements.txt\n")
+    (tmp_path / "requirements.txt").write_text(
+        "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1+cu121\n"
+    )
+    variants = _fix(tmp_path).variants
+    assert [v.text for v in variants] == [None, None]
+    assert {v.reason for v in variants} == {
+        "the project's ROCm variants would use different ROCm releases (Dockerfile.rocm: ROCm "
+        "6.2; requirements-rocm.txt: ROCm 6.0); one project needs one ROCm release"
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Dockerfile", "requirements.txt"]
+
+
+def test_an_include_with_a_planned_sibling_is_pointed_at_it(tmp_path):
+    from migrator.engine.variants import Variant, include_problem
+
+    (tmp_path / "req").mkdir()
+    (tmp_path / "req/base.txt").write_text("torch==2.5.1+cu121\n")
+    variant = Variant("req/all.txt", "req/all-rocm.txt", text="-r base.txt\n-c=base.txt\nx\n")
+    siblings = {"req/base.txt": "req/base-rocm.txt"}
+    assert include_problem(tmp_path, variant, lambda relative: "has CUDA", siblings) is None
+    assert variant.text == "-r base-rocm.txt\n-c=base-rocm.txt\nx\n"
+    variant = Variant("req/all.txt", "req/all-rocm.txt", text="-r base.txt\n")
+    assert include_problem(tmp_path, variant, lambda relative: "has CUDA", {}) == (
+        "it installs req/base.txt, which has CUDA; make its ROCm variant first"
+    )

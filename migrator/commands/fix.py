@@ -116,6 +116,7 @@ def fix(
                     click.echo(text, nl=False)
                     _unsafe_reasons(stderr, outcome.fixed, shown)
         _variant_lines(stderr, run.variants, diff, shown)
+        _formatter_line(stderr, run)
         for file in run.scan.files:
             if file.status is Status.FAILED:
                 stderr.print(
@@ -132,6 +133,36 @@ def fix(
     if unscanned_total:
         click.echo(f"migrate: {unscanned_total} file(s) could not be read or parsed", err=True)
     sys.exit(1 if remaining_total or unscanned_total else 0)
+
+
+def _formatter_line(console: Any, run: Any) -> None:
+    """One line when the project's formatter checks fixed Python files but was not run on them
+    (not installed here, or one `fix` never runs): the command that lays them out as it does."""
+    from rich.markup import escape
+
+    from migrator.engine.formatter import RUNNABLE, executable
+
+    formatter = run.formatter
+    if formatter is None:
+        return
+    if formatter.tool in RUNNABLE and executable(formatter.tool) is not None:
+        return
+    fixed = [
+        outcome.relative
+        for outcome in run.outcomes
+        if outcome.written
+        and outcome.relative.endswith((".py", ".pyi"))
+        and formatter.covers(outcome.relative)
+    ]
+    if not fixed:
+        return
+    why = "not installed here" if formatter.tool in RUNNABLE else "not run by fix"
+    console.print(
+        f"formatter {escape(formatter.tool)} (from {escape(formatter.source)}) {why}: "
+        f"run `{escape(formatter.command)}` on the {len(fixed)} fixed file(s)",
+        markup=True,
+        highlight=False,
+    )
 
 
 def _unsafe_reasons(console: Any, fixed: list[Any], shown: Callable[[str], str]) -> None:

@@ -526,7 +526,8 @@ def analyze_python(
     try:
         new_text, fixed = _fix_python_loop(text, path, rules, fix, prefilter, imports, cell)
         new_text = keep_final_newline(text, new_text)
-        check_line_length(text, new_text)
+        new_text, limit = _formatted(text, new_text, path, cell)
+        check_line_length(text, new_text, limit)
     except FixError as error:
         analysis.fix_error = str(error)
         return analysis
@@ -538,6 +539,29 @@ def analyze_python(
         )
         analysis.findings = after.findings
     return analysis
+
+
+def _formatted(text: str, new_text: str, path: str, cell: int | None) -> tuple[str, int | None]:
+    """The rewrite with the project's formatter (``migrator.engine.formatter``) applied to its
+    changed lines where that formatter checks the file and is installed here (as it is
+    otherwise), and the line length the formatter is run with, if any."""
+    from migrator.engine.formatter import (
+        RUNNABLE,
+        FormatterFailed,
+        current_formatter,
+        executable,
+        format_rewrite,
+    )
+
+    formatter = current_formatter.get() if cell is None else None
+    if formatter is None or not formatter.covers(path):
+        return new_text, None
+    if formatter.tool not in RUNNABLE or executable(formatter.tool) is None:
+        return new_text, formatter.line_length
+    try:
+        return format_rewrite(text, new_text, path, formatter), formatter.line_length
+    except FormatterFailed:
+        return new_text, formatter.line_length
 
 
 def _fix_python_loop(

@@ -3,6 +3,7 @@ NVIDIA, and none emitting an API newer than the project (or the version branch) 
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
@@ -202,6 +203,14 @@ def police_python(context: PythonContext) -> None:
         if raw.rule.replaces_vendor and not swap:
             _withhold(raw, _KERNEL_REASON)
             continue
+        fallback = _fallback_for(context, raw)
+        if fallback:
+            _withhold(
+                raw,
+                f"this `except` handler is the fallback for versions without `{fallback}`, "
+                "which its `try` already uses; it is left as written",
+            )
+            continue
         flag = _flag_over(context, raw.node, flags) if raw.rule.category in _KERNELS else None
         if flag:
             _withhold(
@@ -251,6 +260,80 @@ def availability_flags(module: cst.Module) -> set[str]:
                         t.target.value for t in small.targets if isinstance(t.target, cst.Name)
                     )
     return flags
+
+
+#: Exceptions a missing attribute, module or signature raises: what a fallback for an older
+#: library version catches.
+_VERSION_ERRORS = frozenset(
+    {"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError", "NameError"}
+    | {"Exception", "BaseException", "RuntimeError"}
+)
+
+
+def _fallback_for(context: PythonContext, raw: RawPythonFinding) -> str | None:
+    """The API the fix would emit that the ``try`` of the ``except`` handler around the fixed
+    code already uses (``try: torch.amp.GradScaler("cuda") except (AttributeError, TypeError):
+    torch.cuda.amp.GradScaler()``): the handler is that API's fallback for older versions, runs
+    only where it failed, and must keep the old API (None when the fix is in no such handler)."""
+    ancestors = context.ancestors(raw.node)
+    for index, ancestor in enumerate(ancestors):
+        if isinstance(ancestor, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+            return None
+        if not isinstance(ancestor, cst.ExceptHandler | cst.ExceptStarHandler):
+            continue
+        try_node = next(
+            (node for node in ancestors[index + 1 :] if isinstance(node, cst.Try | cst.TryStar)),
+            None,
+        )
+        kinds = handler_types(ancestor) if isinstance(ancestor, cst.ExceptHandler) else None
+        names = None if kinds is None else {context.code(k).rsplit(".", 1)[-1] for k in kinds}
+        if try_node is None or (names is not None and not names & _VERSION_ERRORS):
+            return None
+        body = context.code(try_node.body)
+        return next(
+            (name for name in _emitted_names(context, raw) if _uses(body, name)),
+            None,
+        )
+    return None
+
+
+def _emitted_names(context: PythonContext, raw: RawPythonFinding) -> list[str]:
+    """The dotted names (and imported names) a fix writes that the code it replaces lacks,
+    longest first."""
+    from libcst.helpers import get_full_name_for_node
+
+    replacement = raw.replacement() if callable(raw.replacement) else raw.replacement
+    if replacement is None:
+        return []
+    before = context.code(raw.node)
+    found: set[str] = set()
+    for module, name in raw.imports:
+        found.update(part for part in (name, module if module.count(".") else None) if part)
+
+    class _Names(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            full = get_full_name_for_node(node)
+            if full and full.count(".") >= 1:
+                found.add(full)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    replacement.visit(_Names())
+    new = [
+        name
+        for name in found
+        if len(name) > 2 and name not in _BUILTIN_NAMES and not _uses(before, name)
+    ]
+    return sorted(new, key=lambda name: (-len(name), name))
+
+
+#: Names every version has (``None``, ``isinstance``): never the new API of a fallback.
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _uses(code: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", code) is not None
 
 
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:
@@ -335,12 +418,13 @@ def _fixable(reports: Sequence[_Raw]) -> Iterator[_Raw]:
     return (raw for raw in reports if raw.replacement is not None)
 
 
-def check_line_length(old: str, new: str) -> None:
-    """Raise FixError when the rewrite adds a line longer than the project's configured line
-    length (black/ruff ``line-length``): the project's formatter check would fail on it."""
+def check_line_length(old: str, new: str, limit: int | None = None) -> None:
+    """Raise FixError when the rewrite adds a line longer than the project's line length (``limit``,
+    the one its formatter is run with, else black/ruff ``line-length``): the project's formatter
+    check would fail on it."""
     from migrator.engine.fixer import FixError
 
-    limit = (current_facts.get() or ProjectFacts()).line_length
+    limit = limit or (current_facts.get() or ProjectFacts()).line_length
     if not limit:
         return
     before = set(old.splitlines())

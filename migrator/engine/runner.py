@@ -39,6 +39,7 @@ from migrator.syntax.reexports import ExportSlice, ProjectIndex, current_exports
 
 if TYPE_CHECKING:
     # Imported where used: the fix policy behind it loads libcst, which a warm scan never needs.
+    from migrator.engine.formatter import Formatter
     from migrator.engine.variants import Variant
     from migrator.kernels.dead import DeadSpan
     from migrator.reach.cuda_only import Cause
@@ -165,6 +166,8 @@ class _Task:
     #: them: ``all`` runs no rule on it, ``cuda-only`` only the rules reporting the CUDA-only
     #: module itself; like ``silenced``, not where the file holds a suppression comment.
     moot: str = ""
+    #: the project's formatter (``migrator.engine.formatter``), run on a fix's changed lines
+    formatter: Formatter | None = None
 
 
 #: ``_Task.moot``: the file never runs on ROCm (``project.file_guards``): every finding guarded.
@@ -296,9 +299,17 @@ def _work(task: _Task) -> FileOutcome:
     token = current_facts.set(task.facts)
     macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
     exports_token = current_exports.set(task.exports)
+    if task.formatter is None:  # a scan: the formatter module is not even imported
+        formatted = None
+    else:
+        from migrator.engine.formatter import current_formatter
+
+        formatted = (current_formatter, current_formatter.set(task.formatter))
     try:
         return _analyse(task)
     finally:
+        if formatted is not None:
+            formatted[0].reset(formatted[1])
         current_exports.reset(exports_token)
         project_nvidia_macros.reset(macros_token)
         current_facts.reset(token)
@@ -462,6 +473,8 @@ class RootRun:
     config: Config = field(default_factory=Config)
     #: ROCm siblings of NVIDIA container files (``fix --unsafe-fixes``), written or not
     variants: list[Variant] = field(default_factory=list)
+    #: the project's formatter, which ``fix`` runs on the lines it rewrites
+    formatter: Formatter | None = None
 
 
 def _sources(
@@ -837,6 +850,9 @@ def fix_tree(
 
     # a test's CUDA_VISIBLE_DEVICES is input of the project's own mask resolver: no HIP copy
     mask_rules = mask_rule_codes() if resolves_device_masks(index.sources) else frozenset()
+    from migrator.engine.formatter import detect_formatter
+
+    formatter = detect_formatter(root if root.is_dir() else root.parent)
     tasks = [
         _Task(
             str(s.path),
@@ -847,6 +863,7 @@ def fix_tree(
             True,
             facts,
             index.slice_for(s.relative),
+            formatter=formatter,
         )
         for s in sources
     ]
@@ -872,7 +889,12 @@ def fix_tree(
         write_variants(root, variants)
     files.extend(problems)
     run = RootRun(
-        root, ScanResult(str(root), files), outcomes=outcomes, config=config, variants=variants
+        root,
+        ScanResult(str(root), files),
+        outcomes=outcomes,
+        config=config,
+        variants=variants,
+        formatter=formatter,
     )
     return run
 
@@ -884,6 +906,7 @@ def _work_on_bytes(
     level: Applicability | None,
     codes: frozenset[str] | None,
     facts: ProjectFacts | None = None,
+    formatter: Formatter | None = None,
 ) -> FileOutcome:
     """Analyse bytes that are no file on disk (stdin, an editor's buffer) as the file
     ``relative``: written to a private temporary file that the worker reads like any other."""
@@ -892,7 +915,8 @@ def _work_on_bytes(
     with tempfile.TemporaryDirectory(prefix="migrate-buffer-") as directory:
         path = Path(directory) / "buffer"
         path.write_bytes(data)
-        return _work(_Task(str(path), relative, kind, level, codes, True, facts or ProjectFacts()))
+        task = _Task(str(path), relative, kind, level, codes, True, facts or ProjectFacts())
+        return _work(replace(task, formatter=formatter))
 
 
 def fix_text(
@@ -909,7 +933,10 @@ def fix_text(
     if kind is None or is_excluded(relative, selection.exclude):
         return None, ()
     facts = project_facts(root if root.is_dir() else root.parent)
-    outcome = _work_on_bytes(data, relative, kind, level, selection.codes(), facts)
+    from migrator.engine.formatter import detect_formatter
+
+    formatter = detect_formatter(root if root.is_dir() else root.parent)
+    outcome = _work_on_bytes(data, relative, kind, level, selection.codes(), facts, formatter)
     if outcome.new_text is None or not outcome.fixed:
         return None, ()
     return outcome.new_text, tuple(outcome.fixed)
@@ -947,6 +974,42 @@ def _variants(
         variant = plan_variant(source.relative, source.kind, text, rules, facts)
         if variant is not None:
             planned.append(variant)
+    return _consistent(root, planned, by_path)
+
+
+def _consistent(
+    root: Path, planned: list[Variant], by_path: Mapping[str, FileOutcome]
+) -> list[Variant]:
+    """The planned variants, each pointing at the siblings of the files it includes (``-r``),
+    with none written where an included file still installs NVIDIA builds, nor where the
+    variants of the project would use different ROCm releases."""
+    from migrator.engine.variants import include_problem, rocm_versions_across, wants_variant
+    from migrator.model import Severity
+
+    def needs_rocm(relative: str) -> str | None:
+        outcome = by_path.get(relative)
+        if outcome is None:
+            return None
+        messages = [finding.message for finding in outcome.result.findings]
+        blocking = [f for f in outcome.result.findings if f.severity >= Severity.WARNING]
+        if wants_variant(messages) or blocking:
+            first = (blocking or list(outcome.result.findings))[0]
+            return f"has line {first.line} {first.rule} ({first.message.split(';')[0]})"
+        return None
+
+    siblings = {v.original: v.relative for v in planned if v.text is not None}
+    for variant in planned:
+        if variant.text is None:
+            continue
+        problem = include_problem(root, variant, needs_rocm, siblings)
+        if problem:
+            variant.text, variant.reason = None, problem
+            siblings.pop(variant.original, None)
+    disagreement = rocm_versions_across(planned)
+    if disagreement:
+        for variant in planned:
+            if variant.text is not None:
+                variant.text, variant.reason = None, disagreement
     return planned
 
 

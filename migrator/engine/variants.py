@@ -6,7 +6,7 @@ variant has nothing left that breaks on ROCm and its ROCm versions agree."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,13 +134,138 @@ def plan_variant(
             ),
         )
     disagreement = rocm_versions_disagree(analysis.new_text, indexes_serving)
-    problem = disagreement or torch_source_problem(analysis.new_text)
+    problem = (
+        disagreement
+        or torch_source_problem(analysis.new_text)
+        or nvidia_only_piece(analysis.new_text)
+    )
     if problem:
         return Variant(relative, target, reason=problem)
     new_text = analysis.new_text
     if kind == "dockerfile":
         new_text = without_vendor_comments(text, new_text)
     return Variant(relative, target, text=new_text)
+
+
+#: Pieces of an NVIDIA build that a ROCm variant cannot carry over: (pattern, why). Each is
+#: either a component only NVIDIA's images ship (HPC-X, TensorRT) or a setting naming NVIDIA
+#: GPU architectures, whose ROCm counterpart needs the AMD targets only the user knows.
+_NVIDIA_ONLY_PIECES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"/opt/hpcx\b|\bhpcx\b", re.IGNORECASE),
+        "HPC-X (`/opt/hpcx`) ships only in NVIDIA's NGC images: the ROCm image has no such path",
+    ),
+    (
+        re.compile(r"\b(?:torch[_-]tensorrt|tensorrt|trtexec|libnvinfer\w*)\b", re.IGNORECASE),
+        "TensorRT has no ROCm build (its engines do not run on AMD GPUs; MIGraphX is the ROCm "
+        "inference compiler)",
+    ),
+    (
+        re.compile(r"\b(?:TORCH_CUDA_ARCH_LIST|CMAKE_CUDA_ARCHITECTURES|CUDA_ARCH_LIST)\b"),
+        "it sets the NVIDIA GPU architectures to build for (`TORCH_CUDA_ARCH_LIST`), which ROCm "
+        'builds ignore: set `PYTORCH_ROCM_ARCH` to the AMD targets you run (e.g. "gfx90a;gfx942")',
+    ),
+    (
+        re.compile(r"/usr/local/cuda\b"),
+        "it uses `/usr/local/cuda`, which a ROCm image does not have (ROCm is under `/opt/rocm`)",
+    ),
+)
+
+
+def nvidia_only_piece(text: str) -> str | None:
+    """Why a ROCm variant of ``text`` cannot be written: the first NVIDIA-only piece it still
+    holds outside comments (with the line), or None."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+        for pattern, why in _NVIDIA_ONLY_PIECES:
+            if pattern.search(code):
+                return f"line {number}: {why}"
+    return None
+
+
+_INCLUDE = re.compile(
+    r"(?:^|\s)(?:-r|--requirement|-c|--constraint)(?:\s+|=)[\"']?([^\s\"';&|]+)", re.MULTILINE
+)
+
+
+def included_files(text: str) -> list[str]:
+    """The requirement files ``text`` installs or constrains with (``-r requirements.txt``,
+    ``--constraint=c.txt``, in a requirements file or a ``pip install`` command)."""
+    return [match for match in _INCLUDE.findall(text) if "$" not in match]
+
+
+def resolve_include(root: Path, referrer: str, included: str) -> str | None:
+    """The project path of a file ``referrer`` includes: beside the referrer (pip's rule for
+    requirements files), else from the root (a Dockerfile's usual build context)."""
+    folder = referrer.rpartition("/")[0]
+    for base in (folder, ""):
+        candidate = Path(base, included).as_posix() if base else Path(included).as_posix()
+        try:
+            resolved = (root / candidate).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue
+        if (root / resolved).is_file():
+            return resolved
+    return None
+
+
+def include_problem(
+    root: Path,
+    variant: Variant,
+    needs_rocm: Callable[[str], str | None],
+    siblings: Mapping[str, str],
+) -> str | None:
+    """Point ``variant``'s includes at the ROCm siblings planned for them; say why there can be
+    no variant when an included file (followed through its own includes) still installs NVIDIA
+    builds and has no sibling."""
+    from migrator.files.sources import read_project_text
+
+    assert variant.text is not None
+    text = variant.text
+    for included in dict.fromkeys(included_files(text)):
+        resolved = resolve_include(root, variant.original, included)
+        if resolved is None:
+            continue
+        if resolved in siblings:  # `-r requirements.txt` → `-r requirements-rocm.txt`
+            sibling = siblings[resolved].rpartition("/")[2]
+            renamed = included.rpartition("/")[0]
+            new_name = f"{renamed}/{sibling}" if renamed else sibling
+            text = re.sub(rf"(?<=[\s=\"']){re.escape(included)}(?=[\s\"';&|]|$)", new_name, text)
+            continue
+        chain, seen = [resolved], {resolved}
+        while chain:
+            current = chain.pop()
+            why = needs_rocm(current)
+            if why:
+                via = "" if current == resolved else f", which includes {current}"
+                return f"it installs {resolved}{via}, which {why}; make its ROCm variant first"
+            for nested in included_files(read_project_text(root / current) or ""):
+                found = resolve_include(root, current, nested)
+                if found is not None and found not in seen:
+                    seen.add(found)
+                    chain.append(found)
+    variant.text = text
+    return None
+
+
+def rocm_versions_across(variants: Sequence[Variant]) -> str | None:
+    """Why the variants of one project cannot all be written: they would use different ROCm
+    releases (base image tags, wheel indexes, ``+rocm`` builds), or None."""
+    versions: dict[str, set[str]] = {}
+    for variant in variants:
+        if variant.text is None:
+            continue
+        found = {f"{m[0]}.{m[1]}" for m in _IMAGE_ROCM.findall(variant.text)}
+        found |= {f"{m[0]}.{m[1]}" for m in _WHEEL_ROCM.findall(variant.text)}
+        if found:
+            versions[variant.relative] = found
+    if len(set().union(*versions.values()) if versions else set()) <= 1:
+        return None
+    listed = "; ".join(f"{path}: ROCm {', '.join(sorted(v))}" for path, v in versions.items())
+    return (
+        f"the project's ROCm variants would use different ROCm releases ({listed}); "
+        "one project needs one ROCm release"
+    )
 
 
 _FROM_ROCM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*rocm/", re.IGNORECASE)

@@ -141,6 +141,17 @@ class DeprecatedSdpKernel(PythonRule):
             ),
         ),
         Invalid("import torch\ncfg = {}\nwith torch.backends.cuda.sdp_kernel(**cfg):\n    pass\n"),
+        # the fallback for torch before 2.3 keeps the old API (its try already uses the new one;
+        # `sdpa_kernel` is not even bound where the import failed)
+        Invalid(
+            "import torch\ndef context():\n    try:\n"
+            "        from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+            "        return sdpa_kernel([SDPBackend.MATH])\n"
+            "    except (AttributeError, ImportError):\n"
+            "        return torch.backends.cuda.sdp_kernel(enable_flash=False, "
+            "enable_mem_efficient=False)\n",
+            fixed=None,
+        ),
         Invalid(
             "import os\ndef main():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
             "    import torch\n"
