@@ -10,6 +10,20 @@ from .._optional_backend import in_optional_backend
 from .._rocm_guards import only_where_imported
 from ._table import _data
 
+#: A module's own FlashAttention class over a guarded import (the examples build it two ways).
+_OWN_ATTENTION_CLASS = (
+    "try:\n"
+    "    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
+    "    has_flash_attn = True\n"
+    "except ImportError:\n"
+    "    has_flash_attn = False\n"
+    "class FlashAttention(nn.Module):\n"
+    "    def forward(self, qkv, cu_seqlens, max_s):\n"
+    "        return flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_s, 0.0)\n"
+    "class Attention(nn.Module):\n"
+    "    def __init__(self, config):\n"
+)
+
 
 class FlashAttnNoSdpaEquivalent(PythonRule):
     """
@@ -89,17 +103,8 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             "    return sdpa(q, k, v)\n"
         ),
         Valid(  # the package's own module, built only under a switch that is off without it
-            "try:\n"
-            "    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
-            "    has_flash_attn = True\n"
-            "except ImportError:\n"
-            "    has_flash_attn = False\n"
-            "class FlashAttention(nn.Module):\n"
-            "    def forward(self, qkv, cu_seqlens, max_s):\n"
-            "        return flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_s, 0.0)\n"
-            "class Attention(nn.Module):\n"
-            "    def __init__(self, config):\n"
-            "        self.use_flash_attn = config.use_flash_attn and has_flash_attn\n"
+            _OWN_ATTENTION_CLASS
+            + "        self.use_flash_attn = config.use_flash_attn and has_flash_attn\n"
             "        if self.use_flash_attn:\n"
             "            self.inner_attn = FlashAttention()\n"
         ),
@@ -124,17 +129,7 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
             line=5,
         ),
         Invalid(  # the package's own module, but built on every setup
-            "try:\n"
-            "    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
-            "    has_flash_attn = True\n"
-            "except ImportError:\n"
-            "    has_flash_attn = False\n"
-            "class FlashAttention(nn.Module):\n"
-            "    def forward(self, qkv, cu_seqlens, max_s):\n"
-            "        return flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_s, 0.0)\n"
-            "class Attention(nn.Module):\n"
-            "    def __init__(self, config):\n"
-            "        self.inner_attn = FlashAttention()\n",
+            _OWN_ATTENTION_CLASS + "        self.inner_attn = FlashAttention()\n",
             line=8,
         ),
         Invalid(  # optional import, but the caller is no flash backend: it runs on every setup
