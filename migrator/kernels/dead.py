@@ -24,6 +24,12 @@ _FUNCTION = re.compile(
 #: template is compiled only where instantiated, an inline or internal function only where used.
 _NOT_EMITTED = re.compile(rb"\b(?:template|inline|__inline__|__forceinline__|static)\b")
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+#: Python that loads compiled kernels by their name (the name is a string there, not a use the
+#: C/C++ sources show).
+_LOADS_BY_NAME = re.compile(
+    r"RawModule|RawKernel|ElementwiseKernel|get_function|load_inline|nvrtc|cuModuleGetFunction"
+    r"|ctypes"
+)
 _PASTE = re.compile(rb"(\w*)\s*##\s*(\w*)")
 _KEYWORDS = frozenset(
     {b"if", b"for", b"while", b"switch", b"catch", b"return", b"sizeof", b"defined", b"main"}
@@ -47,44 +53,45 @@ def dead_definitions(
     files: Mapping[str, bytes], other_texts: Iterable[str] = ()
 ) -> dict[str, tuple[DeadSpan, ...]]:
     """For each kernel file, the definitions in it whose name nothing in ``files`` uses, nor
-    any of ``other_texts`` names (the project's Python: a kernel a ``RawModule`` or
-    ``load_inline(functions=[...])`` loads by name is used)."""
+    any of ``other_texts`` that loads kernels by name names (the project's Python: a kernel a
+    ``RawModule`` or ``load_inline(functions=[...])`` loads is used)."""
     counts: Counter[bytes] = Counter()
     fragments: set[bytes] = set()
-    for data in files.values():
-        counts.update(_IDENTIFIER.findall(data))
-        for left, right in _PASTE.findall(data):
-            fragments.update(part for part in (left, right) if len(part) > 1)
     defined: Counter[bytes] = Counter()
-    found: dict[str, list[tuple[bytes, int, int, bool]]] = {}
+    starts: dict[str, list[tuple[bytes, re.Match[bytes]]]] = {}
     for relative, data in files.items():
-        for name, start, end, emitted in _definitions(data):
+        counts.update(_IDENTIFIER.findall(data))
+        if b"##" in data:
+            for left, right in _PASTE.findall(data):
+                fragments.update(part for part in (left, right) if len(part) > 1)
+        for name, match in _definition_starts(data):
             defined[name] += 1
-            found.setdefault(relative, []).append((name, start, end, emitted))
+            starts.setdefault(relative, []).append((name, match))
     unused = {
         name
-        for spans in found.values()
-        for name, *_ in spans
-        if counts[name] == defined[name] and not _pasted(name, fragments)
+        for name, times in defined.items()
+        if counts[name] == times and not _pasted(name, fragments)
     }
-    if unused:
-        words = re.compile(
-            r"\b(?:" + "|".join(re.escape(n.decode("ascii", "replace")) for n in unused) + r")\b"
-        )
-        named = {match.encode() for text in other_texts for match in words.findall(text)}
-        unused -= named
+    if unused:  # a kernel the project's Python loads by name (NVRTC, cupy, ctypes) is used
+        python = "\n".join(text for text in other_texts if _LOADS_BY_NAME.search(text))
+        unused = {
+            name
+            for name in unused
+            if name.decode("ascii", "replace") not in python
+            or not re.search(rf"\b{re.escape(name.decode('ascii', 'replace'))}\b", python)
+        }
     out: dict[str, tuple[DeadSpan, ...]] = {}
-    for relative, spans in found.items():
+    for relative, found in starts.items():
         data = files[relative]
         dead = tuple(
             DeadSpan(
                 name.decode("ascii", "replace"),
-                data.count(b"\n", 0, start) + 1,
-                data.count(b"\n", 0, end) + 1,
-                emitted,
+                data.count(b"\n", 0, span[0]) + 1,
+                data.count(b"\n", 0, span[1]) + 1,
+                span[2],
             )
-            for name, start, end, emitted in spans
-            if name in unused
+            for name, match in found
+            if name in unused and (span := _span(data, match)) is not None
         )
         if dead:
             out[relative] = dead
@@ -96,31 +103,35 @@ def _pasted(name: bytes, fragments: Iterable[bytes]) -> bool:
     return any(name.startswith(part) or name.endswith(part) for part in fragments)
 
 
-def _definitions(data: bytes) -> list[tuple[bytes, int, int, bool]]:
-    """``(name, start, end, emitted)`` for the macro and function definitions of one file."""
-    out: list[tuple[bytes, int, int, bool]] = []
-    for match in _DEFINE.finditer(data):
+def _definition_starts(data: bytes) -> list[tuple[bytes, re.Match[bytes]]]:
+    """The name and match of each macro and function definition of one file (cheap: the
+    extent of a definition is found only for the names that turn out unused)."""
+    out = [(match.group(1), match) for match in _DEFINE.finditer(data)]
+    for match in _FUNCTION.finditer(data):
+        name = match.group(1)
+        if name not in _KEYWORDS and not _in_directive(data, match.start()):
+            out.append((name, match))
+    return out
+
+
+def _span(data: bytes, match: re.Match[bytes]) -> tuple[int, int, bool] | None:
+    """``(start, end, emitted)`` of the definition ``match`` begins; None when its body never
+    closes."""
+    if match.re is _DEFINE:
         end = match.end()
         while True:  # a definition continued with backslashes
             newline = data.find(b"\n", end)
             if newline < 0:
-                end = len(data)
-                break
+                return match.start(), len(data), False
             if data[newline - 1 : newline] == b"\\" or data[newline - 2 : newline] == b"\\\r":
                 end = newline + 1
                 continue
-            end = newline
-            break
-        out.append((match.group(1), match.start(), end, False))
-    for match in _FUNCTION.finditer(data):
-        name = match.group(1)
-        if name in _KEYWORDS or _in_directive(data, match.start()):
-            continue
-        close = _closing_brace(data, match.end() - 1)
-        if close is not None:
-            head = data[_declaration_start(data, match.start()) : match.start()]
-            out.append((name, match.start(), close, not _NOT_EMITTED.search(head)))
-    return out
+            return match.start(), newline, False
+    close = _closing_brace(data, match.end() - 1)
+    if close is None:
+        return None
+    head = data[_declaration_start(data, match.start()) : match.start()]
+    return match.start(), close, not _NOT_EMITTED.search(head)
 
 
 def _declaration_start(data: bytes, offset: int) -> int:
