@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 from migrator.rules.flash_attn.flash_attn_func_call import FlashAttnFunc
-from migrator.rules.xformers.xformers_memory_efficient_attention import (
+from migrator.rules.xformers_attn.xformers_memory_efficient_attention import (
     XformersMemoryEfficientAttention,
 )
 
