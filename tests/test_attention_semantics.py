@@ -22,6 +22,10 @@ from migrator.model import Applicability
 
 torch = pytest.importorskip("torch")
 
+#: One worker runs the module, so its module-scoped fixtures are made once (`--dist loadgroup`).
+pytestmark = pytest.mark.xdist_group("test_attention_semantics")
+
+
 ATOL = 1e-5
 
 
