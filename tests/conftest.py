@@ -63,6 +63,13 @@ def write(root: Path, relative: str, content: str | bytes) -> Path:
 os.environ.setdefault("NO_COLOR", "1")
 
 
+def pytest_runtest_teardown(item, nextitem):
+    """Free the parsed sources that a group of tests shares once its last test is done."""
+    from tests.project_sources import release_after
+
+    release_after(item, nextitem)
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--update-fixtures",

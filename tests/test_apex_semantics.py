@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from migrator.rules.apex.apex_fused_adam import ApexFusedAdam
-from migrator.rules.apex.apex_fused_norm import ApexFusedNorm
+from migrator.rules.nvidia_apex.apex_fused_adam import ApexFusedAdam
+from migrator.rules.nvidia_apex.apex_fused_norm import ApexFusedNorm
 
 from migrator.engine.engine import analyze
 from migrator.model import Applicability

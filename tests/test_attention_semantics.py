@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 from migrator.rules.flash_attn.flash_attn_func_call import FlashAttnFunc
-from migrator.rules.xformers.xformers_memory_efficient_attention import (
+from migrator.rules.xformers_attn.xformers_memory_efficient_attention import (
     XformersMemoryEfficientAttention,
 )
 
@@ -21,6 +21,10 @@ from migrator.engine.engine import analyze
 from migrator.model import Applicability
 
 torch = pytest.importorskip("torch")
+
+#: One worker runs the module, so its module-scoped fixtures are made once (`--dist loadgroup`).
+pytestmark = pytest.mark.xdist_group("test_attention_semantics")
+
 
 ATOL = 1e-5
 

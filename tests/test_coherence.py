@@ -22,6 +22,10 @@ coherence = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(coherence)
 
 
+#: One worker runs the module, so its module-scoped fixtures are made once (`--dist loadgroup`).
+pytestmark = pytest.mark.xdist_group("test_coherence")
+
+
 @pytest.fixture(scope="module")
 def fixture_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return coherence.outputs(ROOT / "fixtures" / "llm_app", tmp_path_factory.mktemp("outputs"))

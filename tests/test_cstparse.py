@@ -7,22 +7,17 @@ import libcst as cst
 import pytest
 
 from migrator.syntax.parse import parse_module
-from tests.conftest import FIXTURES, ROOT
+from tests.project_sources import GROUP, SOURCES, libcst_tree, text_of
 
 
-def _sources() -> list[str]:
-    paths = sorted(FIXTURES.rglob("*.py")) + sorted((ROOT / "migrator").rglob("*.py"))
-    paths += sorted((ROOT / "rules").rglob("*.py"))
-    return [path.read_text(encoding="utf-8") for path in paths]
-
-
+@GROUP
 def test_the_tree_is_libcsts_own():
-    sources = _sources()
-    assert len(sources) > 100
-    for text in sources:
+    assert len(SOURCES) > 100
+    for path in SOURCES:
+        text = text_of(path)
         module = parse_module(text)
         assert module.code == text
-        assert module.deep_equals(cst.parse_module(text))
+        assert module.deep_equals(libcst_tree(path))
 
 
 def test_the_parser_built_nodes_are_not_validated_again(monkeypatch):

@@ -26,6 +26,10 @@ from scripts.bench_fleet import build_fleet
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: One worker runs the module, so its module-scoped fixtures are made once (`--dist loadgroup`).
+pytestmark = pytest.mark.xdist_group("test_fleet")
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray instance for the module (two CPUs, no dashboard), shut down at the end."""

@@ -86,6 +86,10 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=10)
 
 
+#: One worker runs the module, so its module-scoped fixtures are made once (`--dist loadgroup`).
+pytestmark = pytest.mark.xdist_group("test_fleet_cluster")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A head (1 CPU, no GPU) and a worker node (1 CPU, 1 GPU resource) on this machine."""

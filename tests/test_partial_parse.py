@@ -18,6 +18,7 @@ from migrator.syntax.imports import ImportTable, imports_from_ast
 from migrator.syntax.reexports import ProjectIndex
 from migrator.testing import kind_for
 from tests.conftest import FIXTURES, ROOT, write
+from tests.project_sources import GROUP, libcst_tree, text_of
 
 SAMPLE = ROOT / "tests" / "data" / "partial_parse"
 PROJECTS = sorted(
@@ -133,17 +134,17 @@ def _sources() -> list[Path]:
     return files
 
 
+@GROUP
 def test_imports_from_ast_equal_the_concrete_tree_reader():
     """The whole-file import table read from ``ast`` is the one libcst's tree gives, with and
     without the project's re-exports (this repository's own modules re-export libcst & co)."""
-    files = {
-        path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in _sources()
-    }
-    index = ProjectIndex.build(files.items())
+    files = {path.relative_to(ROOT).as_posix(): path for path in _sources()}
+    index = ProjectIndex.build((relative, text_of(path)) for relative, path in files.items())
     compared = rewritten = 0
-    for relative, text in files.items():
+    for relative, path in files.items():
+        text = text_of(path)
         try:
-            module = cst.parse_module(text)
+            module = libcst_tree(path)
         except cst.ParserSyntaxError:
             continue
         for exports in (None, index.slice_for(relative)):

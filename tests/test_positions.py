@@ -12,15 +12,15 @@ from hypothesis import HealthCheck, given, settings
 
 from migrator.syntax.astutil import iter_nodes
 from migrator.syntax.positions import _anchored, full_positions
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import ROOT
+from tests.project_sources import GROUP, SOURCES, libcst_tree, text_of
 
-SOURCES = sorted(
-    [*FIXTURES.rglob("*.py"), *(ROOT / "migrator").rglob("*.py"), *(ROOT / "rules").rglob("*.py")]
-)
+pytestmark = GROUP
 
 
-def _check(text: str) -> None:
-    module = cst.parse_module(text)
+def _check(text: str, module: cst.Module | None = None) -> None:
+    """``module`` is libcst's parse of ``text`` when the caller has it already."""
+    module = cst.parse_module(text) if module is None else module
     pairs = iter_nodes(module)
     parents = {id(node): parent for node, parent in pairs if parent is not None}
     nodes = [node for node, _ in pairs if not isinstance(node, cst.Module)]
@@ -39,7 +39,7 @@ def _check(text: str) -> None:
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_positions_match_libcst_on_project_sources(path: Path):
-    _check(path.read_text(encoding="utf-8"))
+    _check(text_of(path), libcst_tree(path))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -69,7 +69,7 @@ def test_a_walk_without_trivia_reads_only_the_fields_that_can_hold_syntax() -> N
 
     types: set[type] = set()
     for path in SOURCES:
-        pending: list[cst.CSTNode] = [cst.parse_module(path.read_text(encoding="utf-8"))]
+        pending: list[cst.CSTNode] = [libcst_tree(path)]
         while pending:
             node = pending.pop()
             types.add(type(node))

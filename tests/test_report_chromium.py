@@ -54,6 +54,10 @@ def browse(binary: str, profile: Path, *args: str) -> subprocess.CompletedProces
     )
 
 
+#: One worker runs the module, so its module-scoped fixtures are made once (`--dist loadgroup`).
+pytestmark = pytest.mark.xdist_group("test_report_chromium")
+
+
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     binary = chromium()

@@ -10,25 +10,27 @@ import pytest
 
 from migrator.syntax.astutil import simple_string_value
 from tests.conftest import ROOT
+from tests.project_sources import GROUP, libcst_tree
 
 
-def _literals(source: str) -> list[cst.SimpleString]:
+def _literals(module: cst.Module) -> list[cst.SimpleString]:
     found: list[cst.SimpleString] = []
 
     class _Collect(cst.CSTVisitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
             found.append(node)
 
-    cst.parse_module(source).visit(_Collect())
+    module.visit(_Collect())
     return found
 
 
+@GROUP
 def test_equal_to_libcst_on_every_literal_of_the_repository() -> None:
     literals = [
         node
         for folder in ("migrator", "rules", "tests")
         for path in sorted((ROOT / folder).rglob("*.py"))
-        for node in _literals(path.read_text(encoding="utf-8"))
+        for node in _literals(libcst_tree(path))
     ]
     assert len(literals) > 10_000
     for node in literals:
