@@ -59,7 +59,7 @@ def check(project: Path, level_name: str, with_formatter: bool) -> tuple[int, li
         shutil.copytree(project, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         detect = formatting.detect_formatter
         if not with_formatter:
-            formatting.detect_formatter = lambda root: None  # type: ignore[assignment]
+            setattr(formatting, "detect_formatter", lambda root: None)  # noqa: B010
         try:
             run = fix_tree(copy, level=level, write=True, jobs=1)
         finally:
