@@ -74,6 +74,11 @@ class CupyCudaWheel(RequirementRule):
             fixed="cupy-rocm-5-0>=13.0,<14\n",
         ),
         Invalid("cupy-cuda12x==12.3.0\n", path="requirements.txt", fixed=None),
+        Invalid(  # a floor older than the ROCm wheel's first release says nothing: raised
+            "cupy-cuda12x>=8.6.0,<15\n",
+            path="requirements.txt",
+            fixed="cupy-rocm-7-0>=14.0,<15\n",
+        ),
         Invalid(
             '[project]\nname = "x"\n[project.optional-dependencies]\ngpu = ["cupy-cuda12x>=14"]\n',
             path="pyproject.toml",
@@ -87,18 +92,43 @@ class CupyCudaWheel(RequirementRule):
         if not re.match(table["pattern"], req.name):
             return None
         target = None
+        first_major = ""
         for major in sorted(table["by_major"], key=int, reverse=True):
             probes = [f"{major}.{minor}.{patch}" for minor in range(6) for patch in range(4)]
             if any(spec_admits(req.spec, probe) is not False for probe in probes):
                 target = table["by_major"][major]
+                first_major = major
                 break
         if target is None:
             return Verdict(
                 f"`{req.parsed.raw_name}` is a CuPy CUDA wheel; CuPy's ROCm wheels start at 13.x "
                 "(`cupy-rocm-5-0`) and 14.x (`cupy-rocm-7-0`): raise the pin and switch package"
             )
+        rocm = target.split("-", 2)[2].replace("-", ".")
+        floor = _floor(req.spec, first_major)
         return Verdict(
             f"`{req.parsed.raw_name}` is a CuPy CUDA wheel that fails on ROCm; use `{target}` "
-            f"(built for ROCm {target.split('-', 2)[2].replace('-', '.')})",
-            Change(name=target),
+            f"(built for ROCm {rocm}"
+            + (
+                f"; its first release is {first_major}.0, so the floor becomes {floor}"
+                if floor
+                else ""
+            )
+            + ")",
+            Change(name=target, spec=floor),
         )
+
+
+def _floor(spec: str, major: str) -> str | None:
+    """``spec`` with its lower bound raised to the ROCm package's first release (``>=8.6.0`` on
+    a package that starts at 14.0 says nothing), when it admits anything older; None when it
+    does not."""
+    below = f"{int(major) - 1}.99.99"
+    if not spec.strip() or spec_admits(spec, below) is not True:
+        return None
+    kept = [
+        clause.strip()
+        for clause in spec.split(",")
+        if clause.strip() and not clause.strip().startswith((">", "~="))
+    ]
+    return ",".join([f">={major}.0", *kept])
