@@ -228,15 +228,17 @@ def run_ray(
     num_cpus: int | None = None,
     retries: int = 2,
     on_connect: Callable[[dict[str, float]], None] | None = None,
+    then: Callable[[], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run units as Ray tasks on a local instance (started here, stopped at the end) or on the
     cluster at ``address``; every result is stored as it arrives, so an interruption loses only
-    the units in flight. Returns the failure records."""
+    the units in flight. ``then`` runs once every unit is done, before a local instance is
+    stopped (the report is built while Ray's processes exit). Returns the failure records."""
     ray = import_ray()
     # Ray's driver prints its workers' and raylet's messages ("Task failed, retrying") on
     # stdout, where the report may be going: they go to stderr, with the progress.
     with contextlib.redirect_stdout(sys.stderr):
-        return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect)
+        return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect, then)
 
 
 def _run_ray(
@@ -248,6 +250,7 @@ def _run_ray(
     num_cpus: int | None,
     retries: int,
     on_connect: Callable[[dict[str, float]], None] | None,
+    then: Callable[[], None] | None,
 ) -> list[dict[str, Any]]:
     started = False
     if not ray.is_initialized():
@@ -270,7 +273,20 @@ def _run_ray(
         resources = ray.cluster_resources()
         if on_connect:
             on_connect(resources)
-        return _drive(ray, units, store, progress, retries, resources)
+        failures = _drive(ray, units, store, progress, retries, resources)
+        if started and then:
+            # Stopping a local instance waits about a second for its processes to exit:
+            # the report is built meanwhile.
+            import threading
+
+            stopping = threading.Thread(target=ray.shutdown, name="ray-shutdown")
+            stopping.start()
+            started = False
+            then()
+            stopping.join()
+        elif then:
+            then()
+        return failures
     finally:
         if started:
             ray.shutdown()
@@ -305,8 +321,9 @@ def _drive(
     cpus = max(1, int(resources.get("CPU", 1)))
     gpus = int(resources.get("GPU", 0))
     failures: list[dict[str, Any]] = []
-    scans = [unit for unit in reversed(units) if unit.stage != VERIFY]
-    verifications = [unit for unit in reversed(units) if unit.stage == VERIFY]
+    # (unit, attempts it had before), the next one last; a unit to retry goes last, next
+    scans = [(unit, 0) for unit in reversed(units) if unit.stage != VERIFY]
+    verifications = [(unit, 0) for unit in reversed(units) if unit.stage == VERIFY]
     pending: dict[Any, _InFlight] = {}
 
     def fail(unit: Unit, reason: str, attempts: int) -> None:
@@ -325,23 +342,26 @@ def _drive(
             unit, time.monotonic(), attempts_before
         )
 
-    if not gpus:
-        for unit in verifications:
-            fail(unit, "no GPU node in the Ray cluster (verify needs one)", 0)
-        verifications.clear()
-    while scans or verifications or pending:
+    def refill() -> None:
         # As many units in flight as there are CPUs, verification units as there are GPUs: a
         # submitted unit starts at once, so its time in flight is its running time (which the
-        # stuck-unit check needs), and a worker that finishes waits only for this loop to hand
-        # it the next unit (milliseconds).
+        # stuck-unit check needs), and a worker that finishes waits only for this loop to
+        # hand it the next unit (a millisecond: before the results are stored).
         while len(pending) < cpus:
             verifying = sum(1 for flight in pending.values() if flight.unit.stage == VERIFY)
             if verifications and verifying < gpus:
-                submit(verifications.pop(), 0)
+                submit(*verifications.pop())
             elif scans:
-                submit(scans.pop(), 0)
+                submit(*scans.pop())
             else:
                 break
+
+    if not gpus:
+        for unit, _ in verifications:
+            fail(unit, "no GPU node in the Ray cluster (verify needs one)", 0)
+        verifications.clear()
+    while scans or verifications or pending:
+        refill()
         progress.running = len(pending)
         progress.show()
         if not pending:
@@ -349,14 +369,15 @@ def _drive(
         ready, rest = ray.wait(list(pending), num_returns=1, timeout=0.5)
         if ready and rest:  # every other unit that is done as well, without waiting
             ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
-        for ref in ready:
-            flight = pending.pop(ref)
+        done = [(ref, pending.pop(ref)) for ref in ready]
+        refill()
+        for ref, flight in done:
             unit, attempts = flight.unit, flight.attempts_before + 1
             try:
                 result = ray.get(ref)
             except Exception as error:  # noqa: BLE001 - retried, then recorded as its failure
                 if attempts <= retries:
-                    submit(unit, attempts)
+                    (verifications if unit.stage == VERIFY else scans).append((unit, attempts))
                 elif flight.killed:
                     reason = (
                         f"took longer than its time budget of {unit.timeout:g} s and did not "
