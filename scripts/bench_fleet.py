@@ -6,10 +6,18 @@ Usage::
 
 The fleet: copies of the bundled fixtures (``fixtures/``), generated variants of varied size
 (1 to 40 Python files drawn from CUDA-first idioms, requirements, Dockerfiles, CUDA kernels
-with inline PTX) and a few git repositories cloned over ``file://`` at a tag. Prints units per
-second serial and on Ray, their ratio, the peak memory of each run (the sum of the resident
-sets of the run's process tree, sampled every 0.2 s) and the per-unit costs the cost model in
-``docs/fleet.md`` uses. Exit 1 when the Ray run is not faster than the serial one.
+with inline PTX) and a few git repositories cloned over ``file://`` at a tag. Runs it serially
+and on local Ray (``--rounds`` pairs, alternating which goes first, on the same fleet), then on
+Ray again with every result stored. Prints units per second and their ratio, CPU seconds (user
+and system) in all, by kind of process and per unit, the peak memory of each run (the sums of
+the resident and proportional set sizes of its process tree, sampled every 0.2 s), the load
+average around each run, and the per-unit costs the cost model in ``docs/fleet.md`` uses.
+Exit 1 when a Ray run is not faster than its serial one or their results differ.
+
+The machine's load matters more than it seems: with the kernel's autogroup scheduling (the
+default on desktop and many server kernels), a busy machine shares its CPUs between sessions,
+not processes, so a Ray run whose workers share the session of the command gets no more CPU
+than a serial run while other sessions keep the cores busy. Measure on an idle machine.
 """
 
 from __future__ import annotations
@@ -145,8 +153,8 @@ def _kind(pid: int, root: int) -> str:
     return "other"
 
 
-def _tree(pid: int, cpu: dict[int, float], kinds: dict[int, str]) -> int:
-    """Bytes resident in ``pid`` and all its descendants; records each one's CPU seconds (user
+def _tree(pid: int, cpu: dict[int, float], kinds: dict[int, str]) -> tuple[int, int]:
+    """Bytes resident in ``pid`` and all its descendants (RSS and PSS); records each one's CPU seconds (user
     and system, its own, not its reaped children's: those are sampled themselves) in ``cpu``
     and its kind in ``kinds``."""
     parents: dict[int, int] = {}
@@ -175,7 +183,21 @@ def _tree(pid: int, cpu: dict[int, float], kinds: dict[int, str]) -> int:
             cpu[member] = max(cpu.get(member, 0.0), ticks[member] / _TICK)
             if member not in kinds:
                 kinds[member] = _kind(member, pid)
-    return sum(rss.get(member, 0) for member in family)
+    return sum(rss.get(member, 0) for member in family), sum(_pss(member) for member in family)
+
+
+def _pss(pid: int) -> int:
+    """Bytes of proportional set size (shared pages divided among the processes that map
+    them: the tree's sum is the memory it takes, where the sum of RSS counts Ray's shared
+    libraries once per process)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 @dataclass
@@ -185,6 +207,7 @@ class Run:
 
     seconds: float
     peak: int
+    peak_pss: int
     cpu_total: float
     cpu: dict[str, float]
 
@@ -212,15 +235,16 @@ def run(manifest: Path, results: Path, extra: list[str]) -> Run:
     process = subprocess.Popen(
         command, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
     )
-    peak = 0
+    peak = peak_pss = 0
     cpu: dict[int, float] = {}
     kinds: dict[int, str] = {}
     stop = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, peak_pss
         while not stop.is_set():
-            peak = max(peak, _tree(process.pid, cpu, kinds))
+            rss, pss = _tree(process.pid, cpu, kinds)
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
             stop.wait(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -238,7 +262,7 @@ def run(manifest: Path, results: Path, extra: list[str]) -> Run:
     total = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     # Processes that were never reaped up the chain (Ray's, killed at shutdown) are missing
     # from the rusage of the run's process; the samples have them.
-    return Run(elapsed, peak, max(total, sum(by_kind.values())), by_kind)
+    return Run(elapsed, peak, peak_pss, max(total, sum(by_kind.values())), by_kind)
 
 
 def unit_costs(results: Path) -> tuple[float, float, float, float]:
@@ -324,11 +348,12 @@ def main() -> int:
         print(f"repositories: {n}")
         print(
             f"serial: {serial.seconds:.1f} s, {n / serial.seconds:.2f} units/s, "
-            f"peak RSS {serial.peak / 2**20:.0f} MiB"
+            f"peak RSS {serial.peak / 2**20:.0f} MiB, PSS {serial.peak_pss / 2**20:.0f} MiB"
         )
         print(
             f"ray ({args.cpus} CPUs): {on_ray.seconds:.1f} s, {n / on_ray.seconds:.2f} units/s, "
-            f"peak RSS {on_ray.peak / 2**20:.0f} MiB (driver, Ray daemons and workers)"
+            f"peak RSS {on_ray.peak / 2**20:.0f} MiB, PSS {on_ray.peak_pss / 2**20:.0f} MiB "
+            "(driver, Ray daemons and workers)"
         )
         print(
             f"ratio ray/serial: {statistics.median(ratios):.2f}x median of {len(ratios)} "
