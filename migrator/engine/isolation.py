@@ -82,6 +82,17 @@ def _serve(connection: Connection, function: Callable[[Any], Any], parent: int) 
             os._exit(0)
 
 
+def settle_process() -> None:
+    """Collect, then freeze every object this process holds now (its imports, the rules,
+    warmed caches) out of the cyclic collector's reach, once: a process that scans many
+    projects in turn (a fleet worker) then pays, for each of the collections around a scan,
+    only for that scan's own objects, not for the tens of thousands it keeps for its
+    lifetime (half a unit's CPU time before, more in a Ray worker, which holds twice as many)."""
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()
+
+
 def workers_fork() -> bool:
     """Whether workers are forked (POSIX): they then start with a copy of the parent's memory."""
     return os.name == "posix"
@@ -161,9 +172,13 @@ class IsolatedRunner(Generic[T, R]):
         pending.reverse()
         pool: list[_Worker] = []
         # What the parent has loaded stays shared with the forked workers: a collection in a
-        # worker would otherwise touch (and so copy) every page of it.
+        # worker would otherwise touch (and so copy) every page of it. A process that froze
+        # its long-lived objects itself (``settle_process``) keeps them frozen: thawing them
+        # would make every later collection traverse them again.
+        outer_freeze = gc.get_freeze_count() > 0
         gc.collect()
-        gc.freeze()
+        if not outer_freeze:
+            gc.freeze()
         try:
             for _ in range(min(self.workers, len(tasks))):
                 pool.append(_Worker(self.context, self.function))
@@ -224,5 +239,6 @@ class IsolatedRunner(Generic[T, R]):
         finally:
             for worker in pool:
                 worker.stop()
-            gc.unfreeze()
+            if not outer_freeze:
+                gc.unfreeze()
         return [results[index] for index in range(len(tasks))]

@@ -113,6 +113,16 @@ def fleet_command(
         cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
         click.echo(f"fleet: Ray with {cpus:g} CPUs, {gpus:g} GPUs", err=True)
 
+    link_base = Path(output).resolve().parent if output else Path.cwd()
+    built: list[tuple[aggregate.Fleet, str]] = []
+
+    def build() -> None:
+        """The fleet report, from the results folder."""
+        progress.close()
+        generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        fleet = aggregate.collect(planned.units, store, link_base, generated)
+        built.append((fleet, render.render(fleet, output_format)))
+
     if serial:
         engine.run_serial(planned.todo, store, progress, retries)
     elif planned.todo:
@@ -124,12 +134,11 @@ def fleet_command(
             num_cpus=num_cpus,
             retries=retries,
             on_connect=connected,
+            then=build,
         )
-    progress.close()
-    link_base = Path(output).resolve().parent if output else Path.cwd()
-    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    fleet = aggregate.collect(planned.units, store, link_base, generated)
-    text = render.render(fleet, output_format)
+    if not built:
+        build()
+    fleet, text = built[0]
     if output:
         from migrator.files.writer import WriteRefused, write_output
 

@@ -228,15 +228,17 @@ def run_ray(
     num_cpus: int | None = None,
     retries: int = 2,
     on_connect: Callable[[dict[str, float]], None] | None = None,
+    then: Callable[[], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run units as Ray tasks on a local instance (started here, stopped at the end) or on the
     cluster at ``address``; every result is stored as it arrives, so an interruption loses only
-    the units in flight. Returns the failure records."""
+    the units in flight. ``then`` runs once every unit is done, before a local instance is
+    stopped (the report is built while Ray's processes exit). Returns the failure records."""
     ray = import_ray()
     # Ray's driver prints its workers' and raylet's messages ("Task failed, retrying") on
     # stdout, where the report may be going: they go to stderr, with the progress.
     with contextlib.redirect_stdout(sys.stderr):
-        return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect)
+        return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect, then)
 
 
 def _run_ray(
@@ -248,6 +250,7 @@ def _run_ray(
     num_cpus: int | None,
     retries: int,
     on_connect: Callable[[dict[str, float]], None] | None,
+    then: Callable[[], None] | None,
 ) -> list[dict[str, Any]]:
     started = False
     if not ray.is_initialized():
@@ -270,10 +273,40 @@ def _run_ray(
         resources = ray.cluster_resources()
         if on_connect:
             on_connect(resources)
-        return _drive(ray, units, store, progress, retries, resources)
+        failures = _drive(ray, units, store, progress, retries, resources)
+        if started and then:
+            # Stopping a local instance waits about a second for its processes to exit:
+            # the report is built meanwhile.
+            import threading
+
+            stopping = threading.Thread(target=ray.shutdown, name="ray-shutdown")
+            stopping.start()
+            started = False
+            then()
+            stopping.join()
+        elif then:
+            then()
+        return failures
     finally:
         if started:
             ray.shutdown()
+
+
+def stuck_after(timeout: float) -> float:
+    """Seconds after which the driver kills a unit still running: its own timer (``timeout``)
+    should have ended it before; past this, it is stuck where the timer cannot reach (native
+    code, a blocked signal) and its worker is killed."""
+    return timeout + max(5.0, timeout / 4)
+
+
+@dataclass(slots=True)
+class _InFlight:
+    """A unit submitted to Ray: when, and how many attempts it had before."""
+
+    unit: Unit
+    since: float
+    attempts_before: int = 0
+    killed: bool = False
 
 
 def _drive(
@@ -285,42 +318,81 @@ def _drive(
     resources: dict[str, float],
 ) -> list[dict[str, Any]]:
     remote = ray.remote(_task)
-    scan_task = remote.options(num_cpus=1, max_retries=retries, retry_exceptions=True)
-    gpu_task = remote.options(num_cpus=1, num_gpus=1, max_retries=retries, retry_exceptions=True)
     cpus = max(1, int(resources.get("CPU", 1)))
-    has_gpu = resources.get("GPU", 0) >= 1
+    gpus = int(resources.get("GPU", 0))
     failures: list[dict[str, Any]] = []
-    queue = list(units)
-    queue.reverse()
-    pending: dict[Any, Unit] = {}
-    window = max(8, 4 * cpus)
-    while queue or pending:
-        while queue and len(pending) < window:
-            unit = queue.pop()
-            if unit.stage == VERIFY and not has_gpu:
-                record = _failure(unit, "no GPU node in the Ray cluster (verify needs one)", 0)
-                store.write_failure(unit.spec.name, unit.key, record)
-                failures.append(record)
-                progress.failed += 1
-                continue
-            task = gpu_task if unit.stage == VERIFY else scan_task
-            pending[task.remote(unit)] = unit
-        progress.running = min(len(pending), cpus)
+    # (unit, attempts it had before), the next one last; a unit to retry goes last, next
+    scans = [(unit, 0) for unit in reversed(units) if unit.stage != VERIFY]
+    verifications = [(unit, 0) for unit in reversed(units) if unit.stage == VERIFY]
+    pending: dict[Any, _InFlight] = {}
+
+    def fail(unit: Unit, reason: str, attempts: int) -> None:
+        record = _failure(unit, reason, attempts)
+        store.write_failure(unit.spec.name, unit.key, record)
+        failures.append(record)
+        progress.failed += 1
+
+    def submit(unit: Unit, attempts_before: int) -> None:
+        # Retries are the driver's, not Ray's: each attempt's time in flight is its own, and
+        # the attempts recorded are exact.
+        options: dict[str, Any] = {"num_cpus": 1, "max_retries": 0, "retry_exceptions": False}
+        if unit.stage == VERIFY:
+            options["num_gpus"] = 1
+        pending[remote.options(**options).remote(unit)] = _InFlight(
+            unit, time.monotonic(), attempts_before
+        )
+
+    def refill() -> None:
+        # As many units in flight as there are CPUs, verification units as there are GPUs: a
+        # submitted unit starts at once, so its time in flight is its running time (which the
+        # stuck-unit check needs), and a worker that finishes waits only for this loop to
+        # hand it the next unit (a millisecond: before the results are stored).
+        while len(pending) < cpus:
+            verifying = sum(1 for flight in pending.values() if flight.unit.stage == VERIFY)
+            if verifications and verifying < gpus:
+                submit(*verifications.pop())
+            elif scans:
+                submit(*scans.pop())
+            else:
+                break
+
+    if not gpus:
+        for unit, _ in verifications:
+            fail(unit, "no GPU node in the Ray cluster (verify needs one)", 0)
+        verifications.clear()
+    while scans or verifications or pending:
+        refill()
+        progress.running = len(pending)
         progress.show()
         if not pending:
             continue
-        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.5)
-        for ref in ready:
-            unit = pending.pop(ref)
+        ready, rest = ray.wait(list(pending), num_returns=1, timeout=0.5)
+        if ready and rest:  # every other unit that is done as well, without waiting
+            ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+        done = [(ref, pending.pop(ref)) for ref in ready]
+        refill()
+        for ref, flight in done:
+            unit, attempts = flight.unit, flight.attempts_before + 1
             try:
                 result = ray.get(ref)
-            except Exception as error:  # noqa: BLE001 - recorded as the unit's failure
-                record = _failure(unit, _reason(error), retries + 1)
-                store.write_failure(unit.spec.name, unit.key, record)
-                failures.append(record)
-                progress.failed += 1
+            except Exception as error:  # noqa: BLE001 - retried, then recorded as its failure
+                if attempts <= retries:
+                    (verifications if unit.stage == VERIFY else scans).append((unit, attempts))
+                elif flight.killed:
+                    reason = (
+                        f"took longer than its time budget of {unit.timeout:g} s and did not "
+                        f"stop: its worker was killed after {stuck_after(unit.timeout):g} s"
+                    )
+                    fail(unit, reason, attempts)
+                else:
+                    fail(unit, _reason(error), attempts)
                 continue
-            _store_result(store, unit, result, None)
+            _store_result(store, unit, result, attempts)
             progress.done += 1
+        now = time.monotonic()
+        for ref, flight in pending.items():
+            if not flight.killed and now - flight.since > stuck_after(flight.unit.timeout):
+                flight.killed = True  # stuck where its own timer cannot reach: kill its worker
+                ray.cancel(ref, force=True)
     progress.running = 0
     return failures

@@ -18,12 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import migrator
+from migrator.engine.isolation import settle_process
 from migrator.fleet.manifest import RepoSpec
 
 SCAN = "scan"
 VERIFY = "verify"
-#: Test-only fault hook: ``kill:NAME@DIR``, ``raise:NAME`` or ``hang:NAME`` (set by the tests;
-#: ``kill`` kills the worker on the first attempt only, remembering it in DIR).
+#: Test-only fault hook, set by the tests: ``kill:NAME@DIR`` (the worker kills itself on the
+#: first attempt only, remembering it in DIR), ``raise:NAME``, ``hang:NAME``, ``stuck:NAME@DIR``
+#: (hangs with the unit's timer blocked, as native code that never returns would) and
+#: ``slow:NAME@DIR`` (sleeps on the first attempt only); these two write their process id to
+#: DIR, for the test to kill or check it from outside.
 FAULT_VARIABLE = "MIGRATE_FLEET_TEST_FAULT"
 
 
@@ -75,6 +79,16 @@ def _fault(unit: Unit) -> None:
             raise RuntimeError("injected scan crash")
         if kind == "hang":
             time.sleep(3600)
+        if kind == "stuck":
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            with open(Path(folder) / f"stuck-{name}", "a", encoding="utf-8") as pids:
+                pids.write(f"{os.getpid()}\n")
+            time.sleep(3600)
+        if kind == "slow":
+            marker = Path(folder) / f"running-{name}"
+            if not marker.exists():
+                marker.write_text(str(os.getpid()), encoding="utf-8")
+                time.sleep(60)
         if kind == "kill":
             marker = Path(folder) / f"killed-{name}"
             if not marker.exists():
@@ -165,6 +179,7 @@ def run_unit(unit: Unit) -> dict[str, Any]:
     from migrator.fleet import checkout
 
     start = time.monotonic()
+    cpu_start = time.process_time()
     deadline = start + unit.timeout
     spec = unit.spec
     cleanup: Path | None = None
@@ -201,10 +216,14 @@ def run_unit(unit: Unit) -> dict[str, Any]:
         "tool_version": migrator.__version__,
         "options": spec.options(),
         "seconds": round(time.monotonic() - start, 3),
+        "cpu_seconds": round(time.process_time() - cpu_start, 3),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "pid": os.getpid(),
         "host": os.uname().nodename,
         "summary": summary,
         "files": sorted(files),
     }
+    # After its first unit a process holds the rules and the caches the units share: frozen,
+    # the collections around each later scan no longer traverse them.
+    settle_process()
     return {"files": files, "meta": meta}
