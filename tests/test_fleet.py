@@ -79,7 +79,7 @@ def test_fleet_of_52_with_a_killed_worker_then_every_unit_reused(
     assert json.loads(report.read_text())["projects"] == data["projects"]
     page = tmp_path / "fleet.html"
     assert run_cli("fleet", fleet50, "--results", results, "-o", page).exit_code == 0
-    _loads_in_chromium(page, rows=52, budget_ms=2000)
+    _loads_in_chromium(page, rows=52)
 
 
 _MEASURE = """<!DOCTYPE html><html><body><script>
@@ -97,9 +97,9 @@ document.body.appendChild(frame);
 </script></body></html>"""
 
 
-def _loads_in_chromium(page: Path, rows: int, budget_ms: int) -> None:
-    """The fleet page in a real headless Chromium: every repository row is there, and the page
-    loads (parse, style, layout) within ``budget_ms``, measured in the browser."""
+def _loads_in_chromium(page: Path, rows: int) -> None:
+    """The fleet page in a real headless Chromium: it loads and every repository row is there
+    (its load time is a benchmark figure in docs/fleet.md, never a test's verdict)."""
     from tests.test_report_chromium import browse, chromium
 
     binary = chromium()
@@ -114,7 +114,6 @@ def _loads_in_chromium(page: Path, rows: int, budget_ms: int) -> None:
     found = re.search(r'<p id="result">loaded (\d+) ms, rows (\d+)', done.stdout)
     assert found, done.stderr[-2000:]
     assert int(found.group(2)) == rows
-    assert int(found.group(1)) < budget_ms, found.group(0)
 
 
 def test_a_changed_repository_is_the_only_unit_run_again(local_ray, run_cli, tmp_path):
