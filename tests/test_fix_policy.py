@@ -204,13 +204,31 @@ def test_nvidia_specific_files_stay_byte_identical(tmp_path):
     assert any("this file is for NVIDIA" in m for m in left["Dockerfile.B200"])
 
 
+_LONG_CALL = (
+    "import torch\nscaler = torch.cuda.amp.GradScaler(init_scale=2.0**16, growth_interval=10000)\n"
+)
+
+
 def test_rewrite_over_the_configured_line_length_is_dropped(tmp_path):
-    code = "import torch\nscaler = torch.cuda.amp.GradScaler(init_scale=2.0**16, growth_interval=10000)\n"
-    pyproject = '[project]\nname="x"\ndependencies=["torch>=2.4"]\n[tool.black]\nline-length = 79\n'
-    root = _project(tmp_path, {"pyproject.toml": pyproject, "train.py": code})
+    """A line length the project's linter enforces, and no formatter to lay the rewrite out:
+    the rewrite that would break it is dropped and reported."""
+    pyproject = '[project]\nname="x"\ndependencies=["torch>=2.4"]\n[tool.ruff]\nline-length = 79\n'
+    root = _project(tmp_path, {"pyproject.toml": pyproject, "train.py": _LONG_CALL})
     run = fix_tree(root, level=Applicability.SAFE, write=False, jobs=1)
     (outcome,) = [o for o in run.outcomes if o.relative == "train.py"]
     assert outcome.error is not None and "line length 79" in outcome.error
+
+
+def test_a_rewrite_the_projects_formatter_lays_out_is_kept(tmp_path):
+    """The same rewrite in a project formatted by black (line length 79): black lays the
+    rewritten call out, so it is kept and fits."""
+    pyproject = '[project]\nname="x"\ndependencies=["torch>=2.4"]\n[tool.black]\nline-length = 79\n'
+    root = _project(tmp_path, {"pyproject.toml": pyproject, "train.py": _LONG_CALL})
+    run = fix_tree(root, level=Applicability.SAFE, write=False, jobs=1)
+    (outcome,) = [o for o in run.outcomes if o.relative == "train.py"]
+    assert outcome.error is None and outcome.new_text is not None
+    assert "torch.amp.GradScaler(" in outcome.new_text
+    assert max(len(line) for line in outcome.new_text.splitlines()) <= 79
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,7 @@ def test_neovim_shows_the_diagnostics_and_applies_the_fix(tmp_path: Path) -> Non
     assert nvim is not None, "scripts/test.sh installs Debian's neovim"
     project = tmp_path / "llm_app"
     shutil.copytree(FIXTURES / "llm_app", project)
-    target = project / "llm_app" / "generate.py"
+    target = project / "llm_app" / "gpu_utils.py"
     before = target.read_text()
     report = tmp_path / "nvim.out"
     env = {
@@ -155,4 +155,4 @@ def test_neovim_shows_the_diagnostics_and_applies_the_fix(tmp_path: Path) -> Non
     )
     after = target.read_text()
     assert after != before
-    assert after == (expected / "llm_app" / "generate.py").read_text()
+    assert after == (expected / "llm_app" / "gpu_utils.py").read_text()
