@@ -300,10 +300,10 @@ def stuck_after(timeout: float) -> float:
 
 
 #: Scan units in flight per CPU. The one beyond the running unit waits in the queue of Ray's
-#: driver-side task submitter, which hands it to a worker the moment the worker's unit ends
-#: (reusing the worker's lease); with one per CPU each worker waited for a round trip through
-#: this loop and a new lease from the raylet between two units (36 ms on average at load 5,
-#: 7 % of a worker's time with units of 0.25 s).
+#: driver-side task submitter, which hands it to the worker the moment the worker's unit ends
+#: (reusing the worker's lease); with one per CPU, each worker also waited between two units
+#: for this loop to wake up, submit the next unit and get a new lease from the raylet, and the
+#: driver is slowest to wake when the machine is busiest.
 DEPTH = 2
 
 
