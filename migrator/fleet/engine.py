@@ -336,8 +336,9 @@ class _Window:
             self.order.remove(ref)
 
     def advance(self, pending: dict[Any, _InFlight], slots: int, now: float) -> None:
-        """Mark the oldest ``slots`` units in flight as running from ``now`` if they were not."""
-        for ref in self.order[: max(1, slots)]:
+        """Mark the oldest ``slots`` units in flight as running from ``now`` if they were not
+        (none while verification units hold every CPU)."""
+        for ref in self.order[: max(0, slots)]:
             flight = pending[ref]
             if flight.since is None:
                 flight.since = now
