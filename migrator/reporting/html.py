@@ -225,7 +225,7 @@ def environment() -> jinja2.Environment:
 @functools.cache
 def _shared_environment() -> jinja2.Environment:
     """One environment per process for ``render``: jinja2 compiles a template once per
-    environment, and compiling ``report.html.j2`` costs about 140 ms of CPU, more than the
+    environment, and compiling ``report.html.j2`` costs 60 to 100 ms of CPU, as much as the
     scan of a small project (a fleet worker renders one report per unit, hundreds per
     process). ``environment()`` still gives a fresh one to callers that add to it."""
     return environment()
