@@ -2,7 +2,7 @@
 
 Usage::
 
-    python scripts/bench_fleet.py --repos 200 [--cpus 2] [--rounds N] [--keep DIR]
+    python scripts/bench_fleet.py --repos 200 [--cpus 2] [--rounds N] [--scale K] [--keep DIR]
 
 The fleet: copies of the bundled fixtures (``fixtures/``), generated variants of varied size
 (1 to 40 Python files drawn from CUDA-first idioms, requirements, Dockerfiles, CUDA kernels
@@ -65,12 +65,12 @@ _KERNEL = (
 )
 
 
-def _variant(folder: Path, rng: random.Random) -> None:
-    """A generated project of random size and content."""
+def _variant(folder: Path, rng: random.Random, scale: int = 1) -> None:
+    """A generated project of random size and content (``scale`` times as many files)."""
     package = folder / "pkg"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("", encoding="utf-8")
-    for index in range(rng.choice([1, 2, 4, 8, 15, 25, 40])):
+    for index in range(rng.choice([1, 2, 4, 8, 15, 25, 40]) * scale):
         body = "\n".join(rng.sample(_SNIPPETS, rng.randint(1, 4)))
         padding = "".join(
             f"\n\ndef helper_{index}_{n}(value):\n    return value * {n}\n"
@@ -106,9 +106,10 @@ def _git(folder: Path, *args: str) -> None:
     )
 
 
-def build_fleet(dest: Path, count: int, git_repos: int = 4, seed: int = 7) -> Path:
+def build_fleet(dest: Path, count: int, git_repos: int = 4, seed: int = 7, scale: int = 1) -> Path:
     """Create ``count`` repositories under ``dest`` and a TOML manifest naming them; return
-    the manifest. ``git_repos`` of them are git repositories cloned at tag ``v1``."""
+    the manifest. ``git_repos`` of them are git repositories cloned at tag ``v1``; a generated
+    variant has ``scale`` times 1 to 40 Python files."""
     rng = random.Random(seed)
     dest.mkdir(parents=True, exist_ok=True)
     entries = []
@@ -117,7 +118,7 @@ def build_fleet(dest: Path, count: int, git_repos: int = 4, seed: int = 7) -> Pa
         name = f"r{index:04d}"
         folder = dest / "repos" / name
         if index < git_repos:
-            _variant(folder, rng)
+            _variant(folder, rng, scale)
             _git(folder, "init", "-q")
             _git(folder, "add", "-A")
             _git(folder, "commit", "-q", "-m", "initial")
@@ -127,7 +128,7 @@ def build_fleet(dest: Path, count: int, git_repos: int = 4, seed: int = 7) -> Pa
         if index % 10 == git_repos % 10:
             shutil.copytree(fixtures[(index // 10) % len(fixtures)], folder)
         else:
-            _variant(folder, rng)
+            _variant(folder, rng, scale)
         entries.append(f'[[repo]]\nname = "{name}"\npath = "repos/{name}"\n')
     manifest = dest / "fleet.toml"
     manifest.write_text("\n".join(entries), encoding="utf-8")
@@ -412,15 +413,22 @@ def main() -> int:
         help="Pairs of runs, serial and Ray alternating (Ray first in every other round).",
     )
     parser.add_argument("--keep", type=Path, default=None, help="Build the fleet here and keep it.")
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=1,
+        help="Files per generated repository times this (1: 1 to 40 Python files, about 0.16 "
+        "CPU s a unit, smaller than any real repository; 8: 8 to 320, nearer the dev corpus).",
+    )
     args = parser.parse_args()
-    if args.repos < 1 or args.rounds < 1 or args.cpus < 1:
-        parser.error("--repos, --rounds and --cpus must be at least 1")
+    if args.repos < 1 or args.rounds < 1 or args.cpus < 1 or args.scale < 1:
+        parser.error("--repos, --rounds, --cpus and --scale must be at least 1")
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench-fleet-"))
     n = args.repos
     try:
         manifest = base / "fleet" / "fleet.toml"
         if not manifest.is_file():
-            manifest = build_fleet(base / "fleet", n)
+            manifest = build_fleet(base / "fleet", n, scale=args.scale)
         ratios: list[float] = []
         serial_runs: list[Run] = []
         ray_runs: list[Run] = []
