@@ -5,15 +5,16 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from migrator.syntax.astutil import iter_nodes
 from migrator.syntax.positions import _anchored, full_positions
 from tests.conftest import ROOT
 from tests.project_sources import GROUP, SOURCES, libcst_tree, text_of
+from tests.strategies import python_sources
 
 pytestmark = GROUP
 
@@ -43,7 +44,7 @@ def test_positions_match_libcst_on_project_sources(path: Path):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(source=hypothesmith.from_grammar())
+@given(source=st.deferred(python_sources))
 def test_positions_match_libcst_on_generated_code(source):
     try:
         cst.parse_module(source)
