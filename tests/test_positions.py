@@ -26,11 +26,12 @@ def _check(text: str, module: cst.Module | None = None) -> None:
     parents = {id(node): parent for node, parent in pairs if parent is not None}
     nodes = [node for node, _ in pairs if not isinstance(node, cst.Module)]
     expected = full_positions(module)
+    tree = ast.parse(text)  # read only: one parse serves every batch, as the engine passes one
     # positions in batches, as the engine asks for them (the reported nodes of one file)
     for start in range(0, len(nodes), 97):
         batch = nodes[start : start + 97 : 7]
         # the anchored path itself (no fallback): a mismatch raises and fails the test
-        got = _anchored(module, ast.parse(text), batch, lambda n: parents.get(id(n)))
+        got = _anchored(module, tree, batch, lambda n: parents.get(id(n)))
         for node in batch:
             assert got(node) == expected(node), (
                 type(node).__name__,
