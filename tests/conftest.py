@@ -64,6 +64,31 @@ def write(root: Path, relative: str, content: str | bytes) -> Path:
 os.environ.setdefault("NO_COLOR", "1")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Keep ``--dist loadgroup`` working: on each worker, pytest-xdist (3.8) names a test's
+    ``xdist_group`` by appending ``@<group>`` to ``item._nodeid``, which pytest 9 no longer reads
+    (a node's id is ``item._id``), so every group was split over the workers and its
+    module-scoped fixtures made on each (two Ray instances, two parses of the project's
+    sources). The suffix is set where this pytest keeps the id, after xdist's own hook."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(names))
+        if not names or item.nodeid.endswith(suffix):
+            continue
+        if hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(item.nodeid + suffix)
+        else:
+            item._nodeid = item.nodeid + suffix
+
+
 def pytest_collection_finish(session):
     """Freeze what collection loaded (the imported libraries, the rules, the collected items:
     some 400,000 objects) out of the cyclic collector's reach, as a long-lived ``migrate``
