@@ -60,7 +60,7 @@ def _parsers() -> dict[str, tuple[Callable[[str], object], Inputs, Inputs]]:
     from migrator.kernels import preproc
     from migrator.kernels.source import parse as parse_cuda
     from migrator.syntax.shell_lex import lex
-    from migrator.verify.series import pairs
+    from migrator.verify.series import extract_default, pairs
 
     def tolerant(function: Callable[[str], object]) -> Callable[[str], object]:
         def run(text: str) -> object:
@@ -128,6 +128,13 @@ def _parsers() -> dict[str, tuple[Callable[[str], object], Inputs, Inputs]]:
                 * (n // 70)
             ),
         ),
+        "verify series": (
+            extract_default,
+            # a line of n/16 bytes (128 KB: 8 KB, 1 MB: 64 KB, the longest line it reads): 2,048
+            # lines of 1 KB took over 100 s once (a label tried from every position of a line)
+            lambda n: "a b c " * (n // 96) + "x: 1\n",
+            lambda n: "step 1/10 loss: 0.5 lr=3e-4 tokens/s: 1234\n" * (n // 44),
+        ),
         "verify output": (
             lambda text: list(pairs(text)),
             lambda n: "loss " + "1.0 " * (n // 4) + "\n",
@@ -145,6 +152,7 @@ PARSERS = (
     "yaml",
     "notebook",
     "cuda",
+    "verify series",
     "verify output",
 )
 
