@@ -147,6 +147,10 @@ for _ in range(steps // 10):
     gpu_ms.append(begin.elapsed_time(end) / 10 if cuda else wall_ms[-1])
     if turn:
         os.write(theirs, b"t")
+if turn and role == "a":
+    # the side that started waits for the other's last turn to end: its own teardown (printing,
+    # freeing the CUDA context) must not fall into the other side's timed steps
+    os.read(mine, 1)
 for value in gpu_ms:
     print(f"block_ms: {value:.4f}")
 for step in range(10, steps + 1, 10):

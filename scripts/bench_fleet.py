@@ -7,11 +7,15 @@ Usage::
 The fleet: copies of the bundled fixtures (``fixtures/``), generated variants of varied size
 (1 to 40 Python files drawn from CUDA-first idioms, requirements, Dockerfiles, CUDA kernels
 with inline PTX) and a few git repositories cloned over ``file://`` at a tag. Runs it serially
-and on local Ray (``--rounds`` pairs, alternating which goes first, on the same fleet), then on
-Ray again with every result stored. Prints units per second and their ratio, CPU seconds (user
-and system) in all, by kind of process and per unit, the peak memory of each run (the sums of
-the resident and proportional set sizes of its process tree, sampled every 0.2 s), the load
-average around each run, and the per-unit costs the cost model in ``docs/fleet.md`` uses.
+and on local Ray (``--rounds`` pairs, default 3, alternating which goes first, on the same
+fleet), then on Ray again with every result stored. For each run: the 1-minute load average
+before it, its wall time broken into start-up (until the first unit started), the units and the
+tail (after the last unit ended), the seconds its unit-running processes spent between units,
+and its CPU seconds (user and system) by kind of process: the driver, the workers with the
+processes they fork, each of Ray's daemons. Then the ratio of wall times, CPU seconds per unit
+of each (Ray's with its daemons and driver: CPU efficiency is less sensitive to the load than
+wall time), the peak memory (sums of the resident and proportional set sizes of the process
+tree, sampled every 0.1 s), and the per-unit costs the cost model in ``docs/fleet.md`` uses.
 Exit 1 when a Ray run is not faster than its serial one or their results differ.
 
 The machine's load matters more than it seems: with the kernel's autogroup scheduling (the
@@ -36,6 +40,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -131,6 +136,17 @@ def build_fleet(dest: Path, count: int, git_repos: int = 4, seed: int = 7) -> Pa
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
+#: Ray's daemons, by what their command line contains (the first match names it).
+_DAEMONS = (
+    ("gcs_server", "gcs_server"),
+    ("raylet", "raylet/raylet"),
+    ("dashboard agent", "dashboard/agent.py"),
+    ("runtime-env agent", "runtime_env/agent"),
+    ("dashboard", "dashboard/dashboard.py"),
+    ("log monitor", "log_monitor.py"),
+    ("autoscaler monitor", "monitor.py"),
+)
+
 
 def _command(pid: int) -> str:
     try:
@@ -140,26 +156,43 @@ def _command(pid: int) -> str:
         return ""
 
 
-def _kind(pid: int, root: int) -> str:
-    """Which part of a run a process is: the driver (or a process it forked), a Ray worker (or
-    a process it forked), a Ray daemon, or other (git)."""
-    command = _command(pid)
-    if pid == root or command == _command(root):
+def _kind(pid: int, root: int, parent_kind: str) -> str:
+    """Which part of a run a process is: the driver, a Ray worker (with the processes it
+    forks: a scan's per-file workers, git), one of Ray's daemons by name, or other (git)."""
+    if pid == root:
         return "driver"
-    if "default_worker.py" in command or command.startswith("ray::"):
+    command = _command(pid)
+    program = " ".join(command.split()[:3])  # the executable and its script, not its options
+    if "default_worker.py" in program or command.startswith("ray::_task"):
         return "workers"
-    if "ray" in command:
-        return "ray daemons"
+    for name, part in _DAEMONS:
+        if part in program:
+            return name
+    if command.startswith("ray::"):  # the agents name themselves ray::DashboardAgent, ...
+        return command.split()[0].removeprefix("ray::")
+    if parent_kind in ("driver", "workers"):
+        return parent_kind
     return "other"
 
 
-def _tree(pid: int, cpu: dict[int, float], kinds: dict[int, str]) -> tuple[int, int]:
-    """Bytes resident in ``pid`` and all its descendants (RSS and PSS); records each one's CPU seconds (user
-    and system, its own, not its reaped children's: those are sampled themselves) in ``cpu``
-    and its kind in ``kinds``."""
+@dataclass
+class _Proc:
+    """What the samples saw of one process: parent, kind, its own CPU seconds and those of
+    the children it reaped (user and system), and the last sample it was seen in."""
+
+    parent: int
+    kind: str
+    own: float = 0.0
+    reaped: float = 0.0
+    seen: int = 0
+
+
+def _sample(root: int, procs: dict[int, _Proc], tick: int) -> tuple[int, int]:
+    """Bytes resident in ``root`` and all its descendants (sums of RSS and PSS); records each
+    one's CPU in ``procs``."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
-    ticks: dict[int, int] = {}
+    times: dict[int, tuple[float, float]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -168,22 +201,45 @@ def _tree(pid: int, cpu: dict[int, float], kinds: dict[int, str]) -> tuple[int, 
                 fields = handle.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        parents[int(entry)] = int(fields[1])
-        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-        ticks[int(entry)] = int(fields[11]) + int(fields[12])
-    family, frontier = {pid}, [pid]
+        pid = int(entry)
+        parents[pid] = int(fields[1])
+        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        own = (int(fields[11]) + int(fields[12])) / _TICK
+        times[pid] = (own, (int(fields[13]) + int(fields[14])) / _TICK)
+    children: dict[int, list[int]] = {}
+    for child, parent in parents.items():
+        children.setdefault(parent, []).append(child)
+    family, frontier = [root], [root]
     while frontier:
         current = frontier.pop()
-        for child, parent in parents.items():
-            if parent == current and child not in family:
-                family.add(child)
-                frontier.append(child)
+        for child in children.get(current, []):
+            family.append(child)
+            frontier.append(child)
     for member in family:
-        if member in ticks:
-            cpu[member] = max(cpu.get(member, 0.0), ticks[member] / _TICK)
-            if member not in kinds:
-                kinds[member] = _kind(member, pid)
+        if member not in times:
+            continue
+        if member not in procs:
+            parent = parents[member]
+            parent_kind = procs[parent].kind if parent in procs else ""
+            procs[member] = _Proc(parent, _kind(member, root, parent_kind))
+        proc = procs[member]
+        proc.own, proc.reaped = max(proc.own, times[member][0]), max(proc.reaped, times[member][1])
+        proc.seen = tick
     return sum(rss.get(member, 0) for member in family), sum(_pss(member) for member in family)
+
+
+def _cpu_by_kind(procs: dict[int, _Proc]) -> dict[str, float]:
+    """CPU seconds by kind of process: each one's own, plus what it reaped of children the
+    samples never saw (short-lived ones: a scan's per-file worker lives a fraction of a
+    second), so that no CPU second counts twice."""
+    seen_reaped: dict[int, float] = {}
+    for proc in procs.values():
+        seen_reaped[proc.parent] = seen_reaped.get(proc.parent, 0.0) + proc.own + proc.reaped
+    by_kind: dict[str, float] = {}
+    for pid, proc in procs.items():
+        unseen = max(0.0, proc.reaped - seen_reaped.get(pid, 0.0))
+        by_kind[proc.kind] = by_kind.get(proc.kind, 0.0) + proc.own + unseen
+    return by_kind
 
 
 def _pss(pid: int) -> int:
@@ -202,18 +258,21 @@ def _pss(pid: int) -> int:
 
 @dataclass
 class Run:
-    """One ``migrate fleet`` run: wall seconds, peak tree RSS, CPU seconds (user and system)
-    of the whole process tree and, sampled, by kind of process."""
+    """One ``migrate fleet`` run: wall seconds (and when it started, in Unix time), peak tree
+    RSS and PSS, CPU seconds (user and system) of the whole process tree and by kind of
+    process, and the 1-minute load average before it started."""
 
     seconds: float
     peak: int
     peak_pss: int
     cpu_total: float
     cpu: dict[str, float]
+    load: float = 0.0
+    began: float = 0.0
 
 
 def run(manifest: Path, results: Path, extra: list[str]) -> Run:
-    """Wall seconds, peak tree RSS and CPU seconds (the process tree, sampled every 0.2 s) of
+    """Wall seconds, peak tree RSS and CPU seconds (the process tree, sampled every 0.1 s) of
     one ``migrate fleet`` run."""
     command = [
         sys.executable,
@@ -230,22 +289,25 @@ def run(manifest: Path, results: Path, extra: list[str]) -> Run:
         *extra,
     ]
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.time()
     start = time.perf_counter()
     process = subprocess.Popen(
         command, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
     )
     peak = peak_pss = 0
-    cpu: dict[int, float] = {}
-    kinds: dict[int, str] = {}
+    procs: dict[int, _Proc] = {}
     stop = threading.Event()
 
     def sample() -> None:
         nonlocal peak, peak_pss
+        tick = 0
         while not stop.is_set():
-            rss, pss = _tree(process.pid, cpu, kinds)
+            tick += 1
+            rss, pss = _sample(process.pid, procs, tick)
             peak, peak_pss = max(peak, rss), max(peak_pss, pss)
-            stop.wait(0.2)
+            stop.wait(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -256,30 +318,65 @@ def run(manifest: Path, results: Path, extra: list[str]) -> Run:
     sampler.join()
     if process.returncode not in (0, 1):
         raise SystemExit(f"migrate fleet failed ({process.returncode}):\n{err}")
-    by_kind: dict[str, float] = {}
-    for member, seconds in cpu.items():
-        by_kind[kinds[member]] = by_kind.get(kinds[member], 0.0) + seconds
+    by_kind = _cpu_by_kind(procs)
     total = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     # Processes that were never reaped up the chain (Ray's, killed at shutdown) are missing
     # from the rusage of the run's process; the samples have them.
-    return Run(elapsed, peak, peak_pss, max(total, sum(by_kind.values())), by_kind)
+    return Run(elapsed, peak, peak_pss, max(total, sum(by_kind.values())), by_kind, load, began)
+
+
+def _records(results: Path) -> list[dict[str, Any]]:
+    return [
+        json.loads(record.read_text(encoding="utf-8"))
+        for record in results.glob("units/*/*/unit.json")
+    ]
 
 
 def unit_costs(results: Path) -> tuple[float, float, float, float]:
-    """Mean and p95 wall seconds per unit, mean CPU seconds (user and system) per unit, and the
-    largest unit RSS (MiB), from the stored records."""
-    seconds, cpu, rss = [], [], []
-    for record in results.glob("units/*/*/unit.json"):
-        meta = json.loads(record.read_text(encoding="utf-8"))
-        seconds.append(meta["seconds"])
-        cpu.append(meta.get("cpu_seconds", 0.0))
-        rss.append(meta["peak_rss_mib"])
-    seconds.sort()
+    """Mean and p95 wall seconds per unit, mean CPU seconds (user and system, with the
+    processes it forked) per unit, and the largest unit RSS (MiB), from the stored records."""
+    records = _records(results)
+    seconds = sorted(meta["seconds"] for meta in records)
     return (
         statistics.mean(seconds),
         seconds[int(0.95 * (len(seconds) - 1))],
-        statistics.mean(cpu),
-        max(rss),
+        statistics.mean(meta.get("cpu_seconds", 0.0) for meta in records),
+        max(meta["peak_rss_mib"] for meta in records),
+    )
+
+
+@dataclass
+class Phases:
+    """Where a run's wall time went, from its units' records: until the first unit started
+    (start-up: imports, planning, and for Ray its daemons and workers), from then until the
+    last unit ended, and after (the report, Ray's shutdown); and the seconds the processes
+    that ran units spent between two units, in all."""
+
+    startup: float
+    units: float
+    tail: float
+    between: float
+    processes: int
+
+
+def phases(results: Path, run: Run) -> Phases:
+    """The phases of ``run``, whose results are in ``results``."""
+    records = _records(results)
+    by_process: dict[int, list[tuple[float, float]]] = {}
+    for meta in records:
+        begin = meta["started"]
+        by_process.setdefault(meta["pid"], []).append((begin, begin + meta["seconds"]))
+    first = min(begin for begin, _ in (span for spans in by_process.values() for span in spans))
+    last = max(end for _, end in (span for spans in by_process.values() for span in spans))
+    between = 0.0
+    for spans in by_process.values():
+        spans.sort()
+        between += sum(
+            later[0] - earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)
+        )
+    startup = first - run.began
+    return Phases(
+        startup, last - first, run.seconds - startup - (last - first), between, len(by_process)
     )
 
 
@@ -291,8 +388,17 @@ def _reports(results: Path) -> dict[str, bytes]:
 
 
 def _cpu(run: Run) -> str:
-    parts = ", ".join(f"{kind} {seconds:.1f}" for kind, seconds in sorted(run.cpu.items()))
-    return f"{run.cpu_total:.1f} (sampled: {parts})"
+    parts = ", ".join(
+        f"{kind} {seconds:.1f}" for kind, seconds in sorted(run.cpu.items(), key=lambda x: -x[1])
+    )
+    return f"{run.cpu_total:.1f} ({parts})"
+
+
+def _phases(phase: Phases) -> str:
+    return (
+        f"start-up {phase.startup:.1f} s, units {phase.units:.1f} s, tail {phase.tail:.1f} s, "
+        f"{phase.between:.1f} s between units over {phase.processes} process(es)"
+    )
 
 
 def main() -> int:
@@ -302,19 +408,22 @@ def main() -> int:
     parser.add_argument(
         "--rounds",
         type=int,
-        default=1,
+        default=3,
         help="Pairs of runs, serial and Ray alternating (Ray first in every other round).",
     )
     parser.add_argument("--keep", type=Path, default=None, help="Build the fleet here and keep it.")
     args = parser.parse_args()
+    if args.repos < 1 or args.rounds < 1 or args.cpus < 1:
+        parser.error("--repos, --rounds and --cpus must be at least 1")
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench-fleet-"))
     n = args.repos
     try:
         manifest = base / "fleet" / "fleet.toml"
         if not manifest.is_file():
             manifest = build_fleet(base / "fleet", n)
-        ratios, loads = [], [os.getloadavg()[0]]
-        serial_runs, ray_runs = [], []
+        ratios: list[float] = []
+        serial_runs: list[Run] = []
+        ray_runs: list[Run] = []
         for round_ in range(args.rounds):
             serial_dir, ray_dir = base / f"serial-{round_}", base / f"ray-{round_}"
             for folder in (serial_dir, ray_dir):
@@ -326,50 +435,60 @@ def main() -> int:
                     done[which] = run(manifest, serial_dir, ["--serial"])
                 else:
                     done[which] = run(manifest, ray_dir, ["--num-cpus", str(args.cpus)])
-                loads.append(os.getloadavg()[0])
             serial, on_ray = done["serial"], done["ray"]
             serial_runs.append(serial)
             ray_runs.append(on_ray)
             ratios.append(serial.seconds / on_ray.seconds)
             same = _reports(serial_dir) == _reports(ray_dir)
             print(
-                f"round {round_ + 1} ({' then '.join(order)}): serial {serial.seconds:.1f} s, "
-                f"ray {on_ray.seconds:.1f} s, ratio {ratios[-1]:.2f}x; CPU s serial "
-                f"{_cpu(serial)}, ray {_cpu(on_ray)}; results identical: "
-                f"{'yes' if same else 'NO'}",
+                f"round {round_ + 1} ({' then '.join(order)}): ratio {ratios[-1]:.2f}x; "
+                f"results identical: {'yes' if same else 'NO'}",
                 flush=True,
             )
+            for name, measured, folder in (
+                ("serial", serial, serial_dir),
+                ("ray", on_ray, ray_dir),
+            ):
+                print(
+                    f"  {name}: {measured.seconds:.1f} s at load {measured.load:.2f}; "
+                    f"{_phases(phases(folder, measured))}; CPU s {_cpu(measured)}",
+                    flush=True,
+                )
             if not same:
                 return 1
         again = run(manifest, base / f"ray-{args.rounds - 1}", ["--num-cpus", str(args.cpus)])
         serial, on_ray = serial_runs[-1], ray_runs[-1]
         s_mean, _, s_cpu, _ = unit_costs(base / f"serial-{args.rounds - 1}")
         mean, p95, r_cpu, unit_rss = unit_costs(base / f"ray-{args.rounds - 1}")
+        s_total = statistics.median(one.cpu_total for one in serial_runs)
+        r_total = statistics.median(one.cpu_total for one in ray_runs)
         print(f"repositories: {n}")
         print(
-            f"serial: {serial.seconds:.1f} s, {n / serial.seconds:.2f} units/s, "
-            f"peak RSS {serial.peak / 2**20:.0f} MiB, PSS {serial.peak_pss / 2**20:.0f} MiB"
+            f"serial: median {statistics.median(one.seconds for one in serial_runs):.1f} s, "
+            f"peak RSS {max(one.peak for one in serial_runs) / 2**20:.0f} MiB, "
+            f"PSS {max(one.peak_pss for one in serial_runs) / 2**20:.0f} MiB"
         )
         print(
-            f"ray ({args.cpus} CPUs): {on_ray.seconds:.1f} s, {n / on_ray.seconds:.2f} units/s, "
-            f"peak RSS {on_ray.peak / 2**20:.0f} MiB, PSS {on_ray.peak_pss / 2**20:.0f} MiB "
+            f"ray ({args.cpus} CPUs): median "
+            f"{statistics.median(one.seconds for one in ray_runs):.1f} s, "
+            f"peak RSS {max(one.peak for one in ray_runs) / 2**20:.0f} MiB, "
+            f"PSS {max(one.peak_pss for one in ray_runs) / 2**20:.0f} MiB "
             "(driver, Ray daemons and workers)"
         )
         print(
             f"ratio ray/serial: {statistics.median(ratios):.2f}x median of {len(ratios)} "
-            f"({', '.join(f'{ratio:.2f}' for ratio in ratios)})"
+            f"({', '.join(f'{ratio:.2f}' for ratio in ratios)}); "
+            f"load before each run: {', '.join(f'{one.load:.2f}' for one in ray_runs)} (ray), "
+            f"{', '.join(f'{one.load:.2f}' for one in serial_runs)} (serial) on "
+            f"{os.cpu_count()} cores"
         )
         print(
-            f"CPU seconds (user+sys): serial {serial.cpu_total:.1f} = "
-            f"{serial.cpu_total / n:.3f} per unit, ray {on_ray.cpu_total:.1f} = "
-            f"{on_ray.cpu_total / n:.3f} per unit (Ray's overhead "
-            f"{100 * (on_ray.cpu_total / serial.cpu_total - 1):.0f}%)"
+            f"CPU seconds per unit (user+sys, whole process tree, median run): serial "
+            f"{s_total / n:.3f}, ray {r_total / n:.3f} with its daemons and driver; "
+            f"CPU efficiency serial/ray {s_total / r_total:.2f}, so at most "
+            f"{args.cpus * s_total / r_total:.2f}x on {args.cpus} idle cores"
         )
         print(f"CPU seconds inside the units: serial {s_cpu:.3f}, ray {r_cpu:.3f} per unit")
-        print(
-            f"load average (1 min) before and after each run: "
-            f"{', '.join(f'{load:.2f}' for load in loads)} on {os.cpu_count()} cores"
-        )
         print(
             f"second run (every unit reused): {again.seconds:.1f} s = "
             f"{100 * again.seconds / on_ray.seconds:.1f}% of the first"

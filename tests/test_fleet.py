@@ -258,6 +258,25 @@ def test_a_stuck_unit_is_killed_by_the_driver_retried_then_recorded(
     assert len(pids) == 2 and not _gone(pids)  # both attempts' workers were killed
 
 
+def test_a_unit_queued_behind_stuck_units_is_not_counted_as_stuck(
+    local_ray, run_cli, tmp_path, monkeypatch
+):
+    """Two units in flight per CPU: with both CPUs held by stuck units, the third waits in
+    Ray's queue; its time there is not running time, so the driver does not kill it with them."""
+    manifest = build_fleet(tmp_path / "f", 3, git_repos=0)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    monkeypatch.setenv(FAULT_VARIABLE, f"stuck:r0000@{markers};stuck:r0001@{markers}")
+    out = tmp_path / "fleet.json"
+    args = ["--results", tmp_path / "r", "--format", "json", "-o", out]
+    result = run_cli("fleet", manifest, *args, "--retries", "1", "--timeout", "2")
+    assert result.exit_code == 1, result.output
+    status = {row["name"]: row["status"] for row in json.loads(out.read_text())["projects"]}
+    assert status == {"r0000": "failed", "r0001": "failed", "r0002": "ok"}
+    (queued,) = [json.loads(p.read_text()) for p in (tmp_path / "r").glob("units/*/*/unit.json")]
+    assert queued["name"] == "r0002" and queued["attempts"] == 1
+
+
 def test_ctrl_c_then_a_second_run_resumes_where_the_first_stopped(tmp_path):
     manifest = build_fleet(tmp_path / "f", 16, git_repos=0)
     results = tmp_path / "results"

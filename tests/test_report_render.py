@@ -312,3 +312,13 @@ def test_score_colour_follows_the_verdict_band():
     for verdict, colour in expected.items():
         for penalty in (0.0, 5.0, 50.0, 500.0):
             assert html.score_colour(readiness.score_from_penalty(penalty, verdict)) == colour
+
+
+def test_html_reports_share_one_compiled_template_and_render_the_same() -> None:
+    """Compiling the template costs more than a small project's scan: ``render`` compiles it
+    once per process; ``environment()`` still gives callers a fresh environment to extend."""
+    assert html.environment() is not html.environment()
+    shared = html._shared_environment()
+    assert shared is html._shared_environment()
+    first = shared.get_template("report.html.j2")
+    assert shared.get_template("report.html.j2") is first

@@ -1225,3 +1225,37 @@ def test_torch_version_answers_each_module_once_and_still_by_caller() -> None:
     script: dict[str, object] = {"__name__": "__main__", "__file__": "/work/train.py"}
     assert sim.namespace_is_internal(worker) and not sim.namespace_is_internal(script)
     assert "__main__" not in sim._internal_by_name  # scripts differ: never cached by name
+
+
+def test_the_clean_environment_keeps_inductor_and_triton_settings(tmp_path: Path) -> None:
+    """A compiled smoke test reads its Inductor/Triton cache folders and compile-worker count
+    from the environment: both targets get the caller's values; anything else is dropped."""
+    from migrator.verify.targets import native_invocation
+
+    project = tmp_path / "project"
+    _write(project / "train.py", "print('ok')\n")
+    caller_env = {
+        "PATH": os.environ["PATH"],
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "AWS_SECRET_ACCESS_KEY": "never passed",
+    }
+    workspace = Workspace.create(project, PYTHON)
+    try:
+        native = native_invocation(
+            workspace, "migrated", workspace.run_dir("migrated", "native"), "x", (), caller_env
+        )
+        sim = sim_invocation(
+            workspace, workspace.run_dir("migrated", "rocm-sim"), "x", (), caller_env, ()
+        )
+        for run in (native, sim):
+            kept = {name: run.env.get(name) for name in caller_env if name != "PATH"}
+            assert kept == {
+                "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+                "TORCHINDUCTOR_COMPILE_THREADS": "1",
+                "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+                "AWS_SECRET_ACCESS_KEY": None,
+            }
+    finally:
+        workspace.remove()

@@ -20,6 +20,7 @@ from migrator.commands.options import (
     run_with_progress,
     split_values,
 )
+from migrator.files.sources import FailFile, SkipFile
 from migrator.model import Applicability
 
 
@@ -108,9 +109,18 @@ def fix(
             if outcome.written and outcome.new_text is not None:
                 fixed_counter.update(f"{f.rule} {f.name}" for f in outcome.fixed)
                 if diff:
-                    text = unified_diff(
-                        root, outcome.relative, outcome.new_text, shown(outcome.relative)
-                    )
+                    try:
+                        text = unified_diff(
+                            root, outcome.relative, outcome.new_text, shown(outcome.relative)
+                        )
+                    except (SkipFile, FailFile) as error:  # replaced since it was read
+                        stderr.print(
+                            f"[red]not read[/red] {escape(safe_text(shown(outcome.relative)))}: "
+                            f"{escape(safe_text(str(error)))}",
+                            markup=True,
+                            highlight=False,
+                        )
+                        continue
                     if sys.stdout.isatty():  # a terminal acts on escapes; a pipe gets the patch
                         text = terminal_safe(text)
                     click.echo(text, nl=False)
@@ -261,14 +271,16 @@ def _diff_names(name: str) -> tuple[str, str]:
 def unified_diff(root: Path, relative: str, new_text: str, shown: str | None = None) -> str:
     """The unified diff from a file as it is on disk to ``new_text``, headed by ``shown`` (its
     path from the current directory; ``relative`` when not given)."""
-    path = root / relative if root.is_dir() else root
-    old = path.read_bytes().decode("utf-8", errors="surrogateescape")
-    if old.startswith("\ufeff"):
-        old = old[1:]
-    if relative.endswith(".py"):
-        from migrator.files.sources import decode_python
+    from migrator.files.sources import NOTEBOOK_MAX_BYTES, decode_python, read_regular
 
-        old = decode_python(path.read_bytes()).text
+    path = root / relative if root.is_dir() else root
+    data = read_regular(str(path), NOTEBOOK_MAX_BYTES)  # the largest limit a scanned file has
+    if relative.endswith(".py"):
+        old = decode_python(data).text
+    else:
+        old = data.decode("utf-8", errors="surrogateescape")
+        if old.startswith("\ufeff"):
+            old = old[1:]
     lines = difflib.unified_diff(
         old.splitlines(keepends=True),
         new_text.splitlines(keepends=True),

@@ -325,10 +325,9 @@ def _compile(
 
 
 def _uses_torch(path: Path) -> bool:
-    try:
-        head = path.read_bytes()[:200_000]
-    except OSError:
-        return False
+    from migrator.files.sources import read_project_bytes
+
+    head = (read_project_bytes(path) or b"")[:200_000]
     return b"<torch/" in head or b"<ATen/" in head or b"<c10/" in head or b'"torch/' in head
 
 

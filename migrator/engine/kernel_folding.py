@@ -72,9 +72,14 @@ class KernelOwners:
     loaded_at: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
-def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> KernelOwners:
+def kernel_owners(
+    root: Path,
+    paths: Sequence[str],
+    index: ProjectIndex,
+    kernel_texts: Mapping[str, bytes] | None = None,
+) -> KernelOwners:
     """The owners of the kernel files among ``paths``, from the project's build files and the
-    import lines of its Python index."""
+    import lines of its Python index (``kernel_texts``: sources already read)."""
     from migrator.files.paths import is_benchmark_path, is_test_path
     from migrator.kernels.builds import KERNEL_SUFFIXES
     from migrator.kernels.importers import MODULE_LEVEL
@@ -83,7 +88,7 @@ def kernel_owners(root: Path, paths: Sequence[str], index: ProjectIndex) -> Kern
     kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES)]
     if not kernel_files:
         return KernelOwners()
-    views = extension_views(root, paths, index.sources)
+    views = extension_views(root, paths, index.sources, kernel_texts)
     eager = _eager_modules(index, lambda path: is_test_path(path) or is_benchmark_path(path))
     by_file: dict[str, list[tuple[str, bool]]] = {}
     loaded_at: dict[str, list[tuple[str, int]]] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -194,8 +194,15 @@ class MootFiles:
 
     @classmethod
     def find(
-        cls, paths: Sequence[str], index: ProjectIndex | None, root: Path | None = None
+        cls,
+        paths: Sequence[str],
+        index: ProjectIndex | None,
+        root: Path | None = None,
+        kernel_texts: Mapping[str, bytes] | None = None,
     ) -> MootFiles:
+        """From the scan's paths and index; ``kernel_texts`` (relative path -> bytes, from
+        ``kernel_texts``) are the C/C++/CUDA sources already read, so that no source is read
+        twice."""
         from migrator.engine.kernel_folding import kernel_owners
         from migrator.kernels.builds import cuda_only_sources
         from migrator.kernels.dead import dead_definitions
@@ -208,12 +215,14 @@ class MootFiles:
         dead: dict[str, tuple[DeadSpan, ...]] = {}
         if root is not None and root.is_dir():
             python = index.sources.values() if index is not None else ()
-            dead = dead_definitions(_kernel_texts(root, paths), python)
+            if kernel_texts is None:
+                kernel_texts = _read_kernel_paths(root, paths)
+            dead = dead_definitions(kernel_texts, python)
             # C/C++/CUDA sources that only a CUDA-only branch of a build file compiles
-            for path, reason in cuda_only_sources(root, paths).items():
+            for path, reason in cuda_only_sources(root, paths, kernel_texts).items():
                 guarded.setdefault(path, f"never compiled for AMD: {reason}")
             if index is not None:
-                kernels = kernel_owners(root, paths, index)
+                kernels = kernel_owners(root, paths, index, kernel_texts)
                 # a leftover build script of sources another extension compiles
                 for path, reason in kernels.redundant.items():
                     guarded.setdefault(path, f"never built for ROCm: {reason}")
@@ -257,8 +266,9 @@ class FileOutcome:
         return self.result.path
 
 
-def _kernel_texts(root: Path, paths: Sequence[str]) -> dict[str, bytes]:
-    """The bytes of the project's C/C++/CUDA sources (one that cannot be read is left out)."""
+def _read_kernel_paths(root: Path, paths: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of the C/C++/CUDA sources among ``paths`` (one that cannot be read is left
+    out)."""
     from migrator.kernels.builds import KERNEL_SUFFIXES
 
     out: dict[str, bytes] = {}
@@ -272,21 +282,27 @@ def _kernel_texts(root: Path, paths: Sequence[str]) -> dict[str, bytes]:
     return out
 
 
-def _with_kernel_macros(facts: ProjectFacts, sources: Sequence[SourceFile]) -> ProjectFacts:
-    """``facts`` with the macros the project's C/C++ sources define only for NVIDIA builds
-    (a file's preprocessor branches on them are read as a HIP build reads them)."""
+def kernel_texts(sources: Sequence[SourceFile]) -> dict[str, bytes]:
+    """The bytes of the scan's C/C++/CUDA sources by relative path, read once for everything
+    that reads them before the files are analysed (NVIDIA-only macros, unused definitions,
+    include graphs); one that cannot be read is left out (the analysis reports why)."""
+    out: dict[str, bytes] = {}
+    for source in sources:
+        if source.kind != "cuda":
+            continue
+        try:
+            out[source.relative] = read_regular(str(source.path), size_limit(source.kind))
+        except (SkipFile, FailFile, NotRegular):
+            continue
+    return out
+
+
+def _with_kernel_macros(facts: ProjectFacts, texts: Mapping[str, bytes]) -> ProjectFacts:
+    """``facts`` with the macros the project's C/C++ sources (``kernel_texts``) define only for
+    NVIDIA builds (a file's preprocessor branches on them are read as a HIP build reads them)."""
     from migrator.kernels.macros import nvidia_only_macros
 
-    def datas() -> Iterator[bytes]:
-        for source in sources:
-            if source.kind != "cuda":
-                continue
-            try:
-                yield read_regular(str(source.path), size_limit(source.kind))
-            except (SkipFile, FailFile, NotRegular):
-                continue
-
-    macros = nvidia_only_macros(datas())
+    macros = nvidia_only_macros(texts.values())
     return replace(facts, nvidia_macros=tuple(sorted(macros))) if macros else facts
 
 
@@ -607,7 +623,8 @@ def scan(
     )
     sources, problems = _sources(root, selection, only, within)
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
-    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), sources)
+    texts = kernel_texts(sources)
+    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), texts)
     facts_key = repr(facts).encode()
     cache = ResultCache(root) if use_cache else None
     # The cache holds every rule's findings so that a later scan with another selection can
@@ -624,7 +641,7 @@ def scan(
     index = project_index(sources)
     relatives = [source.relative for source in sources]
     # files whose every finding settling guards (by path, or written on a CUDA-only toolkit)
-    moot_files = MootFiles.find(relatives, index, root)
+    moot_files = MootFiles.find(relatives, index, root, texts)
     for source in sources:
         exports = index.slice_for(source.relative)
         moot = "" if show_guarded else moot_files.moot(source.relative)
@@ -833,7 +850,8 @@ def fix_tree(
     )
     codes = selection.codes()
     sources, problems = _sources(root, selection)
-    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), sources)
+    texts = kernel_texts(sources)
+    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), texts)
     from migrator.engine.registry import all_rules
 
     # the uses of a dependency the project is, or declares at a ROCm-capable version, are left
@@ -843,7 +861,7 @@ def fix_tree(
     relatives = [source.relative for source in sources]
     # nor are files that never run on ROCm (an NVIDIA variant next to its AMD twin, a module
     # written on a CUDA-only toolkit); settling reads the same answers
-    moot_files = MootFiles.find(relatives, index, root)
+    moot_files = MootFiles.find(relatives, index, root, texts)
     guarded_files = moot_files.guarded
     from migrator.files.paths import is_test_path
     from migrator.reach.project import resolves_device_masks

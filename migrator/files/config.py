@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from migrator.errors import ConfigError
+from migrator.files.sources import read_project_text
 from migrator.files.tomlcompat import parse_toml, tomllib
 from migrator.model import Severity
 
@@ -49,10 +50,11 @@ def find_pyproject(start: Path) -> Path | None:
     directory = (start if start.is_dir() else start.parent).absolute()  # `.` has no parents
     for candidate in [directory, *directory.parents]:
         path = candidate / "pyproject.toml"
-        if path.is_file():
+        text = read_project_text(path, strict=True)
+        if text is not None:
             try:
-                data = parse_toml(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                data = parse_toml(text)
+            except tomllib.TOMLDecodeError:
                 continue
             if isinstance(data.get("tool"), dict) and "migrate" in data["tool"]:
                 return path
@@ -74,8 +76,11 @@ def load_config(root: Path) -> Config:
     path = find_pyproject(root)
     if path is None:
         return Config()
+    text = read_project_text(path, strict=True)
+    if text is None:
+        raise ConfigError(f"{path}: cannot be read as UTF-8 text")
     try:
-        data = parse_toml(path.read_text(encoding="utf-8"))
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     table = data["tool"]["migrate"]

@@ -85,13 +85,24 @@ def read_regular(path: str, limit: int = 0) -> bytes:
         os.close(descriptor)
 
 
-def read_project_text(path: str | os.PathLike[str], *, strict: bool = False) -> str | None:
+def read_project_bytes(path: str | os.PathLike[str], limit: int = 0) -> bytes | None:
+    """A project file's bytes read for context (a build file, a header's includes); None when
+    it is missing, not a regular file (a named pipe or device would block the run or never
+    end), unreadable, or over ``limit`` bytes (else ``MAX_BYTES``)."""
+    try:
+        return read_regular(os.fspath(path), limit)
+    except (SkipFile, FailFile):
+        return None
+
+
+def read_project_text(
+    path: str | os.PathLike[str], *, strict: bool = False, limit: int = 0
+) -> str | None:
     """A project file read for context (``.gitignore``, ``pyproject.toml``, requirements) as
     UTF-8 text; None when it is missing, not a regular file (a named pipe would block the run),
     unreadable, too large, or (with ``strict``) not valid UTF-8."""
-    try:
-        data = read_regular(os.fspath(path))
-    except (SkipFile, FailFile):
+    data = read_project_bytes(path, limit)
+    if data is None:
         return None
     try:
         return data.decode("utf-8", errors="strict" if strict else "replace")

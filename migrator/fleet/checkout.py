@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from migrator.files.sources import FailFile, NotRegular, SkipFile, read_regular
+
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 #: Folders that never change a scan's result and are skipped by the content digest.
 _SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox"})
@@ -181,7 +183,16 @@ def content_digest(root: Path, max_bytes: int = 500 * 2**20) -> str:
             path = Path(folder, name)
             if path.is_symlink() or not path.is_file():
                 continue
-            data = path.read_bytes()
+            try:
+                data = read_regular(str(path), max(1, max_bytes - total))
+            except NotRegular:
+                continue  # replaced by a pipe or device since it was listed
+            except FailFile as error:
+                raise CheckoutError(f"{path.relative_to(root).as_posix()}: {error}") from None
+            except SkipFile:  # larger than what is left of the budget
+                raise CheckoutError(
+                    f"folder exceeds the size limit ({max_bytes // 2**20} MiB)"
+                ) from None
             total += len(data)
             if total > max_bytes:
                 raise CheckoutError(f"folder exceeds the size limit ({max_bytes // 2**20} MiB)")

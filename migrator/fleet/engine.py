@@ -299,14 +299,49 @@ def stuck_after(timeout: float) -> float:
     return timeout + max(5.0, timeout / 4)
 
 
+#: Scan units in flight per CPU. The one beyond the running unit waits in the queue of Ray's
+#: driver-side task submitter, which hands it to the worker the moment the worker's unit ends
+#: (reusing the worker's lease); with one per CPU, each worker also waited between two units
+#: for this loop to wake up, submit the next unit and get a new lease from the raylet, and the
+#: driver is slowest to wake when the machine is busiest.
+DEPTH = 2
+
+
 @dataclass(slots=True)
 class _InFlight:
-    """A unit submitted to Ray: when, and how many attempts it had before."""
+    """A unit submitted to Ray: how many attempts it had before, when it started running (as
+    far as the driver can tell; None while it waits in Ray's queue), whether it was killed."""
 
     unit: Unit
-    since: float
     attempts_before: int = 0
+    since: float | None = None
     killed: bool = False
+
+
+class _Window:
+    """Which submitted scan units are running. Ray starts the tasks of one kind in the order
+    they were submitted, as workers free up, so of the scan units in flight the oldest ones,
+    as many as there are CPUs for them, are running; each is deemed to start when it enters
+    that window (when the driver learns that the unit before it ended: a few milliseconds
+    after it really started, never before), and the stuck-unit check counts from then."""
+
+    def __init__(self) -> None:
+        self.order: list[Any] = []
+
+    def add(self, ref: Any) -> None:
+        self.order.append(ref)
+
+    def remove(self, ref: Any) -> None:
+        if ref in self.order:
+            self.order.remove(ref)
+
+    def advance(self, pending: dict[Any, _InFlight], slots: int, now: float) -> None:
+        """Mark the oldest ``slots`` units in flight as running from ``now`` if they were not
+        (none while verification units hold every CPU)."""
+        for ref in self.order[: max(0, slots)]:
+            flight = pending[ref]
+            if flight.since is None:
+                flight.since = now
 
 
 def _drive(
@@ -318,6 +353,9 @@ def _drive(
     resources: dict[str, float],
 ) -> list[dict[str, Any]]:
     remote = ray.remote(_task)
+    scan_options = {"num_cpus": 1, "max_retries": 0, "retry_exceptions": False}
+    scan_task = remote.options(**scan_options)
+    verify_task = remote.options(**scan_options, num_gpus=1)
     cpus = max(1, int(resources.get("CPU", 1)))
     gpus = int(resources.get("GPU", 0))
     failures: list[dict[str, Any]] = []
@@ -325,6 +363,7 @@ def _drive(
     scans = [(unit, 0) for unit in reversed(units) if unit.stage != VERIFY]
     verifications = [(unit, 0) for unit in reversed(units) if unit.stage == VERIFY]
     pending: dict[Any, _InFlight] = {}
+    window = _Window()
 
     def fail(unit: Unit, reason: str, attempts: int) -> None:
         record = _failure(unit, reason, attempts)
@@ -332,29 +371,23 @@ def _drive(
         failures.append(record)
         progress.failed += 1
 
-    def submit(unit: Unit, attempts_before: int) -> None:
-        # Retries are the driver's, not Ray's: each attempt's time in flight is its own, and
-        # the attempts recorded are exact.
-        options: dict[str, Any] = {"num_cpus": 1, "max_retries": 0, "retry_exceptions": False}
-        if unit.stage == VERIFY:
-            options["num_gpus"] = 1
-        pending[remote.options(**options).remote(unit)] = _InFlight(
-            unit, time.monotonic(), attempts_before
-        )
+    def verifying() -> int:
+        return sum(1 for flight in pending.values() if flight.unit.stage == VERIFY)
 
     def refill() -> None:
-        # As many units in flight as there are CPUs, verification units as there are GPUs: a
-        # submitted unit starts at once, so its time in flight is its running time (which the
-        # stuck-unit check needs), and a worker that finishes waits only for this loop to
-        # hand it the next unit (a millisecond: before the results are stored).
-        while len(pending) < cpus:
-            verifying = sum(1 for flight in pending.values() if flight.unit.stage == VERIFY)
-            if verifications and verifying < gpus:
-                submit(*verifications.pop())
-            elif scans:
-                submit(*scans.pop())
-            else:
-                break
+        # Retries are the driver's, not Ray's: each attempt's time running is its own, and the
+        # attempts recorded are exact. Verification units: as many in flight as there are
+        # GPUs, each running from its submission. Scan units: DEPTH per CPU left to them.
+        now = time.monotonic()
+        while verifications and verifying() < gpus and len(pending) < cpus * DEPTH:
+            unit, before = verifications.pop()
+            pending[verify_task.remote(unit)] = _InFlight(unit, before, now)
+        while scans and len(pending) < cpus * DEPTH:
+            unit, before = scans.pop()
+            ref = scan_task.remote(unit)
+            pending[ref] = _InFlight(unit, before)
+            window.add(ref)
+        window.advance(pending, cpus - verifying(), now)
 
     if not gpus:
         for unit, _ in verifications:
@@ -362,7 +395,7 @@ def _drive(
         verifications.clear()
     while scans or verifications or pending:
         refill()
-        progress.running = len(pending)
+        progress.running = min(len(pending), cpus)
         progress.show()
         if not pending:
             continue
@@ -370,6 +403,8 @@ def _drive(
         if ready and rest:  # every other unit that is done as well, without waiting
             ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
         done = [(ref, pending.pop(ref)) for ref in ready]
+        for ref, _ in done:
+            window.remove(ref)
         refill()
         for ref, flight in done:
             unit, attempts = flight.unit, flight.attempts_before + 1
@@ -391,7 +426,9 @@ def _drive(
             progress.done += 1
         now = time.monotonic()
         for ref, flight in pending.items():
-            if not flight.killed and now - flight.since > stuck_after(flight.unit.timeout):
+            if flight.since is None or flight.killed:
+                continue
+            if now - flight.since > stuck_after(flight.unit.timeout):
                 flight.killed = True  # stuck where its own timer cannot reach: kill its worker
                 ray.cancel(ref, force=True)
     progress.running = 0

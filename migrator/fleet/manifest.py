@@ -163,10 +163,13 @@ def _spec(values: dict[str, Any], base: Path, where: str) -> tuple[str, dict[str
 
 
 def _from_toml(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    from migrator.files.sources import FailFile, SkipFile, read_regular
     from migrator.files.tomlcompat import tomllib
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(str(path)).decode("utf-8"))
+    except (SkipFile, FailFile) as error:
+        raise MigrateError(f"cannot read manifest {path}: {error}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise MigrateError(f"{path}: not valid TOML: {error}") from None
     unknown = sorted(set(data) - {"defaults", "repo"})
@@ -198,7 +201,7 @@ def _from_lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
 def read_manifest(path: str | Path) -> Manifest:
     """The manifest at ``path``: TOML when it ends in ``.toml``, else one path per line."""
     file = Path(path)
-    if not file.is_file():
+    if not file.exists():
         raise MigrateError(f"manifest not found: {path}")
     entries = _from_toml(file) if file.suffix == ".toml" else _from_lines(file)
     if not entries:

@@ -173,13 +173,21 @@ def _verify(root: Path, unit: Unit, deadline: float) -> tuple[dict[str, str], di
     return files, {"verify_passed": code == 0}
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds (user and system) of this process and of the children it has reaped: a
+    scan's per-file worker processes, git and the sub-commands are part of a unit's cost."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def run_unit(unit: Unit) -> dict[str, Any]:
     """Run one unit and return ``{"files": {name: text}, "meta": {...}}``; exceptions (a clone
     that fails, a crash, UnitTimeout) propagate so that the engine retries the unit."""
     from migrator.fleet import checkout
 
+    started = time.time()
     start = time.monotonic()
-    cpu_start = time.process_time()
+    cpu_start = _cpu_seconds()
     deadline = start + unit.timeout
     spec = unit.spec
     cleanup: Path | None = None
@@ -215,8 +223,9 @@ def run_unit(unit: Unit) -> dict[str, Any]:
         "key": unit.key,
         "tool_version": migrator.__version__,
         "options": spec.options(),
+        "started": round(started, 3),
         "seconds": round(time.monotonic() - start, 3),
-        "cpu_seconds": round(time.process_time() - cpu_start, 3),
+        "cpu_seconds": round(_cpu_seconds() - cpu_start, 3),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "pid": os.getpid(),
         "host": os.uname().nodename,

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrator.files.sources import read_project_bytes, read_project_text
 from migrator.knowledge.vendor_tokens import names_rocm
 
 #: C/C++/CUDA source suffixes the kernel rules read.
@@ -584,12 +585,9 @@ def read_builds(root: Path, relatives: Sequence[str]) -> BuildModel:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > _MAX_BUILD_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    if path.is_symlink():
         return None
+    return read_project_text(path, limit=_MAX_BUILD_BYTES)
 
 
 _HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl")
@@ -597,21 +595,21 @@ _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 _MAX_KERNEL_BYTES = 8 * 1024 * 1024
 
 
-def include_graph(root: Path, kernel_files: Sequence[str]) -> dict[str, set[str]]:
+def include_graph(
+    root: Path, kernel_files: Sequence[str], texts: Mapping[str, bytes] | None = None
+) -> dict[str, set[str]]:
     """header -> the project files that include it (resolved against the includer's folder,
-    then by path suffix among the project's files)."""
+    then by path suffix among the project's files); ``texts`` holds sources already read."""
     by_name: dict[str, list[str]] = {}
     for relative in kernel_files:
         by_name.setdefault(relative.rsplit("/", 1)[-1], []).append(relative)
     known = set(kernel_files)
     included_by: dict[str, set[str]] = {}
     for relative in kernel_files:
-        try:
-            path = root / relative
-            if path.stat().st_size > _MAX_KERNEL_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
+        data = texts.get(relative) if texts is not None else None
+        if data is None:
+            data = read_project_bytes(root / relative, _MAX_KERNEL_BYTES)
+        if data is None:
             continue
         folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
         for match in _INCLUDE.finditer(data):
@@ -628,9 +626,12 @@ def include_graph(root: Path, kernel_files: Sequence[str]) -> dict[str, set[str]
     return included_by
 
 
-def cuda_only_sources(root: Path, relatives: Sequence[str]) -> dict[str, str]:
+def cuda_only_sources(
+    root: Path, relatives: Sequence[str], texts: Mapping[str, bytes] | None = None
+) -> dict[str, str]:
     """Kernel files no ROCm build compiles, each with the reason: sources that only a CUDA-only
-    branch of a build file names, and headers that only such files include."""
+    branch of a build file names, and headers that only such files include (``texts``: sources
+    already read)."""
     kernel_files = [r for r in relatives if r.lower().endswith(KERNEL_SUFFIXES)]
     if not kernel_files:
         return {}
@@ -642,7 +643,7 @@ def cuda_only_sources(root: Path, relatives: Sequence[str]) -> dict[str, str]:
         build = model.cuda_only(relative)
         if build is not None:
             out[relative] = f"only the CUDA build in {build} compiles it"
-    included_by = include_graph(root, kernel_files)
+    included_by = include_graph(root, kernel_files, texts)
     # a header beside an extension's sources that no file of the project includes and no build
     # names is compiled by nothing (a leftover of an older kernel)
     source_folders = {

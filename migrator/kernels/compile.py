@@ -20,7 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrator.files.sources import read_project_text
 from migrator.kernels.hipify import HipifyRun, line_map
+from migrator.kernels.source import MAX_SOURCE_BYTES
 
 #: Default targets: CDNA2 (MI200), CDNA3 (gfx940, the first MI300 target ID, is what older
 #: compilers know of gfx942) and RDNA2 (a wave32 consumer GPU).
@@ -192,11 +194,11 @@ def compile_units(
     )
     maps: dict[Path, tuple[str, list[int]]] = {}
     for relative, hipified in run.hipified.items():
-        try:
-            before = (root / relative).read_text(encoding="utf-8", errors="replace").splitlines()
-            after = hipified.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+        original_text = read_project_text(root / relative, limit=MAX_SOURCE_BYTES)
+        hipified_text = read_project_text(hipified, limit=MAX_SOURCE_BYTES)
+        if original_text is None or hipified_text is None:
             continue
+        before, after = original_text.splitlines(), hipified_text.splitlines()
         maps[hipified.resolve()] = (relative, line_map(before, after))
         maps[(source_dir / relative).resolve()] = (relative, line_map(before, after))
     work = [(unit, target) for unit in units for target in targets]

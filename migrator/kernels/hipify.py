@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrator.files.sources import read_project_bytes
 from migrator.kernels.builds import KERNEL_SUFFIXES
 from migrator.kernels.source import MAX_SOURCE_BYTES, parse
 
@@ -137,10 +138,9 @@ def run_hipify(
             run.hipified.setdefault(relative, source_dir / relative)
         declared: set[str] = set()
         for path in run.hipified.values():
-            try:
-                declared |= declared_names(path.read_bytes())
-            except OSError:
-                continue
+            data = read_project_bytes(path, MAX_SOURCE_BYTES)
+            if data is not None:
+                declared |= declared_names(data)
         for relative, path in sorted(run.hipified.items()):
             run.residue.extend(residue_of(root / relative, path, relative, declared))
         if not owned:
@@ -210,11 +210,11 @@ def residue_of(
 ) -> Iterator[Residue]:
     """CUDA-only constructs in one hipified file, at the original's lines (``declared``: names
     the project declares itself, which are never residue)."""
-    try:
-        data = hipified.read_bytes()
-        before = original.read_bytes().decode("utf-8", "replace").splitlines()
-    except OSError:
+    data = read_project_bytes(hipified, MAX_SOURCE_BYTES)
+    original_data = read_project_bytes(original, MAX_SOURCE_BYTES)
+    if data is None or original_data is None:
         return
+    before = original_data.decode("utf-8", "replace").splitlines()
     after = data.decode("utf-8", "replace").splitlines()
     mapping = line_map(before, after) if before != after else list(range(1, len(after) + 1))
     source = parse(data)

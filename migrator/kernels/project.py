@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrator.files.sources import read_project_text
 from migrator.kernels.builds import (
     KERNEL_SUFFIXES,
     BuildModel,
@@ -42,12 +43,9 @@ class ExtensionView:
 def _reader(root: Path) -> object:
     def read(relative: str) -> str | None:
         path = root / relative
-        try:
-            if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_PY_BYTES:
-                return None
-            return path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        if path.is_symlink():
             return None
+        return read_project_text(path, limit=_MAX_PY_BYTES)
 
     return read
 
@@ -72,26 +70,33 @@ def _state(root: Path, paths: Sequence[str]) -> int:
 
 
 def extension_views(
-    root: Path, paths: Sequence[str], python_texts: Mapping[str, str] | None = None
+    root: Path,
+    paths: Sequence[str],
+    python_texts: Mapping[str, str] | None = None,
+    kernel_texts: Mapping[str, bytes] | None = None,
 ) -> list[ExtensionView]:
     """Every extension of the project with a source that exists, with its files and imports
-    (computed once for the same root and files; ``python_texts`` only saves reads)."""
+    (computed once for the same root and files; ``python_texts`` and ``kernel_texts`` only save
+    reads)."""
     key = (str(root.resolve()), tuple(sorted(paths)), _state(root, paths))
     if _LAST_VIEWS and _LAST_VIEWS[0][0] == key:
         return _LAST_VIEWS[0][1]
-    views = _extension_views(root, paths, python_texts)
+    views = _extension_views(root, paths, python_texts, kernel_texts)
     _LAST_VIEWS[:] = [(key, views)]
     return views
 
 
 def _extension_views(
-    root: Path, paths: Sequence[str], python_texts: Mapping[str, str] | None
+    root: Path,
+    paths: Sequence[str],
+    python_texts: Mapping[str, str] | None,
+    kernel_texts: Mapping[str, bytes] | None,
 ) -> list[ExtensionView]:
     model: BuildModel = read_builds(root, paths)
     kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES)]
     if not model.extensions or not kernel_files:
         return []
-    includes = include_graph(root, kernel_files)
+    includes = include_graph(root, kernel_files, kernel_texts)
     included: dict[str, set[str]] = {}
     for header, includers in includes.items():
         for includer in includers:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from migrator.files.sources import read_project_text
+
 _NUMBER = r"(\d+\.\d+(?:\.\d+)?)"
 _STATED = (
     re.compile(rf"\b(?:py)?torch\s*(?:version\s*)?(?:>=|≥)\s*{_NUMBER}", re.IGNORECASE),
@@ -26,10 +28,10 @@ def stated_torch_floor(root: Path) -> Version | None:
         path = root / name
         if not path.is_file() or path.is_symlink():
             continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
-        except OSError:
+        read = read_project_text(path)
+        if read is None:
             return None
+        text = read[:200_000]
         found = []
         for pattern in _STATED:
             for match in pattern.finditer(text):

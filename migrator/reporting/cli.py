@@ -26,9 +26,17 @@ FORMATS = ("html", "md", "json")
 def read_repos_file(path: str) -> list[str]:
     """One project path per line; blank lines and ``#`` comments are skipped. Relative paths are
     taken relative to the file's folder."""
+    from migrator.files.sources import FailFile, SkipFile, read_regular
+
     base = Path(path).resolve().parent
+    try:
+        text = read_regular(path).decode("utf-8")
+    except (SkipFile, FailFile) as error:
+        raise MigrateError(f"cannot read repository list {path}: {error}") from None
+    except UnicodeDecodeError:
+        raise MigrateError(f"cannot read repository list {path}: not UTF-8 text") from None
     out = []
-    for raw in Path(path).read_text(encoding="utf-8").splitlines():
+    for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue

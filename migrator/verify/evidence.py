@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from migrator.files.sources import read_project_text
+
 _EXCEPTION_LINE = re.compile(
     r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*)$", re.MULTILINE
 )
@@ -30,9 +32,12 @@ def read_probe(directory: Path) -> dict[str, Any]:
     records: list[dict[str, Any]] = []
     if directory.is_dir():
         for path in sorted(directory.glob("probe-*.json")):
+            text = read_project_text(path, strict=True)
+            if text is None:
+                continue
             try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
+                loaded = json.loads(text)
+            except json.JSONDecodeError:
                 continue
             if isinstance(loaded, dict):
                 records.append(loaded)
@@ -100,7 +105,7 @@ def read_emulation_log(path: Path | None, tree: Path) -> dict[str, Any] | None:
         return None
     events: list[dict[str, Any]] = []
     if path.is_file():
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in (read_project_text(path, limit=64 * 1024 * 1024) or "").splitlines():
             try:
                 event = json.loads(line)
             except json.JSONDecodeError:

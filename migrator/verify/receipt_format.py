@@ -31,9 +31,11 @@ def json_schema() -> dict[str, Any]:
 
 def load(path: str | Path) -> dict[str, Any]:
     """The receipt at ``path`` as a dict (ReceiptFormatError when unreadable or not an object)."""
+    from migrator.files.sources import FailFile, SkipFile, read_regular
+
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = json.loads(read_regular(str(path)).decode("utf-8"))
+    except (SkipFile, FailFile, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ReceiptFormatError(f"cannot read verify receipt {path}: {error}") from error
     if not isinstance(data, dict):
         raise ReceiptFormatError(f"{path} is not a verify receipt (expected a JSON object)")

@@ -75,9 +75,11 @@ def read_smoke_output(
     if patterns:
         values, source, steps = series.as_outputs() or None, SOURCE_PATTERNS, series.steps()
     if values is None and output_file.is_file():
+        from migrator.files.sources import FailFile, SkipFile, read_regular
+
         try:
-            loaded = json.loads(output_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            loaded = json.loads(read_regular(str(output_file)).decode("utf-8"))
+        except (SkipFile, FailFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
             error = f"MIGRATE_SMOKE_OUTPUT is not valid JSON: {exc}"
         else:
             if isinstance(loaded, dict):

@@ -63,6 +63,8 @@ PASSED_THROUGH_PREFIXES = (
     "NVSHMEM_",
     "TORCH_",
     "PYTORCH_",
+    "TORCHINDUCTOR_",
+    "TRITON_",
     "HSA_",
     "HIP_",
     "ROCR_",
@@ -70,7 +72,8 @@ PASSED_THROUGH_PREFIXES = (
     "MIOPEN_",
     "HIPBLASLT_",
 )
-"""Runtime settings kept too (allocator, NCCL/RCCL, ROCm runtime knobs: rocm-facts.md §6)."""
+"""Runtime settings kept too (allocator, NCCL/RCCL, Inductor and Triton caches and compile
+workers, ROCm runtime knobs: rocm-facts.md §6)."""
 
 DOCKER_CLIENT_VARS = (
     "HOME",

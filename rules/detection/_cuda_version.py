@@ -96,7 +96,6 @@ def _version_analysis(ctx: PythonContext) -> _VersionAnalysis:
         not _our_hip(ctx, tree_, hip) for hip in qualified_refs(ctx, tree_, {HIP})
     )
     for ref in [*direct, *alias_refs]:
-        assert isinstance(ref, (cst.Name, cst.Attribute))
         _classify(ctx, tree_, ref, analysis, callees)
 
     parse_ids = {id(parse.ref) for parse in analysis.parses}
@@ -148,10 +147,24 @@ def _asserting(tree_: Tree, atom: cst.CSTNode) -> cst.Assert | None:
         return None
 
 
+def _default_of_lookup(call: cst.Call, arg: cst.Arg) -> bool:
+    """Whether ``arg`` is the default of a lookup that returns it when the key is missing:
+    ``os.environ.get(key, arg)``, ``os.getenv(key, arg)``, ``mapping.get(key, arg)``."""
+    name = identifier(call)
+    if name not in ("get", "getenv"):
+        return False
+    if name == "get" and not isinstance(call.func, cst.Attribute):
+        return False
+    if arg.keyword is not None:
+        return arg.keyword.value == "default"
+    positional = [candidate for candidate in call.args if candidate.keyword is None]
+    return len(positional) == 2 and positional[1] is arg
+
+
 def _classify(
     ctx: PythonContext,
     tree_: Tree,
-    ref: cst.Name | cst.Attribute,
+    ref: cst.BaseExpression,
     analysis: _VersionAnalysis,
     callees: set[str],
 ) -> None:
@@ -192,7 +205,11 @@ def _classify(
         call = tree_.parent(parent)
         if isinstance(call, cst.Call):
             name = identifier(call)
-            if name in callees and parent.keyword is None:
+            if _default_of_lookup(call, parent):
+                # ``os.environ.get("CUDA_VERSION", torch.version.cuda)``: where the key is
+                # missing the lookup returns the version itself, None on ROCm
+                _classify(ctx, tree_, call, analysis, callees)
+            elif name in callees and parent.keyword is None:
                 analysis.parses.append(_Parse(call, ref, f"`{name}()` of it raises TypeError"))
             elif name == "str" and ctx.qualname(call.func) in (None, "str"):
                 if _parsed_text(tree_, call, callees):

@@ -14,8 +14,9 @@ class CudaVersionParsed(PythonRule):
     ## What it does
     Flags code that treats `torch.version.cuda` as a string or number: `float(...)`, `int(...)`,
     `.split('.')`, `version.parse(...)`, indexing, arithmetic and ordering comparisons
-    (`torch.version.cuda >= "11.8"`) that a guard in the same file does not keep from running on
-    ROCm, and `assert torch.version.cuda is not None` (reported at the assert, which is what
+    (`torch.version.cuda >= "11.8"`), also of a lookup that returns it as its default
+    (`os.environ.get("CUDA_VERSION", torch.version.cuda).split(".")`), that a guard in the same
+    file does not keep from running on ROCm, and `assert torch.version.cuda is not None` (reported at the assert, which is what
     fails; the parse after it is never reached).
 
     ## Why it breaks on ROCm
@@ -74,6 +75,10 @@ class CudaVersionParsed(PythonRule):
         Valid("import torch\nprint('CUDA %s' % torch.version.cuda, f'{torch.version.cuda}')\n"),
         Valid("def float(x):\n    return x\nversion = float('12.1')\n"),
         Valid("import torch\nlabel = str(torch.version.cuda).startswith('12')\n"),
+        Valid(  # a lookup with the version as its key, or a default that is not the version
+            "import os\nimport torch\nv = os.environ.get('CUDA_VERSION', '12.1').split('.')\n"
+            "w = {}.get(torch.version.cuda, '').split('.')\n"
+        ),
     ]
     invalid = [
         Invalid(
@@ -98,6 +103,12 @@ class CudaVersionParsed(PythonRule):
             "    assert cv is not None\n    major = int(cv.split('.')[0])\n",
             line=4,
             column=5,
+        ),
+        Invalid(  # the lookup returns its default, the version, where the variable is unset
+            "import os\nimport torch\ndefault = torch.version.cuda\n"
+            "digits = ''.join(os.environ.get('CUDA_VERSION', default).split('.'))\n",
+            line=4,
+            column=18,
         ),
         Invalid(  # str() of None is "None": the split works, the int() after it raises
             "import torch\nmajor = int(str(torch.version.cuda).split('.')[0])\n",

@@ -92,3 +92,53 @@ def test_pipes_named_like_project_files_block_nothing(tmp_path):
     )
     assert reported.returncode in (0, 1), reported.stderr
     assert json.loads((tmp_path / "r.json").read_text())
+
+
+_SETUP = (
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import CUDAExtension\n"
+    'setup(ext_modules=[CUDAExtension("k", ["csrc/k.cu", "csrc/pipe.cu", "csrc/zero.cu"])])\n'
+)
+_KERNEL = '#include "pipe.cuh"\n#include "zero.cuh"\n__global__ void k(int* x) { x[0] = 1; }\n'
+
+
+def test_pipes_and_devices_among_kernel_sources_and_readmes_block_nothing(tmp_path):
+    """The class of reads outside the scan's own: include graphs, build files, the README's
+    stated versions, the kernels command. A source, header or README that is a pipe or an
+    endless device is passed over and every command finishes."""
+    write(tmp_path, "setup.py", _SETUP)
+    write(tmp_path, "csrc/k.cu", _KERNEL)
+    for name in ("csrc/pipe.cu", "csrc/pipe.cuh", "README.md", "CMakeLists.txt"):
+        os.mkfifo(tmp_path / name)
+    for name in ("csrc/zero.cu", "csrc/zero.cuh", "README.rst"):
+        os.symlink("/dev/zero", tmp_path / name)
+    scanned = migrate("scan", "--format", "json", tmp_path, cwd=tmp_path, timeout=60)
+    data = json.loads(scanned.stdout)
+    assert {f["rule"] for f in data["findings"]} == {"ROC600"}
+    assert {entry["path"] for entry in data["files"]["skipped"]} == {
+        "csrc/pipe.cu",
+        "csrc/pipe.cuh",
+        "csrc/zero.cu",
+        "csrc/zero.cuh",
+    }
+    reported = migrate("report", tmp_path, "--format", "json", "-o", tmp_path / "r.json")
+    assert reported.returncode in (0, 1), reported.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["projects"][0]["extensions"]
+    kernels = migrate("kernels", tmp_path, "--format", "json", timeout=120)
+    assert kernels.returncode in (0, 1), kernels.stderr
+    assert "csrc/k.cu" in kernels.stdout
+    fixed = migrate("fix", "--diff", tmp_path, cwd=tmp_path, timeout=60)
+    assert fixed.returncode in (0, 1), fixed.stderr
+
+
+def test_a_repository_list_or_manifest_that_is_a_pipe_is_refused_at_once(tmp_path):
+    os.mkfifo(tmp_path / "repos.txt")
+    os.mkfifo(tmp_path / "fleet.toml")
+    listed = migrate("report", "--repos", tmp_path / "repos.txt", timeout=30)
+    assert listed.returncode == 2
+    assert "not a regular file (named pipe)" in listed.stderr
+    assert "Traceback" not in listed.stderr
+    fleet = migrate("fleet", tmp_path / "fleet.toml", "-o", tmp_path / "out.json", timeout=30)
+    assert fleet.returncode == 2
+    assert "not a regular file (named pipe)" in fleet.stderr
+    assert "Traceback" not in fleet.stderr
