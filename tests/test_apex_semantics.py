@@ -11,8 +11,9 @@ from migrator.rules.nvidia_apex.apex_fused_norm import ApexFusedNorm
 
 from migrator.engine.engine import analyze
 from migrator.model import Applicability
+from tests.lazy_modules import LazyModule
 
-torch = pytest.importorskip("torch")
+torch = LazyModule("torch")
 
 
 def rewritten(rule, source: str) -> dict:

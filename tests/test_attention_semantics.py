@@ -19,8 +19,9 @@ from migrator.rules.xformers_attn.xformers_memory_efficient_attention import (
 
 from migrator.engine.engine import analyze
 from migrator.model import Applicability
+from tests.lazy_modules import LazyModule
 
-torch = pytest.importorskip("torch")
+torch = LazyModule("torch")
 
 #: One worker runs the module, so its module-scoped fixtures are made once (`--dist loadgroup`).
 pytestmark = pytest.mark.xdist_group("test_attention_semantics")

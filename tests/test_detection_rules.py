@@ -10,8 +10,9 @@ import pytest
 from migrator.engine.engine import analyze
 from migrator.engine.registry import rule_by_code
 from migrator.model import Applicability
+from tests.lazy_modules import LazyModule
 
-torch = pytest.importorskip("torch")
+torch = LazyModule("torch")
 
 
 def _fix(code: str, source: str) -> str:

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-import ray
 
 from migrator.fleet import engine
 from migrator.fleet.manifest import read_manifest
@@ -37,6 +36,8 @@ pytestmark = pytest.mark.xdist_group("test_fleet")
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray instance for the module (two CPUs, no dashboard), shut down at the end."""
+    import ray  # imported by the worker that runs the module, not by every worker at collection
+
     ray.init(
         address="local",
         num_cpus=2,

@@ -9,19 +9,22 @@ import asyncio
 import sys
 from pathlib import Path
 
-from lsprotocol import types
-from pygls.lsp.client import LanguageClient
+from tests.lazy_modules import LazyModule
+
+#: pygls and lsprotocol are imported by the worker that runs these tests, not at collection.
+types = LazyModule("lsprotocol.types")
 
 SOURCE = "import torch\n\nif torch.version.cuda:\n    print('gpu')\nwith torch.cuda.amp.autocast():\n    pass\n"
 
 
-class _Client(LanguageClient):
-    def __init__(self) -> None:
-        super().__init__("migrate-tests", "1")
-        self.diagnostics: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
-
-
 async def _session(project: Path) -> dict[str, object]:
+    from pygls.lsp.client import LanguageClient
+
+    class _Client(LanguageClient):
+        def __init__(self) -> None:
+            super().__init__("migrate-tests", "1")
+            self.diagnostics: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
+
     client = _Client()
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)

@@ -5,15 +5,16 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from migrator.syntax.astutil import iter_nodes
 from migrator.syntax.positions import _anchored, full_positions
 from tests.conftest import ROOT
 from tests.project_sources import GROUP, SOURCES, libcst_tree, text_of
+from tests.strategies import python_sources
 
 pytestmark = GROUP
 
@@ -25,11 +26,12 @@ def _check(text: str, module: cst.Module | None = None) -> None:
     parents = {id(node): parent for node, parent in pairs if parent is not None}
     nodes = [node for node, _ in pairs if not isinstance(node, cst.Module)]
     expected = full_positions(module)
+    tree = ast.parse(text)  # read only: one parse serves every batch, as the engine passes one
     # positions in batches, as the engine asks for them (the reported nodes of one file)
     for start in range(0, len(nodes), 97):
         batch = nodes[start : start + 97 : 7]
         # the anchored path itself (no fallback): a mismatch raises and fails the test
-        got = _anchored(module, ast.parse(text), batch, lambda n: parents.get(id(n)))
+        got = _anchored(module, tree, batch, lambda n: parents.get(id(n)))
         for node in batch:
             assert got(node) == expected(node), (
                 type(node).__name__,
@@ -43,7 +45,7 @@ def test_positions_match_libcst_on_project_sources(path: Path):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(source=hypothesmith.from_grammar())
+@given(source=st.deferred(python_sources))
 def test_positions_match_libcst_on_generated_code(source):
     try:
         cst.parse_module(source)

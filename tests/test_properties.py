@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -12,13 +11,14 @@ from migrator.engine.engine import analyze
 from migrator.engine.registry import all_rules
 from migrator.files.sources import FailFile
 from migrator.model import Applicability
+from tests.strategies import python_sources
 
 PREFIX = "import torch\nimport pynvml\nfrom flash_attn import flash_attn_func\n"
 
 
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(source=hypothesmith.from_grammar())
+@given(source=st.deferred(python_sources))
 @example(source="\n\\\r\n")  # Python compiles it, libcst cannot read it (found on 3.10)
 def test_engine_never_crashes_on_generated_python(source):
     for text in (source, PREFIX + source):
