@@ -96,6 +96,7 @@ def _version_analysis(ctx: PythonContext) -> _VersionAnalysis:
         not _our_hip(ctx, tree_, hip) for hip in qualified_refs(ctx, tree_, {HIP})
     )
     for ref in [*direct, *alias_refs]:
+        assert isinstance(ref, cst.BaseExpression)
         _classify(ctx, tree_, ref, analysis, callees)
 
     parse_ids = {id(parse.ref) for parse in analysis.parses}
