@@ -200,9 +200,9 @@ class MootFiles:
         root: Path | None = None,
         kernel_texts: Mapping[str, bytes] | None = None,
     ) -> MootFiles:
-        """From the scan's paths and index; ``kernel_texts`` (relative path -> bytes, from
-        ``kernel_texts``) are the C/C++/CUDA sources already read, so that no source is read
-        twice."""
+        """From the scan's paths and index; with ``root``, ``kernel_texts`` are the scan's
+        C/C++/CUDA sources as ``kernel_texts`` read them (relative path -> bytes), shared so
+        that no source is read twice."""
         from migrator.engine.kernel_folding import kernel_owners
         from migrator.kernels.builds import cuda_only_sources
         from migrator.kernels.dead import dead_definitions
@@ -215,8 +215,7 @@ class MootFiles:
         dead: dict[str, tuple[DeadSpan, ...]] = {}
         if root is not None and root.is_dir():
             python = index.sources.values() if index is not None else ()
-            if kernel_texts is None:
-                kernel_texts = _read_kernel_paths(root, paths)
+            kernel_texts = kernel_texts or {}
             dead = dead_definitions(kernel_texts, python)
             # C/C++/CUDA sources that only a CUDA-only branch of a build file compiles
             for path, reason in cuda_only_sources(root, paths, kernel_texts).items():
@@ -264,22 +263,6 @@ class FileOutcome:
     @property
     def relative(self) -> str:
         return self.result.path
-
-
-def _read_kernel_paths(root: Path, paths: Sequence[str]) -> dict[str, bytes]:
-    """The bytes of the C/C++/CUDA sources among ``paths`` (one that cannot be read is left
-    out)."""
-    from migrator.kernels.builds import KERNEL_SUFFIXES
-
-    out: dict[str, bytes] = {}
-    for relative in paths:
-        if not relative.lower().endswith(KERNEL_SUFFIXES):
-            continue
-        try:
-            out[relative] = read_regular(str(root / relative), size_limit("cuda"))
-        except (SkipFile, FailFile, NotRegular):
-            continue
-    return out
 
 
 def kernel_texts(sources: Sequence[SourceFile]) -> dict[str, bytes]:
