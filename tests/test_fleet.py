@@ -35,12 +35,12 @@ pytestmark = pytest.mark.xdist_group("test_fleet")
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """One local Ray instance for the module (two CPUs, no dashboard), shut down at the end."""
+    """One local Ray instance for the module, as ``migrate fleet`` starts one (two CPUs, workers
+    at normal priority, no dashboard), shut down at the end."""
     import ray  # imported by the worker that runs the module, not by every worker at collection
 
     ray.init(
-        address="local",
-        num_cpus=2,
+        **engine.local_instance_options(2),
         include_dashboard=False,
         log_to_driver=False,
         logging_level="ERROR",

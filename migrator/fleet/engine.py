@@ -241,6 +241,15 @@ def run_ray(
         return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect, then)
 
 
+def local_instance_options(num_cpus: int) -> dict[str, Any]:
+    """``ray.init`` options of a local instance for fleet units: a new instance (never the last
+    one ``ray start`` left on this machine) with ``num_cpus`` CPUs, whose workers run at normal
+    priority. At Ray's default worker niceness (15) the units would yield to every other
+    process of a busy machine, where a serial run would not: a 20-second fleet took minutes
+    beside two busy processes."""
+    return {"address": "local", "num_cpus": num_cpus, "_system_config": {"worker_niceness": 0}}
+
+
 def _run_ray(
     ray: Any,
     units: Sequence[Unit],
@@ -261,12 +270,8 @@ def _run_ray(
         }
         if address:
             kwargs["address"] = address
-        else:  # "local": a new instance, never the last one `ray start` left on this machine
-            kwargs["address"] = "local"
-            kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
-            # The units are the work: at Ray's default worker niceness (15) they would yield
-            # to every other process of a busy machine, where a serial run would not.
-            kwargs["_system_config"] = {"worker_niceness": 0}
+        else:
+            kwargs.update(local_instance_options(num_cpus or os.cpu_count() or 1))
         ray.init(**kwargs)
         started = True
     try:
