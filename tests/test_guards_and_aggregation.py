@@ -756,3 +756,29 @@ def test_an_unguarded_flash_attn_import_and_its_unrewritable_calls_are_one_probl
     # one dependency problem, anchored at the import where the user acts, the calls its sites
     assert [(f["rule"], f["line"]) for f in flash] == [("ROC402", 1)]
     assert [site["line"] for site in flash[0]["related"]] == [5, 9]
+
+
+def test_a_call_whose_rewrite_the_projects_torch_rules_out_joins_the_unguarded_import(
+    tmp_path, scan_json
+):
+    """The SDPA rewrite needs torch 2.5; on a project pinned to torch 2.3 the fix is withheld,
+    and the call is then one more use of the file's unguarded import. Where the import is
+    guarded, the call stays a finding of its own, saying why it has no fix."""
+    call = "def attend(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n"
+    write(tmp_path, "requirements.txt", "torch>=2.3,<2.4\n")
+    write(tmp_path, "plain.py", "from flash_attn import flash_attn_func\n\n\n" + call)
+    write(
+        tmp_path,
+        "guarded.py",
+        "try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n"
+        "    flash_attn_func = None\n\n\n" + call,
+    )
+    report = scan_json("--no-cache", str(tmp_path))
+    flash = {
+        (f["path"].rsplit("/", 1)[-1], f["rule"], f["line"]): [r["line"] for r in f["related"]]
+        for f in report["findings"]
+        if f["category"] == "flash-attn"
+    }
+    assert flash == {("plain.py", "ROC402", 1): [5], ("guarded.py", "ROC400", 8): []}
+    (guarded,) = [f for f in report["findings"] if f["path"].endswith("guarded.py")]
+    assert "no automatic fix: needs torch>=2.5" in guarded["message"]

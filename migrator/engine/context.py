@@ -72,6 +72,8 @@ class RawPythonFinding:
     #: Where that key applies: ``file`` (one finding per file) or ``project`` (one per project,
     #: with the rules declaring the same ``problem``: a dependency and an opt-in use of it).
     problem_scope: str = "file"
+    #: The ``problem`` key this report takes if its fix is withheld (``engine.fix_policy``).
+    problem_without_fix: str = ""
 
 
 @dataclass(slots=True)
@@ -212,6 +214,7 @@ class PythonContext:
         together_size: int = 0,
         problem: str = "",
         problem_scope: str = "file",
+        problem_without_fix: str = "",
     ) -> None:
         chosen = applicability if applicability is not None else rule.applicability
         if replacement is None:
@@ -234,6 +237,7 @@ class PythonContext:
                 together_size=together_size,
                 problem=problem,
                 problem_scope=problem_scope,
+                problem_without_fix=problem_without_fix,
             )
         )
 

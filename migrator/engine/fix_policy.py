@@ -165,9 +165,13 @@ def _ci_step_is_nvidia(text: str, offset: int) -> bool:
 
 
 def _withhold(raw: RawPythonFinding | RawTextFinding, reason: str) -> None:
+    """Drop ``raw``'s fix, saying why; a report that declared the problem it belongs to
+    without its fix joins that problem."""
     raw.replacement = None
     raw.applicability = Applicability.NONE
     raw.message = f"{raw.message}; {WITHHELD}{reason}"
+    if isinstance(raw, RawPythonFinding) and raw.problem_without_fix:
+        raw.problem = raw.problem_without_fix
 
 
 def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, VersionRange]:

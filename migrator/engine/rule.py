@@ -284,6 +284,7 @@ class PythonRule(Rule):
         together_size: int = 0,
         problem: str = "",
         problem_scope: str = "file",
+        problem_without_fix: str = "",
     ) -> None:
         """Report ``node``; ``group`` tells distinct problems of this rule apart when the rule
         aggregates (e.g. the package name), so that only reports of one problem are merged;
@@ -291,7 +292,10 @@ class PythonRule(Rule):
         ``extra_edits`` are further statements the fix rewrites, and fixes sharing a
         ``together`` key apply only all ``together_size`` of them at once; reports of any rule
         sharing a ``problem`` key in one file (``problem_scope="project"``: in the project, with
-        the rules declaring that key) are one finding, anchored where the user acts."""
+        the rules declaring that key) are one finding, anchored where the user acts;
+        ``problem_without_fix`` is the ``problem`` key a report with a fix takes when the engine
+        withholds that fix (the project's versions or the file's purpose rule it out): without
+        its fix, the site is one more use of the problem reported elsewhere."""
         self.ctx.report(
             self,
             node,
@@ -309,6 +313,7 @@ class PythonRule(Rule):
             together_size=together_size,
             problem=problem,
             problem_scope=problem_scope,
+            problem_without_fix=problem_without_fix,
         )
 
 

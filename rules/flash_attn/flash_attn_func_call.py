@@ -359,6 +359,11 @@ class FlashAttnFunc(PythonRule):
             extra_edits=optional_edits(route),
             together=route.together,
             together_size=route.size,
+            # where the project's torch is too old for the rewrite, the call is a site of the
+            # file's unguarded import, as a call with no rewrite is
+            problem_without_fix=(
+                UNGUARDED_FLASH_ATTN if unguarded_flash_attn(self.ctx.module) else ""
+            ),
         )
 
     def _rewritable(self, call: cst.Call, scope: cst.FunctionDef | None) -> str | None:
