@@ -86,6 +86,12 @@ def pytest_collection_modifyitems(config, items):
             item._id = NodeId.parse(item.nodeid + suffix)
         else:
             item._nodeid = item.nodeid + suffix
+        if not item.nodeid.endswith(suffix):
+            # a pytest that keeps the id elsewhere again: fail, never split the groups silently
+            raise pytest.UsageError(
+                f"cannot name the xdist group of {item.nodeid} on this pytest: --dist loadgroup "
+                "would split it over workers (update tests/conftest.py)"
+            )
 
 
 def pytest_collection_finish(session):

@@ -41,10 +41,9 @@ def _die_with_parent() -> None:
         pass
 
 
-def release_memory() -> None:
-    """Collect garbage and hand the C heap's free pages back to the system (glibc's
-    ``malloc_trim``), before forking workers that would otherwise map them too."""
-    gc.collect()
+def _trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``), after a
+    collection and before forking workers that would otherwise map them too."""
     try:
         import ctypes
 
@@ -191,6 +190,7 @@ class IsolatedRunner(Generic[T, R]):
         # would make every later collection traverse them again.
         outer_freeze = process_settled()
         gc.collect()
+        _trim_heap()
         if not outer_freeze:
             gc.freeze()
         try:

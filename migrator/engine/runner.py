@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from migrator.engine.isolation import (
     DEFAULT_FILE_BUDGET,
     IsolatedRunner,
-    release_memory,
     workers_fork,
 )
 from migrator.engine.kernel_folding import ASSEMBLY_RULES, KERNEL_SITE_RULES, KernelOwners
@@ -454,8 +453,7 @@ def _execute_released(
     tens of milliseconds there."""
     if not tasks or not workers_fork():
         return _execute(tasks, jobs, progress, budget)
-    index.release_texts()
-    release_memory()
+    index.release_texts()  # the runner collects them and trims the heap before it forks
     try:
         return _execute(tasks, jobs, progress, budget)
     finally:
