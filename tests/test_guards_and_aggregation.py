@@ -782,3 +782,8 @@ def test_a_call_whose_rewrite_the_projects_torch_rules_out_joins_the_unguarded_i
     assert flash == {("plain.py", "ROC402", 1): [5], ("guarded.py", "ROC400", 8): []}
     (guarded,) = [f for f in report["findings"] if f["path"].endswith("guarded.py")]
     assert "no automatic fix: needs torch>=2.5" in guarded["message"]
+    # the joined call's reason is kept in the finding it joined
+    (plain,) = [f for f in report["findings"] if f["path"].endswith("plain.py")]
+    assert plain["message"].endswith(
+        "(+1 more site); no automatic fix at line 5: needs torch>=2.5; this code runs on torch>=2.3,<2.4"
+    )

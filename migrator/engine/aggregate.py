@@ -67,6 +67,31 @@ def more_sites(count: int) -> str:
     return f" (+{count} more site{'s' if count != 1 else ''})"
 
 
+def _withheld_elsewhere(anchor: Finding, members: Iterable[Finding]) -> str:
+    """Why the merged sites have no fix, where the anchor's message does not say it: a site
+    whose fix the engine withheld (``fix_policy``) keeps its reason in the finding it joined
+    (``; no automatic fix at line 3: needs torch>=2.5; ...``; ``at PATH:LINE`` for a site in
+    another file)."""
+    from migrator.engine.fix_policy import WITHHELD
+
+    sites: dict[str, list[Finding]] = {}
+    for member in members:
+        if WITHHELD not in member.message:
+            continue
+        reason = member.message.split(WITHHELD, 1)[1].split(" (+", 1)[0]
+        if reason not in anchor.message:
+            sites.setdefault(reason, []).append(member)
+    parts = []
+    for reason, found in sites.items():
+        if all(member.path == anchor.path for member in found):
+            numbers = sorted({member.line for member in found})
+            where = f"line{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
+        else:
+            where = ", ".join(sorted({f"{member.path}:{member.line}" for member in found}))
+        parts.append(f"; no automatic fix at {where}: {reason}")
+    return "".join(parts)
+
+
 def aggregate(findings: Iterable[Finding]) -> list[Finding]:
     """Findings with every problem reported once, sorted; the merged finding takes the anchor's
     rule and message (with "+N more sites"), the highest severity of the group, and the other
@@ -111,7 +136,9 @@ def aggregate(findings: Iterable[Finding]) -> list[Finding]:
             replace(
                 anchor,
                 severity=max(member.severity for member in members),
-                message=base + (more_sites(len(others)) if others else ""),
+                message=base
+                + (more_sites(len(others)) if others else "")
+                + _withheld_elsewhere(anchor, members[1:]),
                 related=tuple(others),
             )
         )
