@@ -82,7 +82,10 @@ class FlashAttnFunc(PythonRule):
     `causal` (their order changed between flash-attn versions), `*args`, causal calls whose
     `q`/`k` are expressions the rewrite would have to evaluate twice (bind them to names first),
     files where the imported name has another use (a varlen call, an attribute, a reassignment),
-    and imports guarded by a `try:` whose handler does not set the name to `None`.
+    and imports guarded by a `try:` whose handler does not set the name to `None`. A call left
+    unfixed (for one of these reasons, or because the project supports a torch older than the
+    rewrite needs) in a file that imports flash-attn unguarded is one problem with that import:
+    it is reported at the import (ROC402) as a related site, its reason in the message.
 
     ## Fix safety
     Unsafe: where flash-attn is installed nothing changes (the same call runs), but where it is
