@@ -173,7 +173,8 @@ def test_flash_attn_import_stays_when_one_call_is_withheld(tmp_path):
     assert message.endswith(
         "(+2 more sites); no automatic fix at line 4: another call of the same import cannot be "
         "rewritten here, and the import can become optional only when every call dispatches; "
-        "no automatic fix at line 7: needs torch>=2.5; this code runs on torch>=2.5,<2.5"
+        "no automatic fix at line 7: needs torch>=2.5; this code runs only on torch<2.5, which "
+        "the project does not support (torch>=2.5)"
     )
 
 

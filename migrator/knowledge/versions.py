@@ -45,6 +45,10 @@ class VersionRange:
         high = min((v for v in (self.high, other.high) if v is not None), default=None)
         return VersionRange(low, high)
 
+    def is_empty(self) -> bool:
+        """Whether no version lies in the interval (a branch the declared range never takes)."""
+        return self.low is not None and self.high is not None and self.low >= self.high
+
     def describe(self, package: str) -> str:
         parts = []
         if self.low is not None:
@@ -110,7 +114,14 @@ class ProjectFacts:
         for package, minimum in requires.items():
             declared = self.range(package)
             if branch and canonicalize_name(package) in branch:
-                declared = declared.intersect(branch[canonicalize_name(package)])
+                narrowed = branch[canonicalize_name(package)]
+                if declared.intersect(narrowed).is_empty():
+                    return (
+                        f"needs {package}>={minimum}; this code runs only on "
+                        f"{narrowed.describe(package)}, which the project does not support "
+                        f"({declared.describe(package)})"
+                    )
+                declared = declared.intersect(narrowed)
             if declared.high is not None and declared.high <= Version(minimum):
                 return f"needs {package}>={minimum}; this code runs on {declared.describe(package)}"
             if declared.low is not None and declared.low < Version(minimum):
