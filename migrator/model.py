@@ -135,6 +135,10 @@ class Related:
     rule: str = ""
 
 
+#: Marker that starts the reason appended to a finding's message when the engine withholds its
+#: fix (``engine.fix_policy``); ``fix`` and aggregation read the reason after it.
+WITHHELD = "no automatic fix: "
+
 #: Aggregation scopes a rule may declare: how many findings one problem yields.
 AGGREGATIONS = ("none", "scope", "file", "project")
 #: What a rule's problem does on a ROCm build, worst first (every rule declares one; readiness

@@ -210,7 +210,7 @@ def _withheld(console: Any, remaining: list[Any], shown: Callable[[str], str]) -
     """One line per fix that was withheld (declared versions, NVIDIA-only files, vendor swaps)."""
     from rich.markup import escape
 
-    from migrator.engine.fix_policy import WITHHELD
+    from migrator.model import WITHHELD
     from migrator.output.escape import safe_text
 
     for finding in remaining:

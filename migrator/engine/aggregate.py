@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from migrator.model import Finding, Related
+from migrator.model import WITHHELD, Finding, Related
 
 #: File kinds where a project declares its dependencies (and ``setup.py``, a Python file): a
 #: project-level problem is anchored at its declaration when the project has one (the user acts
@@ -72,8 +72,6 @@ def _withheld_elsewhere(anchor: Finding, members: Iterable[Finding]) -> str:
     whose fix the engine withheld (``fix_policy``) keeps its reason in the finding it joined
     (``; no automatic fix at line 3: needs torch>=2.5; ...``; ``at PATH:LINE`` for a site in
     another file)."""
-    from migrator.engine.fix_policy import WITHHELD
-
     sites: dict[str, list[Finding]] = {}
     for member in members:
         if WITHHELD not in member.message:

@@ -14,7 +14,7 @@ import libcst as cst
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.knowledge.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS
 from migrator.knowledge.versions import ProjectFacts, VersionRange, branch_range, current_facts
-from migrator.model import Applicability
+from migrator.model import WITHHELD, Applicability
 from migrator.syntax.astutil import handler_types
 
 _Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
@@ -25,8 +25,6 @@ _Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
 #: variant of a file, never in place).
 vendor_swap_allowed: ContextVar[bool] = ContextVar("vendor_swap_allowed", default=False)
 
-#: Marker that starts the reason appended to a finding whose fix is withheld.
-WITHHELD = "no automatic fix: "
 
 _NVIDIA_TOKENS = frozenset(
     {

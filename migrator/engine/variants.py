@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrator.engine.fix_policy import WITHHELD, vendor_swap_allowed
+from migrator.engine.fix_policy import vendor_swap_allowed
 from migrator.engine.rule import Rule
 from migrator.knowledge.versions import ProjectFacts, current_facts
-from migrator.model import Applicability, Severity
+from migrator.model import WITHHELD, Applicability, Severity
 
 #: File kinds a variant is written for. Compose services and CI jobs get none: a compose variant
 #: would need the image built from the Dockerfile variant, and a CI job an AMD runner the
