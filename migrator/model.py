@@ -139,6 +139,12 @@ class Related:
 #: fix (``engine.fix_policy``); ``fix`` and aggregation read the reason after it.
 WITHHELD = "no automatic fix: "
 
+
+def withheld_reason(message: str) -> str | None:
+    """Why a finding's fix was withheld, read from its message (None when it was not)."""
+    return message.split(WITHHELD, 1)[1] if WITHHELD in message else None
+
+
 #: Aggregation scopes a rule may declare: how many findings one problem yields.
 AGGREGATIONS = ("none", "scope", "file", "project")
 #: What a rule's problem does on a ROCm build, worst first (every rule declares one; readiness

@@ -210,12 +210,12 @@ def _withheld(console: Any, remaining: list[Any], shown: Callable[[str], str]) -
     """One line per fix that was withheld (declared versions, NVIDIA-only files, vendor swaps)."""
     from rich.markup import escape
 
-    from migrator.model import WITHHELD
+    from migrator.model import withheld_reason
     from migrator.output.escape import safe_text
 
     for finding in remaining:
-        if WITHHELD in finding.message:
-            reason = finding.message.split(WITHHELD, 1)[1]
+        reason = withheld_reason(finding.message)
+        if reason is not None:
             console.print(
                 f"  withheld {escape(safe_text(shown(finding.path)))}:{finding.line} {finding.rule}: "
                 f"{escape(safe_text(reason))}",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from migrator.model import WITHHELD, Finding, Related
+from migrator.model import Finding, Related, withheld_reason
 
 #: File kinds where a project declares its dependencies (and ``setup.py``, a Python file): a
 #: project-level problem is anchored at its declaration when the project has one (the user acts
@@ -74,9 +74,10 @@ def _withheld_elsewhere(anchor: Finding, members: Iterable[Finding]) -> str:
     another file)."""
     sites: dict[str, list[Finding]] = {}
     for member in members:
-        if WITHHELD not in member.message:
+        withheld = withheld_reason(member.message)
+        if withheld is None:
             continue
-        reason = member.message.split(WITHHELD, 1)[1].split(" (+", 1)[0]
+        reason = withheld.split(" (+", 1)[0]
         if reason not in anchor.message:
             sites.setdefault(reason, []).append(member)
     parts = []

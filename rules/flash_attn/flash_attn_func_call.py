@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
@@ -341,7 +343,7 @@ class FlashAttnFunc(PythonRule):
                     f"to SDPA: {reason}"
                 ),
                 # with no rewrite, the call is a site of the file's unguarded import
-                problem=UNGUARDED_FLASH_ATTN if unguarded_flash_attn(self.ctx.module) else "",
+                problem=self._unguarded_problem,
             )
             return
         portable, imports = result
@@ -364,10 +366,14 @@ class FlashAttnFunc(PythonRule):
             together_size=route.size,
             # where the project's torch is too old for the rewrite, the call is a site of the
             # file's unguarded import, as a call with no rewrite is
-            problem_without_fix=(
-                UNGUARDED_FLASH_ATTN if unguarded_flash_attn(self.ctx.module) else ""
-            ),
+            problem_without_fix=self._unguarded_problem,
         )
+
+    @functools.cached_property
+    def _unguarded_problem(self) -> str:
+        """The file's unguarded-import problem key when it imports flash-attn without a guard
+        (read once per file: one rule instance reads one file)."""
+        return UNGUARDED_FLASH_ATTN if unguarded_flash_attn(self.ctx.module) else ""
 
     def _rewritable(self, call: cst.Call, scope: cst.FunctionDef | None) -> str | None:
         """None when ``call`` (of a flash-attn function) has an exact SDPA rewrite, else why not."""
