@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -240,8 +241,10 @@ def test_a_removed_import_leaves_no_blank_line_at_the_top_of_its_block(tmp_path,
     )
 
 
-def test_ruff_is_run_from_this_interpreter():
-    assert executable("ruff") == [sys.executable, "-m", "ruff"]
+def test_ruff_is_run_from_this_interpreters_environment():
+    # the program pip put beside this interpreter, by absolute path: never `python -m ruff`,
+    # which would put the working directory (a project's `ruff/` folder) first on sys.path
+    assert executable("ruff") == [str(Path(sys.executable).parent / "ruff")]
     assert executable("yapf") is None  # recognised, never run
 
 

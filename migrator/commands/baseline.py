@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,6 +19,8 @@ from migrator.errors import MigrateError
 from migrator.files.paths import repository_root
 from migrator.model import FileResult, Finding, ScanResult, Status
 from migrator.output.fingerprint import VERSION, fingerprints
+from migrator.process.git import run_git
+from migrator.process.helper import HelperError
 
 #: 2: every site of a folded problem (1 held only the site a finding showed).
 FORMAT = 2
@@ -209,16 +210,12 @@ def _changed_lines(repository: Path, ref: str) -> dict[str, set[int] | None]:
 
 def _git(repository: Path, *args: str) -> str:
     try:
-        completed = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=repository,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
+        code, out, err = run_git(repository, ["-c", "core.quotepath=off", *args], timeout=120)
+    except HelperError as error:
         raise MigrateError(f"--new-since needs git: {error}") from None
-    if completed.returncode != 0:
-        first = (completed.stderr.strip().splitlines() or ["git failed"])[0]
+    if code is None:
+        raise MigrateError(f"--new-since: git {args[0]} did not finish within 120 s")
+    if code != 0:
+        first = (err.strip().splitlines() or ["git failed"])[0]
         raise MigrateError(f"--new-since: git {args[0]} failed in {repository}: {first}")
-    return completed.stdout
+    return out

@@ -10,13 +10,14 @@ import grp
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from migrator.process.helper import HelperError, find_program, helper_environment
+from migrator.process.helper import run as run_helper
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
@@ -63,26 +64,24 @@ class Host:
     timeout: float = 60.0
 
     def which(self, name: str) -> str | None:
-        """``name`` on this host's PATH."""
-        return shutil.which(name, path=self.env.get("PATH", os.defpath))
+        """``name`` on the absolute entries of this host's PATH (never the working directory
+        or a relative entry, which could be the project's)."""
+        return find_program(name, env={"PATH": self.env.get("PATH", os.defpath)})
 
     def run(self, name: str, *args: str) -> ToolResult:
-        """Run a tool from PATH; never raises."""
+        """Run a tool from PATH in a private folder; never raises."""
         path = self.which(name)
         if path is None:
             return ToolResult(name, found=False)
         try:
-            done = subprocess.run(
-                [path, *args],
-                env=dict(self.env),
-                capture_output=True,
-                text=True,
-                timeout=self.timeout,
-                check=False,
+            done = run_helper(
+                [path, *args], timeout=self.timeout, env=helper_environment(base=self.env)
             )
-        except (OSError, subprocess.TimeoutExpired) as error:
+        except HelperError as error:
             return ToolResult(name, found=True, error=str(error))
-        return ToolResult(name, True, done.returncode, done.stdout, done.stderr)
+        if done.timed_out:
+            return ToolResult(name, found=True, error=f"timed out after {self.timeout:g} s")
+        return ToolResult(name, True, done.returncode, done.out, done.err)
 
     def groups(self) -> list[str]:
         """Names of the groups this process runs with."""
@@ -154,8 +153,12 @@ def rocm_runtime_version(host: Host) -> tuple[str | None, str]:
     return None, "not found"
 
 
+#: Run with ``-I`` in a private folder: the interpreter's installed packages (user
+#: site-packages added back) are read, never a ``torch.py`` of the working directory.
 TORCH_CHECK = r"""
-import importlib, json, sys
+import importlib, json, os, site, sys
+if os.path.isdir(site.getusersitepackages()):
+    site.addsitedir(site.getusersitepackages())
 need = set(sys.argv[1:])
 out = {"python": sys.executable}
 try:
@@ -184,25 +187,36 @@ print(json.dumps(out))
 """
 
 
+def interpreter(python: str) -> str | None:
+    """The absolute path of the interpreter the user named (a bare name is looked up on the
+    absolute entries of PATH, never in the working directory)."""
+    if os.sep in python:
+        path = Path(python).absolute()
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return find_program(python)
+
+
 def torch_report(host: Host, modules: Sequence[str]) -> dict[str, Any]:
     """What the interpreter's torch says about itself (run in a subprocess, never imported here)."""
+    python = interpreter(host.python)
+    if python is None:
+        return {"error": f"interpreter not found: {host.python}"}
     try:
-        done = subprocess.run(
-            [host.python, "-c", TORCH_CHECK, *modules],
-            env=dict(host.env),
-            capture_output=True,
-            text=True,
+        done = run_helper(
+            [python, "-I", "-c", TORCH_CHECK, *modules],
+            env=helper_environment(base=host.env),
             timeout=host.timeout * 5,
-            check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except HelperError as error:
         return {"error": f"could not run {host.python}: {error}"}
-    lines = done.stdout.strip().splitlines()
+    if done.timed_out:
+        return {"error": f"{host.python} did not answer within {host.timeout * 5:g} s"}
+    lines = done.out.strip().splitlines()
     try:
         loaded = json.loads(lines[-1]) if lines else None
     except json.JSONDecodeError:
         loaded = None
     if not isinstance(loaded, dict):
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        tail = (done.err or done.out).strip().splitlines()[-1:] or ["no output"]
         return {"error": f"{host.python} exited {done.returncode}: {tail[0]}"}
     return loaded

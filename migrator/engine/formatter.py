@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import importlib.util
 import os
 import re
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -20,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from migrator.files.sources import read_project_text
+from migrator.process.helper import HelperError, run, tool_command
 from migrator.syntax.shell_lex import lex
 
 #: Formatters `fix` can run on a range of lines (ruff ``--range``, black ``--line-ranges``).
@@ -327,14 +324,11 @@ def detect_formatter(root: Path) -> Formatter | None:
 
 
 def executable(tool: str) -> list[str] | None:
-    """How to run ``tool`` here: a module of this interpreter, else a program on PATH; None
-    when it is not installed (nothing is ever installed)."""
+    """How to run ``tool`` from migrate's own environment (``migrator.process``: never a module
+    or program of the project); None when it is not installed (nothing is ever installed)."""
     if tool not in RUNNABLE:
         return None
-    if importlib.util.find_spec(tool) is not None:
-        return [sys.executable, "-m", tool]
-    program = shutil.which(tool)
-    return [program] if program else None
+    return tool_command(tool)
 
 
 class FormatterFailed(Exception):
@@ -363,22 +357,44 @@ def touched_ranges(old: str, new: str) -> list[tuple[int, int]]:
     return ranges
 
 
-def _run(command: list[str], text: str, root: str) -> str:
+def _run(command: list[str], text: str) -> str:
+    """The formatter's output for ``text``; run in a private folder (the project's own config
+    is found from the absolute ``--stdin-filename``), never in the project."""
     try:
-        done = subprocess.run(
-            command,
-            input=text.encode("utf-8"),
-            capture_output=True,
-            cwd=root or None,
-            timeout=TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise FormatterFailed(f"{command[0]}: {type(error).__name__}") from error
+        done = run(command, input=text.encode("utf-8"), timeout=TIMEOUT)
+    except HelperError as error:
+        raise FormatterFailed(str(error)) from error
+    if done.timed_out:
+        raise FormatterFailed(f"{Path(command[0]).name}: did not finish within {TIMEOUT} s")
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        message = done.err.strip().splitlines()
         raise FormatterFailed(message[-1] if message else f"exit status {done.returncode}")
     return done.stdout.decode("utf-8")
+
+
+def _options_here(options: Sequence[str], root: str) -> list[str]:
+    """``options`` with a ``--config`` file made absolute under ``root``; a ``--config`` that
+    names a file outside the project (or none there) is dropped, so the formatter reads no file
+    the project points it at outside itself. Inline settings (``--config 'x=1'``) stay."""
+    kept: list[str] = []
+    index = 0
+    while index < len(options):
+        option = options[index]
+        name, equals, value = option.partition("=")
+        if name == "--config" and (equals or index + 1 < len(options)):
+            if not equals:
+                index += 1
+                value = options[index]
+            candidate = Path(root, value)
+            base = Path(root).resolve()
+            if candidate.is_file() and candidate.resolve().is_relative_to(base):
+                kept.append(f"--config={candidate.resolve()}")
+            elif "=" in value and not candidate.exists():
+                kept.append(f"--config={value}")
+        else:
+            kept.append(option)
+        index += 1
+    return kept
 
 
 def format_rewrite(old: str, new: str, relative: str, formatter: Formatter) -> str:
@@ -390,24 +406,25 @@ def format_rewrite(old: str, new: str, relative: str, formatter: Formatter) -> s
     ranges = touched_ranges(old, new)
     if not ranges:
         return new
-    filename = relative.replace(os.sep, "/")
+    filename = str(Path(formatter.root or ".", relative).absolute())
+    options = _options_here(formatter.options, formatter.root or ".")
     text = new
     if formatter.tool == "black":
         spans = [f"--line-ranges={start}-{end}" for start, end in ranges]
-        command = [*program, "-q", *formatter.options, *spans, "--stdin-filename", filename, "-"]
-        return _within(new, _run(command, text, formatter.root), ranges)
+        command = [*program, "-q", *options, *spans, "--stdin-filename", filename, "-"]
+        return _within(new, _run(command, text), ranges)
     # ruff formats one range a run; from the last, so earlier line numbers stay valid
     for start, end in reversed(ranges):
         command = [
             *program,
             "format",
-            *formatter.options,
+            *options,
             f"--range={start}-{end + 1}",
             "--stdin-filename",
             filename,
             "-",
         ]
-        text = _run(command, text, formatter.root)
+        text = _run(command, text)
     return _within(new, text, ranges)
 
 

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 from migrator.files.sources import FailFile, NotRegular, SkipFile, read_regular
+from migrator.process.git import environment, git_command
+from migrator.process.helper import HelperError, kill_group, run, start
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 #: Folders that never change a scan's result and are skipped by the content digest.
@@ -26,17 +28,20 @@ class CheckoutError(Exception):
 
 def git_env() -> dict[str, str]:
     """An environment in which git never prompts, never runs LFS filters and reads no hooks."""
-    return {
-        **os.environ,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_LFS_SKIP_SMUDGE": "1",
-        "GIT_ASKPASS": "true",
-        "SSH_ASKPASS": "true",
-        "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
-    }
+    return environment(
+        {
+            "GIT_ASKPASS": "true",
+            "SSH_ASKPASS": "true",
+            "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
+        }
+    )
 
 
-_GIT = ["git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"]
+def _command(args: list[str]) -> list[str]:
+    try:
+        return git_command("-c", "advice.detachedHead=false", *args)
+    except HelperError as error:
+        raise CheckoutError(str(error)) from None
 
 
 def _why(stderr: str, code: int) -> str:
@@ -48,23 +53,14 @@ def _why(stderr: str, code: int) -> str:
 
 def _git(args: list[str], cwd: Path | None, timeout: float) -> str:
     try:
-        done = subprocess.run(
-            [*_GIT, *args],
-            cwd=cwd,
-            env=git_env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        raise CheckoutError(f"git {args[0]} took longer than {timeout:.0f} s") from None
-    except OSError as error:
-        raise CheckoutError(f"cannot run git: {error.strerror}") from None
+        done = run(_command(args), cwd=cwd, env=git_env(), timeout=timeout)
+    except HelperError as error:
+        raise CheckoutError(f"cannot run git: {error}") from None
+    if done.returncode is None:
+        raise CheckoutError(f"git {args[0]} took longer than {timeout:.0f} s")
     if done.returncode != 0:
-        raise CheckoutError(f"git {args[0]} failed: {_why(done.stderr, done.returncode)}")
-    return done.stdout
+        raise CheckoutError(f"git {args[0]} failed: {_why(done.err, done.returncode)}")
+    return done.out
 
 
 def resolve_commit(url: str, ref: str, timeout: float = 60.0) -> str:
@@ -98,16 +94,12 @@ def tree_size(root: Path) -> int:
 
 def _bounded(args: list[str], cwd: Path, timeout: float, max_bytes: int) -> None:
     """Run git, killing it when it outlives ``timeout`` or ``cwd`` grows past ``max_bytes``."""
-    process = subprocess.Popen(
-        [*_GIT, *args],
-        cwd=cwd,
-        env=git_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    try:
+        process = start(_command(args), cwd=cwd, env=git_env(), stdout=subprocess.DEVNULL)
+    except HelperError as error:
+        raise CheckoutError(f"cannot run git: {error}") from None
     deadline = time.monotonic() + timeout
+    err: bytes | None = None
     try:
         while True:
             try:
@@ -121,11 +113,10 @@ def _bounded(args: list[str], cwd: Path, timeout: float, max_bytes: int) -> None
                         f"repository exceeds the size limit ({max_bytes // 2**20} MiB)"
                     ) from None
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        kill_group(process)
     if process.returncode != 0:
-        raise CheckoutError(f"git {args[0]} failed: {_why(err or '', process.returncode)}")
+        message = (err or b"").decode("utf-8", "replace")
+        raise CheckoutError(f"git {args[0]} failed: {_why(message, process.returncode)}")
 
 
 def clone(

@@ -9,7 +9,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -20,6 +20,7 @@ from migrator.errors import MigrateError
 from migrator.fleet.manifest import RepoSpec
 from migrator.fleet.store import Store, result_key
 from migrator.fleet.unit import FAULT_VARIABLE, SCAN, VERIFY, Unit, run_unit
+from migrator.process.helper import HOME
 
 INSTALL_HINT = "migrate fleet needs Ray: pip install 'migrate-rocm[fleet]'"
 
@@ -241,6 +242,17 @@ def run_ray(
         return _run_ray(ray, units, store, progress, address, num_cpus, retries, on_connect, then)
 
 
+@contextlib.contextmanager
+def working_directory(folder: Path) -> Iterator[None]:
+    """Run the block with ``folder`` as this process's working directory."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def local_instance_options(num_cpus: int) -> dict[str, Any]:
     """``ray.init`` options of a local instance for fleet units: a new instance (never the last
     one ``ray start`` left on this machine) with ``num_cpus`` CPUs, whose workers run at normal
@@ -272,7 +284,11 @@ def _run_ray(
             kwargs["address"] = address
         else:
             kwargs.update(local_instance_options(num_cpus or os.cpu_count() or 1))
-        ray.init(**kwargs)
+        # Ray puts the driver's working directory on every worker's sys.path (and a local
+        # instance's processes inherit it): started from the folder migrate's own package is
+        # imported from (already on that path), never from a project.
+        with working_directory(Path(HOME)):
+            ray.init(**kwargs)
         started = True
     try:
         resources = ray.cluster_resources()

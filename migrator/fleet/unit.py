@@ -8,8 +8,6 @@ import contextlib
 import os
 import resource
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +18,8 @@ from typing import Any
 import migrator
 from migrator.engine.isolation import settle_process
 from migrator.fleet.manifest import RepoSpec
+from migrator.process.helper import helper_environment, python_module
+from migrator.process.helper import run as run_helper
 
 SCAN = "scan"
 VERIFY = "verify"
@@ -101,22 +101,16 @@ def _display(spec: RepoSpec) -> str:
     return where + (f"/{spec.subdir}" if spec.subdir else "")
 
 
-def _cli(args: list[str], timeout: float) -> tuple[int, str, str]:
-    """Run ``migrate ARGS`` in a subprocess with this interpreter."""
-    env = {**os.environ, "NO_COLOR": "1", "MIGRATE_NO_CACHE": "1"}
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "migrator", *args],
-            capture_output=True,
-            text=True,
-            timeout=max(1.0, timeout),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+def _cli(args: list[str], timeout: float, where: Path) -> tuple[int, str, str]:
+    """Run ``migrate ARGS`` with this interpreter, isolated (``migrator.process``), from the
+    folder ``where`` holding the repository (so printed paths start at its name)."""
+    env = helper_environment({"NO_COLOR": "1", "MIGRATE_NO_CACHE": "1"})
+    done = run_helper(
+        python_module("migrator", *args), timeout=max(1.0, timeout), cwd=where, env=env
+    )
+    if done.returncode is None:
         raise UnitTimeout(f"`migrate {args[0]}` took longer than {timeout:.0f} s") from None
-    return done.returncode, done.stdout, done.stderr
+    return done.returncode, done.out, done.err
 
 
 def _scan(root: Path, unit: Unit, deadline: float) -> tuple[dict[str, str], dict[str, Any]]:
@@ -146,12 +140,16 @@ def _scan(root: Path, unit: Unit, deadline: float) -> tuple[dict[str, str], dict
         "files_scanned": project.files_scanned,
     }
     if spec.fix_diff:
-        code, out, err = _cli(["fix", str(root), "--diff"], deadline - time.monotonic())
+        code, out, err = _cli(
+            ["fix", root.name, "--diff"], deadline - time.monotonic(), root.parent
+        )
         files["fix.diff"] = out
         summary["fix_diff_lines"] = out.count("\n")
     if spec.kernels:
         code, out, err = _cli(
-            ["kernels", str(root), "--no-hipify", "--format", "json"], deadline - time.monotonic()
+            ["kernels", root.name, "--no-hipify", "--format", "json"],
+            deadline - time.monotonic(),
+            root.parent,
         )
         if code == 2:
             raise RuntimeError(f"kernel check failed: {(err.strip().splitlines() or [''])[-1]}")
@@ -162,8 +160,10 @@ def _scan(root: Path, unit: Unit, deadline: float) -> tuple[dict[str, str], dict
 
 def _verify(root: Path, unit: Unit, deadline: float) -> tuple[dict[str, str], dict[str, Any]]:
     receipt = root.parent / f"{root.name}-receipt.json"
-    args = ["verify", str(root), "--smoke", unit.spec.verify, "--targets", unit.spec.verify_targets]
-    code, out, err = _cli([*args, "--receipt", str(receipt)], deadline - time.monotonic())
+    args = ["verify", root.name, "--smoke", unit.spec.verify, "--targets", unit.spec.verify_targets]
+    code, out, err = _cli(
+        [*args, "--receipt", str(receipt)], deadline - time.monotonic(), root.parent
+    )
     files = {"verify.log": out + err}
     if receipt.is_file():
         files["receipt.json"] = receipt.read_text(encoding="utf-8")

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +21,8 @@ from pathlib import Path
 from migrator.files.sources import read_project_text
 from migrator.kernels.hipify import HipifyRun, line_map
 from migrator.kernels.source import MAX_SOURCE_BYTES
+from migrator.process.helper import HelperError, find_program, helper_environment, python_module
+from migrator.process.helper import run as run_helper
 
 #: Default targets: CDNA2 (MI200), CDNA3 (gfx940, the first MI300 target ID, is what older
 #: compilers know of gfx942) and RDNA2 (a wave32 consumer GPU).
@@ -52,23 +52,20 @@ class Compiler:
 
 
 def find_compiler() -> Compiler | None:
-    """``hipcc`` on the PATH (or ``$HIPCC``), with its versions; None when absent."""
-    path = os.environ.get("HIPCC") or shutil.which("hipcc")
+    """``hipcc`` (``$HIPCC`` when set, else on the absolute entries of PATH), with its versions;
+    None when absent."""
+    path = find_program(os.environ.get("HIPCC") or "hipcc")
     if not path:
         return None
     try:
-        done = subprocess.run(
-            [path, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            env={**os.environ, "HIP_PLATFORM": "amd"},
-            stdin=subprocess.DEVNULL,
+        done = run_helper(
+            [path, "--version"], timeout=60, env=helper_environment({"HIP_PLATFORM": "amd"})
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except HelperError:
         return None
-    text = done.stdout + done.stderr
+    if done.timed_out:
+        return None
+    text = done.out + done.err
     hip = re.search(r"HIP version: (\S+)", text)
     clang = re.search(r"clang version (\S+)", text)
     return Compiler(
@@ -109,28 +106,16 @@ def torch_include_dirs(workdir: Path, timeout: float = 300.0) -> tuple[list[Path
     torch's ATen/c10 headers (made in ``workdir``, a subprocess with a timeout), torch's own
     include folders and Python's. Empty, with the reason, where torch is not installed."""
     import json
-    import sys
 
     destination = workdir / "torch-hip"
     destination.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "migrator.kernels.hipify_worker",
-        "--torch-shim",
-        str(destination),
-    ]
+    command = python_module("migrator.kernels.hipify_worker", "--torch-shim", str(destination))
     try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-        answer = json.loads(done.stdout.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError, OSError) as error:
+        done = run_helper(command, timeout=timeout)
+        if done.timed_out:
+            return [], f"torch's headers could not be prepared within {timeout:g} s"
+        answer = json.loads(done.out.strip().splitlines()[-1])
+    except (HelperError, json.JSONDecodeError, IndexError) as error:
         return [], f"torch's headers could not be prepared: {error}"
     if "error" in answer:
         return [], str(answer["error"])
@@ -211,17 +196,16 @@ def compile_units(
         command = _command(compiler, path, target, folders)
         started = time.monotonic()
         try:
-            finished = subprocess.run(
+            finished = run_helper(
                 command,
-                capture_output=True,
-                text=True,
                 timeout=timeout,
-                check=False,
-                cwd=str(workdir),
-                env={**os.environ, "HIP_PLATFORM": "amd"},
-                stdin=subprocess.DEVNULL,
+                cwd=workdir,
+                env=helper_environment({"HIP_PLATFORM": "amd"}),
             )
-        except subprocess.TimeoutExpired:
+        except HelperError as error:
+            return UnitResult(unit, target, "crash", time.monotonic() - started, note=str(error))
+        code = finished.returncode
+        if code is None:
             return UnitResult(
                 unit,
                 target,
@@ -229,28 +213,26 @@ def compile_units(
                 time.monotonic() - started,
                 note=f"the compiler did not finish within {timeout:g} s",
             )
-        except OSError as error:
-            return UnitResult(unit, target, "crash", time.monotonic() - started, note=str(error))
         seconds = time.monotonic() - started
-        diagnostics = _diagnostics(finished.stderr, maps, workdir)
-        if finished.returncode == 0:
+        diagnostics = _diagnostics(finished.err, maps, workdir)
+        if code == 0:
             return UnitResult(unit, target, "pass", seconds)
-        if finished.returncode < 0 or (not diagnostics and finished.returncode != 1):
-            last = (finished.stderr.strip().splitlines() or ["no output"])[-1][:200]
+        if code < 0 or (not diagnostics and code != 1):
+            last = (finished.err.strip().splitlines() or ["no output"])[-1][:200]
             return UnitResult(
                 unit,
                 target,
                 "crash",
                 seconds,
                 diagnostics,
-                note=f"the compiler exited with {finished.returncode}: {last}",
+                note=f"the compiler exited with {code}: {last}",
             )
         if diagnostics and all(not d.checkable for d in diagnostics):
             return UnitResult(
                 unit, target, "not checkable", seconds, diagnostics, note=diagnostics[0].message
             )
         if not diagnostics:
-            last = (finished.stderr.strip().splitlines() or ["no output"])[-1][:200]
+            last = (finished.err.strip().splitlines() or ["no output"])[-1][:200]
             return UnitResult(unit, target, "fail", seconds, note=last)
         return UnitResult(unit, target, "fail", seconds, diagnostics)
 

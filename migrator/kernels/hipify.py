@@ -10,8 +10,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +18,8 @@ from pathlib import Path
 from migrator.files.sources import read_project_bytes
 from migrator.kernels.builds import KERNEL_SUFFIXES
 from migrator.kernels.source import MAX_SOURCE_BYTES, parse
+from migrator.process.helper import HelperError, python_module
+from migrator.process.helper import run as run_helper
 
 #: Identifiers that name CUDA-only API after hipify: runtime/driver/library calls and types it
 #: did not rename, warp-synchronous builtins, NVIDIA's namespaces and intrinsic types.
@@ -105,26 +105,21 @@ def run_hipify(
         source_dir.mkdir(parents=True, exist_ok=True)
         files = [r for r in relatives if r.lower().endswith(KERNEL_SUFFIXES)]
         run.problems.extend(copy_sources(root, files, source_dir))
-        command = [sys.executable, "-m", "migrator.kernels.hipify_worker", str(source_dir)]
+        command = python_module("migrator.kernels.hipify_worker", str(source_dir))
         try:
-            done = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-                cwd=str(workdir),
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
+            done = run_helper(command, timeout=timeout, cwd=workdir)
+        except HelperError as error:
+            run.error = f"hipify could not start: {error}"
+            return run
+        if done.timed_out:
             run.error = f"hipify did not finish within {timeout:g} s"
             return run
         try:
-            answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+            answer = json.loads(done.out.strip().splitlines()[-1]) if done.out.strip() else {}
         except json.JSONDecodeError:
             answer = {}
         if "error" in answer or "files" not in answer:
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            last = (done.err.strip().splitlines() or ["no output"])[-1]
             run.error = answer.get("error") or f"hipify failed: {last}"
             return run
         for source, hipified in answer["files"].items():

@@ -4,11 +4,12 @@ turn a remote into web links."""
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from pathlib import Path
 
 from migrator.errors import MigrateError
+from migrator.process.git import UnsafeRepository, check_repository, run_git
+from migrator.process.helper import HelperError
 
 
 class PrError(MigrateError):
@@ -23,6 +24,8 @@ _LOCKED = re.compile(
 )
 #: Pauses between tries of a command that met a lock (about 6 s in all).
 LOCK_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 3.0)
+#: Seconds one git command may take (a push over a slow network included).
+GIT_TIMEOUT = 600.0
 
 
 class Git:
@@ -35,35 +38,34 @@ class Git:
     def run(self, *args: str, check: bool = True, stdin: str | None = None) -> str:
         """Stdout of ``git ARGS`` (stripped of its final newline)."""
         for wait in (*LOCK_WAITS, None):
-            completed = subprocess.run(
-                ["git", *args],
-                cwd=self.cwd,
-                input=stdin,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if completed.returncode == 0 or wait is None or not _LOCKED.search(completed.stderr):
+            try:
+                code, out, err = run_git(
+                    self.cwd,
+                    args,
+                    timeout=GIT_TIMEOUT,
+                    input=stdin.encode("utf-8") if stdin is not None else None,
+                )
+            except HelperError as error:
+                raise PrError(str(error)) from None
+            if code is None:
+                raise PrError(f"git {args[0]} did not finish within {GIT_TIMEOUT} s")
+            if code == 0 or wait is None or not _LOCKED.search(err):
                 break
             time.sleep(wait)
-        if check and completed.returncode != 0:
-            detail = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
+        if check and code != 0:
+            detail = (err.strip() or out.strip()).splitlines()
             # git's reason is its first fatal/error line (advice follows it), else its last line
             reasons = [line for line in detail if line.startswith(("fatal: ", "error: "))]
-            last = (
-                reasons[0] if reasons else detail[-1] if detail else f"exit {completed.returncode}"
-            )
+            last = reasons[0] if reasons else detail[-1] if detail else f"exit {code}"
             raise PrError(f"git {args[0]} failed: {last}")
-        return completed.stdout.rstrip("\n")
+        return out.rstrip("\n")
 
     def ok(self, *args: str) -> bool:
         """Whether ``git ARGS`` exits 0."""
-        return (
-            subprocess.run(
-                ["git", *args], cwd=self.cwd, capture_output=True, check=False
-            ).returncode
-            == 0
-        )
+        try:
+            return run_git(self.cwd, args, timeout=GIT_TIMEOUT)[0] == 0
+        except HelperError:
+            return False
 
 
 def repository(path: Path) -> tuple[Git, Path]:
@@ -75,6 +77,10 @@ def repository(path: Path) -> tuple[Git, Path]:
     if not probe.ok("rev-parse", "--is-inside-work-tree"):
         raise PrError(f"not inside a git repository: {path}")
     top = Path(probe.run("rev-parse", "--show-toplevel")).resolve()
+    try:
+        check_repository(top)
+    except UnsafeRepository as error:
+        raise PrError(str(error)) from None
     return Git(top), top
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import migrator.verify.evidence as evidence
+from migrator.process.helper import HelperError, find_program
+from migrator.process.helper import run as run_helper
 from migrator.verify.compare import (
     Comparison,
     Noise,
@@ -50,21 +52,18 @@ def host_torch(python: str, env: Mapping[str, str]) -> dict[str, Any] | None:
         for name in ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
         if name in env
     }
+    program = python if os.path.isabs(python) else find_program(python, env=clean)
+    if program is None:
+        return None
     try:
-        done = subprocess.run(
-            [python, "-c", _HOST_CHECK],
-            env=clean,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        # -I in a private folder: the interpreter's own torch, never a project's torch.py
+        done = run_helper([program, "-I", "-c", _HOST_CHECK], env=clean, timeout=120)
+    except HelperError:
         return None
     if done.returncode != 0:
         return None
     try:
-        loaded = json.loads(done.stdout.strip().splitlines()[-1])
+        loaded = json.loads(done.out.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
         return None
     return loaded if isinstance(loaded, dict) else None
@@ -148,16 +147,11 @@ class _Runner:
             container = invocation.container
 
             def on_timeout() -> None:
-                try:
-                    subprocess.run(
-                        ["docker", "kill", container],
-                        env=invocation.env,
-                        capture_output=True,
-                        timeout=60,
-                        check=False,
-                    )
-                except (OSError, subprocess.TimeoutExpired):
-                    pass
+                docker = find_program("docker", env=invocation.env)
+                if docker is None:
+                    return
+                with contextlib.suppress(HelperError):
+                    run_helper([docker, "kill", container], env=invocation.env, timeout=60)
 
         result = run_process(
             invocation.argv,

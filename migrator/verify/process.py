@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrator.process.helper import KILL_GRACE_SECONDS, HelperError, find_program, kill_group
+from migrator.process.helper import start as start_helper
+
 TAIL_CHARS = 4000
-KILL_GRACE_SECONDS = 2.0
 POLL_SECONDS = 0.5
 """How often a waiting run calls ``on_poll`` (live progress reads the logs then)."""
 
@@ -41,13 +42,6 @@ def tail(text: str, limit: int = TAIL_CHARS) -> str:
     cut = text[-limit:]
     newline = cut.find("\n")
     return cut[newline + 1 :] if 0 <= newline < limit // 2 else cut
-
-
-def _kill_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _wait(
@@ -114,34 +108,24 @@ def run_process(
     exit_code: int | None = None
     error: str | None = None
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        try:
-            child = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            error = f"could not start {argv[0]!r}: {exc}"
-            child = None
+        program = argv[0] if os.path.isabs(argv[0]) else find_program(argv[0], env=env)
+        child: subprocess.Popen[bytes] | None = None
+        if program is None:
+            error = f"could not start {argv[0]!r}: not found on PATH"
+        else:
+            try:
+                child = start_helper([program, *argv[1:]], cwd=cwd, env=env, stdout=out, stderr=err)
+            except HelperError as exc:
+                error = f"could not start {argv[0]!r}: {exc}"
         if child is not None:
             try:
                 exit_code = _wait(child, start + timeout, stdout_path, stderr_path, on_poll)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(child.pid, signal.SIGTERM)
-                try:
-                    child.wait(timeout=KILL_GRACE_SECONDS)
-                except subprocess.TimeoutExpired:
-                    pass
-                _kill_group(child.pid, signal.SIGKILL)
-                child.wait()
+                kill_group(child, KILL_GRACE_SECONDS)
                 if on_timeout is not None:
                     on_timeout()
-            _kill_group(child.pid, signal.SIGKILL)
+            kill_group(child)
     wall = time.monotonic() - start
     return ProcessResult(
         argv=tuple(argv),

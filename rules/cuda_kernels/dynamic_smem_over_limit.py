@@ -3,6 +3,7 @@ AMD CDNA2/CDNA3 workgroup can have."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from migrator.api import Invalid, KernelRule, Severity, Valid
@@ -75,10 +76,43 @@ def evaluate(text: str, defines: dict[str, tuple[str, int]], depth: int = 0) -> 
     if not expression:
         return None
     try:
-        value = eval(expression, {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
-    except (SyntaxError, ZeroDivisionError, TypeError, ValueError, OverflowError):
+        return _arithmetic(ast.parse(expression, mode="eval").body)
+    except (SyntaxError, ZeroDivisionError, RecursionError):
         return None
-    return value if isinstance(value, int) else None
+
+
+#: Largest value an intermediate result may take: far above any shared-memory size, far below
+#: what could exhaust memory (``1 << (1 << 40)`` from scanned code is refused, not computed).
+_BOUND = 1 << 64
+
+
+def _arithmetic(node: ast.expr) -> int | None:
+    """The value of an expression of integers, ``+ - * // <<`` and unary minus, or None when
+    anything else appears or a value leaves the bound."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        value: int | None = node.value
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _arithmetic(node.operand)
+        value = None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    elif isinstance(node, ast.BinOp):
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Add):
+            value = left + right
+        elif isinstance(node.op, ast.Sub):
+            value = left - right
+        elif isinstance(node.op, ast.Mult):
+            value = left * right
+        elif isinstance(node.op, ast.FloorDiv):
+            value = left // right
+        elif isinstance(node.op, ast.LShift) and 0 <= right <= 64:
+            value = left << right
+        else:
+            return None
+    else:
+        return None
+    return value if value is not None and abs(value) <= _BOUND else None
 
 
 class DynamicSmemOverLimit(KernelRule):
