@@ -442,6 +442,25 @@ def test_branch_names_git_reads_as_something_else_are_refused(repo, run_cli, nam
     assert branches(repo) == {"main"} and state(repo) == before
 
 
+def refs(root: Path) -> str:
+    return git(root, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+@pytest.mark.parametrize(
+    "name", ["refs/heads/main", "refs/heads/rocm", "v1.0", "tags/v1.0", "origin/main", "heads/main"]
+)
+def test_branch_names_that_make_an_ambiguous_ref_are_refused(repo, run_cli, name):
+    """A full ref name, a tag's name, a remote-tracking branch's name or a name that reads as an
+    existing ref: the branch would be a second ref git resolves the same name to."""
+    git(repo, "tag", "v1.0")
+    before, refs_before = state(repo), refs(repo)
+    assert "refs/remotes/origin/main" in refs_before
+    result = run_cli("pr", str(repo), "--branch", name)
+    assert result.exit_code == 2, result.output
+    assert "invalid branch name" in result.output and len(result.output.splitlines()) == 1
+    assert refs(repo) == refs_before and state(repo) == before
+
+
 def test_a_transient_index_lock_is_waited_for(repo, run_cli):
     """An editor's `git status` holds .git/index.lock for a moment: `pr` tries again."""
     lock = repo / ".git" / "index.lock"

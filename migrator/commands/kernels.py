@@ -102,8 +102,9 @@ def kernels_command(
     """CUDA extensions of the project at PATH: sources and Python imports, blockers by class,
     what hipify leaves, and with --compile a HIP compile check (needs hipcc).
 
-    Exit status 0 when nothing blocks and every compiled unit passed, 1 when something does,
-    2 on a usage error or when --compile finds no HIP compiler."""
+    Exit status 0 when nothing blocks and every compiled unit passed, 1 when something does
+    or a unit was not compiled (it includes a file outside the project), 2 on a usage error or
+    when --compile finds no HIP compiler."""
     from migrator.kernels.compile import DEFAULT_TARGETS, find_compiler
 
     check_output(output, [path])
@@ -122,9 +123,11 @@ def kernels_command(
     report["seconds"] = round(time.monotonic() - started, 1)
     text = json.dumps(report, indent=2) + "\n" if output_format == "json" else _render(report)
     emit(text, output, [path])
-    failed = any(
-        ext["label"] in ("blocked", "needs small edits") for ext in report["extensions"]
-    ) or bool(report["unassigned"]["sites"])
+    failed = (
+        any(ext["label"] in ("blocked", "needs small edits") for ext in report["extensions"])
+        or bool(report["unassigned"]["sites"])
+        or bool((report.get("compiler") or {}).get("not_checked_units"))
+    )
     sys.exit(1 if failed else 0)
 
 
@@ -320,8 +323,17 @@ def _compile(
         "checked": "device code of each hipified .cu translation unit, full code generation for each target (inline assembly is assembled)",
         "not_checked": "host-only C++ files, linking, run-time behaviour (a wave64 reduction that compiles but computes wrong results), and what this ROCm lacks (newer builtins and libraries: reported as not checkable)",
         "seconds": round(total, 1),
+        "not_checked_units": _not_checked(results),
     }
     return f"{len(results)} compile(s) in {total:.1f} s", info
+
+
+def _not_checked(results: list[Any]) -> list[dict[str, str]]:
+    """Each unit the compile check did not compile, once, with its reason."""
+    from migrator.kernels.compile import NOT_CHECKED
+
+    reasons = {r.path: r.note for r in results if r.status == NOT_CHECKED}
+    return [{"path": path, "reason": reason} for path, reason in sorted(reasons.items())]
 
 
 def _uses_torch(path: Path) -> bool:
@@ -372,8 +384,9 @@ def _render(report: dict[str, Any]) -> str:
                 + ", ".join(f"{safe_text(k)} x{v}" for k, v in counts.most_common(8))
             )
         for result in ext["compile"]:
+            reason = f" ({safe_text(result['note'])})" if result["status"] == "not checked" else ""
             lines.append(
-                f"  compile {result['target']}: {safe_text(result['path'])} {result['status']}"
+                f"  compile {result['target']}: {safe_text(result['path'])} {result['status']}{reason}"
             )
             for diagnostic in result["diagnostics"][:3]:
                 tag = "" if diagnostic["checkable"] else " (not checkable with this compiler)"
@@ -408,5 +421,7 @@ def _render(report: dict[str, Any]) -> str:
         )
         lines.append(f"  checked: {info['checked']}")
         lines.append(f"  not checked: {info['not_checked']}")
+        for unit in info.get("not_checked_units", []):
+            lines.append(f"  {safe_text(unit['path'])}: {safe_text(unit['reason'])}")
     lines.append("No AMD GPU ran anything: these results come from reading, hipify and a compiler.")
     return "\n".join(lines) + "\n"

@@ -2,7 +2,9 @@
 in-place writes that keep encoding, BOM, line endings and permissions, and never write through a
 symlink, outside the root, or over an edit made since the file was read; every file a user names
 (``-o`` of every command, baselines, receipts) is written by ``write_output``: atomically, never
-through a symlink, never creating a link's target, never over an input of the run."""
+through a symlink, never creating a link's target, never over an input of the run; the tool's
+own folders of files (a fleet's results) by ``write_private_under``: never through a symlink
+anywhere below and at the folder's root."""
 
 from __future__ import annotations
 
@@ -53,6 +55,103 @@ def write_private(path: Path, data: bytes) -> None:
     """Write one of the tool's own files (a cache entry) atomically, never through a link, with
     permissions for this user only."""
     _replace_with(path, data, 0o600, refuse_link=True)
+
+
+def private_folder(root: Path, relative: str = "") -> Path:
+    """The folder ``relative`` under ``root``, a folder of the tool's own (a fleet's results),
+    created as needed (``root`` too, with its parents): WriteRefused (one line) when ``root``
+    or any folder below it is a symlink or not a folder, so nothing is written through a link
+    a project planted there."""
+    _real_folder(root, str(root), create=True)
+    current = root
+    parts = _relative_parts(relative)
+    for index, part in enumerate(parts):
+        current = current / part
+        _real_folder(current, "/".join(parts[: index + 1]), create=True)
+    return current
+
+
+def private_path(root: Path, relative: str) -> Path:
+    """The path of the tool's own file ``relative`` under ``root``, to read or remove it:
+    WriteRefused when ``root``, a folder below it or the file is a symlink (a missing part is
+    fine: there is nothing to read)."""
+    _real_folder(root, str(root), create=False)
+    current = root
+    parts = _relative_parts(relative)
+    for index, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            break
+        except OSError as error:
+            raise WriteRefused(
+                f"cannot use {'/'.join(parts[: index + 1])}: {error.strerror}"
+            ) from None
+        if stat.S_ISLNK(mode):
+            raise WriteRefused(
+                f"{'/'.join(parts[: index + 1])} is a symlink; not written through it"
+            )
+    return current
+
+
+def write_private_under(root: Path, relative: str, data: bytes) -> Path:
+    """Write the tool's own file ``relative`` under ``root`` (a fleet result) atomically, for
+    this user only, creating its folders: never through a symlink at the root, at a folder on
+    the way or at the file itself (WriteRefused, one line)."""
+    parts = _relative_parts(relative)
+    if not parts:
+        raise WriteRefused("no file name; not written")
+    folder = private_folder(root, "/".join(parts[:-1]))
+    target = folder / parts[-1]
+    try:
+        mode: int | None = os.lstat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISLNK(mode):
+        raise WriteRefused(f"{relative} is a symlink; not written through it")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise WriteRefused(f"{relative} is not a regular file; not written")
+    try:
+        write_private(target, data)
+    except WriteRefused:
+        raise WriteRefused(f"{relative} is a symlink; not written through it") from None
+    except OSError as error:
+        raise WriteRefused(f"cannot write {relative}: {error.strerror}") from None
+    return target
+
+
+def _relative_parts(relative: str) -> list[str]:
+    parts = [part for part in relative.split("/") if part]
+    if any(part in ("..", ".") for part in parts):
+        raise WriteRefused(f"{relative} leaves its folder; not written")
+    return parts
+
+
+def _real_folder(path: Path, shown: str, *, create: bool) -> None:
+    """Check that ``path`` is a real folder, not a symlink (made first when ``create``)."""
+    if create:
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise WriteRefused(f"cannot create {shown}: {error.strerror}") from None
+        except OSError:
+            pass
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        if create:
+            raise WriteRefused(f"cannot create {shown}") from None
+        return
+    except OSError as error:
+        raise WriteRefused(f"cannot use {shown}: {error.strerror}") from None
+    if stat.S_ISLNK(mode):
+        raise WriteRefused(f"{shown} is a symlink; not written through it")
+    if not stat.S_ISDIR(mode):
+        raise WriteRefused(f"{shown} is not a folder; not written")
 
 
 def write_atomic(path: Path, text: str, encoding: str) -> None:

@@ -117,9 +117,12 @@ def collect(
         if meta is not None:
             folder = store.folder(spec.name, unit.key)
             try:
-                data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+                text = store.read(spec.name, unit.key, "report.json")
+                if text is None:
+                    raise OSError("report.json cannot be read")
+                data = json.loads(text)
                 project = data["projects"][0]
-            except (OSError, ValueError, KeyError, IndexError) as error:
+            except (OSError, ValueError, KeyError, IndexError, TypeError) as error:
                 row.status, row.reason = FAILED, f"unreadable result: {error}"
             else:
                 row.status = OK

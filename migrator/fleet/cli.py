@@ -5,6 +5,8 @@ the fleet report built from the results folder."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -90,12 +92,13 @@ def fleet_command(
         from migrator.commands.options import check_output
 
         check_output(output, [Path(manifest)])
-    if not serial:
-        engine.import_ray()
     store = Store(
         Path(results) if results else Path(manifest).resolve().parent / "migrate-fleet-results"
     )
-    store.root.mkdir(parents=True, exist_ok=True)
+    with _results_policy():
+        store.open()  # a planted symlink is refused before any work
+    if not serial:
+        engine.import_ray()
     planned = engine.plan(
         fleet_manifest.repos,
         store,
@@ -104,10 +107,16 @@ def fleet_command(
         retries=retries,
         force=force,
     )
+    with _results_policy():
+        for unit in planned.units:
+            store.check(unit.spec.name, unit.key)
     progress = engine.Progress(len(planned.todo) + len(planned.failed), len(planned.reused))
-    for unit, reason in planned.failed:
-        store.write_failure(unit.spec.name, unit.key, engine._failure(unit, reason, retries + 1))
-        progress.failed += 1
+    with _results_policy():
+        for unit, reason in planned.failed:
+            store.write_failure(
+                unit.spec.name, unit.key, engine._failure(unit, reason, retries + 1)
+            )
+            progress.failed += 1
 
     def connected(resources: dict[str, float]) -> None:
         cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
@@ -123,19 +132,20 @@ def fleet_command(
         fleet = aggregate.collect(planned.units, store, link_base, generated)
         built.append((fleet, render.render(fleet, output_format)))
 
-    if serial:
-        engine.run_serial(planned.todo, store, progress, retries)
-    elif planned.todo:
-        engine.run_ray(
-            planned.todo,
-            store,
-            progress,
-            address=address,
-            num_cpus=num_cpus,
-            retries=retries,
-            on_connect=connected,
-            then=build,
-        )
+    with _results_policy():
+        if serial:
+            engine.run_serial(planned.todo, store, progress, retries)
+        elif planned.todo:
+            engine.run_ray(
+                planned.todo,
+                store,
+                progress,
+                address=address,
+                num_cpus=num_cpus,
+                retries=retries,
+                on_connect=connected,
+                then=build,
+            )
     if not built:
         build()
     fleet, text = built[0]
@@ -151,3 +161,15 @@ def fleet_command(
     else:
         click.echo(text, nl=False)
     sys.exit(1 if fleet.failed else 0)
+
+
+@contextmanager
+def _results_policy() -> Iterator[None]:
+    """A write the write policy refuses in the results folder (a symlink planted there) ends
+    the run with its one-line reason (exit 2), never a traceback."""
+    from migrator.files.writer import WriteRefused
+
+    try:
+        yield
+    except WriteRefused as error:
+        raise MigrateError(f"results folder: {error}") from None

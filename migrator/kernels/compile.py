@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator.files.sources import read_project_text
+from migrator.kernels.compiler_text import WITHHELD, inside, last_line
 from migrator.kernels.hipify import HipifyRun, line_map
+from migrator.kernels.includes import unchecked_units
 from migrator.kernels.source import MAX_SOURCE_BYTES
 from migrator.process.helper import HelperError, find_program, helper_environment, python_module
 from migrator.process.helper import run as run_helper
@@ -38,6 +40,9 @@ _NEWER_ROCM = re.compile(
     r"'(?:hip/hip_bf16\.h|hip/hip_fp8\.h|hipcub/[^']*|rocprim/[^']*|hipblas[^']*|rocblas[^']*|thrust/[^']*|"
     r"rocwmma/[^']*|hipsparse[^']*|hiprand/[^']*|rocrand/[^']*)' file not found"
 )
+#: The status of a unit the compile check did not compile: it may read a file outside the
+#: project (``migrator.kernels.includes``). Neither a pass nor a failure.
+NOT_CHECKED = "not checked"
 #: Headers of PyTorch's C++ API: the CPU wheel has no HIP build of them.
 _TORCH_HEADERS = re.compile(r"'(?:torch|ATen|c10|pybind11)/[^']*' file not found")
 
@@ -87,7 +92,7 @@ class UnitResult:
 
     path: str
     target: str
-    status: str  # pass | fail | not checkable | timeout | crash
+    status: str  # pass | fail | not checkable | not checked | timeout | crash
     seconds: float
     diagnostics: list[Diagnostic] = field(default_factory=list)
     note: str = ""
@@ -186,6 +191,13 @@ def compile_units(
         before, after = original_text.splitlines(), hipified_text.splitlines()
         maps[hipified.resolve()] = (relative, line_map(before, after))
         maps[(source_dir / relative).resolve()] = (relative, line_map(before, after))
+    refused = unchecked_units(
+        root,
+        source_dir,
+        {unit: run.hipified.get(unit, source_dir / unit) for unit in units},
+        folders,
+        [workdir, STANDINS, *extra_includes],
+    )
     work = [(unit, target) for unit in units for target in targets]
     total = len(work)
     done_count = 0
@@ -218,7 +230,7 @@ def compile_units(
         if code == 0:
             return UnitResult(unit, target, "pass", seconds)
         if code < 0 or (not diagnostics and code != 1):
-            last = (finished.err.strip().splitlines() or ["no output"])[-1][:200]
+            last = last_line(finished.err, workdir)
             return UnitResult(
                 unit,
                 target,
@@ -232,14 +244,20 @@ def compile_units(
                 unit, target, "not checkable", seconds, diagnostics, note=diagnostics[0].message
             )
         if not diagnostics:
-            last = (finished.err.strip().splitlines() or ["no output"])[-1][:200]
+            last = last_line(finished.err, workdir)
             return UnitResult(unit, target, "fail", seconds, note=last)
         return UnitResult(unit, target, "fail", seconds, diagnostics)
+
+    def checked(item: tuple[str, str]) -> UnitResult:
+        """A unit that may read a file outside the project is not compiled (not checked)."""
+        if item[0] in refused:
+            return UnitResult(item[0], item[1], NOT_CHECKED, 0.0, note=refused[item[0]])
+        return one(item)
 
     results: list[UnitResult] = []
     workers = jobs or max(1, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for result in pool.map(one, work):
+        for result in pool.map(checked, work):
             done_count += 1
             results.append(result)
             if progress is not None:
@@ -265,6 +283,8 @@ def _diagnostics(
         else:
             path = str(raw)
         checkable = not (_NEWER_ROCM.search(message) or _TORCH_HEADERS.search(message))
+        if mapped is None and not inside(str(raw), workdir):
+            message = WITHHELD  # never the text of a file outside the project
         key = (path, line, message)
         if key in seen:
             continue
@@ -277,6 +297,7 @@ __all__ = [
     "Compiler",
     "DEFAULT_TARGETS",
     "Diagnostic",
+    "NOT_CHECKED",
     "UnitResult",
     "compile_units",
     "find_compiler",

@@ -145,7 +145,8 @@ _SPECIAL_REFS = frozenset(
 
 def check_branch_name(git: Git, branch: str) -> None:
     """Refuse a name git would not accept for a branch, or would read as another ref
-    (``@``, ``HEAD``, ``@{-1}``, a leading ``-``)."""
+    (``@``, ``HEAD``, ``@{-1}``, a leading ``-``, a full ``refs/...`` name, the name of a tag or
+    remote-tracking branch): the branch made would be a second ref of the same name."""
     if (
         branch in _SPECIAL_REFS
         or branch.startswith("-")
@@ -154,6 +155,28 @@ def check_branch_name(git: Git, branch: str) -> None:
         or not git.ok("check-ref-format", "--branch", branch)
     ):
         raise PrError(f"invalid branch name: {branch!r} (git reads it as something else)")
+    if branch.startswith("refs/"):
+        raise PrError(
+            f"invalid branch name: {branch!r} (a full ref name would make the branch "
+            f"refs/heads/{branch}; pass the short name)"
+        )
+    for ref in _shadowed_refs(branch):
+        if git.ok("show-ref", "--verify", "--quiet", ref):
+            raise PrError(
+                f"invalid branch name: {branch!r} (git already reads it as {ref}; "
+                "a branch of that name would be ambiguous)"
+            )
+
+
+def _shadowed_refs(branch: str) -> tuple[str, ...]:
+    """The refs other than ``refs/heads/BRANCH`` that git tries for the name ``BRANCH``
+    (gitrevisions: refs/NAME, refs/tags/NAME, refs/remotes/NAME, refs/remotes/NAME/HEAD)."""
+    return (
+        f"refs/{branch}",
+        f"refs/tags/{branch}",
+        f"refs/remotes/{branch}",
+        f"refs/remotes/{branch}/HEAD",
+    )
 
 
 def remote_url(git: Git, remote: str | None) -> str:
