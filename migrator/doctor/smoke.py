@@ -11,21 +11,32 @@ from migrator.doctor.system import Host
 from migrator.verify import evidence
 from migrator.verify.process import run_process
 from migrator.verify.targets import base_environment
-from migrator.verify.workspace import Workspace, install_pythonpath, write_python_shims
+from migrator.verify.workspace import (
+    Workspace,
+    copy_project,
+    install_pythonpath,
+    write_python_shims,
+)
 
 TITLE = "model runs on the GPU (no silent CPU fallback)"
 
 
 def check_smoke(host: Host, project: Path, smoke: str, timeout: float) -> CheckResult:
-    """Run ``smoke`` in ``project`` (in place) and read the probe: did tensors go to the GPU?"""
+    """Run ``smoke`` in a copy of ``project`` (as ``verify`` does: the user's tree is never the
+    working directory of the project's code) and read the probe: did tensors go to the GPU?"""
     workspace = Workspace(Path(tempfile.mkdtemp(prefix="migrate-doctor-")).resolve())
     try:
+        copy_project(project, workspace.original)
         install_pythonpath(workspace.pythonpath)
         write_python_shims(workspace.bin, host.python)
         run_dir = workspace.run_dir("project", "native")
         env = base_environment(workspace, run_dir, (), host.env)
         result = run_process(
-            ("/bin/sh", "-c", smoke), cwd=project, env=env, timeout=timeout, log_dir=run_dir
+            ("/bin/sh", "-c", smoke),
+            cwd=workspace.original,
+            env=env,
+            timeout=timeout,
+            log_dir=run_dir,
         )
         probe = evidence.read_probe(run_dir / "probe")
     finally:
