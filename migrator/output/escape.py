@@ -118,11 +118,12 @@ _BACKTICKS = re.compile("`+")
 def markdown_code(value: object) -> str:
     """``value`` as a Markdown code span nothing in it can close (CommonMark): the fence is one
     backtick longer than the longest run of backticks in it, with a space inside each end when
-    it starts or ends with a backtick or a space; controls are escaped first (``safe_text``)."""
+    it starts or ends with a backtick or a space (CommonMark strips one from each end of a span
+    that is not all spaces); controls are escaped first (``safe_text``)."""
     text = safe_text(value)
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if not text or text[0] in "` " or text[-1] in "` " else ""
+    pad = " " if text.strip(" ") and (text[0] in "` " or text[-1] in "` ") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 

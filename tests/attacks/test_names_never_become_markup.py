@@ -5,12 +5,15 @@ and CI runner command prefixes (``##vso[``, a leading ``::``) in every format a 
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
 import subprocess
 import xml.etree.ElementTree as ElementTree
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from tests.attacks.conftest import CUDA_CHECK, migrate, write
@@ -212,3 +215,37 @@ def test_a_diff_names_a_file_on_one_line_and_still_applies(tmp_path):
         check=False,
     )
     assert check.returncode == 0, check.stderr
+
+
+#: Markdown's own syntax, HTML's and a few letters: what a hostile name is made of.
+MARKDOWN_ALPHABET = "`\\<>[]()!&|*_~#:/= \n\taimgsrcx"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.text(alphabet=MARKDOWN_ALPHABET, min_size=1, max_size=40))
+def test_any_name_stays_inside_its_code_span_and_prose_stays_text(text):
+    from migrator.output.escape import markdown_code, markdown_inline, safe_text
+    from migrator.reporting.markdown import cell, code
+
+    shown = html.escape(safe_text(text), quote=False)
+    rendered = _html_of(f"a {markdown_code(text)} b\n")
+    assert rendered == f"<p>a <code>{shown}</code> b</p>\n"
+    table = _html_of(f"| h | i |\n|---|---|\n| {code(text)} | {cell(text)} |\n")
+    assert f"<td><code>{shown}</code></td>" in table
+    assert len(re.findall(r"<td\b", table)) == 2
+    for line in (f"- x {markdown_inline(text)}", f"| h |\n|---|\n| {cell(text)} |"):
+        tags = set(re.findall(r"</?([a-z0-9]+)", _html_of(line)))
+        assert tags <= {
+            "p",
+            "ul",
+            "li",
+            "code",
+            "em",
+            "strong",
+            "table",
+            "thead",
+            "tbody",
+            "tr",
+            "th",
+            "td",
+        }, (text, tags)
