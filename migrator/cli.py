@@ -65,7 +65,9 @@ class _Group(click.Group):
             click.echo("migrate: interrupted", err=True)
             sys.exit(130)
         except click.ClickException as error:
-            message = " ".join(error.format_message().split())
+            from migrator.output.escape import safe_text
+
+            message = safe_text(" ".join(error.format_message().split()))
             click.echo(f"migrate: error: {message}", err=True)
             sys.exit(2)
         except BrokenPipeError:
@@ -77,8 +79,10 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except BrokenPipeError:
             _quiet_exit()
-        except MigrateError as error:
-            click.echo(f"migrate: error: {error}", err=True)
+        except MigrateError as error:  # may name a file of the project: shown escaped
+            from migrator.output.escape import safe_text
+
+            click.echo(f"migrate: error: {safe_text(error)}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("migrate: interrupted", err=True)
@@ -92,7 +96,9 @@ class _Group(click.Group):
             click.echo(f"migrate: error: {safe_text(error.strerror or error)}{where}", err=True)
             ctx.exit(2)
         except Exception as error:  # a bug of ours: one line, exit 2, never a traceback
-            first = str(error).splitlines()[0] if str(error) else ""
+            from migrator.output.escape import safe_text
+
+            first = safe_text(str(error).splitlines()[0]) if str(error) else ""
             click.echo(
                 f"migrate: internal error: {type(error).__name__}: {first} "
                 "(please report it; MIGRATE_DEBUG=1 shows the traceback)",

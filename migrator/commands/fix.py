@@ -151,6 +151,7 @@ def _formatter_line(console: Any, run: Any) -> None:
     from rich.markup import escape
 
     from migrator.engine.formatter import RUNNABLE, executable
+    from migrator.output.escape import safe_text
 
     formatter = run.formatter
     if formatter is None:
@@ -168,8 +169,8 @@ def _formatter_line(console: Any, run: Any) -> None:
         return
     why = "not installed here" if formatter.tool in RUNNABLE else "not run by fix"
     console.print(
-        f"formatter {escape(formatter.tool)} (from {escape(formatter.source)}) {why}: "
-        f"run `{escape(formatter.command)}` on the {len(fixed)} fixed file(s)",
+        f"formatter {escape(formatter.tool)} (from {escape(safe_text(formatter.source))}) {why}: "
+        f"run `{escape(safe_text(formatter.command))}` on the {len(fixed)} fixed file(s)",
         markup=True,
         highlight=False,
     )
@@ -230,7 +231,7 @@ def _variant_lines(
     diff from /dev/null), not written and why, or not offered and why."""
     from rich.markup import escape
 
-    from migrator.output.escape import safe_text
+    from migrator.output.escape import safe_text, terminal_safe
 
     for variant in variants:
         new = escape(safe_text(shown(variant.relative)))
@@ -252,7 +253,8 @@ def _variant_lines(
                 lines = difflib.unified_diff(
                     [], variant.text.splitlines(keepends=True), "/dev/null", tofile
                 )
-                click.echo("".join(lines), nl=False)
+                text = "".join(lines)
+                click.echo(terminal_safe(text) if sys.stdout.isatty() else text, nl=False)
             verb = "would create" if diff else "created"
             console.print(
                 f"{verb} ROCm variant {new} beside {original} ({original} is unchanged)",
@@ -262,10 +264,13 @@ def _variant_lines(
 
 def _diff_names(name: str) -> tuple[str, str]:
     """A diff's file names as git writes them (``a/``, ``b/`` before a relative path, so that
-    ``git apply`` and ``patch -p1`` in the current directory apply it); an absolute path as it is."""
+    ``git apply`` and ``patch -p1`` in the current directory apply it); an absolute path as it is;
+    quoted as git quotes a name with a control character or a byte that is not UTF-8."""
+    from migrator.output.escape import diff_name
+
     if Path(name).is_absolute():
-        return name, name
-    return f"a/{name}", f"b/{name}"
+        return diff_name(name), diff_name(name)
+    return diff_name(f"a/{name}"), diff_name(f"b/{name}")
 
 
 def unified_diff(root: Path, relative: str, new_text: str, shown: str | None = None) -> str:

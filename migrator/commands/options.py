@@ -124,7 +124,11 @@ def run_with_progress(console: Any, action: Any, description: str = "scanning") 
 
 def emit(text: str, output: str | None, inputs: Sequence[Path] = ()) -> None:
     """Write ``text`` to the ``-o`` file (``migrator.files.writer.write_output``: atomic, never through
-    a symlink, never over an input of the run), or to stdout when there is none."""
+    a symlink, never over an input of the run), or to stdout when there is none; always as valid
+    UTF-8 (``valid_utf8``: a byte of a file name that no format escaped is shown as ``\\xNN``)."""
+    from migrator.output.escape import valid_utf8
+
+    text = valid_utf8(text)
     if output:
         from migrator.files.writer import WriteRefused, write_output
 

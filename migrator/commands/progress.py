@@ -56,11 +56,16 @@ def with_progress(
 @contextmanager
 def steps(console: Any | None = None) -> Iterator[Callable[[str], None]]:
     """A ``step(message)`` callback: on a terminal a spinner shows the current step with its
-    elapsed time and each finished step stays as one line; elsewhere it does nothing."""
+    elapsed time and each finished step stays as one line; elsewhere it does nothing. Messages
+    name projects, so they are shown as plain text (``safe_text``, no rich markup)."""
     console = console if console is not None else _console()
     if not console.is_terminal:
         yield lambda message: None
         return
+    from rich.markup import escape
+
+    from migrator.output.escape import safe_text
+
     started: list[tuple[str, float]] = []
 
     def finish() -> None:
@@ -70,8 +75,9 @@ def steps(console: Any | None = None) -> Iterator[Callable[[str], None]]:
 
     with console.status("") as status:
 
-        def step(message: str) -> None:
+        def step(message: str) -> None:  # names a project: no markup, no escape sequence
             finish()
+            message = escape(safe_text(message))
             started.append((message, time.monotonic()))
             status.update(f"{message} …")
 

@@ -4,13 +4,12 @@ Every value taken from scanned code is escaped for its format."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from migrator.model import Finding, ScanResult, Severity
-from migrator.output.escape import portable, safe_line, safe_text
+from migrator.output.escape import json_text, safe_line, safe_text
 from migrator.output.fingerprint import fingerprints
 
 _GITLAB = {
@@ -37,9 +36,7 @@ def json_lines(results: list[ScanResult]) -> str:
     """One JSON object per finding per line (the fields of ``--format json``'s findings)."""
     from migrator.output.findings_json import scan_dict
 
-    lines = [
-        json.dumps(portable(item), separators=(",", ":")) for item in scan_dict(results)["findings"]
-    ]
+    lines = [json_text(item, separators=(",", ":")) for item in scan_dict(results)["findings"]]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -89,7 +86,7 @@ def gitlab(results: list[ScanResult]) -> str:
         }
         for finding, fingerprint in zip(findings, fingerprints(findings), strict=True)
     ]
-    return json.dumps(portable(issues), indent=2) + "\n"
+    return json_text(issues, indent=2) + "\n"
 
 
 def rdjson(results: list[ScanResult]) -> str:
@@ -113,7 +110,7 @@ def rdjson(results: list[ScanResult]) -> str:
         "source": {"name": "migrate", "url": "https://github.com/migrate-rocm/migrate-rocm"}
     }
     document["diagnostics"] = diagnostics  # type: ignore[assignment]
-    return json.dumps(portable(document), indent=2) + "\n"
+    return json_text(document, indent=2) + "\n"
 
 
 def pylint(results: list[ScanResult]) -> str:

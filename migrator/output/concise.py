@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from migrator.model import Finding, ScanResult, Status
+from migrator.output.escape import safe_text
 
 
 def _findings(results: list[ScanResult]) -> list[Finding]:
@@ -12,8 +13,9 @@ def _findings(results: list[ScanResult]) -> list[Finding]:
 
 
 def _printable(text: str) -> str:
-    """Scanned code must not move the cursor or start a new line in a terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """Scanned code must not move the cursor, start a new line or a CI command in a terminal or
+    log (``safe_text``), nor carry anything else unprintable."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in safe_text(text))
 
 
 def render(results: list[ScanResult]) -> str:

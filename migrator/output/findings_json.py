@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -100,6 +99,6 @@ def scan_dict(results: list[ScanResult]) -> dict[str, Any]:
 
 
 def render(results: list[ScanResult]) -> str:
-    from migrator.output.escape import portable
+    from migrator.output.escape import json_text
 
-    return json.dumps(portable(scan_dict(results)), indent=2) + "\n"
+    return json_text(scan_dict(results), indent=2) + "\n"

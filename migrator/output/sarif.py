@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -131,9 +130,9 @@ def render(
             }
         ],
     }
-    from migrator.output.escape import portable
+    from migrator.output.escape import json_text
 
-    return json.dumps(portable(document), indent=2) + "\n"
+    return json_text(document, indent=2) + "\n"
 
 
 def _automation_id(roots: list[str], repository: Path | None) -> str:

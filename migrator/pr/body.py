@@ -38,8 +38,10 @@ def render_body(
     from migrator.reporting.markdown import environment
 
     total = sum(commit.fixes for commit in commits if not commit.manual)
+    from migrator.output.escape import safe_line
+
     title = (
-        f"ROCm fixes for {project_name}: {total} automatic fix{'es' if total != 1 else ''} "
+        f"ROCm fixes for {safe_line(project_name)}: {total} automatic fix{'es' if total != 1 else ''} "
         f"(readiness {before.score} → {after.score})"
     )
     groups = [

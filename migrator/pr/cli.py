@@ -53,23 +53,24 @@ def pr_command(
     """
     options = PrOptions(path, branch, base, unsafe_fixes, run_verify, smoke, push, open_pr_flag)
     from migrator.commands.progress import steps
+    from migrator.output.escape import safe_text
 
     try:
         with steps() as step:
             result = create_pr(options, on_step=step)
     except NothingToApply as error:
-        click.echo(f"migrate pr: {error}", err=True)
+        click.echo(f"migrate pr: {safe_text(error)}", err=True)
         sys.exit(0)
     except PrError as error:
-        click.echo(f"migrate pr: {error}", err=True)
+        click.echo(f"migrate pr: {safe_text(error)}", err=True)
         sys.exit(2)
     except (MigrateError, OSError, subprocess.SubprocessError) as error:
-        click.echo(f"migrate pr: failed, repository restored: {error}", err=True)
+        click.echo(f"migrate pr: failed, repository restored: {safe_text(error)}", err=True)
         sys.exit(2)
     verb = "created" if result.created else "updated"
     fixes = sum(commit.fixes for commit in result.commits)
     click.echo(
-        f"{verb} branch {result.branch} (base {result.base}): {len(result.commits)} new commit(s), "
+        f"{verb} branch {safe_text(result.branch)} (base {safe_text(result.base)}): {len(result.commits)} new commit(s), "
         f"{fixes} fix(es); readiness {result.before.score} -> {result.after.score} "
         f"({result.after.verdict.label})",
         err=True,
@@ -78,14 +79,14 @@ def pr_command(
         rules = ", ".join(f"{code}x{count}" for code, count in sorted(commit.rules.items()))
         click.echo(f"  {commit.sha[:10]} {commit.category}: {rules}", err=True)
     if result.pushed:
-        click.echo(f"pushed {result.branch} to {push}", err=True)
-    click.echo(f"title: {result.title}", err=True)
-    click.echo(str(result.body_path))
+        click.echo(f"pushed {safe_text(result.branch)} to {safe_text(push)}", err=True)
+    click.echo(f"title: {safe_text(result.title)}", err=True)
+    click.echo(safe_text(result.body_path))
     if open_pr_flag:
         if not result.pushed:
             click.echo("note: the branch was not pushed in this run (use --push REMOTE)", err=True)
         git, _ = repository(path)
         opened, message = open_pr(git, result, push)
-        click.echo(message, err=True)
+        click.echo(safe_text(message), err=True)
         if not opened:
             sys.exit(1)

@@ -83,18 +83,21 @@ def make_report(
 
 
 def render(report: Report, output_format: str) -> str:
-    """The report in ``html``, ``md`` or ``json``."""
+    """The report in ``html``, ``md`` or ``json``, as text that encodes as UTF-8 (``valid_utf8``:
+    each renderer escapes names, this is the last guard)."""
+    from migrator.output.escape import valid_utf8
+
     if output_format == "json":
         from migrator.reporting import report_json
 
-        return report_json.render(report)
+        return valid_utf8(report_json.render(report))
     if output_format == "md":
         from migrator.reporting import markdown
 
-        return markdown.render(report)
+        return valid_utf8(markdown.render(report))
     from migrator.reporting import html
 
-    return html.render(report)
+    return valid_utf8(html.render(report))
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -204,8 +207,10 @@ def report_command(
             write_output(output, text, inputs)
         except WriteRefused as error:
             raise MigrateError(str(error)) from None
+        from migrator.output.escape import safe_text
+
         summary = ", ".join(f"{p.name} {p.score} ({p.verdict.label})" for p in report.projects[:5])
         more = f", +{len(report.projects) - 5} more" if len(report.projects) > 5 else ""
-        click.echo(f"wrote {output}: {summary}{more}", err=True)
+        click.echo(safe_text(f"wrote {output}: {summary}{more}"), err=True)
     else:
         click.echo(text, nl=False)

@@ -232,7 +232,8 @@ def _shared_environment() -> jinja2.Environment:
 
 
 def render(report: Report) -> str:
-    """The whole report as one HTML document."""
+    """The whole report as one HTML document (``html_document``: no raw control character or
+    byte that is not UTF-8 from a scanned name, even where autoescape lets one through)."""
     template = _shared_environment().get_template("report.html.j2")
     category_charts = {
         project.name: stacked_chart([(row.category, row.by_class) for row in project.categories])
@@ -246,15 +247,19 @@ def render(report: Report) -> str:
         )
         for project in report.projects
     }
-    return template.render(
-        report=report,
-        overview_charts=overview_charts,
-        version=migrator.__version__,
-        formula=FORMULA_LINES,
-        verdict_rules=VERDICT_RULES,
-        assumptions=EFFORT_ASSUMPTIONS,
-        consequence_labels=CONSEQUENCE_LABELS,
-        basis_labels=BASIS_LABELS,
-        fleet_chart=score_chart(report.projects) if report.is_fleet else None,
-        category_charts=category_charts,
+    from migrator.output.escape import html_document
+
+    return html_document(
+        template.render(
+            report=report,
+            overview_charts=overview_charts,
+            version=migrator.__version__,
+            formula=FORMULA_LINES,
+            verdict_rules=VERDICT_RULES,
+            assumptions=EFFORT_ASSUMPTIONS,
+            consequence_labels=CONSEQUENCE_LABELS,
+            basis_labels=BASIS_LABELS,
+            fleet_chart=score_chart(report.projects) if report.is_fleet else None,
+            category_charts=category_charts,
+        )
     )

@@ -9,7 +9,7 @@ import re
 import jinja2
 
 import migrator
-from migrator.output.escape import safe_line, safe_text, url_path
+from migrator.output.escape import markdown_code, markdown_inline, url_path
 from migrator.output.rule_docs import facts_url
 from migrator.reporting.html import CLASS_LABELS, TEMPLATES, hours
 from migrator.reporting.readiness import (
@@ -30,25 +30,10 @@ _DETAILS = re.compile(r"(<details><summary>.*?</summary>\n)(.*?)(\n</details>)",
 _OMITTED = "\n_Omitted to fit a comment; the HTML or JSON report has it._\n"
 
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-
-
-def _escape_prose(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def inline(value: object) -> str:
-    """Text safe to put in Markdown prose: one line, no HTML tags outside code spans (inside a
-    code span GitHub shows ``<`` literally, so it is left alone there)."""
-    text = safe_line(value)
-    out = []
-    position = 0
-    for match in _CODE_SPAN.finditer(text):
-        out.append(_escape_prose(text[position : match.start()]))
-        out.append(match.group(0))
-        position = match.end()
-    out.append(_escape_prose(text[position:]))
-    return "".join(out)
+    """Text safe to put in Markdown prose: one line; its code spans kept, and no HTML tag, link
+    or image can start outside them (``escape.markdown_inline``)."""
+    return markdown_inline(value)
 
 
 def short(value: object, limit: int = 220) -> str:
@@ -75,7 +60,8 @@ def short(value: object, limit: int = 220) -> str:
 
 
 def block(value: object) -> str:
-    """Multi-line Markdown (rule documentation) with HTML tags escaped outside code."""
+    """Multi-line Markdown of our own (rule documentation): HTML tags escaped outside code,
+    its links kept."""
     out = []
     fenced = False
     for line in str(value).splitlines():
@@ -85,7 +71,7 @@ def block(value: object) -> str:
         elif fenced or line.startswith("    "):
             out.append(line)
         else:
-            out.append(inline(line))
+            out.append(markdown_inline(line, ours=True))
     return "\n".join(out)
 
 
@@ -94,12 +80,20 @@ def cell(value: object) -> str:
     return inline(value).replace("|", "\\|")
 
 
+def span(value: object) -> str:
+    """An inline code span that nothing in the value can close (``escape.markdown_code``)."""
+    return markdown_code(value)
+
+
+def ours(value: object) -> str:
+    """One line of our own Markdown (a rule's fact): HTML escaped, its links and escapes kept."""
+    return markdown_inline(value, ours=True)
+
+
 def code(value: object) -> str:
-    """An inline code span that survives backticks and pipes in the value (for table cells)."""
-    text = safe_text(value).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    """An inline code span that nothing in the value can close (``escape.markdown_code``), with
+    pipes escaped so that it also stays in one table cell."""
+    return markdown_code(value).replace("|", "\\|")
 
 
 def environment() -> jinja2.Environment:
@@ -116,6 +110,8 @@ def environment() -> jinja2.Environment:
         cell=cell,
         inline=inline,
         code=code,
+        span=span,
+        ours=ours,
         block=block,
         short=short,
         hours=hours,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import migrator
@@ -278,6 +277,6 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """Pretty-printed JSON with a trailing newline."""
-    from migrator.output.escape import portable
+    from migrator.output.escape import json_text
 
-    return json.dumps(portable(report_dict(report)), indent=2, ensure_ascii=False) + "\n"
+    return json_text(report_dict(report), indent=2, ensure_ascii=False) + "\n"

@@ -505,7 +505,8 @@ def _emulation_lines(run: RunRecord) -> list[str]:
 
 
 def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
-    """The text summary (a few lines; the receipt holds the details)."""
+    """The text summary (a few lines; the receipt holds the details), each line shown escaped
+    (``safe_text``): it quotes the project's name, command and output."""
     lines = [f"migrate verify {receipt.project}  (smoke: {receipt.smoke})"]
     fixes = receipt.fixes
     if not fixes.get("engine_available", True):
@@ -568,7 +569,9 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
     lines.append(
         f"receipt: {receipt_path}" if receipt_path else "receipt: not written (pass --receipt FILE)"
     )
-    return "\n".join(lines)
+    from migrator.output.escape import safe_text
+
+    return "\n".join(safe_text(line) for line in lines)  # names and output of the project
 
 
 def _result_line(receipt: Receipt) -> str:
