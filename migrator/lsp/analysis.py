@@ -7,9 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrator.engine.isolation import ResidentWorker, WorkerError
+from migrator.engine.isolation import DEFAULT_FILE_BUDGET, ResidentWorker, WorkerError
 from migrator.errors import MigrateError
 from migrator.model import Applicability, Finding, Status
+
+#: The longest one buffer's analysis may take, whatever the project's ``file-timeout`` says: the
+#: server answers nothing else meanwhile, and a project may set a day.
+MAX_BUFFER_BUDGET = DEFAULT_FILE_BUDGET
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +92,12 @@ class Analyst:
             _load_engine()
             self._loaded = True
         try:
-            return self._worker.call(task, budget)
+            return self._worker.call(task, min(budget, MAX_BUFFER_BUDGET))
         except WorkerError as error:  # a bug of ours: that buffer's analysis is lost, not more
             return BufferAnalysis(failure=f"internal error ({error}); file not analysed")
+        except OSError as error:  # no process could be started (out of memory, process limit)
+            reason = error.strerror or type(error).__name__
+            return BufferAnalysis(failure=f"no analysis process ({reason}); file not analysed")
 
     def close(self) -> None:
         self._worker.close()
