@@ -54,7 +54,7 @@ def analyse(task: BufferTask) -> BufferAnalysis:
                 if text is not None:
                     fixes.append((level, text, fixed))
             return BufferAnalysis(fixes=tuple(fixes))
-        run = scan_text(task.root, task.relative, task.data)
+        run = scan_text(task.root, task.relative, task.data, isolated=False)
     except MigrateError as error:  # the project's configuration, read again here
         return BufferAnalysis(config_error=str(error))
     findings = tuple(finding for file in run.scan.files for finding in file.findings)
