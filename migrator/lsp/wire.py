@@ -28,6 +28,7 @@ MAX_HEADERS = 32
 FRAMING_EXIT = 2
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+SERVER_NOT_INITIALIZED = -32002
 
 
 class FramingError(Exception):
@@ -119,8 +120,21 @@ def _valid_id(value: object) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
+class Session:
+    """What ``dispatch`` remembers between messages: whether the client has initialized."""
+
+    def __init__(self) -> None:
+        self.initialized = False
+
+
+#: What a client may send before ``initialize`` (LSP: a request gets -32002, a notification is
+#: dropped).
+_BEFORE_INITIALIZE = frozenset({"initialize", "exit"})
+
+
+def dispatch(protocol: JsonRPCProtocol, body: bytes, session: Session | None = None) -> None:
     """Hand one message to pygls's protocol; answer a request it cannot take with an error."""
+    session = session or Session()
     try:
         raw = json.loads(body)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser
@@ -147,6 +161,15 @@ def dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
     if request and getattr(protocol, "_shutdown", False) and method != "exit":
         _answer_error(protocol, raw["id"], INVALID_REQUEST, "the server is shutting down")
         return
+    if isinstance(method, str) and not session.initialized and method not in _BEFORE_INITIALIZE:
+        say(
+            f"{_named(method)} before initialize; {'answered with an error' if request else 'dropped'}"
+        )
+        if request:
+            _answer_error(
+                protocol, raw["id"], SERVER_NOT_INITIALIZED, "the server is not initialized"
+            )
+        return
     try:
         message = protocol.structure_message(raw)
     except JsonRpcException:
@@ -160,6 +183,8 @@ def dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
         protocol.handle_message(message)
     except Exception as error:  # a bug of pygls or ours: the message is lost, not the server
         say(f"{_named(method)}: {type(error).__name__}; ignored")
+    else:
+        session.initialized = session.initialized or (request and method == "initialize")
 
 
 class _BlockingReader:
@@ -193,16 +218,36 @@ async def _reader(stream: IO[bytes]) -> _Reader:
 
 async def _serve(protocol: JsonRPCProtocol, stream: IO[bytes]) -> None:
     reader = await _reader(stream)
+    session = Session()
     while (body := await read_message(reader)) is not None:
-        dispatch(protocol, body)
+        dispatch(protocol, body, session)
 
 
-class _QuietStructuring(logging.Filter):
-    """Drops pygls's multi-line report of a message it could not structure: ``dispatch`` says
-    it in one line."""
+class _OneLine(logging.Filter):
+    """pygls's log, one printable line a record (its tracebacks only with ``MIGRATE_DEBUG``),
+    without its report of a message it could not structure (``dispatch`` says that)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Unable to deserialize message")
+        if str(record.msg).startswith("Unable to deserialize message"):
+            return False
+        if not os.environ.get("MIGRATE_DEBUG"):
+            lines = record.getMessage().splitlines()
+            line = lines[0] if lines else ""
+            record.msg = "".join(c if c.isprintable() else "?" for c in line[:300])
+            record.args = None
+            record.exc_info = record.exc_text = record.stack_info = None
+        return True
+
+
+def _log_pygls() -> None:
+    """Send pygls's warnings and errors to stderr as ``migrate server: pygls: ...`` lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("migrate server: pygls: %(message)s"))
+    handler.addFilter(_OneLine())
+    logger = logging.getLogger("pygls")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
 
 
 def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
@@ -221,7 +266,7 @@ def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
 def serve_stdio(protocol: JsonRPCProtocol) -> None:
     """Serve the client on stdin and stdout until it exits or the stream ends; exit with
     status 2 (one line on stderr) when the stream's framing is lost."""
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietStructuring())
+    _log_pygls()
     into, out = _claim_stdio()
     protocol.set_writer(StdoutWriter(out))
     try:

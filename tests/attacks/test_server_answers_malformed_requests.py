@@ -17,6 +17,7 @@ from tests.attacks.conftest import CUDA_CHECK, write
 from tests.attacks.lsp_wire import Server
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+SERVER_NOT_INITIALIZED = -32002
 WHOLE = {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 0}}
 
 
@@ -168,5 +169,21 @@ def test_each_malformed_request_is_answered_and_the_server_goes_on(
         popups = [m for m in server.seen if m.get("method") == "window/showMessage"]
         assert popups == []
         assert server.finish() == 0  # it still answers, and ends as asked
+    finally:
+        server.close()
+
+
+def test_requests_before_initialize_are_refused(tmp_path: Path) -> None:
+    server = Server(tmp_path)
+    try:
+        uri = (tmp_path / "app.py").as_uri()
+        server.open(uri, CUDA_CHECK)  # dropped, as LSP says: no error shown, nothing published
+        params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+        assert _error(server.request("textDocument/hover", params)) == SERVER_NOT_INITIALIZED
+        server.initialize(tmp_path)
+        assert server.request("textDocument/hover", params)["result"] is None
+        assert server.finish() == 0
+        assert server.seen == []
+        assert "Traceback" not in server.stderr_text()
     finally:
         server.close()
