@@ -149,7 +149,7 @@ def _analyse(
 def _utf16(line: str, column: int) -> int:
     """LSP's character offset (UTF-16 code units) of the 1-based code-point ``column``."""
     prefix = line[: max(column - 1, 0)]
-    return len(prefix.encode("utf-16-le")) // 2
+    return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _range(lines: Sequence[str], finding: Finding) -> types.Range:
