@@ -256,3 +256,78 @@ class IsolatedRunner(Generic[T, R]):
             if not outer_freeze:
                 gc.unfreeze()
         return [results[index] for index in range(len(tasks))]
+
+
+class ResidentWorker(Generic[T, R]):
+    """One worker process kept warm between calls, for a long-lived process that analyses one
+    file at a time (the language server's buffers): a call that crashes the worker or overruns
+    the budget gets ``on_failure``'s result, and the next call starts a fresh worker.
+
+    On POSIX the worker is forked: call only while the process runs a single thread (a thread
+    holding a lock at the fork, such as a blocked read of stdin, leaves it held in the worker)."""
+
+    def __init__(
+        self,
+        function: Callable[[T], R],
+        on_failure: Callable[[T, str], R],
+        *,
+        budget: float = DEFAULT_FILE_BUDGET,
+    ) -> None:
+        self.function = function
+        self.on_failure = on_failure
+        self.budget = budget
+        self.context = multiprocessing.get_context("fork" if workers_fork() else "spawn")
+        self._worker: _Worker | None = None
+
+    def call(self, task: T, budget: float | None = None) -> R:
+        """``function(task)`` in the worker, or ``on_failure``'s result with a one-line reason
+        when the worker dies or takes longer than ``budget`` seconds (``self.budget`` if None).
+        Raises WorkerError when ``function`` raised (a bug of ours, not the file's fault)."""
+        limit = self.budget if budget is None else budget
+        worker = self._worker
+        if worker is None or not worker.process.is_alive():
+            if worker is not None:
+                worker.stop()
+            worker = self._worker = _Worker(self.context, self.function)
+        try:
+            worker.give(0, task, limit)
+        except (BrokenPipeError, EOFError, OSError):  # it died between two calls
+            return self._failed(task, worker)
+        while True:
+            remaining = worker.deadline - time.monotonic()
+            if remaining <= 0:
+                self._retire()
+                return self.on_failure(
+                    task,
+                    f"analysis took longer than the per-file time budget of {limit:g} s; "
+                    "file not analysed",
+                )
+            ready = wait([worker.connection, worker.process.sentinel], timeout=remaining)
+            if not ready:
+                continue
+            try:
+                if not worker.connection.poll():
+                    raise EOFError
+                outcome = worker.connection.recv()
+            except (EOFError, OSError):
+                return self._failed(task, worker)
+            worker.index = None
+            if isinstance(outcome, _Raised):
+                raise WorkerError(f"{outcome.kind}: {outcome.message}")
+            result: R = outcome
+            return result
+
+    def _failed(self, task: T, worker: _Worker) -> R:
+        worker.process.join(timeout=5)
+        reason = crash_reason(worker.process.exitcode)
+        self._retire()
+        return self.on_failure(task, reason)
+
+    def _retire(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    def close(self) -> None:
+        """Stop the worker (a later call starts another)."""
+        self._retire()

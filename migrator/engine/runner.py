@@ -683,9 +683,12 @@ def scan_text(
     preview: bool | None = None,
     extend_select: Sequence[str] = (),
     extend_ignore: Sequence[str] = (),
+    isolated: bool = True,
 ) -> RootRun:
     """Scan ``data`` (read from stdin) as if it were the file ``relative`` under ``root``: that
-    root's configuration, exclusions and per-file ignores apply."""
+    root's configuration, exclusions and per-file ignores apply. The analysis runs in a worker
+    process with the root's time budget, as a file of ``scan`` does (``isolated=False``: in this
+    process, for a caller that is such a worker already)."""
 
     config = load_config(root)
     selection = Selection.merge(
@@ -703,7 +706,14 @@ def scan_text(
     files: list[FileResult] = []
     if kind is not None and not is_excluded(relative, selection.exclude):
         codes = selection.codes()
-        result = _work_on_bytes(data, relative, kind, None, codes).result
+        buffer = _Buffer(data, relative, kind, codes)
+        if isolated:
+            runner = IsolatedRunner(
+                _work_on_buffer, _buffer_failed, workers=1, budget=config.file_timeout
+            )
+            result = runner.run([buffer])[0].result
+        else:
+            result = _work_on_buffer(buffer).result
         findings = tuple(f for f in result.findings if selection.keep(f, codes))
         files.append(replace(result, findings=findings))
     return RootRun(root, ScanResult(str(root), files), config=config)
@@ -896,6 +906,24 @@ def fix_tree(
         formatter=formatter,
     )
     return run
+
+
+@dataclass(frozen=True, slots=True)
+class _Buffer:
+    """Bytes to scan as the file ``relative`` (``scan_text``'s task for its worker)."""
+
+    data: bytes
+    relative: str
+    kind: str
+    codes: frozenset[str] | None
+
+
+def _work_on_buffer(buffer: _Buffer) -> FileOutcome:
+    return _work_on_bytes(buffer.data, buffer.relative, buffer.kind, None, buffer.codes)
+
+
+def _buffer_failed(buffer: _Buffer, reason: str) -> FileOutcome:
+    return FileOutcome(FileResult(buffer.relative, Status.FAILED, reason=reason))
 
 
 def _work_on_bytes(

@@ -4,21 +4,31 @@ fixes of ``migrate fix`` for that buffer as code actions; the rule's summary and
 A buffer is scanned as the file it is in its project: the nearest folder above it holding a
 ``pyproject.toml`` with ``[tool.migrate]``, else the workspace folder, else its own folder, is
 the root whose configuration applies. Positions are converted to the UTF-16 units LSP counts.
+
+Only the text the editor sent is analysed, never a file read from disk, and only for a
+``file:`` URI of this machine (``..`` resolved first); each analysis runs in a worker process
+(``lsp.analysis``), and the stream is read with bounds (``lsp.wire``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 import migrator
-from migrator.engine.runner import fix_text, scan_text
-from migrator.files.config import find_pyproject
+from migrator.files.config import find_pyproject, load_config
+from migrator.lsp.analysis import Analyst, BufferAnalysis, BufferTask
+from migrator.lsp.wire import say, serve_stdio
 from migrator.model import Applicability, Finding, Severity
 
 _SEVERITY = {
@@ -29,38 +39,117 @@ _SEVERITY = {
 }
 
 
+class MigrateProtocol(LanguageServerProtocol):
+    """pygls's protocol, but a change to a document never opened is ignored (pygls raises
+    ``KeyError``, shown to the user as an error)."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        if _opened(self.workspace.text_documents, params.text_document.uri) is None:
+            say("a change to a document that is not open; ignored")
+            return
+        try:
+            for change in params.content_changes:
+                self.workspace.update_text_document(params.text_document, change)
+        except (IndexError, ValueError) as error:  # a range outside the buffer
+            say(f"a change that does not fit the document ({type(error).__name__}); ignored")
+            return
+        handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        if handler is not None:
+            yield handler, (params,), None
+
+
 class MigrateServer(LanguageServer):
     """The server, with the findings last published per document (for hover)."""
 
     def __init__(self) -> None:
         super().__init__(
-            "migrate", migrator.__version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+            "migrate",
+            migrator.__version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            protocol_cls=MigrateProtocol,
         )
         self.published: dict[str, tuple[Finding, ...]] = {}
+        self.analyst = Analyst()
 
 
 server = MigrateServer()
 
 
-def _root_and_relative(ls: LanguageServer, document: TextDocument) -> tuple[Path, str] | None:
-    """The scan root for a buffer and the buffer's path under it (None: not a file on disk)."""
-    if not document.uri.startswith("file:"):
+def _opened(documents: dict[str, TextDocument], uri: str) -> TextDocument | None:
+    """The document the editor opened at ``uri``; None for any other (pygls would read it from
+    disk: a named pipe there blocks the server, and the server reads nothing it was not sent)."""
+    return documents.get(unquote(uri))
+
+
+def _local_path(uri: str) -> Path | None:
+    """The absolute path, ``..`` resolved, that a ``file:`` URI names on this machine; None for
+    any other URI (``untitled:``, ``http:``, a file on another host) or none a path can hold."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
         return None
-    path = Path(document.path).absolute()
-    config = find_pyproject(path.parent)
+    if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
+        return None
+    path = to_fs_path(uri)
+    if not path or "\0" in path or not os.path.isabs(path):
+        return None
+    return Path(os.path.normpath(path))
+
+
+def _root_and_relative(ls: LanguageServer, uri: str) -> tuple[Path, str] | None:
+    """The scan root for a buffer and the buffer's path under it (None: not a file on disk)."""
+    path = _local_path(uri)
+    if path is None:
+        return None
+    try:
+        config = find_pyproject(path.parent)
+    except (OSError, ValueError):  # a name too long for the file system
+        return None
     if config is not None:
         root = config.parent
     else:
-        folders = [Path(to_fs_path(folder.uri) or "") for folder in ls.workspace.folders.values()]
-        containing = [folder for folder in folders if path.is_relative_to(folder)]
+        folders = [_local_path(folder.uri) for folder in ls.workspace.folders.values()]
+        containing = [f for f in folders if f is not None and path.is_relative_to(f)]
         root = max(containing, key=lambda folder: len(folder.parts)) if containing else path.parent
     return root, path.relative_to(root).as_posix()
+
+
+def _buffer_bytes(text: str) -> bytes:
+    """The buffer as the bytes of its file: a lone surrogate (JSON allows one) makes bytes that
+    are not UTF-8, which the analysis reports as it would in a file on disk."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _analyse(
+    ls: MigrateServer, root: Path, relative: str, data: bytes, fixes: bool
+) -> BufferAnalysis:
+    """The buffer's analysis in the worker, within the project's per-file time budget; a
+    configuration that cannot be read is shown to the user once per analysis."""
+    try:
+        budget = load_config(root).file_timeout
+    except migrator.errors.MigrateError as error:
+        analysis = BufferAnalysis(config_error=str(error))
+    else:
+        analysis = ls.analyst.run(BufferTask(root, relative, data, fixes), budget)
+    if analysis.config_error:
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Error, message=f"migrate: {analysis.config_error}"
+            )
+        )
+    return analysis
 
 
 def _utf16(line: str, column: int) -> int:
     """LSP's character offset (UTF-16 code units) of the 1-based code-point ``column``."""
     prefix = line[: max(column - 1, 0)]
-    return len(prefix.encode("utf-16-le")) // 2
+    return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _range(lines: Sequence[str], finding: Finding) -> types.Range:
@@ -92,29 +181,36 @@ def _diagnostic(lines: Sequence[str], finding: Finding) -> types.Diagnostic:
     )
 
 
+def _not_analysed(reason: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:
+    """The one diagnostic that says why a buffer was not analysed (or not whole)."""
+    start = types.Position(line=0, character=0)
+    return types.Diagnostic(
+        range=types.Range(start=start, end=start),
+        severity=severity,
+        source="migrate",
+        message=reason,
+    )
+
+
 def publish(ls: MigrateServer, uri: str) -> None:
     """Scan the buffer and publish its diagnostics (an empty list clears them)."""
-    document = ls.workspace.get_text_document(uri)
-    located = _root_and_relative(ls, document)
-    findings: tuple[Finding, ...] = ()
+    document = _opened(ls.workspace.text_documents, uri)
+    if document is None:
+        return
+    located = _root_and_relative(ls, uri)
+    analysis = BufferAnalysis()
     if located is not None:
         root, relative = located
-        try:
-            run = scan_text(root, relative, document.source.encode("utf-8", "surrogateescape"))
-        except migrator.errors.MigrateError as error:  # a broken config: say so once
-            ls.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Error, message=f"migrate: {error}")
-            )
-        else:
-            findings = tuple(f for file in run.scan.files for f in file.findings)
-    ls.published[uri] = findings
+        analysis = _analyse(ls, root, relative, _buffer_bytes(document.source), fixes=False)
+    ls.published[uri] = analysis.findings
     lines = document.source.splitlines()
+    diagnostics = [_diagnostic(lines, finding) for finding in analysis.findings]
+    if analysis.failure:
+        diagnostics.append(_not_analysed(analysis.failure, types.DiagnosticSeverity.Warning))
+    if analysis.skipped:
+        diagnostics.append(_not_analysed(analysis.skipped, types.DiagnosticSeverity.Information))
     ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(
-            uri=uri,
-            version=document.version,
-            diagnostics=[_diagnostic(lines, finding) for finding in findings],
-        )
+        types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics)
     )
 
 
@@ -150,19 +246,20 @@ def did_close(ls: MigrateServer, params: types.DidCloseTextDocumentParams) -> No
 def code_action(ls: MigrateServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """The fixes ``migrate fix`` makes to this buffer: the safe ones, then (labelled) those
     that also need review, each as one edit of the whole buffer."""
-    document = ls.workspace.get_text_document(params.text_document.uri)
-    located = _root_and_relative(ls, document)
-    if located is None:
+    document = _opened(ls.workspace.text_documents, params.text_document.uri)
+    located = None if document is None else _root_and_relative(ls, params.text_document.uri)
+    if document is None or located is None:
         return []
     root, relative = located
-    data = document.source.encode("utf-8", "surrogateescape")
+    analysis = _analyse(ls, root, relative, _buffer_bytes(document.source), fixes=True)
+    fixes = {level: (text, fixed) for level, text, fixed in analysis.fixes}
     actions: list[types.CodeAction] = []
     safe_text: str | None = None
     for level, title in (
         (Applicability.SAFE, "migrate: apply {n} safe fix{es}"),
         (Applicability.UNSAFE, "migrate: apply {n} fix{es} including unsafe ones (review them)"),
     ):
-        new_text, fixed = fix_text(root, relative, data, level)
+        new_text, fixed = fixes.get(level, (None, ()))
         if new_text is None or new_text == safe_text:
             continue
         if level is Applicability.SAFE:
@@ -193,7 +290,9 @@ def hover(ls: MigrateServer, params: types.HoverParams) -> types.Hover | None:
     from migrator.engine.registry import rule_by_code
     from migrator.output.rule_docs import facts_url, rule_url, summary
 
-    document = ls.workspace.get_text_document(params.text_document.uri)
+    document = _opened(ls.workspace.text_documents, params.text_document.uri)
+    if document is None:
+        return None
     lines = document.source.splitlines()
     line = params.position.line
     parts = []
@@ -221,4 +320,7 @@ def hover(ls: MigrateServer, params: types.HoverParams) -> types.Hover | None:
 
 def main() -> None:
     """Serve over stdio until the client exits."""
-    server.start_io()
+    try:
+        serve_stdio(server.protocol)
+    finally:
+        server.analyst.close()

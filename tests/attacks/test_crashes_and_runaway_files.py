@@ -82,3 +82,25 @@ def test_a_crash_in_fix_costs_one_file_and_the_rest_is_written(tmp_path):
     assert "not read lambdas.py: analysis crashed (SIGSEGV)" in result.stderr
     assert "Fixed 1 findings." in result.stderr
     assert result.returncode == 1
+
+
+def test_a_crash_on_stdin_is_reported_like_a_file(tmp_path):
+    """``scan --stdin-filename`` (an editor's lint-on-type integration) analyses in a worker too."""
+    import subprocess
+
+    from tests.attacks.conftest import command, environment
+
+    lambdas = "import torch.cuda.amp\nx = " + "lambda: " * 20000 + "1\n"
+    result = subprocess.run(
+        command("scan", "--format", "json", "--stdin-filename", "lambdas.py", "-"),
+        input=lambdas,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=environment(),
+        cwd=tmp_path,
+        check=False,
+    )
+    findings, failed = _report(result)
+    assert failed == {"lambdas.py": "analysis crashed (SIGSEGV); file not analysed"}
+    assert result.returncode == 1
