@@ -112,17 +112,16 @@ def test_gitignore_negations_anchors_and_directories(tmp_path, scan_json):
 
 
 def test_gitignore_answers_equal_the_specs_own(tmp_path):
-    """The one-expression shortcut answers every path as the spec does (it only ever says
-    "not ignored" where no pattern matches)."""
+    """The gitignore matcher (no backtracking expressions) answers every path as pathspec's
+    GitIgnoreSpec does, negations, anchors and folder patterns included."""
     import itertools
 
     import pathspec
 
-    from migrator.files.discovery import _GitIgnore
+    from migrator.files.gitignore import GitIgnore
 
     spec = pathspec.GitIgnoreSpec.from_lines(GITIGNORE.splitlines())
-    ignore = _GitIgnore(spec)
-    assert ignore.any_pattern is not None
+    ignore = GitIgnore.from_lines(GITIGNORE.splitlines())
     parts = [
         "pkg",
         "out",

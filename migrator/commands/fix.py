@@ -53,6 +53,7 @@ def fix(
     from rich.markup import escape
 
     from migrator.engine.runner import fix_tree
+    from migrator.files.discovery import OUTSIDE_FILE, OUTSIDE_FOLDER
     from migrator.files.paths import result_base, shown_path
     from migrator.model import Status
     from migrator.output.escape import safe_text, terminal_safe
@@ -136,6 +137,13 @@ def fix(
                     highlight=False,
                 )
                 unscanned_total += 1
+            elif file.status is Status.SKIPPED and file.reason in (OUTSIDE_FOLDER, OUTSIDE_FILE):
+                stderr.print(
+                    f"[yellow]skipped[/yellow] {escape(safe_text(shown(file.path)))}: "
+                    f"{escape(safe_text(file.reason))}",
+                    markup=True,
+                    highlight=False,
+                )
         remaining = [*run.scan.findings, *not_written]
         _withheld(stderr, run.scan.findings, shown)
         remaining_total += len(remaining)

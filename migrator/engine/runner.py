@@ -26,6 +26,7 @@ from migrator.files.sources import (
     FailFile,
     NotRegular,
     SkipFile,
+    TooLarge,
     content_key,
     decode_python,
     decode_text,
@@ -326,6 +327,8 @@ def _analyse(task: _Task) -> FileOutcome:
     except NotRegular as error:  # discovery saw a regular file: it was replaced since
         reason = f"changed during the run, now {error}"
         return FileOutcome(FileResult(task.relative, Status.FAILED, reason=reason))
+    except TooLarge as error:  # code that may run, unread: the scan is incomplete
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)))
     except SkipFile as error:
         return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)))
     except FailFile as error:
@@ -339,6 +342,8 @@ def _analyse(task: _Task) -> FileOutcome:
         analysis = analyze(
             decoded.text, task.relative, task.kind, rules, fix=task.fix, prefilter=task.prefilter
         )
+    except TooLarge as error:
+        return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)), key)
     except SkipFile as error:
         return FileOutcome(FileResult(task.relative, Status.SKIPPED, reason=str(error)), key)
     except FailFile as error:
@@ -477,29 +482,45 @@ class RootRun:
 def _sources(
     root: Path,
     selection: Selection,
+    config: Config,
     files: Sequence[Path] | None = None,
     within: Path | None = None,
 ) -> tuple[list[SourceFile], list[FileResult]]:
+    """The files to analyse, and what discovery could not read or left out (an unreadable
+    folder, or a walk stopped by ``config``'s discovery budget, fails: the scan is incomplete)."""
     sources: list[SourceFile] = []
     problems: list[FileResult] = []
     if files is not None:
         return _explicit_sources(root, selection, files), problems
+    budget = config.discovery_timeout
     if within is not None:
         prefix = Path(os.path.relpath(within, root)).as_posix() + "/"
-        for item in discover(within):
+        for item in discover(within, budget=budget):
             relative = prefix + item.relative
             if isinstance(item, Unreadable):
-                problems.append(FileResult(relative, Status.SKIPPED, reason=item.reason))
+                status = Status.FAILED if item.unscanned else Status.SKIPPED
+                problems.append(FileResult(relative, status, reason=item.reason))
             elif not is_excluded(relative, selection.exclude):
                 sources.append(SourceFile(item.path, relative, item.kind))
         return sources, problems
-    for item in discover(root, exclude=selection.exclude):
+    for item in discover(root, exclude=selection.exclude, budget=budget):
         if isinstance(item, Unreadable):
             status = Status.FAILED if item.unscanned else Status.SKIPPED
             problems.append(FileResult(item.relative, status, reason=item.reason))
         else:
             sources.append(item)
     return sources, problems
+
+
+def _unread_context(facts: ProjectFacts, files: Sequence[FileResult]) -> list[FileResult]:
+    """The files declaring the project's versions that were too large to read, unless listed
+    already (a scanned ``setup.py`` over the limit is): failed, so the scan is incomplete."""
+    listed = {file.path for file in files}
+    return [
+        FileResult(path, Status.FAILED, reason=reason)
+        for path, reason in facts.unread
+        if path not in listed
+    ]
 
 
 def _python_texts(sources: Sequence[SourceFile]) -> list[tuple[str, str]]:
@@ -602,7 +623,7 @@ def scan(
         extend_select=extend_select,
         extend_ignore=extend_ignore,
     )
-    sources, problems = _sources(root, selection, only, within)
+    sources, problems = _sources(root, selection, config, only, within)
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
     texts = kernel_texts(sources)
     facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), texts)
@@ -668,6 +689,7 @@ def scan(
     ordered = [results[source.relative] for source in sources if source.relative in results]
     files = settle(ordered, selection, relatives, show_guarded, facts, use_cache, index, moot_files)
     files.extend(problems)
+    files.extend(_unread_context(facts, files))
     return RootRun(root, ScanResult(str(root), files), config=config)
 
 
@@ -840,7 +862,7 @@ def fix_tree(
         extend_ignore=extend_ignore,
     )
     codes = selection.codes()
-    sources, problems = _sources(root, selection)
+    sources, problems = _sources(root, selection, config)
     texts = kernel_texts(sources)
     facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), texts)
     from migrator.engine.registry import all_rules
@@ -897,6 +919,7 @@ def fix_tree(
 
         write_variants(root, variants)
     files.extend(problems)
+    files.extend(_unread_context(facts, files))
     run = RootRun(
         root,
         ScanResult(str(root), files),

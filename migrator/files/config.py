@@ -20,12 +20,16 @@ KNOWN_KEYS = {
     "min-severity",
     "verify",
     "file-timeout",
+    "discovery-timeout",
     "allow-unscanned",
     "preview",
 }
 
 #: Seconds one file may take before it is given up (parse, rules and fixes together).
 DEFAULT_FILE_TIMEOUT = 60.0
+#: Seconds the walk of one root may take before it stops and the scan counts as incomplete:
+#: a tree built to be walked forever (a hostile ``.gitignore``, millions of folders) ends.
+DEFAULT_DISCOVERY_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,7 @@ class Config:
     verify: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
     file_timeout: float = DEFAULT_FILE_TIMEOUT
+    discovery_timeout: float = DEFAULT_DISCOVERY_TIMEOUT
     allow_unscanned: bool = False
     #: Rules in preview (``Rule.preview``) are chosen too.
     preview: bool = False
@@ -116,23 +121,26 @@ def load_config(root: Path) -> Config:
         min_severity=severity,
         verify=verify,
         source=str(path),
-        file_timeout=_seconds(table.get("file-timeout", DEFAULT_FILE_TIMEOUT), path),
+        file_timeout=_seconds(table, "file-timeout", DEFAULT_FILE_TIMEOUT, path),
+        discovery_timeout=_seconds(table, "discovery-timeout", DEFAULT_DISCOVERY_TIMEOUT, path),
         allow_unscanned=allow_unscanned,
         preview=preview,
     )
 
 
-def _seconds(value: Any, path: Path) -> float:
-    """A finite, positive number of seconds (``nan`` and ``inf`` would mean no limit)."""
+def _seconds(table: dict[str, Any], key: str, default: float, path: Path) -> float:
+    """``key`` of ``table``: a finite, positive number of seconds (``nan`` and ``inf`` would
+    mean no limit), ``default`` when absent."""
+    value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{path}: [tool.migrate] file-timeout must be a number of seconds")
+        raise ConfigError(f"{path}: [tool.migrate] {key} must be a number of seconds")
     if not math.isfinite(value) or value <= 0 or value > MAX_FILE_TIMEOUT:
         raise ConfigError(
-            f"{path}: [tool.migrate] file-timeout must be a positive number of seconds, at most "
+            f"{path}: [tool.migrate] {key} must be a positive number of seconds, at most "
             f"{MAX_FILE_TIMEOUT:g}"
         )
     return float(value)
 
 
-#: A day per file is more than any file needs; larger values overflow the timers.
+#: A day (per file, or for discovery) is more than any needs; larger values overflow timers.
 MAX_FILE_TIMEOUT = 86400.0

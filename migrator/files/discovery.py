@@ -1,17 +1,18 @@
 """Find the files to scan under each root: honour .gitignore files, skip virtual environments,
-build and cache folders, never follow a symlink loop, and tell each file's kind."""
+build and cache folders, never leave the root through a symlink, stop at a time budget, and
+tell each file's kind."""
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-from pathspec.util import normalize_file
-
+from migrator.files.config import DEFAULT_DISCOVERY_TIMEOUT
+from migrator.files.gitignore import GitIgnore
 from migrator.files.sources import file_type, read_project_text
 
 DEFAULT_EXCLUDED_DIRS = frozenset(
@@ -131,42 +132,20 @@ class Unreadable:
     unscanned: bool = False
 
 
-class _GitIgnore:
-    """A ``.gitignore``'s patterns, with one regular expression that matches wherever any of
-    them does: most paths match none, and are then answered by one match instead of one per
-    pattern (a path some pattern matches gets the spec's own answer, negations included)."""
-
-    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
-        self.spec = spec
-        self.any_pattern: re.Pattern[str] | None = None
-        expressions: list[str] = []
-        for pattern in spec.patterns:
-            if getattr(pattern, "include", None) is None:
-                continue  # a blank line or a comment: matches nothing
-            regex = getattr(pattern, "regex", None)
-            if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
-                return  # a pattern of another kind: every path gets the spec's answer
-            expressions.append(_GROUP_NAME.sub("(?:", regex.pattern))
-        try:
-            self.any_pattern = re.compile("|".join(f"(?:{e})" for e in expressions) or "(?!)")
-        except re.error:  # an expression that cannot be joined: the spec answers every path
-            self.any_pattern = None
-
-    def match_file(self, path: str) -> bool:
-        if self.any_pattern is not None and self.any_pattern.match(normalize_file(path)) is None:
-            return False
-        return self.spec.match_file(path)
-
-
-#: A named group of a pattern's expression (each names the same ones: joined, they would clash).
-_GROUP_NAME = re.compile(r"\(\?P<\w+>")
-
-
-def _load_gitignore(directory: Path) -> _GitIgnore | None:
+def _load_gitignore(directory: Path, deadline: float) -> GitIgnore | None:
+    """The folder's ``.gitignore``, read no further than discovery's ``deadline``."""
     text = read_project_text(directory / ".gitignore")
     if text is None:
         return None
-    return _GitIgnore(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+    return GitIgnore.from_lines(text.splitlines(), deadline)
+
+
+#: Why a symlinked folder whose target leaves the scanned root is not walked (a link to ``/``
+#: would have the whole file system scanned).
+OUTSIDE_FOLDER = "symlink to a folder outside the project; not followed"
+#: Why a symlinked file whose target leaves the scanned root is never read (it could be a
+#: key, or ``/etc/shadow``).
+OUTSIDE_FILE = "symlink to a file outside the project; not read"
 
 
 def discover(
@@ -174,8 +153,12 @@ def discover(
     *,
     exclude: Sequence[str] = (),
     respect_gitignore: bool = True,
+    budget: float = DEFAULT_DISCOVERY_TIMEOUT,
 ) -> Iterator[SourceFile | Unreadable]:
-    """Yield every scannable file under ``root`` (or ``root`` itself when it is a file)."""
+    """Yield every scannable file under ``root`` (or ``root`` itself when it is a file). A
+    symlinked folder is never walked (one inside the root is walked at its real path, one
+    that leaves it not at all) and a symlinked file that leaves the root is never read. Past
+    ``budget`` seconds the walk stops with an unscanned ``Unreadable`` saying so."""
     if root.is_file():
         kind = file_kind(root.name)
         if kind is not None:
@@ -187,9 +170,13 @@ def discover(
     real_root = root.resolve()
     visited: set[tuple[int, int]] = set()
     # Each stack entry: directory, its path relative to root, active gitignore specs with bases.
-    stack: list[tuple[Path, str, list[tuple[str, _GitIgnore]]]] = [(root, "", [])]
+    stack: list[tuple[Path, str, list[tuple[str, GitIgnore]]]] = [(root, "", [])]
+    deadline = time.monotonic() + budget
     while stack:
         directory, relative_dir, specs = stack.pop()
+        if time.monotonic() > deadline:
+            yield _stopped(relative_dir, budget)
+            return
         try:
             stat = directory.stat()
         except OSError as error:
@@ -203,7 +190,7 @@ def discover(
             continue
         visited.add(key)
         if respect_gitignore:
-            spec = _load_gitignore(directory)
+            spec = _load_gitignore(directory, deadline)
             if spec is not None:
                 specs = [*specs, (relative_dir, spec)]
         try:
@@ -216,6 +203,9 @@ def discover(
         subdirs = []
         for entry in entries:
             relative = f"{relative_dir}/{entry.name}" if relative_dir else entry.name
+            if time.monotonic() > deadline:
+                yield _stopped(relative, budget)
+                return
             try:
                 is_dir = entry.is_dir()
             except OSError:
@@ -223,25 +213,30 @@ def discover(
             if is_dir:
                 if entry.name in DEFAULT_EXCLUDED_DIRS or _is_virtualenv(Path(entry.path)):
                     continue
-                if entry.is_symlink() and _inside(Path(entry.path), real_root):
-                    yield Unreadable(relative, _inner_link_reason(Path(entry.path)))
-                    continue
                 if _ignored(relative + "/", specs) or _excluded(relative, exclude):
+                    continue
+                if entry.is_symlink():
+                    yield Unreadable(relative, _folder_link_reason(Path(entry.path), real_root))
                     continue
                 subdirs.append((Path(entry.path), relative, specs))
                 continue
             kind = file_kind(relative)
             if kind is None or _ignored(relative, specs) or _excluded(relative, exclude):
                 continue
-            if entry.is_symlink() and not os.path.exists(entry.path):
+            linked = entry.is_symlink()
+            if linked and not os.path.exists(entry.path):
                 yield Unreadable(relative, "broken symlink")
                 continue
-            if entry.is_symlink() and _inside(Path(entry.path), real_root):
+            inside = linked and _inside(Path(entry.path), real_root)
+            if inside:
                 yield Unreadable(relative, "symlink to a file inside the project; scanned there")
                 continue
-            special = _special_file(entry)
+            special = _special_file(entry)  # a link to /dev/zero is named for what it is
             if special is not None:
                 yield Unreadable(relative, special)
+                continue
+            if linked:
+                yield Unreadable(relative, OUTSIDE_FILE)
                 continue
             yield SourceFile(Path(entry.path), relative, kind)
         stack.extend(reversed(subdirs))
@@ -258,9 +253,21 @@ def _special_file(entry: os.DirEntry[str]) -> str | None:
     return f"not a regular file ({file_type(mode)})"
 
 
-def _inner_link_reason(link: Path) -> str:
-    """Why a symlinked folder inside the project is not followed: its files are scanned (and
-    fixed) once, at their real path."""
+def _stopped(relative: str, budget: float) -> Unreadable:
+    """Where discovery gave up, past its time budget: the scan is incomplete."""
+    return Unreadable(
+        relative or ".",
+        f"discovery stopped after the discovery time budget ({budget:g} s); what it had not "
+        "reached yet was not scanned ([tool.migrate] discovery-timeout)",
+        unscanned=True,
+    )
+
+
+def _folder_link_reason(link: Path, real_root: Path) -> str:
+    """Why a symlinked folder is not followed: inside the root its files are scanned (and
+    fixed) once, at their real path; outside it, nothing is walked."""
+    if not _inside(link, real_root):
+        return OUTSIDE_FOLDER
     try:
         if link.parent.resolve().is_relative_to(link.resolve()):
             return "symlink loop; not followed"
@@ -283,7 +290,7 @@ def _is_virtualenv(path: Path) -> bool:
         return False
 
 
-def _ignored(relative: str, specs: list[tuple[str, _GitIgnore]]) -> bool:
+def _ignored(relative: str, specs: list[tuple[str, GitIgnore]]) -> bool:
     for base, spec in specs:
         if base:
             if not relative.startswith(base + "/"):

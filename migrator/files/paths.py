@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import pathspec
-
 from migrator.files.config import find_pyproject
+from migrator.files.gitignore import GitIgnore
 from migrator.model import FileResult, ScanResult
 
 #: Folder names that hold a test suite.
@@ -196,8 +195,8 @@ def _relative(path: Path, base: Path) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
+def _glob_spec(pattern: str) -> GitIgnore:
+    return GitIgnore.from_lines([pattern])
 
 
 def rebase_glob(pattern: str, prefix: str) -> str | None:

@@ -36,6 +36,11 @@ class FailFile(Exception):
     """The file could not be analysed (parse error, malformed notebook); one-line reason."""
 
 
+class TooLarge(SkipFile):
+    """The file is over its read limit and was not read: code that may run went unread, so a
+    scan holding one is incomplete (unlike a binary or undecodable file, which never runs)."""
+
+
 class NotRegular(SkipFile):
     """The path is not a regular file (a FIFO, socket, device or directory): never read."""
 
@@ -69,7 +74,7 @@ def read_regular(path: str, limit: int = 0) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise NotRegular(f"not a regular file ({file_type(info.st_mode)})")
         if info.st_size > cap:
-            raise SkipFile(f"larger than {cap // (1024 * 1024)} MiB ({info.st_size} bytes)")
+            raise TooLarge(too_large(cap, info.st_size))
         chunks = []
         remaining = cap + 1
         while remaining > 0:
@@ -83,6 +88,11 @@ def read_regular(path: str, limit: int = 0) -> bytes:
         raise FailFile(f"cannot read: {error.strerror}") from None
     finally:
         os.close(descriptor)
+
+
+def too_large(limit: int, size: int) -> str:
+    """The one-line reason a file over ``limit`` bytes was not read."""
+    return f"larger than {limit // (1024 * 1024)} MiB ({size} bytes); not read"
 
 
 def read_project_bytes(path: str | os.PathLike[str], limit: int = 0) -> bytes | None:
@@ -176,7 +186,7 @@ def _check_bytes(data: bytes) -> None:
     """Binary files are skipped; the size was bounded when the file was read
     (``read_regular`` with its kind's ``size_limit``)."""
     if len(data) > NOTEBOOK_MAX_BYTES:
-        raise SkipFile(f"larger than {NOTEBOOK_MAX_BYTES // (1024 * 1024)} MiB ({len(data)} bytes)")
+        raise TooLarge(too_large(NOTEBOOK_MAX_BYTES, len(data)))
     if b"\x00" in data[:8192]:
         raise SkipFile("binary file (contains NUL bytes)")
 

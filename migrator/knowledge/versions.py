@@ -18,7 +18,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from migrator.files.sources import read_project_text
+from migrator.files.sources import FailFile, SkipFile, TooLarge, read_regular
 
 #: Files whose requirement lines declare what a project supports (relative globs).
 _REQUIREMENT_GLOBS = (
@@ -102,6 +102,9 @@ class ProjectFacts:
     #: ROCm wherever they are tested (``migrator.kernels.macros``). Sorted: the facts' repr is
     #: part of every cache key, and a set's order changes from one process to the next.
     nvidia_macros: tuple[str, ...] = ()
+    #: (path from the root, reason) of each file declaring versions that was too large to
+    #: read: the scan lists them as unread. Not part of the repr, which keys the cache.
+    unread: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())
@@ -164,27 +167,52 @@ def _merge(ranges: dict[str, VersionRange], items: Iterable[tuple[str, VersionRa
         ranges[name] = VersionRange(low, high)
 
 
-def _lines(path: Path) -> list[str]:
-    return (read_project_text(path) or "").splitlines()
+class _Reader:
+    """Reads the files a project declares its versions in (for context: a file that is not a
+    regular file, unreadable or a link out of the project is as good as absent), and keeps
+    which of them were too large to read: what they declare is unknown, so the scan says so."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.unread: list[tuple[str, str]] = []
+
+    def text(self, path: Path, strict: bool = False) -> str | None:
+        try:
+            if not path.resolve().is_relative_to(self.root.resolve()):
+                return None  # a link out of the project is never read
+            data = read_regular(str(path))
+        except TooLarge as error:
+            relative = path.relative_to(self.root).as_posix()
+            self.unread.append((relative, f"{error}: its declared versions are unknown"))
+            return None
+        except (SkipFile, FailFile, OSError, RuntimeError):
+            return None
+        try:
+            return data.decode("utf-8", errors="strict" if strict else "replace")
+        except UnicodeDecodeError:
+            return None
+
+    def lines(self, path: Path) -> list[str]:
+        return (self.text(path) or "").splitlines()
 
 
-def _requirement_lines(root: Path) -> Iterator[tuple[str, VersionRange]]:
+def _requirement_lines(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
     seen: set[Path] = set()
     for pattern in _REQUIREMENT_GLOBS:
-        for path in sorted(root.glob(pattern)):
+        for path in sorted(read.root.glob(pattern)):
             if path in seen or not path.is_file():
                 continue
             seen.add(path)
-            for line in _lines(path):
+            for line in read.lines(path):
                 parsed = parse_requirement(line)
                 if parsed:
                     yield parsed
 
 
-def _pyproject(root: Path) -> tuple[list[tuple[str, VersionRange]], int | None]:
+def _pyproject(read: _Reader) -> tuple[list[tuple[str, VersionRange]], int | None]:
     from migrator.files.tomlcompat import parse_toml, tomllib
 
-    text = read_project_text(root / "pyproject.toml", strict=True)
+    text = read.text(read.root / "pyproject.toml", strict=True)
     try:
         data = parse_toml(text) if text is not None else None
     except tomllib.TOMLDecodeError:
@@ -212,11 +240,11 @@ def _pyproject(root: Path) -> tuple[list[tuple[str, VersionRange]], int | None]:
     return found, length
 
 
-def _setup_files(root: Path) -> Iterator[tuple[str, VersionRange]]:
-    setup_py = root / "setup.py"
+def _setup_files(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
+    setup_py = read.root / "setup.py"
     if setup_py.is_file():
         try:
-            tree = ast.parse(read_project_text(setup_py) or "")
+            tree = ast.parse(read.text(setup_py) or "")
         except (SyntaxError, ValueError):
             tree = None
         if tree is not None:
@@ -226,15 +254,15 @@ def _setup_files(root: Path) -> Iterator[tuple[str, VersionRange]]:
                         parsed = parse_requirement(node.value)
                         if parsed:
                             yield parsed
-    for line in _lines(root / "setup.cfg"):
+    for line in read.lines(read.root / "setup.cfg"):
         parsed = parse_requirement(line.strip())
         if parsed:
             yield parsed
 
 
-def _conda(root: Path) -> Iterator[tuple[str, VersionRange]]:
+def _conda(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
     for name in _CONDA_FILES:
-        for line in _lines(root / name):
+        for line in read.lines(read.root / name):
             entry = line.strip().lstrip("-").strip()
             entry = re.sub(r"^(\w[\w.\-]*)=(\d)", r"\1==\2", entry)  # conda's `torch=2.1`
             parsed = parse_requirement(entry)
@@ -243,12 +271,14 @@ def _conda(root: Path) -> Iterator[tuple[str, VersionRange]]:
 
 
 def project_facts(root: Path) -> ProjectFacts:
-    """Read the declared ranges and line length of the project at ``root`` (a folder)."""
+    """Read the declared ranges and line length of the project at ``root`` (a folder); the
+    files declaring them that were too large to read are in ``unread``."""
     if not root.is_dir():
         return ProjectFacts()
     ranges: dict[str, VersionRange] = {}
-    from_pyproject, line_length = _pyproject(root)
-    for source in (from_pyproject, _setup_files(root), _requirement_lines(root), _conda(root)):
+    read = _Reader(root)
+    from_pyproject, line_length = _pyproject(read)
+    for source in (from_pyproject, _setup_files(read), _requirement_lines(read), _conda(read)):
         _merge(ranges, source)
     torch = ranges.get("torch", VersionRange())
     if torch.low is None:  # no declared floor: the one the README states, if any
@@ -257,7 +287,7 @@ def project_facts(root: Path) -> ProjectFacts:
         floor = stated_torch_floor(root)
         if floor is not None:
             ranges["torch"] = torch.intersect(VersionRange(floor, None))
-    return ProjectFacts(ranges, line_length)
+    return ProjectFacts(ranges, line_length, unread=tuple(read.unread))
 
 
 def branch_range(test_source: str, negate: bool) -> dict[str, VersionRange]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -283,19 +284,25 @@ _FINGERPRINT_LIMIT = 200_000
 
 def tree_fingerprint(root: Path) -> dict[str, tuple[int, int, int]]:
     """(size, modification time in ns, inode) of every regular file and symlink under the
-    user's tree, symlinks not followed: what a run must leave as it was."""
+    user's tree, symlinks not followed: what a run must leave as it was. The walk keeps its own
+    stack: a tree nested deeper than the recursion limit is walked as far as paths can go."""
     found: dict[str, tuple[int, int, int]] = {}
-    for directory, folders, files in os.walk(root):
-        for name in folders + files:
-            path = os.path.join(directory, name)
+    pending = [str(root)]
+    while pending:
+        try:
+            entries = sorted(os.scandir(pending.pop()), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                info = os.lstat(path)
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            found[os.path.relpath(path, root)] = (info.st_size, info.st_mtime_ns, info.st_ino)
+            found[os.path.relpath(entry.path, root)] = (info.st_size, info.st_mtime_ns, info.st_ino)
             if len(found) >= _FINGERPRINT_LIMIT:
                 return found
-        folders[:] = [f for f in folders if not os.path.islink(os.path.join(directory, f))]
+            if stat.S_ISDIR(info.st_mode):
+                pending.append(entry.path)
     return found
 
 

@@ -12,13 +12,15 @@ Layout (under a fresh temporary directory; the user's tree is only ever read)::
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import itertools
 import os
 import shutil
 import stat
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -122,44 +124,112 @@ def apply_fixes(tree: Path, unsafe: bool, fixer: FixFunction | None = None) -> F
 MAX_LINKED_FILE_BYTES = 64 * 1024 * 1024
 
 
+#: Folders nested deeper than this below the project are left out of the copies, with a note:
+#: a tree built deeper than the interpreter's recursion limit (or PATH_MAX) would stop every
+#: recursive walk of the copy (the fixes, the smoke command's own, the clean-up).
+MAX_COPY_DEPTH = 256
+
+
 def copy_project(source: Path, destination: Path) -> list[str]:
     """Copy ``source`` to ``destination`` without VCS folders, virtualenvs and caches, so that
     nothing in the copy leads back to the user's files: a symlink that stays inside the project
     becomes a relative link inside the copy; one that leaves it is replaced by a copy of the file
-    it points to (a folder, a missing target or a large file is left out); named pipes, sockets
-    and devices are left out. Returns one line per path left out."""
+    it points to (a folder, a missing target or a large file is left out); named pipes, sockets,
+    devices and folders nested deeper than ``MAX_COPY_DEPTH`` are left out. The walk keeps its
+    own stack (no recursion, however deep the tree). Returns one line per path left out."""
     notes: list[str] = []
     real_root = source.resolve()
     destination.mkdir(parents=True)
-    _copy_folder(source, destination, real_root, destination, "", notes)
-    return notes
-
-
-def _copy_folder(
-    folder: Path, target: Path, real_root: Path, copy_root: Path, relative: str, notes: list[str]
-) -> None:
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError as error:
-        notes.append(f"{relative or '.'}: cannot list folder ({error.strerror}); left out")
-        return
-    for entry in entries:
+    # each entry: the folder's remaining entries, its copy, its path from the root, its depth
+    stack = [(_entries(source, "", notes), destination, "", 0)]
+    while stack:
+        entries, target, relative, depth = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         if entry.name in COPY_IGNORE:
             continue
         name = f"{relative}/{entry.name}" if relative else entry.name
-        destination = target / entry.name
+        copied = target / entry.name
         try:
             if entry.is_symlink():
-                _copy_link(Path(entry.path), destination, real_root, copy_root, name, notes)
+                _copy_link(Path(entry.path), copied, real_root, destination, name, notes)
             elif entry.is_dir(follow_symlinks=False):
-                destination.mkdir()
-                _copy_folder(Path(entry.path), destination, real_root, copy_root, name, notes)
+                if depth >= MAX_COPY_DEPTH:
+                    notes.append(f"{name}: nested deeper than {MAX_COPY_DEPTH} folders; left out")
+                    continue
+                copied.mkdir()
+                stack.append((_entries(Path(entry.path), name, notes), copied, name, depth + 1))
             elif entry.is_file(follow_symlinks=False):
-                shutil.copy2(entry.path, destination, follow_symlinks=False)
+                shutil.copy2(entry.path, copied, follow_symlinks=False)
             else:
                 notes.append(f"{name}: not a regular file; left out")
         except OSError as error:
             notes.append(f"{name}: cannot copy ({error.strerror or error}); left out")
+    return notes
+
+
+def _entries(folder: Path, relative: str, notes: list[str]) -> Iterator[os.DirEntry[str]]:
+    """The entries of ``folder`` by name; none, with a note, when it cannot be listed."""
+    try:
+        return iter(sorted(os.scandir(folder), key=lambda entry: entry.name))
+    except OSError as error:
+        notes.append(f"{relative or '.'}: cannot list folder ({error.strerror}); left out")
+        return iter(())
+
+
+def remove_tree(root: Path) -> None:
+    """Delete the folder ``root`` and everything in it, however deep: every folder found is
+    first moved up to sit directly in ``root`` (so no path is longer than two names, nothing
+    recurses and two descriptors are open at a time); symlinks are removed, never followed;
+    what cannot be removed is left."""
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    moved = itertools.count()
+    try:
+        pending = _empty_folder(top, top, moved)
+        while pending:
+            name = pending.pop()
+            try:
+                folder = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+            except OSError:
+                continue
+            try:
+                pending.extend(_empty_folder(folder, top, moved))
+            finally:
+                os.close(folder)
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=top)
+    finally:
+        os.close(top)
+    with contextlib.suppress(OSError):
+        os.rmdir(root)
+
+
+def _empty_folder(folder: int, top: int, moved: Iterator[int]) -> list[str]:
+    """Remove the files and links of the open ``folder`` and move its folders into ``top``;
+    their new names there."""
+    found: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False) and folder == top:
+                found.append(entry.name)
+            elif entry.is_dir(follow_symlinks=False):
+                new = f".migrate-removing-{next(moved)}"
+                os.rename(entry.name, new, src_dir_fd=folder, dst_dir_fd=top)
+                found.append(new)
+            else:
+                os.unlink(entry.name, dir_fd=folder)
+        except OSError:
+            continue
+    return found
 
 
 def _copy_link(
@@ -275,5 +345,6 @@ class Workspace:
         return workspace
 
     def remove(self) -> None:
-        """Delete the workspace (errors ignored: a container may have left root-owned files)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Delete the workspace (errors ignored: a container may have left root-owned files;
+        the smoke command may have made folders nested deeper than any recursion goes)."""
+        remove_tree(self.root)

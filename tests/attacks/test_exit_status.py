@@ -69,3 +69,51 @@ def test_an_unwritable_report_path_is_a_one_line_error(tmp_path):
         result = migrate(*args)
         assert result.returncode == 2, (args, result.stderr)
         assert one_line_error(result.stderr), (args, result.stderr)
+
+
+def _padded(text, size):
+    """``text`` followed by a comment that makes it ``size`` bytes."""
+    return text + "#" + "x" * (size - len(text) - 2) + "\n"
+
+
+def test_a_file_too_large_to_read_fails_the_gate_unless_allowed(tmp_path):
+    write(tmp_path, "big.py", _padded(AMP, 9 * 1024 * 1024))  # over the 8 MiB read limit
+    write(tmp_path, "clean.py", "x = 1\n")
+
+    gate = migrate("scan", "--format", "json", tmp_path, cwd=tmp_path)
+
+    failed = {
+        entry["path"]: entry["reason"] for entry in json.loads(gate.stdout)["files"]["failed"]
+    }
+    assert list(failed) == ["big.py"]
+    assert failed["big.py"].startswith("larger than 8 MiB")
+    assert "1 file(s) could not be scanned" in gate.stderr
+    assert gate.returncode == 1
+    assert migrate("scan", "--allow-unscanned", tmp_path).returncode == 0
+    fix = migrate("fix", tmp_path, cwd=tmp_path)
+    assert "not read big.py: larger than 8 MiB" in fix.stderr
+    assert fix.returncode == 1
+    write(tmp_path, "pyproject.toml", "[tool.migrate]\nallow-unscanned = true\n")
+    assert migrate("scan", tmp_path).returncode == 0
+
+
+def test_a_project_file_too_large_to_read_for_context_is_named(tmp_path):
+    """A 12 MB setup.py declares versions nobody read: listed, and the scan is incomplete, even
+    where the file itself is excluded from the findings."""
+    write(tmp_path, "setup.py", _padded("from setuptools import setup\n", 12 * 1000 * 1000))
+    write(tmp_path, "requirements.txt", _padded("torch>=2.4\n", 12 * 1000 * 1000))
+    write(tmp_path, "clean.py", "x = 1\n")
+    write(
+        tmp_path, "pyproject.toml", '[tool.migrate]\nexclude = ["setup.py", "requirements.txt"]\n'
+    )
+
+    gate = migrate("scan", "--format", "json", tmp_path, cwd=tmp_path)
+
+    failed = {
+        entry["path"]: entry["reason"] for entry in json.loads(gate.stdout)["files"]["failed"]
+    }
+    assert sorted(failed) == ["requirements.txt", "setup.py"]
+    for reason in failed.values():
+        assert reason.startswith("larger than 8 MiB") and "declared versions" in reason, reason
+    assert "2 file(s) could not be scanned" in gate.stderr
+    assert gate.returncode == 1

@@ -29,9 +29,23 @@ def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
     assert (project / "flink.py").is_symlink()  # a symlink stays a symlink
     assert os.readlink(project / "flink.py") == str(outside)
     assert AMP_FIXED_MARK in (project / "a.py").read_text()  # the project itself is fixed
-    assert "not written linked/o.py: is reached through a symlink (linked)" in result.stderr
-    assert "not written flink.py: is a symlink" in result.stderr
-    assert result.returncode == 1  # the findings behind the links remain
+    # neither link is followed (test_discovery_stays_in_the_root): nothing behind them is read
+    assert "skipped linked: symlink to a folder outside the project" in result.stderr
+    assert "skipped flink.py: symlink to a file outside the project" in result.stderr
+    assert result.returncode == 0, result.stderr
+
+
+def test_fix_never_writes_through_a_link_inside_the_project(tmp_path):
+    """A file linked inside the project is fixed once, at its real path; the link stays."""
+    project = tmp_path / "project"
+    real = write(project, "pkg/real.py", AMP)
+    os.symlink(real, project / "flink.py")
+
+    result = migrate("fix", project, cwd=project)
+
+    assert AMP_FIXED_MARK in real.read_text()
+    assert (project / "flink.py").is_symlink()
+    assert result.returncode == 0, result.stderr
 
 
 def test_pr_never_writes_outside_the_repository(tmp_path):
