@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from migrator.files.sources import read_project_text
+from migrator.files.tomlcompat import parse_toml, tomllib
 from migrator.process.helper import HelperError, run, tool_command
 from migrator.syntax.shell_lex import lex
 
@@ -397,6 +398,37 @@ def _options_here(options: Sequence[str], root: str) -> list[str]:
     return kept
 
 
+def _extends_outside(root: Path, relative: str) -> str | None:
+    """The ``extend`` target of a ruff configuration between ``relative``'s folder and ``root``
+    that lies outside ``root`` (ruff would read that file and may quote it in its errors), or
+    None."""
+    base = root.resolve()
+    folder = (root / relative).parent
+    while True:
+        for name, table in (
+            ("ruff.toml", ()),
+            (".ruff.toml", ()),
+            ("pyproject.toml", ("tool", "ruff")),
+        ):
+            text = read_project_text(folder / name)
+            if text is None:
+                continue
+            try:
+                data: Any = parse_toml(text)
+            except (tomllib.TOMLDecodeError, ValueError):
+                continue
+            for key in table:
+                data = data.get(key) if isinstance(data, dict) else None
+            extend = data.get("extend") if isinstance(data, dict) else None
+            if isinstance(extend, str):
+                target = (folder / os.path.expanduser(extend)).resolve()
+                if not target.is_relative_to(base):
+                    return extend
+        if folder.resolve() == base or folder.resolve() == folder.resolve().parent:
+            return None
+        folder = folder.parent
+
+
 def format_rewrite(old: str, new: str, relative: str, formatter: Formatter) -> str:
     """``new`` with the project's formatter applied to the lines the rewrite changed from
     ``old`` (and the statements they belong to) only; raise FormatterFailed when it cannot run."""
@@ -408,6 +440,13 @@ def format_rewrite(old: str, new: str, relative: str, formatter: Formatter) -> s
         return new
     filename = str(Path(formatter.root or ".", relative).absolute())
     options = _options_here(formatter.options, formatter.root or ".")
+    outside = (
+        _extends_outside(Path(formatter.root or "."), relative)
+        if formatter.tool == "ruff"
+        else None
+    )
+    if outside is not None:
+        raise FormatterFailed(f"ruff's configuration extends {outside}, outside the project")
     text = new
     if formatter.tool == "black":
         spans = [f"--line-ranges={start}-{end}" for start, end in ranges]

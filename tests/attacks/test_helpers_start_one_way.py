@@ -146,3 +146,22 @@ def test_relative_programs_are_refused() -> None:
     with pytest.raises(helper.HelperError):
         helper.run(["sh", "-c", "true"], timeout=10)
     assert sys.executable  # the launcher's own interpreter is absolute
+
+
+def test_the_formatter_never_reads_a_configuration_outside_the_project(tmp_path: Path) -> None:
+    # ruff follows `extend` wherever it points and quotes the file in its errors: a project
+    # that extends a file outside itself gets no formatting, and that file is never read (were
+    # it read, its line length of 20 would wrap the rewritten line)
+    from tests.attacks.conftest import CUDA_CHECK, migrate
+
+    write(tmp_path, "outside/ruff.toml", "line-length = 20\n")
+    project = tmp_path / "project"
+    write(
+        project,
+        "pyproject.toml",
+        '[tool.ruff]\nextend = "../outside/ruff.toml"\n[tool.ruff.format]\n',
+    )
+    write(project, "pkg/a.py", CUDA_CHECK)
+    result = migrate("fix", project)
+    assert result.returncode in (0, 1), result.stderr
+    assert "if torch.version.cuda or torch.version.hip:\n" in (project / "pkg/a.py").read_text()
