@@ -158,6 +158,10 @@ def test_new_since_exit_zero_and_fail_on(tmp_path):
     _commit(repo, "more")
     assert _migrate(repo, "scan", ".", "--new-since", "HEAD").returncode == 0
     assert _migrate(repo, "scan", ".", "--new-since", "no-such-ref").returncode == 2
+    # a ref that is an option of git diff (`--output=FILE` writes a file) is refused
+    written = tmp_path / "written"
+    refused = _migrate(repo, "scan", ".", f"--new-since=--output={written}")
+    assert refused.returncode == 2 and not written.exists()
     assert _migrate(repo, "scan", ".", "--exit-zero").returncode == 0
     (repo / "src" / "pkg" / "loud.py").write_text(
         "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"

@@ -189,6 +189,9 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 def _changed_lines(repository: Path, ref: str) -> dict[str, set[int] | None]:
     """Per repository path, the lines added or changed since ``ref`` (``None``: the whole file)."""
+    if ref.startswith("-"):
+        # `--output=FILE` would make git write a file: a ref is never an option
+        raise MigrateError(f"--new-since: {ref!r} is not a git revision")
     diff = _git(repository, "diff", "--unified=0", "--no-color", "--no-ext-diff", ref, "--")
     changed: dict[str, set[int] | None] = {}
     current: str | None = None
