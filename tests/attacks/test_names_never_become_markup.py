@@ -12,6 +12,7 @@ import re
 import subprocess
 import xml.etree.ElementTree as ElementTree
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -249,3 +250,75 @@ def test_any_name_stays_inside_its_code_span_and_prose_stays_text(text):
             "th",
             "td",
         }, (text, tags)
+
+
+def _no_ci_command(text: str) -> str | None:
+    """The first line a CI runner would take for a command, if any."""
+    for line in text.splitlines():
+        if "##vso[" in line.lower() or "##[" in line or line.lstrip().startswith("::"):
+            return line
+    return None
+
+
+#: A repository's name in a fleet manifest: a C1 control, a direction override, Azure's command.
+FLEET_NAME = "r\x85##vso[task.complete result=Failed]\u202ex"
+
+
+def _hostile_fleet(tmp_path):
+    """A fleet manifest, in a folder whose name breaks a Markdown line into an image tag, of one
+    repository whose folder and container file are named to issue CI commands."""
+    shipped = tmp_path / "m\n<img src=x onerror=alert(1)>"
+    repository = shipped / "p##vso[task.setvariable variable=A]\x9b1m"
+    write(repository, "a.py", CUDA_CHECK)
+    write(repository, "x##vso[task.complete]\x85.Dockerfile", "FROM nvidia/cuda:12.1.0-devel\n")
+    manifest = write(
+        shipped,
+        "fleet.toml",
+        f"[[repo]]\nname = {json.dumps(FLEET_NAME)}\npath = {json.dumps(repository.name)}\n",
+    )
+    return manifest
+
+
+@pytest.mark.parametrize("output_format", ["json", "csv", "md", "html"])
+def test_fleet_reports_carry_no_raw_control_ci_command_or_markup(tmp_path, output_format):
+    manifest = _hostile_fleet(tmp_path)
+    out = tmp_path / "out" / f"fleet.{output_format}"
+    out.parent.mkdir()
+
+    result = migrate("fleet", manifest, "--serial", "--format", output_format, "-o", out)
+
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "Dockerfile" in text  # the container file is a work item
+    assert not RAW_CONTROLS.search(text), RAW_CONTROLS.search(text)
+    assert _no_ci_command(text) is None, _no_ci_command(text)
+    if output_format == "json":  # escaped as JSON: it reads back as the name it is
+        assert json.loads(text)["projects"][0]["name"] == FLEET_NAME
+    if output_format == "md":
+        rendered = _html_of(text)
+        assert not LIVE_MARKUP.search(rendered), LIVE_MARKUP.search(rendered)
+        # the link to the repository's report stays one link, its folder's name in it
+        assert re.search(r'<a href="\.\./m%0A%3Cimg[^"]*/report\.html">report</a>', rendered)
+
+
+def test_fleet_csv_cells_never_start_a_formula(tmp_path):
+    repository = tmp_path / "p"
+    write(repository, "a.py", CUDA_CHECK)
+    names = ['=HYPERLINK("https://evil.example")', " +1+1", '\uff1dcmd|"/c calc"!A1', "-2+3"]
+    manifest = write(
+        tmp_path,
+        "fleet.toml",
+        "".join(f'[[repo]]\nname = {json.dumps(name)}\npath = "p"\n' for name in names),
+    )
+
+    result = migrate("fleet", manifest, "--serial", "--format", "csv")
+
+    assert result.returncode == 0, result.stderr
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert sorted(row["name"] for row in rows) == sorted("'" + name for name in names)
+    for row in rows:  # no cell from the scanned data starts a formula, blanks or not
+        for value in row.values():
+            assert value.lstrip()[:1] not in ("=", "+", "-", "@", "\uff1d"), row
