@@ -322,3 +322,21 @@ def test_fleet_csv_cells_never_start_a_formula(tmp_path):
     for row in rows:  # no cell from the scanned data starts a formula, blanks or not
         for value in row.values():
             assert value.lstrip()[:1] not in ("=", "+", "-", "@", "\uff1d"), row
+
+
+def test_kernels_report_carries_no_ci_command(tmp_path):
+    project = tmp_path / "p"
+    write(
+        project,
+        "k##vso[task.complete result=Failed]\x85.cu",
+        '__global__ void f() {\n  asm("mov.u32 %0, %%laneid;" : "=r"(x));\n}\n',
+    )
+    for output_format in ("json", "text"):
+        result = migrate("kernels", project, "--no-hipify", "--format", output_format)
+        assert result.returncode == 1, (output_format, result.stderr)
+        assert "laneid" in result.stdout or "ROC31" in result.stdout, result.stdout
+        assert not RAW_CONTROLS.search(result.stdout), output_format
+        assert _no_ci_command(result.stdout) is None, (output_format, _no_ci_command(result.stdout))
+        if output_format == "json":
+            site = json.loads(result.stdout)["unassigned"]["sites"][0]
+            assert site["path"] == "k##vso[task.complete result=Failed]\x85.cu"
