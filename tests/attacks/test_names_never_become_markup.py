@@ -340,3 +340,36 @@ def test_kernels_report_carries_no_ci_command(tmp_path):
         if output_format == "json":
             site = json.loads(result.stdout)["unassigned"]["sites"][0]
             assert site["path"] == "k##vso[task.complete result=Failed]\x85.cu"
+
+
+def test_verify_receipt_quotes_the_projects_output_without_running_a_ci_command(tmp_path):
+    project = tmp_path / "p"
+    write(
+        project,
+        "main.py",
+        'print("##vso[task.complete result=Succeeded]done")\nprint("::error file=x::forged")\n'
+        'print("\\x9b31m\\x1b]0;title\\x07##[error]old")\n',
+    )
+    receipt = tmp_path / "receipt.json"
+    printed = migrate(
+        "verify", project, "--smoke", "python main.py", "--targets", "native", "--receipt", "-"
+    )
+    written = migrate(
+        "verify", project, "--smoke", "python main.py", "--targets", "native", "--receipt", receipt
+    )
+
+    for text in (printed.stdout, receipt.read_text(encoding="utf-8"), written.stdout):
+        assert not RAW_CONTROLS.search(text), RAW_CONTROLS.search(text)
+        assert _no_ci_command(text) is None, _no_ci_command(text)
+    run = json.loads(printed.stdout)["runs"][0]  # the output, as it was printed
+    assert run["stdout_tail"].startswith("##vso[task.complete result=Succeeded]done\n::error")
+
+
+def test_doctor_names_a_projects_files_without_escapes_or_ci_commands(tmp_path):
+    project = tmp_path / "p"
+    write(project, "requirements-##vso[task.complete result=Failed]\x1b[31m.txt", "flash-attn\n")
+    for output_format in ("text", "json"):
+        result = migrate("doctor", project, "--format", output_format)
+        assert "requirements-" in result.stdout, (output_format, result.stdout)
+        assert "\x1b" not in result.stdout and not RAW_CONTROLS.search(result.stdout)
+        assert _no_ci_command(result.stdout) is None, (output_format, _no_ci_command(result.stdout))
