@@ -373,3 +373,60 @@ def test_doctor_names_a_projects_files_without_escapes_or_ci_commands(tmp_path):
         assert "requirements-" in result.stdout, (output_format, result.stdout)
         assert "\x1b" not in result.stdout and not RAW_CONTROLS.search(result.stdout)
         assert _no_ci_command(result.stdout) is None, (output_format, _no_ci_command(result.stdout))
+
+
+async def _hover(project, name: str, text: str):
+    """Open ``name`` (holding ``text``) in the language server over stdio and hover line 1."""
+    import asyncio
+    import sys
+
+    from lsprotocol import types
+    from pygls.lsp.client import LanguageClient
+
+    client = LanguageClient("migrate-tests", "1")
+    published: asyncio.Queue[object] = asyncio.Queue()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def diagnostics(params):  # pygls reads an annotation as the type to convert to
+        published.put_nowait(params)
+
+    await client.start_io(sys.executable, "-m", "migrator", "server")
+    try:
+        await client.initialize_async(
+            types.InitializeParams(capabilities=types.ClientCapabilities())
+        )
+        client.initialized(types.InitializedParams())
+        uri = (project / name).as_uri()
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="", version=1, text=text)
+            )
+        )
+        await asyncio.wait_for(published.get(), 120)
+        return await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=0, character=6),
+            )
+        )
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+
+
+def test_editor_hover_shows_a_scanned_name_as_text(tmp_path):
+    import asyncio
+
+    project = tmp_path / "p"
+    write(project, "pyproject.toml", "[tool.migrate]\n")
+    # the image's tag closes the message's code span and opens an image tag after it
+    source = "FROM nvidia/cuda:12.1.0`<img>[x](evil.example)`\n"
+    write(project, "Dockerfile", source)
+
+    hover = asyncio.run(_hover(project, "Dockerfile", source))
+
+    assert hover is not None and "ROC860" in hover.contents.value
+    rendered = _html_of(hover.contents.value)
+    assert "<img" not in rendered and 'href="evil.example"' not in rendered, rendered
+    assert "&lt;img&gt;" in rendered  # still there, as text
