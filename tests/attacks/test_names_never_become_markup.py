@@ -5,11 +5,15 @@ and CI runner command prefixes (``##vso[``, a leading ``::``) in every format a 
 
 from __future__ import annotations
 
+import asyncio
+import csv
 import html
+import io
 import json
 import os
 import re
 import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -314,9 +318,6 @@ def test_fleet_csv_cells_never_start_a_formula(tmp_path):
     result = migrate("fleet", manifest, "--serial", "--format", "csv")
 
     assert result.returncode == 0, result.stderr
-    import csv
-    import io
-
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert sorted(row["name"] for row in rows) == sorted("'" + name for name in names)
     for row in rows:  # no cell from the scanned data starts a formula, blanks or not
@@ -377,9 +378,6 @@ def test_doctor_names_a_projects_files_without_escapes_or_ci_commands(tmp_path):
 
 async def _hover(project, name: str, text: str):
     """Open ``name`` (holding ``text``) in the language server over stdio and hover line 1."""
-    import asyncio
-    import sys
-
     from lsprotocol import types
     from pygls.lsp.client import LanguageClient
 
@@ -416,8 +414,6 @@ async def _hover(project, name: str, text: str):
 
 
 def test_editor_hover_shows_a_scanned_name_as_text(tmp_path):
-    import asyncio
-
     project = tmp_path / "p"
     write(project, "pyproject.toml", "[tool.migrate]\n")
     # the image's tag closes the message's code span and opens an image tag after it
