@@ -4,7 +4,6 @@ with ``--compile``, a HIP compile check for AMD targets. Registered lazily by ``
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -19,7 +18,7 @@ import click
 from migrator.commands.options import check_output, emit
 from migrator.errors import MigrateError
 from migrator.kernels.project import KERNEL_RULES
-from migrator.output.escape import safe_text
+from migrator.output.escape import json_text, safe_text
 
 
 def _is_port(code: str) -> bool:
@@ -121,7 +120,7 @@ def kernels_command(
     started = time.monotonic()
     report = _analyse(root, do_compile, compiler, chosen_targets, no_hipify, jobs, timeout)
     report["seconds"] = round(time.monotonic() - started, 1)
-    text = json.dumps(report, indent=2) + "\n" if output_format == "json" else _render(report)
+    text = json_text(report, indent=2) + "\n" if output_format == "json" else _render(report)
     emit(text, output, [path])
     failed = (
         any(ext["label"] in ("blocked", "needs small edits") for ext in report["extensions"])
@@ -280,8 +279,10 @@ def _compile(
         includes, headers = torch_include_dirs(workdir, timeout=max(timeout, 120.0))
     started = time.monotonic()
     click.echo(
-        f"compiling {len(units)} translation unit(s) for {', '.join(targets)} with {compiler.path} "
-        f"(HIP {compiler.hip_version}, clang {compiler.clang_version})",
+        safe_text(
+            f"compiling {len(units)} translation unit(s) for {', '.join(targets)} with "
+            f"{compiler.path} (HIP {compiler.hip_version}, clang {compiler.clang_version})"
+        ),
         err=True,
     )
     results = compile_units(
@@ -424,4 +425,5 @@ def _render(report: dict[str, Any]) -> str:
         for unit in info.get("not_checked_units", []):
             lines.append(f"  {safe_text(unit['path'])}: {safe_text(unit['reason'])}")
     lines.append("No AMD GPU ran anything: these results come from reading, hipify and a compiler.")
-    return "\n".join(lines) + "\n"
+    # each line once more: the hipify and compiler notes quote paths and tools' output too
+    return "\n".join(safe_text(line) for line in lines) + "\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -31,7 +30,10 @@ def run_checks(
 
 
 def render_text(results: list[CheckResult]) -> str:
-    """One line per check, the fix indented under each failure, then a count."""
+    """One line per check, the fix indented under each failure, then a count; each line shown
+    escaped (``safe_text``): details quote the project's file names and its smoke output."""
+    from migrator.output.escape import safe_text
+
     width = max(len(result.id) for result in results)
     lines = ["migrate doctor: ROCm pre-flight checks on this machine"]
     for result in results:
@@ -40,12 +42,15 @@ def render_text(results: list[CheckResult]) -> str:
             lines.append(f"      {'':<{width}}  fix: {result.fix}")
     counts = {status: sum(r.status == status for r in results) for status in (PASS, FAIL, NA)}
     lines.append(f"{counts[PASS]} pass, {counts[FAIL]} fail, {counts[NA]} n/a")
-    return "\n".join(lines)
+    return "\n".join(safe_text(line) for line in lines)
 
 
 def render_json(results: list[CheckResult]) -> str:
-    """The checks as a JSON document (``--format json``)."""
-    return json.dumps(
+    """The checks as a JSON document (``--format json``; ``escape.json_text``: no CI command
+    or control character from the project's names or output)."""
+    from migrator.output.escape import json_text
+
+    return json_text(
         {
             "checks": [result.as_dict() for result in results],
             "summary": {

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -51,18 +50,26 @@ def fleet_dict(fleet: Fleet) -> dict[str, Any]:
 
 
 def render_json(fleet: Fleet) -> str:
-    """Pretty JSON with a trailing newline."""
-    from migrator.output.escape import portable
+    """Pretty JSON with a trailing newline (``escape.json_text``: no raw control character or
+    CI command from a repository's name, path or message)."""
+    from migrator.output.escape import json_text
 
-    return json.dumps(portable(fleet_dict(fleet)), indent=2, ensure_ascii=False) + "\n"
+    return json_text(fleet_dict(fleet), indent=2, ensure_ascii=False) + "\n"
+
+
+#: What makes a spreadsheet read a cell as a formula (OWASP's list; tab and carriage return are
+#: escaped by ``safe_line`` already), with the fullwidth forms some spreadsheets accept too.
+_FORMULA_START = frozenset("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
 
 
 def _csv_cell(value: object) -> str:
-    """A cell a spreadsheet will not run as a formula."""
+    """A cell a spreadsheet will not run as a formula: one line, escaped (``safe_line``), with
+    a leading ``'`` when it starts a formula, after leading blanks too (an importer that trims
+    them would otherwise see the formula)."""
     from migrator.output.escape import safe_line
 
     text = safe_line(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    return "'" + text if text.lstrip(" ")[:1] in _FORMULA_START else text
 
 
 def render_csv(fleet: Fleet) -> str:
@@ -80,6 +87,7 @@ def render_csv(fleet: Fleet) -> str:
 
 def render_md(fleet: Fleet, limit: int = 100) -> str:
     """GitHub-flavoured Markdown: overview, classes, top work items, the repositories."""
+    from migrator.output.escape import url_path
     from migrator.reporting.markdown import cell
 
     lines = [
@@ -113,7 +121,7 @@ def render_md(fleet: Fleet, limit: int = 100) -> str:
     for row in fleet.rows:
         if row.status == OK:
             deciding = cell("; ".join(row.deciding)) or "—"
-            link = f"[report]({row.report.replace(' ', '%20').replace(')', '%29')})"
+            link = f"[report]({url_path(row.report)})"
             lines.append(
                 f"| {cell(row.name)} | {row.score} | {cell(row.verdict)} | {row.hours:g} "
                 f"| {deciding} | {link} |"
@@ -129,14 +137,15 @@ def render_html(fleet: Fleet) -> str:
     """One self-contained page (no scripts, no external resources)."""
     import jinja2
 
-    from migrator.output.escape import url_path
+    from migrator.output.escape import html_document, url_path
     from migrator.reporting import html
 
     env = html.environment()
     env.loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(TEMPLATES)), env.loader])  # type: ignore[list-item]
     env.filters["url_path"] = url_path
     template = env.get_template("fleet.html.j2")
-    return template.render(fleet=fleet, version=migrator.__version__, ok=OK)
+    # autoescape stops markup; html_document the controls and CI commands it lets through
+    return html_document(template.render(fleet=fleet, version=migrator.__version__, ok=OK))
 
 
 def render(fleet: Fleet, output_format: str) -> str:

@@ -288,6 +288,7 @@ def hover(ls: MigrateServer, params: types.HoverParams) -> types.Hover | None:
     """The rule's summary, what it means on ROCm, its fact and its page, for the findings under
     the cursor."""
     from migrator.engine.registry import rule_by_code
+    from migrator.output.escape import markdown_code, markdown_inline
     from migrator.output.rule_docs import facts_url, rule_url, summary
 
     document = _opened(ls.workspace.text_documents, params.text_document.uri)
@@ -303,7 +304,9 @@ def hover(ls: MigrateServer, params: types.HoverParams) -> types.Hover | None:
         rule = rule_by_code(finding.rule)
         fact, page = facts_url(rule.fact), rule_url(finding.rule)
         parts.append(
-            f"**{finding.rule} `{rule.name}`**: {finding.message}\n\n{summary(rule)}\n\n"
+            # the message quotes scanned code: its code spans kept, no tag or link outside them
+            f"**{finding.rule} {markdown_code(rule.name)}**: {markdown_inline(finding.message)}"
+            f"\n\n{summary(rule)}\n\n"
             f"On ROCm: `{rule.consequence}`. Fact: {rule.fact}"
             + (f" ([rocm-facts]({fact}))" if fact else "")
             + (f" · [{finding.rule}]({page})" if page else "")

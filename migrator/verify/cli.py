@@ -145,6 +145,8 @@ def verify_command(
 
 
 def _json(data: dict[str, Any]) -> str:
-    import json
+    """The receipt for stdout (``escape.json_text``: the project's output it quotes can issue
+    no CI command)."""
+    from migrator.output.escape import json_text
 
-    return json.dumps(data, indent=2)
+    return json_text(data, indent=2)

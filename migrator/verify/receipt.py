@@ -8,7 +8,6 @@ whose outputs were not compared is "not compared", never a match, and passes onl
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -309,11 +308,12 @@ class Receipt:
         through a symlink, never over a file of the verified project)."""
         from migrator.errors import MigrateError
         from migrator.files.writer import WriteRefused, write_output
+        from migrator.output.escape import json_text
 
         try:
             write_output(
                 path,
-                json.dumps(self.as_dict(), indent=2) + "\n",
+                json_text(self.as_dict(), indent=2) + "\n",
                 [Path(self.project)] if getattr(self, "project", None) else [],
             )
         except WriteRefused as error:

@@ -5,13 +5,18 @@ and CI runner command prefixes (``##vso[``, a leading ``::``) in every format a 
 
 from __future__ import annotations
 
+import asyncio
+import csv
 import html
+import io
 import json
 import os
 import re
 import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -249,3 +254,175 @@ def test_any_name_stays_inside_its_code_span_and_prose_stays_text(text):
             "th",
             "td",
         }, (text, tags)
+
+
+def _no_ci_command(text: str) -> str | None:
+    """The first line a CI runner would take for a command, if any."""
+    for line in text.splitlines():
+        if "##vso[" in line.lower() or "##[" in line or line.lstrip().startswith("::"):
+            return line
+    return None
+
+
+#: A repository's name in a fleet manifest: a C1 control, a direction override, Azure's command.
+FLEET_NAME = "r\x85##vso[task.complete result=Failed]\u202ex"
+
+
+def _hostile_fleet(tmp_path):
+    """A fleet manifest, in a folder whose name breaks a Markdown line into an image tag, of one
+    repository whose folder and container file are named to issue CI commands."""
+    shipped = tmp_path / "m\n<img src=x onerror=alert(1)>"
+    repository = shipped / "p##vso[task.setvariable variable=A]\x9b1m"
+    write(repository, "a.py", CUDA_CHECK)
+    write(repository, "x##vso[task.complete]\x85.Dockerfile", "FROM nvidia/cuda:12.1.0-devel\n")
+    manifest = write(
+        shipped,
+        "fleet.toml",
+        f"[[repo]]\nname = {json.dumps(FLEET_NAME)}\npath = {json.dumps(repository.name)}\n",
+    )
+    return manifest
+
+
+@pytest.mark.parametrize("output_format", ["json", "csv", "md", "html"])
+def test_fleet_reports_carry_no_raw_control_ci_command_or_markup(tmp_path, output_format):
+    manifest = _hostile_fleet(tmp_path)
+    out = tmp_path / "out" / f"fleet.{output_format}"
+    out.parent.mkdir()
+
+    result = migrate("fleet", manifest, "--serial", "--format", output_format, "-o", out)
+
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "Dockerfile" in text  # the container file is a work item
+    assert not RAW_CONTROLS.search(text), RAW_CONTROLS.search(text)
+    assert _no_ci_command(text) is None, _no_ci_command(text)
+    if output_format == "json":  # escaped as JSON: it reads back as the name it is
+        assert json.loads(text)["projects"][0]["name"] == FLEET_NAME
+    if output_format == "md":
+        rendered = _html_of(text)
+        assert not LIVE_MARKUP.search(rendered), LIVE_MARKUP.search(rendered)
+        # the link to the repository's report stays one link, its folder's name in it
+        assert re.search(r'<a href="\.\./m%0A%3Cimg[^"]*/report\.html">report</a>', rendered)
+
+
+def test_fleet_csv_cells_never_start_a_formula(tmp_path):
+    repository = tmp_path / "p"
+    write(repository, "a.py", CUDA_CHECK)
+    names = ['=HYPERLINK("https://evil.example")', " +1+1", '\uff1dcmd|"/c calc"!A1', "-2+3"]
+    manifest = write(
+        tmp_path,
+        "fleet.toml",
+        "".join(f'[[repo]]\nname = {json.dumps(name)}\npath = "p"\n' for name in names),
+    )
+
+    result = migrate("fleet", manifest, "--serial", "--format", "csv")
+
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert sorted(row["name"] for row in rows) == sorted("'" + name for name in names)
+    for row in rows:  # no cell from the scanned data starts a formula, blanks or not
+        for value in row.values():
+            assert value.lstrip()[:1] not in ("=", "+", "-", "@", "\uff1d"), row
+
+
+def test_kernels_report_carries_no_ci_command(tmp_path):
+    project = tmp_path / "p"
+    write(
+        project,
+        "k##vso[task.complete result=Failed]\x85.cu",
+        '__global__ void f() {\n  asm("mov.u32 %0, %%laneid;" : "=r"(x));\n}\n',
+    )
+    for output_format in ("json", "text"):
+        result = migrate("kernels", project, "--no-hipify", "--format", output_format)
+        assert result.returncode == 1, (output_format, result.stderr)
+        assert "laneid" in result.stdout or "ROC31" in result.stdout, result.stdout
+        assert not RAW_CONTROLS.search(result.stdout), output_format
+        assert _no_ci_command(result.stdout) is None, (output_format, _no_ci_command(result.stdout))
+        if output_format == "json":
+            site = json.loads(result.stdout)["unassigned"]["sites"][0]
+            assert site["path"] == "k##vso[task.complete result=Failed]\x85.cu"
+
+
+def test_verify_receipt_quotes_the_projects_output_without_running_a_ci_command(tmp_path):
+    project = tmp_path / "p"
+    write(
+        project,
+        "main.py",
+        'print("##vso[task.complete result=Succeeded]done")\nprint("::error file=x::forged")\n'
+        'print("\\x9b31m\\x1b]0;title\\x07##[error]old")\n',
+    )
+    receipt = tmp_path / "receipt.json"
+    printed = migrate(
+        "verify", project, "--smoke", "python main.py", "--targets", "native", "--receipt", "-"
+    )
+    written = migrate(
+        "verify", project, "--smoke", "python main.py", "--targets", "native", "--receipt", receipt
+    )
+
+    for text in (printed.stdout, receipt.read_text(encoding="utf-8"), written.stdout):
+        assert not RAW_CONTROLS.search(text), RAW_CONTROLS.search(text)
+        assert _no_ci_command(text) is None, _no_ci_command(text)
+    run = json.loads(printed.stdout)["runs"][0]  # the output, as it was printed
+    assert run["stdout_tail"].startswith("##vso[task.complete result=Succeeded]done\n::error")
+
+
+def test_doctor_names_a_projects_files_without_escapes_or_ci_commands(tmp_path):
+    project = tmp_path / "p"
+    write(project, "requirements-##vso[task.complete result=Failed]\x1b[31m.txt", "flash-attn\n")
+    for output_format in ("text", "json"):
+        result = migrate("doctor", project, "--format", output_format)
+        assert "requirements-" in result.stdout, (output_format, result.stdout)
+        assert "\x1b" not in result.stdout and not RAW_CONTROLS.search(result.stdout)
+        assert _no_ci_command(result.stdout) is None, (output_format, _no_ci_command(result.stdout))
+
+
+async def _hover(project, name: str, text: str):
+    """Open ``name`` (holding ``text``) in the language server over stdio and hover line 1."""
+    from lsprotocol import types
+    from pygls.lsp.client import LanguageClient
+
+    client = LanguageClient("migrate-tests", "1")
+    published: asyncio.Queue[object] = asyncio.Queue()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def diagnostics(params):  # pygls reads an annotation as the type to convert to
+        published.put_nowait(params)
+
+    await client.start_io(sys.executable, "-m", "migrator", "server")
+    try:
+        await client.initialize_async(
+            types.InitializeParams(capabilities=types.ClientCapabilities())
+        )
+        client.initialized(types.InitializedParams())
+        uri = (project / name).as_uri()
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="", version=1, text=text)
+            )
+        )
+        await asyncio.wait_for(published.get(), 120)
+        return await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=0, character=6),
+            )
+        )
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+
+
+def test_editor_hover_shows_a_scanned_name_as_text(tmp_path):
+    project = tmp_path / "p"
+    write(project, "pyproject.toml", "[tool.migrate]\n")
+    # the image's tag closes the message's code span and opens an image tag after it
+    source = "FROM nvidia/cuda:12.1.0`<img>[x](evil.example)`\n"
+    write(project, "Dockerfile", source)
+
+    hover = asyncio.run(_hover(project, "Dockerfile", source))
+
+    assert hover is not None and "ROC860" in hover.contents.value
+    rendered = _html_of(hover.contents.value)
+    assert "<img" not in rendered and 'href="evil.example"' not in rendered, rendered
+    assert "&lt;img&gt;" in rendered  # still there, as text
