@@ -1,0 +1,59 @@
+"""The command-line conventions users bring from ruff (issue #51): output to streams, a missing
+path among real ones, configuration flags, file-level suppressions, statistics and SARIF sites.
+Each test runs the real command line in a child process."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.attacks.conftest import CUDA_CHECK, migrate
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.py").write_text(CUDA_CHECK)
+    return project
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "-"])
+def test_output_to_stdout_by_name(tmp_path, target):
+    project = _project(tmp_path)
+    result = migrate("scan", project, "--format", "json", "-o", target, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert [f["rule"] for f in json.loads(result.stdout)["findings"]] == ["ROC101"]
+    report = migrate("report", project, "--format", "json", "-o", target, cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["projects"][0]["findings"]
+
+
+def test_output_to_dev_null_is_discarded(tmp_path):
+    project = _project(tmp_path)
+    result = migrate("scan", project, "--format", "sarif", "-o", "/dev/null", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == "" and "error" not in result.stderr
+    report = migrate("report", project, "-o", "/dev/null", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert report.stdout == ""
+
+
+def test_a_planted_link_to_a_stream_is_still_refused(tmp_path):
+    """Only the names the user types mean a stream: a project's symlink to /dev/null or to
+    /dev/stdout named like a report is refused as any symlink is."""
+    project = _project(tmp_path)
+    os.symlink("/dev/null", project / "report.json")
+    os.symlink("/dev/stdout", project / "out.json")
+    for name in ("report.json", "out.json"):
+        result = migrate("scan", project, "--format", "json", "-o", project / name)
+        assert result.returncode == 2, result.stdout
+        assert "is a symlink; not written through it" in result.stderr
+        assert result.stdout == ""
