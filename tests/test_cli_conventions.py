@@ -57,3 +57,22 @@ def test_a_planted_link_to_a_stream_is_still_refused(tmp_path):
         assert result.returncode == 2, result.stdout
         assert "is a symlink; not written through it" in result.stderr
         assert result.stdout == ""
+
+
+def test_a_missing_path_among_real_ones_is_warned_about_and_the_rest_scanned(tmp_path):
+    project = _project(tmp_path)
+    (project / "clean.py").write_text("import os\n")
+    result = migrate("scan", "proj/a.py", "nope.py", "--format", "concise", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.startswith("proj/a.py:2:4: ROC101 ")
+    assert result.stderr.splitlines() == [
+        "migrate: warning: path does not exist: nope.py (not scanned; exit 1)"
+    ]
+    # nothing found in the rest: still exit 1, the scan was not what was asked for
+    clean = migrate("scan", "proj/clean.py", "nope.py", "--exit-zero", cwd=tmp_path)
+    assert clean.returncode == 1, clean.stdout + clean.stderr
+    assert "path does not exist: nope.py" in clean.stderr
+    # nothing that exists: a usage error, as before
+    alone = migrate("scan", "nope.py", cwd=tmp_path)
+    assert alone.returncode == 2
+    assert alone.stderr.strip() == "migrate: error: path does not exist: nope.py"

@@ -153,6 +153,7 @@ def scan(
         raise click.UsageError(
             "give at least one PATH, or --stdin-filename NAME with the file on stdin"
         )
+    paths, missing = _present(paths, bool(stdin_filename))
     inputs = [Path(p) for p in paths if p != "-"] + [
         Path(name) for name in (baseline_file,) if name
     ]
@@ -247,7 +248,7 @@ def scan(
                 "(their reasons are in the report; --allow-unscanned accepts this)",
                 err=True,
             )
-        return 1 if (failing and not exit_zero) or blocked else 0
+        return 1 if (failing and not exit_zero) or blocked or missing else 0
 
     if watch:
         from migrator.commands.watch import watch_paths
@@ -255,6 +256,24 @@ def scan(
         watch_paths([Path(p) for p in paths if p != "-"], lambda: show(collect()))
         sys.exit(0)
     sys.exit(show(collect()))
+
+
+def _present(paths: tuple[str, ...], stdin: bool) -> tuple[tuple[str, ...], list[str]]:
+    """The paths that exist, and those that do not, each warned about in one line on stderr
+    (as ruff does: the rest is scanned and the run exits 1). When none exists and nothing
+    comes on stdin, a usage error (exit 2)."""
+    present = tuple(p for p in paths if p == "-" or Path(p).exists())
+    missing = [p for p in paths if p != "-" and p not in present]
+    if missing and not present and not stdin:
+        check_paths((missing[0],))  # the usage error, worded as for every command
+    from migrator.output.escape import safe_text
+
+    for name in missing:
+        click.echo(
+            f"migrate: warning: path does not exist: {safe_text(name)} (not scanned; exit 1)",
+            err=True,
+        )
+    return present, missing
 
 
 def _scan_paths(
