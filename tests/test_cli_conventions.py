@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.attacks.conftest import CUDA_CHECK, migrate
+from tests.attacks.conftest import AMP, CUDA_CHECK, migrate
 
 
 @pytest.fixture(autouse=True)
@@ -76,3 +76,50 @@ def test_a_missing_path_among_real_ones_is_warned_about_and_the_rest_scanned(tmp
     alone = migrate("scan", "nope.py", cwd=tmp_path)
     assert alone.returncode == 2
     assert alone.stderr.strip() == "migrate: error: path does not exist: nope.py"
+
+
+def _codes(result) -> list[str]:
+    assert result.returncode in (0, 1), result.stderr
+    return sorted(f["rule"] for f in json.loads(result.stdout)["findings"])
+
+
+def test_a_file_level_suppression_silences_the_file_or_the_codes_it_names(tmp_path):
+    """``# migrate: ignore-file`` (ruff's ``# ruff: noqa``) and ``# migrate: ignore-file[CODES]``
+    (``# ruff: noqa: CODES``), on a line of their own anywhere in the file; a notebook's in any
+    cell; ``fix`` leaves what they silence."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "all.py").write_text("# migrate: ignore-file\n" + CUDA_CHECK + AMP)
+    (project / "some.py").write_text(CUDA_CHECK + AMP + "    # migrate: ignore-file[ROC101]\n")
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": source,
+        }
+        for source in ("# migrate: ignore-file[ROC101]\nimport torch\n", CUDA_CHECK)
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "nb.ipynb").write_text(json.dumps(notebook))
+    scan = migrate("scan", ".", "--format", "json", "--select", "ROC101,ROC520", cwd=project)
+    found = json.loads(scan.stdout)["findings"]
+    assert [(f["path"], f["rule"]) for f in found] == [("some.py", "ROC520")], scan.stdout
+    fixed = migrate("fix", project / "some.py", "--diff", "--select", "ROC101")
+    assert "torch.version.hip" not in fixed.stdout, fixed.stdout
+
+
+def test_unused_suppressions_are_reported_in_files_without_cuda_tokens(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "plain.py").write_text("import os\nx = 1  # migrate: ignore[ROC101]\n")
+    (project / "whole.py").write_text("# migrate: ignore-file[ROC101]\nimport os\n")
+    (project / "used.py").write_text("# migrate: ignore-file\n" + CUDA_CHECK)
+    result = migrate("scan", project, "--show-unused-suppressions", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    unused = sorted(line for line in result.stderr.splitlines() if "unused suppression" in line)
+    assert unused == [
+        "proj/plain.py:2: unused suppression `# migrate: ignore[ROC101]`",
+        "proj/whole.py:1: unused suppression `# migrate: ignore-file[ROC101]`",
+    ]

@@ -219,16 +219,16 @@ def scan(
             if text is not None:
                 emit(text, output, inputs)
         if show_unused_suppressions:
+            from migrator.engine.suppress import comment_of
             from migrator.files.paths import to_cwd
             from migrator.output.escape import safe_text
 
             for result in to_cwd(results, names=_given_names(stdin_filename)):
                 for file in result.files:
                     for line, code in file.unused_suppressions:
-                        label = "" if code == "*" else f"[{safe_text(code)}]"
                         click.echo(
                             f"{safe_text(file.path)}:{line}: unused suppression "
-                            f"`# migrate: ignore{label}`",
+                            f"`{safe_text(comment_of(code))}`",
                             err=True,
                         )
         threshold = Severity.parse(fail_on)
