@@ -123,3 +123,69 @@ def test_unused_suppressions_are_reported_in_files_without_cuda_tokens(tmp_path)
         "proj/plain.py:2: unused suppression `# migrate: ignore[ROC101]`",
         "proj/whole.py:1: unused suppression `# migrate: ignore-file[ROC101]`",
     ]
+
+
+APEX_CALLS = (
+    "from apex import amp\n\n\ndef train():\n"
+    "    amp.initialize(m, o)\n    amp.scale_loss(l, o)\n    amp.master_params(o)\n"
+)
+
+
+def test_statistics_count_sites_and_label_the_problems_they_fold_into(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text(APEX_CALLS)
+    (project / "a.py").write_text(CUDA_CHECK)
+    text = migrate("scan", project, "--select", "ROC502,ROC101", "--statistics").stdout
+    rows = [line.split("\t") for line in text.splitlines()]
+    assert [row[:2] for row in rows] == [["     3", "ROC502"], ["     1", "ROC101"]]
+    assert rows[0][2].endswith("(3 sites in 1 problem)") and "problem" not in rows[1][2]
+    tally = migrate(
+        "scan", project, "--select", "ROC502", "--statistics", "--format", "json"
+    ).stdout
+    assert json.loads(tally) == [
+        {"code": "ROC502", "name": "apex-amp", "count": 3, "problems": 1, "fixable": False}
+    ]
+
+
+def test_sarif_shows_each_site_of_a_folded_problem_as_a_result(tmp_path):
+    """Code scanning makes one alert per result: each site is a result with its own
+    fingerprint (the baseline's), and the sites of one problem share ``properties.problem``
+    and point at each other through related locations."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text(APEX_CALLS)
+    log = json.loads(
+        migrate("scan", ".", "--select", "ROC502", "--format", "sarif", cwd=project).stdout
+    )
+    results = log["runs"][0]["results"]
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results]
+    assert lines == [5, 6, 7]
+    assert len({r["partialFingerprints"]["migrate/v1"] for r in results}) == 3
+    assert len({r["properties"]["problem"] for r in results}) == 1
+    assert results[1]["message"]["text"].endswith(
+        "(site 2 of 3 of this problem; the first is at train.py:5)"
+    )
+    assert [len(r["relatedLocations"]) for r in results] == [2, 1, 1]
+    baseline = tmp_path / "baseline.json"
+    migrate("scan", ".", "--select", "ROC502", "--write-baseline", baseline, cwd=project)
+    known = {entry["fingerprint"] for entry in json.loads(baseline.read_text())["findings"]}
+    assert {r["partialFingerprints"]["migrate/v1"] for r in results} == known
+
+
+def test_sarif_rule_levels_agree_with_their_results():
+    from collections import Counter
+
+    from tests.conftest import FIXTURES
+
+    log = json.loads(migrate("scan", FIXTURES / "llm_app", "--format", "sarif").stdout)
+    run = log["runs"][0]
+    levels: dict[str, Counter[str]] = {}
+    for result in run["results"]:
+        levels.setdefault(result["ruleId"], Counter())[result["level"]] += 1
+    rank = {"note": 0, "warning": 1, "error": 2}
+    for rule in run["tool"]["driver"]["rules"]:
+        counted = levels[rule["id"]]
+        expected = max(counted, key=lambda level: (counted[level], rank[level]))
+        assert rule["defaultConfiguration"]["level"] == expected, (rule["id"], counted)
+    assert levels["ROC200"] == Counter({"error": levels["ROC200"].total()})

@@ -86,7 +86,10 @@ FORMATS = (
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else.")
 @click.option(
-    "--statistics", is_flag=True, help="Print how many findings each rule has, not the findings."
+    "--statistics",
+    is_flag=True,
+    help="Print how many sites each rule has (and the problems they fold into), not the "
+    "findings; as JSON with --format json.",
 )
 @click.option(
     "--stdin-filename",
@@ -213,7 +216,8 @@ def scan(
         if statistics:
             from migrator.output import concise
 
-            emit(concise.statistics(results), output, inputs)
+            tally = concise.statistics_json if output_format == "json" else concise.statistics
+            emit(tally(results), output, inputs)
         else:
             text = _render(results, output_format, output, quiet, _given_names(stdin_filename))
             if text is not None:
