@@ -189,3 +189,81 @@ def test_sarif_rule_levels_agree_with_their_results():
         expected = max(counted, key=lambda level: (counted[level], rank[level]))
         assert rule["defaultConfiguration"]["level"] == expected, (rule["id"], counted)
     assert levels["ROC200"] == Counter({"error": levels["ROC200"].total()})
+
+
+def _configured(tmp_path: Path) -> Path:
+    """A project whose [tool.migrate] excludes legacy/ and ignores ROC101 in quiet.py."""
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "legacy").mkdir()
+    (repo / ".git").mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[tool.migrate]\nexclude = ["legacy/*"]\n\n'
+        '[tool.migrate.per-file-ignores]\n"src/quiet.py" = ["ROC101"]\n'
+    )
+    for name in ("src/loud.py", "src/quiet.py", "legacy/old.py"):
+        (repo / name).write_text(CUDA_CHECK)
+    return repo
+
+
+def _paths(result) -> list[str]:
+    assert result.returncode in (0, 1), result.stderr
+    return sorted(f["path"] for f in json.loads(result.stdout)["findings"])
+
+
+def test_isolated_ignores_the_projects_configuration(tmp_path):
+    repo = _configured(tmp_path)
+    assert _paths(migrate("scan", ".", "--format", "json", cwd=repo)) == ["src/loud.py"]
+    isolated = migrate("scan", ".", "--format", "json", "--isolated", cwd=repo)
+    assert _paths(isolated) == ["legacy/old.py", "src/loud.py", "src/quiet.py"]
+    fixed = migrate("fix", ".", "--diff", "--isolated", cwd=repo)
+    assert "+++ b/legacy/old.py" in fixed.stdout, fixed.stdout + fixed.stderr
+
+
+def test_config_names_one_file_for_every_path_or_sets_one_key(tmp_path):
+    """As ruff's --config: a pyproject.toml's [tool.migrate] or another TOML file's top level,
+    its globs from the current directory, the project's own file not read; or KEY = VALUE over
+    the configuration in force. --config FILE with --isolated is a usage error."""
+    repo = _configured(tmp_path)
+    elsewhere = tmp_path / "migrate.toml"
+    elsewhere.write_text('exclude = ["src/*"]\n')
+    chosen = migrate("scan", ".", "--format", "json", "--config", elsewhere, cwd=repo)
+    assert _paths(chosen) == ["legacy/old.py"]
+    other = tmp_path / "other" / "pyproject.toml"
+    other.parent.mkdir()
+    other.write_text('[tool.migrate]\nselect = ["ROC520"]\n')
+    assert _paths(migrate("scan", ".", "--format", "json", "--config", other, cwd=repo)) == []
+    setting = migrate("scan", ".", "--format", "json", "--config", "exclude = []", cwd=repo)
+    assert _paths(setting) == ["legacy/old.py", "src/loud.py"]  # per-file-ignores still hold
+    both = migrate("scan", ".", "--config", elsewhere, "--isolated", cwd=repo)
+    assert both.returncode == 2 and len(both.stderr.splitlines()) == 1
+    assert "cannot be used with --isolated" in both.stderr
+    bad = migrate("scan", ".", "--config", "selekt = []", cwd=repo)
+    assert bad.returncode == 2 and "unknown [tool.migrate] keys: selekt" in bad.stderr
+
+
+def test_show_files_and_show_settings_print_what_a_run_would_use(tmp_path):
+    repo = _configured(tmp_path)
+    files = migrate("scan", ".", "--show-files", cwd=repo)
+    assert files.returncode == 0, files.stderr
+    assert files.stdout.splitlines() == [
+        str(repo / "pyproject.toml"),
+        str(repo / "src" / "loud.py"),
+        str(repo / "src" / "quiet.py"),
+    ]
+    assert migrate("fix", ".", "--show-files", "--isolated", cwd=repo).stdout.splitlines()[0] == (
+        str(repo / "legacy" / "old.py")
+    )
+    settings = migrate("scan", "src/quiet.py", "--show-settings", cwd=repo)
+    assert settings.returncode == 0, settings.stderr
+    lines = settings.stdout.splitlines()
+    assert lines[:3] == [
+        f'Resolved settings for: "{repo / "src" / "quiet.py"}"',
+        f'Settings path: "{repo / "pyproject.toml"}"',
+        f'Project root: "{repo}"',
+    ]
+    rules = json.loads(next(line for line in lines if line.startswith("rules = "))[8:])
+    assert "ROC102" in rules and "ROC101" not in rules  # the file's per-file-ignores applied
+    isolated = migrate("scan", "src/quiet.py", "--show-settings", "--isolated", cwd=repo)
+    assert "Settings path: none (--isolated)" in isolated.stdout
+    assert '"ROC101"' in isolated.stdout

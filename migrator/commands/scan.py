@@ -21,6 +21,7 @@ from migrator.commands.options import (
     split_values,
 )
 from migrator.commands.progress import may_be_terminal
+from migrator.commands.settings import configuration_options
 from migrator.model import DEFAULT_FAIL_ON, ScanResult, Severity
 
 FORMATS = (
@@ -50,6 +51,7 @@ FORMATS = (
     "sarif, github, gitlab (Code Quality), junit, rdjson (reviewdog), pylint, azure.",
 )
 @common_options
+@configuration_options
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write to FILE."
 )
