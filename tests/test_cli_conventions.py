@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,71 @@ def test_show_files_and_show_settings_print_what_a_run_would_use(tmp_path):
     isolated = migrate("scan", "src/quiet.py", "--show-settings", "--isolated", cwd=repo)
     assert "Settings path: none (--isolated)" in isolated.stdout
     assert '"ROC101"' in isolated.stdout
+
+
+def _on_a_terminal(*args: object, cwd: Path, timeout: float = 300) -> str:
+    """What ``migrate ARGS`` writes to stdout when stdout is a pseudo-terminal (stderr apart)."""
+    import pty
+    import select
+    import subprocess
+    import time
+
+    from tests.attacks.conftest import command, environment
+
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        command(*args),
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=environment(COLUMNS="120", LINES="50", TERM="xterm", NO_COLOR="1"),
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if not ready:
+                if process.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)  # the styles (bold, dim) rich chose
+
+
+def test_report_on_a_terminal_shows_tables_and_html_goes_to_a_file_or_a_pipe(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.py").write_text(CUDA_CHECK)
+    # a file name that would be markup for rich and an escape sequence for the terminal
+    hostile = "b[bold]\x1b]0;pwned\x07.py"
+    (project / hostile).write_text('import torch\nv = torch.version.cuda.split(".")\n')
+    shown = _on_a_terminal("report", project, cwd=tmp_path)
+    assert "<html" not in shown.lower() and "<!doctype" not in shown.lower()
+    assert "ROCm readiness: proj" in shown
+    for section in ("Manual work", "Effort:", "Unknowns", "migrate report PATH -o report.html"):
+        assert section in shown, shown
+    assert len(shown.splitlines()) < 100
+    assert "\x1b]0;" not in shown and "b[bold]\\x1b]0;pwned\\x07.py" in shown
+    # explicitly HTML on a terminal, and the default to a pipe: the document as before
+    assert _on_a_terminal("report", project, "--format", "html", cwd=tmp_path).startswith(
+        "<!DOCTYPE html>"
+    )
+    piped = migrate("report", project, cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stdout.startswith("<!DOCTYPE html>")
+    text = migrate("report", project, "--format", "text", cwd=tmp_path)
+    assert text.stdout.startswith("ROCm readiness: proj") and "\x1b" not in text.stdout
