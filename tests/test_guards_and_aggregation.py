@@ -395,10 +395,15 @@ def test_project_fact_is_one_finding_anchored_at_the_requirement(tmp_path, scan_
             "scan", "--format", "sarif", "--select", "bitsandbytes,ROC810", str(tmp_path)
         ).output
     )
-    [result] = sarif["runs"][0]["results"]
+    # each site is a result of its own (an alert per site in code scanning); the first lists
+    # the others as related locations
+    result, *further = sarif["runs"][0]["results"]
     assert [
         location["physicalLocation"]["artifactLocation"]["uri"]
         for location in result["relatedLocations"]
+    ] == ["tests/test_a.py", "tests/test_b.py", "train.py"]
+    assert [
+        entry["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for entry in further
     ] == ["tests/test_a.py", "tests/test_b.py", "train.py"]
 
 

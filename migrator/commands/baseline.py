@@ -42,39 +42,16 @@ def _keys(result: ScanResult) -> tuple[Path, list[Finding], list[_Key]]:
 def _site_keys(result: ScanResult) -> list[tuple[Finding, list[_Key]]]:
     """Each finding with the keys of all its sites: its own, then each folded site's (read
     from the site's line, so that they too survive line shifts)."""
-    root = Path(result.root).resolve()
-    base = root.parent if root.is_file() else root
-    lines: dict[str, list[str]] = {}
+    from migrator.output.sites import line_reader, sites_of
 
-    def line_of(path: str, number: int) -> str:
-        if path not in lines:
-            from migrator.files.sources import read_project_text
-
-            lines[path] = (read_project_text(base / path) or "").splitlines()
-        text = lines[path]
-        return text[number - 1] if 0 < number <= len(text) else ""
-
+    line_of = line_reader(result)
     owners: list[int] = []
     sites: list[Finding] = []
     findings = [finding for file in result.files for finding in file.findings]
     for number, finding in enumerate(findings):
-        owners.append(number)
-        sites.append(finding)
-        for site in finding.related:
+        for site in sites_of(finding, line_of):
             owners.append(number)
-            sites.append(
-                replace(
-                    finding,
-                    path=site.path,
-                    line=site.line,
-                    column=site.column,
-                    end_line=site.end_line,
-                    end_column=site.end_column,
-                    cell=site.cell,
-                    source_line=line_of(site.path, site.line) if site.cell is None else "",
-                    related=(),
-                )
-            )
+            sites.append(site)
     _, _, keys = _keys(ScanResult(result.root, [FileResult("", Status.SCANNED, tuple(sites))]))
     grouped: list[tuple[Finding, list[_Key]]] = [(finding, []) for finding in findings]
     for owner, key in zip(owners, keys, strict=True):

@@ -20,6 +20,7 @@ from migrator.commands.options import (
     run_with_progress,
     split_values,
 )
+from migrator.commands.settings import configuration_options
 from migrator.files.sources import FailFile, SkipFile
 from migrator.model import Applicability
 
@@ -31,6 +32,7 @@ from migrator.model import Applicability
     "--unsafe-fixes", is_flag=True, help="Also apply fixes that change semantics; review them."
 )
 @common_options
+@configuration_options
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
 def fix(
     paths: tuple[str, ...],

@@ -21,6 +21,7 @@ from migrator.commands.options import (
     split_values,
 )
 from migrator.commands.progress import may_be_terminal
+from migrator.commands.settings import configuration_options
 from migrator.model import DEFAULT_FAIL_ON, ScanResult, Severity
 
 FORMATS = (
@@ -50,6 +51,7 @@ FORMATS = (
     "sarif, github, gitlab (Code Quality), junit, rdjson (reviewdog), pylint, azure.",
 )
 @common_options
+@configuration_options
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write to FILE."
 )
@@ -86,7 +88,10 @@ FORMATS = (
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings and nothing else.")
 @click.option(
-    "--statistics", is_flag=True, help="Print how many findings each rule has, not the findings."
+    "--statistics",
+    is_flag=True,
+    help="Print how many sites each rule has (and the problems they fold into), not the "
+    "findings; as JSON with --format json.",
 )
 @click.option(
     "--stdin-filename",
@@ -153,6 +158,7 @@ def scan(
         raise click.UsageError(
             "give at least one PATH, or --stdin-filename NAME with the file on stdin"
         )
+    paths, missing = _present(paths, bool(stdin_filename))
     inputs = [Path(p) for p in paths if p != "-"] + [
         Path(name) for name in (baseline_file,) if name
     ]
@@ -212,22 +218,23 @@ def scan(
         if statistics:
             from migrator.output import concise
 
-            emit(concise.statistics(results), output, inputs)
+            tally = concise.statistics_json if output_format == "json" else concise.statistics
+            emit(tally(results), output, inputs)
         else:
             text = _render(results, output_format, output, quiet, _given_names(stdin_filename))
             if text is not None:
                 emit(text, output, inputs)
         if show_unused_suppressions:
+            from migrator.engine.suppress import comment_of
             from migrator.files.paths import to_cwd
             from migrator.output.escape import safe_text
 
             for result in to_cwd(results, names=_given_names(stdin_filename)):
                 for file in result.files:
                     for line, code in file.unused_suppressions:
-                        label = "" if code == "*" else f"[{safe_text(code)}]"
                         click.echo(
                             f"{safe_text(file.path)}:{line}: unused suppression "
-                            f"`# migrate: ignore{label}`",
+                            f"`{safe_text(comment_of(code))}`",
                             err=True,
                         )
         threshold = Severity.parse(fail_on)
@@ -247,7 +254,7 @@ def scan(
                 "(their reasons are in the report; --allow-unscanned accepts this)",
                 err=True,
             )
-        return 1 if (failing and not exit_zero) or blocked else 0
+        return 1 if (failing and not exit_zero) or blocked or missing else 0
 
     if watch:
         from migrator.commands.watch import watch_paths
@@ -255,6 +262,24 @@ def scan(
         watch_paths([Path(p) for p in paths if p != "-"], lambda: show(collect()))
         sys.exit(0)
     sys.exit(show(collect()))
+
+
+def _present(paths: tuple[str, ...], stdin: bool) -> tuple[tuple[str, ...], list[str]]:
+    """The paths that exist, and those that do not, each warned about in one line on stderr
+    (as ruff does: the rest is scanned and the run exits 1). When none exists and nothing
+    comes on stdin, a usage error (exit 2)."""
+    present = tuple(p for p in paths if p == "-" or Path(p).exists())
+    missing = [p for p in paths if p != "-" and p not in present]
+    if missing and not present and not stdin:
+        check_paths((missing[0],))  # the usage error, worded as for every command
+    from migrator.output.escape import safe_text
+
+    for name in missing:
+        click.echo(
+            f"migrate: warning: path does not exist: {safe_text(name)} (not scanned; exit 1)",
+            err=True,
+        )
+    return present, missing
 
 
 def _scan_paths(

@@ -30,7 +30,7 @@ from migrator.engine.fixer import (
 )
 from migrator.engine.partial import WORTHWHILE, PartialSource, partial_source
 from migrator.engine.rule import PythonRule, Rule, TextRule
-from migrator.engine.suppress import Suppressions
+from migrator.engine.suppress import SUPPRESSION_MARK, Suppressions
 from migrator.engine.triggers import TriggerSearch
 from migrator.files.sources import FailFile, SkipFile, check_nesting, notebook_cells
 from migrator.model import Applicability, Finding, FixInfo, Status
@@ -499,9 +499,13 @@ def analyze_python(
     prefilter: bool = True,
     imports: ImportTable | None = None,
     cell: int | None = None,
+    whole_file: Sequence[str] = (),
 ) -> Analysis:
     """Findings of a Python text; with ``fix`` (SAFE or UNSAFE) also the fixed text. A scan
-    parses only the statements its rules can see (``migrator.engine.partial``); a fix the whole file."""
+    parses only the statements its rules can see (``migrator.engine.partial``); a fix the whole file.
+    ``whole_file``: the other texts of the same file (a notebook's cells), whose
+    ``ignore-file`` comments apply too."""
+    suppressions = Suppressions.parse(text, whole_file)
     parsed = _reports(
         text,
         path,
@@ -510,9 +514,8 @@ def analyze_python(
         imports=imports,
         partial=fix is None and cell is None,
     )
-    if parsed is None:
-        return Analysis()
-    suppressions = Suppressions.parse(text)
+    if parsed is None:  # no rule can fire: every suppression comment is unused
+        return Analysis(unused_suppressions=suppressions.unused())
     if isinstance(parsed, _Unread):
         return Analysis(unused_suppressions=suppressions.unused())
     pairs = _suppress(_python_findings(parsed, path, text, cell), suppressions)
@@ -524,7 +527,9 @@ def analyze_python(
         parsed.context.release()
         return analysis
     try:
-        new_text, fixed = _fix_python_loop(text, path, rules, fix, prefilter, imports, cell)
+        new_text, fixed = _fix_python_loop(
+            text, path, rules, fix, prefilter, imports, cell, whole_file
+        )
         new_text = keep_final_newline(text, new_text)
         new_text, limit = _formatted(text, new_text, path, cell)
         check_line_length(text, new_text, limit)
@@ -535,7 +540,14 @@ def analyze_python(
         analysis.new_text = new_text
         analysis.fixed = fixed
         after = analyze_python(
-            new_text, path, rules, fix=None, prefilter=prefilter, imports=imports, cell=cell
+            new_text,
+            path,
+            rules,
+            fix=None,
+            prefilter=prefilter,
+            imports=imports,
+            cell=cell,
+            whole_file=whole_file,
         )
         analysis.findings = after.findings
     return analysis
@@ -572,6 +584,7 @@ def _fix_python_loop(
     prefilter: bool,
     imports: ImportTable | None,
     cell: int | None,
+    whole_file: Sequence[str] = (),
 ) -> tuple[str, list[Finding]]:
     current = text
     fixed: list[Finding] = []
@@ -581,7 +594,7 @@ def _fix_python_loop(
             return current, fixed
         pairs = _suppress(
             _python_findings(parsed, path, current, cell),
-            Suppressions.parse(current),
+            Suppressions.parse(current, whole_file),
         )
         chosen = [(raw, finding) for raw, finding in pairs if _fixable(raw, finding, fix)]
         partial = incomplete_groups(raw for raw, _ in chosen)
@@ -614,21 +627,23 @@ def analyze_text(
     prefilter: bool = True,
     cell: int | None = None,
     line_map: Callable[[int], int] | None = None,
+    whole_file: Sequence[str] = (),
 ) -> Analysis:
-    """Findings of a non-Python text file of ``kind``; with ``fix`` also the fixed text."""
+    """Findings of a non-Python text file of ``kind``; with ``fix`` also the fixed text.
+    ``whole_file``: as for ``analyze_python``."""
     chosen = [
         rule
         for rule in active_rules(rules, text, prefilter, kind)
         if issubclass(rule, TextRule) and kind in rule.file_kinds
     ]
-    if not chosen:
-        return Analysis()
+    suppressions = Suppressions.parse(text, whole_file)
+    if not chosen:  # no rule can fire: every suppression comment is unused
+        return Analysis(unused_suppressions=suppressions.unused())
     context = TextContext(path=path, kind=kind, text=text)
     for rule in chosen:
         rule(context).check()
     police_text(context)
     lines = text.splitlines()
-    suppressions = Suppressions.parse(text)
     line_guards = ci_line_guards(text) if kind == "ci-yaml" else {}
     pairs: list[tuple[RawTextFinding, Finding]] = []
     guards = TextGuards(text, kind)
@@ -697,7 +712,10 @@ def analyze_notebook(
         shared.modules.update(table.modules)
     result = Analysis()
     new_sources: dict[int, str] = {}
+    # an ``ignore-file`` comment in any cell holds for the whole notebook
+    marked = [(cell.index, cell.source) for cell in cells if SUPPRESSION_MARK in cell.source]
     for cell in cells:
+        others = [source for index, source in marked if index != cell.index]
         if cell.index in parsed:
             part = analyze_python(
                 cell.source,
@@ -707,6 +725,7 @@ def analyze_notebook(
                 prefilter=prefilter,
                 imports=shared,
                 cell=cell.index,
+                whole_file=others,
             )
             result.findings.extend(part.findings)
             result.fixed.extend(part.fixed)
@@ -725,6 +744,7 @@ def analyze_notebook(
                 prefilter=prefilter,
                 cell=cell.index,
                 line_map=_line_mapper(numbers),
+                whole_file=[cell.source, *others],
             )
             result.findings.extend(part.findings)
     if (

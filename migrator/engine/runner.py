@@ -49,13 +49,15 @@ PARALLEL_THRESHOLD = 24
 
 
 def _config_prefix(config: Config, root: Path | None) -> str:
-    """Where ``root`` sits below the folder of its configuration file (``pkg`` for a scan of
-    ``pkg/`` configured by ``./pyproject.toml``), "" when it is that folder."""
-    if root is None or config.source is None:
+    """Where ``root`` sits below the folder the configuration's globs are written from (its
+    file's: ``pkg`` for a scan of ``pkg/`` configured by ``./pyproject.toml``; the current
+    directory's for ``--config FILE``), "" when it is that folder."""
+    base = config.globs_from or (str(Path(config.source).parent) if config.source else None)
+    if root is None or base is None:
         return ""
     folder = root if root.is_dir() else root.parent
     try:
-        relative = folder.resolve().relative_to(Path(config.source).resolve().parent)
+        relative = folder.resolve().relative_to(Path(base).resolve())
     except (OSError, ValueError):
         return ""
     return "" if relative == Path(".") else relative.as_posix()
@@ -691,6 +693,47 @@ def scan(
     files.extend(problems)
     files.extend(_unread_context(facts, files))
     return RootRun(root, ScanResult(str(root), files), config=config)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a scan of one root would use, found without analysing anything (``--show-files``,
+    ``--show-settings``)."""
+
+    config: Config
+    selection: Selection
+    sources: list[SourceFile]
+
+
+def plan(
+    root: Path,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    min_severity: Severity | None = None,
+    preview: bool | None = None,
+    extend_select: Sequence[str] = (),
+    extend_ignore: Sequence[str] = (),
+    only: Sequence[Path] | None = None,
+    within: Path | None = None,
+) -> Plan:
+    """The configuration, the merged selection and the files ``scan`` would analyse for
+    ``root`` with the same arguments (discovery and exclusions as a scan applies them)."""
+    config = load_config(root)
+    selection = Selection.merge(
+        config,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        min_severity=min_severity,
+        preview=preview,
+        root=root,
+        extend_select=extend_select,
+        extend_ignore=extend_ignore,
+    )
+    sources, _ = _sources(root, selection, config, only, within)
+    return Plan(config, selection, sources)
 
 
 def scan_text(

@@ -1,8 +1,11 @@
-"""``[tool.migrate]`` in the scanned project's pyproject.toml; the command line wins."""
+"""``[tool.migrate]`` in the scanned project's pyproject.toml, or the one configuration the
+command line names (``--config FILE``, ``--isolated``: ``ConfigChoice``); the command line's own
+flags win over both."""
 
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,10 +51,41 @@ class Config:
     allow_unscanned: bool = False
     #: Rules in preview (``Rule.preview``) are chosen too.
     preview: bool = False
+    #: The folder ``exclude`` and ``per-file-ignores`` are written from: the configuration
+    #: file's own, or the current directory for a file named by ``--config`` (as ruff does).
+    globs_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChoice:
+    """What the command line says about configuration files, as ruff's ``--config`` and
+    ``--isolated`` do: one FILE for every scanned root (no discovery; its globs relative to
+    the current directory), none at all (``isolated``), and ``KEY = VALUE`` settings over
+    whichever applies."""
+
+    file: Path | None = None
+    isolated: bool = False
+    overrides: dict[str, Any] = field(default_factory=dict)
+    #: The current directory when the choice was made (``--config FILE``'s globs start there).
+    cwd: str = ""
+
+    @property
+    def fixed(self) -> bool:
+        """Whether discovery is off: one configuration (or none) for every root."""
+        return self.file is not None or self.isolated
+
+
+#: The choice of the running command (None: discover ``pyproject.toml`` per root, as always).
+chosen_config: ContextVar[ConfigChoice | None] = ContextVar("chosen_config", default=None)
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.migrate]`` table."""
+    """The nearest pyproject.toml at or above ``start`` that has a ``[tool.migrate]`` table;
+    None when the command line fixed the configuration (``--config FILE``, ``--isolated``), so
+    that no project's file decides a root or a setting."""
+    choice = chosen_config.get()
+    if choice is not None and choice.fixed:
+        return None
     directory = (start if start.is_dir() else start.parent).absolute()  # `.` has no parents
     for candidate in [directory, *directory.parents]:
         path = candidate / "pyproject.toml"
@@ -77,18 +111,68 @@ def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
 
 
 def load_config(root: Path) -> Config:
-    """Read ``[tool.migrate]`` for ``root``; a malformed file is a ConfigError (exit 2)."""
-    path = find_pyproject(root)
+    """The configuration for ``root``: its ``[tool.migrate]``, or the one the command line chose
+    (``chosen_config``); a malformed file is a ConfigError (exit 2)."""
+    choice = chosen_config.get()
+    if choice is None:
+        path = find_pyproject(root)
+        return Config() if path is None else _config_from(_table_of(path), path)
+    if choice.file is not None:
+        table = {**_table_of(choice.file), **choice.overrides}
+        return _config_from(table, choice.file, globs_from=choice.cwd or None)
+    path = None if choice.isolated else find_pyproject(root)
+    table = {**(_table_of(path) if path is not None else {}), **choice.overrides}
     if path is None:
-        return Config()
+        return _config_from(table, Path("--config"), source=False, globs_from=choice.cwd or None)
+    return _config_from(table, path)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings of a file named by ``--config``: ``[tool.migrate]`` of a ``pyproject.toml``,
+    the top-level table of any other TOML file (``migrate.toml``), as ruff reads ``ruff.toml``;
+    checked as the project's would be (ConfigError, one line)."""
+    table = _table_of(path)
+    _config_from(table, path)
+    return table
+
+
+def _table_of(path: Path) -> dict[str, Any]:
+    """The raw settings table of a configuration file (see ``read_config_file``)."""
     text = read_project_text(path, strict=True)
     if text is None:
-        raise ConfigError(f"{path}: cannot be read as UTF-8 text")
+        raise ConfigError(f"{path}: cannot be read as UTF-8 text (or is not a regular file)")
     try:
         data = parse_toml(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
-    table = data["tool"]["migrate"]
+    if path.name != "pyproject.toml":
+        return data
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "migrate" not in tool:
+        raise ConfigError(f"{path}: has no [tool.migrate] table")
+    table = tool["migrate"]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.migrate] must be a table")
+    return table
+
+
+def parse_overrides(text: str) -> dict[str, Any]:
+    """One ``--config KEY = VALUE`` (TOML, as ruff's), checked as a configuration would be."""
+    try:
+        table = parse_toml(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(
+            f"--config {text!r} is neither a configuration file nor a TOML `KEY = VALUE` "
+            f"setting ({error})"
+        ) from None
+    _config_from(table, Path("--config"), source=False)
+    return table
+
+
+def _config_from(
+    table: dict[str, Any], path: Path, *, source: bool = True, globs_from: str | None = None
+) -> Config:
+    """A Config from a settings table read from ``path`` (named in every error)."""
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.migrate] must be a table")
     unknown = set(table) - KNOWN_KEYS
@@ -120,11 +204,12 @@ def load_config(root: Path) -> Config:
         per_file_ignores=per_file,
         min_severity=severity,
         verify=verify,
-        source=str(path),
+        source=str(path) if source else None,
         file_timeout=_seconds(table, "file-timeout", DEFAULT_FILE_TIMEOUT, path),
         discovery_timeout=_seconds(table, "discovery-timeout", DEFAULT_DISCOVERY_TIMEOUT, path),
         allow_unscanned=allow_unscanned,
         preview=preview,
+        globs_from=globs_from,
     )
 
 

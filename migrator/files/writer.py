@@ -4,11 +4,13 @@ symlink, outside the root, or over an edit made since the file was read; every f
 (``-o`` of every command, baselines, receipts) is written by ``write_output``: atomically, never
 through a symlink, never creating a link's target, never over an input of the run; the tool's
 own folders of files (a fleet's results) by ``write_private_under``: never through a symlink
-anywhere below and at the folder's root."""
+anywhere below and at the folder's root. ``-`` and the stream names ``/dev/stdout``,
+``/dev/stderr``, ``/dev/null`` and ``/dev/fd/N``, typed by the user, are written to that stream."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Sequence
@@ -244,12 +246,62 @@ def create_new(root: Path, relative: str, text: str, like: str) -> None:
             pass
 
 
+#: Output names that mean a stream of this process, not a file (``-`` is stdout, as for most
+#: tools). Only these exact names, which a user types and a scanned project cannot plant, are
+#: let through: a symlink named like a report that leads to ``/dev/null`` is still refused.
+STREAMS = {"-": 1, "/dev/stdout": 1, "/dev/stderr": 2, "/dev/fd/1": 1, "/dev/fd/2": 2}
+DISCARD = "/dev/null"
+_FD_NAME = re.compile(r"/dev/fd/(\d{1,4})")
+
+
+def stream_of(output: str | os.PathLike[str]) -> int | None:
+    """The file descriptor an output name stands for (``-``, ``/dev/stdout``, ``/dev/fd/N`` as
+    bash's ``>(cmd)`` gives), -1 for ``/dev/null``, or None for an ordinary file name."""
+    name = os.fspath(output)
+    if not isinstance(name, str):
+        return None
+    if name in STREAMS:
+        return STREAMS[name]
+    if name == DISCARD:
+        return -1
+    match = _FD_NAME.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def _write_stream(descriptor: int, data: bytes) -> None:
+    """Write ``data`` to an open descriptor of this process (stdout after what Python buffered
+    for it); nothing for ``/dev/null``."""
+    import sys
+
+    if descriptor < 0:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.fileno() == descriptor:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view)
+        view = view[written:]
+
+
 def output_refusal(output: str | os.PathLike[str], inputs: Sequence[Path] = ()) -> str | None:
     """Why a file the user named for output must not be written (one line), or None: it is a
     symlink (dangling or not: a scanned project may have planted it), not a regular file, or an
-    input of this run (a file it reads, or one of the kinds it scans under a scanned root)."""
+    input of this run (a file it reads, or one of the kinds it scans under a scanned root).
+    A stream name (``stream_of``) is never refused, except a descriptor that is not open."""
     from migrator.files.discovery import file_kind
 
+    descriptor = stream_of(output)
+    if descriptor is not None:
+        if descriptor >= 0:
+            try:
+                os.fstat(descriptor)
+            except OSError as error:
+                return f"cannot write {output}: {error.strerror}"
+        return None
     path = Path(output)
     try:
         mode = os.lstat(path).st_mode
@@ -285,10 +337,20 @@ def write_output(
     """Write a file the user named (a report, a baseline, a receipt) under the policy: refused
     with a one-line ``WriteRefused`` for the cases of ``output_refusal``; written to a temporary
     file beside it and renamed over it, so a failure (a full disk) leaves the previous file as
-    it was; a new file gets the usual permissions, an existing one keeps its own."""
+    it was; a new file gets the usual permissions, an existing one keeps its own. A stream name
+    (``-``, ``/dev/stdout``, ``/dev/null``; ``stream_of``) is written to that stream."""
     refusal = output_refusal(output, inputs)
     if refusal is not None:
         raise WriteRefused(refusal)
+    descriptor = stream_of(output)
+    if descriptor is not None:
+        try:
+            _write_stream(descriptor, text.encode(encoding, "surrogateescape"))
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise WriteRefused(f"cannot write {output}: {error.strerror}") from None
+        return
     path = Path(output)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode) if path.exists() else None

@@ -36,16 +36,56 @@ def render(results: list[ScanResult]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def statistics(results: list[ScanResult]) -> str:
-    """How many findings each rule has, most first (``[*]``: some of them are fixable)."""
+def _counts(results: list[ScanResult]) -> list[tuple[str, int, int, bool]]:
+    """Per rule: its sites, its findings (folded problems), whether some are fixable; most
+    sites first."""
+    from migrator.output.sites import site_count
+
     findings = _findings(results)
-    counts = Counter(finding.rule for finding in findings)
+    sites: Counter[str] = Counter()
+    problems: Counter[str] = Counter()
+    for finding in findings:
+        sites[finding.rule] += site_count(finding)
+        problems[finding.rule] += 1
     fixable = {finding.rule for finding in findings if finding.fix is not None}
+    ordered = sorted(sites.items(), key=lambda item: (-item[1], item[0]))
+    return [(rule, count, problems[rule], rule in fixable) for rule, count in ordered]
+
+
+def statistics(results: list[ScanResult]) -> str:
+    """How many sites each rule has, most first, as ruff counts its diagnostics (``[*]``: some
+    of them are fixable); where sites were folded into fewer problems (one finding each), how
+    many problems they make, labelled."""
     from migrator.engine.registry import all_rules
 
     messages = {rule.code: rule.message for rule in all_rules()}
     lines = []
-    for rule, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        mark = "[*]" if rule in fixable else "   "
-        lines.append(f"{count:>6}\t{rule}\t{mark} {_printable(messages.get(rule, ''))}")
+    for rule, count, problems, fixable in _counts(results):
+        mark = "[*]" if fixable else "   "
+        folded = (
+            f" ({count} sites in {problems} problem{'s' if problems != 1 else ''})"
+            if problems != count
+            else ""
+        )
+        lines.append(f"{count:>6}\t{rule}\t{mark} {_printable(messages.get(rule, ''))}{folded}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def statistics_json(results: list[ScanResult]) -> str:
+    """``--statistics --format json``: ruff's shape (``code``, ``name``, ``count``, ``fixable``)
+    with ``count`` the sites and ``problems`` the findings they are folded into."""
+    from migrator.engine.registry import all_rules
+    from migrator.output.escape import json_text
+
+    names = {rule.code: rule.name for rule in all_rules()}
+    rows = [
+        {
+            "code": rule,
+            "name": names.get(rule, ""),
+            "count": count,
+            "problems": problems,
+            "fixable": fixable,
+        }
+        for rule, count, problems, fixable in _counts(results)
+    ]
+    return json_text(rows, indent=2) + "\n"

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import migrator
-from migrator.model import MEANINGS, Finding, ScanResult, Severity
+from migrator.model import MEANINGS, Finding, Related, ScanResult, Severity
 from migrator.output.escape import safe_text, url_path
 from migrator.output.fingerprint import VERSION as FINGERPRINT
 from migrator.output.fingerprint import fingerprints
 from migrator.output.rule_docs import project_url, rule_url, summary
+from migrator.output.sites import line_reader, sites_of
 
 _LEVEL = {severity: meaning.sarif_level for severity, meaning in MEANINGS.items()}
+_RANK = {"note": 0, "warning": 1, "error": 2}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -49,62 +52,24 @@ def render(
     multiple = len(results) > 1
     for result in results:
         prefix = _prefix(result.root) if multiple else ""
-        findings = [_with_prefix(finding, prefix) for finding in result.findings]
-        for finding, fingerprint in zip(findings, fingerprints(findings), strict=True):
-            entry: dict[str, Any] = {
-                "ruleId": finding.rule,
-                "ruleIndex": index.get(finding.rule, 0),
-                "level": _LEVEL[finding.severity],
-                "message": {"text": safe_text(finding.message)},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {
-                                "uri": url_path(finding.path),
-                                "uriBaseId": "%SRCROOT%",
-                            },
-                            "region": {
-                                "startLine": finding.line,
-                                "startColumn": finding.column,
-                                "endLine": finding.end_line,
-                                "endColumn": finding.end_column,
-                            },
-                        }
-                    }
-                ],
-            }
-            entry["partialFingerprints"] = {FINGERPRINT: fingerprint}
-            if finding.related:
-                entry["relatedLocations"] = [
-                    {
-                        "id": number,
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": site.path, "uriBaseId": "%SRCROOT%"},
-                            "region": {
-                                "startLine": site.line,
-                                "startColumn": site.column,
-                                "endLine": site.end_line,
-                                "endColumn": site.end_column,
-                            },
-                        },
-                        "message": {
-                            "text": f"{site.rule}: a site of this problem"
-                            if site.rule
-                            else "another site of this problem"
-                        },
-                    }
-                    for number, site in enumerate(finding.related, start=1)
-                ]
-            properties: dict[str, Any] = {}
-            if finding.cell is not None:
-                properties["notebookCell"] = finding.cell
-            if finding.guard:
-                properties["guard"] = finding.guard
-            if finding.severity is Severity.HYGIENE:
-                properties["severity"] = "hygiene"
-            if properties:
-                entry["properties"] = properties
-            sarif_results.append(entry)
+        line_of = line_reader(result)
+        # every site of a folded problem is a result of its own: code scanning shows one alert
+        # per result, and a site shown only as a related location has no alert of its own
+        sites: list[tuple[Finding, Finding, int]] = []
+        for finding in result.findings:
+            expanded = sites_of(finding, line_of)
+            sites.extend((finding, site, number) for number, site in enumerate(expanded))
+        shown = [_with_prefix(site, prefix) for _, site, _ in sites]
+        prints = fingerprints(shown)
+        first_print = ""
+        for (owner, _, number), site, fingerprint in zip(sites, shown, prints, strict=True):
+            owner = _with_prefix(owner, prefix)
+            if number == 0:
+                first_print = fingerprint
+            sarif_results.append(_result(owner, site, number, fingerprint, first_print, index))
+    levels: dict[str, Counter[str]] = {}
+    for entry in sarif_results:
+        levels.setdefault(entry["ruleId"], Counter())[entry["level"]] += 1
     document = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -115,7 +80,7 @@ def render(
                         "name": "migrate",
                         "version": migrator.__version__,
                         "informationUri": project_url("Homepage"),
-                        "rules": [_rule(rule) for rule in rules],
+                        "rules": [_rule(rule, levels.get(rule.code)) for rule in rules],
                     }
                 },
                 "automationDetails": {
@@ -153,8 +118,92 @@ def _automation_id(roots: list[str], repository: Path | None) -> str:
     return f"migrate/{relative}/" if relative else "migrate/"
 
 
-def _rule(rule: Any) -> dict[str, Any]:
-    """A reporting descriptor: a one-line description, the rule's page and its Markdown help."""
+def _result(
+    owner: Finding,
+    site: Finding,
+    number: int,
+    fingerprint: str,
+    problem: str,
+    index: dict[str, int],
+) -> dict[str, Any]:
+    """The result for one site of ``owner`` (``number`` 0: the site the finding shows). Each
+    names the other sites as related locations (the first site names them all, a further site
+    names the first), and every site of one problem carries that problem's key
+    (``properties.problem``: the first site's fingerprint)."""
+    total = 1 + len(owner.related)
+    message = owner.message
+    if number > 0:  # the finding's message counts the further sites; a site says which it is
+        from migrator.engine.aggregate import more_sites
+
+        message = message.replace(more_sites(total - 1), "")
+        message += f" (site {number + 1} of {total} of this problem; the first is at "
+        message += f"{owner.path}:{owner.line})"
+    message = safe_text(message)
+    entry: dict[str, Any] = {
+        "ruleId": owner.rule,
+        "ruleIndex": index.get(owner.rule, 0),
+        "level": _LEVEL[owner.severity],
+        "message": {"text": message},
+        "locations": [_location(site)],
+        "partialFingerprints": {FINGERPRINT: fingerprint},
+    }
+    if number == 0 and owner.related:
+        entry["relatedLocations"] = [
+            {
+                "id": position,
+                **_location(other),
+                "message": {
+                    "text": f"{other.rule}: a site of this problem"
+                    if other.rule
+                    else "another site of this problem"
+                },
+            }
+            for position, other in enumerate(owner.related, start=1)
+        ]
+    elif number > 0:
+        entry["relatedLocations"] = [
+            {"id": 1, **_location(owner), "message": {"text": "the first site of this problem"}}
+        ]
+        via = owner.related[number - 1].rule
+        if via and via != owner.rule:
+            entry["message"]["text"] += f" (found by {safe_text(via)})"
+    properties: dict[str, Any] = {}
+    if total > 1:
+        properties["problem"] = problem
+    if site.cell is not None:
+        properties["notebookCell"] = site.cell
+    if owner.guard:
+        properties["guard"] = owner.guard
+    if owner.severity is Severity.HYGIENE:
+        properties["severity"] = "hygiene"
+    if properties:
+        entry["properties"] = properties
+    return entry
+
+
+def _location(place: Finding | Related) -> dict[str, Any]:
+    """A ``physicalLocation`` under ``%SRCROOT%``."""
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": url_path(place.path), "uriBaseId": "%SRCROOT%"},
+            "region": {
+                "startLine": place.line,
+                "startColumn": place.column,
+                "endLine": place.end_line,
+                "endColumn": place.end_column,
+            },
+        }
+    }
+
+
+def _rule(rule: Any, levels: Counter[str] | None = None) -> dict[str, Any]:
+    """A reporting descriptor: a one-line description, the rule's page and its Markdown help.
+    Its default level is the level of its results in this log (the most common, the more
+    severe on a tie), so that a consumer reading either sees the same; the catalog's level
+    where the rule has none."""
+    level = _LEVEL[rule.severity]
+    if levels:
+        level = max(levels, key=lambda name: (levels[name], _RANK.get(name, 0)))
     descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
@@ -164,7 +213,7 @@ def _rule(rule: Any) -> dict[str, Any]:
             "text": f"{summary(rule)} See `migrate explain {rule.code}`.",
             "markdown": rule.doc(),
         },
-        "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+        "defaultConfiguration": {"level": level},
         "properties": {"category": rule.category, "fact": rule.fact},
     }
     url = rule_url(rule.code)

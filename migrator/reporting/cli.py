@@ -1,4 +1,5 @@
-"""``migrate report``: readiness of one project or a fleet, as HTML, Markdown or JSON."""
+"""``migrate report``: readiness of one project or a fleet, as HTML, Markdown or JSON, or its
+summary as tables (``text``: what a terminal gets when no ``-o`` and no ``--format`` is given)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from migrator.reporting.readiness import (
     unique_names,
 )
 
-FORMATS = ("html", "md", "json")
+FORMATS = ("html", "md", "json", "text")
 
 
 def read_repos_file(path: str) -> list[str]:
@@ -95,9 +96,21 @@ def render(report: Report, output_format: str) -> str:
         from migrator.reporting import markdown
 
         return valid_utf8(markdown.render(report))
+    if output_format == "text":
+        from migrator.reporting import terminal
+
+        return valid_utf8(terminal.render_text(report))
     from migrator.reporting import html
 
     return valid_utf8(html.render(report))
+
+
+def _is_terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal (a closed or replaced stream is not)."""
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -110,9 +123,10 @@ def _split(values: Sequence[str]) -> list[str]:
     "--format",
     "output_format",
     type=click.Choice(FORMATS),
-    default="html",
-    show_default=True,
-    help="html: one self-contained file; md: GitHub comment; json: see report.schema.json.",
+    default=None,
+    help="html: one self-contained file (the default for a file or a pipe); md: GitHub comment; "
+    "json: see report.schema.json; text: the summary as tables (the default on a terminal "
+    "with no -o).",
 )
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout."
@@ -147,7 +161,7 @@ def _split(values: Sequence[str]) -> list[str]:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes.")
 def report_command(
     paths: tuple[str, ...],
-    output_format: str,
+    output_format: str | None,
     output: str | None,
     receipt: str | None,
     targets: tuple[str, ...],
@@ -161,9 +175,14 @@ def report_command(
 ) -> None:
     """Readiness report for PATHS: score, verdict, blockers, dependencies, GPU targets, effort.
 
-    Several PATHS (or --repos FILE) give one fleet report with a row per project.
-    Exit status 0 when the report was written, 2 on a usage error.
+    Several PATHS (or --repos FILE) give one fleet report with a row per project. On a
+    terminal, with no -o and no --format, the summary is shown as tables; a file or a pipe gets
+    HTML. Exit status 0 when the report was written, 2 on a usage error.
     """
+    import sys
+
+    on_terminal = output_format is None and output is None and _is_terminal(sys.stdout)
+    output_format = output_format or ("text" if on_terminal else "html")
     roots = list(paths) + (read_repos_file(repos) if repos else [])
     inputs = [Path(root) for root in roots] + [Path(name) for name in (receipt, repos) if name]
     if output:
@@ -199,8 +218,14 @@ def report_command(
             on_step=step,
         )
         step(f"rendering {output_format}")
-        text = render(report, output_format)
-    if output:
+        text = "" if on_terminal else render(report, output_format)
+    if on_terminal:
+        from rich.console import Console
+
+        from migrator.reporting import terminal
+
+        terminal.render(report, Console(highlight=False))
+    elif output:
         from migrator.files.writer import WriteRefused, write_output
 
         try:
