@@ -185,8 +185,6 @@ _OWN_READS = {
     "migrator/verify/process.py": "the output files it captured the child into",
     "migrator/doctor/system.py": "the machine's /sys files",
     "migrator/fleet/unit.py": "the receipt verify wrote and its own bookkeeping",
-    "migrator/fleet/aggregate.py": "the results folder the fleet wrote",
-    "migrator/fleet/store.py": "the results folder the fleet wrote",
 }
 
 
