@@ -120,11 +120,13 @@ def kernel_owners(
 def _redundant_builds(views: Sequence[ExtensionView]) -> dict[str, str]:
     """Build files whose every extension no Python file imports and whose sources an extension
     of another build file compiles too: a standalone leftover of a kernel the project builds
-    elsewhere (never what a ROCm user builds)."""
+    elsewhere (never what a ROCm user builds); and a ``setup.py`` that prebuilds a module the
+    project builds at run time anyway (a JIT ``load`` of the same sources is its fallback):
+    one module, reported at the ``load``."""
+    out = _prebuilt_twins(views)
     by_build: dict[str, list[ExtensionView]] = {}
     for view in views:
         by_build.setdefault(view.extension.build, []).append(view)
-    out: dict[str, str] = {}
     for build, own in by_build.items():
         if any(view.imports for view in own):
             continue
@@ -152,6 +154,32 @@ def _redundant_builds(views: Sequence[ExtensionView]) -> dict[str, str]:
             out[build] = (
                 f"{names}: a second build of sources that `{host.name}` ({host.build}) "
                 "compiles; no Python file imports it"
+            )
+    return out
+
+
+def _prebuilt_twins(views: Sequence[ExtensionView]) -> dict[str, str]:
+    """Build files declared only as the twin of a JIT-built module (the same sources)."""
+    from migrator.kernels.buildmodel import JIT
+
+    out: dict[str, str] = {}
+    declared = {view.extension.build for view in views}
+    for view in views:
+        extension = view.extension
+        if extension.kind != JIT:
+            continue
+        for twin, name in zip(
+            extension.also_builds,
+            extension.also_names or [""] * len(extension.also_builds),
+            strict=False,
+        ):
+            if twin in declared or twin == extension.build:
+                continue  # the file declares other modules of its own
+            out.setdefault(
+                twin,
+                f"`{name or extension.name}` is the prebuilt form of `{extension.name}`, which "
+                f"{extension.build}:{extension.line} builds at run time from the same sources "
+                "when it is missing: reported there",
             )
     return out
 

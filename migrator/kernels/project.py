@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator.files.sources import read_project_text
+from migrator.kernels.buildmodel import CMAKE, JIT, BuildNote
 from migrator.kernels.builds import (
     KERNEL_SUFFIXES,
     BuildModel,
@@ -16,7 +17,14 @@ from migrator.kernels.builds import (
     include_graph,
     read_builds,
 )
-from migrator.kernels.importers import GUARDED, LAZY, MODULE_LEVEL, ImportSite, import_sites
+from migrator.kernels.importers import (
+    GUARDED,
+    LAZY,
+    MODULE_LEVEL,
+    ImportSite,
+    import_sites,
+    module_importers,
+)
 
 _MAX_PY_BYTES = 2 * 1024 * 1024
 
@@ -30,6 +38,8 @@ class ExtensionView:
     files: list[str] = field(default_factory=list)
     rocm_branch: bool = False
     imports: list[ImportSite] = field(default_factory=list)
+    #: what the build does that a ROCm build must change, or that the reading could not see
+    notes: list[BuildNote] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -40,7 +50,7 @@ class ExtensionView:
         return [site for site in self.imports if site.how == MODULE_LEVEL]
 
 
-def _reader(root: Path) -> object:
+def _reader(root: Path) -> Callable[[str], str | None]:
     def read(relative: str) -> str | None:
         path = root / relative
         if path.is_symlink():
@@ -92,7 +102,7 @@ def _extension_views(
     python_texts: Mapping[str, str] | None,
     kernel_texts: Mapping[str, bytes] | None,
 ) -> list[ExtensionView]:
-    model: BuildModel = read_builds(root, paths)
+    model: BuildModel = read_builds(root, paths, python_texts)
     kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES)]
     if not model.extensions or not kernel_files:
         return []
@@ -102,33 +112,117 @@ def _extension_views(
         for includer in includers:
             included.setdefault(includer, set()).add(header)
     read = _reader(root)
-    views: list[ExtensionView] = []
     python_paths = [p for p in paths if p.endswith(".py")]
+    declared: list[Extension] = []
     for extension in model.extensions:
-        sources = sorted({f for f in kernel_files for p in extension.patterns if p.matches(f)})
-        if not sources:
+        extension.sources = sorted(
+            {f for f in kernel_files for p in extension.patterns if p.matches(f)}
+        )
+        declared.append(extension)
+    chosen = _one_per_module(declared)
+    by_name = {e.name: e for e in chosen if e.kind == CMAKE}
+    views: list[ExtensionView] = []
+    for extension in chosen:
+        if not extension.sources:
             continue
-        files = set(sources)
-        frontier = list(sources)
+        files = set(extension.sources)
+        # a CMake library linked into a module target: its sources are the module's too
+        for linked in extension.links:
+            other = by_name.get(linked)
+            if other is not None:
+                files.update(other.sources)
+        frontier = list(files)
         while frontier:
             current = frontier.pop()
             for header in included.get(current, ()):
                 if header not in files:
                     files.add(header)
                     frontier.append(header)
-        extension.sources = sources
         views.append(
             ExtensionView(
                 extension,
                 sorted(files),
                 extension.build in model.rocm_branch,
-                # a CMake target is a library loaded by file name (ctypes), not an import
-                []
-                if extension.build.endswith("CMakeLists.txt")
-                else import_sites(extension.name, python_texts, read, python_paths),  # type: ignore[arg-type]
+                _imports(extension, model, python_texts, read, python_paths),
+                [n for n in model.notes if _note_of(n, extension)],
             )
         )
+    # a CMake library that module targets link is imported where they are
+    for view in views:
+        if view.extension.kind == CMAKE and not view.extension.python_module and not view.imports:
+            for linker in views:
+                if view.name in linker.extension.links:
+                    view.imports.extend(linker.imports)
     return views
+
+
+def _one_per_module(extensions: Sequence[Extension]) -> list[Extension]:
+    """One record per compiled module: a JIT ``load`` and a ``setup.py`` beside it that build
+    the same sources, or a ``setup.py`` extension that CMake builds (``cmake_extension('_m')``
+    with the target ``_m``), are one module declared twice; the other declarations are kept in
+    ``also``."""
+    out: list[Extension] = []
+    for extension in extensions:
+        twin = next(
+            (
+                known
+                for known in out
+                if (
+                    extension.sources
+                    and set(extension.sources) == set(known.sources)
+                    and extension.kind != known.kind
+                )
+                or (
+                    known.name == extension.name
+                    and CMAKE in (known.kind, extension.kind)
+                    and (not known.sources or not extension.sources)
+                )
+            ),
+            None,
+        )
+        if twin is None:
+            out.append(extension)
+            continue
+        keep, drop = (twin, extension)
+        if not twin.sources and extension.sources:
+            keep, drop = extension, twin
+            out[out.index(twin)] = keep
+        keep.also.append(f"{drop.build}:{drop.line} (`{drop.name}`)")
+        keep.also_builds.append(drop.build)
+        keep.also_names.append(drop.name)
+    return out
+
+
+def _imports(
+    extension: Extension,
+    model: BuildModel,
+    python_texts: Mapping[str, str] | None,
+    read: Callable[[str], str | None],
+    python_paths: list[str],
+) -> list[ImportSite]:
+    """Where the Python side loads the module: imports of its name (a setuptools or CMake
+    Python module), imports of the module that builds it at run time (a JIT ``load``)."""
+    sites: list[ImportSite] = []
+    if extension.kind == JIT and extension.build.endswith(".py"):
+        sites.extend(module_importers(extension.build, python_texts, read, python_paths))
+    names = list(dict.fromkeys([extension.name, *extension.also_names]))
+    if extension.kind != CMAKE or extension.python_module:
+        for name in names:
+            if name and name != "?":
+                sites.extend(import_sites(name, python_texts, read, python_paths))
+    unique: dict[tuple[str, int], ImportSite] = {}
+    for site in sites:
+        unique.setdefault((site.path, site.line), site)
+    return sorted(unique.values(), key=lambda site: (site.path, site.line))
+
+
+def _note_of(note: BuildNote, extension: Extension) -> bool:
+    """Whether a build note is about this extension (its own, or its build file's)."""
+    if note.extension:
+        return note.extension == extension.name and note.path == extension.build
+    return note.path == extension.build or (
+        extension.kind == CMAKE and note.path.endswith((".txt", ".cmake"))
+    )
 
 
 def kernel_file_roles(
