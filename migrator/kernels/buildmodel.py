@@ -173,6 +173,9 @@ class BuildModel:
     #: macro -> (build file, line) of a definition made only where the build finds CUDA
     cuda_macros: dict[str, tuple[str, int]] = field(default_factory=dict)
     notes: list[BuildNote] = field(default_factory=list)
+    #: headers that kernel-source templates in Python strings ``#include`` (a generator writes
+    #: the kernels that compile them): compiled, though no source file of the tree includes them
+    template_includes: set[str] = field(default_factory=set)
     #: build files read
     read: list[str] = field(default_factory=list)
     #: (path, line, call digest) of each call that builds a GPU extension, directly or through
@@ -220,6 +223,7 @@ class BuildModel:
         for macro, where in other.cuda_macros.items():
             self.cuda_macros.setdefault(macro, where)
         self.notes.extend(other.notes)
+        self.template_includes |= other.template_includes
         self._literal = None
 
 

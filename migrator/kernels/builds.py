@@ -72,7 +72,7 @@ def _copy(model: BuildModel) -> BuildModel:
     from dataclasses import replace
 
     return BuildModel(
-        [
+        extensions=[
             replace(
                 e,
                 patterns=list(e.patterns),
@@ -80,15 +80,17 @@ def _copy(model: BuildModel) -> BuildModel:
                 links=list(e.links),
                 also=list(e.also),
                 also_names=list(e.also_names),
+                also_builds=list(e.also_builds),
             )
             for e in model.extensions
         ],
-        list(model.patterns),
-        list(model.rocm_branch),
-        dict(model.cuda_macros),
-        list(model.notes),
-        list(model.read),
-        model.calls,
+        patterns=list(model.patterns),
+        rocm_branch=list(model.rocm_branch),
+        cuda_macros=dict(model.cuda_macros),
+        notes=list(model.notes),
+        template_includes=set(model.template_includes),
+        read=list(model.read),
+        calls=model.calls,
     )
 
 
@@ -119,6 +121,7 @@ def _read_builds(
     model.rocm_branch.extend(python.model.rocm_branch)
     model.cuda_macros.update(python.model.cuda_macros)
     model.notes.extend(python.model.notes)
+    model.template_includes |= python.model.template_includes
     model.read.extend(python.files)
     model.calls = python.calls
     candidates = [r for r in relatives if _cmake_file(r)]
@@ -226,6 +229,8 @@ def cuda_only_sources(
         if model.names(relative) and "/" in relative
     }
     for relative in kernel_files:
+        if _templated(relative, model.template_includes):
+            continue  # a generator's template includes it: compiled in the generated sources
         if (
             relative.lower().endswith(_HEADER_SUFFIXES)
             and relative not in included_by
@@ -241,11 +246,16 @@ def cuda_only_sources(
             if header in out or not includers:
                 continue
             if all(includer in out for includer in includers) and model.cuda_only(header) is None:
-                if model.names(header):
+                if model.names(header) or _templated(header, model.template_includes):
                     continue  # a source a ROCm build names itself
                 out[header] = "only sources that no ROCm build compiles include it"
                 changed = True
     return out
+
+
+def _templated(relative: str, templates: set[str]) -> bool:
+    """Whether a kernel-source template in a Python string includes ``relative``."""
+    return any(relative == t or relative.endswith(f"/{t}") for t in templates)
 
 
 def extensions(root: Path, relatives: Sequence[str]) -> list[Extension]:

@@ -60,6 +60,8 @@ _FINDS_CUDA = re.compile(
     r"CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDACXX|\bnvcc\b|version\.cuda\b|cuda_home|find_cuda",
     re.IGNORECASE,
 )
+#: ``#include`` lines inside Python strings: kernel-source templates a generator writes out.
+_TEMPLATE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 #: Libraries only a CUDA toolkit ships (``-lcublas_static``, ``libraries=['cudart']``).
 CUDA_LIBRARY = re.compile(
     r"^(?:-l)?(cudart(?:_static)?|cuda|cublas(?:Lt)?(?:_static)?|culibos|nvrtc(?:-builtins)?"
@@ -1120,6 +1122,12 @@ def read_python_builds(
         return trees[relative]
 
     involved = [r for r in python if _MARKERS.search(text_of(r) or "")]
+    templates = {
+        match.group(1).strip()
+        for relative in python
+        if "#include" in (text_of(relative) or "")
+        for match in _TEMPLATE_INCLUDE.finditer(text_of(relative) or "")
+    }
     registry = _Registry()
     model = BuildModel()
     for _round in range(_MAX_ROUNDS):
@@ -1165,6 +1173,7 @@ def read_python_builds(
             except RecursionError:
                 continue
     _merge_duplicates(model)
+    model.template_includes = templates
     return PythonBuilds(model, frozenset(registry.calls), involved)
 
 
