@@ -18,7 +18,7 @@ import click
 
 from migrator.commands.options import check_output, emit
 from migrator.errors import MigrateError
-from migrator.kernels.project import KERNEL_RULES
+from migrator.kernels.project import FAILING_LABELS, KERNEL_RULES, extension_label
 from migrator.output.escape import safe_text
 
 
@@ -58,29 +58,6 @@ class ExtensionSummary:
             bool(self.edits) or any(r["status"] == "fail" for r in self.compile),
             [note["kind"] for note in self.notes],
         )
-
-
-def extension_label(built: bool, blocked: bool, edits: bool, notes: list[str]) -> str:
-    """The one-phrase state of an extension (``migrator.kernels.buildmodel`` note kinds)."""
-    from migrator.kernels.buildmodel import CUDA_REQUIRED, GATE, LINK, UNREAD
-
-    if not built:
-        return "not built on ROCm"
-    if blocked:
-        return "blocked"
-    if GATE in notes or CUDA_REQUIRED in notes:
-        return "GPU code built only with CUDA"
-    if edits or LINK in notes:
-        return "needs small edits"
-    if UNREAD in notes:
-        return "build not fully read"
-    return "ports mechanically"
-
-
-#: Labels that make ``migrate kernels`` exit 1.
-FAILING_LABELS = frozenset(
-    {"blocked", "needs small edits", "GPU code built only with CUDA", "build not fully read"}
-)
 
 
 def _all_files(root: Path) -> list[str]:

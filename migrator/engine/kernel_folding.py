@@ -52,6 +52,10 @@ ASSEMBLY_RULES = frozenset({"ROC310", "ROC311", "ROC312", "ROC313", "ROC320"})
 LIBRARY_RULE = "ROC330"
 #: The extension-build rule: the decision that contains an optional extension's kernel sites.
 BUILD_RULE = "ROC600"
+#: The rules reporting a build that compiles its GPU code only where it finds CUDA: the
+#: branches on the macro it then defines (ROC360, "compiled only with CUDA") are its sites.
+GATE_RULES = ("ROC605", "ROC606")
+_GATED_BRANCH = re.compile(r"defines `\w+` only where it finds CUDA \(([^()]+):\d+\)")
 _INDENTED = re.compile(r"[ \t]")
 
 
@@ -244,13 +248,17 @@ def fold(
     findings: Sequence[Finding], owners: KernelOwners, sources: Mapping[str, str]
 ) -> list[Finding]:
     """``findings`` (unaggregated, one project) with the kernel sites of a CUTLASS file folded
-    into that file's CUTLASS finding, and those of an optional extension with no ROCm build
-    into its build finding."""
+    into that file's CUTLASS finding, those of an optional extension with no ROCm build into its
+    build finding, and the branches compiled only with CUDA into the finding on the build that
+    defines their macro only where it finds CUDA."""
     anchors: dict[tuple[str, str], int] = {}  # (rule, path) -> index of the first finding
+    gates: dict[str, int] = {}  # build file -> its gate finding
     for position, finding in enumerate(findings):
         if finding.rule in (LIBRARY_RULE, BUILD_RULE) and not finding.guard:
             anchors.setdefault((finding.rule, finding.path), position)
-    if not anchors:
+        if finding.rule in GATE_RULES and not finding.guard:
+            gates.setdefault(finding.path, position)
+    if not anchors and not gates:
         return list(findings)
     jit_folders = _jit_folders(findings, anchors, sources)
     folded: dict[int, list[Finding]] = {}
@@ -258,7 +266,10 @@ def fold(
     for position, finding in enumerate(findings):
         if finding.rule not in KERNEL_SITE_RULES or finding.guard:
             continue
-        target = _target(finding.path, anchors, owners, jit_folders)
+        gated = _GATED_BRANCH.search(finding.message) if finding.rule == "ROC360" else None
+        target = gates.get(gated.group(1)) if gated is not None else None
+        if target is None:
+            target = _target(finding.path, anchors, owners, jit_folders)
         if target is None:
             continue
         folded.setdefault(target, []).append(finding)

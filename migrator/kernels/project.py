@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator.files.sources import read_project_text
-from migrator.kernels.buildmodel import CMAKE, JIT, BuildNote
+from migrator.kernels.buildmodel import (
+    CMAKE,
+    CUDA_REQUIRED,
+    GATE,
+    JIT,
+    LINK,
+    SETUP,
+    UNREAD,
+    BuildNote,
+)
 from migrator.kernels.builds import (
     KERNEL_SUFFIXES,
     BuildModel,
@@ -170,7 +179,8 @@ def _one_per_module(extensions: Sequence[Extension]) -> list[Extension]:
                 if (
                     extension.sources
                     and set(extension.sources) == set(known.sources)
-                    and extension.kind != known.kind
+                    and {extension.kind, known.kind} == {JIT, SETUP}
+                    and _near(extension.build, known.build)
                 )
                 or (
                     known.name == extension.name
@@ -191,6 +201,19 @@ def _one_per_module(extensions: Sequence[Extension]) -> list[Extension]:
         keep.also_builds.append(drop.build)
         keep.also_names.append(drop.name)
     return out
+
+
+def _near(one: str, other: str) -> bool:
+    """Whether two build files sit in one folder tree (one's folder holds the other)."""
+    first = one.rsplit("/", 1)[0] if "/" in one else ""
+    second = other.rsplit("/", 1)[0] if "/" in other else ""
+    return (
+        not first
+        or not second
+        or first == second
+        or second.startswith(f"{first}/")
+        or first.startswith(f"{second}/")
+    )
 
 
 def _imports(
@@ -252,6 +275,28 @@ def kernel_file_roles(
     return out
 
 
+def extension_label(built: bool, blocked: bool, edits: bool, notes: Sequence[str]) -> str:
+    """The one-phrase state of an extension, from whether any ROCm build builds it, its kernel
+    findings and the kinds of the notes on its build."""
+    if not built:
+        return "not built on ROCm"
+    if blocked:
+        return "blocked"
+    if GATE in notes or CUDA_REQUIRED in notes:
+        return "GPU code built only with CUDA"
+    if edits or LINK in notes:
+        return "needs small edits"
+    if UNREAD in notes:
+        return "build not fully read"
+    return "ports mechanically"
+
+
+#: Labels that say an extension needs work before it runs on ROCm.
+FAILING_LABELS = frozenset(
+    {"blocked", "needs small edits", "GPU code built only with CUDA", "build not fully read"}
+)
+
+
 #: The kernel rules and the class of construct each reports (the kernel-site classes of tests/eval/kernels/README.md).
 KERNEL_RULES = {
     "ROC303": "warp32-mask",
@@ -280,14 +325,14 @@ class ExtensionRow:
     imports: list[str]
     blockers: dict[str, int]
     edits: dict[str, int]
+    #: the kinds of the build notes on it (``migrator.kernels.buildmodel``)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
-        if not self.built_on_rocm:
-            return "not built on ROCm"
-        if self.blockers:
-            return "blocked"
-        return "needs small edits" if self.edits else "ports mechanically"
+        return extension_label(
+            self.built_on_rocm, bool(self.blockers), bool(self.edits), self.notes
+        )
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -299,6 +344,7 @@ class ExtensionRow:
             "imports": list(self.imports),
             "blockers": dict(self.blockers),
             "edits": dict(self.edits),
+            "build_notes": list(self.notes),
         }
 
 
@@ -340,15 +386,18 @@ def extension_rows(
                 [f"{site.path}:{site.line} ({site.how})" for site in view.imports[:8]],
                 blockers,
                 edits,
+                [note.kind for note in view.notes],
             )
         )
     return rows
 
 
 __all__ = [
+    "FAILING_LABELS",
     "ExtensionRow",
     "ExtensionView",
     "KERNEL_RULES",
+    "extension_label",
     "extension_rows",
     "extension_views",
     "kernel_file_roles",

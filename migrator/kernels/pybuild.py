@@ -76,7 +76,7 @@ _SETUPTOOLS = frozenset(
 )
 #: Calls deeper than this (a wrapper calling a wrapper ...) are not followed.
 _MAX_DEPTH = 6
-_MAX_ROUNDS = 4
+_MAX_ROUNDS = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -739,10 +739,14 @@ class _Reader:
     # --- values ---------------------------------------------------------------------------
 
     def eval(self, node: ast.expr | None, where: _Where) -> list[Val] | None:
-        """The values ``node`` may hold, or None when unknown."""
+        """The values ``node`` may hold, or None when unknown (also when it nests too deep to
+        follow)."""
         if node is None:
             return None
-        found = self._eval(node, where)
+        try:
+            found = self._eval(node, where)
+        except RecursionError:
+            return None
         if found is None:
             return None
         out: list[Val] = []
@@ -1139,10 +1143,17 @@ def read_python_builds(
             tree = tree_of(relative)
             if tree is None:
                 continue
-            try:
-                _Reader(relative, tree, registry, model).run()
-            except RecursionError:
-                continue
+            # a chain of wrappers inside one file resolves here, not one round per level
+            for _pass in range(_MAX_DEPTH):
+                registered = registry.keys()
+                scratch = BuildModel()
+                try:
+                    _Reader(relative, tree, registry, scratch).run()
+                except RecursionError:
+                    scratch = BuildModel()
+                if registry.keys() == registered:
+                    break
+            model.merge(scratch, "")
         names = sorted(registry.builders)
         added: list[str] = []
         if names:
