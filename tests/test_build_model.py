@@ -453,3 +453,25 @@ def test_a_build_the_reading_cannot_follow_is_said_and_keeps_the_verdict_from_re
     assert result.exit_code == 1
     assert "setup.py:5" in result.output and "not tied to this build" in result.output
     assert _verdict(run_cli, tmp_path)["verdict"] != "ready"
+
+
+def test_a_dotted_module_is_linked_to_its_own_imports_only(tmp_path, run_cli):
+    write(
+        tmp_path,
+        "setup.py",
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(name='det', ext_modules=[CUDAExtension('det._C', ['det/csrc/nms.cu'])])\n",
+    )
+    write(tmp_path, "det/csrc/nms.cu", KERNEL)
+    write(tmp_path, "det/__init__.py", "")
+    write(tmp_path, "det/config/__init__.py", "from .defaults import _C as cfg\n")
+    write(tmp_path, "det/config/defaults.py", "_C = {}\n")
+    write(tmp_path, "det/layers/nms.py", "from det import _C\n")
+    write(tmp_path, "det/layers/roi.py", "from .. import _C\n")
+    write(tmp_path, "det/layers/align.py", "from .._C import (\n    roi_align,\n)\n")
+    [extension] = _kernels(run_cli, tmp_path)["extensions"]
+    assert [(i["path"], i["line"]) for i in extension["imports"]] == [
+        ("det/layers/align.py", 1),
+        ("det/layers/nms.py", 1),
+        ("det/layers/roi.py", 1),
+    ]

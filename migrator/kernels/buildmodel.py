@@ -158,8 +158,9 @@ class Extension:
     also: list[str] = field(default_factory=list)
     #: the names those declarations give the module (imported by either)
     also_names: list[str] = field(default_factory=list)
-    #: the build files of those declarations
+    #: the build files of those declarations, and their kinds
     also_builds: list[str] = field(default_factory=list)
+    also_kinds: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

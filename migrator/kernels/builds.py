@@ -81,6 +81,7 @@ def _copy(model: BuildModel) -> BuildModel:
                 also=list(e.also),
                 also_names=list(e.also_names),
                 also_builds=list(e.also_builds),
+                also_kinds=list(e.also_kinds),
             )
             for e in model.extensions
         ],

@@ -24,7 +24,7 @@ def _patterns(module: str) -> re.Pattern[str]:
     full = re.escape(module)
     return re.compile(
         rf"^(?P<indent>[ \t]*)(?:import[ \t]+(?:[\w.]+\.)?{last}\b|import[ \t]+{full}\b|"
-        rf"from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([\w\s,]*|[\w \t,]*)\b{last}\b|from[ \t]+(?:[\w.]+\.)?{last}[ \t]+import\b|"
+        rf"from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([\w\s,]*|[\w \t,]*)\b{last}\b|from[ \t]+\.*(?:[\w.]+\.)?{last}[ \t]+import\b|"
         rf".*import_module\(\s*['\"](?:[\w.]+\.)?{last}['\"])",
         re.M,
     )
@@ -74,10 +74,29 @@ def import_sites(
         if not text or last not in text:
             continue
         lines = text.splitlines()
+        folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
         for match in pattern.finditer(text):
             index = text.count("\n", 0, match.start())
+            if "." in module and not _imports_dotted(lines[index], folder, module):
+                continue  # ``from .defaults import _C``: another ``_C`` than ``pkg._C``
             sites.append(ImportSite(relative, index + 1, _how(lines, index)))
     return sites
+
+
+def _imports_dotted(line: str, folder: str, module: str) -> bool:
+    """Whether the import on ``line`` (in a file of ``folder``) can load the dotted module
+    ``module`` (``pkg._C``): ``from pkg import _C``, ``from . import _C`` inside ``pkg``,
+    ``import pkg._C``; a dynamic ``import_module`` counts."""
+    match = _IMPORT_LINE.match(line)
+    if match is None:
+        return True
+    target = module.replace(".", "/")
+    for candidate in _candidates(match, folder):
+        path = candidate.lstrip("\x00")
+        if path == target or path.endswith(f"/{target}") or target.endswith(f"/{path}"):
+            if candidate.startswith("\x00") or "/" in path or path == target:
+                return True
+    return False
 
 
 _IMPORT_LINE = re.compile(

@@ -199,6 +199,7 @@ def _one_per_module(extensions: Sequence[Extension]) -> list[Extension]:
             out[out.index(twin)] = keep
         keep.also.append(f"{drop.build}:{drop.line} (`{drop.name}`)")
         keep.also_builds.append(drop.build)
+        keep.also_kinds.append(drop.kind)
         keep.also_names.append(drop.name)
     return out
 
@@ -226,13 +227,22 @@ def _imports(
     """Where the Python side loads the module: imports of its name (a setuptools or CMake
     Python module), imports of the module that builds it at run time (a JIT ``load``)."""
     sites: list[ImportSite] = []
-    if extension.kind == JIT and extension.build.endswith(".py"):
-        sites.extend(module_importers(extension.build, python_texts, read, python_paths))
-    names = list(dict.fromkeys([extension.name, *extension.also_names]))
-    if extension.kind != CMAKE or extension.python_module:
-        for name in names:
-            if name and name != "?":
-                sites.extend(import_sites(name, python_texts, read, python_paths))
+    # a JIT build hands its module to the code that calls ``load``: where that module is
+    # imported; a setuptools or CMake Python module is imported by its name
+    declarations = [
+        (extension.kind, extension.build, extension.name),
+        *zip(extension.also_kinds, extension.also_builds, extension.also_names, strict=False),
+    ]
+    loaders = {build for kind, build, _ in declarations if kind == JIT and build.endswith(".py")}
+    names = {
+        name
+        for kind, _, name in declarations
+        if kind == SETUP or (kind == CMAKE and extension.python_module)
+    }
+    for build in sorted(loaders):
+        sites.extend(module_importers(build, python_texts, read, python_paths))
+    for name in sorted(names - {"", "?"}):
+        sites.extend(import_sites(name, python_texts, read, python_paths))
     unique: dict[tuple[str, int], ImportSite] = {}
     for site in sites:
         unique.setdefault((site.path, site.line), site)
