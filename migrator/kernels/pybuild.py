@@ -277,12 +277,12 @@ class _Reader:
     def _if(self, node: ast.If, where: _Where) -> None:
         own = _branch_context(node.test)
         text = ast.unparse(node.test)
-        finds_cuda = own == BOTH and _FINDS_CUDA.search(text) is not None
+        finds_cuda = own == BOTH and _FINDS_CUDA.search(text) is not None and not names_rocm(text)
         chain_rocm = _chain_has_rocm(node.orelse)
         if finds_cuda and chain_rocm:
             own = CUDA  # ``if CUDA_HOME ...: ... elif torch.version.hip:``
-        if own == ROCM:
-            self.model.rocm_branch.append(self.path)
+        if own == ROCM or names_rocm(text):
+            self.model.rocm_branch.append(self.path)  # the build chooses per vendor
         body = _Where(meet(where.context, own) or "none", where.gate)
         other = _Where(meet(where.context, negate(own)) or "none", where.gate)
         if finds_cuda and not chain_rocm:
@@ -970,6 +970,10 @@ def _branch_context(test: ast.expr) -> str:
     text = ast.unparse(test)
     if not names_rocm(text):
         return BOTH
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        # ``CUDA_HOME is not None or is_rocm_pytorch``: true on either vendor
+        parts = {_branch_context(value) for value in test.values}
+        return parts.pop() if len(parts) == 1 and ROCM not in parts else BOTH
     negated = _negated(test)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         rocm_parts = [v for v in test.values if names_rocm(ast.unparse(v))]
