@@ -78,6 +78,16 @@ class ExtensionBuiltOnlyWithCuda(BuildNoteRule):
             "ext = CUDAExtension('ops', sources)\n",
             path="setup.py",
         ),
+        Valid(  # a test that builds the GPU extension for ROCm too
+            "import os\nimport torch\n"
+            "from torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME, CppExtension, CUDAExtension\n"
+            "is_rocm = torch.version.hip is not None and ROCM_HOME is not None\n"
+            "extension, sources = CppExtension, ['ops.cpp']\n"
+            "if (torch.cuda.is_available() and (CUDA_HOME is not None or is_rocm)) or os.getenv('FORCE_CUDA'):\n"
+            "    extension = CUDAExtension\n    sources += ['ops_cuda.cu']\n"
+            "ext = extension('ops', sources)\n",
+            path="setup.py",
+        ),
         Valid(
             "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
             "if torch.cuda.is_available():\n    ext = CUDAExtension('ops', ['ops.cpp', 'ops_cuda.cu'])\n",
