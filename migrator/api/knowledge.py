@@ -3,6 +3,18 @@ indexes, version ranges, environment markers, packages without a ROCm equivalent
 and the scanned project's declared facts."""
 
 from migrator.files.paths import is_benchmark_path, is_test_file, is_test_path
+from migrator.kernels.buildmodel import (
+    CUDA_REQUIRED,
+    GATE,
+    GENERATED,
+    IDE_ONLY,
+    LINK,
+    UNREAD,
+    BuildNote,
+    anchor_key,
+    call_digest,
+)
+from migrator.kernels.notes import build_calls_in, cuda_build_macros, notes_for
 from migrator.knowledge.markers import marker_allows_linux
 from migrator.knowledge.packages import no_equivalent, package_info
 from migrator.knowledge.torch_builds import (
@@ -32,6 +44,18 @@ def scanned_project() -> ProjectFacts | None:
 
 
 __all__ = [
+    "CUDA_REQUIRED",
+    "GATE",
+    "GENERATED",
+    "IDE_ONLY",
+    "LINK",
+    "UNREAD",
+    "BuildNote",
+    "anchor_key",
+    "build_calls_in",
+    "call_digest",
+    "cuda_build_macros",
+    "notes_for",
     "CUDA_INDEX_RE",
     "LOCAL_CUDA_RE",
     "NVML_BINDINGS",

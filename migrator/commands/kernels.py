@@ -17,7 +17,7 @@ import click
 
 from migrator.commands.options import check_output, emit
 from migrator.errors import MigrateError
-from migrator.kernels.project import KERNEL_RULES
+from migrator.kernels.project import FAILING_LABELS, KERNEL_RULES, extension_label
 from migrator.output.escape import json_text, safe_text
 
 
@@ -44,22 +44,29 @@ class ExtensionSummary:
     compile: list[dict[str, Any]] = field(default_factory=list)
 
     built_on_rocm: bool = True
+    kind: str = "setup"
+    via: str = ""
+    also: list[str] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
-        if not self.built_on_rocm:
-            return "not built on ROCm"
-        if self.blockers:
-            return "blocked"
-        if self.edits or any(r["status"] == "fail" for r in self.compile):
-            return "needs small edits"
-        return "ports mechanically"
+        return extension_label(
+            self.built_on_rocm,
+            bool(self.blockers),
+            bool(self.edits) or any(r["status"] == "fail" for r in self.compile),
+            [note["kind"] for note in self.notes],
+        )
 
 
 def _all_files(root: Path) -> list[str]:
     from migrator.files.discovery import discover
 
     return [item.relative for item in discover(root) if hasattr(item, "relative")]
+
+
+#: Notes on a build that make ``migrate kernels`` exit 1 even outside any extension.
+_FAILING_NOTES = frozenset({"gate", "cuda-required", "link", "unread"})
 
 
 @click.command("kernels")
@@ -123,8 +130,9 @@ def kernels_command(
     text = json_text(report, indent=2) + "\n" if output_format == "json" else _render(report)
     emit(text, output, [path])
     failed = (
-        any(ext["label"] in ("blocked", "needs small edits") for ext in report["extensions"])
+        any(ext["label"] in FAILING_LABELS for ext in report["extensions"])
         or bool(report["unassigned"]["sites"])
+        or any(note["kind"] in _FAILING_NOTES for note in report["build_notes"])
         or bool((report.get("compiler") or {}).get("not_checked_units"))
     )
     sys.exit(1 if failed else 0)
@@ -148,7 +156,7 @@ def _analyse(
     timeout: float,
 ) -> dict[str, Any]:
     from migrator.engine.runner import scan
-    from migrator.kernels.builds import KERNEL_SUFFIXES, cuda_only_sources
+    from migrator.kernels.builds import KERNEL_SUFFIXES, cuda_only_sources, read_builds
     from migrator.kernels.project import extension_views
 
     run = scan(root, select=sorted(KERNEL_RULES), use_cache=False)
@@ -156,6 +164,10 @@ def _analyse(
     paths = _all_files(root)
     views = extension_views(root, paths)
     excluded = cuda_only_sources(root, paths)
+    build_notes = [
+        {"path": n.path, "line": n.line, "kind": n.kind, "message": n.message}
+        for n in read_builds(root, paths).notes
+    ]
     summaries: list[ExtensionSummary] = []
     assigned: set[str] = set()
     for view in views:
@@ -168,6 +180,13 @@ def _analyse(
             view.rocm_branch,
             [{"path": s.path, "line": s.line, "how": s.how} for s in view.imports],
             built_on_rocm=view.extension.context != "cuda",
+            kind=view.extension.kind,
+            via=view.extension.via,
+            also=list(view.extension.also),
+            notes=[
+                {"path": n.path, "line": n.line, "kind": n.kind, "message": n.message}
+                for n in view.notes
+            ],
         )
         files = set(view.files)
         assigned |= files
@@ -227,6 +246,9 @@ def _analyse(
             {
                 "name": s.name,
                 "build": f"{s.build}:{s.line}",
+                "kind": s.kind,
+                "via": s.via,
+                "also": s.also,
                 "label": s.label,
                 "sources": s.sources,
                 "files": s.files,
@@ -237,9 +259,11 @@ def _analyse(
                 "sites": s.sites,
                 "hipify_residue": s.residue,
                 "compile": s.compile,
+                "build_notes": s.notes,
             }
             for s in summaries
         ],
+        "build_notes": build_notes,
         "never_compiled_for_amd": excluded,
         "unassigned": unassigned,
         "hipify": hipify_note,
@@ -357,6 +381,14 @@ def _render(report: dict[str, Any]) -> str:
         lines.append(
             f"  sources: {', '.join(safe_text(s) for s in ext['sources'][:8])}{' ...' if len(ext['sources']) > 8 else ''}"
         )
+        if ext["via"]:
+            lines.append(f"  built through: {safe_text(ext['via'])}")
+        if ext["also"]:
+            lines.append(f"  also declared at: {', '.join(safe_text(a) for a in ext['also'][:4])}")
+        for note in ext["build_notes"][:6]:
+            lines.append(
+                f"  build: {safe_text(note['path'])}:{note['line']} {safe_text(note['message'])}"
+            )
         if ext["imports"]:
             shown = [f"{safe_text(i['path'])}:{i['line']} ({i['how']})" for i in ext["imports"][:6]]
             lines.append(f"  imported by: {', '.join(shown)}")
@@ -402,6 +434,19 @@ def _render(report: dict[str, Any]) -> str:
             + ", ".join(safe_text(p) for p in list(excluded)[:5])
             + (" ..." if len(excluded) > 5 else "")
         )
+    listed = {
+        (note["path"], note["line"], note["message"])
+        for ext in report["extensions"]
+        for note in ext["build_notes"]
+    }
+    rest = [n for n in report["build_notes"] if (n["path"], n["line"], n["message"]) not in listed]
+    if rest:
+        lines.append("")
+        lines.append("build files:")
+        for note in rest[:12]:
+            lines.append(
+                f"    {safe_text(note['path'])}:{note['line']} {safe_text(note['message'])}"
+            )
     loose = report["unassigned"]
     if loose["sites"]:
         lines.append("")

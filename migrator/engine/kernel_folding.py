@@ -52,6 +52,10 @@ ASSEMBLY_RULES = frozenset({"ROC310", "ROC311", "ROC312", "ROC313", "ROC320"})
 LIBRARY_RULE = "ROC330"
 #: The extension-build rule: the decision that contains an optional extension's kernel sites.
 BUILD_RULE = "ROC600"
+#: The rules reporting a build that compiles its GPU code only where it finds CUDA: the
+#: branches on the macro it then defines (ROC360, "compiled only with CUDA") are its sites.
+GATE_RULES = ("ROC605", "ROC606")
+_GATED_BRANCH = re.compile(r"defines `\w+` only where it finds CUDA \(([^()]+):\d+\)")
 _INDENTED = re.compile(r"[ \t]")
 
 
@@ -120,11 +124,13 @@ def kernel_owners(
 def _redundant_builds(views: Sequence[ExtensionView]) -> dict[str, str]:
     """Build files whose every extension no Python file imports and whose sources an extension
     of another build file compiles too: a standalone leftover of a kernel the project builds
-    elsewhere (never what a ROCm user builds)."""
+    elsewhere (never what a ROCm user builds); and a ``setup.py`` that prebuilds a module the
+    project builds at run time anyway (a JIT ``load`` of the same sources is its fallback):
+    one module, reported at the ``load``."""
+    out = _prebuilt_twins(views)
     by_build: dict[str, list[ExtensionView]] = {}
     for view in views:
         by_build.setdefault(view.extension.build, []).append(view)
-    out: dict[str, str] = {}
     for build, own in by_build.items():
         if any(view.imports for view in own):
             continue
@@ -152,6 +158,32 @@ def _redundant_builds(views: Sequence[ExtensionView]) -> dict[str, str]:
             out[build] = (
                 f"{names}: a second build of sources that `{host.name}` ({host.build}) "
                 "compiles; no Python file imports it"
+            )
+    return out
+
+
+def _prebuilt_twins(views: Sequence[ExtensionView]) -> dict[str, str]:
+    """Build files declared only as the twin of a JIT-built module (the same sources)."""
+    from migrator.kernels.buildmodel import JIT
+
+    out: dict[str, str] = {}
+    declared = {view.extension.build for view in views}
+    for view in views:
+        extension = view.extension
+        if extension.kind != JIT:
+            continue
+        for twin, name in zip(
+            extension.also_builds,
+            extension.also_names or [""] * len(extension.also_builds),
+            strict=False,
+        ):
+            if twin in declared or twin == extension.build:
+                continue  # the file declares other modules of its own
+            out.setdefault(
+                twin,
+                f"`{name or extension.name}` is the prebuilt form of `{extension.name}`, which "
+                f"{extension.build}:{extension.line} builds at run time from the same sources "
+                "when it is missing: reported there",
             )
     return out
 
@@ -216,13 +248,17 @@ def fold(
     findings: Sequence[Finding], owners: KernelOwners, sources: Mapping[str, str]
 ) -> list[Finding]:
     """``findings`` (unaggregated, one project) with the kernel sites of a CUTLASS file folded
-    into that file's CUTLASS finding, and those of an optional extension with no ROCm build
-    into its build finding."""
+    into that file's CUTLASS finding, those of an optional extension with no ROCm build into its
+    build finding, and the branches compiled only with CUDA into the finding on the build that
+    defines their macro only where it finds CUDA."""
     anchors: dict[tuple[str, str], int] = {}  # (rule, path) -> index of the first finding
+    gates: dict[str, int] = {}  # build file -> its gate finding
     for position, finding in enumerate(findings):
         if finding.rule in (LIBRARY_RULE, BUILD_RULE) and not finding.guard:
             anchors.setdefault((finding.rule, finding.path), position)
-    if not anchors:
+        if finding.rule in GATE_RULES and not finding.guard:
+            gates.setdefault(finding.path, position)
+    if not anchors and not gates:
         return list(findings)
     jit_folders = _jit_folders(findings, anchors, sources)
     folded: dict[int, list[Finding]] = {}
@@ -230,7 +266,10 @@ def fold(
     for position, finding in enumerate(findings):
         if finding.rule not in KERNEL_SITE_RULES or finding.guard:
             continue
-        target = _target(finding.path, anchors, owners, jit_folders)
+        gated = _GATED_BRANCH.search(finding.message) if finding.rule == "ROC360" else None
+        target = gates.get(gated.group(1)) if gated is not None else None
+        if target is None:
+            target = _target(finding.path, anchors, owners, jit_folders)
         if target is None:
             continue
         folded.setdefault(target, []).append(finding)

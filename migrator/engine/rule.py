@@ -72,6 +72,7 @@ FILE_KINDS = frozenset(
         "ci-yaml",
         "cog",
         "cuda",
+        "cmake",
     }
 )
 

@@ -282,13 +282,46 @@ def kernel_texts(sources: Sequence[SourceFile]) -> dict[str, bytes]:
     return out
 
 
-def _with_kernel_macros(facts: ProjectFacts, texts: Mapping[str, bytes]) -> ProjectFacts:
+def _with_kernel_macros(
+    facts: ProjectFacts,
+    texts: Mapping[str, bytes],
+    root: Path | None = None,
+    sources: Sequence[SourceFile] = (),
+) -> ProjectFacts:
     """``facts`` with the macros the project's C/C++ sources (``kernel_texts``) define only for
-    NVIDIA builds (a file's preprocessor branches on them are read as a HIP build reads them)."""
+    NVIDIA builds (a file's preprocessor branches on them are read as a HIP build reads them),
+    and, with ``root``, what the project's build model says of its builds."""
     from migrator.kernels.macros import nvidia_only_macros
 
     macros = nvidia_only_macros(texts.values())
-    return replace(facts, nvidia_macros=tuple(sorted(macros))) if macros else facts
+    if macros:
+        facts = replace(facts, nvidia_macros=tuple(sorted(macros)))
+    if root is not None and root.is_dir():
+        facts = _with_builds(facts, root, sources, bool(texts))
+    return facts
+
+
+def _with_builds(
+    facts: ProjectFacts, root: Path, sources: Sequence[SourceFile], kernels: bool
+) -> ProjectFacts:
+    """``facts`` with the build calls, CUDA-gated macros and build notes of the project's
+    build model: read where the project has C/C++/CUDA sources or CMake files."""
+    if not kernels and not any(source.kind == "cmake" for source in sources):
+        return facts
+    from migrator.kernels.builds import read_builds
+
+    model = read_builds(root, [source.relative for source in sources])
+    return replace(
+        facts,
+        builds_read=True,
+        build_calls=tuple(sorted(model.calls)),
+        cuda_build_macros=tuple(
+            sorted((macro, path, line) for macro, (path, line) in model.cuda_macros.items())
+        ),
+        build_notes=tuple(
+            sorted({(n.path, n.line, n.kind, n.message, n.anchor) for n in model.notes})
+        ),
+    )
 
 
 def _work(task: _Task) -> FileOutcome:
@@ -628,7 +661,9 @@ def scan(
     sources, problems = _sources(root, selection, config, only, within)
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
     texts = kernel_texts(sources)
-    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), texts)
+    facts = _with_kernel_macros(
+        project_facts(root if root.is_dir() else root.parent), texts, root, sources
+    )
     facts_key = repr(facts).encode()
     cache = ResultCache(root) if use_cache else None
     # The cache holds every rule's findings so that a later scan with another selection can
@@ -907,7 +942,9 @@ def fix_tree(
     codes = selection.codes()
     sources, problems = _sources(root, selection, config)
     texts = kernel_texts(sources)
-    facts = _with_kernel_macros(project_facts(root if root.is_dir() else root.parent), texts)
+    facts = _with_kernel_macros(
+        project_facts(root if root.is_dir() else root.parent), texts, root, sources
+    )
     from migrator.engine.registry import all_rules
 
     # the uses of a dependency the project is, or declares at a ROCm-capable version, are left

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from migrator.files.config import DEFAULT_DISCOVERY_TIMEOUT
 from migrator.files.gitignore import GitIgnore
+from migrator.files.paths import VENDORED_FOLDERS, submodule_paths, vendored, vendored_folder
 from migrator.files.sources import file_type, read_project_text
 
 DEFAULT_EXCLUDED_DIRS = frozenset(
@@ -51,21 +52,10 @@ _CONDA = re.compile(r"^(environment|conda)([-_.\w]*)\.ya?ml$", re.IGNORECASE)
 
 #: C/C++/CUDA sources (``cuda`` kind): kernels and the host code around them.
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl")
-#: Folders holding vendored copies of other projects' C++ (a submodule of CUTLASS, say): the
-#: library's own code is not the project's to port, only the project's uses of it.
-VENDORED_SOURCE_DIRS = frozenset(
-    {
-        "third_party",
-        "thirdparty",
-        "3rdparty",
-        "third-party",
-        "vendor",
-        "vendored",
-        "external",
-        "extern",
-        "deps",
-    }
-)
+#: Folders holding vendored copies of other projects' C++ (kept for callers of this name).
+VENDORED_SOURCE_DIRS = VENDORED_FOLDERS
+#: Kinds of file left out inside vendored code (another project's kernels and builds).
+_NATIVE_KINDS = frozenset({"cuda", "cmake"})
 
 
 def file_kind(relative: str) -> str | None:
@@ -75,9 +65,9 @@ def file_kind(relative: str) -> str | None:
     if lower.endswith((".py", ".pyi")):
         return "python"
     if lower.endswith(CUDA_SOURCE_SUFFIXES):
-        if VENDORED_SOURCE_DIRS.intersection(relative.lower().split("/")[:-1]):
-            return None
-        return "cuda"
+        return None if vendored(relative) else "cuda"
+    if lower == "cmakelists.txt" or lower.endswith(".cmake"):
+        return None if vendored(relative) else "cmake"
     if lower.endswith(".ipynb"):
         return "notebook"
     if _REQUIREMENTS.match(name) or (
@@ -169,11 +159,13 @@ def discover(
         return
     real_root = root.resolve()
     visited: set[tuple[int, int]] = set()
-    # Each stack entry: directory, its path relative to root, active gitignore specs with bases.
-    stack: list[tuple[Path, str, list[tuple[str, GitIgnore]]]] = [(root, "", [])]
+    submodules = submodule_paths(root)
+    # Each stack entry: directory, its path relative to root, active gitignore specs with
+    # bases, and whether it lies in vendored code (whose kernels and builds are left out).
+    stack: list[tuple[Path, str, list[tuple[str, GitIgnore]], bool]] = [(root, "", [], False)]
     deadline = time.monotonic() + budget
     while stack:
-        directory, relative_dir, specs = stack.pop()
+        directory, relative_dir, specs, inside_vendored = stack.pop()
         if time.monotonic() > deadline:
             yield _stopped(relative_dir, budget)
             return
@@ -200,6 +192,9 @@ def discover(
                 relative_dir or ".", f"cannot list directory: {error.strerror}", unscanned=True
             )
             continue
+        inside_vendored = inside_vendored or vendored_folder(
+            relative_dir, (entry.name for entry in entries), submodules
+        )
         subdirs = []
         for entry in entries:
             relative = f"{relative_dir}/{entry.name}" if relative_dir else entry.name
@@ -218,9 +213,11 @@ def discover(
                 if entry.is_symlink():
                     yield Unreadable(relative, _folder_link_reason(Path(entry.path), real_root))
                     continue
-                subdirs.append((Path(entry.path), relative, specs))
+                subdirs.append((Path(entry.path), relative, specs, inside_vendored))
                 continue
             kind = file_kind(relative)
+            if kind in _NATIVE_KINDS and inside_vendored:
+                continue
             if kind is None or _ignored(relative, specs) or _excluded(relative, exclude):
                 continue
             linked = entry.is_symlink()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,6 +21,73 @@ TEST_FOLDERS = frozenset(
 )
 #: Folder names that hold benchmarks.
 BENCHMARK_FOLDERS = frozenset({"benchmarks", "benchmark", "benchmarking", "bench", "perf"})
+
+
+#: Folders named for copies of other projects' code (a submodule of CUTLASS, googletest under
+#: ``dependencies/``): the library's own code is not the project's to port, only the uses of it.
+VENDORED_FOLDERS = frozenset(
+    {
+        "third_party",
+        "thirdparty",
+        "3rdparty",
+        "third-party",
+        "vendor",
+        "vendored",
+        "external",
+        "externals",
+        "extern",
+        "deps",
+        "dependencies",
+        "submodules",
+    }
+)
+#: Files that say a folder is a project of its own: its licence, and a C/C++ build of its own.
+_LICENCE = ("license", "licence", "copying")
+_NATIVE_BUILD = frozenset(
+    {"cmakelists.txt", "makefile", "configure", "meson.build", "build.bazel", "workspace"}
+)
+
+
+def vendored(relative: str, submodules: frozenset[str] = frozenset()) -> bool:
+    """Whether the file or folder at ``relative`` lies in vendored code: under a folder named
+    for it, or in one of the project's git submodules (``submodules``: their paths)."""
+    parts = relative.split("/")
+    if VENDORED_FOLDERS.intersection(part.lower() for part in parts[:-1]):
+        return True
+    return any(relative == sub or relative.startswith(f"{sub}/") for sub in submodules)
+
+
+def vendored_folder(relative: str, names: Iterable[str], submodules: frozenset[str]) -> bool:
+    """Whether the folder at ``relative`` (below the root) holding the entries ``names`` is
+    another project's code by what it is: a folder named for vendored code, a git submodule
+    (listed in ``.gitmodules`` or checked out with its own ``.git``), or a project of its own
+    (its licence beside a C/C++ build of its own)."""
+    if not relative:
+        return False
+    if relative.rsplit("/", 1)[-1].lower() in VENDORED_FOLDERS or relative in submodules:
+        return True
+    lowered = {name.lower() for name in names}
+    if ".git" in lowered:
+        return True
+    licensed = any(name.startswith(_LICENCE) for name in lowered)
+    return licensed and bool(lowered & _NATIVE_BUILD) and "__init__.py" not in lowered
+
+
+def submodule_paths(root: Path) -> frozenset[str]:
+    """The folders ``.gitmodules`` at ``root`` names as submodules (``path = ...``)."""
+    from migrator.files.sources import read_project_text
+
+    text = read_project_text(root / ".gitmodules", limit=256 * 1024)
+    if not text:
+        return frozenset()
+    out = set()
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "path" and value.strip():
+            path = value.strip().strip("/").replace("\\", "/")
+            if ".." not in path.split("/"):
+                out.add(path)
+    return frozenset(out)
 
 
 def is_test_folder(name: str) -> bool:

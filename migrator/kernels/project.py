@@ -9,6 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator.files.sources import read_project_text
+from migrator.kernels.buildmodel import (
+    CMAKE,
+    CUDA_REQUIRED,
+    GATE,
+    JIT,
+    LINK,
+    SETUP,
+    UNREAD,
+    BuildNote,
+)
 from migrator.kernels.builds import (
     KERNEL_SUFFIXES,
     BuildModel,
@@ -16,7 +26,14 @@ from migrator.kernels.builds import (
     include_graph,
     read_builds,
 )
-from migrator.kernels.importers import GUARDED, LAZY, MODULE_LEVEL, ImportSite, import_sites
+from migrator.kernels.importers import (
+    GUARDED,
+    LAZY,
+    MODULE_LEVEL,
+    ImportSite,
+    import_sites,
+    module_importers,
+)
 
 _MAX_PY_BYTES = 2 * 1024 * 1024
 
@@ -30,6 +47,8 @@ class ExtensionView:
     files: list[str] = field(default_factory=list)
     rocm_branch: bool = False
     imports: list[ImportSite] = field(default_factory=list)
+    #: what the build does that a ROCm build must change, or that the reading could not see
+    notes: list[BuildNote] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -40,7 +59,7 @@ class ExtensionView:
         return [site for site in self.imports if site.how == MODULE_LEVEL]
 
 
-def _reader(root: Path) -> object:
+def _reader(root: Path) -> Callable[[str], str | None]:
     def read(relative: str) -> str | None:
         path = root / relative
         if path.is_symlink():
@@ -92,7 +111,7 @@ def _extension_views(
     python_texts: Mapping[str, str] | None,
     kernel_texts: Mapping[str, bytes] | None,
 ) -> list[ExtensionView]:
-    model: BuildModel = read_builds(root, paths)
+    model: BuildModel = read_builds(root, paths, python_texts)
     kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES)]
     if not model.extensions or not kernel_files:
         return []
@@ -102,33 +121,141 @@ def _extension_views(
         for includer in includers:
             included.setdefault(includer, set()).add(header)
     read = _reader(root)
-    views: list[ExtensionView] = []
     python_paths = [p for p in paths if p.endswith(".py")]
+    declared: list[Extension] = []
     for extension in model.extensions:
-        sources = sorted({f for f in kernel_files for p in extension.patterns if p.matches(f)})
-        if not sources:
+        extension.sources = sorted(
+            {f for f in kernel_files for p in extension.patterns if p.matches(f)}
+        )
+        declared.append(extension)
+    chosen = _one_per_module(declared)
+    by_name = {e.name: e for e in chosen if e.kind == CMAKE}
+    views: list[ExtensionView] = []
+    for extension in chosen:
+        if not extension.sources:
             continue
-        files = set(sources)
-        frontier = list(sources)
+        files = set(extension.sources)
+        # a CMake library linked into a module target: its sources are the module's too
+        for linked in extension.links:
+            other = by_name.get(linked)
+            if other is not None:
+                files.update(other.sources)
+        frontier = list(files)
         while frontier:
             current = frontier.pop()
             for header in included.get(current, ()):
                 if header not in files:
                     files.add(header)
                     frontier.append(header)
-        extension.sources = sources
         views.append(
             ExtensionView(
                 extension,
                 sorted(files),
                 extension.build in model.rocm_branch,
-                # a CMake target is a library loaded by file name (ctypes), not an import
-                []
-                if extension.build.endswith("CMakeLists.txt")
-                else import_sites(extension.name, python_texts, read, python_paths),  # type: ignore[arg-type]
+                _imports(extension, model, python_texts, read, python_paths),
+                [n for n in model.notes if _note_of(n, extension)],
             )
         )
+    # a CMake library that module targets link is imported where they are
+    for view in views:
+        if view.extension.kind == CMAKE and not view.extension.python_module and not view.imports:
+            for linker in views:
+                if view.name in linker.extension.links:
+                    view.imports.extend(linker.imports)
     return views
+
+
+def _one_per_module(extensions: Sequence[Extension]) -> list[Extension]:
+    """One record per compiled module: a JIT ``load`` and a ``setup.py`` beside it that build
+    the same sources, or a ``setup.py`` extension that CMake builds (``cmake_extension('_m')``
+    with the target ``_m``), are one module declared twice; the other declarations are kept in
+    ``also``."""
+    out: list[Extension] = []
+    for extension in extensions:
+        twin = next(
+            (
+                known
+                for known in out
+                if (
+                    extension.sources
+                    and set(extension.sources) == set(known.sources)
+                    and {extension.kind, known.kind} == {JIT, SETUP}
+                    and _near(extension.build, known.build)
+                )
+                or (
+                    known.name == extension.name
+                    and CMAKE in (known.kind, extension.kind)
+                    and (not known.sources or not extension.sources)
+                )
+            ),
+            None,
+        )
+        if twin is None:
+            out.append(extension)
+            continue
+        keep, drop = (twin, extension)
+        if not twin.sources and extension.sources:
+            keep, drop = extension, twin
+            out[out.index(twin)] = keep
+        keep.also.append(f"{drop.build}:{drop.line} (`{drop.name}`)")
+        keep.also_builds.append(drop.build)
+        keep.also_kinds.append(drop.kind)
+        keep.also_names.append(drop.name)
+    return out
+
+
+def _near(one: str, other: str) -> bool:
+    """Whether two build files sit in one folder tree (one's folder holds the other)."""
+    first = one.rsplit("/", 1)[0] if "/" in one else ""
+    second = other.rsplit("/", 1)[0] if "/" in other else ""
+    return (
+        not first
+        or not second
+        or first == second
+        or second.startswith(f"{first}/")
+        or first.startswith(f"{second}/")
+    )
+
+
+def _imports(
+    extension: Extension,
+    model: BuildModel,
+    python_texts: Mapping[str, str] | None,
+    read: Callable[[str], str | None],
+    python_paths: list[str],
+) -> list[ImportSite]:
+    """Where the Python side loads the module: imports of its name (a setuptools or CMake
+    Python module), imports of the module that builds it at run time (a JIT ``load``)."""
+    sites: list[ImportSite] = []
+    # a JIT build hands its module to the code that calls ``load``: where that module is
+    # imported; a setuptools or CMake Python module is imported by its name
+    declarations = [
+        (extension.kind, extension.build, extension.name),
+        *zip(extension.also_kinds, extension.also_builds, extension.also_names, strict=False),
+    ]
+    loaders = {build for kind, build, _ in declarations if kind == JIT and build.endswith(".py")}
+    names = {
+        name
+        for kind, _, name in declarations
+        if kind == SETUP or (kind == CMAKE and extension.python_module)
+    }
+    for build in sorted(loaders):
+        sites.extend(module_importers(build, python_texts, read, python_paths))
+    for name in sorted(names - {"", "?"}):
+        sites.extend(import_sites(name, python_texts, read, python_paths))
+    unique: dict[tuple[str, int], ImportSite] = {}
+    for site in sites:
+        unique.setdefault((site.path, site.line), site)
+    return sorted(unique.values(), key=lambda site: (site.path, site.line))
+
+
+def _note_of(note: BuildNote, extension: Extension) -> bool:
+    """Whether a build note is about this extension (its own, or its build file's)."""
+    if note.extension:
+        return note.extension == extension.name and note.path == extension.build
+    return note.path == extension.build or (
+        extension.kind == CMAKE and note.path.endswith((".txt", ".cmake"))
+    )
 
 
 def kernel_file_roles(
@@ -156,6 +283,28 @@ def kernel_file_roles(
                     else out[relative]
                 )
     return out
+
+
+def extension_label(built: bool, blocked: bool, edits: bool, notes: Sequence[str]) -> str:
+    """The one-phrase state of an extension, from whether any ROCm build builds it, its kernel
+    findings and the kinds of the notes on its build."""
+    if not built:
+        return "not built on ROCm"
+    if blocked:
+        return "blocked"
+    if GATE in notes or CUDA_REQUIRED in notes:
+        return "GPU code built only with CUDA"
+    if edits or LINK in notes:
+        return "needs small edits"
+    if UNREAD in notes:
+        return "build not fully read"
+    return "ports mechanically"
+
+
+#: Labels that say an extension needs work before it runs on ROCm.
+FAILING_LABELS = frozenset(
+    {"blocked", "needs small edits", "GPU code built only with CUDA", "build not fully read"}
+)
 
 
 #: The kernel rules and the class of construct each reports (the kernel-site classes of tests/eval/kernels/README.md).
@@ -186,14 +335,14 @@ class ExtensionRow:
     imports: list[str]
     blockers: dict[str, int]
     edits: dict[str, int]
+    #: the kinds of the build notes on it (``migrator.kernels.buildmodel``)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
-        if not self.built_on_rocm:
-            return "not built on ROCm"
-        if self.blockers:
-            return "blocked"
-        return "needs small edits" if self.edits else "ports mechanically"
+        return extension_label(
+            self.built_on_rocm, bool(self.blockers), bool(self.edits), self.notes
+        )
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -205,6 +354,7 @@ class ExtensionRow:
             "imports": list(self.imports),
             "blockers": dict(self.blockers),
             "edits": dict(self.edits),
+            "build_notes": list(self.notes),
         }
 
 
@@ -246,15 +396,18 @@ def extension_rows(
                 [f"{site.path}:{site.line} ({site.how})" for site in view.imports[:8]],
                 blockers,
                 edits,
+                [note.kind for note in view.notes],
             )
         )
     return rows
 
 
 __all__ = [
+    "FAILING_LABELS",
     "ExtensionRow",
     "ExtensionView",
     "KERNEL_RULES",
+    "extension_label",
     "extension_rows",
     "extension_views",
     "kernel_file_roles",

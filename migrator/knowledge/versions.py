@@ -102,6 +102,15 @@ class ProjectFacts:
     #: ROCm wherever they are tested (``migrator.kernels.macros``). Sorted: the facts' repr is
     #: part of every cache key, and a set's order changes from one process to the next.
     nvidia_macros: tuple[str, ...] = ()
+    #: From the project's build model (``migrator.kernels.builds``), sorted like the macros:
+    #: (path, line, digest) of each call that builds a GPU extension, directly or through a
+    #: project function that wraps ``cpp_extension``; (macro, build file, line) of each macro a build
+    #: defines only where it finds CUDA; (path, line, kind, message, anchor) of each note on a
+    #: build (``migrator.kernels.buildmodel.BuildNote``).
+    builds_read: bool = False
+    build_calls: tuple[tuple[str, int, str], ...] = ()
+    cuda_build_macros: tuple[tuple[str, str, int], ...] = ()
+    build_notes: tuple[tuple[str, int, str, str, str], ...] = ()
     #: (path from the root, reason) of each file declaring versions that was too large to
     #: read: the scan lists them as unread. Not part of the repr, which keys the cache.
     unread: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)

@@ -8,6 +8,7 @@ from typing import Any
 import libcst as cst
 
 from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api.knowledge import build_calls_in, call_digest
 from migrator.api.reach import caught_with_fallback
 
 from .._literals import is_literal
@@ -23,7 +24,8 @@ class CudaExtensionBuild(PythonRule):
     Flags `torch.utils.cpp_extension.CUDAExtension(...)`, `load(...)` with `.cu` sources (or
     `with_cuda=True`) and `load_inline(..., cuda_sources=...)`. A source counts when its
     literal end is `.cu`: a string, an f-string (`f"{d}/k.cu"`), `os.path.join(d, "k.cu")` or
-    `base / "k.cu"`.
+    `base / "k.cu"`; in a project scan also when the build model evaluated the source list to
+    `.cu` files (`[os.path.join(src, f) for f in ["k.cu", "k.cpp"]]`, a wrapper's arguments).
 
     ## Why it breaks on ROCm
     On a ROCm build of PyTorch these run `hipify_python` over the CUDA sources and compile them
@@ -156,7 +158,9 @@ class CudaExtensionBuild(PythonRule):
         elif qualified in data["inline_loaders"]:
             if any(a.keyword is not None and a.keyword.value == "cuda_sources" for a in node.args):
                 self._report_jit(node)
-        elif qualified in data["loaders"] and self._gpu_load(node, data):
+        elif qualified in data["loaders"] and (
+            self._gpu_load(node, data) or self._model_gpu_build(node)
+        ):
             self._report_jit(node)
 
     def _report_jit(self, node: cst.Call) -> None:
@@ -168,6 +172,12 @@ class CudaExtensionBuild(PythonRule):
         """Whether the JIT build sits in the body of a ``try`` (in the same function) whose
         handler catches the build's failure and does not raise: the extension is optional."""
         return caught_with_fallback(node, self.ctx.ancestors(node), _BUILD_ERRORS)
+
+    def _model_gpu_build(self, node: cst.Call) -> bool:
+        """Whether the project's build model read this call as building GPU sources (a source
+        list it evaluated: a comprehension over names, a join from ``__file__``)."""
+        calls = build_calls_in(self.ctx.path)
+        return bool(calls) and call_digest(self.ctx.code(node)) in (calls or ())
 
     @staticmethod
     def _gpu_load(node: cst.Call, data: dict[str, Any]) -> bool:

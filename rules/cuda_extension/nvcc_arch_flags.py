@@ -3,7 +3,8 @@ arch=compute_80,code=sm_80`, `-arch=sm_90`, `--generate-code`, `--gpu-architectu
 `--expt-relaxed-constexpr` / `--expt-extended-lambda` switches (and their `--relaxed-constexpr`
 / `--extended-lambda` spellings) and the nvcc driver options clang rejects (`-Xptxas`,
 `--use_fast_math`, `--extra-device-vectorization`) in string literals of files that use
-`torch.utils.cpp_extension`; one finding per file."""
+`torch.utils.cpp_extension` or build an extension through the project's own wrapper of it; one
+finding per file."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import libcst as cst
 
 from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api.knowledge import build_calls_in
 
 from .._literals import docstring_nodes
 from .._rocm_guards import called_only_on_nvidia
@@ -36,7 +38,9 @@ class NvccArchFlags(PythonRule):
     `--expt-extended-lambda` switches (and their `--relaxed-constexpr` / `--extended-lambda`
     spellings) and the nvcc driver options clang rejects (`-Xptxas`, `--use_fast_math`,
     `--extra-device-vectorization`) in string literals of files that use
-    `torch.utils.cpp_extension`; one finding per file.
+    `torch.utils.cpp_extension`, or that build an extension through the project's own function
+    wrapping it (`get_plugin(..., extra_cuda_cflags=[...])`, found by the build model); one
+    finding per file.
 
     ## Why it breaks on ROCm
     On ROCm, `cpp_extension` hands `extra_compile_args["nvcc"]` / `extra_cuda_cflags` to hipcc
@@ -186,8 +190,11 @@ class NvccArchFlags(PythonRule):
         if not switch and not driver and not any(p.search(value) for p in self._patterns):
             return
         if self._active is None:
-            # only files that build extensions: the flags then reach cpp_extension
-            self._active = "cpp_extension" in self.ctx.module_code()
+            # only files that build extensions: the flags then reach cpp_extension, directly or
+            # through a project function that wraps it (the build model's calls in this file)
+            self._active = "cpp_extension" in self.ctx.module_code() or bool(
+                build_calls_in(self.ctx.path)
+            )
         if not self._active:
             return
         if self._docstrings is None:

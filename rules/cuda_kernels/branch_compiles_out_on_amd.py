@@ -4,7 +4,8 @@ whose code hipcc skips, with no branch for AMD in its place."""
 from __future__ import annotations
 
 from migrator.api import Invalid, KernelRule, Severity, Valid
-from migrator.api.reach import dead_on_amd
+from migrator.api.knowledge import cuda_build_macros
+from migrator.api.reach import cuda_build_branches, dead_on_amd
 
 
 class BranchCompilesOutOnAmd(KernelRule):
@@ -12,7 +13,10 @@ class BranchCompilesOutOnAmd(KernelRule):
     ## What it does
     Flags `#if`/`#ifdef` branches holding statements whose condition reads `__CUDA_ARCH__` or
     a CUDA library version (`CUBLAS_VERSION`, `CUDART_VERSION`, `CUDNN_VERSION`,
-    `CUDA_VERSION`) and that have no `#else`/`#elif` giving AMD code.
+    `CUDA_VERSION`) and that have no `#else`/`#elif` giving AMD code; and, in a project scan,
+    branches on a macro the project's build defines only where it finds CUDA
+    (`add_definitions(-DWITH_CUDA)` under a test for `nvcc`, `define_macros` under
+    `if CUDA_HOME:`): a ROCm build takes their other branch.
 
     ## Why it breaks on ROCm
     hip-clang never defines `__CUDA_ARCH__`, ROCm defines none of the CUDA library version
@@ -43,7 +47,7 @@ class BranchCompilesOutOnAmd(KernelRule):
     severity = Severity.WARNING
     message = "this branch is false on AMD (no __CUDA_ARCH__ or CUDA library version there) and nothing replaces it"
     fact = "§7 version macros; [P1][H2]"
-    triggers = ("__CUDA_ARCH__", "_VERSION")
+    triggers = ("__CUDA_ARCH__", "_VERSION", "#if", "# if")
     effort_hours = 2.0
     consequence = "crash-path"
     valid = [
@@ -77,6 +81,14 @@ class BranchCompilesOutOnAmd(KernelRule):
 
     def check(self) -> None:
         view = self.view
+        for gated in cuda_build_branches(view.source, cuda_build_macros()):
+            self.report_bytes(
+                gated.directive_start,
+                gated.directive_end,
+                message=f"`{gated.directive}` is compiled only with CUDA: the build defines "
+                f"`{gated.macro}` only where it finds CUDA ({gated.build}:{gated.line}), so a "
+                f"ROCm build compiles the other branch; define `{gated.macro}` in the HIP build",
+            )
         for branch in dead_on_amd(view.source):
             self.report_bytes(
                 branch.directive_start,
