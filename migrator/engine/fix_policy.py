@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -14,12 +14,16 @@ import libcst as cst
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.knowledge.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS
 from migrator.knowledge.versions import ProjectFacts, VersionRange, branch_range, current_facts
-from migrator.model import WITHHELD, Applicability
+from migrator.model import WITHHELD, Applicability, Finding
 from migrator.syntax.astutil import handler_types
 
 _Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
 
-#: The facts of the project being fixed (set by the runner per task; empty when unknown).
+#: Which findings' fixes the run's selection applies (``Selection.fixes``, set by the runner
+#: for each fix task): None, outside a run, applies every fix a rule offers.
+chosen_fixes: ContextVar[Callable[[Finding], bool] | None] = ContextVar(
+    "chosen_fixes", default=None
+)
 
 #: Whether fixes that swap NVIDIA artefacts for AMD ones may apply (only when writing a ROCm
 #: variant of a file, never in place).

@@ -7,8 +7,6 @@ import os
 import subprocess
 
 from tests.attacks.conftest import (
-    AMP,
-    AMP_FIXED_MARK,
     CUDA_CHECK,
     CUDA_CHECK_FIXED_MARK,
     migrate,
@@ -17,18 +15,18 @@ from tests.attacks.conftest import (
 
 
 def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
-    outside = write(tmp_path, "outside/o.py", AMP)
+    outside = write(tmp_path, "outside/o.py", CUDA_CHECK)
     project = tmp_path / "project"
-    write(project, "a.py", AMP)
+    write(project, "a.py", CUDA_CHECK)
     os.symlink(outside.parent, project / "linked")  # a folder that leaves the project
     os.symlink(outside, project / "flink.py")  # a file that leaves the project
 
     result = migrate("fix", project, cwd=project)
 
-    assert outside.read_text() == AMP  # the file outside the project is untouched
+    assert outside.read_text() == CUDA_CHECK  # the file outside the project is untouched
     assert (project / "flink.py").is_symlink()  # a symlink stays a symlink
     assert os.readlink(project / "flink.py") == str(outside)
-    assert AMP_FIXED_MARK in (project / "a.py").read_text()  # the project itself is fixed
+    assert CUDA_CHECK_FIXED_MARK in (project / "a.py").read_text()  # the project itself is fixed
     assert "not written linked/o.py: is reached through a symlink (linked)" in result.stderr
     assert "not written flink.py: is a symlink" in result.stderr
     assert result.returncode == 1  # the findings behind the links remain
