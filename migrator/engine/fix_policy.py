@@ -227,10 +227,11 @@ def police_python(context: PythonContext) -> None:
             continue
         if not raw.requires:
             continue
-        reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node))
+        api = _new_api(context, raw)
+        reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node), api)
         if reason:
             _withhold(raw, reason)
-        elif _imports_new_api(raw) and (outside := facts.unmet(raw.requires)):
+        elif _imports_new_api(raw) and (outside := facts.unmet(raw.requires, api=api)):
             # the branch admits the new API, but the import the fix adds sits at module level
             _withhold(raw, f"the import it adds runs outside the version branch: {outside}")
     _couple(context.reports)
@@ -372,6 +373,38 @@ def _flag_over(context: PythonContext, node: cst.CSTNode, flags: set[str]) -> st
                 elif isinstance(current, cst.Name) and current.value in flags:
                     return current.value
         child = ancestor
+    return None
+
+
+def _new_api(context: PythonContext, raw: RawPythonFinding) -> str:
+    """The API a version-bound fix calls, to name in why it is withheld: the callee of the
+    call (or decorator) the fix writes, where it is new (``torch.amp.GradScaler``, or
+    ``torch.nn.attention.sdpa_kernel`` through the import the fix adds); "" otherwise (a
+    keyword or a dispatch needing the version names no API)."""
+    packages = {package.replace("-", "_") for package in raw.requires}
+    replacement = raw.replacement() if callable(raw.replacement) else raw.replacement
+    callee: cst.CSTNode | None = replacement
+    if isinstance(callee, cst.Decorator):
+        callee = callee.decorator
+    if isinstance(callee, cst.Call):
+        callee = callee.func
+    name = _plain_dotted(callee) if isinstance(callee, cst.BaseExpression) else None
+    if name is None or _uses(context.code(raw.node), name):
+        return ""
+    head, _, rest = name.partition(".")
+    for module, imported in raw.imports:
+        if imported == head and module.split(".")[0] in packages:
+            return ".".join(part for part in (module, head, rest) if part)
+    return name if head in packages else ""
+
+
+def _plain_dotted(node: cst.BaseExpression) -> str | None:
+    """``torch.amp.GradScaler`` for an attribute chain of plain names (None through a call)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        value = _plain_dotted(node.value)
+        return None if value is None else f"{value}.{node.attr.value}"
     return None
 
 

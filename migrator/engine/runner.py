@@ -32,7 +32,8 @@ from migrator.files.sources import (
     read_regular,
     size_limit,
 )
-from migrator.knowledge.versions import ProjectFacts, project_facts
+from migrator.knowledge.supported_versions import project_facts
+from migrator.knowledge.versions import ProjectFacts
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.syntax.reexports import ExportSlice, ProjectIndex, current_exports
 

@@ -91,12 +91,25 @@ def _next(version: Version) -> Version:
     return Version(".".join(map(str, release[:3])))
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Floor:
+    """One place a project states a version it supports (a dependency file's lower bound, a
+    ``setup.py`` assert, a CI matrix entry), kept to name as the evidence for a withheld fix."""
+
+    version: Version
+    #: where, and what it says: ``setup.py:12 assert torch>=1.8``, ``.github/workflows/ci.yml
+    #: matrix torch 1.13``
+    where: str
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectFacts:
     """Declared version ranges per canonical package name, and the configured line length."""
 
     ranges: Mapping[str, VersionRange] = field(default_factory=dict)
     line_length: int | None = None
+    #: package -> every place the project states a lower version it supports, lowest first
+    floors: Mapping[str, tuple[Floor, ...]] = field(default_factory=dict)
     #: Macros the project's own C/C++ headers define only in branches a HIP build skips
     #: (``PTX_AVAILABLE`` in the ``#else`` of ``#ifdef __HIP_PLATFORM_AMD__``): undefined on
     #: ROCm wherever they are tested (``migrator.kernels.macros``). Sorted: the facts' repr is
@@ -107,28 +120,49 @@ class ProjectFacts:
         return self.ranges.get(canonicalize_name(package), VersionRange())
 
     def unmet(
-        self, requires: Mapping[str, str], branch: Mapping[str, VersionRange] | None = None
+        self,
+        requires: Mapping[str, str],
+        branch: Mapping[str, VersionRange] | None = None,
+        api: str = "",
     ) -> str | None:
-        """Why a fix emitting APIs that need ``requires`` (package → minimum) cannot be offered,
-        or None when the declared range (narrowed by ``branch``) starts at or above each minimum."""
+        """Why a fix emitting APIs that need ``requires`` (package → minimum; ``api``: what it
+        emits, named in the reason) cannot be offered, or None when the declared range (narrowed
+        by ``branch``) starts at or above each minimum. The reason names where the project
+        states the older versions it supports."""
         for package, minimum in requires.items():
             declared = self.range(package)
+            needs = f"needs {package}>={minimum}" + (f" ({api})" if api else "")
+            project_low = declared.low
             if branch and canonicalize_name(package) in branch:
                 narrowed = branch[canonicalize_name(package)]
                 if declared.intersect(narrowed).is_empty():
                     return (
-                        f"needs {package}>={minimum}; this code runs only on "
+                        f"{needs}; this code runs only on "
                         f"{narrowed.describe(package)}, which the project does not support "
                         f"({declared.describe(package)})"
                     )
                 declared = declared.intersect(narrowed)
             if declared.high is not None and declared.high <= Version(minimum):
-                return f"needs {package}>={minimum}; this code runs on {declared.describe(package)}"
+                return f"{needs}; this code runs on {declared.describe(package)}"
             if declared.low is not None and declared.low < Version(minimum):
-                return (
-                    f"needs {package}>={minimum}; the project supports {declared.describe(package)}"
+                evidence = (
+                    self.evidence(package, Version(minimum)) if declared.low == project_low else ""
                 )
+                return f"{needs}; the project supports {declared.describe(package)}{evidence}"
         return None
+
+    def evidence(self, package: str, minimum: Version) -> str:
+        """`` (setup.py:12 assert torch>=1.8, ci.yml matrix torch 1.13)``: the places that state
+        a supported version of ``package`` below ``minimum`` (at most four), or ""."""
+        below = [
+            floor.where
+            for floor in self.floors.get(canonicalize_name(package), ())
+            if floor.version < minimum
+        ]
+        if not below:
+            return ""
+        shown = ", ".join(below[:4]) + (f" and {len(below) - 4} more" if len(below) > 4 else "")
+        return f" ({shown})"
 
 
 #: The facts of the project being scanned or fixed (set by the runner for each run; rules read it
@@ -149,8 +183,12 @@ def parse_requirement(line: str) -> tuple[str, VersionRange] | None:
     return canonicalize_name(requirement.name), range_of(requirement.specifier)
 
 
-def _merge(ranges: dict[str, VersionRange], items: Iterable[tuple[str, VersionRange]]) -> None:
-    for name, found in items:
+#: A requirement read from a dependency file: package, range, and the file it is in.
+_Declared = tuple[str, VersionRange, str]
+
+
+def _merge(ranges: dict[str, VersionRange], items: Iterable[_Declared]) -> None:
+    for name, found, _ in items:
         # Several files may declare one package (a loose setup.py and pinned requirements): the
         # project supports the widest floor any of them allows, so keep the lowest declared low.
         old = ranges.get(name)
@@ -168,7 +206,7 @@ def _lines(path: Path) -> list[str]:
     return (read_project_text(path) or "").splitlines()
 
 
-def _requirement_lines(root: Path) -> Iterator[tuple[str, VersionRange]]:
+def _requirement_lines(root: Path) -> Iterator[_Declared]:
     seen: set[Path] = set()
     for pattern in _REQUIREMENT_GLOBS:
         for path in sorted(root.glob(pattern)):
@@ -178,10 +216,10 @@ def _requirement_lines(root: Path) -> Iterator[tuple[str, VersionRange]]:
             for line in _lines(path):
                 parsed = parse_requirement(line)
                 if parsed:
-                    yield parsed
+                    yield (*parsed, path.relative_to(root).as_posix())
 
 
-def _pyproject(root: Path) -> tuple[list[tuple[str, VersionRange]], int | None]:
+def _pyproject(root: Path) -> tuple[list[_Declared], int | None]:
     from migrator.files.tomlcompat import parse_toml, tomllib
 
     text = read_project_text(root / "pyproject.toml", strict=True)
@@ -197,7 +235,7 @@ def _pyproject(root: Path) -> tuple[list[tuple[str, VersionRange]], int | None]:
     if isinstance(optional, dict):
         for group in optional.values():
             strings.extend(s for s in group if isinstance(s, str))
-    found = [parsed for s in strings if (parsed := parse_requirement(s))]
+    found = [(*parsed, "pyproject.toml") for s in strings if (parsed := parse_requirement(s))]
     tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
     length = None
     for section in ("ruff", "black"):
@@ -212,12 +250,12 @@ def _pyproject(root: Path) -> tuple[list[tuple[str, VersionRange]], int | None]:
     return found, length
 
 
-def _setup_files(root: Path) -> Iterator[tuple[str, VersionRange]]:
+def _setup_files(root: Path) -> Iterator[_Declared]:
     setup_py = root / "setup.py"
     if setup_py.is_file():
         try:
             tree = ast.parse(read_project_text(setup_py) or "")
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         if tree is not None:
             for node in ast.walk(tree):
@@ -225,39 +263,47 @@ def _setup_files(root: Path) -> Iterator[tuple[str, VersionRange]]:
                     if _REQUIREMENT_STRING.fullmatch(repr(node.value)):
                         parsed = parse_requirement(node.value)
                         if parsed:
-                            yield parsed
+                            yield (*parsed, "setup.py")
     for line in _lines(root / "setup.cfg"):
         parsed = parse_requirement(line.strip())
         if parsed:
-            yield parsed
+            yield (*parsed, "setup.cfg")
 
 
-def _conda(root: Path) -> Iterator[tuple[str, VersionRange]]:
+def _conda(root: Path) -> Iterator[_Declared]:
     for name in _CONDA_FILES:
         for line in _lines(root / name):
             entry = line.strip().lstrip("-").strip()
             entry = re.sub(r"^(\w[\w.\-]*)=(\d)", r"\1==\2", entry)  # conda's `torch=2.1`
             parsed = parse_requirement(entry)
             if parsed:
-                yield parsed
+                yield (*parsed, name)
 
 
-def project_facts(root: Path) -> ProjectFacts:
-    """Read the declared ranges and line length of the project at ``root`` (a folder)."""
+def declared_facts(root: Path) -> ProjectFacts:
+    """The ranges the dependency files of the project at ``root`` (a folder) declare, with
+    the floor each states, and its line length (``migrator.knowledge.supported_versions`` adds
+    the floors it states elsewhere)."""
     if not root.is_dir():
         return ProjectFacts()
     ranges: dict[str, VersionRange] = {}
     from_pyproject, line_length = _pyproject(root)
-    for source in (from_pyproject, _setup_files(root), _requirement_lines(root), _conda(root)):
-        _merge(ranges, source)
-    torch = ranges.get("torch", VersionRange())
-    if torch.low is None:  # no declared floor: the one the README states, if any
-        from migrator.knowledge.readme_versions import stated_torch_floor
-
-        floor = stated_torch_floor(root)
-        if floor is not None:
-            ranges["torch"] = torch.intersect(VersionRange(floor, None))
-    return ProjectFacts(ranges, line_length)
+    declared = [
+        *from_pyproject,
+        *_setup_files(root),
+        *_requirement_lines(root),
+        *_conda(root),
+    ]
+    _merge(ranges, declared)
+    floors: dict[str, set[Floor]] = {}
+    for name, found, where in declared:
+        if found.low is not None and ranges[name].low is not None:
+            floors.setdefault(name, set()).add(Floor(found.low, f"{where} {name}>={found.low}"))
+    return ProjectFacts(
+        ranges,
+        line_length,
+        {name: tuple(sorted(found)) for name, found in sorted(floors.items())},
+    )
 
 
 def branch_range(test_source: str, negate: bool) -> dict[str, VersionRange]:
