@@ -176,8 +176,39 @@ def _withhold(raw: RawPythonFinding | RawTextFinding, reason: str) -> None:
         raw.problem = raw.problem_without_fix
 
 
-def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, VersionRange]:
-    """Version constraints of the ``if``/``else`` branches enclosing ``node``."""
+def version_constants(module: cst.Module) -> dict[str, str]:
+    """The module-level names bound once to a version test (``TORCH_GE_2 =
+    version.parse(torch.__version__) >= version.parse("2.0")``, ``HAS_AMP = hasattr(torch,
+    "amp")``), name -> the test's code, so that ``if TORCH_GE_2:`` reads as that test."""
+    found: dict[str, str] = {}
+    seen: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            target: cst.BaseExpression | None = None
+            value: cst.BaseExpression | None = None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            if not isinstance(target, cst.Name) or value is None:
+                continue
+            if target.value in seen:
+                found.pop(target.value, None)  # bound twice: not a constant
+                continue
+            seen.add(target.value)
+            code = module.code_for_node(value)
+            if "version" in code or "hasattr" in code or "is_" in code:
+                found[target.value] = code
+    return found
+
+
+def _branch_ranges(
+    context: PythonContext, node: cst.CSTNode, constants: dict[str, str] | None = None
+) -> dict[str, VersionRange]:
+    """Version constraints of the ``if``/``else`` branches enclosing ``node`` (``constants``:
+    the file's ``version_constants``)."""
     found: dict[str, VersionRange] = {}
     child = node
     for ancestor in context.ancestors(node):
@@ -189,7 +220,7 @@ def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, Versi
             elif child is ancestor.orelse:
                 test, negate = ancestor.test, True
         if test is not None:
-            for package, bound in branch_range(context.code(test), negate).items():
+            for package, bound in branch_range(context.code(test), negate, constants).items():
                 found[package] = found.get(package, VersionRange()).intersect(bound)
         child = ancestor
     return found
@@ -205,6 +236,7 @@ def police_python(context: PythonContext) -> None:
         return
     swap = vendor_swap_allowed.get()
     flags = availability_flags(context.module)
+    constants: dict[str, str] | None = None
     for raw in _fixable(context.reports):
         if raw.rule.replaces_vendor and not swap:
             _withhold(raw, _KERNEL_REASON)
@@ -228,7 +260,9 @@ def police_python(context: PythonContext) -> None:
         if not raw.requires:
             continue
         api = _new_api(context, raw)
-        reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node), api)
+        if constants is None:
+            constants = version_constants(context.module)
+        reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node, constants), api)
         if reason:
             _withhold(raw, reason)
         elif _imports_new_api(raw) and (outside := facts.unmet(raw.requires, api=api)):

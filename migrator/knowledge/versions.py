@@ -306,11 +306,124 @@ def declared_facts(root: Path) -> ProjectFacts:
     )
 
 
-def branch_range(test_source: str, negate: bool) -> dict[str, VersionRange]:
+def branch_range(
+    test_source: str, negate: bool, constants: Mapping[str, str] | None = None
+) -> dict[str, VersionRange]:
     """The range of the packages a version test constrains (``torch.__version__ < "2.3"``,
     ``is_torch_version(">=", "2.3")``, ``version.parse(torch.__version__) >= version.parse("2.3")``,
-    ``is_torch_greater_or_equal("2.3")``), inside its body (or its ``else`` when ``negate``)."""
-    found: dict[str, VersionRange] = {}
+    ``is_torch_greater_or_equal("2.3")``, transformers' ``is_torch_greater_or_equal_than_1_10``,
+    ``hasattr(torch, "amp")``), inside its body (or its ``else`` when ``negate``), read as the
+    interpreter reads it: ``not`` flips it, ``and`` narrows, ``or`` widens (to the smallest
+    range holding both sides; a side that does not constrain a package frees it).
+    ``constants``: the file's module-level names bound to a test (``TORCH_GE_2 =
+    version.parse(torch.__version__) >= version.parse("2.0")``), read through."""
+    try:
+        tree = ast.parse(f"(\n{test_source}\n)", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _flat_range(test_source, negate)
+    try:
+        return _evaluate(tree, negate, constants or {}, 0)
+    except RecursionError:
+        return {}
+
+
+#: How many constants deep a test is read through (``A = B``, ``B = torch >= 2``).
+_CONSTANT_DEPTH = 4
+_Ranges = dict[str, VersionRange]
+
+
+def _evaluate(node: ast.expr, negate: bool, constants: Mapping[str, str], depth: int) -> _Ranges:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _evaluate(node.operand, not negate, constants, depth)
+    if isinstance(node, ast.BoolOp):
+        parts = [_evaluate(value, negate, constants, depth) for value in node.values]
+        both = isinstance(node.op, ast.And) != negate  # not (a or b) == not a and not b
+        return _meet(parts) if both else _join(parts)
+    if isinstance(node, ast.Name) and node.id in constants and depth < _CONSTANT_DEPTH:
+        try:
+            bound = ast.parse(f"(\n{constants[node.id]}\n)", mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        return _evaluate(bound, negate, constants, depth + 1)
+    positive = _flat_range(ast.unparse(node), negate=False)
+    positive.update(_attribute_ranges(node))
+    if not negate:
+        return positive
+    return {
+        package: complement
+        for package, bound in positive.items()
+        if (complement := _complement(bound)) is not None
+    }
+
+
+def _meet(parts: list[_Ranges]) -> _Ranges:
+    found: _Ranges = {}
+    for part in parts:
+        for package, bound in part.items():
+            found[package] = found.get(package, VersionRange()).intersect(bound)
+    return found
+
+
+def _join(parts: list[_Ranges]) -> _Ranges:
+    """The smallest range per package holding every part (a part silent on it frees it)."""
+    if not parts:
+        return {}
+    common = set(parts[0]).intersection(*parts[1:])
+    found: _Ranges = {}
+    for package in common:
+        bounds = [part[package] for part in parts]
+        lows = [bound.low for bound in bounds]
+        highs = [bound.high for bound in bounds]
+        low = None if None in lows else min(v for v in lows if v is not None)
+        high = None if None in highs else max(v for v in highs if v is not None)
+        if low is not None or high is not None:
+            found[package] = VersionRange(low, high)
+    return found
+
+
+def _complement(bound: VersionRange) -> VersionRange | None:
+    """The versions outside ``bound`` as one range, or None when they are not one."""
+    if bound.low is not None and bound.high is None:
+        return VersionRange(None, bound.low)
+    if bound.high is not None and bound.low is None:
+        return VersionRange(bound.high, None)
+    return None
+
+
+#: Attributes whose presence tells torch releases apart (``hasattr(torch, "amp")``): the release
+#: that added each (the APIs the fixes write).
+_ADDED_IN = {
+    "torch.autocast": "1.10",
+    "torch.amp": "1.12",
+    "torch.amp.autocast": "1.12",
+    "torch.amp.GradScaler": "2.3",
+    "torch.amp.custom_fwd": "2.4",
+    "torch.amp.custom_bwd": "2.4",
+    "torch.compile": "2.0",
+    "torch.nn.attention.sdpa_kernel": "2.3",
+    "torch.nn.RMSNorm": "2.4",
+}
+
+
+def _attribute_ranges(node: ast.expr) -> _Ranges:
+    """``hasattr(torch.amp, "GradScaler")``: true exactly from the release that added it."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "hasattr"
+        and len(node.args) == 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return {}
+    added = _ADDED_IN.get(f"{ast.unparse(node.args[0])}.{node.args[1].value}")
+    return {"torch": VersionRange(Version(added), None)} if added else {}
+
+
+def _flat_range(test_source: str, negate: bool) -> _Ranges:
+    """Every version comparison in ``test_source`` narrowing the range together (a single test,
+    or a text ``ast`` cannot read)."""
+    found: _Ranges = {}
     for package, operator, version_text in _version_tests(test_source):
         try:
             version = Version(version_text)
@@ -340,7 +453,17 @@ _PATTERNS = (
     # is_torch_version(">=", "2.3") (transformers, accelerate, diffusers)
     re.compile(rf"is_(\w+?)_version\(\s*[\"']{_OPS}[\"']\s*,\s*{_VERSION}"),
 )
-_GREATER = re.compile(rf"is_(\w+?)_greater_or_equal(?:_than)?(?:_(\d+)_(\d+))?\(\s*(?:{_VERSION})?")
+#: ``is_torch_greater_or_equal("2.3")`` and transformers' constants
+#: ``is_torch_greater_or_equal_than_1_10`` (called or not)
+_GREATER = re.compile(
+    rf"is_([a-z]\w*?)_greater_or_equal(?:_than)?(?:_(\d+)_(\d+)(?:_(\d+))?\b|\(\s*{_VERSION})"
+)
+#: transformers' ``is_torch_less_than_1_11``
+_LESS = re.compile(r"is_([a-z]\w*?)_less_than_(\d+)_(\d+)(?:_(\d+))?\b")
+
+
+def _underscored(*parts: str | None) -> str:
+    return ".".join(part for part in parts if part is not None)
 
 
 def _version_tests(source: str) -> Iterator[tuple[str, str, str]]:
@@ -349,11 +472,12 @@ def _version_tests(source: str) -> Iterator[tuple[str, str, str]]:
         for match in pattern.finditer(compact):
             yield canonicalize_name(match.group(1)), match.group(2), match.group(3)
     for match in _GREATER.finditer(compact):
-        version = match.group(4) or (
-            f"{match.group(2)}.{match.group(3)}" if match.group(2) else None
-        )
+        version = match.group(5) or _underscored(match.group(2), match.group(3), match.group(4))
         if version:
             yield canonicalize_name(match.group(1)), ">=", version
+    for match in _LESS.finditer(compact):
+        version = _underscored(match.group(2), match.group(3), match.group(4))
+        yield canonicalize_name(match.group(1)), "<", version
     # reversed comparisons: "2.3" <= torch.__version__
     for match in re.finditer(rf"{_VERSION}\s*{_OPS}\s*(?:[\w.]*\()?(\w+)\.__version__", compact):
         flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
