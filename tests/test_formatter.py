@@ -273,6 +273,9 @@ def test_an_editors_buffer_is_formatted_as_the_project_checks_it(tmp_path):
     from migrator.model import Applicability
 
     _project(tmp_path)
+    # ROC150 is hygiene: the editor's fix-all applies it where the project selects it by name
+    assert fix_text(tmp_path, "pkg/attn.py", SOURCE.encode(), Applicability.SAFE) == (None, ())
+    write(tmp_path, "pyproject.toml", '[tool.migrate]\nselect = ["ROC150"]\n')
     new_text, fixed = fix_text(tmp_path, "pkg/attn.py", SOURCE.encode(), Applicability.SAFE)
     assert new_text == FIXED
     assert [finding.rule for finding in fixed] == ["ROC150"]

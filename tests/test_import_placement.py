@@ -58,7 +58,7 @@ def test_fix_adds_the_import_in_the_third_party_block(tmp_path: Path):
     )
     (tmp_path / "requirements.txt").write_text("torch>=2.3\n")
     (tmp_path / "test_attn.py").write_text(HEAD + body)
-    run = fix_tree(tmp_path, level=Applicability.SAFE, write=False, jobs=1)
+    run = fix_tree(tmp_path, level=Applicability.SAFE, select=["ROC150"], write=False, jobs=1)
     (outcome,) = [o for o in run.outcomes if o.new_text is not None]
     text = outcome.new_text
     assert text is not None

@@ -120,7 +120,11 @@ def test_end_to_end_commits_per_family_push_and_open(repo, gh_log, run_cli):
         }
         touched = set(git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", sha).split())
         assert touched == listed
-        assert f"--select {category}" in message
+        fixed_rules = sorted(
+            line[2:8]
+            for line in message.split("Rules:\n", 1)[1].split("\n\nFiles:", 1)[0].splitlines()
+        )
+        assert f"Reproduce: migrate fix --select {','.join(fixed_rules)} ." in message
     assert len(set(categories)) == len(categories)
 
     assert git(repo, "ls-remote", "origin", "refs/heads/migrate/rocm").split()[0] == new[-1]
@@ -511,3 +515,65 @@ def test_a_sparse_checkout_is_refused_with_the_reason(repo, run_cli):
     assert result.exit_code == 2
     assert "sparse checkout" in result.output and "git sparse-checkout disable" in result.output
     assert branches(repo) == {"main"}
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and ".git" not in path.relative_to(root).parts
+    }
+
+
+@pytest.mark.parametrize("options", [[], ["--unsafe-fixes"], ["--select", "ALL"]])
+def test_pr_changes_the_same_files_with_the_same_text_as_fix(tmp_path, run_cli, options):
+    """`pr` is `fix` on a branch: on the whole fixture, with the same options, the branch's
+    tree is the tree `fix` leaves (hygiene rewrites included only where `fix` makes them)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "llm_app", repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial import")
+    copy = tmp_path / "copy"
+    shutil.copytree(FIXTURES / "llm_app", copy)
+    fixed = run_cli("fix", *options, str(copy))
+    assert fixed.exit_code in (0, 1), fixed.output
+    result = run_cli("pr", *options, str(repo))
+    assert result.exit_code == 0, result.output
+    git(repo, "checkout", "-q", "migrate/rocm")
+    branch, expected = _tree(repo), _tree(copy)
+    changed = {name for name in expected if expected[name] != _tree(FIXTURES / "llm_app")[name]}
+    assert changed, "fix changes nothing on the fixture"
+    assert set(branch) == set(expected)
+    assert [name for name in expected if branch[name] != expected[name]] == []
+
+
+def test_pr_body_names_the_package_the_project_and_the_effort(repo, run_cli):
+    (repo / "pyproject.toml").write_text('[project]\nname = "llm-service"\n', encoding="utf-8")
+    git(repo, "add", "pyproject.toml")
+    git(repo, "commit", "-q", "-m", "metadata")
+    result = run_cli("pr", str(repo))
+    assert result.exit_code == 0, result.output
+    title = (repo / ".git" / "migrate" / "PR_TITLE.txt").read_text(encoding="utf-8")
+    body = (repo / ".git" / "migrate" / "PR_BODY.md").read_text(encoding="utf-8")
+    assert title.startswith("ROCm fixes for llm-service:")
+    assert "**llm-service**" in body
+    assert "pip install migrate-rocm==" in body and "pip install migrate==" not in body
+    assert "about 0 h" not in body and "0.0 h" not in body
+    assert "withheld (`migrate fix` leaves them as written)" in body
+
+
+def test_effort_is_never_zero_hours_beside_work():
+    from migrator.pr.body import effort_phrase
+    from migrator.reporting.cli import make_report
+    from migrator.reporting.readiness.assembly import Effort, effort_of
+
+    project = make_report([str(FIXTURES / "llm_app")], use_cache=False).projects[0]
+    assert project.reachable_work and effort_phrase(project).startswith("about ")
+    for item in project.reachable_work:  # every item covered by an AMD path: no hours counted
+        item.covered_by = "the project's ROCm image"
+    project.effort = effort_of(project.work)
+    assert project.effort.total_hours == 0 and isinstance(project.effort, Effort)
+    assert effort_phrase(project) == (
+        "no hours estimated: each is covered by the project's own AMD path or is hygiene"
+    )

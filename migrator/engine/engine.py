@@ -20,7 +20,12 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
-from migrator.engine.fix_policy import check_line_length, police_python, police_text
+from migrator.engine.fix_policy import (
+    check_line_length,
+    chosen_fixes,
+    police_python,
+    police_text,
+)
 from migrator.engine.fixer import (
     FixError,
     apply_python_fixes,
@@ -476,8 +481,10 @@ def _python_findings(
 def _fixable(
     raw: RawPythonFinding | RawTextFinding, finding: Finding, level: Applicability
 ) -> bool:
-    """Fixes never touch code that does not run on ROCm (an NVIDIA-only branch stays as is)."""
-    return not finding.guard and eligible(raw, level)
+    """Fixes never touch code that does not run on ROCm (an NVIDIA-only branch stays as is),
+    nor findings whose fix the run's selection does not apply (``fix_policy.chosen_fixes``)."""
+    chosen = chosen_fixes.get()
+    return not finding.guard and eligible(raw, level) and (chosen is None or chosen(finding))
 
 
 def _suppress(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -14,12 +14,16 @@ import libcst as cst
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.knowledge.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS
 from migrator.knowledge.versions import ProjectFacts, VersionRange, branch_range, current_facts
-from migrator.model import WITHHELD, Applicability
+from migrator.model import WITHHELD, Applicability, Finding
 from migrator.syntax.astutil import handler_types
 
 _Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
 
-#: The facts of the project being fixed (set by the runner per task; empty when unknown).
+#: Which findings' fixes the run's selection applies (``Selection.fixes``, set by the runner
+#: for each fix task): None, outside a run, applies every fix a rule offers.
+chosen_fixes: ContextVar[Callable[[Finding], bool] | None] = ContextVar(
+    "chosen_fixes", default=None
+)
 
 #: Whether fixes that swap NVIDIA artefacts for AMD ones may apply (only when writing a ROCm
 #: variant of a file, never in place).
@@ -172,8 +176,39 @@ def _withhold(raw: RawPythonFinding | RawTextFinding, reason: str) -> None:
         raw.problem = raw.problem_without_fix
 
 
-def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, VersionRange]:
-    """Version constraints of the ``if``/``else`` branches enclosing ``node``."""
+def version_constants(module: cst.Module) -> dict[str, str]:
+    """The module-level names bound once to a version test (``TORCH_GE_2 =
+    version.parse(torch.__version__) >= version.parse("2.0")``, ``HAS_AMP = hasattr(torch,
+    "amp")``), name -> the test's code, so that ``if TORCH_GE_2:`` reads as that test."""
+    found: dict[str, str] = {}
+    seen: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            target: cst.BaseExpression | None = None
+            value: cst.BaseExpression | None = None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            if not isinstance(target, cst.Name) or value is None:
+                continue
+            if target.value in seen:
+                found.pop(target.value, None)  # bound twice: not a constant
+                continue
+            seen.add(target.value)
+            code = module.code_for_node(value)
+            if "version" in code or "hasattr" in code or "is_" in code:
+                found[target.value] = code
+    return found
+
+
+def _branch_ranges(
+    context: PythonContext, node: cst.CSTNode, constants: dict[str, str] | None = None
+) -> dict[str, VersionRange]:
+    """Version constraints of the ``if``/``else`` branches enclosing ``node`` (``constants``:
+    the file's ``version_constants``)."""
     found: dict[str, VersionRange] = {}
     child = node
     for ancestor in context.ancestors(node):
@@ -185,7 +220,7 @@ def _branch_ranges(context: PythonContext, node: cst.CSTNode) -> dict[str, Versi
             elif child is ancestor.orelse:
                 test, negate = ancestor.test, True
         if test is not None:
-            for package, bound in branch_range(context.code(test), negate).items():
+            for package, bound in branch_range(context.code(test), negate, constants).items():
                 found[package] = found.get(package, VersionRange()).intersect(bound)
         child = ancestor
     return found
@@ -201,6 +236,7 @@ def police_python(context: PythonContext) -> None:
         return
     swap = vendor_swap_allowed.get()
     flags = availability_flags(context.module)
+    constants: dict[str, str] | None = None
     for raw in _fixable(context.reports):
         if raw.rule.replaces_vendor and not swap:
             _withhold(raw, _KERNEL_REASON)
@@ -223,10 +259,13 @@ def police_python(context: PythonContext) -> None:
             continue
         if not raw.requires:
             continue
-        reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node))
+        api = _new_api(context, raw)
+        if constants is None:
+            constants = version_constants(context.module)
+        reason = facts.unmet(raw.requires, _branch_ranges(context, raw.node, constants), api)
         if reason:
             _withhold(raw, reason)
-        elif _imports_new_api(raw) and (outside := facts.unmet(raw.requires)):
+        elif _imports_new_api(raw) and (outside := facts.unmet(raw.requires, api=api)):
             # the branch admits the new API, but the import the fix adds sits at module level
             _withhold(raw, f"the import it adds runs outside the version branch: {outside}")
     _couple(context.reports)
@@ -368,6 +407,38 @@ def _flag_over(context: PythonContext, node: cst.CSTNode, flags: set[str]) -> st
                 elif isinstance(current, cst.Name) and current.value in flags:
                     return current.value
         child = ancestor
+    return None
+
+
+def _new_api(context: PythonContext, raw: RawPythonFinding) -> str:
+    """The API a version-bound fix calls, to name in why it is withheld: the callee of the
+    call (or decorator) the fix writes, where it is new (``torch.amp.GradScaler``, or
+    ``torch.nn.attention.sdpa_kernel`` through the import the fix adds); "" otherwise (a
+    keyword or a dispatch needing the version names no API)."""
+    packages = {package.replace("-", "_") for package in raw.requires}
+    replacement = raw.replacement() if callable(raw.replacement) else raw.replacement
+    callee: cst.CSTNode | None = replacement
+    if isinstance(callee, cst.Decorator):
+        callee = callee.decorator
+    if isinstance(callee, cst.Call):
+        callee = callee.func
+    name = _plain_dotted(callee) if isinstance(callee, cst.BaseExpression) else None
+    if name is None or _uses(context.code(raw.node), name):
+        return ""
+    head, _, rest = name.partition(".")
+    for module, imported in raw.imports:
+        if imported == head and module.split(".")[0] in packages:
+            return ".".join(part for part in (module, head, rest) if part)
+    return name if head in packages else ""
+
+
+def _plain_dotted(node: cst.BaseExpression) -> str | None:
+    """``torch.amp.GradScaler`` for an attribute chain of plain names (None through a call)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        value = _plain_dotted(node.value)
+        return None if value is None else f"{value}.{node.attr.value}"
     return None
 
 

@@ -33,7 +33,8 @@ from migrator.files.sources import (
     read_regular,
     size_limit,
 )
-from migrator.knowledge.versions import ProjectFacts, project_facts
+from migrator.knowledge.supported_versions import project_facts
+from migrator.knowledge.versions import ProjectFacts
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 from migrator.syntax.reexports import ExportSlice, ProjectIndex, current_exports
 
@@ -123,6 +124,22 @@ class Selection:
             )
         )
 
+    def fixes(self, finding: Finding) -> bool:
+        """Whether ``fix`` applies this finding's fix (and ``pr``, the language server's fix-all
+        and the reports count it as fixable): a hygiene rewrite (a deprecated alias, which
+        changes nothing on ROCm) is no migration, so it runs only where this selection shows
+        hygiene findings (the rule named, ``--select ALL``, ``--min-severity hygiene``); every
+        other finding's fix as its rule offers it."""
+        return (
+            finding.severity is not Severity.HYGIENE
+            or self.min_severity is Severity.HYGIENE
+            or self._named(finding)
+        )
+
+    def offered(self, finding: Finding) -> Finding:
+        """``finding`` as shown: without its fix where ``fixes`` says ``fix`` leaves it."""
+        return finding if finding.fix is None or self.fixes(finding) else replace(finding, fix=None)
+
     def codes(self, use_cache: bool = True) -> frozenset[str]:
         from migrator.engine.registry import catalog_entries, preview_codes, select_codes
 
@@ -170,6 +187,8 @@ class _Task:
     moot: str = ""
     #: the project's formatter (``migrator.engine.formatter``), run on a fix's changed lines
     formatter: Formatter | None = None
+    #: the run's selection, for a fix: which findings' fixes it applies (``Selection.fixes``)
+    selection: Selection | None = None
 
 
 #: ``_Task.moot``: the file never runs on ROCm (``project.file_guards``): every finding guarded.
@@ -339,9 +358,17 @@ def _work(task: _Task) -> FileOutcome:
         from migrator.engine.formatter import current_formatter
 
         formatted = (current_formatter, current_formatter.set(task.formatter))
+    if task.selection is None or task.fix is None:  # a scan offers every fix a rule has
+        chosen = None
+    else:
+        from migrator.engine.fix_policy import chosen_fixes
+
+        chosen = (chosen_fixes, chosen_fixes.set(task.selection.fixes))
     try:
         return _analyse(task)
     finally:
+        if chosen is not None:
+            chosen[0].reset(chosen[1])
         if formatted is not None:
             formatted[0].reset(formatted[1])
         current_exports.reset(exports_token)
@@ -814,7 +841,7 @@ def scan_text(
             result = runner.run([buffer])[0].result
         else:
             result = _work_on_buffer(buffer).result
-        findings = tuple(f for f in result.findings if selection.keep(f, codes))
+        findings = tuple(selection.offered(f) for f in result.findings if selection.keep(f, codes))
         files.append(replace(result, findings=findings))
     return RootRun(root, ScanResult(str(root), files), config=config)
 
@@ -869,6 +896,7 @@ def settle(
         for finding in result.findings:
             if not selection.keep(finding, codes):
                 continue
+            finding = selection.offered(finding)
             if finding.guard and index is not None:
                 # before the file's own guard, which a dispatch guard must not hide once lifted
                 finding = unguard_if_called_elsewhere(finding, index.sources)
@@ -923,10 +951,13 @@ def fix_tree(
     jobs: int | None = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
+    family: str | None = None,
 ) -> RootRun:
     """Compute (and with ``write``, apply atomically under the write policy of
     ``migrator.files.writer``) the fixes for one root; a file that may not be written keeps its text
-    and its outcome says why."""
+    and its outcome says why. ``family``: only the rules of that category among those the
+    selection chooses, the others' fixes as the selection has them (``pr``'s commit of one
+    family: the category restricts, it does not name a hygiene rule)."""
     config = load_config(root)
     selection = Selection.merge(
         config,
@@ -940,6 +971,10 @@ def fix_tree(
         extend_ignore=extend_ignore,
     )
     codes = selection.codes()
+    if family is not None:
+        from migrator.engine.registry import catalog_entries
+
+        codes &= frozenset(code for code, _, category in catalog_entries() if category == family)
     sources, problems = _sources(root, selection, config)
     texts = kernel_texts(sources)
     facts = _with_kernel_macros(
@@ -975,6 +1010,7 @@ def fix_tree(
             facts,
             index.slice_for(s.relative),
             formatter=formatter,
+            selection=selection,
         )
         for s in sources
     ]
@@ -1037,6 +1073,7 @@ def _work_on_bytes(
     codes: frozenset[str] | None,
     facts: ProjectFacts | None = None,
     formatter: Formatter | None = None,
+    selection: Selection | None = None,
 ) -> FileOutcome:
     """Analyse bytes that are no file on disk (stdin, an editor's buffer) as the file
     ``relative``: written to a private temporary file that the worker reads like any other."""
@@ -1046,7 +1083,7 @@ def _work_on_bytes(
         path = Path(directory) / "buffer"
         path.write_bytes(data)
         task = _Task(str(path), relative, kind, level, codes, True, facts or ProjectFacts())
-        return _work(replace(task, formatter=formatter))
+        return _work(replace(task, formatter=formatter, selection=selection))
 
 
 def fix_text(
@@ -1066,7 +1103,9 @@ def fix_text(
     from migrator.engine.formatter import detect_formatter
 
     formatter = detect_formatter(root if root.is_dir() else root.parent)
-    outcome = _work_on_bytes(data, relative, kind, level, selection.codes(), facts, formatter)
+    outcome = _work_on_bytes(
+        data, relative, kind, level, selection.codes(), facts, formatter, selection
+    )
     if outcome.new_text is None or not outcome.fixed:
         return None, ()
     return outcome.new_text, tuple(outcome.fixed)

@@ -1,6 +1,6 @@
-"""The torch floor a project states in its README ("PyTorch 2.2 and above", "torch>=2.3"): used
-only where its packaging metadata declares torch without a lower bound, so that a fix does not
-emit an API the project says it supports without."""
+"""The torch floor a project states in its README ("PyTorch 2.2 and above", "torch>=2.3"), one
+of the places ``migrator.knowledge.stated_versions`` reads, so that a fix does not emit an API
+the project says it supports without."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from migrator.files.sources import read_project_text
+from migrator.knowledge.versions import Floor
 
 _NUMBER = r"(\d+\.\d+(?:\.\d+)?)"
 _STATED = (
@@ -22,7 +23,7 @@ _STATED = (
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README")
 
 
-def stated_torch_floor(root: Path) -> Version | None:
+def stated_torch_floor(root: Path) -> Floor | None:
     """The lowest torch version the README at ``root`` states as the minimum, or None."""
     for name in _README_NAMES:
         path = root / name
@@ -39,5 +40,5 @@ def stated_torch_floor(root: Path) -> Version | None:
                     found.append(Version(match.group(1)))
                 except InvalidVersion:
                     continue
-        return min(found) if found else None
+        return Floor(min(found), f"{name} torch {min(found)}") if found else None
     return None

@@ -91,17 +91,25 @@ def _next(version: Version) -> Version:
     return Version(".".join(map(str, release[:3])))
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Floor:
+    """One place a project states a version it supports (a dependency file's lower bound, a
+    ``setup.py`` assert, a CI matrix entry), kept to name as the evidence for a withheld fix."""
+
+    version: Version
+    #: where, and what it says: ``setup.py:12 assert torch>=1.8``, ``.github/workflows/ci.yml
+    #: matrix torch 1.13``
+    where: str
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectFacts:
     """Declared version ranges per canonical package name, and the configured line length."""
 
     ranges: Mapping[str, VersionRange] = field(default_factory=dict)
     line_length: int | None = None
-    #: Macros the project's own C/C++ headers define only in branches a HIP build skips
-    #: (``PTX_AVAILABLE`` in the ``#else`` of ``#ifdef __HIP_PLATFORM_AMD__``): undefined on
-    #: ROCm wherever they are tested (``migrator.kernels.macros``). Sorted: the facts' repr is
-    #: part of every cache key, and a set's order changes from one process to the next.
-    nvidia_macros: tuple[str, ...] = ()
+    #: package -> every place the project states a lower version it supports, lowest first
+    floors: Mapping[str, tuple[Floor, ...]] = field(default_factory=dict)
     #: From the project's build model (``migrator.kernels.builds``), sorted like the macros:
     #: (path, line, digest) of each call that builds a GPU extension, directly or through a
     #: project function that wraps ``cpp_extension``; (macro, build file, line) of each macro a build
@@ -114,33 +122,59 @@ class ProjectFacts:
     #: (path from the root, reason) of each file declaring versions that was too large to
     #: read: the scan lists them as unread. Not part of the repr, which keys the cache.
     unread: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+    #: Macros the project's own C/C++ headers define only in branches a HIP build skips
+    #: (``PTX_AVAILABLE`` in the ``#else`` of ``#ifdef __HIP_PLATFORM_AMD__``): undefined on
+    #: ROCm wherever they are tested (``migrator.kernels.macros``). Sorted: the facts' repr is
+    #: part of every cache key, and a set's order changes from one process to the next.
+    nvidia_macros: tuple[str, ...] = ()
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())
 
     def unmet(
-        self, requires: Mapping[str, str], branch: Mapping[str, VersionRange] | None = None
+        self,
+        requires: Mapping[str, str],
+        branch: Mapping[str, VersionRange] | None = None,
+        api: str = "",
     ) -> str | None:
-        """Why a fix emitting APIs that need ``requires`` (package → minimum) cannot be offered,
-        or None when the declared range (narrowed by ``branch``) starts at or above each minimum."""
+        """Why a fix emitting APIs that need ``requires`` (package → minimum; ``api``: what it
+        emits, named in the reason) cannot be offered, or None when the declared range (narrowed
+        by ``branch``) starts at or above each minimum. The reason names where the project
+        states the older versions it supports."""
         for package, minimum in requires.items():
             declared = self.range(package)
+            needs = f"needs {package}>={minimum}" + (f" ({api})" if api else "")
+            project_low = declared.low
             if branch and canonicalize_name(package) in branch:
                 narrowed = branch[canonicalize_name(package)]
                 if declared.intersect(narrowed).is_empty():
                     return (
-                        f"needs {package}>={minimum}; this code runs only on "
+                        f"{needs}; this code runs only on "
                         f"{narrowed.describe(package)}, which the project does not support "
                         f"({declared.describe(package)})"
                     )
                 declared = declared.intersect(narrowed)
             if declared.high is not None and declared.high <= Version(minimum):
-                return f"needs {package}>={minimum}; this code runs on {declared.describe(package)}"
+                return f"{needs}; this code runs on {declared.describe(package)}"
             if declared.low is not None and declared.low < Version(minimum):
-                return (
-                    f"needs {package}>={minimum}; the project supports {declared.describe(package)}"
+                evidence = (
+                    self.evidence(package, Version(minimum)) if declared.low == project_low else ""
                 )
+                return f"{needs}; the project supports {declared.describe(package)}{evidence}"
         return None
+
+    def evidence(self, package: str, minimum: Version) -> str:
+        """`` (setup.py:12 assert torch>=1.8, ci.yml matrix torch 1.13)``: the places that state
+        a supported version of ``package`` below ``minimum`` (at most four), or ""."""
+        below = [
+            floor.where
+            for floor in self.floors.get(canonicalize_name(package), ())
+            if floor.version < minimum
+        ]
+        if not below:
+            return ""
+        shown = ", ".join(below[:4]) + (f" and {len(below) - 4} more" if len(below) > 4 else "")
+        return f" ({shown})"
 
 
 #: The facts of the project being scanned or fixed (set by the runner for each run; rules read it
@@ -161,8 +195,12 @@ def parse_requirement(line: str) -> tuple[str, VersionRange] | None:
     return canonicalize_name(requirement.name), range_of(requirement.specifier)
 
 
-def _merge(ranges: dict[str, VersionRange], items: Iterable[tuple[str, VersionRange]]) -> None:
-    for name, found in items:
+#: A requirement read from a dependency file: package, range, and the file it is in.
+_Declared = tuple[str, VersionRange, str]
+
+
+def _merge(ranges: dict[str, VersionRange], items: Iterable[_Declared]) -> None:
+    for name, found, _ in items:
         # Several files may declare one package (a loose setup.py and pinned requirements): the
         # project supports the widest floor any of them allows, so keep the lowest declared low.
         old = ranges.get(name)
@@ -205,7 +243,7 @@ class _Reader:
         return (self.text(path) or "").splitlines()
 
 
-def _requirement_lines(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
+def _requirement_lines(read: _Reader) -> Iterator[_Declared]:
     seen: set[Path] = set()
     for pattern in _REQUIREMENT_GLOBS:
         for path in sorted(read.root.glob(pattern)):
@@ -215,10 +253,10 @@ def _requirement_lines(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
             for line in read.lines(path):
                 parsed = parse_requirement(line)
                 if parsed:
-                    yield parsed
+                    yield (*parsed, path.relative_to(read.root).as_posix())
 
 
-def _pyproject(read: _Reader) -> tuple[list[tuple[str, VersionRange]], int | None]:
+def _pyproject(read: _Reader) -> tuple[list[_Declared], int | None]:
     from migrator.files.tomlcompat import parse_toml, tomllib
 
     text = read.text(read.root / "pyproject.toml", strict=True)
@@ -234,7 +272,7 @@ def _pyproject(read: _Reader) -> tuple[list[tuple[str, VersionRange]], int | Non
     if isinstance(optional, dict):
         for group in optional.values():
             strings.extend(s for s in group if isinstance(s, str))
-    found = [parsed for s in strings if (parsed := parse_requirement(s))]
+    found = [(*parsed, "pyproject.toml") for s in strings if (parsed := parse_requirement(s))]
     tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
     length = None
     for section in ("ruff", "black"):
@@ -249,12 +287,12 @@ def _pyproject(read: _Reader) -> tuple[list[tuple[str, VersionRange]], int | Non
     return found, length
 
 
-def _setup_files(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
+def _setup_files(read: _Reader) -> Iterator[_Declared]:
     setup_py = read.root / "setup.py"
     if setup_py.is_file():
         try:
             tree = ast.parse(read.text(setup_py) or "")
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         if tree is not None:
             for node in ast.walk(tree):
@@ -262,48 +300,169 @@ def _setup_files(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
                     if _REQUIREMENT_STRING.fullmatch(repr(node.value)):
                         parsed = parse_requirement(node.value)
                         if parsed:
-                            yield parsed
+                            yield (*parsed, "setup.py")
     for line in read.lines(read.root / "setup.cfg"):
         parsed = parse_requirement(line.strip())
         if parsed:
-            yield parsed
+            yield (*parsed, "setup.cfg")
 
 
-def _conda(read: _Reader) -> Iterator[tuple[str, VersionRange]]:
+def _conda(read: _Reader) -> Iterator[_Declared]:
     for name in _CONDA_FILES:
         for line in read.lines(read.root / name):
             entry = line.strip().lstrip("-").strip()
             entry = re.sub(r"^(\w[\w.\-]*)=(\d)", r"\1==\2", entry)  # conda's `torch=2.1`
             parsed = parse_requirement(entry)
             if parsed:
-                yield parsed
+                yield (*parsed, name)
 
 
-def project_facts(root: Path) -> ProjectFacts:
-    """Read the declared ranges and line length of the project at ``root`` (a folder); the
-    files declaring them that were too large to read are in ``unread``."""
+def declared_facts(root: Path) -> ProjectFacts:
+    """The ranges the dependency files of the project at ``root`` (a folder) declare, with
+    the floor each states, and its line length (``migrator.knowledge.supported_versions`` adds
+    the floors it states elsewhere)."""
     if not root.is_dir():
         return ProjectFacts()
     ranges: dict[str, VersionRange] = {}
     read = _Reader(root)
     from_pyproject, line_length = _pyproject(read)
-    for source in (from_pyproject, _setup_files(read), _requirement_lines(read), _conda(read)):
-        _merge(ranges, source)
-    torch = ranges.get("torch", VersionRange())
-    if torch.low is None:  # no declared floor: the one the README states, if any
-        from migrator.knowledge.readme_versions import stated_torch_floor
+    declared = [
+        *from_pyproject,
+        *_setup_files(read),
+        *_requirement_lines(read),
+        *_conda(read),
+    ]
+    _merge(ranges, declared)
+    floors: dict[str, set[Floor]] = {}
+    for name, found, where in declared:
+        if found.low is not None and ranges[name].low is not None:
+            floors.setdefault(name, set()).add(Floor(found.low, f"{where} {name}>={found.low}"))
+    return ProjectFacts(
+        ranges,
+        line_length,
+        {name: tuple(sorted(found)) for name, found in sorted(floors.items())},
+        unread=tuple(read.unread),
+    )
 
-        floor = stated_torch_floor(root)
-        if floor is not None:
-            ranges["torch"] = torch.intersect(VersionRange(floor, None))
-    return ProjectFacts(ranges, line_length, unread=tuple(read.unread))
 
-
-def branch_range(test_source: str, negate: bool) -> dict[str, VersionRange]:
+def branch_range(
+    test_source: str, negate: bool, constants: Mapping[str, str] | None = None
+) -> dict[str, VersionRange]:
     """The range of the packages a version test constrains (``torch.__version__ < "2.3"``,
     ``is_torch_version(">=", "2.3")``, ``version.parse(torch.__version__) >= version.parse("2.3")``,
-    ``is_torch_greater_or_equal("2.3")``), inside its body (or its ``else`` when ``negate``)."""
-    found: dict[str, VersionRange] = {}
+    ``is_torch_greater_or_equal("2.3")``, transformers' ``is_torch_greater_or_equal_than_1_10``,
+    ``hasattr(torch, "amp")``), inside its body (or its ``else`` when ``negate``), read as the
+    interpreter reads it: ``not`` flips it, ``and`` narrows, ``or`` widens (to the smallest
+    range holding both sides; a side that does not constrain a package frees it).
+    ``constants``: the file's module-level names bound to a test (``TORCH_GE_2 =
+    version.parse(torch.__version__) >= version.parse("2.0")``), read through."""
+    try:
+        tree = ast.parse(f"(\n{test_source}\n)", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _flat_range(test_source, negate)
+    try:
+        return _evaluate(tree, negate, constants or {}, 0)
+    except RecursionError:
+        return {}
+
+
+#: How many constants deep a test is read through (``A = B``, ``B = torch >= 2``).
+_CONSTANT_DEPTH = 4
+_Ranges = dict[str, VersionRange]
+
+
+def _evaluate(node: ast.expr, negate: bool, constants: Mapping[str, str], depth: int) -> _Ranges:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _evaluate(node.operand, not negate, constants, depth)
+    if isinstance(node, ast.BoolOp):
+        parts = [_evaluate(value, negate, constants, depth) for value in node.values]
+        both = isinstance(node.op, ast.And) != negate  # not (a or b) == not a and not b
+        return _meet(parts) if both else _join(parts)
+    if isinstance(node, ast.Name) and node.id in constants and depth < _CONSTANT_DEPTH:
+        try:
+            bound = ast.parse(f"(\n{constants[node.id]}\n)", mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        return _evaluate(bound, negate, constants, depth + 1)
+    positive = _flat_range(ast.unparse(node), negate=False)
+    positive.update(_attribute_ranges(node))
+    if not negate:
+        return positive
+    return {
+        package: complement
+        for package, bound in positive.items()
+        if (complement := _complement(bound)) is not None
+    }
+
+
+def _meet(parts: list[_Ranges]) -> _Ranges:
+    found: _Ranges = {}
+    for part in parts:
+        for package, bound in part.items():
+            found[package] = found.get(package, VersionRange()).intersect(bound)
+    return found
+
+
+def _join(parts: list[_Ranges]) -> _Ranges:
+    """The smallest range per package holding every part (a part silent on it frees it)."""
+    if not parts:
+        return {}
+    common = set(parts[0]).intersection(*parts[1:])
+    found: _Ranges = {}
+    for package in common:
+        bounds = [part[package] for part in parts]
+        lows = [bound.low for bound in bounds]
+        highs = [bound.high for bound in bounds]
+        low = None if None in lows else min(v for v in lows if v is not None)
+        high = None if None in highs else max(v for v in highs if v is not None)
+        if low is not None or high is not None:
+            found[package] = VersionRange(low, high)
+    return found
+
+
+def _complement(bound: VersionRange) -> VersionRange | None:
+    """The versions outside ``bound`` as one range, or None when they are not one."""
+    if bound.low is not None and bound.high is None:
+        return VersionRange(None, bound.low)
+    if bound.high is not None and bound.low is None:
+        return VersionRange(bound.high, None)
+    return None
+
+
+#: Attributes whose presence tells torch releases apart (``hasattr(torch, "amp")``): the release
+#: that added each (the APIs the fixes write).
+_ADDED_IN = {
+    "torch.autocast": "1.10",
+    "torch.amp": "1.12",
+    "torch.amp.autocast": "1.12",
+    "torch.amp.GradScaler": "2.3",
+    "torch.amp.custom_fwd": "2.4",
+    "torch.amp.custom_bwd": "2.4",
+    "torch.compile": "2.0",
+    "torch.nn.attention.sdpa_kernel": "2.3",
+    "torch.nn.RMSNorm": "2.4",
+}
+
+
+def _attribute_ranges(node: ast.expr) -> _Ranges:
+    """``hasattr(torch.amp, "GradScaler")``: true exactly from the release that added it."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "hasattr"
+        and len(node.args) == 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return {}
+    added = _ADDED_IN.get(f"{ast.unparse(node.args[0])}.{node.args[1].value}")
+    return {"torch": VersionRange(Version(added), None)} if added else {}
+
+
+def _flat_range(test_source: str, negate: bool) -> _Ranges:
+    """Every version comparison in ``test_source`` narrowing the range together (a single test,
+    or a text ``ast`` cannot read)."""
+    found: _Ranges = {}
     for package, operator, version_text in _version_tests(test_source):
         try:
             version = Version(version_text)
@@ -333,7 +492,17 @@ _PATTERNS = (
     # is_torch_version(">=", "2.3") (transformers, accelerate, diffusers)
     re.compile(rf"is_(\w+?)_version\(\s*[\"']{_OPS}[\"']\s*,\s*{_VERSION}"),
 )
-_GREATER = re.compile(rf"is_(\w+?)_greater_or_equal(?:_than)?(?:_(\d+)_(\d+))?\(\s*(?:{_VERSION})?")
+#: ``is_torch_greater_or_equal("2.3")`` and transformers' constants
+#: ``is_torch_greater_or_equal_than_1_10`` (called or not)
+_GREATER = re.compile(
+    rf"is_([a-z]\w*?)_greater_or_equal(?:_than)?(?:_(\d+)_(\d+)(?:_(\d+))?\b|\(\s*{_VERSION})"
+)
+#: transformers' ``is_torch_less_than_1_11``
+_LESS = re.compile(r"is_([a-z]\w*?)_less_than_(\d+)_(\d+)(?:_(\d+))?\b")
+
+
+def _underscored(*parts: str | None) -> str:
+    return ".".join(part for part in parts if part is not None)
 
 
 def _version_tests(source: str) -> Iterator[tuple[str, str, str]]:
@@ -342,11 +511,12 @@ def _version_tests(source: str) -> Iterator[tuple[str, str, str]]:
         for match in pattern.finditer(compact):
             yield canonicalize_name(match.group(1)), match.group(2), match.group(3)
     for match in _GREATER.finditer(compact):
-        version = match.group(4) or (
-            f"{match.group(2)}.{match.group(3)}" if match.group(2) else None
-        )
+        version = match.group(5) or _underscored(match.group(2), match.group(3), match.group(4))
         if version:
             yield canonicalize_name(match.group(1)), ">=", version
+    for match in _LESS.finditer(compact):
+        version = _underscored(match.group(2), match.group(3), match.group(4))
+        yield canonicalize_name(match.group(1)), "<", version
     # reversed comparisons: "2.3" <= torch.__version__
     for match in re.finditer(rf"{_VERSION}\s*{_OPS}\s*(?:[\w.]*\()?(\w+)\.__version__", compact):
         flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}

@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Sequence
 
 import migrator
-from migrator.model import Applicability, Finding
+from migrator.model import Applicability, Finding, withheld_reason
 from migrator.pr.options import DEFAULT_BRANCH, CommitInfo, PrOptions
 from migrator.reporting.readiness import FORMULA_LINES, ProjectReport, Verification
 
@@ -33,8 +33,10 @@ def render_body(
     verification: Verification | None,
     verification_note: str,
     links: str,
+    withheld: Sequence[Finding] = (),
 ) -> tuple[str, str]:
-    """The pull request's title and Markdown body."""
+    """The pull request's title and Markdown body (``withheld``: the findings whose fix ``fix``
+    withholds, each message saying why)."""
     from migrator.reporting.markdown import environment
 
     total = sum(commit.fixes for commit in commits if not commit.manual)
@@ -67,6 +69,11 @@ def render_body(
             after=after,
             groups=groups,
             unsafe_left=unsafe_left,
+            withheld=[
+                (finding, f"{scan_prefix}{finding.path}", withheld_reason(finding.message) or "")
+                for finding in withheld
+            ],
+            effort=effort_phrase(after),
             verification=verification,
             verification_note=verification_note,
             links=links,
@@ -82,8 +89,20 @@ def render_body(
     return title, fit(body.strip() + "\n")
 
 
+def effort_phrase(project: ProjectReport) -> str:
+    """The hours left for a person, as the summary says them: never "0 h" beside real work
+    (items the project's own AMD path covers, or hygiene, carry no hours)."""
+    hours = project.effort.total_hours
+    if hours >= 0.05:
+        return f"about {hours:.1f} h"
+    if project.reachable_work:
+        return "no hours estimated: each is covered by the project's own AMD path or is hygiene"
+    return "nothing to estimate"
+
+
 def _reproduce(options: PrOptions, scan_prefix: str, base: str) -> str:
     words = ["migrate", "pr", scan_prefix.rstrip("/") or ".", "--base", base]
+    words += options.choice.words()
     if options.branch != DEFAULT_BRANCH:
         words += ["--branch", options.branch]
     if options.unsafe_fixes:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import click
 
+from migrator.commands.options import common_options, parse_severity, split_values
 from migrator.errors import MigrateError
 from migrator.pr.create import create_pr
 from migrator.pr.git import NothingToApply, PrError, repository
 from migrator.pr.hosting import open_pr
-from migrator.pr.options import DEFAULT_BRANCH, PrOptions
+from migrator.pr.options import DEFAULT_BRANCH, FixChoice, PrOptions
 
 
 @click.command("pr")
@@ -33,6 +34,7 @@ from migrator.pr.options import DEFAULT_BRANCH, PrOptions
 @click.option(
     "--open", "open_pr_flag", is_flag=True, help="Open the pull request with gh (or glab)."
 )
+@common_options
 def pr_command(
     path: Path,
     branch: str,
@@ -42,6 +44,13 @@ def pr_command(
     smoke: str | None,
     push: str | None,
     open_pr_flag: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    extend_ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    min_severity: str | None,
+    preview: bool | None,
 ) -> None:
     """Apply the fixes under PATH on a branch, one commit per rule family, and write the pull
     request body to .git/migrate/PR_BODY.md.
@@ -49,9 +58,21 @@ def pr_command(
     Refuses a dirty working tree (exit 2); on any failure the repository is left exactly as it
     was. Running it again updates the branch. Exit 0 on success and when no fix applies (no
     branch is created then, and it says so), 1 when --open could not open the pull request, 2
-    on an error.
+    on an error. The rule selection options are `fix`'s: `pr` commits exactly what `fix` with
+    the same options applies.
     """
-    options = PrOptions(path, branch, base, unsafe_fixes, run_verify, smoke, push, open_pr_flag)
+    choice = FixChoice(
+        select=tuple(split_values(select)),
+        ignore=tuple(split_values(ignore)),
+        extend_select=tuple(split_values(extend_select)),
+        extend_ignore=tuple(split_values(extend_ignore)),
+        exclude=tuple(split_values(exclude)),
+        min_severity=parse_severity(min_severity),
+        preview=preview,
+    )
+    options = PrOptions(
+        path, branch, base, unsafe_fixes, run_verify, smoke, push, open_pr_flag, choice
+    )
     from migrator.commands.progress import steps
     from migrator.output.escape import safe_text
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import migrator
 from migrator.errors import MigrateError
-from migrator.model import Applicability
+from migrator.model import Applicability, Finding
 from migrator.pr.git import Git, PrError, dirty_paths, named_paths
-from migrator.pr.options import CommitInfo
+from migrator.pr.options import CommitInfo, FixChoice
 
 
 def fix_order() -> list[str]:
@@ -25,19 +26,33 @@ def fix_order() -> list[str]:
     return sorted(first, key=lambda category: first[category])
 
 
-def fixable_families(scan_path: Path, level: Applicability) -> list[str]:
-    """Families with at least one finding that ``fix`` at ``level`` rewrites, in catalog order."""
-    from migrator.engine.runner import scan
+@dataclass(slots=True)
+class FixPlan:
+    """What ``fix`` with ``pr``'s options would do: the families it rewrites, in catalog order,
+    and the findings whose fix it withholds (each message says why)."""
 
-    allowed = {Applicability.SAFE} | (
-        {Applicability.UNSAFE} if level is Applicability.UNSAFE else set()
-    )
+    families: list[str]
+    withheld: list[Finding] = field(default_factory=list)
+
+
+def plan_fixes(
+    scan_path: Path,
+    level: Applicability,
+    choice: FixChoice | None = None,
+    exclude: Sequence[str] = (),
+) -> FixPlan:
+    """``fix --diff`` with the same options, read for its families and withheld fixes: ``pr``
+    commits what ``fix`` applies, neither more (a hygiene rule shown only when named) nor less."""
+    from migrator.engine.runner import fix_tree
+    from migrator.model import withheld_reason
+
+    choice = choice or FixChoice()
+    run = fix_tree(scan_path, level=level, write=False, **choice.arguments(tuple(exclude)))
     wanted = {
-        finding.category
-        for finding in scan(scan_path).scan.findings
-        if finding.fix is not None and finding.fix.applicability in allowed
+        finding.category for outcome in run.outcomes if outcome.written for finding in outcome.fixed
     }
-    return [category for category in fix_order() if category in wanted]
+    withheld = [f for f in run.scan.findings if withheld_reason(f.message) is not None]
+    return FixPlan([category for category in fix_order() if category in wanted], withheld)
 
 
 def commit_message(category: str, rules: Counter[str], files: Counter[str], level: str) -> str:
@@ -65,7 +80,7 @@ def commit_message(category: str, rules: Counter[str], files: Counter[str], leve
     flag = " --unsafe-fixes" if level == "unsafe" else ""
     lines += [
         "",
-        f"Reproduce: migrate fix{flag} --select {category} .",
+        f"Reproduce: migrate fix{flag} --select {','.join(sorted(rules))} .",
         f"Generated-by: migrate {migrator.__version__}",
     ]
     return "\n".join(lines) + "\n"
@@ -77,12 +92,16 @@ def apply_family(
     category: str,
     level: Applicability,
     exclude: Sequence[str] = (),
+    choice: FixChoice | None = None,
 ) -> CommitInfo | None:
-    """Fix one family under ``scan_path`` (never inside ``exclude``, the submodules) and commit
-    it; None when nothing changed."""
+    """Fix one family under ``scan_path`` (never inside ``exclude``, the submodules) with the
+    selection ``fix`` would have (``choice``), and commit it; None when nothing changed."""
     from migrator.engine.runner import fix_tree
 
-    run = fix_tree(scan_path, level=level, select=[category], exclude=exclude, write=True)
+    choice = choice or FixChoice()
+    run = fix_tree(
+        scan_path, level=level, family=category, write=True, **choice.arguments(tuple(exclude))
+    )
     rules: Counter[str] = Counter()
     per_file: Counter[str] = Counter()
     changed: list[str] = []

@@ -21,7 +21,7 @@ from pathlib import Path
 from migrator.errors import MigrateError
 from migrator.model import Applicability
 from migrator.pr.body import render_body
-from migrator.pr.commits import apply_family, branch_commits, fixable_families
+from migrator.pr.commits import FixPlan, apply_family, branch_commits, plan_fixes
 from migrator.pr.git import (
     Git,
     NothingToApply,
@@ -205,7 +205,9 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
         raise PrError(f"the branch and the base are both {base!r}; pass --branch or --base")
     prefix = scan_path.relative_to(top).as_posix()
     scan_prefix = "" if prefix == "." else prefix + "/"
-    name = scan_path.name or top.name
+    from migrator.pr.naming import project_name
+
+    name = project_name(scan_path, scan_path.name or top.name)
 
     verification, note, receipt = (None, "not run (pass --verify)", None)
     if options.verify:
@@ -221,7 +223,10 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
     ]
     level = Applicability.UNSAFE if options.unsafe_fixes else Applicability.SAFE
     existing = git.run("rev-parse", "-q", "--verify", f"refs/heads/{options.branch}", check=False)
-    if not existing and base_sha == head and not fixable_families(scan_path, level):
+    plan: FixPlan | None = None
+    if not existing and base_sha == head:  # the branch starts from this very tree
+        plan = plan_fixes(scan_path, level, options.choice, excluded)
+    if plan is not None and not plan.families:
         kind = "safe or unsafe" if options.unsafe_fixes else "safe"
         raise NothingToApply(
             f"nothing to apply: no {kind} fix applies to {name}; no branch was created"
@@ -242,9 +247,13 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
                 "a checkout that its hooks leave as git made it"
             )
         commits: list[CommitInfo] = []
-        for category in fixable_families(scan_path, level):
+        if plan is None:  # the branch's tree: what `fix` would do there
+            plan = plan_fixes(scan_path, level, options.choice, excluded)
+        for category in plan.families:
             step(f"fixing and committing {category}")
-            commit = apply_family(git, scan_path, category, level, exclude=excluded)
+            commit = apply_family(
+                git, scan_path, category, level, exclude=excluded, choice=options.choice
+            )
             if commit is not None:
                 commits.append(commit)
         leftover = dirty_paths(git)
@@ -268,6 +277,7 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
             verification=verification,
             verification_note=note,
             links=links,
+            withheld=plan.withheld,
         )
         body_path = _write_body(git, title, body, receipt)
         pushed = False

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from migrator.model import Severity
 from migrator.reporting.readiness import ProjectReport, Verification
 
 DEFAULT_BRANCH = "migrate/rocm"
@@ -24,6 +26,52 @@ class PrOptions:
     smoke: str | None = None
     push: str | None = None
     open_pr: bool = False
+    #: the rule selection, as ``fix`` takes it (``FixChoice``)
+    choice: FixChoice = field(default_factory=lambda: FixChoice())
+
+
+@dataclass(frozen=True, slots=True)
+class FixChoice:
+    """The selection options ``pr`` shares with ``fix``: with the same ones, ``pr`` applies
+    exactly what ``fix`` would."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    min_severity: Severity | None = None
+    preview: bool | None = None
+
+    def arguments(self, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+        """``fix_tree``'s selection arguments (``exclude``: more paths to leave, the submodules)."""
+        return {
+            "select": list(self.select) or None,
+            "ignore": list(self.ignore) or None,
+            "extend_select": list(self.extend_select),
+            "extend_ignore": list(self.extend_ignore),
+            "exclude": [*self.exclude, *exclude],
+            "min_severity": self.min_severity,
+            "preview": self.preview,
+        }
+
+    def words(self) -> list[str]:
+        """The same options on a ``migrate`` command line."""
+        out: list[str] = []
+        for flag, values in (
+            ("--select", self.select),
+            ("--ignore", self.ignore),
+            ("--extend-select", self.extend_select),
+            ("--extend-ignore", self.extend_ignore),
+            ("--exclude", self.exclude),
+        ):
+            if values:
+                out += [flag, ",".join(values)]
+        if self.min_severity is not None:
+            out += ["--min-severity", self.min_severity.label]
+        if self.preview:
+            out.append("--preview")
+        return out
 
 
 @dataclass(slots=True)

@@ -10,8 +10,9 @@ from migrator.api.syntax import keyword_arg, positional_arg, replace_call
 
 from .._fallbacks import in_version_fallback
 
-#: First torch release with the ``torch.amp`` form of each name (``autocast`` has always had it).
-_SINCE = {"GradScaler": "2.3", "custom_fwd": "2.4", "custom_bwd": "2.4"}
+#: First torch release with the ``torch.amp`` form of each name (the ``torch.amp`` package, and
+#: ``torch.amp.autocast`` in it, came with torch 1.12).
+_SINCE = {"autocast": "1.12", "GradScaler": "2.3", "custom_fwd": "2.4", "custom_bwd": "2.4"}
 
 _TARGETS = {
     "torch.cuda.amp.autocast": ("autocast", "positional"),
@@ -49,10 +50,13 @@ class CudaAmpNamespace(PythonRule):
 
     ## Fix safety
     Safe: `torch.cuda.amp.autocast(...)` is defined as `torch.amp.autocast("cuda", ...)`, and the
-    same holds for the other three names. The `torch.amp` forms of `GradScaler` (torch ≥ 2.3) and
-    `custom_fwd`/`custom_bwd` (≥ 2.4) are newer: where the project declares an older torch, or the
-    call sits in a branch for older torch (`if torch.__version__ < "2.3": ... else: ...`), no fix
-    is offered and the finding says why.
+    same holds for the other three names. The `torch.amp` forms are newer than the aliases
+    (`autocast` torch ≥ 1.12, `GradScaler` ≥ 2.3, `custom_fwd`/`custom_bwd` ≥ 2.4): where the
+    project supports an older torch (its dependency files, a `setup.py` assert, its CI matrix,
+    tox or nox, its README), or the call sits in a branch for older torch
+    (`if torch.__version__ < "2.3": ... else: ...`), no fix is offered and the finding says why.
+    The rewrite changes nothing on ROCm (hygiene): `fix` applies it only when the rule is
+    selected by name (`--select ROC520`, `--extend-select cuda-amp`).
     """
 
     code = "ROC520"

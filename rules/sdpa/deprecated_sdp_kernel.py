@@ -73,7 +73,9 @@ class DeprecatedSdpKernel(PythonRule):
     fix is unsafe (applied only with `--unsafe-fixes`) when the call holds comments, which the
     rewrite would drop, and is not offered when `sdpa_kernel` or `SDPBackend` already names
     something else in the file, or when torch is imported only inside a function (the added
-    module-level import would import torch earlier than the file intends).
+    module-level import would import torch earlier than the file intends). The rewrite changes
+    nothing on ROCm (hygiene): `fix` applies it only when the rule is selected by name
+    (`--select ROC150`).
 
     ## References
     - https://docs.pytorch.org/docs/stable/nn.attention.html

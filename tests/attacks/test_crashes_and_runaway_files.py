@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from tests.attacks.conftest import AMP, migrate, write
+from tests.attacks.conftest import AMP, CUDA_CHECK, CUDA_CHECK_FIXED_MARK, migrate, write
 
 
 def _report(result):
@@ -73,12 +73,12 @@ def test_a_runaway_file_is_stopped_by_the_time_budget(tmp_path):
 
 
 def test_a_crash_in_fix_costs_one_file_and_the_rest_is_written(tmp_path):
-    good = write(tmp_path, "good.py", AMP)
+    good = write(tmp_path, "good.py", CUDA_CHECK)
     write(tmp_path, "lambdas.py", "import torch.cuda.amp\nx = " + "lambda: " * 20000 + "1\n")
 
     result = migrate("fix", tmp_path, cwd=tmp_path)
 
-    assert "torch.amp.autocast" in good.read_text()
+    assert CUDA_CHECK_FIXED_MARK in good.read_text()
     assert "not read lambdas.py: analysis crashed (SIGSEGV)" in result.stderr
     assert "Fixed 1 findings." in result.stderr
     assert result.returncode == 1

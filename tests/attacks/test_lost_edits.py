@@ -3,16 +3,16 @@ the edit must survive and the file be reported as not written."""
 
 from __future__ import annotations
 
-from tests.attacks.conftest import AMP, write
+from tests.attacks.conftest import CUDA_CHECK, write
 
 
 def test_an_edit_made_after_the_read_is_never_overwritten(tmp_path):
     from migrator.engine.runner import fix_tree, write_outcomes
 
-    target = write(tmp_path, "a.py", AMP)
-    untouched = write(tmp_path, "b.py", AMP)
+    target = write(tmp_path, "a.py", CUDA_CHECK)
+    untouched = write(tmp_path, "b.py", CUDA_CHECK)
     run = fix_tree(tmp_path, write=False)  # fixes computed from what was read
-    edited = AMP + "print('the user typed this meanwhile')\n"
+    edited = CUDA_CHECK + "print('the user typed this meanwhile')\n"
     target.write_text(edited)
 
     write_outcomes(tmp_path, run.outcomes)
@@ -21,4 +21,4 @@ def test_an_edit_made_after_the_read_is_never_overwritten(tmp_path):
     outcome = {o.relative: o for o in run.outcomes}
     assert outcome["a.py"].write_error == "changed since it was read; not written (run fix again)"
     assert outcome["b.py"].write_error is None
-    assert "torch.amp.autocast" in untouched.read_text()
+    assert "torch.version.hip" in untouched.read_text()

@@ -7,7 +7,7 @@ import json
 import os
 import socket
 
-from tests.attacks.conftest import AMP, AMP_FIXED_MARK, migrate, write
+from tests.attacks.conftest import CUDA_CHECK, CUDA_CHECK_FIXED_MARK, migrate, write
 
 
 def _specials(root):
@@ -19,7 +19,7 @@ def _specials(root):
 
 
 def test_scan_skips_pipes_sockets_and_devices(tmp_path):
-    write(tmp_path, "a.py", AMP)
+    write(tmp_path, "a.py", CUDA_CHECK)
     server = _specials(tmp_path)
     try:
         result = migrate(
@@ -48,13 +48,13 @@ def test_scan_skips_pipes_sockets_and_devices(tmp_path):
 
 
 def test_fix_skips_them_and_fixes_the_rest(tmp_path):
-    good = write(tmp_path, "a.py", AMP)
+    good = write(tmp_path, "a.py", CUDA_CHECK)
     server = _specials(tmp_path)
     try:
         result = migrate("fix", tmp_path, timeout=60)
     finally:
         server.close()
-    assert AMP_FIXED_MARK in good.read_text()
+    assert CUDA_CHECK_FIXED_MARK in good.read_text()
     assert result.returncode == 0, result.stderr
 
 
@@ -62,7 +62,7 @@ def test_verify_workspace_leaves_them_out(tmp_path):
     from migrator.verify.workspace import Workspace
 
     project = tmp_path / "project"
-    write(project, "a.py", AMP)
+    write(project, "a.py", CUDA_CHECK)
     server = _specials(project)
     try:
         workspace = Workspace.create(project, "python3")
@@ -80,7 +80,7 @@ def test_verify_workspace_leaves_them_out(tmp_path):
 
 
 def test_pipes_named_like_project_files_block_nothing(tmp_path):
-    write(tmp_path, "a.py", AMP)
+    write(tmp_path, "a.py", CUDA_CHECK)
     for name in (".gitignore", "pyproject.toml", "requirements.txt", "setup.py", "setup.cfg"):
         os.mkfifo(tmp_path / name)
     scanned = migrate(

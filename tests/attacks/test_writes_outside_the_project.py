@@ -7,8 +7,6 @@ import os
 import subprocess
 
 from tests.attacks.conftest import (
-    AMP,
-    AMP_FIXED_MARK,
     CUDA_CHECK,
     CUDA_CHECK_FIXED_MARK,
     migrate,
@@ -17,18 +15,18 @@ from tests.attacks.conftest import (
 
 
 def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
-    outside = write(tmp_path, "outside/o.py", AMP)
+    outside = write(tmp_path, "outside/o.py", CUDA_CHECK)
     project = tmp_path / "project"
-    write(project, "a.py", AMP)
+    write(project, "a.py", CUDA_CHECK)
     os.symlink(outside.parent, project / "linked")  # a folder that leaves the project
     os.symlink(outside, project / "flink.py")  # a file that leaves the project
 
     result = migrate("fix", project, cwd=project)
 
-    assert outside.read_text() == AMP  # the file outside the project is untouched
+    assert outside.read_text() == CUDA_CHECK  # the file outside the project is untouched
     assert (project / "flink.py").is_symlink()  # a symlink stays a symlink
     assert os.readlink(project / "flink.py") == str(outside)
-    assert AMP_FIXED_MARK in (project / "a.py").read_text()  # the project itself is fixed
+    assert CUDA_CHECK_FIXED_MARK in (project / "a.py").read_text()  # the project itself is fixed
     # neither link is followed (test_discovery_stays_in_the_root): nothing behind them is read
     assert "skipped linked: symlink to a folder outside the project" in result.stderr
     assert "skipped flink.py: symlink to a file outside the project" in result.stderr
@@ -38,12 +36,12 @@ def test_fix_never_writes_through_symlinks_and_keeps_them(tmp_path):
 def test_fix_never_writes_through_a_link_inside_the_project(tmp_path):
     """A file linked inside the project is fixed once, at its real path; the link stays."""
     project = tmp_path / "project"
-    real = write(project, "pkg/real.py", AMP)
+    real = write(project, "pkg/real.py", CUDA_CHECK)
     os.symlink(real, project / "flink.py")
 
     result = migrate("fix", project, cwd=project)
 
-    assert AMP_FIXED_MARK in real.read_text()
+    assert CUDA_CHECK_FIXED_MARK in real.read_text()
     assert (project / "flink.py").is_symlink()
     assert result.returncode == 0, result.stderr
 

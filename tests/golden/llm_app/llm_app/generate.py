@@ -17,7 +17,7 @@ def greedy_generate(model, input_ids, max_new_tokens, device):
     if device.type == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
-    with torch.amp.autocast("cuda", enabled=device.type == "cuda", dtype=torch.bfloat16):
+    with torch.cuda.amp.autocast(enabled=device.type == "cuda", dtype=torch.bfloat16):
         for _ in range(max_new_tokens):
             logits = model(ids)[:, -1, :].float()
             next_id = logits.argmax(dim=-1, keepdim=True)

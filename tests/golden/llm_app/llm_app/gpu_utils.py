@@ -4,7 +4,6 @@ import logging
 import os
 
 import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 try:
     import pynvml
@@ -49,7 +48,7 @@ def find_cuda_home():
 
 def flash_sdp_only():
     """Force the FlashAttention-2 SDPA kernel (errors instead of silently using math)."""
-    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION])
+    return torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable_mem_efficient=False)
 
 
 def gpu_stats(index=0):

@@ -1,0 +1,196 @@
+"""Version floors from wherever a project states them: a fix whose API is newer than the lowest
+torch the project supports (its dependency files, a ``setup.py`` assert or raise, its CI
+matrices and pinned CI installs, tox, nox, its README) is withheld, and the reason names the
+evidence (``migrator.knowledge.stated_versions``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from migrator.knowledge.stated_versions import stated_floors
+from migrator.knowledge.supported_versions import project_facts
+from tests.conftest import write
+
+TRAIN = (
+    "import torch\n"
+    "\n"
+    "scaler = torch.cuda.amp.GradScaler()\n"
+    "with torch.cuda.amp.autocast():\n"
+    "    pass\n"
+    "if torch.version.cuda:\n"
+    "    pass\n"
+)
+SETUP_ASSERT = (
+    "import torch\n"
+    "from packaging import version\n"
+    "from setuptools import setup\n"
+    "\n"
+    'assert version.parse(torch.__version__) >= version.parse("1.8"), "torch>=1.8 needed"\n'
+    "\n"
+    'setup(name="floors", install_requires=["torch"])\n'
+)
+CI_MATRIX = (
+    "on: push\n"
+    "jobs:\n"
+    "  test:\n"
+    "    runs-on: ubuntu-latest\n"
+    "    strategy:\n"
+    "      matrix:\n"
+    '        python: ["3.9"]\n'
+    '        torch: ["1.13", "2.2"]\n'
+    "    steps:\n"
+    "      - run: pip install torch==${{ matrix.torch }}\n"
+)
+
+
+def _stated_only(root: Path) -> Path:
+    """A project whose torch floor is stated only in a setup.py assert and a CI matrix."""
+    write(root, "setup.py", SETUP_ASSERT)
+    write(root, ".github/workflows/ci.yml", CI_MATRIX)
+    write(root, "floors/train.py", TRAIN)
+    return root
+
+
+def test_a_floor_stated_in_a_setup_assert_and_a_ci_matrix_withholds_newer_apis(tmp_path, run_cli):
+    root = _stated_only(tmp_path / "p")
+    result = run_cli("fix", "--diff", "--select", "ROC520,ROC101", str(root))
+    assert "torch.amp" not in result.stdout  # neither GradScaler (2.3) nor autocast (1.12)
+    assert "+if torch.version.cuda or torch.version.hip:" in result.stdout
+    withheld = [line for line in result.stderr.splitlines() if "withheld" in line]
+    assert len(withheld) == 2, result.stderr
+    scaler = next(line for line in withheld if ":3 ROC520" in line)
+    assert scaler.endswith(
+        "needs torch>=2.3 (torch.amp.GradScaler); the project supports torch>=1.8 "
+        "(setup.py:5 assert torch>=1.8, .github/workflows/ci.yml matrix torch 1.13)"
+    )
+    autocast = next(line for line in withheld if ":4 ROC520" in line)
+    # the CI matrix's 1.13 has torch.amp.autocast: only the assert is evidence against it
+    assert autocast.endswith(
+        "needs torch>=1.12 (torch.amp.autocast); the project supports torch>=1.8 "
+        "(setup.py:5 assert torch>=1.8)"
+    )
+    scanned = run_cli("scan", "--no-cache", "--select", "ROC520", str(root))
+    assert "no automatic fix: needs torch>=2.3 (torch.amp.GradScaler)" in scanned.stdout
+
+
+def test_the_ci_matrix_alone_is_a_floor(tmp_path, run_cli):
+    root = tmp_path / "p"
+    write(root, "requirements.txt", "torch\n")  # declared without a bound
+    write(root, ".github/workflows/ci.yml", CI_MATRIX)
+    write(root, "train.py", TRAIN)
+    result = run_cli("fix", "--diff", "--select", "ROC520", str(root))
+    assert "torch.amp.GradScaler" not in result.stdout
+    assert 'torch.amp.autocast("cuda")' in result.stdout  # 1.13 has it
+    assert "(.github/workflows/ci.yml matrix torch 1.13)" in result.stderr
+
+
+def test_a_project_that_states_only_new_torches_gets_the_fix(tmp_path, run_cli):
+    root = tmp_path / "p"
+    write(root, "requirements.txt", "torch>=2.4\n")
+    write(root, ".github/workflows/ci.yml", CI_MATRIX.replace('"1.13", "2.2"', '"2.4", "2.5"'))
+    write(root, "train.py", TRAIN)
+    result = run_cli("fix", "--diff", "--select", "ROC520", str(root))
+    assert 'torch.amp.GradScaler("cuda")' in result.stdout
+    assert "withheld" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("files", "floor", "where"),
+    [
+        (
+            {
+                "setup.py": "import torch\nfrom packaging.version import parse\n"
+                'if parse(torch.__version__) < parse("1.9"):\n'
+                '    raise RuntimeError("torch>=1.9")\n'
+            },
+            "1.9",
+            "setup.py:3 raise torch>=1.9",
+        ),
+        (
+            {
+                "setup.py": 'import torch\nif not torch.__version__ >= "1.7":\n    raise SystemExit(1)\n'
+            },
+            "1.7",
+            "setup.py:2 raise torch>=1.7",
+        ),
+        (
+            {"pkg/__init__.py": 'import torch\nassert torch.__version__ >= "1.6"\n'},
+            "1.6",
+            "pkg/__init__.py:2 assert torch>=1.6",
+        ),
+        (
+            # unquoted YAML numbers: 1.10 is torch 1.10, not the float 1.1
+            {
+                ".github/workflows/t.yml": "jobs:\n  t:\n    strategy:\n      matrix:\n"
+                "        pytorch-version: [1.10, 2.0]\n"
+            },
+            "1.10",
+            ".github/workflows/t.yml matrix torch 1.10",
+        ),
+        (
+            {
+                ".github/workflows/t.yml": "jobs:\n  t:\n    strategy:\n      matrix:\n"
+                "        include:\n          - torch-version: '2.1'\n          - torch-version: '1.12.1'\n"
+            },
+            "1.12.1",
+            ".github/workflows/t.yml matrix torch 1.12.1",
+        ),
+        (
+            {
+                ".gitlab-ci.yml": "test:\n  parallel:\n    matrix:\n      - TORCH_VERSION: ['1.11', '2.0']\n"
+            },
+            "1.11",
+            ".gitlab-ci.yml matrix torch 1.11",
+        ),
+        (
+            {
+                ".github/workflows/t.yml": "jobs:\n  t:\n    steps:\n      - run: pip install torch==1.13.1\n"
+            },
+            "1.13.1",
+            ".github/workflows/t.yml installs torch 1.13.1",
+        ),
+        (
+            {
+                "tox.ini": "[tox]\nenvlist = py39-torch{113,20}\n[testenv]\ndeps =\n"
+                "    torch113: torch==1.13.1\n    torch20: torch==2.0.1\n"
+            },
+            "1.13.1",
+            "tox.ini:5 torch 1.13.1",
+        ),
+        (
+            {
+                "noxfile.py": "import nox\n\n@nox.session\n"
+                '@nox.parametrize("torch", ["1.12", "2.1"])\n'
+                "def tests(session, torch):\n"
+                '    session.install(f"torch=={torch}")\n'
+            },
+            "1.12",
+            "noxfile.py:4 torch 1.12",
+        ),
+        ({"README.md": "Tested with PyTorch 1.9.\n"}, None, None),
+        ({"README.md": "Requires PyTorch 1.9 and above.\n"}, "1.9", "README.md torch 1.9"),
+    ],
+)
+def test_each_place_a_floor_is_stated(tmp_path, files, floor, where):
+    for relative, text in files.items():
+        write(tmp_path, relative, text)
+    found = stated_floors(tmp_path).get("torch", [])
+    if floor is None:
+        assert found == []
+        return
+    assert [(f.version, f.where) for f in found] == [(Version(floor), where)]
+    assert project_facts(tmp_path).range("torch").low == Version(floor)
+
+
+def test_the_lowest_of_every_statement_is_the_floor(tmp_path):
+    write(tmp_path, "requirements.txt", "torch>=2.1\n")
+    write(tmp_path, ".github/workflows/ci.yml", CI_MATRIX)
+    facts = project_facts(tmp_path)
+    assert facts.range("torch").low == Version("1.13")
+    assert facts.unmet({"torch": "2.3"}) == (
+        "needs torch>=2.3; the project supports torch>=1.13 "
+        "(.github/workflows/ci.yml matrix torch 1.13, requirements.txt torch>=2.1)"
+    )
