@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrator.kernels.source import CudaSource
+from migrator.kernels.spellings import standard_condition
 from migrator.knowledge.vendor_tokens import ROCM_TOKENS
 
 #: Macros hip-clang (or PyTorch's ROCm extension build) defines, and those it never defines.
@@ -259,10 +260,13 @@ def branches(source: CudaSource, node: Any) -> list[Branch]:
     while current is not None:
         kind = current.type
         if kind in {"preproc_if", "preproc_elif"}:
-            condition = current.child_by_field_name("condition")
-            value = None if condition is None else evaluate(source, condition, hip=True)
-            cuda = None if condition is None else evaluate(source, condition, hip=False)
-            arch = condition is not None and _mentions(source, condition, ARCH_MACROS)
+            # ``#if defined(X) and not Y``: evaluated as the symbols it spells
+            spelled, condition = standard_condition(
+                source, current, current.child_by_field_name("condition")
+            )
+            value = None if condition is None else evaluate(spelled, condition, hip=True)
+            cuda = None if condition is None else evaluate(spelled, condition, hip=False)
+            arch = condition is not None and _mentions(spelled, condition, ARCH_MACROS)
         elif kind in {"preproc_ifdef", "preproc_elifdef"}:
             name = current.child_by_field_name("name")
             word = "" if name is None else source.text(name.start_byte, name.end_byte)
