@@ -5,11 +5,15 @@ projects through the command line, and the preprocessor on real parses."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from migrator.kernels import preproc
 from migrator.kernels.source import parse
-from tests.conftest import write
+from tests.conftest import ROOT, write
 
 
 def _rows(report: dict) -> list[tuple[str, int]]:
@@ -113,3 +117,99 @@ def test_hopper_features_through_wrappers_are_one_finding_per_file(tmp_path, sca
     assert [(f["path"], f["line"]) for f in hopper] == [("csrc/k.cu", 2)]
     assert sorted(site["line"] for site in hopper[0]["related"]) == [3, 4]
     assert hopper[0]["severity"] == "error"
+
+
+# --- hipify's own tables: CUDA names and headers it does not map -----------------------------
+
+_CUBLASLT = (
+    '#include <cublasLt.h>\n#include "compat.h"\n#include "check.h"\n'
+    "void gemm(cublasLtMatmulDesc_t desc, cublasLtMatmulPreference_t pref) {\n"
+    "  CHECK_CUDA(cudaDeviceSynchronize());\n"
+    "  uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;\n"
+    "  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,\n"
+    "                                       &mask, sizeof(mask));\n"
+    "#if ADVANCED_FEATURES\n"
+    "  int sms = 132;\n"
+    "  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, 4);\n"
+    "#endif\n"
+    "  mask = CUBLASLT_REDUCTION_SCHEME_NONE;\n"
+    "}\n"
+)
+_COMPAT = "#pragma once\n#define ADVANCED_FEATURES (CUDART_VERSION >= 11080)\n"
+_CHECK = "#pragma once\n#define CHECK_CUDA(x) do { if ((x) != cudaSuccess) abort(); } while (0)\n"
+
+
+def test_cuda_names_hipify_does_not_map_are_reported_once_per_name_and_file(tmp_path, scan_json):
+    """Read from hipify's own tables: the cuBLASLt enums it lacks are reported where first
+    used, a second use is a site of the same finding; what it maps, the project's own
+    ``CHECK_CUDA`` macro and code under a project macro that is a CUDA version test (false on
+    ROCm, as the compiler expands it) are not."""
+    write(tmp_path, "csrc/compat.h", _COMPAT)
+    write(tmp_path, "csrc/check.h", _CHECK)
+    write(tmp_path, "csrc/cublaslt.cpp", _CUBLASLT)
+    write(tmp_path, "csrc/binding.cpp", _BINDING.replace("linear", "gemm"))
+    report = scan_json("--no-cache", str(tmp_path))
+    found = [f for f in report["findings"] if f["rule"] == "ROC370"]
+    named = {f["message"].split("`")[1]: f for f in found}
+    assert sorted(named) == [
+        "CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK",
+        "CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE",
+        "CUBLASLT_REDUCTION_SCHEME_NONE",
+    ]
+    first = named["CUBLASLT_REDUCTION_SCHEME_NONE"]
+    assert first["line"] == 6
+    assert [site["line"] for site in first["related"]] == [13]
+    assert "torch 2.13" in first["message"] or "PyTorch 2.13" in first["message"]
+
+
+def test_cuda_headers_hipify_does_not_map_are_reported_and_project_headers_are_not(
+    tmp_path, scan_json
+):
+    write(
+        tmp_path,
+        "csrc/k.cu",
+        "#include <cuda_runtime.h>\n#include <cuda/std/cstdint>\n"
+        '#include "device_launch_parameters.h"\n#include <cooperative_groups.h>\n'
+        '#include <cooperative_groups/reduce.h>\n#include "math_constants.h"\n'
+        "__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n"
+        "void launch(float* x) { k<<<1, 32>>>(x); }\n",
+    )
+    write(tmp_path, "csrc/math_constants.h", "#pragma once\n#define PI_F 3.14159f\n")
+    report = scan_json("--no-cache", str(tmp_path))
+    headers = sorted(
+        (f["line"], f["message"].split("`")[1]) for f in report["findings"] if f["rule"] == "ROC340"
+    )
+    assert headers == [
+        (2, "cuda/std/cstdint"),
+        (3, "device_launch_parameters.h"),
+        (5, "cooperative_groups/reduce.h"),
+    ]
+
+
+def test_the_hipify_map_is_current_for_the_installed_torch():
+    """The data file is generated from the pinned torch's hipify tables, with its provenance."""
+    data = json.loads((ROOT / "migrator" / "data" / "hipify_map.json").read_text())
+    assert data["provenance"]["script"] == "scripts/gen_hipify_map.py"
+    assert data["identifiers"]["cudaMalloc"] == "hipMalloc"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_hipify_map.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_include_under_an_nvcc_version_test_is_not_compiled_by_hipcc(tmp_path, scan_json):
+    """``__CUDACC_VER_MAJOR__`` is nvcc's: hip-clang never defines it, so the ``#else`` (a
+    header hipify maps) is what hipcc compiles."""
+    write(
+        tmp_path,
+        "csrc/reduce.cuh",
+        "#pragma once\n"
+        "#if ((__CUDACC_VER_MAJOR__ > 11) || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 0))\n"
+        "#include <cooperative_groups/reduce.h>\n#else\n#include <cooperative_groups.h>\n#endif\n",
+    )
+    assert _rows(scan_json("--no-cache", str(tmp_path))) == []

@@ -46,6 +46,7 @@ KERNEL_SITE_RULES = frozenset(
         "ROC340",
         "ROC350",
         "ROC360",
+        "ROC370",
     }
 )
 #: The kernel rules about assembly, which the compiler must assemble wherever it emits code.

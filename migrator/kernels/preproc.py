@@ -14,9 +14,10 @@ unknown macro is unknown."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from migrator.kernels.source import CudaSource
@@ -47,6 +48,11 @@ HIP_UNDEFINED = frozenset(
         "__HIP_PLATFORM_NVCC__",
         "USE_CUDA",
         "__CUDACC_RTC__",
+        # nvcc's own version macros: hip-clang never defines them and hipify leaves them
+        "__CUDACC_VER_MAJOR__",
+        "__CUDACC_VER_MINOR__",
+        "__CUDACC_VER_BUILD__",
+        "__NVCC_DIAG_PRAGMA_SUPPORT__",
         "CUDART_VERSION",
         "CUBLAS_VERSION",
         "CUSPARSE_VERSION",
@@ -84,6 +90,14 @@ project_nvidia_macros: ContextVar[frozenset[str]] = ContextVar(
 )
 
 
+#: name -> value on HIP of the project's macros defined once as a preprocessor expression
+#: (``#define DG_X (CUDART_VERSION >= 11080)``: 0), set by the runner for each file
+#: (``migrator.kernels.macro_values``).
+project_macro_values: ContextVar[Mapping[str, int]] = ContextVar(
+    "project_macro_values", default=MappingProxyType({})
+)
+
+
 def _defined(name: str, hip: bool) -> Value:
     if hip:
         if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
@@ -112,6 +126,8 @@ def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
             return 0
         if hip and text in HIP_VALUES:
             return HIP_VALUES[text]
+        if hip and text in project_macro_values.get():
+            return project_macro_values.get()[text]  # ``#define DG_X (CUDART_VERSION >= 11080)``
         defined = _defined(text, hip)
         if defined == 0:
             return 0  # an undefined macro reads as 0 in #if

@@ -173,6 +173,7 @@ KERNEL_RULES = {
     "ROC340": "cuda-only-header",
     "ROC350": "smem-limit",
     "ROC360": "compiles-out",
+    "ROC370": "unmapped-name",
 }
 
 
