@@ -9,10 +9,15 @@ from collections.abc import Iterable, Mapping
 from migrator.kernels.hipify_map import CANDIDATE, unmapped_cuda_name
 from migrator.knowledge.tables import load_table
 
+#: The longest include name taken for a CUDA toolkit header.
+_MAX_HEADER = 256
+
 
 def cuda_header(header: str) -> bool:
     """Whether an ``#include`` names one of the CUDA toolkit's headers (the hand fact of
     ``rules/data/kernel_constructs.toml`` ``[cuda_headers]``)."""
+    if len(header) > _MAX_HEADER:
+        return False  # no toolkit header is named so long (and hipify's regex is not run on it)
     table = load_table("kernel_constructs")["cuda_headers"]
     return header in table["names"] or header.startswith(tuple(table["prefixes"]))
 

@@ -40,7 +40,9 @@ def _condition_text(source: CudaSource, directive: Any) -> str:
             end = len(data)
             break
         end = newline
-        if not data[start:newline].rstrip(b"\r").endswith(b"\\"):
+        if newline - start > _MAX_CONDITION:
+            break  # read no further than the text kept
+        if not data[max(start, newline - 2) : newline].rstrip(b"\r").endswith(b"\\"):
             break
         end = newline + 1  # a continuation: the condition goes on on the next line
     text = re.sub(r"\\\r?\n", " ", source.text(start, min(end, start + _MAX_CONDITION)))
