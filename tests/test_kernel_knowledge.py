@@ -213,3 +213,20 @@ def test_an_include_under_an_nvcc_version_test_is_not_compiled_by_hipcc(tmp_path
         "#include <cooperative_groups/reduce.h>\n#else\n#include <cooperative_groups.h>\n#endif\n",
     )
     assert _rows(scan_json("--no-cache", str(tmp_path))) == []
+
+
+def test_a_project_macro_defined_as_a_cuda_version_test_is_false_on_hip(tmp_path, scan_json):
+    """``#define ADVANCED (CUDART_VERSION >= 11080)`` in a header: ``#if ADVANCED`` elsewhere
+    is false for hipcc, as the compiler expands it; defined twice, its value is not known."""
+    write(tmp_path, "csrc/compat.h", _COMPAT.replace("ADVANCED_FEATURES", "ADVANCED"))
+    write(
+        tmp_path,
+        "csrc/k.cu",
+        '#include "compat.h"\n__device__ unsigned lane() {\n  unsigned i = 0;\n#if ADVANCED\n'
+        '  asm volatile("mov.u32 %0, %%laneid;" : "=r"(i));\n#endif\n  return i;\n}\n'
+        "__global__ void k(unsigned* x) { x[0] = lane(); }\n"
+        "void run(unsigned* x) { k<<<1, 1>>>(x); }\n",
+    )
+    assert _rows(scan_json("--no-cache", str(tmp_path))) == []
+    write(tmp_path, "csrc/other.h", "#pragma once\n#define ADVANCED 1\n")
+    assert _rows(scan_json("--no-cache", str(tmp_path))) == [("ROC310", 5)]

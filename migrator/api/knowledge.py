@@ -3,7 +3,7 @@ indexes, version ranges, environment markers, packages without a ROCm equivalent
 what PyTorch's hipify maps (its own tables, as data) and the scanned project's declared facts."""
 
 from migrator.files.paths import is_benchmark_path, is_test_file, is_test_path
-from migrator.kernels.cuda_names import cuda_header, declared_unmapped
+from migrator.kernels.cuda_names import cuda_header, cuda_names_in, declared_unmapped
 from migrator.kernels.hipify_map import load as hipify_tables
 from migrator.kernels.hipify_map import rewrites_include, unmapped_cuda_name
 from migrator.kernels.hipify_map import unsupported as unsupported_mapping
@@ -42,6 +42,7 @@ __all__ = [
     "ProjectFacts",
     "VersionRange",
     "cuda_header",
+    "cuda_names_in",
     "declared_unmapped",
     "hipify_tables",
     "index_url_for",

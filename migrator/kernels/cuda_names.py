@@ -29,11 +29,15 @@ def _suffixes(relative: str) -> Iterable[str]:
         yield "/".join(parts[start:])
 
 
+def cuda_names_in(data: bytes) -> set[str]:
+    """The words of ``data`` that may be CUDA names (code, comments and strings alike)."""
+    return {match.group().decode("ascii", "replace") for match in CANDIDATE.finditer(data)}
+
+
 def declared_unmapped(data: bytes) -> set[str]:
     """The CUDA-named identifiers hipify does not map that ``data`` (one source) declares: a
     macro, a function, a type, a variable, an enumerator of its own."""
-    candidates = {match.group().decode("ascii", "replace") for match in CANDIDATE.finditer(data)}
-    wanted = {name for name in candidates if unmapped_cuda_name(name)}
+    wanted = {name for name in cuda_names_in(data) if unmapped_cuda_name(name)}
     if not wanted:
         return set()
     from migrator.kernels.declared import declared_names
@@ -53,4 +57,4 @@ def project_cuda_names(texts: Mapping[str, bytes]) -> tuple[frozenset[str], froz
     return frozenset(names), frozenset(headers)
 
 
-__all__ = ["cuda_header", "declared_unmapped", "project_cuda_names"]
+__all__ = ["cuda_header", "cuda_names_in", "declared_unmapped", "project_cuda_names"]

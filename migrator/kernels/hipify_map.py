@@ -54,12 +54,6 @@ class HipifyMap:
     provenance: dict[str, Any]
 
 
-def _compile(keys: list[str]) -> re.Pattern[str]:
-    """hipify's own matcher: any key, longest first, between non-word characters."""
-    ordered = sorted(keys, key=len, reverse=True)
-    return re.compile(r"(?<=\W)(?:" + "|".join(re.escape(key) for key in ordered) + r")(?=\W)")
-
-
 @functools.cache
 def load() -> HipifyMap:
     """The generated data file (loaded once per process)."""
@@ -77,16 +71,19 @@ def load() -> HipifyMap:
 
 
 @functools.cache
-def _include_pattern() -> re.Pattern[str]:
+def _keys() -> tuple[str, ...]:
     table = load()
-    return _compile([*table.identifiers, *table.fragments])
+    return (*table.identifiers, *table.fragments)
 
 
 def rewrites_include(header: str, system: bool) -> bool:
     """Whether hipify rewrites ``#include <header>`` (or ``"header"``): some key of its tables
     occurs in the directive between non-word characters, as its own regex finds them."""
     text = f"#include <{header}>" if system else f'#include "{header}"'
-    return _include_pattern().search(text) is not None
+    for key in _keys():  # hipify's regex is one alternation of every key: the same test
+        if key in text and re.search(rf"(?<=\W){re.escape(key)}(?=\W)", text):
+            return True
+    return False
 
 
 def unmapped_cuda_name(name: str) -> bool:

@@ -8,13 +8,19 @@ each file's analysis (``preproc.project_macro_values``)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from migrator.kernels import preproc
 from migrator.kernels.source import CudaSource, parse, parse_text
 from migrator.kernels.spellings import standard_condition
 
-_DEFINE = re.compile(rb"^\s*#\s*define\s+\w+[ \t]+\S", re.M)
+#: A file worth parsing: it defines an object-like macro whose value tests something.
+_DEFINE = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+\w+[ \t]+[^\n]*(?:[<>=!]=|[<>]|&&|\|\||\bdefined\b|\band\b|\bor\b)",
+    re.M,
+)
+_ANY_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
 #: A value worth evaluating: an expression that tests a macro (not a plain number or a type).
 _TESTS = re.compile(r"[<>=!]=?|&&|\|\||\band\b|\bor\b|\bnot\b|\bdefined\b")
 #: Longest value evaluated.
@@ -58,22 +64,22 @@ def _value(text: str) -> int | None:
 def macro_values(sources: Iterable[bytes]) -> dict[str, int]:
     """name -> value on HIP of each object-like macro the sources define exactly once, outside
     any branch hipcc may skip, as an expression that tests macros and has a known value."""
-    candidates: dict[str, list[str]] = {}
+    definitions: Counter[str] = Counter()
+    candidates: dict[str, str] = {}
     for data in sources:
+        definitions.update(match.group(1).decode() for match in _ANY_DEFINE.finditer(data))
         if not _DEFINE.search(data):
             continue
         source = parse(data)
         for name, (value, offset) in source.defines().items():
             if value and len(value) <= _MAX_VALUE and _TESTS.search(value):
-                where = value if _guard_only(source, offset) else ""
-                candidates.setdefault(name, []).append(where)
-            else:
-                candidates.setdefault(name, []).append("")
+                if _guard_only(source, offset):
+                    candidates[name] = value
     values: dict[str, int] = {}
-    for name, texts in sorted(candidates.items()):
-        if len(set(texts)) != 1 or not texts[0]:
-            continue  # defined more than once, in a branch, or not as a test
-        result = _value(texts[0])
+    for name, text in sorted(candidates.items()):
+        if definitions[name] != 1:
+            continue  # defined more than once: which one a file sees depends on its includes
+        result = _value(text)
         if result is not None:
             values[name] = result
     return values

@@ -4,9 +4,19 @@
 
 from __future__ import annotations
 
+import functools
+import re
+
 from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from ._shared import lines_once, table
+
+
+@functools.cache
+def _named() -> re.Pattern[bytes]:
+    """Where the libraries may be named: ``cutlass::``, ``cute ::``, ``namespace cute``."""
+    names = b"|".join(re.escape(name.encode()) for name in table()["libraries"]["namespaces"])
+    return re.compile(rb"\b(?:" + names + rb")\s*::|\bnamespace\s+(?:" + names + rb")\b")
 
 
 class CutlassUse(KernelRule):
@@ -89,6 +99,8 @@ class CutlassUse(KernelRule):
     def check(self) -> None:
         names = frozenset(table()["libraries"]["namespaces"])
         source = self.view.source
+        if not _named().search(source.data):
+            return  # ``compute``, ``execute``: the trigger words, not the library
         tokens = source.tokens()
         spans: list[tuple[int, int]] = []
         for index, token in enumerate(tokens):

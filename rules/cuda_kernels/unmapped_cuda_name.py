@@ -8,6 +8,7 @@ from typing import Any
 
 from migrator.api import Invalid, KernelRule, Severity, Valid
 from migrator.api.knowledge import (
+    cuda_names_in,
     declared_unmapped,
     hipify_tables,
     scanned_project,
@@ -129,6 +130,10 @@ class UnmappedCudaName(KernelRule):
     def check(self) -> None:
         view = self.view
         source = view.source
+        # the names in the file's bytes first: most files use only names hipify maps, and
+        # their tokens need not be listed
+        if not any(unmapped_cuda_name(name) for name in cuda_names_in(source.data)):
+            return
         candidates = [
             token
             for token in source.tokens()
@@ -137,8 +142,9 @@ class UnmappedCudaName(KernelRule):
         if not candidates:
             return
         facts = scanned_project()
-        own = set(facts.cuda_names) if facts is not None else set()
-        own |= declared_unmapped(source.data)
+        # a scan reads the project's declarations once (``ProjectFacts.cuda_names``); a file
+        # analysed on its own reads its own
+        own = set(facts.cuda_names) if facts is not None else declared_unmapped(source.data)
         own |= _covered_elsewhere()
         directives = _in_directives(source)
         torch = hipify_tables().provenance.get("torch", "?")
