@@ -204,13 +204,20 @@ def test_the_hipify_map_is_current_for_the_installed_torch():
 
 def test_an_include_under_an_nvcc_version_test_is_not_compiled_by_hipcc(tmp_path, scan_json):
     """``__CUDACC_VER_MAJOR__`` is nvcc's: hip-clang never defines it, so the ``#else`` (a
-    header hipify maps) is what hipcc compiles."""
+    header hipify maps, portable code) is what hipcc compiles."""
     write(
         tmp_path,
         "csrc/reduce.cuh",
         "#pragma once\n"
         "#if ((__CUDACC_VER_MAJOR__ > 11) || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 0))\n"
         "#include <cooperative_groups/reduce.h>\n#else\n#include <cooperative_groups.h>\n#endif\n",
+    )
+    write(
+        tmp_path,
+        "csrc/load.cu",
+        "__device__ float load(const float* p) {\n  float v;\n#if __CUDACC_VER_MAJOR__ >= 11\n"
+        '  asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));\n#else\n'
+        "  v = __ldg(p);\n#endif\n  return v;\n}\n",
     )
     assert _rows(scan_json("--no-cache", str(tmp_path))) == []
 
