@@ -33,11 +33,16 @@ CLASSES: dict[str, frozenset[str]] = {
     "ROC311": frozenset({"mma"}),
     "ROC312": frozenset({"ampere-only"}),
     "ROC313": frozenset({"hopper-only"}),
+    "ROC315": frozenset({"hopper-only"}),
     "ROC320": frozenset({"mma"}),
     "ROC330": frozenset({"cutlass-cute"}),
+    "ROC331": frozenset({"cutlass-cute"}),
     "ROC340": frozenset({"cuda-only-header", "ampere-only", "hopper-only", "inline-ptx"}),
     "ROC350": frozenset({"smem-limit"}),
     "ROC360": frozenset({"other"}),
+    # a CUDA name hipify does not map: labelled by its library (cuBLASLt) or as "other" (an API
+    # HIP lacks); the label classes have none of their own
+    "ROC370": frozenset({"cublaslt", "other"}),
 }
 PROBLEM = {"blocker", "small edit"}
 

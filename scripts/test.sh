@@ -25,6 +25,7 @@ fi
 unset PYTHONDONTWRITEBYTECODE
 status=0
 .venv/bin/python scripts/gen_rule_docs.py --check || { echo "docs/rules is stale: run python scripts/gen_rule_docs.py"; status=1; }
+.venv/bin/python scripts/gen_hipify_map.py --check || { echo "migrator/data/hipify_map.json is stale: run python scripts/gen_hipify_map.py"; status=1; }
 .venv/bin/ruff check migrator rules tests scripts || status=1
 .venv/bin/ruff format --check -q migrator rules tests scripts || { echo "run: ruff format migrator rules tests scripts"; status=1; }
 .venv/bin/mypy migrator rules scripts || status=1

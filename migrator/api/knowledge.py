@@ -1,6 +1,6 @@
 """What rules know about CUDA, ROCm and the project being scanned: torch builds and wheel
 indexes, version ranges, environment markers, packages without a ROCm equivalent, test paths,
-and the scanned project's declared facts."""
+what PyTorch's hipify maps (its own tables, as data) and the scanned project's declared facts."""
 
 from migrator.files.paths import is_benchmark_path, is_test_file, is_test_path
 from migrator.kernels.buildmodel import (
@@ -14,6 +14,10 @@ from migrator.kernels.buildmodel import (
     anchor_key,
     call_digest,
 )
+from migrator.kernels.cuda_names import cuda_header, cuda_names_in, declared_unmapped
+from migrator.kernels.hipify_map import load as hipify_tables
+from migrator.kernels.hipify_map import rewrites_include, unmapped_cuda_name
+from migrator.kernels.hipify_map import unsupported as unsupported_mapping
 from migrator.kernels.notes import build_calls_in, cuda_build_macros, notes_for
 from migrator.knowledge.markers import marker_allows_linux
 from migrator.knowledge.packages import no_equivalent, package_info
@@ -61,6 +65,10 @@ __all__ = [
     "NVML_BINDINGS",
     "ProjectFacts",
     "VersionRange",
+    "cuda_header",
+    "cuda_names_in",
+    "declared_unmapped",
+    "hipify_tables",
     "index_url_for",
     "is_benchmark_path",
     "is_test_file",
@@ -73,7 +81,10 @@ __all__ = [
     "rocm_for_companion",
     "rocm_for_specs",
     "rocm_for_torch_version",
+    "rewrites_include",
     "rocm_index_for",
     "scanned_project",
     "spec_admits",
+    "unmapped_cuda_name",
+    "unsupported_mapping",
 ]

@@ -40,10 +40,13 @@ KERNEL_SITE_RULES = frozenset(
         "ROC311",
         "ROC312",
         "ROC313",
+        "ROC315",
         "ROC320",
+        "ROC331",
         "ROC340",
         "ROC350",
         "ROC360",
+        "ROC370",
     }
 )
 #: The kernel rules about assembly, which the compiler must assemble wherever it emits code.

@@ -428,12 +428,19 @@ class KernelRule(TextRule):
         return KernelView.of(self.ctx.text)
 
     def report_bytes(
-        self, start: int, end: int, *, message: str | None = None, replacement: str | None = None
+        self,
+        start: int,
+        end: int,
+        *,
+        message: str | None = None,
+        replacement: str | None = None,
+        group: str = "",
     ) -> None:
         """Report the parse's bytes ``start``..``end`` (with ``replacement`` text for them, a
         fix), unless the code sits in a branch only ROCm builds compile (the project wrote it
         for AMD); where it sits in an NVIDIA-architecture branch with nothing for AMD, the
-        message says so."""
+        message says so. ``group``: see ``TextRule.report`` (one problem per group and file
+        for a rule aggregating by file)."""
         view = self.view
         if view.rocm_only(start):
             return  # code the project wrote for ROCm builds
@@ -441,4 +448,6 @@ class KernelRule(TextRule):
         text = message or self.message
         if why is not None:
             text = f"{text} ({why}: on AMD the code compiles to nothing)"
-        self.report(view.char(start), view.char(end), message=text, replacement=replacement)
+        self.report(
+            view.char(start), view.char(end), message=text, replacement=replacement, group=group
+        )

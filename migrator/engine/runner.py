@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from migrator.engine.isolation import (
@@ -309,12 +310,22 @@ def _with_kernel_macros(
 ) -> ProjectFacts:
     """``facts`` with the macros the project's C/C++ sources (``kernel_texts``) define only for
     NVIDIA builds (a file's preprocessor branches on them are read as a HIP build reads them),
-    and, with ``root``, what the project's build model says of its builds."""
+    the values on HIP of its macros defined as version tests, the CUDA-named identifiers and
+    headers that are the project's own, and, with ``root``, what the project's build model says
+    of its builds."""
+    from migrator.kernels.cuda_names import project_cuda_names
+    from migrator.kernels.macro_values import macro_values
     from migrator.kernels.macros import nvidia_only_macros
 
     macros = nvidia_only_macros(texts.values())
     if macros:
         facts = replace(facts, nvidia_macros=tuple(sorted(macros)))
+    names, headers = project_cuda_names(texts)
+    if names or headers:
+        facts = replace(facts, cuda_names=tuple(sorted(names)), cuda_headers=tuple(sorted(headers)))
+    values = macro_values(texts.values())
+    if values:
+        facts = replace(facts, macro_values=tuple(sorted(values.items())))
     if root is not None and root.is_dir():
         facts = _with_builds(facts, root, sources, bool(texts))
     return facts
@@ -346,11 +357,12 @@ def _with_builds(
 def _work(task: _Task) -> FileOutcome:
     """Analyse one file with its project's facts in force (reset after, so in-process runs of
     several roots never see each other's declared versions)."""
-    from migrator.kernels.preproc import project_nvidia_macros
+    from migrator.kernels.preproc import project_macro_values, project_nvidia_macros
     from migrator.knowledge.versions import current_facts
 
     token = current_facts.set(task.facts)
     macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
+    values_token = project_macro_values.set(MappingProxyType(dict(task.facts.macro_values)))
     exports_token = current_exports.set(task.exports)
     if task.formatter is None:  # a scan: the formatter module is not even imported
         formatted = None
@@ -372,6 +384,7 @@ def _work(task: _Task) -> FileOutcome:
         if formatted is not None:
             formatted[0].reset(formatted[1])
         current_exports.reset(exports_token)
+        project_macro_values.reset(values_token)
         project_nvidia_macros.reset(macros_token)
         current_facts.reset(token)
 

@@ -17,20 +17,40 @@ from pathlib import Path
 
 from migrator.files.sources import read_project_bytes
 from migrator.kernels.builds import KERNEL_SUFFIXES
+from migrator.kernels.declared import declared_names
 from migrator.kernels.source import MAX_SOURCE_BYTES, parse
 from migrator.process.helper import HelperError, python_module
 from migrator.process.helper import run as run_helper
 
-#: Identifiers that name CUDA-only API after hipify: runtime/driver/library calls and types it
-#: did not rename, warp-synchronous builtins, NVIDIA's namespaces and intrinsic types.
+#: Identifiers that name CUDA-only API after hipify besides the CUDA runtime, driver and
+#: library names (``hipify_map.CUDA_NAME``, shared with the scan): warp-synchronous builtins,
+#: NVIDIA's namespaces.
 _RESIDUE = re.compile(
-    r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU[a-z]\w*|cublas[A-Z]\w*|cudnn[A-Z]\w*|cusparse[A-Z]\w*|cusolver[A-Z]\w*|curand[A-Z_]\w*|"
-    r"nvcuda|nvrtc\w+|__nv_\w+|__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|"
+    r"^(?:nvcuda|__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|"
     r"__match_(?:any|all)_sync|__reduce_\w+_sync|__activemask|__cvta_generic_to_shared|cute|cutlass)$"
 )
+#: Headers of NVIDIA's template libraries, besides the toolkit's own (``cuda_names.cuda_header``).
 _CUDA_INCLUDE = re.compile(
-    r"^(?:cuda[_/]|cute/|cutlass/|cub/|thrust/|mma\.h$|cublas|cudnn|cusparse|nvToolsExt|nv/)"
+    r"^(?:cute/|cutlass/|cub/|thrust/|mma\.h$|cublas|cudnn|cusparse|nvToolsExt)"
 )
+
+
+def _residue_name(name: str) -> bool:
+    """A CUDA name still in hipify's output: anything named like CUDA's API that torch's headers
+    do not define (hipify renamed every name its tables map), or a warp builtin or namespace."""
+    from migrator.kernels.hipify_map import CUDA_NAME, load
+
+    if CUDA_NAME.match(name):
+        return name not in load().torch_names
+    return _RESIDUE.match(name) is not None
+
+
+def _residue_include(header: str) -> bool:
+    from migrator.kernels.cuda_names import cuda_header
+
+    return cuda_header(header) or _CUDA_INCLUDE.match(header) is not None
+
+
 _PTX = re.compile(r"(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|%%?laneid")
 #: Copying stops past this many files or bytes (a generated or vendored tree).
 MAX_FILES = 5000
@@ -160,46 +180,6 @@ def line_map(original: list[str], hipified: list[str]) -> list[int]:
     return mapping
 
 
-_DECLARING = frozenset(
-    {
-        "enumerator",
-        "function_declarator",
-        "init_declarator",
-        "parameter_declaration",
-        "field_declaration",
-        "preproc_def",
-        "preproc_function_def",
-        "type_definition",
-        "struct_specifier",
-        "class_specifier",
-        "enum_specifier",
-        "declaration",
-        "alias_declaration",
-    }
-)
-
-
-def declared_names(data: bytes) -> set[str]:
-    """Names a file declares itself (enumerators, functions, variables, parameters, fields,
-    macros, types): a project's own ``cudaUnspecified`` is not hipify's residue."""
-    source = parse(data)
-    names: set[str] = set()
-    for node in source.nodes(*_DECLARING):
-        for field_name in ("name", "declarator"):
-            target = node.child_by_field_name(field_name)
-            while target is not None and target.type not in {
-                "identifier",
-                "type_identifier",
-                "field_identifier",
-            }:
-                target = target.child_by_field_name("declarator") or (
-                    target.named_children[0] if target.named_children else None
-                )
-            if target is not None:
-                names.add(source.text(target.start_byte, target.end_byte))
-    return names
-
-
 def residue_of(
     original: Path, hipified: Path, relative: str, declared: set[str] | None = None
 ) -> Iterator[Residue]:
@@ -220,7 +200,7 @@ def residue_of(
         return mapping[index] if 0 <= index < len(mapping) else index + 1
 
     for include in source.includes():
-        if _CUDA_INCLUDE.match(include.header):
+        if _residue_include(include.header):
             key = (at(include.start), include.header)
             if key not in seen:
                 seen.add(key)
@@ -239,7 +219,7 @@ def residue_of(
             "type_identifier",
             "namespace_identifier",
             "field_identifier",
-        } and _RESIDUE.match(token.text):
+        } and _residue_name(token.text):
             key = (at(token.start), token.text)
             if key not in seen:
                 seen.add(key)

@@ -14,12 +14,14 @@ unknown macro is unknown."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from migrator.kernels.source import CudaSource
+from migrator.kernels.spellings import standard_condition
 from migrator.knowledge.vendor_tokens import ROCM_TOKENS
 
 #: Macros hip-clang (or PyTorch's ROCm extension build) defines, and those it never defines.
@@ -46,6 +48,11 @@ HIP_UNDEFINED = frozenset(
         "__HIP_PLATFORM_NVCC__",
         "USE_CUDA",
         "__CUDACC_RTC__",
+        # nvcc's own version macros: hip-clang never defines them and hipify leaves them
+        "__CUDACC_VER_MAJOR__",
+        "__CUDACC_VER_MINOR__",
+        "__CUDACC_VER_BUILD__",
+        "__NVCC_DIAG_PRAGMA_SUPPORT__",
         "CUDART_VERSION",
         "CUBLAS_VERSION",
         "CUSPARSE_VERSION",
@@ -83,6 +90,14 @@ project_nvidia_macros: ContextVar[frozenset[str]] = ContextVar(
 )
 
 
+#: name -> value on HIP of the project's macros defined once as a preprocessor expression
+#: (``#define DG_X (CUDART_VERSION >= 11080)``: 0), set by the runner for each file
+#: (``migrator.kernels.macro_values``).
+project_macro_values: ContextVar[Mapping[str, int]] = ContextVar(
+    "project_macro_values", default=MappingProxyType({})
+)
+
+
 def _defined(name: str, hip: bool) -> Value:
     if hip:
         if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
@@ -111,6 +126,8 @@ def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
             return 0
         if hip and text in HIP_VALUES:
             return HIP_VALUES[text]
+        if hip and text in project_macro_values.get():
+            return project_macro_values.get()[text]  # ``#define DG_X (CUDART_VERSION >= 11080)``
         defined = _defined(text, hip)
         if defined == 0:
             return 0  # an undefined macro reads as 0 in #if
@@ -259,10 +276,13 @@ def branches(source: CudaSource, node: Any) -> list[Branch]:
     while current is not None:
         kind = current.type
         if kind in {"preproc_if", "preproc_elif"}:
-            condition = current.child_by_field_name("condition")
-            value = None if condition is None else evaluate(source, condition, hip=True)
-            cuda = None if condition is None else evaluate(source, condition, hip=False)
-            arch = condition is not None and _mentions(source, condition, ARCH_MACROS)
+            # ``#if defined(X) and not Y``: evaluated as the symbols it spells
+            spelled, condition = standard_condition(
+                source, current, current.child_by_field_name("condition")
+            )
+            value = None if condition is None else evaluate(spelled, condition, hip=True)
+            cuda = None if condition is None else evaluate(spelled, condition, hip=False)
+            arch = condition is not None and _mentions(spelled, condition, ARCH_MACROS)
         elif kind in {"preproc_ifdef", "preproc_elifdef"}:
             name = current.child_by_field_name("name")
             word = "" if name is None else source.text(name.start_byte, name.end_byte)

@@ -315,11 +315,14 @@ KERNEL_RULES = {
     "ROC311": "mma",
     "ROC312": "ampere-only",
     "ROC313": "hopper-only",
+    "ROC315": "hopper-only",
     "ROC320": "mma",
     "ROC330": "cutlass-cute",
+    "ROC331": "cutlass-cute",
     "ROC340": "cuda-only-header",
     "ROC350": "smem-limit",
     "ROC360": "compiles-out",
+    "ROC370": "unmapped-name",
 }
 
 

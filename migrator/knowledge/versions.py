@@ -127,6 +127,15 @@ class ProjectFacts:
     #: ROCm wherever they are tested (``migrator.kernels.macros``). Sorted: the facts' repr is
     #: part of every cache key, and a set's order changes from one process to the next.
     nvidia_macros: tuple[str, ...] = ()
+    #: CUDA-named identifiers hipify does not map that the project's own C/C++ sources declare
+    #: (its ``CUDA_CHECK`` macro, a ``cudaUnspecified`` enumerator), and its own files whose
+    #: path from an include folder is named like a CUDA header (``cuda_utils.h``): neither is
+    #: CUDA's (``migrator.kernels.cuda_names``). Sorted, like ``nvidia_macros``.
+    cuda_names: tuple[str, ...] = ()
+    cuda_headers: tuple[str, ...] = ()
+    #: (name, value on HIP) of the project's macros defined once as a preprocessor expression
+    #: with a known value there (``migrator.kernels.macro_values``). Sorted.
+    macro_values: tuple[tuple[str, int], ...] = ()
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())

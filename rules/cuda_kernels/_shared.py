@@ -22,6 +22,12 @@ def table() -> dict[str, Any]:
     return data
 
 
+def api_triggers(api_table: str) -> tuple[str, ...]:
+    """The names and prefixes of the table ``api_table``: a rule's prefilter triggers."""
+    api = table()[api_table]
+    return (*api["names"], *api.get("prefixes", ()))
+
+
 def asm_class(template: str) -> str | None:
     """The class of an inline assembly template: ``hopper``, ``tensor_core``, ``async_copy``,
     ``ptx``; None for an empty template (a compiler barrier) or AMD assembly."""
@@ -64,14 +70,16 @@ def construct_spans(
 ) -> list[tuple[int, int]]:
     """Byte spans of one construct class, one per line: asm blocks of ``asm_kind`` and the C++
     names of the table ``api_table`` (called, or with ``calls_only`` off, named anywhere in code:
-    a type, a field, an attribute)."""
+    a type, a field, an attribute, or a name starting with one of the table's ``prefixes``)."""
     source = view.source
     spans = [
         (block.start, block.end)
         for block in source.asm_blocks()
         if asm_class(block.template) == asm_kind
     ]
-    names = set(table()[api_table]["names"])
+    api = table()[api_table]
+    names = set(api["names"])
+    prefixes = tuple(api.get("prefixes", ()))
     if calls_only:
         spans.extend(
             (call.start, call.end)
@@ -79,12 +87,29 @@ def construct_spans(
             if call.callee.rsplit("::", 1)[-1] in names
         )
     else:
+        own = declared_here(source)
         spans.extend(
             (token.start, token.end)
             for token in source.tokens()
-            if token.text in names and token.type in _NAME_TOKENS
+            if (token.text in names or (prefixes and token.text.startswith(prefixes)))
+            and token.type in _NAME_TOKENS
+            and token.start not in own
         )
     return lines_once(spans, source.line_of)
+
+
+def declared_here(source: Any) -> frozenset[int]:
+    """Byte offsets of the names the file's own function declarations and definitions
+    declare (``void warpgroup_arrive() { asm(...); }``): a project's wrapper of a feature is
+    reported by what it holds, not by its name."""
+    offsets: set[int] = set()
+    for node in source.nodes("function_declarator"):
+        target = node.child_by_field_name("declarator")
+        while target is not None and target.type in {"qualified_identifier", "template_function"}:
+            target = target.child_by_field_name("name")
+        if target is not None and target.type in {"identifier", "field_identifier"}:
+            offsets.add(target.start_byte)
+    return frozenset(offsets)
 
 
 _NAME_TOKENS = frozenset(

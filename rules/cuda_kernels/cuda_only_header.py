@@ -4,6 +4,7 @@ compiles for AMD."""
 from __future__ import annotations
 
 from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api.knowledge import cuda_header, hipify_tables, rewrites_include, scanned_project
 
 from ._shared import table
 
@@ -13,7 +14,11 @@ class CudaOnlyHeader(KernelRule):
     ## What it does
     Flags `#include` of CUDA headers that PyTorch's hipify has no mapping for: FP8/FP4 types
     (`cuda_fp8.h`), Ampere pipelines (`cuda_pipeline.h`, `<cuda/pipeline>`), `<cuda/barrier>`,
-    `cudaTypedefs.h` (TMA driver entry points), cuDNN frontend, NVSHMEM, cuFile.
+    `cudaTypedefs.h` (TMA driver entry points), cuDNN frontend, NVSHMEM, cuFile; and any other
+    CUDA toolkit header (libcu++ `<cuda/std/...>`, `device_launch_parameters.h`,
+    `<cooperative_groups/reduce.h>`, `cusolverDn.h`) that hipify's own tables do not rewrite,
+    read from `migrator/data/hipify_map.json` (generated from the installed torch's tables by
+    `scripts/gen_hipify_map.py`). A project's own header of the same name is not CUDA's.
 
     ## Why it breaks on ROCm
     On ROCm, `cpp_extension` hipifies the sources and compiles them with hipcc; a header
@@ -54,18 +59,46 @@ class CudaOnlyHeader(KernelRule):
             path="k.cu",
         ),
         Valid("#include <mma.h>\n", path="k.cu"),
+        Valid(
+            '#include <cuda_bf16.h>\n#include <cusparse.h>\n#include <curand_kernel.h>\n#include "my_cuda_utils.h"\n',
+            path="k.cu",
+        ),
     ]
     invalid = [
         Invalid("#include <cuda_fp8.h>\n", path="k.cu", line=1),
+        Invalid(
+            '#include <cuda_runtime.h>\n#include <cuda/std/cstdint>\n#include "device_launch_parameters.h"\n'
+            "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n",
+            path="k.cuh",
+            line=2,
+            count=3,
+        ),
         Invalid("#include <cuda_runtime.h>\n#include <cuda/pipeline>\n", path="k.cuh", line=2),
     ]
 
     def check(self) -> None:
         headers = table()["headers"]
+        facts = scanned_project()
+        own = frozenset(facts.cuda_headers) if facts is not None else frozenset()
         view = self.view
         for include in view.source.includes():
             entry = headers.get(include.header)
-            if entry is None or entry["class"] == "mma":
+            if entry is None:
+                # not in the hand list: a toolkit header hipify's own tables do not rewrite
+                if (
+                    cuda_header(include.header)
+                    and include.header not in own
+                    and not rewrites_include(include.header, include.system)
+                ):
+                    torch = hipify_tables().provenance.get("torch", "?")
+                    self.report_bytes(
+                        include.start,
+                        include.end,
+                        message=f"`{include.header}` is a CUDA header PyTorch's hipify does not "
+                        f"map (its tables in torch {torch}): the ROCm build cannot find it",
+                    )
+                continue
+            if entry["class"] == "mma":
                 continue
             twin = entry["twin"]
             if twin:

@@ -7,12 +7,16 @@ from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from ._shared import lines_once
 
+#: How the parse names NVIDIA's namespace: ``using namespace nvcuda;``, ``nvcuda::wmma``.
+_NAMESPACE_TOKENS = frozenset({"namespace_identifier", "identifier"})
+
 
 class WmmaApi(KernelRule):
     """
     ## What it does
-    Flags `#include <mma.h>` and uses of the `nvcuda::wmma` namespace (`wmma::fragment`,
-    `wmma::mma_sync`, `wmma::load_matrix_sync`) in a source hipcc compiles for AMD.
+    Flags `#include <mma.h>`, `using namespace nvcuda;` and uses of the `nvcuda::wmma`
+    namespace (`wmma::fragment`, `wmma::mma_sync`, `wmma::load_matrix_sync`) in a source hipcc
+    compiles for AMD: one finding per file, its other lines listed as sites of it.
 
     ## Why it breaks on ROCm
     hipify has no mapping for `mma.h` or `nvcuda::wmma`: HIP has no such header. AMD's
@@ -57,7 +61,17 @@ class WmmaApi(KernelRule):
         Valid("#ifndef USE_ROCM\n#include <mma.h>\n#endif\n", path="k.cu"),
     ]
     invalid = [
-        Invalid("#include <mma.h>\nusing namespace nvcuda;\n", path="k.cu", line=1),
+        Invalid(
+            "#include <mma.h>\nusing namespace nvcuda;\n", path="k.cu", line=1, count=1, sites=2
+        ),
+        Invalid(
+            '#include "tiles.h"\n__global__ void k() {\n  using namespace nvcuda;\n'
+            "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;\n}\n",
+            path="k.cu",
+            line=3,
+            count=1,
+            sites=2,
+        ),
         Invalid(
             "__global__ void k() {\n  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c;\n"
             "  nvcuda::wmma::fill_fragment(c, 0.0f);\n}\n",
@@ -79,5 +93,7 @@ class WmmaApi(KernelRule):
         for index, token in enumerate(tokens):
             if token.text == "wmma" and index + 1 < len(tokens) and tokens[index + 1].text == "::":
                 spans.append((token.start, token.end))
+            elif token.text == "nvcuda" and token.type in _NAMESPACE_TOKENS:
+                spans.append((token.start, token.end))  # ``using namespace nvcuda;``
         for start, end in lines_once(spans, view.source.line_of):
             self.report_bytes(start, end)

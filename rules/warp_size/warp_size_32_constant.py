@@ -5,6 +5,7 @@ compiles for AMD: `#define WARP_SIZE 32`, lane arithmetic on thread ids (`& 31`,
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from migrator.api import Invalid, KernelRule, Severity, Valid
 
@@ -50,6 +51,94 @@ _LANE_OR_WARP = re.compile(r"(?i)lane|warp|^w_?id$|^wid\b")
 _WAVE_AWARE = re.compile(r"__AMDGCN_WAVEFRONT_SIZE|__builtin_amdgcn_|__gfx9|__GFX9__|__gfx1")
 
 
+#: Warp matrix code (WMMA, ``mma.sync``, ``ldmatrix``): a file holding it gives each 32-lane warp
+#: a tile, so a block shaped in rows of 32 threads is shaped in warps (on a 64-lane wavefront two
+#: rows share one, and the tiles with them).
+_WARP_MATRIX = re.compile(r"\bwmma::|\bnvcuda\b|mma\.sync|ldmatrix|\bmma_sync\b")
+#: A warp index by its name (``warp_id``, ``wid``) or by the comment on its declaration
+#: (``const uint32_t wi = threadIdx.y; // warp index``); a lane id or a warp tile size
+#: (``WARP_N``) is not one.
+_WARP_INDEX = re.compile(r"(?i)^(?:warp_?(?:id|idx|index)\w*|warp|w_?id)$")
+_COMMENT_NAMES_INDEX = re.compile(r"(?i)//.*\bwarp[ _]?(?:index|idx|id)\b")
+_THREAD_INDEX = re.compile(r"^\(?\s*(?:\(\s*\w+\s*\)\s*)?threadIdx\.[xyz]\s*\)?$")
+
+
+def _index_variables(source: Any) -> set[str]:
+    """Variables that hold a warp index: initialised from ``threadIdx`` and named so
+    (``warp_id``) or said so by the comment on their line (``const uint32_t wi = threadIdx.y;
+    // warp index``)."""
+    names: set[str] = set()
+    for node in source.nodes("init_declarator"):
+        target = node.child_by_field_name("declarator")
+        value = node.child_by_field_name("value")
+        if target is None or value is None or target.type != "identifier":
+            continue
+        if not _THREAD_INDEX.match(source.text(value.start_byte, value.end_byte).strip()):
+            continue
+        name = source.text(target.start_byte, target.end_byte)
+        line_end = source.data.find(b"\n", node.end_byte)
+        rest = source.text(node.end_byte, len(source.data) if line_end < 0 else line_end)
+        if _WARP_INDEX.match(name) or _COMMENT_NAMES_INDEX.search(rest):
+            names.add(name)
+    return names
+
+
+def _factors(source: Any, node: Any) -> list[str]:
+    """The operand texts of a chain of ``*`` (through parentheses)."""
+    if node.type == "parenthesized_expression":
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) == 1 and inner[0].type == "binary_expression":
+            return _factors(source, inner[0])
+    if node.type == "binary_expression":
+        operator = node.child_by_field_name("operator")
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if operator is not None and operator.type == "*" and left is not None and right is not None:
+            return _factors(source, left) + _factors(source, right)
+    return [source.text(node.start_byte, node.end_byte).strip()]
+
+
+def _warp_multiplier(source: Any, node: Any, index_names: set[str]) -> bool:
+    """``wi * 8 * 32``, ``warp_id * 32``: a warp index times 32 lanes (the topmost ``*`` of a
+    chain only)."""
+    operator = node.child_by_field_name("operator")
+    if operator is None or operator.type != "*":
+        return False
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is not None and parent.type == "binary_expression":
+        above = parent.child_by_field_name("operator")
+        if above is not None and above.type == "*":
+            return False
+    factors = _factors(source, node)
+    if not any(_WARP_DIVISOR.match(factor) for factor in factors):
+        return False
+    return any(factor in index_names or _WARP_INDEX.match(factor) for factor in factors)
+
+
+def _dim3_arguments(source: Any, node: Any) -> list[Any]:
+    """The dimensions of a ``dim3`` built by ``node``: a declaration's initialiser
+    (``dim3 threads(32, 4)``, ``dim3 threads = {32u, 4}``) or a ``dim3(32, 4)`` call."""
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None or arguments is None:
+            return []
+        if source.text(function.start_byte, function.end_byte).strip() != "dim3":
+            return []
+        holder = arguments
+    else:
+        declaration = node.parent
+        kind = None if declaration is None else declaration.child_by_field_name("type")
+        holder = node.child_by_field_name("value")
+        if kind is None or holder is None or source.text(kind.start_byte, kind.end_byte) != "dim3":
+            return []
+        if holder.type not in {"argument_list", "initializer_list"}:
+            return []
+    return [child for child in holder.named_children if child.type != "comment"]
+
+
 def _wave_aware(text: str, source: object) -> bool:
     """Whether the file already chooses per vendor: its 32s are then deliberate (32-lane groups
     on both vendors, or the NVIDIA side of a per-vendor choice)."""
@@ -83,8 +172,11 @@ class WarpSize32Constant(KernelRule):
     Flags the warp size written as the number 32 in code hipcc compiles for AMD: a macro or
     constant named for the warp size set to 32 (`#define WARP_SIZE 32`,
     `constexpr int kWarpSize = 32`), lane and warp ids computed from thread ids with `& 31`,
-    `% 32`, `/ 32` or `>> 5`, shuffles with an explicit width of 32, and shuffle reductions whose
-    offsets start at 16.
+    `% 32`, `/ 32` or `>> 5`, shuffles with an explicit width of 32, shuffle reductions whose
+    offsets start at 16, a lane or warp index multiplied by 32 (`wi * 8 * 32`, where `wi` is
+    named or commented as the warp index), and, in a file with warp matrix code (WMMA,
+    `mma.sync`, `ldmatrix`), a block shaped in rows of 32 threads
+    (`dim3 threads = {32u, N_WARPS}`: one warp, and one tile, per `threadIdx.y`).
 
     ## Why it breaks on ROCm
     CDNA GPUs (MI200, MI300) run 64-lane wavefronts; `warpSize` is 64 there and, in HIP, not a
@@ -135,12 +227,41 @@ class WarpSize32Constant(KernelRule):
         ),
         Valid("// #define WARP_SIZE 32\n__device__ int f(int n) { return n & 31; }\n", path="k.cu"),
         Valid(
+            "__global__ void copy(float* x) {\n  int i = (threadIdx.y * 32 + threadIdx.x) * 8;\n"
+            "  x[i] = 0.f;\n}\nvoid run(float* x) { dim3 block(32, 4); copy<<<1, block>>>(x); }\n",
+            path="copy.cu",
+        ),
+        Valid(
+            "__global__ void k(float* x) { int row = blockIdx.x * 32 + threadIdx.y; x[row] = 0; }\n"
+            "__device__ int bits(int rows) { return rows * 32; }\n",
+            path="tile.cu",
+        ),
+        Valid(
+            "__global__ void r(float* smem, float v) {\n  int lane = threadIdx.x % warpSize;\n"
+            "  v += smem[lane * 32];\n  float tile[WARP_N * 32];\n  v = __shfl_xor_sync(m, v, 1);\n}\n"
+            "void run() { dim3 threads(32, 4); }\n",
+            path="reduce.cu",
+        ),
+        Valid(
             "#if defined(USE_ROCM)\n#define HALF_WAVE_SHFL(v, o) __shfl_xor(v, o, 32)\n#endif\n"
             "__device__ float h(float v) { return __shfl_xor_sync(m, v, 1, 32); }\n",
             path="k.cu",
         ),
     ]
     invalid = [
+        Invalid(
+            "__device__ void tile(half* act) {\n"
+            "  const uint32_t li = threadIdx.x; // index in warp (lane index)\n"
+            "  const uint32_t wi = threadIdx.y; // index in block (warp index)\n"
+            "  const uint32_t row = (8 * li + wi * 8 * 32) / 128;\n"
+            "  const uint32_t idx = (li + wi * 32) * 8;\n"
+            "  wmma::load_matrix_sync(frag, act + row + idx, 16);\n}\n"
+            "void run() {\n  const dim3 threads = { 32u, 8, 1 }; // one warp per row\n}\n",
+            path="mlp.cu",
+            line=4,
+            count=1,
+            sites=3,
+        ),
         Invalid(
             "#define WARP_SIZE 32\n__device__ int lanes() { return WARP_SIZE; }\n",
             path="k.cuh",
@@ -270,5 +391,16 @@ class WarpSize32Constant(KernelRule):
                     body.start_byte, body.end_byte
                 ):
                     add(node.start_byte, initializer.end_byte)
+        index_names = _index_variables(source)
+        for node in source.nodes("binary_expression"):
+            if _warp_multiplier(source, node, index_names):
+                add(node.start_byte, node.end_byte)  # a lane/warp index times 32 lanes
+        if _WARP_MATRIX.search(view.text):
+            for node in source.nodes("init_declarator", "call_expression"):
+                dimensions = _dim3_arguments(source, node)
+                if len(dimensions) >= 2 and _WARP_DIVISOR.match(
+                    source.text(dimensions[0].start_byte, dimensions[0].end_byte).strip()
+                ):
+                    add(node.start_byte, node.end_byte)  # rows of 32 threads: one warp per row
         for start, end in sorted(spans.values()):
             self.report_bytes(start, end)
