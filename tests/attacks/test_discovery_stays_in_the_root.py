@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 
-from tests.attacks.conftest import AMP, AMP_FIXED_MARK, migrate, write
+from tests.attacks.conftest import CUDA_CHECK, CUDA_CHECK_FIXED_MARK, migrate, write
 
 OUT_FOLDER = "symlink to a folder outside the project; not followed"
 OUT_FILE = "symlink to a file outside the project; not read"
@@ -17,10 +17,10 @@ IN_FOLDER = "symlink to a folder inside the project; scanned at its real path"
 
 
 def _project(tmp_path):
-    secret = write(tmp_path, "outside/secret.py", AMP)  # stands for a key or /etc/shadow
+    secret = write(tmp_path, "outside/secret.py", CUDA_CHECK)  # stands for a key or /etc/shadow
     project = tmp_path / "project"
-    write(project, "a.py", AMP)
-    write(project, "pkg/inner.py", AMP)
+    write(project, "a.py", CUDA_CHECK)
+    write(project, "pkg/inner.py", CUDA_CHECK)
     os.symlink("/", project / "root")  # the whole file system
     os.symlink(secret.parent, project / "linked")  # a folder outside
     os.symlink(secret, project / "flink.py")  # a file outside
@@ -45,7 +45,8 @@ def test_scan_never_leaves_the_root(tmp_path):
     }
     assert sorted({finding["path"] for finding in data["findings"]}) == ["a.py", "pkg/inner.py"]
     assert data["files"]["failed"] == []
-    assert result.returncode == 0  # hygiene findings only; a link left out is no unread code
+    # findings (exit 1), but a link left out is no unread code: nothing is listed as failed
+    assert result.returncode == 1, result.stderr
 
 
 def test_fix_never_leaves_the_root(tmp_path):
@@ -53,9 +54,9 @@ def test_fix_never_leaves_the_root(tmp_path):
 
     result = migrate("fix", project, cwd=project, timeout=60)
 
-    assert AMP_FIXED_MARK in (project / "a.py").read_text()
-    assert AMP_FIXED_MARK in (project / "pkg" / "inner.py").read_text()
-    assert secret.read_text() == AMP
+    assert CUDA_CHECK_FIXED_MARK in (project / "a.py").read_text()
+    assert CUDA_CHECK_FIXED_MARK in (project / "pkg" / "inner.py").read_text()
+    assert secret.read_text() == CUDA_CHECK
     assert f"skipped root: {OUT_FOLDER}" in result.stderr
     assert f"skipped flink.py: {OUT_FILE}" in result.stderr
     assert result.returncode == 0, result.stderr
