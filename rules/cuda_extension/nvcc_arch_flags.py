@@ -97,6 +97,13 @@ class NvccArchFlags(PythonRule):
         "relaxed-constexpr",
         "extended-lambda",
         "-Xptxas",
+        "-Xfatbin",
+        "-Xnvlink",
+        "-Xcudafe",
+        "ptxas-options",
+        "fatbin-options",
+        "nvlink-options",
+        "-compress-all",
         "--use_fast_math",
         "--extra-device-vectorization",
     )
@@ -161,6 +168,13 @@ class NvccArchFlags(PythonRule):
             "wkv = load(name='wkv', sources=['wkv.cu'],\n"
             "           extra_cuda_cflags=['--use_fast_math', '-O3', '-Xptxas -O3',"
             " '--extra-device-vectorization'])\n",
+            line=3,
+            count=1,
+        ),
+        Invalid(  # a back-end tool's options (fatbinary's), however spelled
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "ext = CUDAExtension('ops', ['ops.cu'],\n"
+            "                    extra_compile_args={'nvcc': ['-O3', '-Xfatbin', '-compress-all']})\n",
             line=3,
             count=1,
         ),
