@@ -137,6 +137,7 @@ def test_tolerance_from_five_noisy_runs_catches_half_a_percent_despite_an_outlie
     )
     assert code == 1 and _run(receipt, "native")["verdict"] == "fail", out
     assert "outputs different: loss at step 1/8" in out
+    assert "tolerance ±" in out and "outlier run 3 (up to 0.11" in out
 
     # Identical code passes at the default settings, whose tolerance the outlier did not widen.
     code, out, receipt = _verify(project, "--targets", "native")

@@ -114,6 +114,8 @@ class KeyNoise:
     #: baseline runs (1-based, among those that ran cleanly) beyond the tolerance at most
     #: positions: set aside by the medians
     outliers: tuple[int, ...] = ()
+    #: the widest difference between two runs that are not outliers
+    inlier_spread: float = 0.0
 
     @property
     def varies(self) -> bool:
@@ -249,6 +251,12 @@ def key_noise(series: Sequence[Sequence[float]], multiple: float) -> KeyNoise:
         ]
         if beyond and sum(beyond) * 2 > len(beyond) and runs >= MIN_ROBUST_RUNS:
             outliers.append(number)
+    inliers = [values for number, values in enumerate(series, 1) if number not in outliers]
+    inlier_spread = 0.0
+    for index in range(length):
+        column = [v[index] for v in inliers if index < len(v) and math.isfinite(v[index])]
+        if column:
+            inlier_spread = max(inlier_spread, max(column) - min(column))
     return KeyNoise(
         runs=runs,
         center=tuple(centers),
@@ -257,6 +265,7 @@ def key_noise(series: Sequence[Sequence[float]], multiple: float) -> KeyNoise:
         spread=spread,
         ranges=ranges,
         outliers=tuple(outliers),
+        inlier_spread=inlier_spread,
     )
 
 

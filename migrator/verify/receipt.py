@@ -500,8 +500,8 @@ def _baseline_variation(comparison: Comparison, first: KeyComparison) -> str:
             f"{_clean(noise.varies[first.key])}"
         )
     found = noise.keys.get(first.key)
-    spread = found.spread if found is not None else None
-    if not spread:
+    spread = found.inlier_spread if found is not None else None
+    if found is None or not found.spread:
         return f"the unchanged baseline gave the same {key} in all {noise.runs} runs"
     tolerance = first.tolerance or {}
     allowed = ""
@@ -510,16 +510,19 @@ def _baseline_variation(comparison: Comparison, first: KeyComparison) -> str:
             f"; tolerance ±{float(tolerance.get('relative_allowance') or 0):.2%} of the median "
             f"of {tolerance.get('baseline_runs')} runs"
         )
+    if found.outliers:
+        runs = ", ".join(map(str, found.outliers))
+        allowed += f"; outlier run {runs} (up to {found.spread:.3g} off) set aside"
     diff = _abs_diff(first)
-    if diff is not None and spread >= diff:
+    if diff is not None and spread is not None and spread >= diff:
         return (
             f"the unchanged baseline varies by as much ({spread:.3g} over {noise.runs} runs, "
             f"difference {diff:.3g}){allowed}"
         )
     scale = f" (the difference is ×{diff / spread:.0f} that)" if diff and spread else ""
     return (
-        f"the unchanged baseline varies by at most {spread:.3g} on {key} over {noise.runs} "
-        f"runs{scale}{allowed}"
+        f"the unchanged baseline varies by at most {spread or 0:.3g} on {key} over "
+        f"{noise.runs} runs{scale}{allowed}"
     )
 
 
