@@ -6,10 +6,13 @@ be equal. Keys that describe the run rather than the model (``tokens_per_second`
 timings) are not compared. Every verdict counts the keys and values it compared: a comparison of
 nothing is ``not-compared``, never a match.
 
-The unchanged baseline runs more than once (``--baseline-runs``, default 2), so each key's own
-run-to-run spread is measured (:class:`Noise`): a float key's effective tolerance is the larger of
-the user's (``atol + rtol * |baseline|``) and ``noise multiple × spread``, and every key records
-which applied and why. A difference names how much the unchanged baseline varied on that key.
+The unchanged baseline runs more than once (``--baseline-runs``, default 5), so each key's own
+run-to-run noise is measured (:mod:`migrator.verify.noise`): a float key that varies is compared
+with the baseline's median, and its tolerance is the larger of the user's and ``noise multiple ×``
+its robust standard deviation; every key records which applied and why. A key that varies over
+fewer than three runs is **not judged** when it stays within that tolerance (one outlier run could
+have widened it) and different when it does not. A difference names how much the unchanged
+baseline varied on that key.
 """
 
 from __future__ import annotations
@@ -19,123 +22,38 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-IGNORED_KEYS = frozenset(
-    {
-        "tokens_per_second",
-        "device",
-        "device_name",
-        "elapsed",
-        "elapsed_s",
-        "seconds",
-        "time",
-        "time_s",
-        "wall_time",
-        "wall_time_s",
-        "torch_version",
-    }
+from migrator.verify.noise import (
+    DEFAULT_NOISE_MULTIPLE,
+    IGNORED_KEYS,
+    MIN_ROBUST_RUNS,
+    Noise,
+    baseline_noise,
+    flatten,
+    float_values,
+    is_exact_key,
+    is_int,
+    is_number,
 )
+
+__all__ = [
+    "DEFAULT_NOISE_MULTIPLE",
+    "IGNORED_KEYS",
+    "Comparison",
+    "KeyComparison",
+    "Noise",
+    "baseline_noise",
+    "compare_outputs",
+    "compare_test_outcomes",
+    "compare_values",
+    "flaky_tests",
+]
 
 EQUAL = "equal"
 WITHIN = "within-tolerance"
 DIFFERENT = "different"
 NOT_COMPARED = "not-compared"
-_RANK = {EQUAL: 0, NOT_COMPARED: 0, WITHIN: 1, DIFFERENT: 2}
-DEFAULT_NOISE_MULTIPLE = 4.0
-"""A float key may differ from the baseline by this many times the baseline's own spread."""
-
-
-@dataclass(frozen=True, slots=True)
-class Noise:
-    """What the repeated runs of the unchanged baseline say about each output key."""
-
-    runs: int
-    multiple: float = DEFAULT_NOISE_MULTIPLE
-    #: float keys: the largest absolute difference between baseline runs, per position
-    spread: Mapping[str, Sequence[float]] = field(default_factory=dict)
-    #: float keys: the largest difference relative to the value, over all positions
-    relative: Mapping[str, float] = field(default_factory=dict)
-    #: other keys whose value differed between baseline runs: where (``tokens[5]``)
-    varies: Mapping[str, str] = field(default_factory=dict)
-
-    def allowances(self, key: str, values: Sequence[float]) -> list[float]:
-        """Per value of ``key``: the absolute difference the baseline's own spread allows, the
-        multiple of the larger of that position's spread and the key's relative spread."""
-        spread = self.spread.get(key) or ()
-        relative = self.relative.get(key, 0.0)
-        return [
-            self.multiple
-            * max(spread[index] if index < len(spread) else 0.0, relative * abs(value))
-            for index, value in enumerate(values)
-        ]
-
-    def widest(self, key: str) -> float:
-        """The largest absolute spread of ``key`` between baseline runs (0 when none)."""
-        return max(self.spread.get(key) or [0.0])
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "baseline_runs": self.runs,
-            "noise_multiple": self.multiple,
-            "spread": {key: max(values, default=0.0) for key, values in self.spread.items()},
-            "relative_spread": dict(self.relative),
-            "varies": dict(self.varies),
-        }
-
-
-def _numbers(value: Any) -> list[float] | None:
-    flat = _flatten(value) if isinstance(value, list) else [value]
-    if flat is None or not flat or not all(_is_number(item) for item in flat):
-        return None
-    if all(_is_int(item) for item in flat):
-        return None  # integers (tokens) are compared exactly
-    return [float(item) for item in flat]
-
-
-def baseline_noise(
-    outputs: Sequence[Mapping[str, Any] | None], multiple: float = DEFAULT_NOISE_MULTIPLE
-) -> Noise:
-    """Each key's spread over the baseline's runs (one output dict per run that ran cleanly)."""
-    runs = [run for run in outputs if run]
-    spread: dict[str, list[float]] = {}
-    relatives: dict[str, float] = {}
-    varies: dict[str, str] = {}
-    if len(runs) < 2:
-        return Noise(len(runs), multiple)
-    first = runs[0]
-    for key, value in first.items():
-        if key in IGNORED_KEYS:
-            continue
-        numbers = _numbers(value)
-        others = [run.get(key) for run in runs[1:]]
-        if numbers is not None and not (key == "tokens" or key.endswith("tokens")):
-            widest = [0.0] * len(numbers)
-            relative = 0.0
-            for other in others:
-                values = _numbers(other)
-                for index, (old, new) in enumerate(zip(numbers, values or [], strict=False)):
-                    if math.isfinite(old) and math.isfinite(new):
-                        widest[index] = max(widest[index], abs(new - old))
-                        if old:
-                            relative = max(relative, abs(new - old) / abs(old))
-            spread[key] = widest
-            relatives[key] = relative
-            continue
-        for other in others:
-            if other != value:
-                varies[key] = _where_differs(key, value, other)
-                break
-    return Noise(len(runs), multiple, spread, relatives, varies)
-
-
-def _where_differs(key: str, old: Any, new: Any) -> str:
-    old_flat, new_flat = _flatten(old), _flatten(new)
-    if old_flat is not None and new_flat is not None:
-        for index, (a, b) in enumerate(zip(old_flat, new_flat, strict=False)):
-            if a != b:
-                return f"{key}[{index}]"
-        return f"{key} (length)"
-    return key
+NOT_JUDGED = "not-judged"
+_RANK = {EQUAL: 0, NOT_COMPARED: 0, NOT_JUDGED: 0, WITHIN: 1, DIFFERENT: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +129,11 @@ class Comparison:
         """The first key that differs, if any."""
         return next((key for key in self.keys if key.status == DIFFERENT), None)
 
+    @property
+    def not_judged(self) -> list[KeyComparison]:
+        """Keys that varied over too few baseline runs to be judged (and did not differ)."""
+        return [key for key in self.keys if key.status == NOT_JUDGED]
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
@@ -224,31 +147,9 @@ class Comparison:
             "note": self.note,
             "keys": [key.as_dict() for key in self.keys],
             "ignored_keys": list(self.ignored),
+            "not_judged": [key.key for key in self.not_judged],
             "noise": self.noise.as_dict() if self.noise is not None else None,
         }
-
-
-def _flatten(value: Any) -> list[Any] | None:
-    """Nested lists of scalars → flat list; None when ``value`` is not a list."""
-    if not isinstance(value, list):
-        return None
-    flat: list[Any] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(reversed(item))
-        else:
-            flat.append(item)
-    return flat
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _shape(value: Any) -> Any:
@@ -261,7 +162,7 @@ def compare_values(
     key: str, baseline: Any, migrated: Any, rtol: float, atol: float, noise: Noise | None = None
 ) -> KeyComparison:
     """Compare one key's values (see the module docstring for the rules)."""
-    base_flat, new_flat = _flatten(baseline), _flatten(migrated)
+    base_flat, new_flat = flatten(baseline), flatten(migrated)
     if base_flat is not None and new_flat is not None:
         if _shape(baseline) != _shape(migrated) or len(base_flat) != len(new_flat):
             return KeyComparison(
@@ -272,12 +173,8 @@ def compare_values(
                 note="shape differs",
                 values=1,
             )
-        exact = (
-            key == "tokens"
-            or key.endswith("tokens")
-            or all(_is_int(item) for item in base_flat + new_flat)
-        )
-        if exact or not all(_is_number(item) for item in base_flat + new_flat):
+        exact = is_exact_key(key) or all(is_int(item) for item in base_flat + new_flat)
+        if exact or not all(is_number(item) for item in base_flat + new_flat):
             for index, (old, new) in enumerate(zip(base_flat, new_flat, strict=True)):
                 if old != new:
                     return KeyComparison(
@@ -290,21 +187,9 @@ def compare_values(
                     )
             return KeyComparison(key, EQUAL, values=len(base_flat))
         return _compare_floats(key, base_flat, new_flat, rtol, atol, noise)
-    if (
-        _is_number(baseline)
-        and _is_number(migrated)
-        and not (_is_int(baseline) and _is_int(migrated))
-    ):
+    if is_number(baseline) and is_number(migrated) and not (is_int(baseline) and is_int(migrated)):
         result = _compare_floats(key, [baseline], [migrated], rtol, atol, noise)
-        return KeyComparison(
-            key,
-            result.status,
-            result.max_abs_diff,
-            None,
-            result.baseline,
-            result.migrated,
-            values=1,
-        )
+        return replace(result, first_difference=None)
     if baseline == migrated:
         return KeyComparison(key, EQUAL, values=1)
     return KeyComparison(key, DIFFERENT, baseline=baseline, migrated=migrated, values=1)
@@ -318,11 +203,14 @@ def _compare_floats(
     atol: float,
     noise: Noise | None = None,
 ) -> KeyComparison:
-    numbers = [float(value) for value in baseline]
-    allowances = noise.allowances(key, numbers) if noise is not None else [0.0] * len(numbers)
+    """Elementwise; where the key varies between baseline runs, against their median with the
+    noise's allowance. A key that varies over too few runs is not judged unless it differs even
+    by that allowance."""
+    reference = noise.reference(key, baseline) if noise is not None else list(baseline)
+    allowances = noise.allowances(key, len(reference)) if noise is not None else []
     max_diff = 0.0
     first_bad: int | None = None
-    for index, (old, new) in enumerate(zip(baseline, migrated, strict=True)):
+    for index, (old, new) in enumerate(zip(reference, migrated, strict=True)):
         old_f, new_f = float(old), float(new)
         if math.isnan(old_f) or math.isnan(new_f):
             if not (math.isnan(old_f) and math.isnan(new_f)) and first_bad is None:
@@ -330,7 +218,8 @@ def _compare_floats(
             continue
         diff = abs(new_f - old_f)
         max_diff = max(max_diff, diff)
-        if diff > max(atol + rtol * abs(old_f), allowances[index]) and first_bad is None:
+        allowed = allowances[index] if index < len(allowances) else 0.0
+        if diff > max(atol + rtol * abs(old_f), allowed) and first_bad is None:
             first_bad = index
     if first_bad is not None:
         return KeyComparison(
@@ -338,12 +227,25 @@ def _compare_floats(
             DIFFERENT,
             max_abs_diff=max_diff,
             first_difference=first_bad,
-            baseline=baseline[first_bad],
+            baseline=reference[first_bad],
             migrated=migrated[first_bad],
-            values=len(baseline),
+            values=len(reference),
+        )
+    if noise is not None and not noise.judged(key):
+        found = noise.key(key)
+        runs = found.runs if found is not None else noise.runs
+        return KeyComparison(
+            key,
+            NOT_JUDGED,
+            max_abs_diff=max_diff,
+            note=(
+                f"not judged: its baseline runs differ and {runs} printed it; "
+                f"{MIN_ROBUST_RUNS} are needed to outvote one outlier run "
+                f"(--baseline-runs {MIN_ROBUST_RUNS})"
+            ),
         )
     return KeyComparison(
-        key, EQUAL if max_diff == 0.0 else WITHIN, max_abs_diff=max_diff, values=len(baseline)
+        key, EQUAL if max_diff == 0.0 else WITHIN, max_abs_diff=max_diff, values=len(reference)
     )
 
 
@@ -361,7 +263,8 @@ def compare_outputs(
 
     ``steps`` (from stdout series) names the step of each value, so that a difference is
     reported as ``loss at step 12/20`` rather than only by position. ``noise`` (from repeated
-    baseline runs) widens a float key's tolerance to its own spread times the noise multiple.
+    baseline runs) compares a float key that varies with the runs' median, within its own noise
+    times the noise multiple.
     """
     if not baseline and not migrated:
         return Comparison(
@@ -406,10 +309,21 @@ def compare_outputs(
     compared = [key for key in keys if key.compared or key.status == DIFFERENT]
     status = max((key.status for key in compared), key=_RANK.__getitem__, default=NOT_COMPARED)
     diffs = [key.max_abs_diff for key in keys if key.max_abs_diff is not None]
+    unjudged = [key.key for key in keys if key.status == NOT_JUDGED]
+    if compared:
+        note = ""
+    elif unjudged:
+        runs = max((key.runs for key in (noise.keys.values() if noise else ())), default=0)
+        note = (
+            f"no key could be judged: {', '.join(unjudged)} varied over {runs} baseline runs, "
+            f"too few to outvote one outlier run ({MIN_ROBUST_RUNS} are needed)"
+        )
+    else:
+        note = "no output key is common to both runs"
     return Comparison(
         status,
         tuple(keys),
-        note="" if compared else "no output key is common to both runs",
+        note=note,
         max_abs_diff=max(diffs) if diffs else None,
         rtol=rtol,
         atol=atol,
@@ -422,8 +336,8 @@ def compare_outputs(
 def _with_tolerance(
     found: KeyComparison, baseline: Any, rtol: float, atol: float, noise: Noise | None
 ) -> KeyComparison:
-    """Record which tolerance applied to a key and why (user's, or the baseline's own spread)."""
-    numbers = _numbers(baseline)
+    """Record which tolerance applied to a key and why (user's, or the baseline's own noise)."""
+    numbers = float_values(baseline)
     if numbers is None and (noise is None or found.key not in noise.varies):
         return found
     record: dict[str, Any] = {"baseline_runs": noise.runs if noise is not None else 1}
@@ -436,27 +350,40 @@ def _with_tolerance(
         return replace(found, tolerance=record)
     finite = [value for value in numbers or [] if math.isfinite(value)]
     user = atol + rtol * max((abs(value) for value in finite), default=0.0)
-    allowance = max(noise.allowances(found.key, finite), default=0.0) if noise is not None else 0.0
     record.update(rtol=rtol, atol=atol, user_allowance=user)
     if noise is None or noise.runs < 2:
-        record.update(applied="user", why="the baseline ran once: its own spread is not measured")
+        record.update(applied="user", why="the baseline ran once: its own noise is not measured")
         return replace(found, tolerance=record)
-    spread = noise.widest(found.key)
-    relative = noise.relative.get(found.key, 0.0)
+    key = noise.key(found.key)
+    if key is None:
+        record.update(
+            applied="user",
+            effective_allowance=user,
+            why=f"the unchanged baseline gave the same values in all {noise.runs} runs",
+        )
+        return replace(found, tolerance=record)
+    allowances = noise.allowances(found.key, len(key.scale))
+    widest = max(allowances, default=0.0)
     record.update(
-        baseline_spread=spread,
-        baseline_relative_spread=relative,
+        baseline_runs=key.runs,
+        reference=f"the median of {key.runs} baseline runs",
+        statistic="median absolute deviation per value, scaled to a standard deviation",
+        baseline_spread=key.spread,
+        relative_sigma=key.relative,
         noise_multiple=noise.multiple,
-        noise_allowance=allowance,
+        relative_allowance=noise.multiple * key.relative,
+        noise_allowance=widest,
+        outlier_runs=list(key.outliers),
     )
-    if allowance > user:
+    if found.status == NOT_JUDGED:
+        record.update(applied="not-judged", effective_allowance=max(widest, user), why=found.note)
+    elif widest > user:
         record.update(
             applied="baseline-noise",
-            effective_allowance=allowance,
+            effective_allowance=widest,
             why=(
-                f"the unchanged baseline varies by up to {spread:.3g} ({relative:.2%}) on this "
-                f"key over {noise.runs} runs; {noise.multiple:g} × that exceeds atol + rtol × "
-                "|baseline|"
+                f"the unchanged baseline varies by {key.relative:.3%} (robust standard deviation) "
+                f"over {key.runs} runs; {noise.multiple:g} × that exceeds atol + rtol × |baseline|"
             ),
         )
     else:
@@ -464,7 +391,7 @@ def _with_tolerance(
             applied="user",
             effective_allowance=user,
             why=(
-                f"the baseline's own spread ({spread:.3g} over {noise.runs} runs) × "
+                f"the baseline's own noise ({key.relative:.3%} over {key.runs} runs) × "
                 f"{noise.multiple:g} is within atol + rtol × |baseline|"
             ),
         )
@@ -510,6 +437,8 @@ def _compare_series(
             values=common,
             step=step_of(common),
         )
+    if result.status == NOT_JUDGED:
+        return result
     return KeyComparison(key, result.status, max_abs_diff=result.max_abs_diff, values=common)
 
 

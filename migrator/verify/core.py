@@ -21,8 +21,9 @@ from migrator.verify.compare import (
     compare_test_outcomes,
     flaky_tests,
 )
-from migrator.verify.metrics import is_timing_metric, ratios, run_metrics
-from migrator.verify.options import VerifyOptions
+from migrator.verify.metrics import RunMetric, is_timing_metric, ratios, run_metrics
+from migrator.verify.options import MAX_RUNS, VerifyOptions
+from migrator.verify.overhead import emulation_overhead
 from migrator.verify.process import last_line, run_process, tail
 from migrator.verify.pytest_report import REPORT_NAME, read_outcomes
 from migrator.verify.receipt import Receipt, RunRecord, SetupRecord
@@ -35,6 +36,7 @@ from migrator.verify.targets import (
     rocm_version_label,
     sim_invocation,
 )
+from migrator.verify.timing import judge
 from migrator.verify.workspace import FixFunction, Workspace, apply_fixes
 
 _HOST_CHECK = (
@@ -274,6 +276,11 @@ def _noise(baseline: RunRecord, options: VerifyOptions) -> Noise:
     return baseline_noise([run.outputs for run in runs], options.noise_multiple)
 
 
+def _rounds(record: RunRecord) -> list[dict[str, RunMetric] | None]:
+    """The metrics of each round of one tree and target (None: that round did not run cleanly)."""
+    return [run.metrics if run.exited_ok else None for run in (record, *record.repeats)]
+
+
 def _times(record: RunRecord) -> bool:
     return any(is_timing_metric(name) for name in record.metrics)
 
@@ -346,7 +353,9 @@ def verify(
                 "pytest": options.pytest_args,
                 "compare": [pattern.pattern for pattern in options.compare],
                 "metrics": [spec.describe() for spec in options.metrics],
-                "regression_threshold": options.regression_threshold,
+                "timing_threshold": options.timing_threshold,
+                "regression_threshold": options.timing_threshold,
+                "require_timing": options.require_timing,
                 "allow_uncompared": options.allow_uncompared,
                 "setup": options.setup,
                 "setup_timeout_s": options.setup_timeout if options.setup else None,
@@ -382,20 +391,23 @@ def verify(
             _times(baseline) or any(_times(record) for record in migrated.values())
         )
         # Later rounds alternate original and migrated runs, so that drift in the machine's
-        # speed (clocks, caches, other load) falls on both sides alike.
+        # speed (clocks, caches, other load) falls on both sides alike; every other round runs
+        # them in the reverse order (ABBA), so that neither side always goes first.
         for round_ in range(2, rounds + 1):
             more_baseline = round_ <= options.baseline_runs or (
                 timing and round_ <= options.timing_runs
             )
-            if more_baseline and baseline.exited_ok:
-                step(f"baseline run {round_}: original tree, native")
-                baseline.repeats.append(runner.run("original", "native", round_))
-            if not (timing and round_ <= options.timing_runs):
-                continue
-            for target, record in migrated.items():
-                if record.exited_ok:
-                    step(f"timing run {round_}/{options.timing_runs}: migrated tree, {target}")
-                    record.repeats.append(runner.run("migrated", target, round_))
+            order: list[str | None] = [None, *targets]  # None: the original tree
+            if round_ % 2 == 0:
+                order.reverse()
+            for side in order:
+                if side is None:
+                    if more_baseline and baseline.exited_ok:
+                        step(f"baseline run {round_}: original tree, native")
+                        baseline.repeats.append(runner.run("original", "native", round_))
+                elif timing and round_ <= options.timing_runs and migrated[side].exited_ok:
+                    step(f"timing run {round_}/{options.timing_runs}: migrated tree, {side}")
+                    migrated[side].repeats.append(runner.run("migrated", side, round_))
         noise = _noise(baseline, options)
         base_metrics = [run.metrics for run in (baseline, *baseline.repeats) if run.exited_ok] or [
             baseline.metrics
@@ -405,8 +417,15 @@ def verify(
             record.comparison = compare(baseline, record, options, noise)
             runs = [run.metrics for run in (record, *record.repeats) if run.exited_ok]
             record.metric_ratios = ratios(
-                base_metrics, runs or [record.metrics], options.regression_threshold
+                base_metrics, runs or [record.metrics], options.timing_threshold
             )
+            record.timing = judge(record.metric_ratios, options.timing_threshold, MAX_RUNS)
+            record.require_timing = options.require_timing
+            if target == "rocm-sim":
+                native = migrated.get("native")
+                record.overhead = emulation_overhead(
+                    _rounds(native) if native is not None else None, _rounds(record)
+                )
             receipt.runs.append(record)
         receipt.original_changed = changed_files(before, tree_fingerprint(options.root))
         return receipt

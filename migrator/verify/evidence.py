@@ -137,6 +137,8 @@ def read_emulation_log(path: Path | None, tree: Path) -> dict[str, Any] | None:
                     "caller": caller,
                     "kind": event.get("kind", "import"),
                     "internal": bool(event.get("internal")),
+                    # only the project's own files count as its imports and checks
+                    "from_project": bool(event.get("from_project", not event.get("internal"))),
                     "reason": event.get("reason"),
                     "count": 0,
                 },

@@ -7,11 +7,13 @@ labels found on stdout are metrics by default; ``--metric NAME=REGEX[:higher|low
 the probe's peak GPU memory and ``tokens_per_second`` are metrics too.
 
 Timings vary between processes, so each ratio is a measurement: with repeated, alternating runs
-(``--timing-runs``) it carries a 95% interval (:mod:`migrator.verify.stats`), and it is called a
-regression only when the whole interval lies beyond ``1 ± threshold`` in the metric's worse
-direction. The word for a change follows the direction: a time that rose is "slower", a
-throughput that rose is "faster", memory is "more"/"less", and a metric of unknown direction has
-only "changed".
+(``--timing-runs``) it carries a 95% interval (:mod:`migrator.verify.stats`). Against the change
+the user cares about (``--timing-threshold`` T, default 10%) a ratio is a regression when the
+whole interval lies beyond it in the metric's worse direction (a time above ``1 + T``, a
+throughput below ``1 / (1 + T)``: the same slowdown), and "not judged" when the interval reaches
+beyond it without lying wholly there: the runs cannot tell. The word for a change follows the
+direction: a time that rose is "slower", a throughput that rose is "faster", memory is
+"more"/"less", and a metric of unknown direction has only "changed".
 """
 
 from __future__ import annotations
@@ -27,8 +29,17 @@ from migrator.verify.series import NUMBER, Point, is_memory
 from migrator.verify.series import direction as _direction
 from migrator.verify.stats import CONFIDENCE, RatioInterval, ratio_interval
 
-DEFAULT_REGRESSION_THRESHOLD = 0.05
-DEFAULT_TIMING_RUNS = 2
+DEFAULT_TIMING_THRESHOLD = 0.10
+"""The slowdown the user cares about: timings are judged against it (``--timing-threshold``)."""
+DEFAULT_REGRESSION_THRESHOLD = DEFAULT_TIMING_THRESHOLD  # the option's earlier name
+DEFAULT_TIMING_RUNS = 5
+"""Runs a side when timings are printed. A steady workload's figure varies by about 5 % from
+process to process (standard deviation of its log); five runs a side then give an interval of
+±7.3 %, narrow enough that a 20 % slowdown is judged beyond 10 % and an unchanged program within
+it (:func:`migrator.verify.stats.runs_needed`; measurements in docs/verification.md)."""
+JUDGED = "judged"
+NOT_JUDGED = "not judged"
+REGRESSION = "regression"
 PEAK_MEMORY = "peak GPU memory (probe)"
 TOKENS_PER_SECOND = "tokens_per_second"
 
@@ -236,14 +247,42 @@ class MetricRatio:
         return "faster" if rose == (self.better == "higher") else "slower"
 
     @property
+    def limit(self) -> float:
+        """The ratio at the threshold on the worse side: ``1 + T`` for a time, ``1 / (1 + T)``
+        for a throughput (the same slowdown)."""
+        return 1.0 / (1.0 + self.threshold) if self.better == "higher" else 1.0 + self.threshold
+
+    @property
     def regression(self) -> bool:
         """The whole interval lies beyond the threshold, in the metric's worse direction."""
         interval = self.interval
         if interval is None or self.better is None:
             return False
         if self.better == "higher":
-            return interval[1] < 1.0 - self.threshold
-        return interval[0] > 1.0 + self.threshold
+            return interval[1] < self.limit
+        return interval[0] > self.limit
+
+    @property
+    def judgement(self) -> str | None:
+        """``regression``; ``not judged`` when the interval (or its absence) cannot exclude a
+        change of the threshold's size in the worse direction; ``judged`` otherwise; None for a
+        metric without a direction."""
+        if self.better is None:
+            return None
+        interval = self.interval
+        if interval is None:
+            return NOT_JUDGED
+        if self.regression:
+            return REGRESSION
+        worse = interval[0] if self.better == "higher" else interval[1]
+        beyond = worse < self.limit if self.better == "higher" else worse > self.limit
+        return NOT_JUDGED if beyond else JUDGED
+
+    @property
+    def log_sd(self) -> float | None:
+        """How much one run's figure varies (standard deviation of its log, both sides pooled)."""
+        measured = self.measured
+        return measured.log_sd if measured is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -263,6 +302,7 @@ class MetricRatio:
             "better": self.better,
             "threshold": self.threshold,
             "regression": self.regression,
+            "judgement": self.judgement,
         }
 
     def text(self) -> str:
@@ -277,7 +317,13 @@ class MetricRatio:
         elif interval is None:
             shown = f"×{ratio:.3f}; {runs}, too few to tell from noise"
         else:
-            shown = f"×{ratio:.3f} [×{interval[0]:.3f}–×{interval[1]:.3f}], {self.change}; {runs}"
+            judged = (
+                f", not judged against {self.threshold:.0%}" if self.judgement == NOT_JUDGED else ""
+            )
+            shown = (
+                f"×{ratio:.3f} [×{interval[0]:.3f}–×{interval[1]:.3f}], {self.change}{judged}; "
+                f"{runs}"
+            )
         flag = f" REGRESSION (beyond {self.threshold:.0%})" if self.regression else ""
         return f"{self.name} {self.baseline:.4g} → {self.migrated:.4g}{unit} ({shown}){flag}"
 

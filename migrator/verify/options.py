@@ -14,8 +14,8 @@ from typing import Any
 from migrator.errors import ConfigError
 from migrator.verify.compare import DEFAULT_NOISE_MULTIPLE
 from migrator.verify.metrics import (
-    DEFAULT_REGRESSION_THRESHOLD,
     DEFAULT_TIMING_RUNS,
+    DEFAULT_TIMING_THRESHOLD,
     MetricSpec,
     parse_metric,
 )
@@ -27,7 +27,9 @@ DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-4
 DEFAULT_DOCKER_IMAGE = "rocm/pytorch:latest"
 DEFAULT_SETUP_TIMEOUT = 1800.0
-DEFAULT_BASELINE_RUNS = 2
+DEFAULT_BASELINE_RUNS = 5
+"""Runs of the unchanged original: five let a median outvote one outlier run and still give a
+tolerance close to the noise (docs/verification.md)."""
 MAX_RUNS = 50
 CONFIG_KEYS = frozenset(
     {
@@ -36,6 +38,8 @@ CONFIG_KEYS = frozenset(
         "compare",
         "metrics",
         "regression-threshold",
+        "timing-threshold",
+        "require-timing",
         "allow-uncompared",
         "setup",
         "setup-timeout",
@@ -72,7 +76,10 @@ class VerifyOptions:
     keep_workspace: bool = False
     compare: tuple[re.Pattern[str], ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
-    regression_threshold: float = DEFAULT_REGRESSION_THRESHOLD
+    #: the slowdown the user cares about: timings are judged against it
+    timing_threshold: float = DEFAULT_TIMING_THRESHOLD
+    #: a run whose timing is not judged, or judged a regression, fails
+    require_timing: bool = False
     allow_uncompared: bool = False
     pytest_args: str | None = None
     setup: str | None = None
@@ -81,8 +88,13 @@ class VerifyOptions:
     baseline_runs: int = DEFAULT_BASELINE_RUNS
     #: runs per side, alternating, when the runs print timing metrics (1 = no interval)
     timing_runs: int = DEFAULT_TIMING_RUNS
-    #: a float key may differ by this many times the baseline's own spread
+    #: a float key may differ by this many times the baseline's own noise
     noise_multiple: float = DEFAULT_NOISE_MULTIPLE
+
+    @property
+    def regression_threshold(self) -> float:
+        """The option's earlier name (``regression-threshold``)."""
+        return self.timing_threshold
 
 
 def parse_targets(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -173,6 +185,7 @@ def resolve_options(
             "rtol",
             "atol",
             "regression_threshold",
+            "timing_threshold",
             "setup_timeout",
             "baseline_runs",
             "timing_runs",
@@ -211,7 +224,8 @@ def resolve_options(
         keep_workspace=bool(overrides.get("keep_workspace")),
         compare=compile_compare(compare),
         metrics=tuple(parse_metric(text) for text in metric_texts),
-        regression_threshold=_number(merged, "regression-threshold", DEFAULT_REGRESSION_THRESHOLD),
+        timing_threshold=_threshold(table, overrides),
+        require_timing=bool(overrides.get("require_timing")) or _flag(table, "require-timing"),
         allow_uncompared=allow_uncompared,
         pytest_args=pytest_args,
         setup=setup.strip() if isinstance(setup, str) else None,
@@ -220,6 +234,20 @@ def resolve_options(
         timing_runs=_count(merged, "timing-runs", DEFAULT_TIMING_RUNS),
         noise_multiple=_number(merged, "noise-multiple", DEFAULT_NOISE_MULTIPLE),
     )
+
+
+def _threshold(table: Mapping[str, Any], overrides: Mapping[str, Any]) -> float:
+    """``--timing-threshold`` (or its earlier name ``--regression-threshold``), else the same
+    keys of the configuration; a positive fraction."""
+    for name in ("timing_threshold", "regression_threshold"):
+        if overrides.get(name) is not None:
+            table = {name.replace("_", "-"): overrides[name]}
+            break
+    key = "timing-threshold" if "timing-threshold" in table else "regression-threshold"
+    value = _number(table, key, DEFAULT_TIMING_THRESHOLD)
+    if value <= 0:
+        raise ConfigError(f"{key} must be a positive fraction (0.1 for 10 %)")
+    return value
 
 
 def _count(table: Mapping[str, Any], key: str, default: int) -> int:

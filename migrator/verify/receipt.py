@@ -15,6 +15,9 @@ from typing import Any
 
 from migrator.verify.compare import NOT_COMPARED, Comparison, KeyComparison
 from migrator.verify.metrics import MetricRatio, RunMetric
+from migrator.verify.noise import MIN_ROBUST_RUNS
+from migrator.verify.overhead import Overhead
+from migrator.verify.timing import NOT_JUDGED_STATUS, NOT_MEASURED, TimingVerdict
 
 SCHEMA = "migrate-verify-receipt/2"
 PASS = "pass"
@@ -92,6 +95,12 @@ class RunRecord:
     metrics: dict[str, RunMetric] = field(default_factory=dict)
     metric_ratios: list[MetricRatio] = field(default_factory=list)
     comparison: Comparison | None = None
+    #: the run's speed judged against the original's (migrated runs)
+    timing: TimingVerdict | None = None
+    #: ``--require-timing``: a timing not judged, or a regression, fails the run
+    require_timing: bool = False
+    #: rocm-sim only: the emulation's own cost, against native runs of the same tree
+    overhead: Overhead | None = None
     baseline: bool = False
     container: str | None = None
     hint: str | None = None
@@ -114,11 +123,18 @@ class RunRecord:
         return self.comparison is not None and self.comparison.values_compared > 0
 
     @property
+    def timing_failed(self) -> bool:
+        """``--require-timing`` was given and the timing is not judged, or is a regression."""
+        if not self.require_timing or self.baseline:
+            return False
+        return self.timing is None or not self.timing.acceptable
+
+    @property
     def verdict(self) -> str:
         """``pass``, ``fail`` or ``not-compared`` (outputs not compared is its own outcome)."""
         if self.baseline:
             return PASS if self.exited_ok else FAIL
-        if not self.exited_ok or self.comparison is None:
+        if not self.exited_ok or self.comparison is None or self.timing_failed:
             return FAIL
         if self.comparison.matches:
             return PASS
@@ -182,6 +198,9 @@ class RunRecord:
             "metrics": [metric.as_dict() for metric in self.metrics.values()],
             "metric_ratios": [ratio.as_dict() for ratio in self.metric_ratios],
             "comparison": None if self.comparison is None else self.comparison.as_dict(),
+            "timing": None if self.timing is None else self.timing.as_dict(),
+            "timing_required": self.require_timing,
+            "emulation_overhead": None if self.overhead is None else self.overhead.as_dict(),
             "repeats": [repeat.repeat_dict() for repeat in self.repeats],
         }
 
@@ -407,35 +426,66 @@ def _comparison_text(comparison: Comparison | None, allow_uncompared: bool = Fal
         )
     if comparison.status == NOT_COMPARED or comparison.values_compared == 0:
         why = comparison.note or "nothing comparable"
-        tail = (
-            " — passed only because of --allow-uncompared"
-            if allow_uncompared
-            else " — pass --compare REGEX, report JSON, or --allow-uncompared"
-        )
+        if allow_uncompared:
+            tail = " — passed only because of --allow-uncompared"
+        elif comparison.not_judged:
+            tail = (
+                f" — rerun with --baseline-runs {MIN_ROBUST_RUNS} or more, or pass "
+                "--allow-uncompared"
+            )
+            return f"outputs NOT JUDGED ({why}){tail}"
+        else:
+            tail = " — pass --compare REGEX, report JSON, or --allow-uncompared"
         return f"outputs NOT COMPARED ({why}){tail}"
     counted = f"{_counted(comparison)} compared from {_source_text(comparison)}"
     if comparison.source == "pytest":
         return f"tests: no test that passed on the original fails ({counted})"
+    noise = _tolerance_text(comparison)
     if comparison.status == "within-tolerance":
-        widened = [
-            key
-            for key in comparison.keys
-            if key.tolerance is not None and key.tolerance.get("applied") == "baseline-noise"
-        ]
-        noise = ""
-        if widened:
-            names = ", ".join(
-                f"{_clean(key.key)} ±{key.tolerance['effective_allowance']:.3g}"
-                for key in widened[:4]
-                if key.tolerance is not None
-            )
-            runs = widened[0].tolerance["baseline_runs"] if widened[0].tolerance else 0
-            noise = f"; widened to the baseline's own spread over {runs} runs: {names}"
         return (
             f"outputs within tolerance ({counted}; max abs diff {comparison.max_abs_diff:.3g}, "
             f"rtol={comparison.rtol:g}, atol={comparison.atol:g}{noise})"
         )
-    return f"outputs equal ({counted})"
+    return f"outputs equal ({counted}{noise})"
+
+
+def _tolerance_text(comparison: Comparison) -> str:
+    """``; tolerance from the baseline's own noise over 5 runs: loss ±0.1% (±0.0103 at most)``,
+    the keys not judged, and the baseline runs set aside as outliers."""
+    parts: list[str] = []
+    noisy = [
+        key
+        for key in comparison.keys
+        if key.tolerance is not None and key.tolerance.get("applied") == "baseline-noise"
+    ]
+    if noisy:
+        names = ", ".join(_key_tolerance(key) for key in noisy[:4])
+        runs = noisy[0].tolerance["baseline_runs"] if noisy[0].tolerance else 0
+        parts.append(f"tolerance from the baseline's own noise over {runs} runs: {names}")
+    unjudged = comparison.not_judged
+    if unjudged:
+        runs = unjudged[0].tolerance.get("baseline_runs", 0) if unjudged[0].tolerance else 0
+        names = ", ".join(_clean(key.key) for key in unjudged[:6])
+        parts.append(
+            f"not judged (too few baseline repeats: they vary over {runs} runs, "
+            f"{MIN_ROBUST_RUNS} are needed to outvote an outlier): {names}"
+        )
+    outliers = [
+        f"run {', '.join(map(str, key.tolerance['outlier_runs']))} on {_clean(key.key)}"
+        for key in comparison.keys
+        if key.tolerance is not None and key.tolerance.get("outlier_runs")
+    ]
+    if outliers:
+        parts.append(f"baseline outliers set aside by the median: {'; '.join(outliers[:4])}")
+    return "".join(f"; {part}" for part in parts)
+
+
+def _key_tolerance(key: KeyComparison) -> str:
+    """``loss ±0.1% (±0.0103 at most)``: the typical relative allowance and the widest one."""
+    tolerance = key.tolerance or {}
+    relative = float(tolerance.get("relative_allowance") or 0.0)
+    widest = float(tolerance.get("effective_allowance") or 0.0)
+    return f"{_clean(key.key)} ±{relative:.2%} (±{widest:.3g} at most)"
 
 
 def _baseline_variation(comparison: Comparison, first: KeyComparison) -> str:
@@ -449,19 +499,30 @@ def _baseline_variation(comparison: Comparison, first: KeyComparison) -> str:
             f"the unchanged baseline varies too: its {noise.runs} runs differ at "
             f"{_clean(noise.varies[first.key])}"
         )
-    spread = noise.widest(first.key) if first.key in noise.spread else None
-    if spread is None:
+    found = noise.keys.get(first.key)
+    spread = found.inlier_spread if found is not None else None
+    if found is None or not found.spread:
         return f"the unchanged baseline gave the same {key} in all {noise.runs} runs"
+    tolerance = first.tolerance or {}
+    allowed = ""
+    if tolerance.get("applied") in ("baseline-noise", "not-judged"):
+        allowed = (
+            f"; tolerance ±{float(tolerance.get('relative_allowance') or 0):.2%} of the median "
+            f"of {tolerance.get('baseline_runs')} runs"
+        )
+    if found.outliers:
+        runs = ", ".join(map(str, found.outliers))
+        allowed += f"; outlier run {runs} (up to {found.spread:.3g} off) set aside"
     diff = _abs_diff(first)
-    if diff is not None and spread >= diff:
+    if diff is not None and spread is not None and spread >= diff:
         return (
             f"the unchanged baseline varies by as much ({spread:.3g} over {noise.runs} runs, "
-            f"difference {diff:.3g})"
+            f"difference {diff:.3g}){allowed}"
         )
     scale = f" (the difference is ×{diff / spread:.0f} that)" if diff and spread else ""
     return (
-        f"the unchanged baseline varies by at most {spread:.3g} on {key} over {noise.runs} "
-        f"runs{scale}"
+        f"the unchanged baseline varies by at most {spread or 0:.3g} on {key} over "
+        f"{noise.runs} runs{scale}{allowed}"
     )
 
 
@@ -486,7 +547,11 @@ def _emulation_lines(run: RunRecord) -> list[str]:
         )
         more = f" (+{len(queries) - 6} more)" if len(queries) > 6 else ""
         lines.append(f"    code asked: {asked}{more}")
-    refused = [entry for entry in log.get("blocked_imports") or [] if not entry.get("internal")]
+    refused = [
+        entry
+        for entry in log.get("blocked_imports") or []
+        if entry.get("from_project", not entry.get("internal"))
+    ]
     imports = [entry for entry in refused if entry.get("kind") != "find_spec"]
     checks = [entry for entry in refused if entry.get("kind") == "find_spec"]
     if imports:
@@ -540,7 +605,13 @@ def summary(receipt: Receipt, receipt_path: str | None = None) -> str:
             detail += "; " + _comparison_text(run.comparison, run.allow_uncompared)
         elif run.failure:
             detail += f"; {run.failure}"
+        if run.timing_failed and run.timing is not None:
+            detail += f"; fails --require-timing: {run.timing.status.replace('-', ' ')}"
         lines.append(f"{run.label}: {verdict} — {detail}")
+        if run.timing is not None and (run.timing.status != NOT_MEASURED or run.require_timing):
+            lines.append(f"    {run.timing.text()}")
+        if run.overhead is not None:
+            lines.append(f"    {run.overhead.text()}")
         if run.metric_ratios:
             shown = "; ".join(ratio.text() for ratio in run.metric_ratios[:6])
             more = f" (+{len(run.metric_ratios) - 6} more)" if len(run.metric_ratios) > 6 else ""
@@ -620,6 +691,7 @@ def _result_line(receipt: Receipt) -> str:
         parts.append(
             f"{len(regressions)} performance regression(s) beyond run-to-run noise: {named}"
         )
+    parts.extend(_timing_parts(migrated))
     hardware = (
         "an AMD GPU was used (ROCm build of torch, tensors on the GPU)"
         if receipt.amd_gpu_used
@@ -627,3 +699,24 @@ def _result_line(receipt: Receipt) -> str:
     )
     parts.append(hardware)
     return f"result: {verdict} ({'; '.join(parts)})"
+
+
+def _timing_parts(runs: list[RunRecord]) -> list[str]:
+    """What the result line says of timing that was not judged, or failed ``--require-timing``."""
+    parts: list[str] = []
+    unjudged = [
+        run for run in runs if run.timing is not None and run.timing.status == NOT_JUDGED_STATUS
+    ]
+    if unjudged:
+        names = ", ".join(run.target for run in unjudged)
+        most = max(run.timing.rerun_with or 0 for run in unjudged if run.timing is not None)
+        advice = f"rerun with --timing-runs {most}" if most else "the runs are too noisy to judge"
+        parts.append(f"timing not judged on {names} ({advice})")
+    required = [run for run in runs if run.timing_failed and run.exited_ok]
+    if required:
+        names = ", ".join(
+            f"{run.target} ({run.timing.status.replace('-', ' ') if run.timing else 'no timing'})"
+            for run in required
+        )
+        parts.append(f"--require-timing fails {names}")
+    return parts

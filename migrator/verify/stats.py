@@ -67,6 +67,9 @@ class RatioInterval:
     low: float | None
     high: float | None
     runs: tuple[int, int]
+    #: the standard deviation of one run's log figure (pooled over both sides; per pair for a
+    #: paired interval): what :func:`runs_needed` plans from
+    log_sd: float | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -100,7 +103,9 @@ def ratio_interval(baseline: Sequence[float], migrated: Sequence[float]) -> Rati
     pooled = squares / df
     error = math.sqrt(pooled * (1 / len(logs_b) + 1 / len(logs_m)))
     half = t_quantile(df) * error
-    return RatioInterval(math.exp(diff), math.exp(diff - half), math.exp(diff + half), runs)
+    return RatioInterval(
+        math.exp(diff), math.exp(diff - half), math.exp(diff + half), runs, math.sqrt(pooled)
+    )
 
 
 def paired_ratio_interval(
@@ -115,7 +120,29 @@ def paired_ratio_interval(
     mean = statistics.fmean(logs)
     if len(logs) < 2:
         return RatioInterval(math.exp(mean), None, None, (len(pairs), len(pairs)))
-    half = t_quantile(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    spread = statistics.stdev(logs)
+    half = t_quantile(len(logs) - 1) * spread / math.sqrt(len(logs))
     return RatioInterval(
-        math.exp(mean), math.exp(mean - half), math.exp(mean + half), (len(pairs), len(pairs))
+        math.exp(mean),
+        math.exp(mean - half),
+        math.exp(mean + half),
+        (len(pairs), len(pairs)),
+        spread / math.sqrt(2),
     )
+
+
+def half_width(log_sd: float, runs: int) -> float:
+    """The half-width, on the log scale, of the two-sample interval of :func:`ratio_interval`
+    with ``runs`` figures a side whose logs vary by ``log_sd``."""
+    return t_quantile(2 * runs - 2) * log_sd * math.sqrt(2 / runs)
+
+
+def runs_needed(log_sd: float, threshold: float, most: int) -> int | None:
+    """Runs a side for an interval narrow enough to judge against ``threshold`` T: a half-width of
+    at most ``log((1 + 2T) / (1 + T))``, so that a program slower by 2T is judged beyond T and an
+    unchanged one within it. None when even ``most`` runs are not enough."""
+    target = math.log((1 + 2 * threshold) / (1 + threshold))
+    for runs in range(2, most + 1):
+        if half_width(log_sd, runs) <= target:
+            return runs
+    return None

@@ -178,6 +178,7 @@ def sim_invocation(
         {
             "MIGRATE_SIM_PROFILE": SIM_PROFILE,
             "MIGRATE_SIM_LOG": str(sim_log),
+            "MIGRATE_SIM_PROJECT": str(workspace.migrated),
             "MIGRATE_SIM_ALLOW": ",".join(allow_modules),
             "MIGRATE_SIM_HIP_VERSION": caller_env.get("MIGRATE_SIM_HIP_VERSION")
             or DEFAULT_HIP_VERSION,

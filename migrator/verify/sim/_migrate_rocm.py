@@ -99,7 +99,7 @@ def _blocker(name: str, importer: str) -> bool:
         return False
     if top in ("nvidia", "cuda") and _is_internal(importer):
         return False
-    _, where = _migrate_hooks.caller_location()
+    module, where = _migrate_hooks.caller_location()
     log(
         "blocked_import",
         module=name,
@@ -107,9 +107,35 @@ def _blocker(name: str, importer: str) -> bool:
         caller=where,
         kind="find_spec" if _migrate_hooks.is_probing() else "import",
         internal=_is_internal(importer),
+        from_project=_from_project(module, where),
         reason=BLOCKED_TOP_LEVEL[top],
     )
     return True
+
+
+_SITE_DIRS = ("site-packages", "dist-packages")
+
+
+def _from_project(module: str, where: str) -> bool:
+    """Whether the frame that asked (``file:line``) is one of the project's own files: under the
+    copy that runs (``$MIGRATE_SIM_PROJECT``) and not in an installed package there, or the smoke
+    command's own ``python -c`` code. torch's compiler probing for optional packages (Dynamo's
+    skip list asks for ``tensorrt``) is not the project's check, whatever module it runs in."""
+    root = os.environ.get("MIGRATE_SIM_PROJECT")
+    filename = where.rpartition(":")[0] or where
+    if filename.startswith("<"):
+        return module == "__main__" and filename in ("<string>", "<stdin>")
+    if not root:
+        return True  # no project named: count it, as before
+    try:
+        path = os.path.realpath(filename)
+        base = os.path.realpath(root)
+        if os.path.commonpath([path, base]) != base:
+            return False
+        inside = os.path.relpath(path, base)
+    except (OSError, ValueError):
+        return False
+    return not any(part in _SITE_DIRS for part in inside.split(os.sep))
 
 
 _query_counts: dict[tuple[str, str, str], int] = {}
