@@ -38,6 +38,7 @@ CLASSES: dict[str, frozenset[str]] = {
     "ROC340": frozenset({"cuda-only-header", "ampere-only", "hopper-only", "inline-ptx"}),
     "ROC350": frozenset({"smem-limit"}),
     "ROC360": frozenset({"other"}),
+    "ROC361": frozenset({"other"}),
 }
 PROBLEM = {"blocker", "small edit"}
 

@@ -171,6 +171,7 @@ KERNEL_RULES = {
     "ROC340": "cuda-only-header",
     "ROC350": "smem-limit",
     "ROC360": "compiles-out",
+    "ROC361": "compiles-to-nothing",
 }
 
 
