@@ -43,6 +43,7 @@ CLASSES: dict[str, frozenset[str]] = {
     # a CUDA name hipify does not map: labelled by its library (cuBLASLt) or as "other" (an API
     # HIP lacks); the label classes have none of their own
     "ROC370": frozenset({"cublaslt", "other"}),
+    "ROC361": frozenset({"other"}),
 }
 PROBLEM = {"blocker", "small edit"}
 

@@ -58,7 +58,9 @@ def _parsers() -> dict[str, tuple[Callable[[str], object], Inputs, Inputs]]:
     from migrator.files.sources import notebook_cells
     from migrator.files.tomlcompat import parse_toml, tomllib
     from migrator.kernels import preproc
+    from migrator.kernels.differential import empty_on_amd
     from migrator.kernels.source import parse as parse_cuda
+    from migrator.kernels.stubs import holds_code
     from migrator.syntax.shell_lex import lex
     from migrator.verify.series import extract_default, pairs
 
@@ -75,6 +77,7 @@ def _parsers() -> dict[str, tuple[Callable[[str], object], Inputs, Inputs]]:
         source = parse_cuda(text.encode())
         source.asm_blocks()
         source.calls()
+        empty_on_amd(source)  # every kernel body read for nvcc's architectures and for hipcc
         return preproc.regions(source)
 
     return {
@@ -128,6 +131,13 @@ def _parsers() -> dict[str, tuple[Callable[[str], object], Inputs, Inputs]]:
                 * (n // 70)
             ),
         ),
+        "kernel stubs": (
+            # whether a branch or a function body computes anything (``kernels.stubs``): an
+            # unclosed literal or call, a long run of spaces after ``return``, were quadratic
+            lambda text: holds_code(text.encode()),
+            lambda n: 'return "\\' + '"\\' * (n // 4) + " printf(" * (n // 16) + " " * (n // 4),
+            lambda n: '#pragma message("x")\n(void)a; printf("y");\nreturn   0.f ;\n' * (n // 48),
+        ),
         "verify series": (
             extract_default,
             # a line of n/16 bytes (128 KB: 8 KB, 1 MB: 64 KB, the longest line it reads): 2,048
@@ -152,6 +162,7 @@ PARSERS = (
     "yaml",
     "notebook",
     "cuda",
+    "kernel stubs",
     "verify series",
     "verify output",
 )

@@ -32,7 +32,7 @@ def test_json_lines_is_one_finding_per_line(run_cli):
 
 def test_junit_is_xml_with_a_failure_per_finding(run_cli):
     root = ET.fromstring(_run(run_cli, "junit", FIXTURE))
-    assert root.tag == "testsuites" and root.get("failures") == "2"
+    assert root.tag == "testsuites" and root.get("failures") == "3"
     cases = root.findall(".//testcase")
     assert any(case.get("name") == "ROC310 inline-ptx at line 6" for case in cases)
     assert all(case.find("failure") is not None for case in cases)

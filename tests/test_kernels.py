@@ -75,7 +75,8 @@ def test_scan_reports_the_ptx_kernel_at_its_line_and_not_the_clean_one(scan_json
     report = scan_json("--no-cache", str(FIXTURE), cwd=FIXTURE)
     kernel = [f for f in report["findings"] if f["path"].startswith("csrc/")]
     assert [(f["rule"], f["path"], f["line"], f["column"]) for f in kernel] == [
-        ("ROC310", "csrc/lane_ptx.cu", 6, 3)
+        ("ROC310", "csrc/lane_ptx.cu", 6, 3),
+        ("ROC361", "csrc/mma_gemm.cu", 6, 1),
     ]
 
 
@@ -101,9 +102,13 @@ def test_guarded_ptx_is_hidden_and_arch_branch_without_amd_path_is_reported(tmp_
     )
     report = scan_json("--no-cache", str(tmp_path))
     found = sorted((f["rule"], f["line"]) for f in report["findings"])
-    assert found == [("ROC310", 8), ("ROC360", 7)]
-    ptx = next(f for f in report["findings"] if f["rule"] == "ROC310")
-    assert "compiles to nothing" in ptx["message"]
+    assert found == [("ROC361", 6)]  # the kernel compiles to nothing on AMD: one problem
+    (kernel,) = report["findings"]
+    assert "compiles to nothing" in kernel["message"]
+    assert sorted((r["rule"], r["line"]) for r in kernel["related"]) == [
+        ("ROC310", 8),
+        ("ROC360", 7),
+    ]
 
 
 _UTILS_H = (
@@ -257,7 +262,7 @@ def test_kernel_evaluation_script_on_the_fixture(scan_json):
     )
     report = scan_json("--no-cache", str(FIXTURE), cwd=FIXTURE)
     result = module.evaluate("quant_kernels", labels, report["findings"], FIXTURES)
-    assert (result.blocking, result.found, result.harmless, result.alarms) == (1, 1, 3, 0)
+    assert (result.blocking, result.found, result.harmless, result.alarms) == (4, 4, 6, 0)
     assert result.unlabelled == [] and result.missed == []
 
 
@@ -307,4 +312,8 @@ def test_the_report_shows_each_extension_with_its_blockers_and_imports(run_cli):
         " quant_kernels/__init__.py:3 (module level) |" in result.stdout
     )
     document = _verdict(run_cli, FIXTURE)
-    assert [row["label"] for row in document["extensions"]] == ["ports mechanically", "blocked"]
+    assert [row["label"] for row in document["extensions"]] == [
+        "ports mechanically",
+        "blocked",
+        "blocked",
+    ]

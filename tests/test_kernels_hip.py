@@ -29,7 +29,10 @@ def test_hipify_runs_on_a_copy_and_reports_what_it_left(tmp_path):
     run = run_hipify(copy, _files(copy))
     assert run.error is None
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
-    assert [(r.path, r.line, r.kind) for r in run.residue] == [("csrc/lane_ptx.cu", 6, "asm")]
+    assert [(r.path, r.line, r.kind) for r in run.residue] == [
+        ("csrc/lane_ptx.cu", 6, "asm"),
+        ("csrc/mma_gemm.cu", 9, "asm"),
+    ]
 
 
 def test_compile_check_passes_the_clean_kernel_and_fails_the_ptx_line(tmp_path):
@@ -37,7 +40,7 @@ def test_compile_check_passes_the_clean_kernel_and_fails_the_ptx_line(tmp_path):
     assert compiler is not None, "scripts/test.sh installs hipcc (Debian: hipcc, libamdhip64-dev)"
     run = run_hipify(FIXTURE, _files(FIXTURE), keep=tmp_path / "work")
     units = translation_units(run)
-    assert units == ["csrc/dequant.cu", "csrc/lane_ptx.cu"]
+    assert units == ["csrc/dequant.cu", "csrc/lane_ptx.cu", "csrc/mma_gemm.cu"]
     results = {r.path: r for r in compile_units(compiler, run, FIXTURE, units, ["gfx90a"])}
     assert results["csrc/dequant.cu"].status == "pass"
     failed = results["csrc/lane_ptx.cu"]
@@ -70,9 +73,33 @@ def test_kernels_command_end_to_end_with_progress(tmp_path):
     assert labels == {
         "quant_kernels._dequant": "ports mechanically",
         "quant_kernels._lane": "blocked",
+        "quant_kernels._mma": "blocked",
     }
-    assert "[2/2]" in done.stderr and "compile check finished in" in done.stderr
+    assert "[3/3]" in done.stderr and "compile check finished in" in done.stderr
     assert report["compiler"]["hip_version"] and report["compiler"]["targets"] == ["gfx90a"]
+
+
+def test_compile_does_not_pass_a_unit_whose_kernel_compiles_to_nothing():
+    """hipcc compiles the tensor-core tile without an error (its body is the ``#pragma
+    message`` branch); the compile check says the unit failed, at the kernel, and why."""
+    done = subprocess.run(
+        [sys.executable, "-m", "migrator", "kernels", str(FIXTURE), "--compile"]
+        + ["--target", "gfx90a", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    extensions = {e["name"]: e for e in json.loads(done.stdout)["extensions"]}
+    (unit,) = extensions["quant_kernels._mma"]["compile"]
+    assert (unit["path"], unit["status"]) == ("csrc/mma_gemm.cu", "fail")
+    (diagnostic,) = unit["diagnostics"]
+    assert (diagnostic["path"], diagnostic["line"]) == ("csrc/mma_gemm.cu", 6)
+    assert "`mma_tile` compiled to nothing" in diagnostic["message"]
+    assert "csrc/mma_gemm.cu gfx90a: fail" in done.stderr  # the progress line says so too
+    (clean,) = extensions["quant_kernels._dequant"]["compile"]
+    assert clean["status"] == "pass"
 
 
 def test_no_compiler_is_one_line_and_exit_2(tmp_path):

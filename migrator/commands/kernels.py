@@ -309,6 +309,12 @@ def _compile(
         ),
         err=True,
     )
+    hollow = _hollow_units(root, units, list(hipified.hipified))
+
+    def progress(result: Any, done: int, total: int) -> None:
+        _keep_bodies(result, hollow)
+        _progress(result, done, total)
+
     results = compile_units(
         compiler,
         hipified,
@@ -317,7 +323,7 @@ def _compile(
         targets,
         jobs=jobs or 0,
         timeout=timeout,
-        progress=_progress,
+        progress=progress,
         extra_includes=includes,
     )
     total = time.monotonic() - started
@@ -345,12 +351,32 @@ def _compile(
         "clang_version": compiler.clang_version,
         "targets": list(targets),
         "torch_headers": headers,
-        "checked": "device code of each hipified .cu translation unit, full code generation for each target (inline assembly is assembled)",
+        "checked": "device code of each hipified .cu translation unit, full code generation for each target (inline assembly is assembled), and that its kernels kept their bodies (none compiles to nothing on AMD, by our reading of the preprocessor branches)",
         "not_checked": "host-only C++ files, linking, run-time behaviour (a wave64 reduction that compiles but computes wrong results), and what this ROCm lacks (newer builtins and libraries: reported as not checkable)",
         "seconds": round(total, 1),
         "not_checked_units": _not_checked(results),
     }
     return f"{len(results)} compile(s) in {total:.1f} s", info
+
+
+def _hollow_units(root: Path, units: list[str], files: list[str]) -> dict[str, list[Any]]:
+    """unit -> its functions (and those of the project headers it includes) that compile to
+    nothing on AMD (``migrator.kernels.kept_bodies``)."""
+    from migrator.kernels.kept_bodies import empty_functions
+
+    return empty_functions(root, units, files)
+
+
+def _keep_bodies(result: Any, hollow: dict[str, list[Any]]) -> None:
+    """A unit passes only if its kernels kept their bodies: a pass whose unit holds a function
+    that compiles to nothing on AMD becomes a failure naming each such function."""
+    from migrator.kernels.compile import Diagnostic
+
+    empty = hollow.get(result.path)
+    if result.status != "pass" or not empty:
+        return
+    result.status = "fail"
+    result.diagnostics = [Diagnostic(item.path, item.line, item.message) for item in empty]
 
 
 def _not_checked(results: list[Any]) -> list[dict[str, str]]:

@@ -1,8 +1,11 @@
 """Kernel sites that belong to a larger problem already reported, folded into it: one finding per
 problem, where the user acts.
 
-Two shapes:
+Three shapes:
 
+- **A function that compiles to nothing on AMD.** A kernel or device function with code under
+  nvcc and none under hipcc (ROC361) is ported by writing its AMD path: the PTX, the guard and
+  the masks inside its body are that work, listed with it.
 - **A library port.** A C/C++ file written on CUTLASS/CuTe (a CUTLASS include, ROC330) is ported
   by replacing the library: the inline PTX, lane masks and warp-size constants inside it are part
   of that port, not problems of their own.
@@ -47,10 +50,13 @@ KERNEL_SITE_RULES = frozenset(
         "ROC350",
         "ROC360",
         "ROC370",
+        "ROC361",
     }
 )
 #: The kernel rules about assembly, which the compiler must assemble wherever it emits code.
 ASSEMBLY_RULES = frozenset({"ROC310", "ROC311", "ROC312", "ROC313", "ROC320"})
+#: The rule of a function that compiles to nothing on AMD: the kernel sites in its body are its.
+EMPTY_RULE = "ROC361"
 #: The CUTLASS/CuTe include rule: the library port that contains a file's other kernel sites.
 LIBRARY_RULE = "ROC330"
 #: The extension-build rule: the decision that contains an optional extension's kernel sites.
@@ -253,7 +259,9 @@ def fold(
     """``findings`` (unaggregated, one project) with the kernel sites of a CUTLASS file folded
     into that file's CUTLASS finding, those of an optional extension with no ROCm build into its
     build finding, and the branches compiled only with CUDA into the finding on the build that
-    defines their macro only where it finds CUDA."""
+    defines their macro only where it finds CUDA; first, the sites inside a function that
+    compiles to nothing on AMD into that function's finding."""
+    findings = _fold_into_functions(findings)
     anchors: dict[tuple[str, str], int] = {}  # (rule, path) -> index of the first finding
     gates: dict[str, int] = {}  # build file -> its gate finding
     for position, finding in enumerate(findings):
@@ -285,6 +293,31 @@ def fold(
         current = out[position]
         if rule == BUILD_RULE and sites and current is not None:
             out[position] = _with_imports(current, sites, sources)
+    return [finding for finding in out if finding is not None]
+
+
+def _fold_into_functions(findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` with each kernel site inside the span of a function that compiles to nothing
+    on AMD (an unguarded ROC361 finding covers the whole definition) folded into it."""
+    spans = [
+        (position, finding)
+        for position, finding in enumerate(findings)
+        if finding.rule == EMPTY_RULE and not finding.guard
+    ]
+    if not spans:
+        return list(findings)
+    folded: dict[int, list[Finding]] = {}
+    out: list[Finding | None] = list(findings)
+    for position, finding in enumerate(findings):
+        if finding.rule not in KERNEL_SITE_RULES or finding.rule == EMPTY_RULE or finding.guard:
+            continue
+        for target, anchor in spans:
+            if anchor.path == finding.path and anchor.line <= finding.line <= anchor.end_line:
+                folded.setdefault(target, []).append(finding)
+                out[position] = None
+                break
+    for target, members in folded.items():
+        out[target] = _absorb(findings[target], members)
     return [finding for finding in out if finding is not None]
 
 
@@ -369,7 +402,9 @@ def _absorb(anchor: Finding, members: Iterable[Finding]) -> Finding:
     names: dict[str, int] = {}
     for member in members:
         for site in (related_site(member), *member.related):
-            tagged = replace(site, rule=member.rule)
+            tagged = replace(
+                site, rule=site.rule or member.rule
+            )  # a site folded twice keeps its rule
             if replace(site, rule="") in seen or tagged in seen:
                 continue
             seen.add(tagged)
@@ -377,7 +412,7 @@ def _absorb(anchor: Finding, members: Iterable[Finding]) -> Finding:
             names[member.name] = names.get(member.name, 0) + 1
     if not names:
         return anchor
-    if anchor.rule != BUILD_RULE:  # a library port: one finding across the project, as before
+    if anchor.rule != BUILD_RULE:  # a library port or an empty function: sites listed with it
         return replace(anchor, related=tuple(sites))
     count = sum(names.values())
     listed = ", ".join(sorted(names))
@@ -388,4 +423,11 @@ def _absorb(anchor: Finding, members: Iterable[Finding]) -> Finding:
     return replace(anchor, message=message, related=tuple(sites))
 
 
-__all__ = ["ASSEMBLY_RULES", "KERNEL_SITE_RULES", "KernelOwners", "fold", "kernel_owners"]
+__all__ = [
+    "ASSEMBLY_RULES",
+    "EMPTY_RULE",
+    "KERNEL_SITE_RULES",
+    "KernelOwners",
+    "fold",
+    "kernel_owners",
+]

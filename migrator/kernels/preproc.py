@@ -22,6 +22,7 @@ from typing import Any
 
 from migrator.kernels.source import CudaSource
 from migrator.kernels.spellings import standard_condition
+from migrator.kernels.stubs import FAILS, holds_code
 from migrator.knowledge.vendor_tokens import ROCM_TOKENS
 
 #: Macros hip-clang (or PyTorch's ROCm extension build) defines, and those it never defines.
@@ -98,7 +99,9 @@ project_macro_values: ContextVar[Mapping[str, int]] = ContextVar(
 )
 
 
-def _defined(name: str, hip: bool) -> Value:
+def _defined(name: str, hip: bool, arch: int | None = None) -> Value:
+    """Whether ``name`` is defined on HIP, or under nvcc (``arch``: the device pass for that
+    NVIDIA architecture, where ``__CUDA_ARCH__`` is defined); None when unknown."""
     if hip:
         if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
             return 1
@@ -107,13 +110,17 @@ def _defined(name: str, hip: bool) -> Value:
         return None
     if name in {"__CUDACC__", "__NVCC__", "USE_CUDA"}:
         return 1
+    if arch is not None and name == "__CUDA_ARCH__":
+        return 1
     if name in HIP_DEFINED or _names_rocm(name):
         return 0
     return None
 
 
-def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
-    """The value of a preprocessor expression node: an int, or None when unknown."""
+def evaluate(source: CudaSource, node: Any, hip: bool, arch: int | None = None) -> Value:
+    """The value of a preprocessor expression node on HIP, or under nvcc (for the NVIDIA
+    architecture ``arch`` when given: ``__CUDA_ARCH__`` is ``arch``): an int, or None when
+    unknown."""
     kind = node.type
     text = source.text(node.start_byte, node.end_byte).strip()
     if kind == "number_literal":
@@ -128,7 +135,9 @@ def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
             return HIP_VALUES[text]
         if hip and text in project_macro_values.get():
             return project_macro_values.get()[text]  # ``#define DG_X (CUDART_VERSION >= 11080)``
-        defined = _defined(text, hip)
+        if not hip and arch is not None and text == "__CUDA_ARCH__":
+            return arch
+        defined = _defined(text, hip, arch)
         if defined == 0:
             return 0  # an undefined macro reads as 0 in #if
         if text not in HIP_DEFINED and _names_rocm(text):
@@ -140,16 +149,16 @@ def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
         names = [c for c in node.named_children if c.type == "identifier"]
         if not names:
             return None
-        return _defined(source.text(names[0].start_byte, names[0].end_byte), hip)
+        return _defined(source.text(names[0].start_byte, names[0].end_byte), hip, arch)
     if kind == "parenthesized_expression":
         inner = [c for c in node.named_children if c.type != "comment"]
-        return evaluate(source, inner[0], hip) if inner else None
+        return evaluate(source, inner[0], hip, arch) if inner else None
     if kind == "unary_expression":
         operand = node.child_by_field_name("argument")
         operator = node.child_by_field_name("operator")
         if operand is None or operator is None:
             return None
-        value = evaluate(source, operand, hip)
+        value = evaluate(source, operand, hip, arch)
         op = operator.type
         if value is None:
             return None
@@ -167,8 +176,8 @@ def evaluate(source: CudaSource, node: Any, hip: bool) -> Value:
         if left_node is None or right_node is None or operator is None:
             return None
         op = operator.type
-        left = evaluate(source, left_node, hip)
-        right = evaluate(source, right_node, hip)
+        left = evaluate(source, left_node, hip, arch)
+        right = evaluate(source, right_node, hip, arch)
         if op == "&&":
             if left == 0 or right == 0:
                 return 0
@@ -255,81 +264,127 @@ def _body_start(source: CudaSource, node: Any) -> int:
     return node.end_byte if line_end < 0 else line_end + 1
 
 
-_FAILS = re.compile(
-    rb"#\s*error|__trap\s*\(|static_assert\s*\(\s*(false|0)|assert\s*\(\s*(false|0)|__builtin_trap|asm\s*\(\s*\"trap"
+def _has_code(source: CudaSource, start: int, end: int) -> bool:
+    """Whether a branch body computes something: an ``#else`` holding only a ``#pragma
+    message``, an assertion, a constant ``return`` or a macro of the file that expands to one of
+    those is no AMD path (``migrator.kernels.stubs``)."""
+    return holds_code(source.data[start:end], stub_macros(source))
+
+
+def stub_macros(source: CudaSource) -> frozenset[str]:
+    """The file's macros every definition of which expands to nothing or to a stub (``#define
+    UNSUPPORTED printf("needs sm80")``): a use of one computes nothing. Computed once per
+    parse."""
+    cached = source.memo.get("stub-macros")
+    if cached is None:
+        stubs: set[str] = set()
+        code: set[str] = set()
+        for node in source.nodes("preproc_def", "preproc_function_def"):
+            name = node.child_by_field_name("name")
+            if name is None:
+                continue
+            word = source.text(name.start_byte, name.end_byte)
+            value = node.child_by_field_name("value")
+            body = b"" if value is None else source.data[value.start_byte : value.end_byte]
+            (code if body.strip() and holds_code(body) else stubs).add(word)
+        cached = frozenset(stubs - code)
+        source.memo["stub-macros"] = cached
+    return cached
+
+
+def _links(node: Any) -> list[Any]:
+    """The nodes of one ``#if``/``#ifdef`` chain: the opening directive, then each
+    ``#elif``/``#elifdef``/``#else``."""
+    out: list[Any] = []
+    current: Any = node
+    while current is not None and current.type in _LINK_TYPES:
+        out.append(current)
+        current = current.child_by_field_name("alternative")
+    return out
+
+
+_LINK_TYPES = frozenset(
+    {"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef", "preproc_else"}
 )
 
 
-def _has_code(source: CudaSource, start: int, end: int) -> bool:
-    body = source.data[start:end]
-    body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
-    if not body.strip():
-        return False
-    return _FAILS.search(body) is None
+def _link_value(source: CudaSource, link: Any, hip: bool, arch: int | None = None) -> Value:
+    """The value of one link's own condition for a platform: HIP, or CUDA for the NVIDIA
+    architecture ``arch`` (``800`` for sm_80; None when the architecture is not known)."""
+    kind = link.type
+    if kind in {"preproc_if", "preproc_elif"}:
+        # ``#if defined(X) and not Y``: evaluated as the symbols it spells
+        spelled, condition = standard_condition(source, link, link.child_by_field_name("condition"))
+        value = None if condition is None else evaluate(spelled, condition, hip=hip, arch=arch)
+        return None if value is None else int(bool(value))
+    if kind in {"preproc_ifdef", "preproc_elifdef"}:
+        name = link.child_by_field_name("name")
+        word = "" if name is None else source.text(name.start_byte, name.end_byte)
+        negated = link.children and link.children[0].type in {"#ifndef", "#elifndef"}
+        defined = _defined(word, hip=hip, arch=arch)
+        return None if defined is None else int(bool(defined) != bool(negated))
+    return 1  # #else
+
+
+def _names_arch(source: CudaSource, link: Any) -> bool:
+    if link.type in {"preproc_if", "preproc_elif"}:
+        spelled, condition = standard_condition(source, link, link.child_by_field_name("condition"))
+        return condition is not None and _mentions(spelled, condition, ARCH_MACROS)
+    if link.type in {"preproc_ifdef", "preproc_elifdef"}:
+        name = link.child_by_field_name("name")
+        return name is not None and source.text(name.start_byte, name.end_byte) in ARCH_MACROS
+    return False
+
+
+def _chain_effective(values: list[Value]) -> list[Value]:
+    """Each branch's value given its own condition and whether an earlier branch was taken."""
+    out: list[Value] = []
+    earlier: Value = 0
+    for value in values:
+        out.append(_effective(earlier, value))
+        earlier = _taken(earlier, value)
+    return out
 
 
 def branches(source: CudaSource, node: Any) -> list[Branch]:
     """The branches of one ``#if``/``#ifdef`` chain, each with its effective value on HIP
     (its own condition and no earlier branch taken)."""
-    chain: list[tuple[Any, Value, bool, str, Value]] = []
-    current: Any = node
-    while current is not None:
-        kind = current.type
-        if kind in {"preproc_if", "preproc_elif"}:
-            # ``#if defined(X) and not Y``: evaluated as the symbols it spells
-            spelled, condition = standard_condition(
-                source, current, current.child_by_field_name("condition")
-            )
-            value = None if condition is None else evaluate(spelled, condition, hip=True)
-            cuda = None if condition is None else evaluate(spelled, condition, hip=False)
-            arch = condition is not None and _mentions(spelled, condition, ARCH_MACROS)
-        elif kind in {"preproc_ifdef", "preproc_elifdef"}:
-            name = current.child_by_field_name("name")
-            word = "" if name is None else source.text(name.start_byte, name.end_byte)
-            negated = current.children and current.children[0].type in {"#ifndef", "#elifndef"}
-            defined = _defined(word, hip=True)
-            value = None if defined is None else int(bool(defined) != bool(negated))
-            on_nvidia = _defined(word, hip=False)
-            cuda = None if on_nvidia is None else int(bool(on_nvidia) != bool(negated))
-            arch = word in ARCH_MACROS
-        elif kind == "preproc_else":
-            value, arch, cuda = 1, False, 1
-        else:
-            break
-        chain.append((current, value, arch, _directive_text(source, current), cuda))
-        current = current.child_by_field_name("alternative")
+    links = _links(node)
+    on_hip = _chain_effective([_link_value(source, link, hip=True) for link in links])
+    on_cuda = _chain_effective([_link_value(source, link, hip=False) for link in links])
     endif = next((c for c in node.children if c.type == "#endif"), None)
     last_end = endif.start_byte if endif is not None else node.end_byte
     out: list[Branch] = []
-    earlier: Value = 0  # whether an earlier branch was taken
-    earlier_cuda: Value = 0
-    for index, (branch_node, value, arch, directive, cuda) in enumerate(chain):
-        start = _body_start(source, branch_node)
-        end = chain[index + 1][0].start_byte if index + 1 < len(chain) else last_end
-        if earlier == 1:
-            effective: Value = 0
-        elif earlier == 0:
-            effective = value
-        else:
-            effective = 0 if value == 0 else None
-        effective_cuda = _effective(earlier_cuda, cuda)
+    for index, link in enumerate(links):
+        start = _body_start(source, link)
+        end = links[index + 1].start_byte if index + 1 < len(links) else last_end
         out.append(
             Branch(
                 start,
                 max(start, end),
-                directive,
-                effective,
-                arch,
+                _directive_text(source, link),
+                on_hip[index],
+                _names_arch(source, link),
                 _has_code(source, start, end),
-                effective_cuda,
+                on_cuda[index],
             )
         )
-        earlier_cuda = _taken(earlier_cuda, cuda)
-        if value is None or earlier is None:
-            earlier = 1 if (earlier == 1 or value == 1) else None
-        else:
-            earlier = int(bool(earlier) or bool(value))
     return out
+
+
+def platform_values(source: CudaSource, hip: bool, arch: int | None = None) -> list[list[Value]]:
+    """For each conditional of ``all_branches``, each branch's effective value for one
+    platform: HIP (``hip``), or nvcc's device pass for the NVIDIA architecture ``arch``
+    (``__CUDA_ARCH__`` is ``arch`` there). Computed once per parse and platform."""
+    key = f"values:{hip}:{arch}"
+    cached = source.memo.get(key)
+    if cached is None:
+        cached = [
+            _chain_effective([_link_value(source, link, hip, arch) for link in _links(node)])
+            for node, _ in all_branches(source)
+        ]
+        source.memo[key] = cached
+    return cached
 
 
 def _effective(earlier: Value, value: Value) -> Value:
@@ -342,6 +397,7 @@ def _effective(earlier: Value, value: Value) -> Value:
 
 
 def _taken(earlier: Value, value: Value) -> Value:
+    """Whether a branch of the chain up to this one (included) was taken."""
     if earlier == 1 or value == 1:
         return 1
     if earlier == 0 and value == 0:
@@ -471,7 +527,7 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
             continue  # code for older NVIDIA GPUs only (``__CUDA_ARCH__ < 800``): AMD takes the rest
         body = re.sub(rb"(?m)^[ \t]*#.*$", b"", source.data[first.start : first.end])
         body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
-        if b";" not in body or _FAILS.search(body):
+        if b";" not in body or FAILS.search(body):
             continue
         line_end = source.data.find(b"\n", node.start_byte)
         end = node.end_byte if line_end < 0 else line_end

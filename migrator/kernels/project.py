@@ -323,6 +323,7 @@ KERNEL_RULES = {
     "ROC350": "smem-limit",
     "ROC360": "compiles-out",
     "ROC370": "unmapped-name",
+    "ROC361": "compiles-to-nothing",
 }
 
 

@@ -464,6 +464,8 @@ def sites_of(
     findings: Iterable[Finding], layout: ProjectLayout, lookup: MetaLookup = catalog_meta
 ) -> tuple[list[Site], dict[str, RuleMeta]]:
     """The scorer's view of a scan's findings, with the metadata of each rule seen."""
+    from migrator.engine.kernel_folding import EMPTY_RULE
+
     sites = []
     metas: dict[str, RuleMeta] = {}
     for finding in findings:
@@ -497,7 +499,12 @@ def sites_of(
                     scope="",
                     related=(),
                 )
-                sites.append(site_of(own, member, layout))
+                folded_site = site_of(own, member, layout)
+                if finding.rule == EMPTY_RULE:
+                    # PTX in a function hipcc compiles to nothing never reaches hipcc: it does
+                    # what the function does there (nothing), and its port is still work
+                    folded_site = replace(folded_site, consequence=site.consequence)
+                sites.append(folded_site)
                 continue
             if isinstance(path, str) and path:
                 original = replace(site, consequence=consequence_of(finding, meta.consequence))

@@ -1,5 +1,5 @@
-"""A small quantised-inference package with two CUDA extensions (a bundled fixture of
-`migrate`): a portable dequantisation kernel and a lane-id kernel written in inline PTX."""
+"""A quantised-inference package with three CUDA extensions (a bundled fixture of `migrate`):
+portable dequantisation, a lane id read in PTX, a tensor-core tile with no AMD code."""
 
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CUDAExtension
@@ -16,6 +16,10 @@ setup(
         CUDAExtension(
             "quant_kernels._lane",
             sources=["csrc/lane_binding.cpp", "csrc/lane_ptx.cu"],
+        ),
+        CUDAExtension(
+            "quant_kernels._mma",
+            sources=["csrc/mma_binding.cpp", "csrc/mma_gemm.cu"],
         ),
     ],
     cmdclass={"build_ext": BuildExtension},

@@ -1,6 +1,6 @@
-"""Int8 weight dequantisation on the GPU, with a lane-layout probe used to pick tile shapes."""
+"""Int8 dequantisation on the GPU, a lane-layout probe to pick tile shapes, a tensor-core tile."""
 
-from quant_kernels import _dequant, _lane
+from quant_kernels import _dequant, _lane, _mma
 from quant_kernels.quantizer import Int8Linear
 
-__all__ = ["Int8Linear", "_dequant", "_lane"]
+__all__ = ["Int8Linear", "_dequant", "_lane", "_mma"]
