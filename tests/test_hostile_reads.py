@@ -181,6 +181,7 @@ _OWN_READS = {
     "migrator/files/cache.py": "the tool's own package files and a cache file checked ours",
     "migrator/knowledge/tables.py": "package data",
     "migrator/knowledge/facts_doc.py": "package data",
+    "migrator/kernels/hipify_map.py": "package data (the hipify tables generated from torch)",
     "migrator/verify/receipt_format.py": "the package's JSON schema",
     "migrator/verify/process.py": "the output files it captured the child into",
     "migrator/doctor/system.py": "the machine's /sys files",
