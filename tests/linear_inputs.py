@@ -58,6 +58,7 @@ def _parsers() -> dict[str, tuple[Callable[[str], object], Inputs, Inputs]]:
     from migrator.files.sources import notebook_cells
     from migrator.files.tomlcompat import parse_toml, tomllib
     from migrator.kernels import preproc
+    from migrator.kernels.dead import dead_definitions
     from migrator.kernels.differential import empty_on_amd
     from migrator.kernels.source import parse as parse_cuda
     from migrator.kernels.stubs import holds_code
@@ -131,6 +132,13 @@ def _parsers() -> dict[str, tuple[Callable[[str], object], Inputs, Inputs]]:
                 * (n // 70)
             ),
         ),
+        "kernel definitions": (
+            # the unused-definition reader (``kernels.dead``): a lazy comment pattern stretched
+            # over every later ``*/`` of a header of documented declarations
+            lambda text: dead_definitions({"k.h": text.encode()}),
+            lambda n: "f(int a) /* x */ ;" * (n // 18),
+            lambda n: "/** Returns the thing. */\nint get_thing(int a);\n" * (n // 48),
+        ),
         "kernel stubs": (
             # whether a branch or a function body computes anything (``kernels.stubs``): an
             # unclosed literal or call, a long run of spaces after ``return``, were quadratic
@@ -162,6 +170,7 @@ PARSERS = (
     "yaml",
     "notebook",
     "cuda",
+    "kernel definitions",
     "kernel stubs",
     "verify series",
     "verify output",
