@@ -232,16 +232,17 @@ def test_a_ray_worker_killed_from_outside_mid_unit_loses_no_result(
     assert {record["attempts"] for name, record in by_name.items() if name != "r0003"} == {1}
 
 
-def _three_units_with_stuck(run_cli, tmp_path, monkeypatch, *stuck):
-    """A fleet of three units in which the ``stuck`` ones hang, run with a 2 s budget and one
-    retry; the fleet's JSON report path and the folder of the stuck units' worker pids."""
+def _three_units_with_stuck(run_cli, tmp_path, monkeypatch, *stuck, budget=2):
+    """A fleet of three units in which the ``stuck`` ones hang, run with a ``budget`` seconds
+    time budget and one retry; the fleet's JSON report path and the folder of the stuck units'
+    worker pids."""
     manifest = build_fleet(tmp_path / "f", 3, git_repos=0)
     markers = tmp_path / "markers"
     markers.mkdir()
     monkeypatch.setenv(FAULT_VARIABLE, ";".join(f"stuck:{name}@{markers}" for name in stuck))
     out = tmp_path / "fleet.json"
     args = ["--results", tmp_path / "r", "--format", "json", "-o", out]
-    result = run_cli("fleet", manifest, *args, "--retries", "1", "--timeout", "2")
+    result = run_cli("fleet", manifest, *args, "--retries", "1", "--timeout", str(budget))
     assert result.exit_code == 1, result.output
     return out, markers
 
@@ -269,8 +270,10 @@ def test_a_unit_queued_behind_stuck_units_is_not_counted_as_stuck(
     local_ray, run_cli, tmp_path, monkeypatch
 ):
     """Two units in flight per CPU: with both CPUs held by stuck units, the third waits in
-    Ray's queue; its time there is not running time, so the driver does not kill it with them."""
-    out, _ = _three_units_with_stuck(run_cli, tmp_path, monkeypatch, "r0000", "r0001")
+    Ray's queue; its time there is not running time, so the driver does not kill it with them.
+    The budget (10 s) leaves a real scan room on a loaded machine; the queue wait (two attempts
+    of each stuck unit, over 30 s) is still far longer than the budget."""
+    out, _ = _three_units_with_stuck(run_cli, tmp_path, monkeypatch, "r0000", "r0001", budget=10)
     status = {row["name"]: row["status"] for row in json.loads(out.read_text())["projects"]}
     assert status == {"r0000": "failed", "r0001": "failed", "r0002": "ok"}
     (queued,) = [json.loads(p.read_text()) for p in (tmp_path / "r").glob("units/*/*/unit.json")]
