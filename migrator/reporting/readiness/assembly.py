@@ -15,7 +15,12 @@ from migrator.reporting.readiness.layout import ProjectLayout, analyze
 from migrator.reporting.readiness.meta import MetaLookup, catalog_meta
 from migrator.reporting.readiness.receipts import Verification
 from migrator.reporting.readiness.roles import PERIPHERAL
-from migrator.reporting.readiness.score import EFFORT_ASSUMPTIONS, Verdict, readiness
+from migrator.reporting.readiness.score import (
+    EFFORT_ASSUMPTIONS,
+    VERDICT_RULE_TEXT,
+    Verdict,
+    readiness,
+)
 from migrator.reporting.readiness.scoring import (
     FIX_CLASSES,
     CategoryRow,
@@ -28,6 +33,7 @@ from migrator.reporting.readiness.scoring import (
     work_groups,
 )
 from migrator.reporting.readiness.targets import DEFAULT_TARGETS, TargetMatrix, target_matrix
+from migrator.reporting.readiness.unknowns import unknowns_of
 from migrator.reporting.readiness.workitems import WorkItem, sites_of, work_items
 
 
@@ -85,6 +91,10 @@ class ProjectReport:
     entry_points: int = 0
     #: the project's CUDA extensions (``migrator.kernels.project.ExtensionRow``)
     extensions: list[Any] = field(default_factory=list)
+    #: The id of the verdict rule that applied (``score.VERDICT_RULE_TEXT``).
+    rule: str = "ready"
+    #: What the report could not tell and that could change the verdict: (what, detail).
+    unknowns: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -128,6 +138,11 @@ class ProjectReport:
         """Findings per severity label."""
         counts = Counter(item.finding.severity.label for item in self.items)
         return {label: counts.get(label, 0) for label in ("error", "warning", "info")}
+
+    @property
+    def rule_text(self) -> str:
+        """The stated verdict rule that applied (``score.VERDICT_RULE_TEXT``)."""
+        return VERDICT_RULE_TEXT[self.rule]
 
     def verdict_reason(self) -> str:
         """One sentence on why the verdict is what it is, naming the deciding items."""
@@ -190,6 +205,7 @@ def build_project(
     state = readiness(work, layout.amd_path)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]
+    extensions = _extensions(scan, findings)
     return ProjectReport(
         name=name or _project_name(scan.root),
         root=scan.root,
@@ -211,7 +227,9 @@ def build_project(
         reason=state.reason,
         amd_path=list(layout.amd_path),
         entry_points=len(layout.entry_points),
-        extensions=_extensions(scan, findings),
+        extensions=extensions,
+        rule=state.rule,
+        unknowns=unknowns_of(state.verdict, findings, skipped, failed, extensions, lookup),
     )
 
 

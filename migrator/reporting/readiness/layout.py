@@ -174,6 +174,36 @@ def kernel_roles(
         roles[relative] = role
 
 
+#: Build files of a nested sub-project: they build what the project imports from it.
+_SUBPROJECT_BUILDS = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt")
+
+
+def _imported_subprojects(
+    nested: Sequence[str],
+    modules: Sequence[str],
+    eager: set[str],
+    lazy: set[str],
+    roles: dict[str, str],
+) -> None:
+    """A nested sub-project (its own ``setup.py``) whose modules the project's reachable code
+    imports is part of the project's path, not a separate deliverable: those modules take the
+    role of the import (core when every run loads them, lazy otherwise), and so do the
+    sub-project's build files (the extension it builds is what the project runs)."""
+    reached: dict[str, str] = {}
+    for relative in modules:
+        role = CORE if relative in eager else LAZY if relative in lazy else ""
+        if not role:
+            continue
+        roles[relative] = role
+        folder = max((folder for folder in nested if relative.startswith(f"{folder}/")), key=len)
+        if reached.get(folder) != CORE:
+            reached[folder] = role
+    for folder, role in reached.items():
+        for name in _SUBPROJECT_BUILDS:
+            if roles.get(f"{folder}/{name}") == SUBPROJECT:
+                roles[f"{folder}/{name}"] = role
+
+
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     """The layout of the project at ``root`` whose files (relative, ``/``-separated) are ``paths``."""
     all_paths = sorted(set(paths))
@@ -191,12 +221,15 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             and path_role(relative) not in PERIPHERAL_ROLES
         }
     )
+    nested_python: list[str] = []
     for relative in all_paths:
         role = path_role(relative)
         if role not in PERIPHERAL_ROLES and any(
             relative.startswith(f"{folder}/") for folder in nested
         ):
             roles[relative] = SUBPROJECT
+            if role is None and relative.endswith(".py"):
+                nested_python.append(relative)
             continue
         if role is None or (relative in documented and relative.endswith(".py")):
             python.append(relative)  # a script the docs tell users to run is an entry point
@@ -207,7 +240,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     init_dirs = {p.rsplit("/", 1)[0] for p in all_paths if p.endswith("/__init__.py")}
     by_name: dict[str, str] = {}
     names_of: dict[str, list[str]] = {}
-    for relative in python:
+    for relative in [*python, *nested_python]:  # the project's own modules win a shared name
         names = module_names(relative, init_dirs)
         names_of[relative] = names
         for name in names:
@@ -251,6 +284,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             roles[relative] = PUBLIC if relative in api else "unreachable"
         if roles[relative] in (LAZY, PUBLIC) and plugin_module(relative):
             roles[relative] = OPT_IN
+    _imported_subprojects(nested, nested_python, eager, lazy, roles)
     kernel_roles(root, all_paths, roles, texts)
     alternatives = mapped_alternatives(texts)
     for relative in alternatives:
