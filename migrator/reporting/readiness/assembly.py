@@ -11,6 +11,7 @@ from typing import Any
 from migrator.model import Finding, ScanResult, Status
 from migrator.reporting.readiness.amd_evidence import Evidence
 from migrator.reporting.readiness.dependencies import DependencyRow, dependency_rows
+from migrator.reporting.readiness.distribution import EffortSpread, spread
 from migrator.reporting.readiness.layout import ProjectLayout, analyze
 from migrator.reporting.readiness.meta import MetaLookup, catalog_meta
 from migrator.reporting.readiness.receipts import Verification
@@ -218,7 +219,7 @@ def build_project(
         verdict=state.verdict,
         categories=category_rows(items),
         files=file_rows(items),
-        manual=work_groups(items),
+        manual=deciding_first(work_groups(items), state.deciding, work),
         effort=effort_of(work),
         dependencies=list(dependency_rows(items)),
         targets=target_matrix(items, targets, work, layout.amd_path),
@@ -230,6 +231,25 @@ def build_project(
         extensions=extensions,
         rule=state.rule,
         unknowns=unknowns_of(state.verdict, findings, skipped, failed, extensions, lookup),
+    )
+
+
+def deciding_first(
+    groups: Sequence[WorkGroup], deciding: Sequence[WorkItem], work: Sequence[WorkItem]
+) -> list[WorkGroup]:
+    """Manual work in the order a reader needs it: the rules of the items that decided the
+    verdict first, then those of reachable code and deployment files, then tests, examples,
+    benchmarks and tooling (a benchmark script's card never leads a page whose verdict comes
+    from the kernels); each group keeps its place otherwise."""
+    decided = {code for item in deciding for code in item.rules}
+    reachable = {code for item in work if item.tier != PERIPHERAL for code in item.rules}
+    order = {id(group): index for index, group in enumerate(groups)}
+    return sorted(
+        groups,
+        key=lambda group: (
+            0 if group.meta.code in decided else 1 if group.meta.code in reachable else 2,
+            order[id(group)],
+        ),
     )
 
 
@@ -284,6 +304,11 @@ class Report:
     @property
     def is_fleet(self) -> bool:
         return len(self.projects) > 1
+
+    @property
+    def effort_spread(self) -> EffortSpread:
+        """The projects' effort as a distribution (median, largest, who dominates the total)."""
+        return spread([(project.name, project.effort.total_hours) for project in self.projects])
 
 
 def build_report(

@@ -179,29 +179,24 @@ _SUBPROJECT_BUILDS = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt
 
 
 def _imported_subprojects(
-    nested: Sequence[str],
-    modules: Sequence[str],
-    eager: set[str],
-    lazy: set[str],
-    roles: dict[str, str],
+    nested: Sequence[str], modules: Sequence[str], eager: set[str], roles: dict[str, str]
 ) -> None:
-    """A nested sub-project (its own ``setup.py``) whose modules the project's reachable code
-    imports is part of the project's path, not a separate deliverable: those modules take the
-    role of the import (core when every run loads them, lazy otherwise), and so do the
-    sub-project's build files (the extension it builds is what the project runs)."""
-    reached: dict[str, str] = {}
+    """A nested sub-project (its own ``setup.py``) whose modules code every run loads imports is
+    part of the project's path, not a separate deliverable: those modules are core, and so are
+    the sub-project's build files (the extension it builds is what the project runs). One that
+    only a later or optional path imports stays apart, as its kernels do (``kernel_roles``)."""
+    reached: set[str] = set()
     for relative in modules:
-        role = CORE if relative in eager else LAZY if relative in lazy else ""
-        if not role:
+        if relative not in eager:
             continue
-        roles[relative] = role
-        folder = max((folder for folder in nested if relative.startswith(f"{folder}/")), key=len)
-        if reached.get(folder) != CORE:
-            reached[folder] = role
-    for folder, role in reached.items():
+        roles[relative] = CORE
+        reached.add(
+            max((folder for folder in nested if relative.startswith(f"{folder}/")), key=len)
+        )
+    for folder in reached:
         for name in _SUBPROJECT_BUILDS:
             if roles.get(f"{folder}/{name}") == SUBPROJECT:
-                roles[f"{folder}/{name}"] = role
+                roles[f"{folder}/{name}"] = CORE
 
 
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
@@ -284,7 +279,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             roles[relative] = PUBLIC if relative in api else "unreachable"
         if roles[relative] in (LAZY, PUBLIC) and plugin_module(relative):
             roles[relative] = OPT_IN
-    _imported_subprojects(nested, nested_python, eager, lazy, roles)
+    _imported_subprojects(nested, nested_python, eager, roles)
     kernel_roles(root, all_paths, roles, texts)
     alternatives = mapped_alternatives(texts)
     for relative in alternatives:

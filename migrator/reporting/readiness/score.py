@@ -82,8 +82,8 @@ PORT_BLOCK_HOURS = 80.0
 #: and what it makes of a project when it is in reachable code the AMD path does not cover.
 ITEM_CLASSES: dict[str, str] = {
     "port": "needs a port and breaks (crash or silent CPU fallback) in the project's code or its "
-    "declared dependencies: blocked in code every run "
-    "loads without an AMD path, or from PORT_BLOCK_HOURS of port work on; else needs work",
+    "declared dependencies: blocked in code every run loads without an AMD path, or from "
+    f"{PORT_BLOCK_HOURS:g} h of port work on; else needs work",
     "breaks": "breaks (crash or silent CPU fallback) with a fix or a documented pattern: "
     "needs work",
     "minor": "runs, slower or degraded: ready",
@@ -113,6 +113,9 @@ EFFORT_ASSUMPTIONS: tuple[str, ...] = (
     "A fix exists: 0.25 h to review the `migrate fix` diff of the item.",
     "Documented pattern: the rule's estimate, +50% per further file (at most 5x).",
     "Port: 40 h, +8 h per further file (a new backend or kernel; weeks when it is the core).",
+    "Kernel code (rules that read C/C++/CUDA sources), per site and class: each rule's hours for "
+    "its first site, half of them for each further file, a tenth for each further site in a "
+    "file already counted (a construct ported once is repeated, not re-invented).",
     "Peripheral items (tests, examples, benchmarks, unreachable code) are counted apart.",
     "Not included: building ROCm containers, CI on AMD hardware, performance tuning.",
 )
