@@ -98,3 +98,90 @@ def test_a_nested_project_nothing_imports_stays_apart(run_cli, tmp_path):
     project = json.loads(result.stdout)["projects"][0]
     assert project["verdict"] == "ready", project["verdict_reason"]
     assert all(item["tier"] == "peripheral" for item in project["peripheral_work_items"])
+
+
+def test_extensions_that_build_for_rocm_with_only_docker_work_left_are_ready(run_cli, tmp_path):
+    root = tmp_path / "rocmops"
+    write(
+        root,
+        "setup.py",
+        "import torch\n"
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension, IS_HIP_EXTENSION\n"
+        "flags = ['-O3'] if IS_HIP_EXTENSION else ['-O3', '--use_fast_math']\n"
+        "setup(name='rocmops', packages=['rocmops'],\n"
+        "      ext_modules=[CUDAExtension('rocmops._C', ['csrc/add.cu'],\n"
+        "                                 extra_compile_args={'nvcc': flags})],\n"
+        "      cmdclass={'build_ext': BuildExtension})\n",
+    )
+    write(root, "rocmops/__init__.py", "import torch\nfrom rocmops import _C\n")
+    write(root, "csrc/add.cu", KERNEL)
+    write(root, "Dockerfile", "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install .\n")
+    write(root, "README.md", "# rocmops\n\nBuilds for CUDA and ROCm. Or use the `Dockerfile`.\n")
+    result = run_cli("report", "--format", "json", "--no-cache", str(root))
+    project = json.loads(result.stdout)["projects"][0]
+    assert project["amd_path"], project["verdict_reason"]
+    assert project["verdict"] == "ready", project["verdict_reason"]
+    assert project["verdict_rule_id"] == "deploy-only"
+    # the container recipe is still named, as the work item that is left
+    assert any("Dockerfile" in item["files"] for item in project["deciding"])
+
+
+MMA = """#include <torch/extension.h>
+__global__ void mma_kernel(const unsigned* a, float* c) {
+  float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\\n"
+      : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]),
+        "f"(d0), "f"(d1), "f"(d2), "f"(d3));
+  c[threadIdx.x] = d0 + d1 + d2 + d3;
+}
+"""
+
+
+def _lazy_ptx_project(root: Path, folder: str) -> Path:
+    """A package whose tensor-core PTX kernels (four files: weeks of porting) are JIT-built
+    when a function of ``pkg/<folder>/ops.py`` first runs."""
+    write(root, "pkg/__init__.py", "import torch\n")
+    write(
+        root, "pkg/cli.py", "from pkg import model\n\nif __name__ == '__main__':\n    model.run()\n"
+    )
+    write(
+        root,
+        "pkg/model.py",
+        f"import torch\n\n\ndef run(fast=False):\n    from pkg.{folder.replace('/', '.')} import ops\n"
+        "    return ops.gemm(torch.ones(4))\n",
+    )
+    write(root, f"pkg/{folder}/__init__.py", "")
+    sources = [f"pkg/{folder}/csrc/mma{n}.cu" for n in range(4)]
+    write(
+        root,
+        f"pkg/{folder}/ops.py",
+        "import os\nfrom torch.utils.cpp_extension import load\n\n\ndef gemm(x):\n"
+        "    here = os.path.dirname(__file__)\n"
+        "    mod = load('mma', [os.path.join(here, 'csrc', f'mma{n}.cu') for n in range(4)])\n"
+        "    return mod.gemm(x)\n",
+    )
+    for source in sources:
+        write(root, source, MMA)
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = 'pkg'\nversion = '1'\n[project.scripts]\npkg = 'pkg.cli:main'\n",
+    )
+    return root
+
+
+def test_weeks_of_ptx_porting_block_the_path_they_are_on_but_not_a_plugin(run_cli, tmp_path):
+    core = _lazy_ptx_project(tmp_path / "core", "kernels")
+    result = run_cli("report", "--format", "json", "--no-cache", str(core))
+    project = json.loads(result.stdout)["projects"][0]
+    assert project["verdict"] == "blocked", project["verdict_reason"]
+    assert {rule for item in project["deciding"] for rule in item["rules"]} == {"ROC311"}
+    assert all(item["class"] == "port" for item in project["deciding"])
+    # the same kernels in a plugin a user enables run only then: not the project's blocker
+    plugin = _lazy_ptx_project(tmp_path / "plugin", "integrations/moe")
+    result = run_cli("report", "--format", "json", "--no-cache", str(plugin))
+    project = json.loads(result.stdout)["projects"][0]
+    assert project["verdict"] != "blocked", project["verdict_reason"]

@@ -150,7 +150,8 @@ def kernel_roles(
     every run loads imports the extension at module level, lazy where it is imported behind a
     guard, inside a function, by a module loaded later, or not at all by name; a source in no
     extension (a build the static reading did not resolve) is lazy too: it needs work, but
-    nothing shows that every run loads it."""
+    nothing shows that every run loads it. Outside core, a source in a plugin folder
+    (``integrations/``, ``plugins/``...) is opt-in, as the plugin's Python modules are."""
     from migrator.kernels.builds import KERNEL_SUFFIXES
     from migrator.kernels.project import extension_views, kernel_file_roles
 
@@ -171,6 +172,8 @@ def kernel_roles(
         # deliverable unless code every run loads imports it: then it is the project's own path
         if roles.get(relative) == SUBPROJECT and role != CORE:
             continue
+        if role != CORE and plugin_module(relative):
+            role = OPT_IN  # a plugin's kernels run when a user enables the plugin, as its modules
         roles[relative] = role
 
 
