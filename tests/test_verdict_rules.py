@@ -181,6 +181,9 @@ def test_weeks_of_port_work_on_a_lazy_path_are_blocked_not_needs_work():
     assert state.verdict is r.Verdict.BLOCKED and state.rule == "port-hours"
     # a few hours of port work there is still work, not a blocker
     assert r.readiness([_item("port", 16.0)]).verdict is r.Verdict.NEEDS_WORK
+    # a partial port: the project ships an AMD path whose build leaves those kernels out
+    evidence = [r.Evidence("dispatch", "setup.py", "vendor dispatch (`IS_HIP_EXTENSION`)")]
+    assert r.readiness([_item("port", 286.0)], evidence).verdict is r.Verdict.NEEDS_WORK
 
 
 def test_a_ready_project_has_at_most_a_week_of_work():

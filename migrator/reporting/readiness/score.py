@@ -73,16 +73,17 @@ FORMULA_LINES: tuple[str, ...] = (
 #: A ready project has at most this many hours of reachable work (about one engineer-week);
 #: more is "needs work" whatever the items are.
 READY_MAX_HOURS = 40.0
-#: Port work (no drop-in ROCm equivalent) in reachable code that the project's AMD path does not
-#: cover, from this many hours on (about two engineer-weeks), makes a project blocked: weeks of
-#: porting on a path its users take is not "needs work".
+#: Port work (no drop-in ROCm equivalent) in reachable code, from this many hours on (about two
+#: engineer-weeks), makes a project that ships no AMD path blocked: weeks of porting on a path its
+#: users take is not "needs work". A project with an AMD path is never blocked (a partial port,
+#: whose ROCm build leaves the unported extensions out, needs work).
 PORT_BLOCK_HOURS = 80.0
 
 #: The readiness class of a work item, from its basis and consequence alone (``item_class``),
 #: and what it makes of a project when it is in reachable code the AMD path does not cover.
 ITEM_CLASSES: dict[str, str] = {
     "port": "needs a port and breaks (crash or silent CPU fallback) in the project's code or its "
-    "declared dependencies: blocked in code every run loads without an AMD path, or from "
+    "declared dependencies: without an AMD path, blocked in code every run loads or from "
     f"{PORT_BLOCK_HOURS:g} h of port work on; else needs work",
     "breaks": "breaks (crash or silent CPU fallback) with a fix or a documented pattern: "
     "needs work",
@@ -95,8 +96,7 @@ VERDICT_RULE_TEXT: dict[str, str] = {
     "port-eager": "blocked: a work item in code every run loads needs a port (no drop-in ROCm "
     "equivalent), crashes, and the project ships no AMD path",
     "port-hours": f"blocked: reachable code needs {PORT_BLOCK_HOURS:g} h or more of port work "
-    "(kernels or backends with no drop-in ROCm equivalent) that the project's AMD path does not "
-    "cover",
+    "(kernels or backends with no drop-in ROCm equivalent) and the project ships no AMD path",
     "deploy-only": "ready (with work items): the project ships an AMD path and what still breaks "
     "is only in deployment files (container recipes, compose files, launch scripts)",
     "breaks": "needs work: a core or deployment work item crashes or silently falls back to the "
@@ -229,7 +229,7 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
             items,
         )
     porting = port_hours(items)
-    if porting >= PORT_BLOCK_HOURS:
+    if porting >= PORT_BLOCK_HOURS and not amd_path:
         heaviest = sorted(
             (item for item in reachable if item.tier == CORE and item_class(item) == "port"),
             key=lambda item: (-item.hours, item.key),
