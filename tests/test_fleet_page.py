@@ -76,6 +76,11 @@ def monitor_project(root: Path) -> Path:
     """A training script with a CUDA base image: a small, ordinary piece of work."""
     write(root, "train.py", "import torch\n\nmodel = torch.nn.Linear(4, 4).cuda()\n")
     write(root, "Dockerfile", "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\nCOPY . /app\n")
+    write(
+        root,
+        "environment.yml",
+        "name: trainer\nchannels:\n  - pytorch\ndependencies:\n  - pytorch\n  - cudatoolkit=11.8\n",
+    )
     write(root, "README.md", "# trainer\n\nRun `python train.py` or build the `Dockerfile`.\n")
     return root
 

@@ -35,7 +35,8 @@ class EffortSpread:
             names = ", ".join(
                 f"{name} ({hours:g} h, {share:.0%})" for name, hours, share in self.dominant
             )
-            text += f"; {len(self.dominant)} of {self.projects} projects make "
+            verb = "makes" if len(self.dominant) == 1 else "make"
+            text += f"; {len(self.dominant)} of {self.projects} projects {verb} "
             text += f"{sum(share for _, _, share in self.dominant):.0%} of the total: {names}"
         return text
 
