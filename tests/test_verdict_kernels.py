@@ -185,3 +185,37 @@ def test_weeks_of_ptx_porting_block_the_path_they_are_on_but_not_a_plugin(run_cl
     result = run_cli("report", "--format", "json", "--no-cache", str(plugin))
     project = json.loads(result.stdout)["projects"][0]
     assert project["verdict"] != "blocked", project["verdict_reason"]
+
+
+def _nvml_project(root: Path, *, computes: bool) -> Path:
+    head = "import torch\n" if computes else ""
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = 'gmon'\nversion = '1'\ndependencies = ['nvidia-ml-py']\n"
+        "[project.scripts]\ngmon = 'gmon.cli:main'\n",
+    )
+    write(root, "gmon/__init__.py", "")
+    write(
+        root,
+        "gmon/cli.py",
+        head + "import pynvml\n\n\ndef main():\n    pynvml.nvmlInit()\n"
+        "    handle = pynvml.nvmlDeviceGetHandleByIndex(0)\n"
+        "    print(pynvml.nvmlDeviceGetMemoryInfo(handle).used)\n",
+    )
+    return root
+
+
+def test_nvml_decides_by_its_class_and_the_page_says_which(run_cli, tmp_path):
+    verdicts = {}
+    for computes in (False, True):
+        root = _nvml_project(tmp_path / f"gmon{computes}", computes=computes)
+        result = run_cli("report", "--format", "json", "--no-cache", str(root))
+        project = json.loads(result.stdout)["projects"][0]
+        (item,) = [item for item in project["deciding"] if item["title"] == "`nvml`"]
+        verdicts[computes] = (project["verdict"], item["class"], item["summary"])
+    tool, trainer = verdicts[False], verdicts[True]
+    assert tool[:2] == ("blocked", "port")
+    assert "GPU tool built on nvml" in tool[2]  # why this NVML item is a port
+    assert trainer[:2] == ("needs-work", "breaks")
+    assert "GPU tool" not in trainer[2]

@@ -231,6 +231,8 @@ class WorkItem:
     covered_by: str = ""
     #: The share of the requested GPU targets on which the item matters.
     share: float = 1.0
+    #: Why the item needs a port when its rules alone do not say so (a GPU tool built on NVML).
+    port_reason: str = ""
 
     @property
     def files(self) -> list[str]:
@@ -277,6 +279,8 @@ class WorkItem:
             f"{self.title} ({where}): {CONSEQUENCE_LABELS[self.consequence]}; "
             f"{BASIS_LABELS[self.basis]}"
         )
+        if self.port_reason:
+            text += f" ({self.port_reason})"
         if self.opt_in:
             text += f"; opt-in: {self.opt_in}"
         if self.covered_by:
@@ -317,6 +321,18 @@ def _basis(
 #: ported once is repeated, not re-invented).
 KERNEL_FILE_SHARE = 0.5
 KERNEL_SITE_SHARE = 0.1
+
+
+def _port_reason(basis: str, subject: str, ports: Mapping[str, bool], rules: Sequence[str]) -> str:
+    """Why an item needs a port when none of its rules declares one: the project is a tool built
+    on the package (a required dependency, no GPU compute of its own), so the package is its
+    product, not a call to replace."""
+    if basis != "port" or any(ports.get(rule, False) for rule in rules):
+        return ""
+    return (
+        f"the project is a GPU tool built on {subject}: a required dependency and no GPU compute "
+        "of its own"
+    )
 
 
 def _kernel_hours(sites: Sequence[Site], metas: Mapping[str, RuleMeta]) -> float:
@@ -420,6 +436,7 @@ def work_items(
                 weight=round(weight, 3),
                 covered_by=covered,
                 share=share,
+                port_reason=_port_reason(basis, subject, ports, rules),
             )
         )
     if kernels and "dispatch" in amd_kinds:
