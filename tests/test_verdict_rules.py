@@ -267,3 +267,27 @@ def test_the_json_report_states_the_rule_class_thresholds_and_unknowns(tmp_path:
         "ready_max_hours": READY_MAX_HOURS,
         "port_block_hours": PORT_BLOCK_HOURS,
     }
+
+
+def test_code_users_run_that_could_not_be_analysed_keeps_a_project_from_ready():
+    def scan_with(failed: str) -> ScanResult:
+        return ScanResult(
+            root="/nonexistent",
+            files=[
+                FileResult("pkg/ok.py", Status.SCANNED),
+                FileResult(failed, Status.FAILED, reason="not scanned: syntax error at line 3"),
+            ],
+        )
+
+    project = r.build_project(
+        scan_with("pkg/core.py"), name="p", layout=r.ProjectLayout(known=False)
+    )
+    assert project.verdict is r.Verdict.NEEDS_WORK and project.rule == "unknown"
+    assert "pkg/core.py" in project.reason
+    assert project.unknowns[0][0] == "not analysed"
+    # a test file that could not be read is said, but does not decide
+    project = r.build_project(
+        scan_with("tests/test_x.py"), name="p", layout=r.ProjectLayout(known=False)
+    )
+    assert project.verdict is r.Verdict.READY
+    assert project.unknowns[0][0] == "not analysed"

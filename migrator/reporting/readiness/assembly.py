@@ -203,9 +203,11 @@ def build_project(
         covers=coverage(layout.amd_path),
         kernels=layout.kernel_sources,
     )
-    state = readiness(work, layout.amd_path)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]
+    # a file of code users run that could not be analysed keeps the project from "ready"
+    unread = [path for path, _ in failed if layout.tier_of(path) != PERIPHERAL]
+    state = readiness(work, layout.amd_path, unread)
     extensions = _extensions(scan, findings)
     return ProjectReport(
         name=name or _project_name(scan.root),

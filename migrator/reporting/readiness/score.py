@@ -97,10 +97,13 @@ VERDICT_RULE_TEXT: dict[str, str] = {
     "equivalent), crashes, and the project ships no AMD path",
     "port-hours": f"blocked: reachable code needs {PORT_BLOCK_HOURS:g} h or more of port work "
     "(kernels or backends with no drop-in ROCm equivalent) and the project ships no AMD path",
+    "breaks": "needs work: a core or deployment work item crashes or silently falls back to the "
+    "CPU, and the project's AMD path does not cover it (unless the project ships an AMD path and "
+    "only deployment files break)",
+    "unknown": "needs work: nothing known breaks, but files of code users run could not be "
+    "analysed (what they hold is unknown)",
     "deploy-only": "ready (with work items): the project ships an AMD path and what still breaks "
     "is only in deployment files (container recipes, compose files, launch scripts)",
-    "breaks": "needs work: a core or deployment work item crashes or silently falls back to the "
-    "CPU, and the project's AMD path does not cover it",
     "effort": f"needs work: nothing reachable breaks, but the reachable work exceeds "
     f"{READY_MAX_HOURS:g} h",
     "ready": "ready: nothing reachable from the entry points breaks (at most performance or "
@@ -209,9 +212,12 @@ def _decide(
     )
 
 
-def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> Readiness:
+def readiness(
+    items: Sequence[WorkItem], amd_path: Sequence[Evidence] = (), unread: Sequence[str] = ()
+) -> Readiness:
     """Score and verdict of a project's work items, by the first rule of ``VERDICT_RULE_TEXT``
-    that applies."""
+    that applies; ``unread``: files of core code the scan could not analyse (unknown is not
+    fine: they keep the project from "ready")."""
     penalty = penalty_of_items(items)
     reachable = [item for item in items if item.tier in (CORE, DEPLOY) and not item.covered_by]
     ports = [
@@ -244,7 +250,25 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
             items,
         )
     breaking = [item for item in reachable if item.breaks]
-    if breaking and amd_path and all(item.tier == DEPLOY for item in breaking):
+    deploy_only = bool(breaking and amd_path and all(item.tier == DEPLOY for item in breaking))
+    if breaking and not deploy_only:
+        reason = "reachable code or its deployment breaks on ROCm"
+        if ports:
+            reason += " (the port it needs is covered by the project's AMD path)"
+        return _decide(Verdict.NEEDS_WORK, "breaks", penalty, breaking[:2], reason, items)
+    if unread:
+        named = ", ".join(f"`{path}`" for path in unread[:3])
+        more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+        return _decide(
+            Verdict.NEEDS_WORK,
+            "unknown",
+            penalty,
+            breaking[:2],
+            f"{len(unread)} file(s) of code users run could not be analysed ({named}{more}): "
+            "what they hold is unknown",
+            items,
+        )
+    if deploy_only:
         return _decide(
             Verdict.READY,
             "deploy-only",
@@ -254,11 +278,6 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
             "deployment files",
             items,
         )
-    if breaking:
-        reason = "reachable code or its deployment breaks on ROCm"
-        if ports:
-            reason += " (the port it needs is covered by the project's AMD path)"
-        return _decide(Verdict.NEEDS_WORK, "breaks", penalty, breaking[:2], reason, items)
     minor = [item for item in reachable if item.weight > 0]
     total = reachable_hours(items)
     if total > READY_MAX_HOURS:
