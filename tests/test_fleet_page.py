@@ -147,6 +147,8 @@ def test_the_fleet_page_shows_the_spread_the_deciding_items_and_no_local_path(tm
     kpkg = next(row for row in data["projects"] if row["name"] == "kpkg")
     assert kpkg["decided_by"] and "csrc/mma.cu" in kpkg["decided_by"][0]
     assert "(port)" in kpkg["decided_by"][0] and kpkg["rule"].startswith("blocked")
+    assert "on ROCm" in kpkg["unknowns"] and "CUDA kernels" in kpkg["unknowns"]
+    assert "unknowns: CUDA kernels, on ROCm" in pages["html"]
     for fmt in ("html", "md", "csv"):  # the pages and the table (JSON keeps its keys)
         assert "problem:" not in pages[fmt], fmt
     for fmt in ("html", "md"):  # the pages (the CSV and JSON name each repository's source)

@@ -39,6 +39,8 @@ class RepoRow:
     decided_by: list[str] = field(default_factory=list)
     #: The stated verdict rule that applied.
     rule: str = ""
+    #: What the project's report could not tell and that could change its verdict (what only).
+    unknowns: list[str] = field(default_factory=list)
     reason: str = ""
     report: str = ""
     folder: str = ""
@@ -154,6 +156,7 @@ def collect(
                 row.deciding = [str(item["title"]) for item in project["deciding"]]
                 row.decided_by = [_decided(item) for item in project["deciding"]]
                 row.rule = str(project.get("verdict_rule_text") or project.get("verdict_rule", ""))
+                row.unknowns = [str(entry.get("what", "")) for entry in project.get("unknowns", [])]
                 row.report = _relative(folder / "report.html", link_base)
                 row.folder = _relative(folder, link_base)
                 deciding = {_item_key(str(item["key"])) for item in project["deciding"]}
