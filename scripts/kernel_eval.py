@@ -44,6 +44,9 @@ CLASSES: dict[str, frozenset[str]] = {
     # HIP lacks); the label classes have none of their own
     "ROC370": frozenset({"cublaslt", "other"}),
     "ROC361": frozenset({"other"}),
+    # an nvcc-only flag handed to hipcc (a related site of the extension build it reaches, named
+    # by its own rule): labelled "other" (a build edit), the label classes have none of their own
+    "ROC603": frozenset({"other"}),
 }
 PROBLEM = {"blocker", "small edit"}
 

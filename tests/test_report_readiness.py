@@ -37,6 +37,7 @@ CATALOG = {
         name="hard-pycuda",
         category="dependency",
         blocker=True,
+        port=True,
         effort_hours=8.0,
         consequence="crash-path",
     ),
@@ -103,7 +104,7 @@ def project(*findings: Finding, targets=r.DEFAULT_TARGETS) -> r.ProjectReport:
 # -- fix classes, work items, score, verdicts -------------------------------------------------
 
 
-def test_fix_class_follows_the_finding_fix_and_the_blocker_flag():
+def test_fix_class_follows_the_finding_fix_and_the_port_flag():
     items = r.classify(
         [
             finding("ROC901"),
@@ -115,7 +116,7 @@ def test_fix_class_follows_the_finding_fix_and_the_blocker_flag():
         ],
         lookup,
     )
-    # a rule with no drop-in equivalent needs a port; an info finding with no fix is a hint
+    # a rule with no drop-in equivalent needs a port (the flag the verdict reads, not ``blocker``); an info finding with no fix is a hint
     assert [item.fix_class for item in items] == [
         "port",
         "safe",

@@ -61,6 +61,7 @@ def hostile_meta(code: str) -> readiness.RuleMeta:
         targets=("all",),
         effort_hours=1.0,
         blocker=True,
+        port=True,
         manual_steps=f"Steps with raw HTML {XSS} and `code {XSS}`",
         references=f"- ref {XSS}",
     )

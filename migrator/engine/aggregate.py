@@ -125,11 +125,16 @@ def aggregate(findings: Iterable[Finding]) -> list[Finding]:
         others: list[Related] = list(anchor.related)
         seen = {related_site(anchor)}
         for member in members[1:]:
-            for site in (related_site(member), *member.related):
-                if site not in seen:
-                    seen.add(site)
+            own = related_site(member)
+            if member.rule != anchor.rule:  # another rule's site of this problem says which
+                own = replace(own, rule=member.rule)
+            for site in (own, *member.related):
+                where = replace(site, rule="")  # one place is one site, whichever rule found it
+                if where not in seen:
+                    seen.add(where)
                     others.append(site)
-        others = [site for site in others if site not in {related_site(anchor)}]
+        here = related_site(anchor)
+        others = [site for site in others if replace(site, rule="") != here]
         base = anchor.message.split(" (+", 1)[0] if anchor.related else anchor.message
         out.append(
             replace(

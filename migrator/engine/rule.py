@@ -121,6 +121,9 @@ class Rule:
     #: The problem needs a port, not an edit: nothing drop-in exists on ROCm (inline PTX,
     #: CUTLASS, a package with no ROCm build). In code every run loads it blocks the project.
     port: ClassVar[bool] = False
+    #: Whether a finding says what the scan could not read (a build, an unknown dependency): the
+    #: readiness report lists it with the unknowns that could change the verdict.
+    unknown: ClassVar[bool] = False
     #: How many findings one problem yields (the engine merges the rest into ``related``):
     #: ``none`` (every report is its own problem), ``scope`` (one per rule, group and enclosing
     #: function or class), ``file`` (one per rule and group in a file), ``project`` (one per

@@ -15,6 +15,7 @@ from typing import Any
 
 from migrator.fleet.store import Store
 from migrator.fleet.unit import SCAN, VERIFY, Unit
+from migrator.reporting.readiness.distribution import EffortSpread, spread
 
 OK, FAILED, MISSING = "ok", "failed", "not run"
 
@@ -34,6 +35,12 @@ class RepoRow:
     findings: int = 0
     work_items: int = 0
     deciding: list[str] = field(default_factory=list)
+    #: Each deciding item in one line: title, its first file (repository-relative) and class.
+    decided_by: list[str] = field(default_factory=list)
+    #: The stated verdict rule that applied.
+    rule: str = ""
+    #: What the project's report could not tell and that could change its verdict (what only).
+    unknowns: list[str] = field(default_factory=list)
     reason: str = ""
     report: str = ""
     folder: str = ""
@@ -66,6 +73,7 @@ class Fleet:
     total_hours: float
     hours_by_verdict: dict[str, float]
     generated: str = ""
+    spread: EffortSpread = field(default_factory=lambda: spread([]))
 
     @property
     def failed(self) -> list[RepoRow]:
@@ -90,6 +98,19 @@ def _klass(row: RepoRow, work: Sequence[dict[str, Any]]) -> str:
     if "port" in bases:
         return "need a port of some code"
     return "need documented, manual changes"
+
+
+def _decided(item: dict[str, Any]) -> str:
+    """A deciding item in one line: its title, where (its first repository-relative file, and
+    how many more) and its readiness class."""
+    files = [str(path) for path in item.get("files") or []]
+    where = ""
+    if files:
+        where = f" in `{files[0]}`" + (
+            f" and {len(files) - 1} more file(s)" if len(files) > 1 else ""
+        )
+    klass = item.get("class")
+    return f"{item['title']}{where}" + (f" ({klass})" if klass else "")
 
 
 def _relative(path: Path, base: Path | None) -> str:
@@ -133,6 +154,9 @@ def collect(
                 work = list(project["work_items"])
                 row.work_items = len(work)
                 row.deciding = [str(item["title"]) for item in project["deciding"]]
+                row.decided_by = [_decided(item) for item in project["deciding"]]
+                row.rule = str(project.get("verdict_rule_text") or project.get("verdict_rule", ""))
+                row.unknowns = [str(entry.get("what", "")) for entry in project.get("unknowns", [])]
                 row.report = _relative(folder / "report.html", link_base)
                 row.folder = _relative(folder, link_base)
                 deciding = {_item_key(str(item["key"])) for item in project["deciding"]}
@@ -188,4 +212,5 @@ def collect(
         total_hours=round(sum(row.hours for row in rows), 2),
         hours_by_verdict=by_verdict,
         generated=generated,
+        spread=spread([(row.name, row.hours) for row in rows if row.status == OK]),
     )

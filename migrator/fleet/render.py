@@ -42,7 +42,19 @@ def fleet_dict(fleet: Fleet) -> dict[str, Any]:
         "repositories": len(fleet.rows),
         "verdicts": fleet.verdicts,
         "failed": len(fleet.failed),
-        "effort": {"total_hours": fleet.total_hours, "by_verdict": fleet.hours_by_verdict},
+        "effort": {
+            "total_hours": fleet.total_hours,
+            "median_hours": fleet.spread.median,
+            "largest": None
+            if fleet.spread.largest is None
+            else {"name": fleet.spread.largest[0], "hours": fleet.spread.largest[1]},
+            "dominant": [
+                {"name": name, "hours": hours, "share": round(share, 3)}
+                for name, hours, share in fleet.spread.dominant
+            ],
+            "summary": fleet.spread.sentence(),
+            "by_verdict": fleet.hours_by_verdict,
+        },
         "classes": [{"class": name, "repositories": count} for name, count in fleet.classes],
         "work_items": [{**asdict(item), "hours": round(item.hours, 2)} for item in fleet.items],
         "projects": [asdict(row) for row in fleet.rows],
@@ -78,7 +90,11 @@ def render_csv(fleet: Fleet) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_CSV_FIELDS)
     for row in fleet.rows:
-        values = {**asdict(row), "class": row.klass, "deciding": "; ".join(row.deciding)}
+        values = {
+            **asdict(row),
+            "class": row.klass.replace("`", ""),
+            "deciding": "; ".join(row.decided_by or row.deciding).replace("`", ""),
+        }
         writer.writerow(
             [_csv_cell("" if values[name] is None else values[name]) for name in _CSV_FIELDS]
         )
@@ -95,7 +111,7 @@ def render_md(fleet: Fleet, limit: int = 100) -> str:
         "",
         "Verdicts: "
         + ", ".join(f"{count} {cell(verdict)}" for verdict, count in fleet.verdicts.items())
-        + f". Effort: {fleet.total_hours:g} h in all.",
+        + f". Effort: {cell(fleet.spread.sentence())}.",
         "",
         "## What stands between them and ROCm",
         "",
@@ -120,7 +136,7 @@ def render_md(fleet: Fleet, limit: int = 100) -> str:
     ]
     for row in fleet.rows:
         if row.status == OK:
-            deciding = cell("; ".join(row.deciding)) or "—"
+            deciding = cell("; ".join(row.decided_by or row.deciding)) or "—"
             link = f"[report]({url_path(row.report)})"
             lines.append(
                 f"| {cell(row.name)} | {row.score} | {cell(row.verdict)} | {row.hours:g} "

@@ -25,6 +25,7 @@ from migrator.reporting.readiness import (
     ProjectReport,
     Report,
 )
+from migrator.reporting.readiness.score import item_class
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -218,6 +219,7 @@ def environment() -> jinja2.Environment:
         gauge=gauge,
         stacked_chart=stacked_chart,
         score_colour=score_colour,
+        item_class=item_class,
     )
     return env
 

@@ -21,6 +21,7 @@ from migrator.reporting.readiness import (
     VERDICT_RULES,
     Report,
 )
+from migrator.reporting.readiness.score import item_class
 
 #: GitHub rejects comments over 65,536 characters; long finding lists are cut to this many rows.
 MAX_FINDING_ROWS = 150
@@ -118,7 +119,7 @@ def environment() -> jinja2.Environment:
         urlpath=url_path,
         facts_url=facts_url,
     )
-    env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS)
+    env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS, item_class=item_class)
     return env
 
 

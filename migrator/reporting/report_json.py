@@ -28,6 +28,12 @@ from migrator.reporting.readiness import (
     WorkGroup,
     WorkItem,
 )
+from migrator.reporting.readiness.score import (
+    ITEM_CLASSES,
+    PORT_BLOCK_HOURS,
+    READY_MAX_HOURS,
+    item_class,
+)
 
 SCHEMA_VERSION = "1"
 SCHEMA_ID = "https://migrate.dev/schemas/report.schema.json"
@@ -44,6 +50,8 @@ def formula_dict() -> dict[str, Any]:
         "bands": {verdict: [low, high] for verdict, (low, high) in BANDS.items()},
         "text": list(FORMULA_LINES),
         "verdict_rules": list(VERDICT_RULES),
+        "item_classes": dict(ITEM_CLASSES),
+        "thresholds": {"ready_max_hours": READY_MAX_HOURS, "port_block_hours": PORT_BLOCK_HOURS},
     }
 
 
@@ -124,6 +132,7 @@ def work_item_dict(item: WorkItem) -> dict[str, Any]:
         "consequence_label": CONSEQUENCE_LABELS[item.consequence],
         "basis": item.basis,
         "basis_label": BASIS_LABELS[item.basis],
+        "class": item_class(item),
         "rules": list(item.rules),
         "files": item.files,
         "findings": item.findings,
@@ -166,6 +175,9 @@ def project_dict(project: ProjectReport) -> dict[str, Any]:
         "verdict_label": project.verdict.label,
         "verdict_reason": project.verdict_reason(),
         "verdict_rule": project.reason,
+        "verdict_rule_id": project.rule,
+        "verdict_rule_text": project.rule_text,
+        "unknowns": [{"what": what, "detail": detail} for what, detail in project.unknowns],
         "band": list(BANDS[project.verdict.value]),
         "deciding": [work_item_dict(item) for item in project.deciding],
         "amd_path": [_evidence(evidence) for evidence in project.amd_path],

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from migrator.output.escape import safe_line, safe_text
 from migrator.reporting.readiness import CONSEQUENCE_LABELS, Report
-from migrator.reporting.readiness.score import Verdict
+from migrator.reporting.readiness.score import Verdict, item_class
 
 #: Rows of each table; the rest is counted, and the full report has it.
 MAX_ROWS = 10
@@ -62,6 +62,7 @@ def _project(project: Any) -> list[Any]:
     )
     out.append(headline)
     out.append(styled(f"{project.reason}."))
+    out.append(styled(f"Rule applied: {project.rule_text}.", style="dim"))
     scanned = f"{project.files_scanned} files scanned"
     out.append(
         Text(
@@ -77,6 +78,7 @@ def _project(project: Any) -> list[Any]:
             "Where",
             "On ROCm",
             "Basis",
+            "Class",
             "Files",
             "Hours",
             right=("Files", "Hours"),
@@ -84,9 +86,10 @@ def _project(project: Any) -> list[Any]:
         for item in project.deciding[:MAX_ROWS]:
             table.add_row(
                 styled(item.title),
-                Text(item.tier),
+                Text(safe_line(item.files[0]) if item.files else item.tier),
                 Text(CONSEQUENCE_LABELS.get(item.consequence, item.consequence)),
                 Text(_BASIS.get(item.basis, item.basis)),
+                Text(item_class(item)),
                 str(len(item.files)),
                 _hours(item.hours),
             )
@@ -139,30 +142,13 @@ def _project(project: Any) -> list[Any]:
 
 
 def _unknowns(project: Any) -> Table:
-    """What the report could not tell: files not analysed or skipped, kernels not compiled, no
-    run on ROCm."""
-    table = _table("Unknowns", "What", "Detail")
-    for path, reason in project.files_failed[:MAX_ROWS]:
-        table.add_row(Text("not analysed", style="bold red"), Text(safe_line(f"{path}: {reason}")))
-    if len(project.files_failed) > MAX_ROWS:
-        table.add_row(
-            Text("not analysed"), Text(f"{len(project.files_failed) - MAX_ROWS} more files")
-        )
-    if project.files_skipped:
-        table.add_row(
-            Text("skipped"), Text(f"{len(project.files_skipped)} file(s) (see the full report)")
-        )
-    if project.extensions:
-        table.add_row(
-            Text("CUDA kernels"),
-            styled(
-                f"{len(project.extensions)} extension(s): a HIP compile is not checked here "
-                "(`migrate kernels PATH --compile`)"
-            ),
-        )
-    table.add_row(
-        Text("on ROCm"), styled("not run: the score reads the code (`migrate verify` runs it)")
-    )
+    """What the report could not tell and that could change the verdict (the project's
+    ``unknowns``: files not analysed or skipped, builds not read, kernels not compiled, no run
+    on ROCm)."""
+    table = _table("Unknowns that could change the verdict", "What", "Detail")
+    for what, detail in project.unknowns:
+        style = "bold red" if what == "not analysed" else ""
+        table.add_row(Text(safe_line(what), style=style), styled(detail))
     return table
 
 
@@ -179,7 +165,7 @@ def _fleet(report: Report) -> Table:
     )
     for project in report.projects:
         table.add_row(
-            Text(safe_text(project.name)),
+            Text(safe_line(project.name)),
             str(project.score),
             Text(project.verdict.label, style=_VERDICT_STYLE.get(project.verdict, "bold red")),
             str(len(project.reachable_work)),
@@ -194,6 +180,7 @@ def render(report: Report, console: Console) -> None:
     parts: list[Any] = []
     if report.is_fleet:
         parts.append(_fleet(report))
+        parts.append(styled(f"Effort: {report.effort_spread.sentence()}."))
     else:
         parts.extend(_project(report.projects[0]))
     if report.verification is not None:

@@ -48,6 +48,7 @@ class BuildNotRead(BuildNoteRule):
     category = "cuda-extension"
     severity = Severity.WARNING
     consequence = "crash-path"
+    unknown = True
     message = "a part of this extension build was not read: its kernels were not checked"
     fact = "§7 CUDAExtension row; [P9]"
     triggers = ("cpp_extension", "Extension")

@@ -25,7 +25,7 @@ _AMD_MODULE = re.compile(r"(?:^|_)(?:amd|rocm|hip|amdsmi)(?:_|$)", re.I)
 _DISPATCH = re.compile(
     r"torch\.version\.hip|\bis_hip\w*\s*\(|\bis_rocm\w*|\bIS_ROCM\b|\bimport amdsmi\b|\bfrom amdsmi\b"
     r"|[\"'](?:rocm-smi|amd-smi)[\"']|\bROCM_(?:HOME|PATH)\b|\bhipcc\b|COMPUTE_BACKEND[^\n]*hip"
-    r"|\bUSE_ROCM\b|__HIP_PLATFORM_AMD__"
+    r"|\bUSE_ROCM\b|__HIP_PLATFORM_AMD__|\bIS_HIP_EXTENSION\b"
 )
 #: Every alternative of ``_DISPATCH`` contains one of these words (a cheap test first: the
 #: pattern has no literal prefix, so searching a large module with it alone is slow).

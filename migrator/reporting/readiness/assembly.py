@@ -11,11 +11,17 @@ from typing import Any
 from migrator.model import Finding, ScanResult, Status
 from migrator.reporting.readiness.amd_evidence import Evidence
 from migrator.reporting.readiness.dependencies import DependencyRow, dependency_rows
+from migrator.reporting.readiness.distribution import EffortSpread, spread
 from migrator.reporting.readiness.layout import ProjectLayout, analyze
 from migrator.reporting.readiness.meta import MetaLookup, catalog_meta
 from migrator.reporting.readiness.receipts import Verification
 from migrator.reporting.readiness.roles import PERIPHERAL
-from migrator.reporting.readiness.score import EFFORT_ASSUMPTIONS, Verdict, readiness
+from migrator.reporting.readiness.score import (
+    EFFORT_ASSUMPTIONS,
+    VERDICT_RULE_TEXT,
+    Verdict,
+    readiness,
+)
 from migrator.reporting.readiness.scoring import (
     FIX_CLASSES,
     CategoryRow,
@@ -28,6 +34,7 @@ from migrator.reporting.readiness.scoring import (
     work_groups,
 )
 from migrator.reporting.readiness.targets import DEFAULT_TARGETS, TargetMatrix, target_matrix
+from migrator.reporting.readiness.unknowns import unknowns_of
 from migrator.reporting.readiness.workitems import WorkItem, sites_of, work_items
 
 
@@ -85,6 +92,10 @@ class ProjectReport:
     entry_points: int = 0
     #: the project's CUDA extensions (``migrator.kernels.project.ExtensionRow``)
     extensions: list[Any] = field(default_factory=list)
+    #: The id of the verdict rule that applied (``score.VERDICT_RULE_TEXT``).
+    rule: str = "ready"
+    #: What the report could not tell and that could change the verdict: (what, detail).
+    unknowns: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -128,6 +139,11 @@ class ProjectReport:
         """Findings per severity label."""
         counts = Counter(item.finding.severity.label for item in self.items)
         return {label: counts.get(label, 0) for label in ("error", "warning", "info")}
+
+    @property
+    def rule_text(self) -> str:
+        """The stated verdict rule that applied (``score.VERDICT_RULE_TEXT``)."""
+        return VERDICT_RULE_TEXT[self.rule]
 
     def verdict_reason(self) -> str:
         """One sentence on why the verdict is what it is, naming the deciding items."""
@@ -187,9 +203,12 @@ def build_project(
         covers=coverage(layout.amd_path),
         kernels=layout.kernel_sources,
     )
-    state = readiness(work, layout.amd_path)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]
+    # a file of code users run that could not be analysed keeps the project from "ready"
+    unread = [path for path, _ in failed if layout.tier_of(path) != PERIPHERAL]
+    state = readiness(work, layout.amd_path, unread)
+    extensions = _extensions(scan, findings)
     return ProjectReport(
         name=name or _project_name(scan.root),
         root=scan.root,
@@ -202,7 +221,7 @@ def build_project(
         verdict=state.verdict,
         categories=category_rows(items),
         files=file_rows(items),
-        manual=work_groups(items),
+        manual=deciding_first(work_groups(items), state.deciding, work),
         effort=effort_of(work),
         dependencies=list(dependency_rows(items)),
         targets=target_matrix(items, targets, work, layout.amd_path),
@@ -211,7 +230,28 @@ def build_project(
         reason=state.reason,
         amd_path=list(layout.amd_path),
         entry_points=len(layout.entry_points),
-        extensions=_extensions(scan, findings),
+        extensions=extensions,
+        rule=state.rule,
+        unknowns=unknowns_of(state.verdict, findings, skipped, failed, extensions, lookup),
+    )
+
+
+def deciding_first(
+    groups: Sequence[WorkGroup], deciding: Sequence[WorkItem], work: Sequence[WorkItem]
+) -> list[WorkGroup]:
+    """Manual work in the order a reader needs it: the rules of the items that decided the
+    verdict first, then those of reachable code and deployment files, then tests, examples,
+    benchmarks and tooling (a benchmark script's card never leads a page whose verdict comes
+    from the kernels); each group keeps its place otherwise."""
+    decided = {code for item in deciding for code in item.rules}
+    reachable = {code for item in work if item.tier != PERIPHERAL for code in item.rules}
+    order = {id(group): index for index, group in enumerate(groups)}
+    return sorted(
+        groups,
+        key=lambda group: (
+            0 if group.meta.code in decided else 1 if group.meta.code in reachable else 2,
+            order[id(group)],
+        ),
     )
 
 
@@ -266,6 +306,11 @@ class Report:
     @property
     def is_fleet(self) -> bool:
         return len(self.projects) > 1
+
+    @property
+    def effort_spread(self) -> EffortSpread:
+        """The projects' effort as a distribution (median, largest, who dominates the total)."""
+        return spread([(project.name, project.effort.total_hours) for project in self.projects])
 
 
 def build_report(

@@ -150,7 +150,8 @@ def kernel_roles(
     every run loads imports the extension at module level, lazy where it is imported behind a
     guard, inside a function, by a module loaded later, or not at all by name; a source in no
     extension (a build the static reading did not resolve) is lazy too: it needs work, but
-    nothing shows that every run loads it."""
+    nothing shows that every run loads it. Outside core, a source in a plugin folder
+    (``integrations/``, ``plugins/``...) is opt-in, as the plugin's Python modules are."""
     from migrator.kernels.builds import KERNEL_SUFFIXES
     from migrator.kernels.project import extension_views, kernel_file_roles
 
@@ -171,7 +172,34 @@ def kernel_roles(
         # deliverable unless code every run loads imports it: then it is the project's own path
         if roles.get(relative) == SUBPROJECT and role != CORE:
             continue
+        if role != CORE and plugin_module(relative):
+            role = OPT_IN  # a plugin's kernels run when a user enables the plugin, as its modules
         roles[relative] = role
+
+
+#: Build files of a nested sub-project: they build what the project imports from it.
+_SUBPROJECT_BUILDS = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt")
+
+
+def _imported_subprojects(
+    nested: Sequence[str], modules: Sequence[str], eager: set[str], roles: dict[str, str]
+) -> None:
+    """A nested sub-project (its own ``setup.py``) whose modules code every run loads imports is
+    part of the project's path, not a separate deliverable: those modules are core, and so are
+    the sub-project's build files (the extension it builds is what the project runs). One that
+    only a later or optional path imports stays apart, as its kernels do (``kernel_roles``)."""
+    reached: set[str] = set()
+    for relative in modules:
+        if relative not in eager:
+            continue
+        roles[relative] = CORE
+        reached.add(
+            max((folder for folder in nested if relative.startswith(f"{folder}/")), key=len)
+        )
+    for folder in reached:
+        for name in _SUBPROJECT_BUILDS:
+            if roles.get(f"{folder}/{name}") == SUBPROJECT:
+                roles[f"{folder}/{name}"] = CORE
 
 
 def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
@@ -191,12 +219,15 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             and path_role(relative) not in PERIPHERAL_ROLES
         }
     )
+    nested_python: list[str] = []
     for relative in all_paths:
         role = path_role(relative)
         if role not in PERIPHERAL_ROLES and any(
             relative.startswith(f"{folder}/") for folder in nested
         ):
             roles[relative] = SUBPROJECT
+            if role is None and relative.endswith(".py"):
+                nested_python.append(relative)
             continue
         if role is None or (relative in documented and relative.endswith(".py")):
             python.append(relative)  # a script the docs tell users to run is an entry point
@@ -207,7 +238,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
     init_dirs = {p.rsplit("/", 1)[0] for p in all_paths if p.endswith("/__init__.py")}
     by_name: dict[str, str] = {}
     names_of: dict[str, list[str]] = {}
-    for relative in python:
+    for relative in [*python, *nested_python]:  # the project's own modules win a shared name
         names = module_names(relative, init_dirs)
         names_of[relative] = names
         for name in names:
@@ -251,6 +282,7 @@ def analyze(root: Path, paths: Iterable[str]) -> ProjectLayout:
             roles[relative] = PUBLIC if relative in api else "unreachable"
         if roles[relative] in (LAZY, PUBLIC) and plugin_module(relative):
             roles[relative] = OPT_IN
+    _imported_subprojects(nested, nested_python, eager, roles)
     kernel_roles(root, all_paths, roles, texts)
     alternatives = mapped_alternatives(texts)
     for relative in alternatives:

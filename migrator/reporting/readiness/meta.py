@@ -35,6 +35,9 @@ class RuleMeta:
     #: Whether the rule reads C/C++/CUDA sources: its effort is per site (a kernel to port),
     #: not per project.
     per_site: bool = False
+    #: Whether a finding of the rule says what the scan could not read (a build, a dependency it
+    #: does not know): an unknown that could change the verdict.
+    unknown: bool = False
 
 
 def _doc_sections(doc: str) -> dict[str, str]:
@@ -77,6 +80,7 @@ def meta_from_rule(rule: type) -> RuleMeta:
         consequence=str(getattr(rule, "consequence", "")),
         port=bool(getattr(rule, "port", False)),
         per_site="cuda" in getattr(rule, "file_kinds", ()),
+        unknown=bool(getattr(rule, "unknown", False)),
     )
 
 

@@ -17,11 +17,11 @@
               low + (high - low) x 0.5 ^ (penalty / 12)
               ready 70-100, needs work 35-69, blocked 0-34
 
-Verdicts follow stated rules, each printed with the one or two items that decided it:
-``blocked`` when an item in code every run loads needs a port, crashes and the project ships
-no AMD path;
-``needs work`` when a core or deployment item breaks something (crash or silent CPU fallback);
-``ready`` otherwise (only performance, hygiene, peripheral or opt-in items).
+Verdicts follow one set of stated rules (``VERDICT_RULES``, checked in order), each printed with
+the items that decided it: every work item has a readiness class (``item_class``: port, breaks,
+minor, none) from its basis and consequence alone, so the same kind of deciding item gives the same
+verdict in every project, and the effort bounds (``READY_MAX_HOURS``, ``PORT_BLOCK_HOURS``) keep the
+hours beside a verdict consistent with it.
 The score never contradicts the verdict: a ready project always scores above one that needs
 work, and that above a blocked one; within a verdict, less penalty scores higher.
 """
@@ -70,20 +70,55 @@ FORMULA_LINES: tuple[str, ...] = (
     ),
 )
 
-VERDICT_RULES: tuple[str, ...] = (
-    "blocked: a work item in code every run loads needs a port (no drop-in ROCm equivalent), "
-    "crashes, and the project ships no AMD path",
-    "needs work: a core or deployment work item crashes or silently falls back to the CPU, "
-    "and the project's AMD path does not cover it",
-    "ready: nothing reachable from the entry points breaks (at most performance or hygiene "
-    "items, or items in tests, examples, benchmarks, unreachable or opt-in code)",
-)
+#: A ready project has at most this many hours of reachable work (about one engineer-week);
+#: more is "needs work" whatever the items are.
+READY_MAX_HOURS = 40.0
+#: Port work (no drop-in ROCm equivalent) in reachable code, from this many hours on (about two
+#: engineer-weeks), makes a project that ships no AMD path blocked: weeks of porting on a path its
+#: users take is not "needs work". A project with an AMD path is never blocked (a partial port,
+#: whose ROCm build leaves the unported extensions out, needs work).
+PORT_BLOCK_HOURS = 80.0
+
+#: The readiness class of a work item, from its basis and consequence alone (``item_class``),
+#: and what it makes of a project when it is in reachable code the AMD path does not cover.
+ITEM_CLASSES: dict[str, str] = {
+    "port": "needs a port and breaks (crash or silent CPU fallback) in the project's code or its "
+    "declared dependencies: without an AMD path, blocked in code every run loads or from "
+    f"{PORT_BLOCK_HOURS:g} h of port work on; else needs work",
+    "breaks": "breaks (crash or silent CPU fallback) with a fix or a documented pattern: "
+    "needs work",
+    "minor": "runs, slower or degraded: ready",
+    "none": "no effect on ROCm: ready",
+}
+
+#: The verdict rules by id, in the order they are checked; the first that applies decides.
+VERDICT_RULE_TEXT: dict[str, str] = {
+    "port-eager": "blocked: a work item in code every run loads needs a port (no drop-in ROCm "
+    "equivalent), crashes, and the project ships no AMD path",
+    "port-hours": f"blocked: reachable code needs {PORT_BLOCK_HOURS:g} h or more of port work "
+    "(kernels or backends with no drop-in ROCm equivalent) and the project ships no AMD path",
+    "breaks": "needs work: a core or deployment work item crashes or silently falls back to the "
+    "CPU, and the project's AMD path does not cover it (unless the project ships an AMD path and "
+    "only deployment files break)",
+    "unknown": "needs work: nothing known breaks, but files of code users run could not be "
+    "analysed (what they hold is unknown)",
+    "deploy-only": "ready (with work items): the project ships an AMD path and what still breaks "
+    "is only in deployment files (container recipes, compose files, launch scripts)",
+    "effort": f"needs work: nothing reachable breaks, but the reachable work exceeds "
+    f"{READY_MAX_HOURS:g} h",
+    "ready": "ready: nothing reachable from the entry points breaks (at most performance or "
+    "hygiene items, or items in tests, examples, benchmarks, unreachable or opt-in code)",
+}
+VERDICT_RULES: tuple[str, ...] = tuple(VERDICT_RULE_TEXT.values())
 
 EFFORT_ASSUMPTIONS: tuple[str, ...] = (
     "Hours are per work item, not per finding: one pattern applied across its files.",
     "A fix exists: 0.25 h to review the `migrate fix` diff of the item.",
     "Documented pattern: the rule's estimate, +50% per further file (at most 5x).",
     "Port: 40 h, +8 h per further file (a new backend or kernel; weeks when it is the core).",
+    "Kernel code (rules that read C/C++/CUDA sources), per site and class: each rule's hours for "
+    "its first site, half of them for each further file, a tenth for each further site in a "
+    "file already counted (a construct ported once is repeated, not re-invented).",
     "Peripheral items (tests, examples, benchmarks, unreachable code) are counted apart.",
     "Not included: building ROCm containers, CI on AMD hardware, performance tuning.",
 )
@@ -104,7 +139,7 @@ class Verdict(enum.Enum):
 
 @dataclass(slots=True)
 class Readiness:
-    """Score, verdict and the items that decided it."""
+    """Score, verdict, the items that decided it and the stated rule that applied."""
 
     score: int
     penalty: float
@@ -112,6 +147,8 @@ class Readiness:
     deciding: list[WorkItem]
     reason: str
     items: list[WorkItem] = field(default_factory=list)
+    #: The id of the rule that decided (``VERDICT_RULE_TEXT``).
+    rule: str = "ready"
 
 
 def score_from_penalty(penalty: float, verdict: Verdict = Verdict.READY) -> int:
@@ -132,42 +169,128 @@ def penalty_of_items(items: Sequence[WorkItem]) -> float:
     return sum(weight * RANK_DECAY**rank for rank, weight in enumerate(weights))
 
 
-def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> Readiness:
-    """Score and verdict of a project's work items."""
+def item_class(item: WorkItem) -> str:
+    """``port``, ``breaks``, ``minor`` or ``none`` (``ITEM_CLASSES``): what kind of problem a work
+    item is, from its basis, consequence and tier alone, whatever project it is in (a port
+    declared only in a deployment file is a recipe to change: it breaks, it is not a port)."""
+    if item.breaks:
+        return "port" if item.basis == "port" and item.tier == CORE else "breaks"
+    return "minor" if item.consequence == "performance" else "none"
+
+
+def port_hours(items: Sequence[WorkItem]) -> float:
+    """Hours of port work in reachable code (core tier: not tests, examples or opt-in code) that
+    the project's AMD path does not cover."""
+    return sum(
+        item.hours
+        for item in items
+        if item.tier == CORE and not item.covered_by and item_class(item) == "port"
+    )
+
+
+def reachable_hours(items: Sequence[WorkItem]) -> float:
+    """Hours of the core and deployment work items the AMD path does not cover (the effort)."""
+    return sum(item.hours for item in items if item.tier != PERIPHERAL and not item.covered_by)
+
+
+def _decide(
+    verdict: Verdict,
+    rule: str,
+    penalty: float,
+    deciding: Sequence[WorkItem],
+    reason: str,
+    items: Sequence[WorkItem],
+) -> Readiness:
+    return Readiness(
+        score_from_penalty(penalty, verdict),
+        penalty,
+        verdict,
+        list(deciding),
+        reason,
+        list(items),
+        rule,
+    )
+
+
+def readiness(
+    items: Sequence[WorkItem], amd_path: Sequence[Evidence] = (), unread: Sequence[str] = ()
+) -> Readiness:
+    """Score and verdict of a project's work items, by the first rule of ``VERDICT_RULE_TEXT``
+    that applies; ``unread``: files of core code the scan could not analyse (unknown is not
+    fine: they keep the project from "ready")."""
     penalty = penalty_of_items(items)
     reachable = [item for item in items if item.tier in (CORE, DEPLOY) and not item.covered_by]
     ports = [
         item
         for item in reachable
-        if item.tier == CORE
-        and item.eager
-        and item.basis == "port"
-        and item.breaks
-        and item.crashes
+        if item.tier == CORE and item.eager and item_class(item) == "port" and item.crashes
     ]
     if ports and not amd_path:
-        return Readiness(
-            score_from_penalty(penalty, Verdict.BLOCKED),
-            penalty,
+        return _decide(
             Verdict.BLOCKED,
+            "port-eager",
+            penalty,
             ports[:2],
             "a core path depends on something with no drop-in ROCm equivalent",
-            list(items),
+            items,
+        )
+    porting = port_hours(items)
+    if porting >= PORT_BLOCK_HOURS and not amd_path:
+        heaviest = sorted(
+            (item for item in reachable if item.tier == CORE and item_class(item) == "port"),
+            key=lambda item: (-item.hours, item.key),
+        )
+        return _decide(
+            Verdict.BLOCKED,
+            "port-hours",
+            penalty,
+            heaviest[:2],
+            f"reachable code needs {porting:g} h of port work (at least {PORT_BLOCK_HOURS:g} h: "
+            "weeks of porting on a path its users take)",
+            items,
         )
     breaking = [item for item in reachable if item.breaks]
-    if breaking:
+    deploy_only = bool(breaking and amd_path and all(item.tier == DEPLOY for item in breaking))
+    if breaking and not deploy_only:
         reason = "reachable code or its deployment breaks on ROCm"
         if ports:
             reason += " (the port it needs is covered by the project's AMD path)"
-        return Readiness(
-            score_from_penalty(penalty, Verdict.NEEDS_WORK),
-            penalty,
+        return _decide(Verdict.NEEDS_WORK, "breaks", penalty, breaking[:2], reason, items)
+    if unread:
+        named = ", ".join(f"`{path}`" for path in unread[:3])
+        more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+        return _decide(
             Verdict.NEEDS_WORK,
+            "unknown",
+            penalty,
             breaking[:2],
-            reason,
-            list(items),
+            f"{len(unread)} file(s) of code users run could not be analysed ({named}{more}): "
+            "what they hold is unknown",
+            items,
+        )
+    if deploy_only:
+        return _decide(
+            Verdict.READY,
+            "deploy-only",
+            penalty,
+            breaking[:2],
+            "ready with work items: the project ships an AMD path; what still breaks is in its "
+            "deployment files",
+            items,
         )
     minor = [item for item in reachable if item.weight > 0]
+    total = reachable_hours(items)
+    if total > READY_MAX_HOURS:
+        costly = sorted(reachable, key=lambda item: (-item.hours, item.key))
+        return _decide(
+            Verdict.NEEDS_WORK,
+            "effort",
+            penalty,
+            costly[:2],
+            f"nothing reachable breaks, but its work adds up to {total:g} h (more than "
+            f"{READY_MAX_HOURS:g} h)",
+            items,
+        )
     reason = "nothing reachable from the entry points breaks on ROCm"
     if amd_path:
         reason += "; the project ships an AMD path"
@@ -177,11 +300,4 @@ def readiness(items: Sequence[WorkItem], amd_path: Sequence[Evidence] = ()) -> R
                 for item in items
                 if item.tier in (CORE, DEPLOY) and item.covered_by and item.weight > 0
             ]
-    return Readiness(
-        score_from_penalty(penalty, Verdict.READY),
-        penalty,
-        Verdict.READY,
-        minor[:2],
-        reason,
-        list(items),
-    )
+    return _decide(Verdict.READY, "ready", penalty, minor[:2], reason, items)

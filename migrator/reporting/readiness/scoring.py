@@ -31,7 +31,7 @@ def fix_class(finding: Finding, meta: RuleMeta) -> str:
         return "unsafe"
     if not is_problem(finding.severity):
         return "hint"
-    return "port" if meta.blocker else "manual"
+    return "port" if meta.port else "manual"
 
 
 def finding_hours(finding: Finding, klass: str, meta: RuleMeta) -> float:

@@ -231,6 +231,8 @@ class WorkItem:
     covered_by: str = ""
     #: The share of the requested GPU targets on which the item matters.
     share: float = 1.0
+    #: Why the item needs a port when its rules alone do not say so (a GPU tool built on NVML).
+    port_reason: str = ""
 
     @property
     def files(self) -> list[str]:
@@ -277,6 +279,8 @@ class WorkItem:
             f"{self.title} ({where}): {CONSEQUENCE_LABELS[self.consequence]}; "
             f"{BASIS_LABELS[self.basis]}"
         )
+        if self.port_reason:
+            text += f" ({self.port_reason})"
         if self.opt_in:
             text += f"; opt-in: {self.opt_in}"
         if self.covered_by:
@@ -285,10 +289,14 @@ class WorkItem:
 
 
 def _title(subject: str, metas: Sequence[RuleMeta]) -> str:
+    """What a user reads for the item: a container file, a package, or the rules' names; never
+    the internal key (``problem:...`` is the findings engine's grouping key)."""
     if subject.startswith("file:"):
         return f"container file `{subject[5:]}`"
-    if subject.startswith("rule:"):
-        return f"{metas[0].name} ({metas[0].code})"
+    if subject.startswith(("rule:", "problem:")):
+        ordered = sorted(metas, key=lambda meta: meta.code)
+        codes = ", ".join(meta.code for meta in ordered)
+        return f"{ordered[0].name} ({codes})"
     return f"`{subject}`"
 
 
@@ -308,10 +316,39 @@ def _basis(
     return "pattern"
 
 
+#: Kernel effort beyond a rule's first site: each further file with its sites costs this share
+#: of the rule's hours, each further site in a file already counted this share (a construct
+#: ported once is repeated, not re-invented).
+KERNEL_FILE_SHARE = 0.5
+KERNEL_SITE_SHARE = 0.1
+
+
+def _port_reason(basis: str, subject: str, ports: Mapping[str, bool], rules: Sequence[str]) -> str:
+    """Why an item needs a port when none of its rules declares one: the project is a tool built
+    on the package (a required dependency, no GPU compute of its own), so the package is its
+    product, not a call to replace."""
+    if basis != "port" or any(ports.get(rule, False) for rule in rules):
+        return ""
+    return (
+        f"the project is a GPU tool built on {subject}: a required dependency and no GPU compute "
+        "of its own"
+    )
+
+
 def _kernel_hours(sites: Sequence[Site], metas: Mapping[str, RuleMeta]) -> float:
-    """Effort of kernel work: each site's rule's hours (a PTX block, a CUTLASS include, a lane
-    mask), so that fifty tensor-core PTX blocks weigh weeks and one lane-id read a day."""
-    return round(sum(metas[site.rule].effort_hours for site in sites), 2)
+    """Effort of kernel work, per rule (a class of construct: a PTX block, a CUTLASS include, a
+    lane mask): its hours for the first site, ``KERNEL_FILE_SHARE`` of them for each further
+    file, ``KERNEL_SITE_SHARE`` for each further site in a file already counted; so fifty
+    tensor-core PTX blocks over ten files weigh weeks and one lane-id read a day."""
+    total = 0.0
+    for rule in dict.fromkeys(site.rule for site in sites):
+        own = [site for site in sites if site.rule == rule]
+        files = len({site.path for site in own})
+        hours = metas[rule].effort_hours
+        total += hours * (
+            1 + KERNEL_FILE_SHARE * (files - 1) + KERNEL_SITE_SHARE * (len(own) - files)
+        )
+    return round(total, 2)
 
 
 def _hours(basis: str, metas: Sequence[RuleMeta], files: int) -> float:
@@ -399,6 +436,7 @@ def work_items(
                 weight=round(weight, 3),
                 covered_by=covered,
                 share=share,
+                port_reason=_port_reason(basis, subject, ports, rules),
             )
         )
     if kernels and "dispatch" in amd_kinds:
