@@ -3,7 +3,10 @@
 right class, false alarms on sites labelled harmless, findings no label covers, and the project
 verdict against the report's. Prints a Markdown table; exits 0.
 
-    python scripts/kernel_eval.py [--corpus /work/corpus] [--projects a,b] [--verbose]
+    python scripts/kernel_eval.py [--corpus /work/corpus] [--projects a,b] [--labels DIR] [--verbose]
+
+--labels picks another folder of label files, e.g. tests/eval/kernels/kernels1 (the shared kernels1 set,
+converted by scripts/kernels1_to_toml.py).
 """
 
 from __future__ import annotations
@@ -157,12 +160,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", default="/work/corpus", type=Path)
     parser.add_argument("--projects", default="")
+    parser.add_argument(
+        "--labels", default=LABELS, type=Path, help="folder of <project>.toml labels"
+    )
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--no-report", action="store_true", help="skip the readiness verdicts")
     options = parser.parse_args()
     wanted = {p for p in options.projects.split(",") if p}
     rows: list[Result] = []
-    for path in sorted(LABELS.glob("*.toml")):
+    for path in sorted(options.labels.glob("*.toml")):
         labels = tomllib.loads(path.read_text())
         name = labels.get("project", path.stem)
         if wanted and name not in wanted:
