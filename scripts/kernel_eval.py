@@ -32,12 +32,15 @@ else:  # pragma: no cover
 CLASSES: dict[str, frozenset[str]] = {
     "ROC303": frozenset({"warp32-mask"}),
     "ROC304": frozenset({"warp-size-constant"}),
+    # the PTX rules report inline assembly by what it does (tensor-core MMA/ldmatrix, Ampere
+    # cp.async, Hopper wgmma/TMA): a site labelled by its form (inline-ptx) is the same site
     "ROC310": frozenset({"inline-ptx"}),
-    "ROC311": frozenset({"mma"}),
-    "ROC312": frozenset({"ampere-only"}),
-    "ROC313": frozenset({"hopper-only"}),
+    "ROC311": frozenset({"mma", "inline-ptx"}),
+    "ROC312": frozenset({"ampere-only", "inline-ptx"}),
+    "ROC313": frozenset({"hopper-only", "inline-ptx"}),
     "ROC315": frozenset({"hopper-only"}),
-    "ROC320": frozenset({"mma"}),
+    # WMMA: the API and its header <mma.h>
+    "ROC320": frozenset({"mma", "cuda-only-header"}),
     "ROC330": frozenset({"cutlass-cute"}),
     "ROC331": frozenset({"cutlass-cute"}),
     "ROC340": frozenset({"cuda-only-header", "ampere-only", "hopper-only", "inline-ptx"}),
@@ -68,6 +71,28 @@ class Result:
     false_alarms: list[str] = field(default_factory=list)
     verdict_label: str = ""
     verdict_tool: str = ""
+
+
+#: A reported statement (an ``asm volatile(...)`` over several lines) covers the lines up to its
+#: closing parenthesis, at most this many: a site labelled at its instruction line is the same site.
+STATEMENT_LINES = 25
+
+
+def statement_lines(lines: list[str], line: int) -> range:
+    """The lines of the statement starting at ``line`` (1-based): through the parenthesis that
+    closes the first one opened on it, or the line alone."""
+    depth, opened = 0, False
+    for number in range(line, min(len(lines), line + STATEMENT_LINES) + 1):
+        for char in lines[number - 1]:
+            if char == "(":
+                depth, opened = depth + 1, True
+            elif char == ")":
+                depth -= 1
+                if opened and depth <= 0:
+                    return range(line, number + 1)
+        if not opened:
+            break
+    return range(line, line + 1)
 
 
 def covered(path: str, cover: list[str]) -> bool:
@@ -117,16 +142,25 @@ def evaluate(
     result = Result(name, verdict_label=labels.get("verdict", ""))
     cover = list(labels.get("covered", []))
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    texts: dict[str, list[str]] = {}
+    reported: set[tuple[str, int]] = set()  # the lines findings name (not those they span)
     for finding in findings:  # a site is reported directly or as a related site of a finding
         if finding["severity"] not in {"error", "warning"}:
             continue
         for site in [finding, *finding.get("related", [])]:
             # a kernel site folded into another problem names its own rule
             rule = site.get("rule") or finding["rule"]
-            if rule in CLASSES:
-                by_line.setdefault((site.get("path", finding["path"]), site["line"]), []).append(
-                    {**finding, "rule": rule}
+            if rule not in CLASSES:
+                continue
+            path = site.get("path", finding["path"])
+            if path not in texts:
+                source = corpus / name / path
+                texts[path] = (
+                    source.read_text(errors="replace").splitlines() if source.is_file() else []
                 )
+            reported.add((path, site["line"]))
+            for number in statement_lines(texts[path], site["line"]):
+                by_line.setdefault((path, number), []).append({**finding, "rule": rule})
     labelled: set[tuple[str, int]] = set()
     for site in labels.get("sites", []):
         path, line = site["path"], int(site["line"])
@@ -151,6 +185,10 @@ def evaluate(
                 result.alarms += 1
                 result.false_alarms.append(f"{where} by {','.join(h['rule'] for h in hits)}")
     for (path, line), hits in sorted(by_line.items()):
+        if (path, line) not in reported:
+            continue  # a line inside a reported statement, not a finding of its own
+        if any((path, number) in labelled for number in statement_lines(texts[path], line)):
+            continue  # the statement's site is labelled at another of its lines
         if covered(path, cover) and (path, line) not in labelled:
             result.unlabelled.append(f"{path}:{line} {','.join(h['rule'] for h in hits)}")
     return result
