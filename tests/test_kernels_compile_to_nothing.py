@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from migrator.kernels import preproc
+from migrator.kernels.archs import archs_in
 from migrator.kernels.differential import empty_on_amd
 from migrator.kernels.kept_bodies import empty_functions
 from migrator.kernels.source import parse
@@ -198,6 +199,46 @@ def test_an_else_with_only_a_pragma_no_longer_hides_the_ptx_it_guards():
     ptx = source.data.index(b"asm volatile")
     assert not any(start <= ptx < end for start, end, _ in preproc.skipped_on_hip(source))
     assert preproc.no_amd_path(source, ptx) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "archs"),
+    [
+        ('cc_flag += ["-gencode", "arch=compute_80,code=sm_80"]', (800,)),
+        ('os.environ["TORCH_CUDA_ARCH_LIST"] = "7.5;8.0;8.6+PTX;9.0a"', (750, 800, 860, 900)),
+        ("set(CMAKE_CUDA_ARCHITECTURES 80 86 90a)", (800, 860, 900)),
+        (
+            'set_target_properties(k PROPERTIES CUDA_ARCHITECTURES "80-real;100-virtual")',
+            (800, 1000),
+        ),
+        ('extra_compile_args={"nvcc": ["-arch=sm_90a"]}', (900,)),
+        ("setup(name='x')", ()),
+    ],
+)
+def test_the_architectures_come_from_the_build(text, archs):
+    assert archs_in([text]) == archs
+
+
+def test_a_kernel_with_code_only_for_the_architecture_the_build_names(tmp_path):
+    """sm_100 only: empty under the default sm_80/sm_90, reported once the build says sm_100."""
+    kernel = (
+        "__global__ void k(float* x) {\n#if __CUDA_ARCH__ >= 1000\n  x[0] = 1;\n#endif\n}\n"
+        "void launch(float* x) { k<<<1, 1>>>(x); }\n"
+    )
+    write(tmp_path, "csrc/k.cu", kernel)
+    write(tmp_path, "setup.py", "from setuptools import setup\nsetup(name='k')\n")
+    assert "ROC361" not in migrate("scan", "--no-cache", ".", cwd=tmp_path).stdout
+    write(
+        tmp_path,
+        "setup.py",
+        "from setuptools import setup\n"
+        'NVCC = ["-gencode", "arch=compute_100,code=sm_100"]\nsetup(name="k")\n',
+    )
+    done = migrate("scan", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "ROC361"]
+    assert "(sm_100)" in finding["message"]
+    # the reading says what read it: our evaluator, not a compiler's preprocessor
+    assert "own preprocessor evaluator" in finding["message"]
 
 
 # --- scan, kernels, report: the real command line ------------------------------------------

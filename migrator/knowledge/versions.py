@@ -136,6 +136,9 @@ class ProjectFacts:
     #: (name, value on HIP) of the project's macros defined once as a preprocessor expression
     #: with a known value there (``migrator.kernels.macro_values``). Sorted.
     macro_values: tuple[tuple[str, int], ...] = ()
+    #: The ``__CUDA_ARCH__`` values the project's build files name (``migrator.kernels.archs``):
+    #: each kernel is read as nvcc's device pass reads it for these; empty: sm_80 and sm_90.
+    cuda_archs: tuple[int, ...] = ()
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())
