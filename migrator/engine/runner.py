@@ -316,6 +316,7 @@ def _with_kernel_macros(
     from migrator.kernels.cuda_names import project_cuda_names
     from migrator.kernels.macro_values import macro_values
     from migrator.kernels.macros import nvidia_only_macros
+    from migrator.kernels.mask_macros import full_mask_macros
 
     macros = nvidia_only_macros(texts.values())
     if macros:
@@ -326,6 +327,9 @@ def _with_kernel_macros(
     values = macro_values(texts.values())
     if values:
         facts = replace(facts, macro_values=tuple(sorted(values.items())))
+    masks = full_mask_macros(texts.values())
+    if masks:
+        facts = replace(facts, full_mask_macros=tuple(sorted(masks)))
     if root is not None and root.is_dir():
         facts = _with_builds(facts, root, sources, bool(texts))
         if texts:
