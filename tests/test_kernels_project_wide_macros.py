@@ -61,3 +61,25 @@ def test_a_local_shared_memory_size_above_the_lds_is_reported_at_its_definition(
     )
     (finding,) = _findings(tmp_path, "ROC350")
     assert finding["line"] == 3 and "68 KiB" in finding["message"]
+
+
+def test_a_project_that_redefines_the_sync_intrinsics_for_rocm_owns_their_masks(tmp_path):
+    """exllamav2's compat.cuh: under USE_ROCM, __shfl_xor_sync(mask, v, m) is __shfl_xor(v, m)."""
+    write(
+        tmp_path,
+        "csrc/compat.cuh",
+        "#pragma once\n#if defined(USE_ROCM)\n"
+        "#define __shfl_xor_sync(mask, var, laneMask) __shfl_xor(var, laneMask)\n#endif\n",
+    )
+    write(
+        tmp_path,
+        "csrc/reduce.cu",
+        '#include "compat.cuh"\n'
+        "__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
+        "  v += __shfl_xor_sync(0xffffffff, v, 16);\n  x[threadIdx.x] = v;\n}\n"
+        "void launch(float* x) { k<<<1, 64>>>(x); }\n",
+    )
+    assert not _findings(tmp_path, "ROC303")
+    # without the ROCm definition the 32-bit mask is reported
+    write(tmp_path, "csrc/compat.cuh", "#pragma once\n")
+    assert [f["line"] for f in _findings(tmp_path, "ROC303")] == [4]

@@ -316,7 +316,7 @@ def _with_kernel_macros(
     from migrator.kernels.cuda_names import project_cuda_names
     from migrator.kernels.macro_values import macro_values
     from migrator.kernels.macros import nvidia_only_macros
-    from migrator.kernels.mask_macros import full_mask_macros
+    from migrator.kernels.mask_macros import full_mask_macros, intrinsic_shims
 
     macros = nvidia_only_macros(texts.values())
     if macros:
@@ -327,9 +327,11 @@ def _with_kernel_macros(
     values = macro_values(texts.values())
     if values:
         facts = replace(facts, macro_values=tuple(sorted(values.items())))
-    masks = full_mask_macros(texts.values())
-    if masks:
-        facts = replace(facts, full_mask_macros=tuple(sorted(masks)))
+    masks, shims = full_mask_macros(texts.values()), intrinsic_shims(texts.values())
+    if masks or shims:
+        facts = replace(
+            facts, full_mask_macros=tuple(sorted(masks)), intrinsic_shims=tuple(sorted(shims))
+        )
     if root is not None and root.is_dir():
         facts = _with_builds(facts, root, sources, bool(texts))
         if texts:

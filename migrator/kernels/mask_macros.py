@@ -1,7 +1,8 @@
-"""Lane-mask macros a project defines once as the 32-lane full mask (``#define SHFL_MASK
+"""Lane masks as the whole project defines them. Mask macros a project defines once as the 32-lane full mask (``#define SHFL_MASK
 0xffffffff`` in one header, used as ``__shfl_xor_sync(SHFL_MASK, ...)`` in another source): a
 file's own ``#define`` list cannot know the value of a macro from a header it includes, so the
-names are read once per scan over every C/C++ source and set in the project facts."""
+names are read once per scan over every C/C++ source and set in the project facts. So are the
+warp intrinsics the project redefines for ROCm (``intrinsic_shims``)."""
 
 from __future__ import annotations
 
@@ -32,4 +33,24 @@ def full_mask_macros(sources: Iterable[bytes]) -> frozenset[str]:
     return frozenset(full - other)
 
 
-__all__ = ["full_mask_macros"]
+#: ``#define __shfl_xor_sync(mask, var, laneMask) __shfl_xor(var, laneMask)``: a project's own
+#: definition of a warp intrinsic, which drops or widens the mask.
+_SHIM = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(__\w+_sync)[ \t]*\(", re.M)
+
+
+def intrinsic_shims(sources: Iterable[bytes]) -> frozenset[str]:
+    """The ``*_sync`` warp intrinsics the project redefines as macros where a HIP build compiles
+    the definition (a ROCm compatibility header under ``#if defined(USE_ROCM)``): their mask
+    argument is the project's business on ROCm, not a 32-bit mask hipcc sees."""
+    from migrator.kernels.macros import defines_on_hip
+
+    found: set[str] = set()
+    for data in sources:
+        names = {m.group(1).decode("ascii", "replace") for m in _SHIM.finditer(data)}
+        if names:
+            _, compiled = defines_on_hip(data)
+            found |= names & compiled
+    return frozenset(found)
+
+
+__all__ = ["full_mask_macros", "intrinsic_shims"]

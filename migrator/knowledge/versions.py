@@ -142,6 +142,9 @@ class ProjectFacts:
     #: Macros the project's C/C++ sources define, everywhere they define them, as the 32-lane
     #: full mask (``migrator.kernels.mask_macros``): a use in another file is that mask. Sorted.
     full_mask_macros: tuple[str, ...] = ()
+    #: Warp intrinsics (``__shfl_xor_sync``) the project redefines as macros where a HIP build
+    #: compiles them (``migrator.kernels.mask_macros.intrinsic_shims``). Sorted.
+    intrinsic_shims: tuple[str, ...] = ()
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())
