@@ -475,3 +475,26 @@ def test_a_dotted_module_is_linked_to_its_own_imports_only(tmp_path, run_cli):
         ("det/layers/nms.py", 1),
         ("det/layers/roi.py", 1),
     ]
+
+
+def test_an_import_inside_a_function_whose_signature_closes_at_column_0_is_lazy(tmp_path, run_cli):
+    """AQLM's kernel_selector: ``def f(\n    a,\n) -> T:`` then the wrapper module imported in an
+    ``if`` with a multi-line condition; the import runs when the function is called."""
+    write(tmp_path, "pkg/__init__.py", "from .selector import pick\n")
+    write(
+        tmp_path,
+        "pkg/wrapper.py",
+        "import os\nfrom torch.utils.cpp_extension import load\n\n"
+        "HERE = os.path.dirname(__file__)\n"
+        "EXT = load(name='codebook_cuda', sources=[os.path.join(HERE, 'k.cu')])\n",
+    )
+    write(
+        tmp_path,
+        "pkg/selector.py",
+        "def pick(\n    codes,\n    device: str,\n) -> str:\n"
+        "    if (device, codes) == (\n        'cuda',\n        16,\n    ):\n"
+        "        from .wrapper import EXT\n\n        return EXT\n    return None\n",
+    )
+    write(tmp_path, "pkg/k.cu", KERNEL)
+    [extension] = _kernels(run_cli, tmp_path)["extensions"]
+    assert {(i["path"], i["how"]) for i in extension["imports"]} == {("pkg/selector.py", "lazy")}
