@@ -73,6 +73,13 @@ class InlinePtx(KernelRule):
         ),
     ]
     invalid = [
+        # assembly in a macro body (opaque text to the parser), used by a kernel
+        Invalid(
+            '#define LANE_ID(v) asm volatile("mov.u32 %0, %%laneid;" : "=r"(v))\n'
+            "__global__ void k(unsigned* out) { unsigned id; LANE_ID(id); out[0] = id; }\n",
+            path="k.cu",
+            line=1,
+        ),
         Invalid(
             "__device__ unsigned lane() {\n"
             '  unsigned id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));\n'
