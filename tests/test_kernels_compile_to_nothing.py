@@ -201,6 +201,23 @@ def test_an_else_with_only_a_pragma_no_longer_hides_the_ptx_it_guards():
     assert preproc.no_amd_path(source, ptx) is not None
 
 
+def test_an_else_with_only_the_projects_assertion_macro_is_no_amd_path():
+    """SageAttention's mma.cuh: ldmatrix PTX under a macro CUDA >= 11 defines, ``#else`` a
+    ``RUNTIME_ASSERT("Unsupported CUDA architecture ...")``: on AMD the function is an assert."""
+    source = parse(
+        b"#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 750)\n#define LDMATRIX_ENABLED\n#endif\n"
+        b"#ifdef DEBUG_BREAK\n#define RUNTIME_ASSERT(x) __brkpt()\n#else\n"
+        b"#define RUNTIME_ASSERT(x) assert(0 && x)\n#endif\n"
+        b"__device__ void ld(unsigned* r, unsigned p) {\n#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 750)\n"
+        b'  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"'
+        b' : "=r"(r[0]), "=r"(r[1]) : "r"(p));\n'
+        b'#else\n  RUNTIME_ASSERT("Unsupported CUDA architecture for ldmatrix");\n#endif\n}\n'
+    )
+    assert [empty.name for empty in empty_on_amd(source)] == ["ld"]
+    assert not holds_code(b'RUNTIME_ASSERT("unsupported");')
+    assert holds_code(b"ASSERT_SIZE(x);\nx[0] = 1;")
+
+
 @pytest.mark.parametrize(
     ("text", "archs"),
     [
