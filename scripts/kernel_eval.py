@@ -49,8 +49,24 @@ CLASSES: dict[str, frozenset[str]] = {
     # a CUDA name hipify does not map: labelled by its library (cuBLASLt) or as "other" (an API
     # HIP lacks); the label classes have none of their own
     "ROC370": frozenset({"cublaslt", "other"}),
-    "ROC361": frozenset({"other"}),
+    # a function with code for NVIDIA and none for AMD: whatever construct a site inside it is,
+    # it is not compiled for AMD and the function compiles to nothing (issue #48, item 1)
+    "ROC361": frozenset(
+        {
+            "other",
+            "inline-ptx",
+            "mma",
+            "warp32-mask",
+            "warp-size-constant",
+            "cutlass-cute",
+            "hopper-only",
+            "ampere-only",
+            "cuda-only-header",
+        }
+    ),
 }
+#: Rules whose finding is a whole function (its braces), every line of it covered.
+FUNCTION_RULES = frozenset({"ROC361"})
 PROBLEM = {"blocker", "small edit"}
 
 
@@ -92,6 +108,20 @@ def statement_lines(lines: list[str], line: int) -> range:
                     return range(line, number + 1)
         if not opened:
             break
+    return range(line, line + 1)
+
+
+def function_lines(lines: list[str], line: int) -> range:
+    """The lines from ``line`` (a function's first) through the brace closing its body."""
+    depth, opened = 0, False
+    for number in range(line, min(len(lines), line + 2000) + 1):
+        for char in lines[number - 1]:
+            if char == "{":
+                depth, opened = depth + 1, True
+            elif char == "}":
+                depth -= 1
+                if opened and depth <= 0:
+                    return range(line, number + 1)
     return range(line, line + 1)
 
 
@@ -159,7 +189,8 @@ def evaluate(
                     source.read_text(errors="replace").splitlines() if source.is_file() else []
                 )
             reported.add((path, site["line"]))
-            for number in statement_lines(texts[path], site["line"]):
+            spans = function_lines if rule in FUNCTION_RULES else statement_lines
+            for number in spans(texts[path], site["line"]):
                 by_line.setdefault((path, number), []).append({**finding, "rule": rule})
     labelled: set[tuple[str, int]] = set()
     for site in labels.get("sites", []):
