@@ -54,6 +54,14 @@ class InlinePtx(KernelRule):
     port = True
     blocker = True
     valid = [
+        # host CPU assembly: a debugger breakpoint, a spin-wait hint, a timestamp read
+        Valid(
+            'static inline void trap_here() { asm volatile("int3"); }\n'
+            'static inline void spin() { asm volatile("pause" ::: "memory"); }\n'
+            "static inline unsigned long long ticks() { unsigned lo, hi;\n"
+            '  asm volatile("rdtsc" : "=a"(lo), "=d"(hi)); return ((unsigned long long)hi << 32) | lo; }\n',
+            path="bench.cu",
+        ),
         Valid('__device__ void fence() { asm volatile("" ::: "memory"); }\n', path="k.cu"),
         Valid(
             "#ifdef USE_ROCM\n__device__ unsigned lane() { return __lane_id(); }\n#else\n"
