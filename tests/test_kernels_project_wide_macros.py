@@ -47,6 +47,13 @@ def test_a_mask_macro_the_project_defines_64_bit_for_rocm_is_left_alone(tmp_path
 def test_full_mask_macros_reads_every_definition():
     assert full_mask_macros([b"#define A 0xFFFFFFFFu // all lanes\n#define B 7\n"]) == {"A"}
     assert full_mask_macros([b"#define A 0xffffffff\n", b"#define A 0xffffffffffffffff\n"]) == set()
+    # bitsandbytes' compat.cuh: one spelling per platform is the project's choice
+    assert (
+        full_mask_macros(
+            [b"#if BNB_HIP\n#define M 0xffffffffull\n#else\n#define M 0xffffffffu\n#endif\n"]
+        )
+        == set()
+    )
 
 
 def test_a_local_shared_memory_size_above_the_lds_is_reported_at_its_definition(tmp_path):

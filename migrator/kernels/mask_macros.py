@@ -19,17 +19,26 @@ _ANY = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
 
 
 def full_mask_macros(sources: Iterable[bytes]) -> frozenset[str]:
-    """Names every definition of which, across ``sources``, is the 32-bit full mask (a name
-    also defined otherwise, say 64-bit in a ROCm branch, is left out: the project chose)."""
+    """Names every definition of which, across ``sources``, is the same 32-bit full mask (a name
+    also defined otherwise, say 64-bit or with another suffix in a ROCm branch, is left out: the
+    project chose)."""
     full: set[str] = set()
     other: set[str] = set()
+    values: dict[str, set[bytes]] = {}
     for data in sources:
         if b"define" not in data:
             continue
         for match in _ANY.finditer(data):
             name = match.group(1).decode("ascii", "replace")
             line_start = data.rfind(b"\n", 0, match.start()) + 1
+            line_end = data.find(b"\n", match.end())
+            values.setdefault(name, set()).add(
+                b"".join(data[match.end() : len(data) if line_end < 0 else line_end].split())
+            )
             (full if _FULL.match(data, line_start) else other).add(name)
+    # defined more than one way (``0xffffffffull`` for HIP, ``0xffffffffu`` for CUDA): the
+    # project chose per platform
+    other |= {name for name, texts in values.items() if len(texts) > 1}
     return frozenset(full - other)
 
 
