@@ -3,7 +3,10 @@
 right class, false alarms on sites labelled harmless, findings no label covers, and the project
 verdict against the report's. Prints a Markdown table; exits 0.
 
-    python scripts/kernel_eval.py [--corpus /work/corpus] [--projects a,b] [--verbose]
+    python scripts/kernel_eval.py [--corpus /work/corpus] [--projects a,b] [--labels DIR] [--verbose]
+
+--labels picks another folder of label files, e.g. tests/eval/kernels/kernels1 (the shared kernels1 set,
+converted by scripts/kernels1_to_toml.py).
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ else:  # pragma: no cover
 CLASSES: dict[str, frozenset[str]] = {
     "ROC303": frozenset({"warp32-mask"}),
     "ROC304": frozenset({"warp-size-constant"}),
+    # the PTX rules report inline assembly by what it does (tensor-core MMA/ldmatrix, Ampere
+    # cp.async, Hopper wgmma/TMA): a site labelled by its form (inline-ptx) is the same site
     "ROC310": frozenset({"inline-ptx"}),
-    "ROC311": frozenset({"mma"}),
-    "ROC312": frozenset({"ampere-only"}),
-    "ROC313": frozenset({"hopper-only"}),
+    "ROC311": frozenset({"mma", "inline-ptx"}),
+    "ROC312": frozenset({"ampere-only", "inline-ptx"}),
+    "ROC313": frozenset({"hopper-only", "inline-ptx"}),
     "ROC315": frozenset({"hopper-only"}),
-    "ROC320": frozenset({"mma"}),
+    # WMMA: the API and its header <mma.h>
+    "ROC320": frozenset({"mma", "cuda-only-header"}),
     "ROC330": frozenset({"cutlass-cute"}),
     "ROC331": frozenset({"cutlass-cute"}),
     "ROC340": frozenset({"cuda-only-header", "ampere-only", "hopper-only", "inline-ptx"}),
@@ -43,11 +49,27 @@ CLASSES: dict[str, frozenset[str]] = {
     # a CUDA name hipify does not map: labelled by its library (cuBLASLt) or as "other" (an API
     # HIP lacks); the label classes have none of their own
     "ROC370": frozenset({"cublaslt", "other"}),
-    "ROC361": frozenset({"other"}),
+    # a function with code for NVIDIA and none for AMD: whatever construct a site inside it is,
+    # it is not compiled for AMD and the function compiles to nothing (issue #48, item 1)
+    "ROC361": frozenset(
+        {
+            "other",
+            "inline-ptx",
+            "mma",
+            "warp32-mask",
+            "warp-size-constant",
+            "cutlass-cute",
+            "hopper-only",
+            "ampere-only",
+            "cuda-only-header",
+        }
+    ),
     # an nvcc-only flag handed to hipcc (a related site of the extension build it reaches, named
     # by its own rule): labelled "other" (a build edit), the label classes have none of their own
     "ROC603": frozenset({"other"}),
 }
+#: Rules whose finding is a whole function (its braces), every line of it covered.
+FUNCTION_RULES = frozenset({"ROC361"})
 PROBLEM = {"blocker", "small edit"}
 
 
@@ -68,6 +90,42 @@ class Result:
     false_alarms: list[str] = field(default_factory=list)
     verdict_label: str = ""
     verdict_tool: str = ""
+
+
+#: A reported statement (an ``asm volatile(...)`` over several lines) covers the lines up to its
+#: closing parenthesis, at most this many: a site labelled at its instruction line is the same site.
+STATEMENT_LINES = 25
+
+
+def statement_lines(lines: list[str], line: int) -> range:
+    """The lines of the statement starting at ``line`` (1-based): through the parenthesis that
+    closes the first one opened on it, or the line alone."""
+    depth, opened = 0, False
+    for number in range(line, min(len(lines), line + STATEMENT_LINES) + 1):
+        for char in lines[number - 1]:
+            if char == "(":
+                depth, opened = depth + 1, True
+            elif char == ")":
+                depth -= 1
+                if opened and depth <= 0:
+                    return range(line, number + 1)
+        if not opened:
+            break
+    return range(line, line + 1)
+
+
+def function_lines(lines: list[str], line: int) -> range:
+    """The lines from ``line`` (a function's first) through the brace closing its body."""
+    depth, opened = 0, False
+    for number in range(line, min(len(lines), line + 2000) + 1):
+        for char in lines[number - 1]:
+            if char == "{":
+                depth, opened = depth + 1, True
+            elif char == "}":
+                depth -= 1
+                if opened and depth <= 0:
+                    return range(line, number + 1)
+    return range(line, line + 1)
 
 
 def covered(path: str, cover: list[str]) -> bool:
@@ -117,16 +175,26 @@ def evaluate(
     result = Result(name, verdict_label=labels.get("verdict", ""))
     cover = list(labels.get("covered", []))
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    texts: dict[str, list[str]] = {}
+    reported: set[tuple[str, int]] = set()  # the lines findings name (not those they span)
     for finding in findings:  # a site is reported directly or as a related site of a finding
         if finding["severity"] not in {"error", "warning"}:
             continue
         for site in [finding, *finding.get("related", [])]:
             # a kernel site folded into another problem names its own rule
             rule = site.get("rule") or finding["rule"]
-            if rule in CLASSES:
-                by_line.setdefault((site.get("path", finding["path"]), site["line"]), []).append(
-                    {**finding, "rule": rule}
+            if rule not in CLASSES:
+                continue
+            path = site.get("path", finding["path"])
+            if path not in texts:
+                source = corpus / name / path
+                texts[path] = (
+                    source.read_text(errors="replace").splitlines() if source.is_file() else []
                 )
+            reported.add((path, site["line"]))
+            spans = function_lines if rule in FUNCTION_RULES else statement_lines
+            for number in spans(texts[path], site["line"]):
+                by_line.setdefault((path, number), []).append({**finding, "rule": rule})
     labelled: set[tuple[str, int]] = set()
     for site in labels.get("sites", []):
         path, line = site["path"], int(site["line"])
@@ -151,6 +219,10 @@ def evaluate(
                 result.alarms += 1
                 result.false_alarms.append(f"{where} by {','.join(h['rule'] for h in hits)}")
     for (path, line), hits in sorted(by_line.items()):
+        if (path, line) not in reported:
+            continue  # a line inside a reported statement, not a finding of its own
+        if any((path, number) in labelled for number in statement_lines(texts[path], line)):
+            continue  # the statement's site is labelled at another of its lines
         if covered(path, cover) and (path, line) not in labelled:
             result.unlabelled.append(f"{path}:{line} {','.join(h['rule'] for h in hits)}")
     return result
@@ -160,12 +232,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", default="/work/corpus", type=Path)
     parser.add_argument("--projects", default="")
+    parser.add_argument(
+        "--labels", default=LABELS, type=Path, help="folder of <project>.toml labels"
+    )
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--no-report", action="store_true", help="skip the readiness verdicts")
     options = parser.parse_args()
     wanted = {p for p in options.projects.split(",") if p}
     rows: list[Result] = []
-    for path in sorted(LABELS.glob("*.toml")):
+    for path in sorted(options.labels.glob("*.toml")):
         labels = tomllib.loads(path.read_text())
         name = labels.get("project", path.stem)
         if wanted and name not in wanted:

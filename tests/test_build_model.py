@@ -475,3 +475,56 @@ def test_a_dotted_module_is_linked_to_its_own_imports_only(tmp_path, run_cli):
         ("det/layers/nms.py", 1),
         ("det/layers/roi.py", 1),
     ]
+
+
+def test_an_import_inside_a_function_whose_signature_closes_at_column_0_is_lazy(tmp_path, run_cli):
+    """AQLM's kernel_selector: ``def f(\n    a,\n) -> T:`` then the wrapper module imported in an
+    ``if`` with a multi-line condition; the import runs when the function is called."""
+    write(tmp_path, "pkg/__init__.py", "from .selector import pick\n")
+    write(
+        tmp_path,
+        "pkg/wrapper.py",
+        "import os\nfrom torch.utils.cpp_extension import load\n\n"
+        "HERE = os.path.dirname(__file__)\n"
+        "EXT = load(name='codebook_cuda', sources=[os.path.join(HERE, 'k.cu')])\n",
+    )
+    write(
+        tmp_path,
+        "pkg/selector.py",
+        "def pick(\n    codes,\n    device: str,\n) -> str:\n"
+        "    if (device, codes) == (\n        'cuda',\n        16,\n    ):\n"
+        "        from .wrapper import EXT\n\n        return EXT\n    return None\n",
+    )
+    write(tmp_path, "pkg/k.cu", KERNEL)
+    [extension] = _kernels(run_cli, tmp_path)["extensions"]
+    assert {(i["path"], i["how"]) for i in extension["imports"]} == {("pkg/selector.py", "lazy")}
+
+
+def test_a_kernel_file_a_script_writes_before_the_build_is_generated_not_read(tmp_path, run_cli):
+    """fairseq's lightconv_layer: the kernel includes launch files cuda_function_gen.py writes."""
+    write(
+        tmp_path,
+        "conv/setup.py",
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "setup(name='conv', ext_modules=[CUDAExtension('conv_cuda', ['conv_cuda.cpp', "
+        "'conv_cuda_kernel.cu'])], cmdclass={'build_ext': BuildExtension})\n",
+    )
+    write(
+        tmp_path,
+        "conv/cuda_function_gen.py",
+        "def gen_forward():\n    with open('conv_cuda_forward.cu', 'w') as forward:\n"
+        "        forward.write('// launches')\n",
+    )
+    write(
+        tmp_path,
+        "conv/conv_cuda_kernel.cu",
+        '#include "conv_cuda_forward.cu"\n#include "other_missing.cuh"\n' + KERNEL,
+    )
+    write(tmp_path, "conv/conv_cuda.cpp", BINDING)
+    [extension] = _kernels(run_cli, tmp_path)["extensions"]
+    notes = {(n["line"], n["kind"]): n["message"] for n in extension["build_notes"]}
+    assert "generated at build time, not read" in notes[(1, "generated")]
+    assert "cuda_function_gen.py" in notes[(1, "generated")]
+    assert notes[(2, "unread")] == "`other_missing.cuh` is not in the project: not read"
+    assert not any("not compiled for AMD" in message for message in notes.values())

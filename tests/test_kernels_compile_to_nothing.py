@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from migrator.kernels import preproc
+from migrator.kernels.archs import archs_in
 from migrator.kernels.differential import empty_on_amd
 from migrator.kernels.kept_bodies import empty_functions
 from migrator.kernels.source import parse
@@ -198,6 +199,63 @@ def test_an_else_with_only_a_pragma_no_longer_hides_the_ptx_it_guards():
     ptx = source.data.index(b"asm volatile")
     assert not any(start <= ptx < end for start, end, _ in preproc.skipped_on_hip(source))
     assert preproc.no_amd_path(source, ptx) is not None
+
+
+def test_an_else_with_only_the_projects_assertion_macro_is_no_amd_path():
+    """SageAttention's mma.cuh: ldmatrix PTX under a macro CUDA >= 11 defines, ``#else`` a
+    ``RUNTIME_ASSERT("Unsupported CUDA architecture ...")``: on AMD the function is an assert."""
+    source = parse(
+        b"#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 750)\n#define LDMATRIX_ENABLED\n#endif\n"
+        b"#ifdef DEBUG_BREAK\n#define RUNTIME_ASSERT(x) __brkpt()\n#else\n"
+        b"#define RUNTIME_ASSERT(x) assert(0 && x)\n#endif\n"
+        b"__device__ void ld(unsigned* r, unsigned p) {\n#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 750)\n"
+        b'  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"'
+        b' : "=r"(r[0]), "=r"(r[1]) : "r"(p));\n'
+        b'#else\n  RUNTIME_ASSERT("Unsupported CUDA architecture for ldmatrix");\n#endif\n}\n'
+    )
+    assert [empty.name for empty in empty_on_amd(source)] == ["ld"]
+    assert not holds_code(b'RUNTIME_ASSERT("unsupported");')
+    assert holds_code(b"ASSERT_SIZE(x);\nx[0] = 1;")
+
+
+@pytest.mark.parametrize(
+    ("text", "archs"),
+    [
+        ('cc_flag += ["-gencode", "arch=compute_80,code=sm_80"]', (800,)),
+        ('os.environ["TORCH_CUDA_ARCH_LIST"] = "7.5;8.0;8.6+PTX;9.0a"', (750, 800, 860, 900)),
+        ("set(CMAKE_CUDA_ARCHITECTURES 80 86 90a)", (800, 860, 900)),
+        (
+            'set_target_properties(k PROPERTIES CUDA_ARCHITECTURES "80-real;100-virtual")',
+            (800, 1000),
+        ),
+        ('extra_compile_args={"nvcc": ["-arch=sm_90a"]}', (900,)),
+        ("setup(name='x')", ()),
+    ],
+)
+def test_the_architectures_come_from_the_build(text, archs):
+    assert archs_in([text]) == archs
+
+
+def test_a_kernel_with_code_only_for_the_architecture_the_build_names(tmp_path):
+    """sm_100 only: empty under the default sm_80/sm_90, reported once the build says sm_100."""
+    kernel = (
+        "__global__ void k(float* x) {\n#if __CUDA_ARCH__ >= 1000\n  x[0] = 1;\n#endif\n}\n"
+        "void launch(float* x) { k<<<1, 1>>>(x); }\n"
+    )
+    write(tmp_path, "csrc/k.cu", kernel)
+    write(tmp_path, "setup.py", "from setuptools import setup\nsetup(name='k')\n")
+    assert "ROC361" not in migrate("scan", "--no-cache", ".", cwd=tmp_path).stdout
+    write(
+        tmp_path,
+        "setup.py",
+        "from setuptools import setup\n"
+        'NVCC = ["-gencode", "arch=compute_100,code=sm_100"]\nsetup(name="k")\n',
+    )
+    done = migrate("scan", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "ROC361"]
+    assert "(sm_100)" in finding["message"]
+    # the reading says what read it: our evaluator, not a compiler's preprocessor
+    assert "own preprocessor evaluator" in finding["message"]
 
 
 # --- scan, kernels, report: the real command line ------------------------------------------

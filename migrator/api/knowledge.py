@@ -19,6 +19,7 @@ from migrator.kernels.hipify_map import load as hipify_tables
 from migrator.kernels.hipify_map import rewrites_include, unmapped_cuda_name
 from migrator.kernels.hipify_map import unsupported as unsupported_mapping
 from migrator.kernels.notes import build_calls_in, cuda_build_macros, notes_for
+from migrator.kernels.smem_requests import requests as smem_requests
 from migrator.knowledge.markers import marker_allows_linux
 from migrator.knowledge.packages import no_equivalent, package_info
 from migrator.knowledge.torch_builds import (
@@ -48,6 +49,7 @@ def scanned_project() -> ProjectFacts | None:
 
 
 __all__ = [
+    "smem_requests",
     "CUDA_REQUIRED",
     "GATE",
     "GENERATED",

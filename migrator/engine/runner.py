@@ -316,6 +316,7 @@ def _with_kernel_macros(
     from migrator.kernels.cuda_names import project_cuda_names
     from migrator.kernels.macro_values import macro_values
     from migrator.kernels.macros import nvidia_only_macros
+    from migrator.kernels.mask_macros import full_mask_macros, intrinsic_shims
 
     macros = nvidia_only_macros(texts.values())
     if macros:
@@ -326,8 +327,17 @@ def _with_kernel_macros(
     values = macro_values(texts.values())
     if values:
         facts = replace(facts, macro_values=tuple(sorted(values.items())))
+    masks, shims = full_mask_macros(texts.values()), intrinsic_shims(texts.values())
+    if masks or shims:
+        facts = replace(
+            facts, full_mask_macros=tuple(sorted(masks)), intrinsic_shims=tuple(sorted(shims))
+        )
     if root is not None and root.is_dir():
         facts = _with_builds(facts, root, sources, bool(texts))
+        if texts:
+            from migrator.kernels.archs import built_archs
+
+            facts = replace(facts, cuda_archs=built_archs(root, [s.relative for s in sources]))
     return facts
 
 
@@ -357,12 +367,14 @@ def _with_builds(
 def _work(task: _Task) -> FileOutcome:
     """Analyse one file with its project's facts in force (reset after, so in-process runs of
     several roots never see each other's declared versions)."""
+    from migrator.kernels.differential import cuda_archs
     from migrator.kernels.preproc import project_macro_values, project_nvidia_macros
     from migrator.knowledge.versions import current_facts
 
     token = current_facts.set(task.facts)
     macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
     values_token = project_macro_values.set(MappingProxyType(dict(task.facts.macro_values)))
+    archs_token = cuda_archs.set(task.facts.cuda_archs or cuda_archs.get())
     exports_token = current_exports.set(task.exports)
     if task.formatter is None:  # a scan: the formatter module is not even imported
         formatted = None
@@ -384,6 +396,7 @@ def _work(task: _Task) -> FileOutcome:
         if formatted is not None:
             formatted[0].reset(formatted[1])
         current_exports.reset(exports_token)
+        cuda_archs.reset(archs_token)
         project_macro_values.reset(values_token)
         project_nvidia_macros.reset(macros_token)
         current_facts.reset(token)

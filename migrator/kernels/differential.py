@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrator.kernels import preproc
+from migrator.kernels.archs import DEFAULT_ARCHS
 from migrator.kernels.source import CudaSource
 from migrator.kernels.stubs import holds_code
 
-#: The NVIDIA architectures read when the project's build names none (sm_80 and sm_90).
-DEFAULT_ARCHS: tuple[int, ...] = (800, 900)
 #: The NVIDIA architectures of the project being scanned, as ``__CUDA_ARCH__`` values.
 cuda_archs: ContextVar[tuple[int, ...]] = ContextVar("cuda_archs", default=DEFAULT_ARCHS)
 
@@ -292,9 +291,15 @@ class _Guards:
         return ""
 
 
+#: How the branches were read, said in every message built on this reading: migrate's own
+#: evaluator of the preprocessor conditions, not ``nvcc -E``/``hipcc -E`` (no compiler runs in a
+#: scan).
+READER = "read by migrate's own preprocessor evaluator, not nvcc -E/hipcc -E"
+
+
 def arch_names(archs: Sequence[int]) -> str:
     """``sm_80, sm_90`` for ``(800, 900)``."""
     return ", ".join(f"sm_{arch // 10}" for arch in archs)
 
 
-__all__ = ["DEFAULT_ARCHS", "EmptyOnAmd", "arch_names", "cuda_archs", "empty_on_amd"]
+__all__ = ["DEFAULT_ARCHS", "READER", "EmptyOnAmd", "arch_names", "cuda_archs", "empty_on_amd"]

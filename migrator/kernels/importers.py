@@ -39,8 +39,8 @@ def _how(lines: list[str], index: int) -> str:
     for previous in range(index - 1, -1, -1):
         text = lines[previous]
         stripped = text.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
+        if not stripped or stripped.startswith(("#", ")", "]", "}")):
+            continue  # a comment, or the closing line of a bracket (a signature's ``) -> T:``)
         level = len(text) - len(stripped)
         if level >= indent:
             continue

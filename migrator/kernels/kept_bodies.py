@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.files.sources import read_project_bytes
+from migrator.kernels.archs import project_archs
 from migrator.kernels.builds import include_graph
-from migrator.kernels.differential import arch_names, empty_on_amd
+from migrator.kernels.differential import READER, arch_names, empty_on_amd
 from migrator.kernels.source import MAX_SOURCE_BYTES, parse
 
 
@@ -30,7 +31,8 @@ def empty_functions(
     root: Path, units: Sequence[str], files: Sequence[str]
 ) -> dict[str, list[EmptyFunction]]:
     """unit -> the functions in it and in the project headers it includes (among ``files``, the
-    project's kernel files; transitively) that have code under nvcc and none under hipcc."""
+    project's kernel files; transitively) that have code under nvcc, for the architectures the
+    project's build names, and none under hipcc."""
     texts: dict[str, bytes] = {}
     for relative in files:
         path = root / relative
@@ -43,12 +45,13 @@ def empty_functions(
     for header, includers in include_graph(root, sorted(texts), texts).items():
         for includer in includers:
             includes.setdefault(includer, set()).add(header)
+    archs = project_archs(root, files)
     found: dict[str, list[EmptyFunction]] = {}
     per_file: dict[str, list[EmptyFunction]] = {}
     for unit in units:
         for relative in _closure(unit, includes):
             if relative not in per_file:
-                per_file[relative] = _empty_in(relative, texts.get(relative))
+                per_file[relative] = _empty_in(relative, texts.get(relative), archs)
             found.setdefault(unit, []).extend(per_file[relative])
     return {unit: empty for unit, empty in found.items() if empty}
 
@@ -68,7 +71,7 @@ def _closure(unit: str, includes: Mapping[str, set[str]]) -> list[str]:
     return order
 
 
-def _empty_in(relative: str, data: bytes | None) -> list[EmptyFunction]:
+def _empty_in(relative: str, data: bytes | None, archs: Sequence[int]) -> list[EmptyFunction]:
     if data is None or (b"__global__" not in data and b"__device__" not in data):
         return []
     source = parse(data)
@@ -78,9 +81,10 @@ def _empty_in(relative: str, data: bytes | None) -> list[EmptyFunction]:
             source.line_of(empty.start),
             f"{'kernel' if empty.kernel else 'device function'} `{empty.name}` compiled to "
             f"nothing: it has code for NVIDIA ({arch_names(empty.archs)}) and none for AMD"
-            + (f" (`{empty.guard}` is false under hipcc)" if empty.guard else ""),
+            + (f" (`{empty.guard}` is false under hipcc)" if empty.guard else "")
+            + f"; {READER}",
         )
-        for empty in empty_on_amd(source)
+        for empty in empty_on_amd(source, archs)
     ]
 
 

@@ -26,6 +26,7 @@ from migrator.kernels.builds import (
     include_graph,
     read_builds,
 )
+from migrator.kernels.generated_includes import missing_includes
 from migrator.kernels.importers import (
     GUARDED,
     LAZY,
@@ -122,6 +123,7 @@ def _extension_views(
             included.setdefault(includer, set()).add(header)
     read = _reader(root)
     python_paths = [p for p in paths if p.endswith(".py")]
+    known = frozenset(paths)
     declared: list[Extension] = []
     for extension in model.extensions:
         extension.sources = sorted(
@@ -147,13 +149,16 @@ def _extension_views(
                 if header not in files:
                     files.add(header)
                     frontier.append(header)
+        notes = [n for n in model.notes if _note_of(n, extension)]
+        # kernel files the sources include that the project does not hold (generated ones)
+        notes += missing_includes(files, known, read, python_paths, extension.name)
         views.append(
             ExtensionView(
                 extension,
                 sorted(files),
                 extension.build in model.rocm_branch,
                 _imports(extension, model, python_texts, read, python_paths),
-                [n for n in model.notes if _note_of(n, extension)],
+                notes,
             )
         )
     # a CMake library that module targets link is imported where they are

@@ -202,6 +202,19 @@ class CudaSource:
                 blocks[token.start] = AsmBlock(
                     token.start, end, self._raw_template(token.start, end)
                 )
+            for node in self.nodes("preproc_def", "preproc_function_def"):
+                # a macro body is opaque text to the parser: ``#define WAIT(i) case i:
+                # asm volatile("cp.async.wait_group %0;" :: "n"(i)); break;`` is assembly too
+                value = node.child_by_field_name("value")
+                if value is None or b"asm" not in self.data[value.start_byte : value.end_byte]:
+                    continue
+                body = self.text(value.start_byte, value.end_byte)
+                for match in _MACRO_ASM.finditer(body):
+                    start = value.start_byte + len(body[: match.start()].encode())
+                    end = self.data.find(b";", start, value.end_byte)
+                    end = value.end_byte if end < 0 else end
+                    if start not in blocks:
+                        blocks[start] = AsmBlock(start, end, self._raw_template(start, end))
             self._asm = sorted(blocks.values(), key=lambda block: block.start)
         return self._asm
 
@@ -298,6 +311,8 @@ _STRING_TYPES = frozenset(
     {"string_literal", "char_literal", "raw_string_literal", "system_lib_string"}
 )
 _ASM_WORDS = frozenset({"asm", "__asm__", "__asm"})
+#: Inline assembly written inside a macro body.
+_MACRO_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\(")
 _STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 

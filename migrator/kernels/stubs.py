@@ -35,7 +35,10 @@ _DIRECTIVE = re.compile(
 #: Calls that only report, check or stop: their statement computes nothing.
 _REPORTING_CALL = re.compile(
     rb"\b(?:printf|assert|static_assert|__trap|__builtin_trap|__builtin_unreachable|abort"
-    rb"|__assert_fail|__assertfail)\s*\("
+    rb"|__assert_fail|__assertfail"
+    # a project's assertion macro (``RUNTIME_ASSERT("Unsupported architecture")``, ``PANIC``):
+    # an upper-case name that says it stops or asserts
+    rb"|[A-Z][A-Z0-9_]*(?:ASSERT|UNREACHABLE|TRAP|PANIC|ABORT)[A-Z0-9_]*)\s*\("
 )
 _VOID_CAST = re.compile(rb"\(\s*void\s*\)\s*[\w.\->\[\]:]+\s*;")
 _NUMBER = (

@@ -136,6 +136,15 @@ class ProjectFacts:
     #: (name, value on HIP) of the project's macros defined once as a preprocessor expression
     #: with a known value there (``migrator.kernels.macro_values``). Sorted.
     macro_values: tuple[tuple[str, int], ...] = ()
+    #: The ``__CUDA_ARCH__`` values the project's build files name (``migrator.kernels.archs``):
+    #: each kernel is read as nvcc's device pass reads it for these; empty: sm_80 and sm_90.
+    cuda_archs: tuple[int, ...] = ()
+    #: Macros the project's C/C++ sources define, everywhere they define them, as the 32-lane
+    #: full mask (``migrator.kernels.mask_macros``): a use in another file is that mask. Sorted.
+    full_mask_macros: tuple[str, ...] = ()
+    #: Warp intrinsics (``__shfl_xor_sync``) the project redefines as macros where a HIP build
+    #: compiles them (``migrator.kernels.mask_macros.intrinsic_shims``). Sorted.
+    intrinsic_shims: tuple[str, ...] = ()
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())

@@ -15,6 +15,14 @@ _PTX = re.compile(
 )
 #: AMD GCN/CDNA instructions (``v_add_f32``, ``s_waitcnt``, ``ds_read_b32``): a HIP branch's asm.
 _GCN = re.compile(r"\b(?:v|s|ds|buffer|global|flat|scratch)_[a-z0-9_]+\b")
+#: Host CPU assembly (x86 and Arm): a breakpoint, a spin-wait hint, a fence, a timestamp read,
+#: x86 registers. Host code compiles for the CPU on ROCm as on CUDA: it is not PTX.
+_HOST = re.compile(
+    r"(?m)^\s*(?:lock\s*;?\s*)?(?:int3|int\s+\$?(?:0x)?3|rdtscp?|cpuid|pause|nop|ud2|hlt|[mls]fence|xgetbv"
+    r"|yield|wf[ei]|sevl?|dmb|dsb|isb)\b"
+    r"|%%?[re]?(?:ax|bx|cx|dx|si|di|sp|bp)\b|%%?[xyz]mm\d"
+    r"|\b(?:mov|add|sub|xor|and|or|lea|push|pop|cmpxchg|xchg)[bwlq]?\s+[%$]"
+)
 
 
 def table() -> dict[str, Any]:
@@ -30,7 +38,8 @@ def api_triggers(api_table: str) -> tuple[str, ...]:
 
 def asm_class(template: str) -> str | None:
     """The class of an inline assembly template: ``hopper``, ``tensor_core``, ``async_copy``,
-    ``ptx``; None for an empty template (a compiler barrier) or AMD assembly."""
+    ``ptx``; None for an empty template (a compiler barrier), AMD assembly or host CPU
+    assembly."""
     body = template.strip()
     if not body:
         return None
@@ -41,6 +50,8 @@ def asm_class(template: str) -> str | None:
             return key
     if _GCN.search(lowered) and not _PTX.search(lowered.replace("%%", "%")):
         return None
+    if _HOST.search(lowered) and not _PTX.search(lowered.replace("%%", "%")):
+        return None  # x86/Arm host assembly (a debugger breakpoint, a timestamp read)
     return "ptx"
 
 

@@ -19,12 +19,21 @@ def _named() -> re.Pattern[bytes]:
     return re.compile(rb"\b(?:" + names + rb")\s*::|\bnamespace\s+(?:" + names + rb")\b")
 
 
+#: CuTe's architecture atoms, named unqualified after ``using namespace cute;``: tensor-core MMA
+#: (``SM80_16x8x16_F16F16F16F16_TN``), copies (``SM80_CP_ASYNC_CACHEGLOBAL``, ``SM75_U32x4_LDSM_N``,
+#: ``SM90_TMA_LOAD``).
+_CUTE_ATOM = re.compile(r"^SM[1-9]\d{1,2}_[A-Za-z0-9_]+$")
+_USING_CUTE = re.compile(rb"\busing\s+namespace\s+cute\s*;")
+
+
 class CutlassUse(KernelRule):
     """
     ## What it does
     Flags the lines of a C/C++/CUDA source that hipcc compiles for AMD which use CUTLASS or
     CuTe by name: a name qualified with `cutlass::` or `cute::` (a device GEMM type, an arch
-    tag, a layout, a CuTe tensor or enum) and `using namespace cute;`. One finding per file,
+    tag, a layout, a CuTe tensor or enum), `using namespace cute;` and, after it, CuTe's
+    architecture atoms named unqualified (`SM80_16x8x16_F16F16F16F16_TN`,
+    `SM80_CP_ASYNC_CACHEGLOBAL`). One finding per file,
     its other lines listed as sites of it; in a file that includes CUTLASS itself the lines
     are sites of the CUTLASS finding (ROC330).
 
@@ -72,6 +81,8 @@ class CutlassUse(KernelRule):
             path="k.cu",
         ),
         Valid("namespace mylib { struct cute { int v; }; }\n", path="k.h"),
+        # an SM80_-named identifier without CuTe is the project's own
+        Valid("enum Arch { SM80_AMPERE, SM90_HOPPER };\nint a = SM80_AMPERE;\n", path="k.h"),
     ]
     invalid = [
         Invalid(
@@ -94,6 +105,15 @@ class CutlassUse(KernelRule):
             path="k.cuh",
             line=1,
         ),
+        # CuTe's SM80 atoms named unqualified: each line a site of the one finding
+        Invalid(
+            "using namespace cute;\nusing Mma = SM80_16x8x16_F16F16F16F16_TN;\n"
+            "using Copy = SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>;\n",
+            path="config.hpp",
+            line=1,
+            count=1,
+            sites=3,
+        ),
     ]
 
     def check(self) -> None:
@@ -112,5 +132,11 @@ class CutlassUse(KernelRule):
                 if before == "namespace" and index > 1 and tokens[index - 2].text != "using":
                     continue  # ``namespace cute {``: a definition, its contents are the uses
                 spans.append((token.start, token.end))
+        if _USING_CUTE.search(source.data):  # CuTe's atoms, unqualified
+            spans.extend(
+                (token.start, token.end)
+                for token in tokens
+                if token.type in {"identifier", "type_identifier"} and _CUTE_ATOM.match(token.text)
+            )
         for start, end in lines_once(spans, source.line_of):
             self.report_bytes(start, end)

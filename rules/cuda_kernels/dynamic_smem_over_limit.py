@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api.knowledge import smem_requests
 
 from ._shared import table
 
@@ -41,11 +43,19 @@ _TOKEN = re.compile(
 )
 
 
-def evaluate(text: str, defines: dict[str, tuple[str, int]], depth: int = 0) -> int | None:
-    """An integer constant expression of literals, ``sizeof`` of basic types and object-like
-    macros, with ``+ - * / <<`` and parentheses; None when anything else appears."""
-    if depth > 8 or len(text) > 200:
+def evaluate(text: str, lookup: Callable[[str], str | None], depth: int = 0) -> int | None:
+    """An integer constant expression of literals, ``sizeof`` of basic types and names
+    (``lookup(name)``: the text it stands for, a macro or a constant), with ``+ - * / <<`` and
+    parentheses; None when anything else appears."""
+    if depth > 8 or len(text) > 400:
         return None
+    choice = _ternary(text)
+    if choice is not None:  # ``condition ? a : b``: the branch the condition picks
+        condition, when_true, when_false = choice
+        decided = _condition(condition, lookup, depth + 1)
+        if decided is None:
+            return None
+        return evaluate(when_true if decided else when_false, lookup, depth + 1)
     pieces: list[str] = []
     position = 0
     text = re.sub(r"(\d)[uUlL]+\b", r"\1", text)
@@ -62,9 +72,10 @@ def evaluate(text: str, defines: dict[str, tuple[str, int]], depth: int = 0) -> 
                 return None
             pieces.append(str(size))
         elif piece[0].isalpha() or piece[0] == "_":
-            if piece not in defines:
+            meaning = lookup(piece)
+            if meaning is None:
                 return None
-            value = evaluate(defines[piece][0], defines, depth + 1)
+            value = evaluate(meaning, lookup, depth + 1)
             if value is None:
                 return None
             pieces.append(str(value))
@@ -79,6 +90,69 @@ def evaluate(text: str, defines: dict[str, tuple[str, int]], depth: int = 0) -> 
         return _arithmetic(ast.parse(expression, mode="eval").body)
     except (SyntaxError, ZeroDivisionError, RecursionError):
         return None
+
+
+def _top_level(text: str, wanted: str) -> list[int]:
+    """Offsets of ``wanted`` characters outside parentheses."""
+    depth, found = 0, []
+    for index, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif depth == 0 and char in wanted:
+            found.append(index)
+    return found
+
+
+def _ternary(text: str) -> tuple[str, str, str] | None:
+    """``(condition, a, b)`` of a top-level ``condition ? a : b`` (outer parentheses dropped)."""
+    stripped = text.strip()
+    while stripped.startswith("(") and stripped.endswith(")") and _balanced(stripped[1:-1]):
+        stripped = stripped[1:-1].strip()
+    marks = _top_level(stripped, "?:")
+    if not marks or stripped[marks[0]] != "?":
+        return None
+    depth = 0
+    for index in marks:  # the ':' matching the first '?'
+        depth += 1 if stripped[index] == "?" else -1
+        if depth == 0:
+            return stripped[: marks[0]], stripped[marks[0] + 1 : index], stripped[index + 1 :]
+    return None
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += 1 if char == "(" else -1 if char == ")" else 0
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+_COMPARISON = re.compile(r"^(.*?)(>=|<=|==|!=|>(?!>)|<(?!<))(.*)$", re.S)
+
+
+def _condition(text: str, lookup: Callable[[str], str | None], depth: int) -> bool | None:
+    """The truth of ``a OP b`` (one comparison) or of a plain value."""
+    stripped = text.strip()
+    while stripped.startswith("(") and stripped.endswith(")") and _balanced(stripped[1:-1]):
+        stripped = stripped[1:-1].strip()
+    match = _COMPARISON.match(stripped)
+    if match is None:
+        value = evaluate(stripped, lookup, depth)
+        return None if value is None else value != 0
+    left, right = evaluate(match.group(1), lookup, depth), evaluate(match.group(3), lookup, depth)
+    if left is None or right is None:
+        return None
+    return {
+        ">=": left >= right,
+        "<=": left <= right,
+        "==": left == right,
+        "!=": left != right,
+        ">": left > right,
+        "<": left < right,
+    }[match.group(2)]
 
 
 #: Largest value an intermediate result may take: far above any shared-memory size, far below
@@ -119,8 +193,10 @@ class DynamicSmemOverLimit(KernelRule):
     """
     ## What it does
     Flags `cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`
-    whose size, read from literals, `sizeof` of basic types and macros of the same file, is
-    above 64 KiB.
+    whose size, read from literals, `sizeof` of basic types, macros and constants of the same
+    file (a local `int shared = ...;`, a file-level `const int SHARED_MEM = ...;`, the
+    `constexpr` values a launch macro is expanded with), is above 64 KiB. A size chosen by a
+    constant of its own is reported at that constant, where it is changed.
 
     ## Why it breaks on ROCm
     hipify maps the call to `hipFuncSetAttribute`, so it compiles, but the local data share
@@ -159,6 +235,19 @@ class DynamicSmemOverLimit(KernelRule):
             "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n",
             path="k.cu",
         ),
+        # a template parameter: not known, not reported
+        Valid(
+            "template <int SMEM> void f() {\n"
+            "  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);\n}\n",
+            path="k.cu",
+        ),
+        # the expansion site's constants keep the request under 64 KiB
+        Valid(
+            "#define LAUNCH \\\n  constexpr int kSmem = CTA_M * CTA_K * sizeof(half); \\\n"
+            "  cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);\n"
+            "void g() {\n  constexpr int CTA_M = 64;\n  constexpr int CTA_K = 64;\n  LAUNCH\n}\n",
+            path="k.cu",
+        ),
         Valid(
             "#ifdef USE_ROCM\nconstexpr int S = 64 * 1024;\n#else\n"
             "void f() { cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024); }\n#endif\n",
@@ -177,21 +266,42 @@ class DynamicSmemOverLimit(KernelRule):
             path="k.cu",
             line=3,
         ),
+        # a local size variable: reported where the size is chosen
+        Invalid(
+            "void f() {\n  int shared = 16 * (2 * 256 * 8 + 32 * 9);\n"
+            "  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);\n}\n",
+            path="k.cu",
+            line=2,
+        ),
+        # a launch macro whose size comes from the constants each expansion site defines
+        Invalid(
+            "#define LAUNCH \\\n  constexpr int kSmem = CTA_M * CTA_K * STAGES * sizeof(half); \\\n"
+            "  cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);\n"
+            "void g() {\n  constexpr int CTA_M = 128;\n  constexpr int CTA_K = 128;\n"
+            "  constexpr int STAGES = 4;\n  LAUNCH\n}\n",
+            path="k.cu",
+            line=3,
+        ),
+        # a size chosen by a condition on the configuration's constants
+        Invalid(
+            "constexpr int G = 128;\nconstexpr int kSmem = (G >= 64) ? 96 * 1024 : 32 * 1024;\n"
+            "void f() { cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem); }\n",
+            path="k.cu",
+            line=2,
+        ),
     ]
 
     def check(self) -> None:
         limit = int(table()["shared_memory"]["limit_bytes"])
-        view = self.view
-        defines = view.source.defines()
-        for call in view.source.calls():
-            if not call.callee.endswith("FuncSetAttribute") or len(call.arguments) != 3:
+        reported: set[int] = set()
+        for request in smem_requests(self.view.source.data, evaluate):
+            if request.size is None or request.size <= limit:
                 continue
-            if not call.arguments[1].endswith("MaxDynamicSharedMemorySize"):
-                continue
-            size = evaluate(call.arguments[2], defines)
-            if size is not None and size > limit:
-                self.report_bytes(
-                    call.start,
-                    call.end,
-                    message=f"{size // 1024} KiB of dynamic shared memory: more than the 64 KiB LDS of an MI200/MI300 workgroup",
-                )
+            if request.anchor_start in reported:
+                continue  # one size constant serving several kernels: one problem
+            reported.add(request.anchor_start)
+            self.report_bytes(
+                request.anchor_start,
+                request.anchor_end,
+                message=f"{request.size // 1024} KiB of dynamic shared memory: more than the 64 KiB LDS of an MI200/MI300 workgroup",
+            )

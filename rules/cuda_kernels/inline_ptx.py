@@ -54,6 +54,14 @@ class InlinePtx(KernelRule):
     port = True
     blocker = True
     valid = [
+        # host CPU assembly: a debugger breakpoint, a spin-wait hint, a timestamp read
+        Valid(
+            'static inline void trap_here() { asm volatile("int3"); }\n'
+            'static inline void spin() { asm volatile("pause" ::: "memory"); }\n'
+            "static inline unsigned long long ticks() { unsigned lo, hi;\n"
+            '  asm volatile("rdtsc" : "=a"(lo), "=d"(hi)); return ((unsigned long long)hi << 32) | lo; }\n',
+            path="bench.cu",
+        ),
         Valid('__device__ void fence() { asm volatile("" ::: "memory"); }\n', path="k.cu"),
         Valid(
             "#ifdef USE_ROCM\n__device__ unsigned lane() { return __lane_id(); }\n#else\n"
@@ -73,6 +81,13 @@ class InlinePtx(KernelRule):
         ),
     ]
     invalid = [
+        # assembly in a macro body (opaque text to the parser), used by a kernel
+        Invalid(
+            '#define LANE_ID(v) asm volatile("mov.u32 %0, %%laneid;" : "=r"(v))\n'
+            "__global__ void k(unsigned* out) { unsigned id; LANE_ID(id); out[0] = id; }\n",
+            path="k.cu",
+            line=1,
+        ),
         Invalid(
             "__device__ unsigned lane() {\n"
             '  unsigned id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));\n'

@@ -4,7 +4,7 @@ under nvcc and an empty body, or a stub, under hipcc."""
 from __future__ import annotations
 
 from migrator.api import Invalid, KernelRule, Severity, Valid
-from migrator.api.reach import arch_names, empty_on_amd
+from migrator.api.reach import DIFFERENTIAL_READER, arch_names, empty_on_amd
 
 
 class KernelCompilesToNothingOnAmd(KernelRule):
@@ -131,6 +131,6 @@ class KernelCompilesToNothingOnAmd(KernelRule):
                 view.char(empty.end),
                 message=(
                     f"{what} `{empty.name}` has code for NVIDIA ({arch_names(empty.archs)}) "
-                    f"and none for AMD: {why}; on AMD it compiles to nothing"
+                    f"and none for AMD: {why}; on AMD it compiles to nothing ({DIFFERENTIAL_READER})"
                 ),
             )

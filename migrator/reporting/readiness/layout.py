@@ -166,8 +166,20 @@ def kernel_roles(
         return
     views = extension_views(root, paths, texts)
     by_file = kernel_file_roles(views, roles, CORE, LAZY, "unreachable")
+    # a project with no Python of its own beyond its build, tests and benchmarks (dietgpu: a
+    # CMake library torch.ops.load_library loads) delivers its extensions: they are its core path
+    library = not any(
+        relative.endswith(".py")
+        and relative.rsplit("/", 1)[-1] != "setup.py"
+        and path_role(relative) in (None, CORE)
+        and roles.get(relative, CORE) == CORE
+        for relative in paths
+    )
+    built = {source for view in views for source in view.files} if library else set()
     for relative in kernel_files:
         role = by_file.get(relative, LAZY)
+        if library and role != CORE and relative in built:
+            role = CORE
         # an extension built by a nested setup.py (``pkg/kernels/setup.py``) stays a separate
         # deliverable unless code every run loads imports it: then it is the project's own path
         if roles.get(relative) == SUBPROJECT and role != CORE:
