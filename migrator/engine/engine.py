@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.engine.embedded import with_recipes
 from migrator.engine.fix_policy import (
     check_line_length,
     chosen_fixes,
@@ -812,7 +813,12 @@ def analyze(
 ) -> Analysis:
     """Dispatch on the file kind; raises SkipFile/FailFile with a one-line reason."""
     if kind == "python":
-        return analyze_python(text, path, rules, fix=fix, prefilter=prefilter)
+        analysis = analyze_python(text, path, rules, fix=fix, prefilter=prefilter)
+        return with_recipes(  # Dockerfiles and conda environments the code writes out
+            analysis,
+            analysis.new_text or text,
+            lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
+        )
     if kind == "notebook":
         return analyze_notebook(text, path, rules, fix=fix, prefilter=prefilter)
     if kind in _STRUCTURED:

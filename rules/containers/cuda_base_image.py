@@ -71,6 +71,9 @@ class CudaBaseImage(TextRule):
         Valid(
             "FROM ubuntu:22.04\nRUN echo nvidia/cuda:12.1.1-devel-ubuntu22.04\n", path="Dockerfile"
         ),
+        # strings in Python code that are no Dockerfile: a message, SQL
+        Valid('print("FROM nvidia/cuda:12.1.1-devel-ubuntu22.04 is too old")\n', path="deploy.py"),
+        Valid('QUERY = """\nSELECT image\nFROM nvidia/cuda\nWHERE tag = 1\n"""\n', path="q.py"),
     ]
     invalid = [
         Invalid(
@@ -100,6 +103,14 @@ class CudaBaseImage(TextRule):
             "ARG BASE=nvidia/cuda:11.8.0-devel-ubuntu20.04\nFROM ${BASE}\n",
             path="Dockerfile.gpu",
             fixed="ARG BASE=rocm/dev-ubuntu-22.04:6.3.4-complete\nFROM ${BASE}\n",
+        ),
+        Invalid(  # a Dockerfile template the project's code writes out: no fix inside a string
+            "import textwrap\n\nDOCKERFILE = textwrap.dedent(\n"
+            '    """\n    FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\n    RUN make\n    """\n)\n',
+            path="deploy/aml.py",
+            fixed=None,
+            line=5,
+            column=10,
         ),
         Invalid(
             "FROM nvidia/cuda:12.4.1-devel-rockylinux8\n",
