@@ -34,6 +34,7 @@ from migrator.engine.fixer import (
     eligible,
     incomplete_groups,
 )
+from migrator.engine.image_folding import fold_image_parts
 from migrator.engine.partial import WORTHWHILE, PartialSource, partial_source
 from migrator.engine.rule import PythonRule, Rule, TextRule
 from migrator.engine.suppress import SUPPRESSION_MARK, Suppressions
@@ -664,6 +665,8 @@ def analyze_text(
             finding = _remap(finding, line_map)
         if not suppressions.suppresses(start[0], finding.rule):
             pairs.append((raw, finding))
+    if kind == "dockerfile":  # a CUDA image's own lines are that image's problem
+        pairs = fold_image_parts(pairs, text)
     analysis = Analysis(
         findings=[finding for _, finding in pairs], unused_suppressions=suppressions.unused()
     )

@@ -55,6 +55,7 @@ class CudaBaseImage(TextRule):
     severity = Severity.ERROR
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "base"
     message = "CUDA base image: it has no ROCm, so nothing in the container can use an AMD GPU"
     fix_title = "Use AMD's ROCm development image for the same Ubuntu release"
     applicability = Applicability.UNSAFE

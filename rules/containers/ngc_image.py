@@ -51,6 +51,7 @@ class NgcImage(TextRule):
     severity = Severity.ERROR
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "base"
     message = "NVIDIA NGC image: a CUDA build that cannot use an AMD GPU"
     fix_title = "Use AMD's `rocm/pytorch` image"
     applicability = Applicability.UNSAFE

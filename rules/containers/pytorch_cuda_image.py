@@ -45,6 +45,7 @@ class PytorchCudaImage(TextRule):
     severity = Severity.ERROR
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "base"
     message = "PyTorch's CUDA image: torch there is a CUDA build that cannot use an AMD GPU"
     fact = "§9 FROM pytorch/pytorch; [PH1][R1]"
     triggers = ("pytorch/pytorch",)
