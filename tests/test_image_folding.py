@@ -69,3 +69,18 @@ def test_a_dockerfile_in_a_python_string_folds_the_same_way(tmp_path: Path) -> N
     assert [(f["rule"], f["line"], f["column"]) for f in findings] == [("ROC860", 1, 22)]
     sites = [(s["line"], s["column"], s.get("rule")) for s in findings[0]["related"]]  # type: ignore[union-attr]
     assert sites == [(3, 5, "ROC712")]
+
+
+def test_the_report_counts_a_folded_line_in_its_container_files_work_item(tmp_path: Path) -> None:
+    source = (
+        'DOCKERFILE = """FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\n'
+        "ENV PATH=/opt/bin:$PATH \\\n"
+        "    CUDA_HOME=/usr/local/cuda\n"
+        'RUN make\n"""\n'
+    )
+    write(tmp_path, "deploy/templates.py", source)
+    result = migrate("report", ".", "--format", "json", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    project = json.loads(result.stdout)["projects"][0]
+    items = [*project["work_items"], *project["peripheral_work_items"]]
+    assert [item["title"] for item in items] == ["container file `deploy/templates.py`"]
