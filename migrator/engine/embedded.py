@@ -29,8 +29,9 @@ class _Analysed(Protocol):
 _A = TypeVar("_A", bound=_Analysed)
 
 #: What a Python text must hold for a string in it to be a recipe: a ``FROM`` at the start of a
-#: line of a string, or a conda ``dependencies:`` key.
-_HINT = re.compile(r"(?:^|\\n|[\"'])[ \t]*(?:FROM[ \t]|dependencies:)", re.MULTILINE)
+#: line of a string, or a conda ``dependencies:`` key (``_hinted``).
+_HINTS = ("FROM", "dependencies:")
+_OTHER_INSTRUCTIONS = ("RUN ", "ENV ", "COPY ", "CMD ", "WORKDIR ", "ENTRYPOINT ", "ADD ", "ARG ")
 _CONDA_KEYS = re.compile(r"^dependencies:[ \t]*$", re.MULTILINE)
 _CONDA_OTHER = re.compile(r"^(?:channels|name):", re.MULTILINE)
 _CONDA_ITEM = re.compile(r"^[ \t]*-[ \t]*\S", re.MULTILINE)
@@ -70,7 +71,7 @@ class Recipe:
 def recipes(text: str) -> list[Recipe]:
     """The Dockerfiles and conda environments held in the string literals of a Python text
     (adjacent literals joined, as Python joins them)."""
-    if not _HINT.search(text):
+    if not _hinted(text):
         return []
     found: list[Recipe] = []
     for value, offsets in _literals(text):
@@ -78,6 +79,21 @@ def recipes(text: str) -> list[Recipe]:
         if kind:
             found.append(Recipe(kind, value, tuple(offsets)))
     return found
+
+
+def _hinted(text: str) -> bool:
+    """Whether a line of ``text`` starts with a hint, or has one after a quote or a ``\\n``
+    (plain substring search: a regular expression here costs more than the rest of a scan)."""
+    for hint in _HINTS:
+        index = text.find(hint)
+        if index >= 0 and hint == "FROM" and not any(o in text for o in _OTHER_INSTRUCTIONS):
+            continue  # a Dockerfile has another instruction
+        while index >= 0:
+            before = text[text.rfind("\n", 0, index) + 1 : index].rstrip(" \t")
+            if not before or before.endswith(("\\n", '"', "'")):
+                return True
+            index = text.find(hint, index + 1)
+    return False
 
 
 def _kind_of(value: str) -> str:
