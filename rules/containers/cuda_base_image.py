@@ -19,6 +19,9 @@ class CudaBaseImage(TextRule):
     ## What it does
     Flags `nvidia/cuda` base images in Dockerfiles (`FROM`, and `ARG` defaults used by `FROM`),
     compose files and CI container definitions.
+    In a Dockerfile stage on such an image, the lines that exist only for it (`CUDA_HOME`,
+    CUDA-only variables, CUDA apt packages) are this finding's related sites, each naming
+    its rule. A Dockerfile held in a Python string that the code writes out is read too.
 
     ## Why it breaks on ROCm
     The image carries the CUDA toolkit and runtime (and cuDNN) but no ROCm: nothing in it can
