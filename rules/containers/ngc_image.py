@@ -11,6 +11,9 @@ class NgcImage(TextRule):
     """
     ## What it does
     Flags NVIDIA NGC images (`nvcr.io/nvidia/...`) used as base or service images.
+    In a Dockerfile stage on such an image, the lines that exist only for it (`CUDA_HOME`,
+    CUDA-only variables, CUDA apt packages) are this finding's related sites, each naming
+    its rule. A Dockerfile held in a Python string that the code writes out is read too.
 
     ## Why it breaks on ROCm
     NGC images are CUDA builds (PyTorch, Triton server, TensorRT, NeMo, ...): none of them can
@@ -51,6 +54,7 @@ class NgcImage(TextRule):
     severity = Severity.ERROR
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "base"
     message = "NVIDIA NGC image: a CUDA build that cannot use an AMD GPU"
     fix_title = "Use AMD's `rocm/pytorch` image"
     applicability = Applicability.UNSAFE
