@@ -1042,6 +1042,9 @@ def fix_tree(
     if level is Applicability.UNSAFE:
         rules = tuple(rule for rule in all_rules() if rule.code in codes)
         variants = _variants(root, sources, outcomes, guarded_files, rules, facts)
+        from migrator.engine.variant_scope import runs_nothing_on_rocm, withhold_all
+
+        withhold_all(variants, runs_nothing_on_rocm(root, index, moot_files.cuda_only))
     if write:
         write_outcomes(root, outcomes)
         from migrator.engine.variants import write_variants
