@@ -792,6 +792,13 @@ def _restore_magics(source: str, shell_lines: tuple[tuple[int, str], ...]) -> st
 
 
 def _write_cells(text: str, document: dict[str, Any], new_sources: dict[int, str]) -> str:
+    """The notebook with its cells' new sources, in the file's own layout where it can be read
+    (``splice_sources``), else the whole document written again."""
+    from migrator.files.notebook_text import splice_sources
+
+    spliced = splice_sources(text, new_sources)
+    if spliced is not None:
+        return spliced
     for index, source in new_sources.items():
         cell = document["cells"][index]
         original = cell.get("source")
