@@ -16,7 +16,15 @@ SOURCE = "import torch.cuda.amp as amp\nscaler = amp.GradScaler()\n"
 def test_json_contract(tmp_path, scan_json):
     write(tmp_path, "pkg/a.py", SOURCE)
     report = scan_json("--select", "ROC520", str(tmp_path))
-    assert set(report) == {"version", "tool", "findings", "files", "summary"}
+    assert set(report) == {
+        "version",
+        "tool",
+        "findings",
+        "files",
+        "summary",
+        "packages",
+        "environment",
+    }
     assert report["tool"]["name"] == "migrate"
     assert report["findings"] == [
         {
