@@ -211,7 +211,10 @@ def environment() -> jinja2.Environment:
     env.filters["markdown"] = markdown
     env.filters["hours"] = hours
     env.filters["code_spans"] = code_spans
+    from migrator.output.packages import LABELS
+
     env.globals.update(
+        package_labels=LABELS,
         colours=COLOURS,
         class_labels=CLASS_LABELS,
         fix_classes=FIX_CLASSES,

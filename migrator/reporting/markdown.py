@@ -118,7 +118,9 @@ def environment() -> jinja2.Environment:
         urlpath=url_path,
         facts_url=facts_url,
     )
-    env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS)
+    from migrator.output.packages import LABELS
+
+    env.globals.update(fix_classes=FIX_CLASSES, class_labels=CLASS_LABELS, package_labels=LABELS)
     return env
 
 

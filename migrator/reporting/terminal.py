@@ -160,6 +160,13 @@ def _unknowns(project: Any) -> Table:
                 "(`migrate kernels PATH --compile`)"
             ),
         )
+    for package in project.unknowns[:MAX_ROWS]:
+        from migrator.output.packages import LABELS, site_text
+
+        table.add_row(
+            Text(LABELS[package.status], style="bold red"),
+            styled(f"`{package.name}` at {site_text(package)}: {package.check}"),
+        )
     table.add_row(
         Text("on ROCm"), styled("not run: the score reads the code (`migrate verify` runs it)")
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrator.model import Finding, ScanResult, Status
+from migrator.model import Finding, ImportedPackage, ScanResult, Status
 from migrator.reporting.readiness.amd_evidence import Evidence
 from migrator.reporting.readiness.dependencies import DependencyRow, dependency_rows
 from migrator.reporting.readiness.layout import ProjectLayout, analyze
@@ -85,6 +85,12 @@ class ProjectReport:
     entry_points: int = 0
     #: the project's CUDA extensions (``migrator.kernels.project.ExtensionRow``)
     extensions: list[Any] = field(default_factory=list)
+    #: third-party packages the GPU code imports (``migrator.reach.native_deps``)
+    packages: list[ImportedPackage] = field(default_factory=list)
+    #: the unknown and CUDA-only ones imported from code users run: they keep it from "ready"
+    unknowns: list[ImportedPackage] = field(default_factory=list)
+    #: the environment the packages were read from ("" when none was)
+    environment: str = ""
 
     @property
     def findings(self) -> list[Finding]:
@@ -130,11 +136,19 @@ class ProjectReport:
         return {label: counts.get(label, 0) for label in ("error", "warning", "info")}
 
     def verdict_reason(self) -> str:
-        """One sentence on why the verdict is what it is, naming the deciding items."""
-        if not self.deciding:
-            return self.reason
-        decided = "; ".join(item.describe() for item in self.deciding)
-        return f"{self.reason} — decided by: {decided}"
+        """One sentence on why the verdict is what it is, naming the deciding items and the
+        unknowns that could change it."""
+        text = self.reason
+        if self.deciding:
+            decided = "; ".join(item.describe() for item in self.deciding)
+            text = f"{text} — decided by: {decided}"
+        unnamed = [p for p in self.unknowns if f"`{p.name}`" not in self.reason]
+        if unnamed:
+            from migrator.reporting.readiness.unknowns import describe
+
+            names = ", ".join(describe(package) for package in unnamed)
+            text = f"{text} — could change it: {names}"
+        return text
 
 
 def counted(findings: Sequence[Finding]) -> list[Finding]:
@@ -188,6 +202,10 @@ def build_project(
         kernels=layout.kernel_sources,
     )
     state = readiness(work, layout.amd_path)
+    from migrator.reporting.readiness import unknowns
+
+    concerns = unknowns.counting(scan.packages, layout)
+    state = unknowns.apply(state, concerns)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]
     return ProjectReport(
@@ -212,6 +230,9 @@ def build_project(
         amd_path=list(layout.amd_path),
         entry_points=len(layout.entry_points),
         extensions=_extensions(scan, findings),
+        packages=list(scan.packages),
+        unknowns=concerns,
+        environment=scan.environment,
     )
 
 
