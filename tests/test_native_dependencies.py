@@ -169,6 +169,17 @@ def environment(tmp_path_factory: pytest.TempPathFactory) -> Path:
             },
         ),
         _wheel(wheels, "purepkg", {"purepkg/__init__.py": b'DEVICE = "cuda"\n'}),
+        # precompiled kernels loaded through the driver by ctypes: no shared object of its own
+        _wheel(
+            wheels,
+            "ctkern",
+            {
+                "ctkern/__init__.py": b'import ctypes\ncudart = ctypes.CDLL("libcudart.so.12")\n',
+                "ctkern/kernels/gemm.fatbin": b"\x50\xed\x55\xba" + bytes(60),
+            },
+        ),
+        # its shared object is replaced below by a link out of the environment
+        _wheel(wheels, "linkpkg", {"linkpkg/__init__.py": b"", f"linkpkg/_C.{SOABI}.so": b"\0"}),
     ]
     env = work / "venv"
     venv.EnvBuilder(with_pip=False, symlinks=True).create(env)
@@ -192,6 +203,9 @@ def environment(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
     )
     assert (site / "cukern" / f"_C.{SOABI}.so").is_file()
+    linked = site / "linkpkg" / f"_C.{SOABI}.so"
+    linked.unlink()
+    linked.symlink_to(work / "cukern.so")  # outside the environment: never read
     return env
 
 
@@ -298,7 +312,7 @@ def test_a_cuda_only_build_keeps_a_project_from_ready(environment: Path, tmp_pat
     result = migrate("report", tmp_path / "proj", "--format", "json", "--python", environment)
     project = json.loads(result.stdout)["projects"][0]
     assert project["verdict"] == "needs-work"
-    assert project["unknowns"] == ["cukern"]  # fatpkg only in tests: listed, not deciding
+    assert project["unknowns"] == ["cukern"]  # fatpkg is imported by a test only
     assert (
         "CUDA-only" in project["verdict_reason"] and "libcudart.so.12" in project["verdict_reason"]
     )
@@ -310,3 +324,17 @@ def test_a_python_path_with_no_environment_is_a_usage_error(tmp_path: Path) -> N
     assert result.returncode == 2
     assert "no site-packages folder found" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_ctypes_loader_counts_and_a_link_out_of_the_environment_is_not_followed(
+    environment: Path, tmp_path: Path
+) -> None:
+    write(tmp_path / "proj", "model.py", "import torch\nimport ctkern\nimport linkpkg\n")
+    result = migrate("scan", tmp_path / "proj", "--format", "json", "--python", environment)
+    packages = _packages(result.stdout)
+    assert packages["ctkern"]["status"] == "cuda-only"
+    assert any("libcudart.so.12" in line for line in packages["ctkern"]["evidence"])
+    assert any("gemm.fatbin" in line for line in packages["ctkern"]["evidence"])
+    linked = packages["linkpkg"]
+    assert linked["status"] == "unknown", linked  # not read, so not shown pure Python
+    assert any("links out of the environment" in line for line in linked["evidence"])

@@ -24,6 +24,8 @@ MAX_PYTHON_FILES = 2000
 PYTHON_BYTES = 256 << 10
 #: Evidence lines kept per vendor.
 MAX_EVIDENCE = 3
+#: A Python file that loads a shared library itself (ctypes, cffi, dlopen).
+_LOADER = re.compile(rb"\bctypes\b|\bcffi\b|\bCDLL\b|\bdlopen\b|\bLoadLibrary\b")
 _NATIVE = re.compile(r"\.(so(\.\d+)*|pyd|dylib)$", re.IGNORECASE)
 
 
@@ -129,10 +131,13 @@ def read_distribution(dist: Distribution, env: Environment) -> Reading:
     found = markers()
     reading = Reading("pure-python")
     elf_files = python_files = 0
+    loads: dict[str, list[str]] = {"cuda": [], "rocm": []}
     for relative in dist.files:
         lowered = relative.lower()
         path = _inside(env, dist.site, relative)
         if path is None:
+            if _NATIVE.search(lowered) and ".." not in relative.split("/"):
+                reading.unread.append(f"`{relative}` links out of the environment: not read")
             continue
         for vendor in ("cuda", "rocm"):
             if lowered.endswith(found.device_files[vendor]):
@@ -140,11 +145,13 @@ def read_distribution(dist: Distribution, env: Environment) -> Reading:
         if lowered.endswith(".py") and python_files < MAX_PYTHON_FILES:
             python_files += 1
             head = _head(str(path))
+            if not _LOADER.search(head):
+                continue
             for vendor in ("cuda", "rocm"):
                 match = found.python_loads[vendor].search(head)
                 if match:
                     name = match.group(0).decode("ascii", "replace")
-                    getattr(reading, vendor).append(f"`{relative}` loads {name} by name")
+                    loads[vendor].append(f"`{relative}` loads {name} by name (ctypes)")
             continue
         native = _NATIVE.search(lowered) is not None or lowered.endswith((".cubin", ".hsaco"))
         if native and elf_files < MAX_ELF_FILES and is_elf(str(path)):
@@ -152,6 +159,11 @@ def read_distribution(dist: Distribution, env: Environment) -> Reading:
             _elf_evidence(path, relative, reading)
         elif native and not lowered.endswith((".cubin", ".hsaco")):
             reading.native += 1  # a Mach-O or PE library: native, read no further
+    if not reading.native:
+        # a library named in Python code is how a package with no native code of its own
+        # reaches the GPU; beside shared objects, the shared objects say what was built
+        reading.cuda += loads["cuda"]
+        reading.rocm += loads["rocm"]
     if elf_files >= MAX_ELF_FILES:
         reading.unread.append(f"more than {MAX_ELF_FILES} shared objects: the rest not read")
     for requirement in dist.requires:
@@ -166,4 +178,6 @@ def read_distribution(dist: Distribution, env: Environment) -> Reading:
         reading.status = "rocm"
     elif reading.native:
         reading.status = "native-cpu"
+    elif reading.unread:
+        reading.status = "unknown"  # native code it could not read: not shown pure Python
     return reading

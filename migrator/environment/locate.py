@@ -82,7 +82,13 @@ def _versioned(prefix: Path, version: str) -> list[Path]:
     ):
         if candidate.is_dir() and candidate not in out:
             out.append(candidate)
-    return out
+    unique: dict[Path, Path] = {}
+    for candidate in out:  # lib64 is often a link to lib: one folder, read once
+        try:
+            unique.setdefault(candidate.resolve(), candidate)
+        except (OSError, RuntimeError):
+            continue
+    return list(unique.values())
 
 
 def _version_of(python: Path, config: dict[str, str]) -> str:

@@ -18,6 +18,7 @@ from packaging.utils import canonicalize_name
 from migrator.environment.distributions import Distribution, by_import
 from migrator.environment.evidence import Reading, read_distribution
 from migrator.environment.locate import Environment
+from migrator.files.paths import is_benchmark_path, is_test_path, vendored
 from migrator.files.sources import read_project_text
 from migrator.model import ImportedPackage, ScanResult, Status
 
@@ -29,6 +30,9 @@ _GUARD_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "Exception"
 _EXTENSION_NAME = re.compile(
     r"\b(?:Extension|CUDAExtension|CppExtension|load|load_inline|Pybind11Extension)\s*\(\s*"
     r"(?:name\s*=\s*)?[\"']([\w.]+)[\"']"
+)
+_CMAKE_MODULE = re.compile(
+    r"\b(?:pybind11_add_module|nanobind_add_module|[Pp]ython3?_add_library)\s*\(\s*([\w.]+)"
 )
 _CODE_SUFFIXES = (".py", ".pyx", ".pyi", ".so", ".pyd", ".c", ".cc", ".cpp", ".cu", ".rs")
 UNKNOWN_CHECK = (
@@ -137,6 +141,8 @@ def _own_names(paths: Sequence[str], texts: Iterable[str]) -> set[str]:
     for text in texts:
         for match in _EXTENSION_NAME.finditer(text):
             own.update(match.group(1).split("."))
+        for match in _CMAKE_MODULE.finditer(text):
+            own.add(match.group(1))
     return own
 
 
@@ -149,9 +155,18 @@ def gpu_imports(root: Path, paths: Sequence[str]) -> dict[str, list[tuple[str, i
     for path in paths:
         if path.endswith(".py"):
             texts[path] = read_project_text(root / path, limit=MAX_SOURCE_CHARS) or ""
-    own = _own_names(paths, texts.values())
+    builds = [
+        read_project_text(root / path, limit=MAX_SOURCE_CHARS) or ""
+        for path in paths
+        if path.endswith(("CMakeLists.txt", ".cmake"))
+    ]
+    own = _own_names(paths, [*texts.values(), *builds])
     found: dict[str, list[tuple[str, int]]] = {}
     for path, text in texts.items():
+        # a test suite, a benchmark or a vendored copy of another project is not a GPU path of
+        # the project's own (the vendored project's imports are its dependencies, not these)
+        if is_test_path(path) or is_benchmark_path(path) or vendored(path):
+            continue
         if not any(module.split(".")[0] in text for module in gpu_modules):
             continue
         try:
@@ -176,6 +191,12 @@ def gpu_imports(root: Path, paths: Sequence[str]) -> dict[str, list[tuple[str, i
 
 
 def _check(status: str, dist: Distribution | None, env: Environment | None) -> str:
+    if status == "unknown" and dist is not None:
+        return (
+            f"its shared objects could not be read in {env.named if env else 'the environment'}: "
+            "check whether they link CUDA libraries (libcudart, libcublas) and whether a ROCm "
+            "build exists"
+        )
     if status == "unknown":
         if env is None:
             return UNKNOWN_CHECK
