@@ -77,6 +77,10 @@ VERDICT_RULES: tuple[str, ...] = (
     "and the project's AMD path does not cover it",
     "ready: nothing reachable from the entry points breaks (at most performance or hygiene "
     "items, or items in tests, examples, benchmarks, unreachable or opt-in code)",
+    "not ready until checked: a project that would be ready needs work while its GPU code "
+    "imports an unknown native dependency (not in the knowledge tables, not read from an "
+    "environment with --python) or a CUDA-only build of one; the verdict names each and what "
+    "to check",
 )
 
 EFFORT_ASSUMPTIONS: tuple[str, ...] = (
