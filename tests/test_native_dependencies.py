@@ -276,6 +276,8 @@ def test_without_an_environment_each_package_is_unknown_in_every_output(project:
         "purepkg",
     ]
     assert {note["level"] for note in notes} == {"note"}
+    github = migrate("scan", project, "--format", "github").stdout
+    assert github.count("title=unknown native dependency::") == 4, github
     report = json.loads(migrate("report", project, "--format", "json").stdout)
     only = report["projects"][0]
     assert only["verdict"] == "needs-work"
