@@ -219,6 +219,8 @@ class ImportedPackage:
     evidence: tuple[str, ...] = ()
     check: str = ""
     sites: tuple[tuple[str, int], ...] = ()
+    #: whether a site imports it when its module loads (not only inside a function)
+    eager: bool = True
 
     @property
     def is_concern(self) -> bool:

@@ -81,4 +81,5 @@ def package_dict(package: ImportedPackage) -> dict[str, Any]:
         "evidence": list(package.evidence),
         "check": package.check,
         "sites": [{"path": path, "line": line} for path, line in package.sites],
+        "eager": package.eager,
     }

@@ -26,6 +26,7 @@ from migrator.model import ImportedPackage, ScanResult, Status
 MAX_SITES = 20
 #: Python files larger than this are not read for their imports.
 MAX_SOURCE_CHARS = 2_000_000
+_AVAILABILITY = re.compile(r"available\b|find_spec\b|find_loader\b", re.IGNORECASE)
 _GUARD_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _EXTENSION_NAME = re.compile(
     r"\b(?:Extension|CUDAExtension|CppExtension|load|load_inline|Pybind11Extension)\s*\(\s*"
@@ -92,40 +93,53 @@ def _is_type_checking(test: ast.expr) -> bool:
     return text in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST) -> Iterator[tuple[str, int, bool]]:
-    """``(dotted module, line, guarded)`` of every absolute import: guarded when a ``try`` whose
-    handler catches ``ImportError`` (or wider) holds it, or an ``if TYPE_CHECKING`` block."""
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+def _is_availability_check(test: ast.expr) -> bool:
+    """``if is_aim_available():``, ``if _HAS_X:``-style probes through ``find_spec``: the body
+    runs only where the package is installed."""
+    return _AVAILABILITY.search(ast.unparse(test)) is not None
+
+
+def _imports(tree: ast.AST) -> Iterator[tuple[str, int, bool, bool]]:
+    """``(dotted module, line, guarded, eager)`` of every absolute import: guarded when a ``try``
+    whose handler catches ``ImportError`` (or wider) holds it, an ``if TYPE_CHECKING`` block or
+    an availability check; eager when it runs as its module loads (not inside a function)."""
+    stack: list[tuple[ast.AST, bool, bool]] = [(tree, False, True)]
     while stack:
-        node, guarded = stack.pop()
+        node, guarded, eager = stack.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield alias.name, node.lineno, guarded
+                yield alias.name, node.lineno, guarded, eager
             continue
         if isinstance(node, ast.ImportFrom):
             if not node.level and node.module:
-                yield node.module, node.lineno, guarded
-                for alias in node.names:
-                    yield f"{node.module}.{alias.name}", node.lineno, True  # GPU-path test only
+                yield node.module, node.lineno, guarded, eager
+                for alias in node.names:  # for the GPU-path test only
+                    yield f"{node.module}.{alias.name}", node.lineno, True, eager
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, guarded, False))
             continue
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             body_guarded = guarded or any(
                 _catches_import_error(handler) for handler in getattr(node, "handlers", [])
             )
             for child in getattr(node, "body", []):
-                stack.append((child, body_guarded))
+                stack.append((child, body_guarded, eager))
             for field_name in ("handlers", "orelse", "finalbody"):
                 for child in getattr(node, field_name, []):
-                    stack.append((child, guarded))
+                    stack.append((child, guarded, eager))
             continue
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and (
+            _is_type_checking(node.test) or _is_availability_check(node.test)
+        ):
             for child in node.body:
-                stack.append((child, True))
+                stack.append((child, True, eager))
             for child in node.orelse:
-                stack.append((child, guarded))
+                stack.append((child, guarded, eager))
             continue
         for child in ast.iter_child_nodes(node):
-            stack.append((child, guarded))
+            stack.append((child, guarded, eager))
 
 
 def _own_names(paths: Sequence[str], texts: Iterable[str]) -> set[str]:
@@ -146,7 +160,7 @@ def _own_names(paths: Sequence[str], texts: Iterable[str]) -> set[str]:
     return own
 
 
-def gpu_imports(root: Path, paths: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+def gpu_imports(root: Path, paths: Sequence[str]) -> dict[str, list[tuple[str, int, bool]]]:
     """Top-level third-party import names of the project's GPU modules (those that import a
     module of ``[gpu_paths]``), unguarded, with their sites; stdlib, known packages and the
     project's own names left out."""
@@ -161,7 +175,7 @@ def gpu_imports(root: Path, paths: Sequence[str]) -> dict[str, list[tuple[str, i
         if path.endswith(("CMakeLists.txt", ".cmake"))
     ]
     own = _own_names(paths, [*texts.values(), *builds])
-    found: dict[str, list[tuple[str, int]]] = {}
+    found: dict[str, list[tuple[str, int, bool]]] = {}
     for path, text in texts.items():
         # a test suite, a benchmark or a vendored copy of another project is not a GPU path of
         # the project's own (the vendored project's imports are its dependencies, not these)
@@ -176,17 +190,17 @@ def gpu_imports(root: Path, paths: Sequence[str]) -> dict[str, list[tuple[str, i
         imports = list(_imports(tree))
         if not any(
             module == gpu or module.startswith(gpu + ".")
-            for module, _, _ in imports
+            for module, _, _, _ in imports
             for gpu in gpu_modules
         ):
             continue
-        for module, line, guarded in imports:
+        for module, line, guarded, eager in imports:
             top = module.split(".")[0]
             if guarded or top in sys.stdlib_module_names or top == "__future__":
                 continue
             if top in own or is_known(top):
                 continue
-            found.setdefault(top, []).append((path, line))
+            found.setdefault(top, []).append((path, line, eager))
     return found
 
 
@@ -231,11 +245,14 @@ def imported_packages(scan: ScanResult, env: Environment | None = None) -> list[
     readings: dict[str, Reading] = {}
     out: list[ImportedPackage] = []
     for name in sorted(found, key=str.lower):
-        sites = tuple(sorted(set(found[name])))[:MAX_SITES]
+        sites = tuple(sorted({(path, line) for path, line, _ in found[name]}))[:MAX_SITES]
+        eager = any(site_eager for _, _, site_eager in found[name])
         dist = installed.get(name)
         if dist is None:
             out.append(
-                ImportedPackage(name, "unknown", check=_check("unknown", None, env), sites=sites)
+                ImportedPackage(
+                    name, "unknown", check=_check("unknown", None, env), sites=sites, eager=eager
+                )
             )
             continue
         reading = readings.get(dist.name)
@@ -250,6 +267,7 @@ def imported_packages(scan: ScanResult, env: Environment | None = None) -> list[
                 evidence=reading.evidence,
                 check=_check(reading.status, dist, env),
                 sites=sites,
+                eager=eager,
             )
         )
     return out

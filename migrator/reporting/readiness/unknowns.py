@@ -14,11 +14,13 @@ from migrator.reporting.readiness.score import Readiness, Verdict, score_from_pe
 
 
 def counting(packages: Sequence[ImportedPackage], layout: ProjectLayout) -> list[ImportedPackage]:
-    """The unknown and CUDA-only packages imported from core or deployment code."""
+    """The unknown and CUDA-only packages imported, as a module loads, from core or deployment
+    code (an import inside a function is listed but, as for ROC900, does not decide)."""
     return [
         package
         for package in packages
         if package.is_concern
+        and package.eager
         and any(tier(layout.role_of(path)) != PERIPHERAL for path, _ in package.sites)
     ]
 
