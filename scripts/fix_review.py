@@ -26,6 +26,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from migrator.files.tomlcompat import tomllib
 
@@ -205,10 +206,10 @@ def tsv(targets: list[tuple[str, Path, Path]]) -> str:
         for entry in entries:
             cells = [
                 project,
-                ",".join(str(level) for level in entry.get("levels", [])),
+                ",".join(str(level) for level in cast("list[object]", entry.get("levels", []))),
                 str(entry["path"]),
                 str(entry["line"]),
-                ",".join(str(rule) for rule in entry.get("rules", [])),
+                ",".join(str(rule) for rule in cast("list[object]", entry.get("rules", []))),
                 str(entry.get("verdict", "")),
                 str(entry.get("why", "")).replace("\t", " "),
             ]
