@@ -132,7 +132,7 @@ def kernels_command(
     if output_format == "json":
         text = json_text(report, indent=2) + "\n"
     elif output_format == "sarif":
-        from migrator.kernels.compile_sarif import render_sarif
+        from migrator.commands.kernels_sarif import render_sarif
 
         text = render_sarif(report)
     else:
