@@ -345,6 +345,7 @@ def _compile(
         err=True,
     )
     hollow = _hollow_units(root, units, list(hipified.hipified))
+    prelude_notes: list[str] = []
 
     def progress(result: Any, done: int, total: int) -> None:
         _keep_bodies(result, hollow)
@@ -362,6 +363,7 @@ def _compile(
         extra_includes=includes,
         flags=flags,
         torch_gap=torch_gap,
+        prelude_notes=prelude_notes,
     )
     total = time.monotonic() - started
     click.echo(f"compile check finished in {total:.1f} s", err=True)
@@ -378,7 +380,12 @@ def _compile(
         "hip_version": compiler.hip_version,
         "clang_version": compiler.clang_version,
         "targets": list(targets),
-        "torch_headers": headers,
+        "torch_headers": headers
+        + (
+            "; precompiled once per target for the units that include them (a unit that fails on them is compiled again whole)"
+            if includes and not prelude_notes
+            else "".join(f"; {note}" for note in prelude_notes)
+        ),
         "checked": "device code of each hipified .cu translation unit, full code generation for each target (inline assembly is assembled), and that its kernels kept their bodies (none compiles to nothing on AMD, by our reading of the preprocessor branches)",
         "not_checked": "host-only C++ files, linking with the host, run-time behaviour (a wave64 reduction that compiles but computes wrong results), and what this ROCm lacks (newer builtins and libraries: reported as not checkable, naming the ROCm that has them)"
         + (

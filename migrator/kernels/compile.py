@@ -29,6 +29,7 @@ from migrator.kernels.compile_paths import include_line, missing_headers, projec
 from migrator.kernels.compiler_text import WITHHELD, inside, last_line, shown_lines
 from migrator.kernels.hipify import HipifyRun, line_map
 from migrator.kernels.includes import unchecked_units
+from migrator.kernels.prelude import Prelude, build_prelude, pch_flags, prelude_kind
 from migrator.kernels.source import MAX_SOURCE_BYTES
 from migrator.process.helper import HelperError, find_program, helper_environment
 from migrator.process.helper import run as run_helper
@@ -129,13 +130,14 @@ class UnitFlags:
 
 def _command(
     compiler: Compiler,
-    unit: Path,
+    unit: Path | None,
     target: str,
     include_dirs: Sequence[Path],
     defines: Sequence[str] = (),
     *,
     link: bool = True,
     dependencies: bool = False,
+    extra: Sequence[str] = (),
 ) -> list[str]:
     command = [
         compiler.path,
@@ -155,9 +157,11 @@ def _command(
     if not link and not dependencies:
         # no device library for this target here: compile the code, do not link it
         command.append("-nogpulib")
+    command.extend(extra)
     for folder in include_dirs:
         command.append(f"-I{folder}")
-    command.append(str(unit))
+    if unit is not None:
+        command.append(str(unit))
     return command
 
 
@@ -174,6 +178,8 @@ def compile_units(
     extra_includes: Sequence[Path] = (),
     flags: Mapping[str, UnitFlags] | None = None,
     torch_gap: str = "",
+    use_prelude: bool = True,
+    prelude_notes: list[str] | None = None,
 ) -> list[UnitResult]:
     """Compile each unit for each target in parallel, largest units first; results in the
     order of ``units`` and ``targets``. ``flags``: each unit's include folders and macros from
@@ -182,6 +188,7 @@ def compile_units(
     workdir: Path = run.workdir
     source_dir = workdir / "src"
     flags = flags or {}
+    prelude_notes = [] if prelude_notes is None else prelude_notes
     project_dirs = project_include_folders(source_dir, list(run.hipified))
     common = list(
         dict.fromkeys(
@@ -233,20 +240,56 @@ def compile_units(
         for index, (unit, target) in enumerate((u, t) for u in units for t in targets)
     }
     work = sorted(order, key=lambda item: (-size(item[0]), order[item]))
+    workers = jobs or max(1, os.cpu_count() or 1)
+    kinds = {
+        u: prelude_kind(run.hipified.get(u, source_dir / u)) for u in units if u not in refused
+    }
+    preludes: dict[tuple[str, str], Prelude] = {}
+    if use_prelude and extra_includes:
+        wanted = sorted({(kind, t) for kind in kinds.values() if kind for t in targets})
+
+        def precompile(item: tuple[str, str]) -> Prelude:
+            base = _command(
+                compiler,
+                None,
+                item[1],
+                [STANDINS, *extra_includes],
+                link=linked[item[1]],
+            )
+            return build_prelude(base, item[0], item[1], workdir / "prelude", timeout)
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for built in pool.map(precompile, wanted):
+                if built.path is not None:
+                    preludes[(built.kind, built.target)] = built
+                else:
+                    prelude_notes.append(f"{built.kind} prelude for {built.target}: {built.note}")
 
     def one(item: tuple[str, str]) -> UnitResult:
         unit, target = item
         path = run.hipified.get(unit, source_dir / unit)
         defines = flags.get(unit, UnitFlags()).defines
-        command = _command(compiler, path, target, folders_of(unit), defines, link=linked[target])
+        prelude = preludes.get((kinds.get(unit, ""), target))
         started = time.monotonic()
         try:
-            finished = run_helper(
-                command,
-                timeout=timeout,
-                cwd=workdir,
-                env=helper_environment({"HIP_PLATFORM": "amd"}),
-            )
+            for flags_now in ([pch_flags(prelude)] if prelude else []) + [[]]:
+                command = _command(
+                    compiler,
+                    path,
+                    target,
+                    folders_of(unit),
+                    defines,
+                    link=linked[target],
+                    extra=flags_now,
+                )
+                finished = run_helper(
+                    command,
+                    timeout=timeout,
+                    cwd=workdir,
+                    env=helper_environment({"HIP_PLATFORM": "amd"}),
+                )
+                if finished.returncode in (0, None):
+                    break  # a pass (or a timeout) on the prelude stands; a failure is retried
         except HelperError as error:
             return UnitResult(unit, target, "crash", time.monotonic() - started, note=str(error))
         code = finished.returncode
@@ -305,7 +348,6 @@ def compile_units(
         return one(item)
 
     results: dict[tuple[str, str], UnitResult] = {}
-    workers = jobs or max(1, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(checked, item): item for item in work}
         for future in as_completed(futures):
