@@ -71,6 +71,7 @@ def build_prelude(
     if front is None:
         return Prelude(kind, target, None, "the driver named no device front end")
     front[front.index("-emit-obj")] = "-emit-pch"
+    front.insert(1 + front.index("-emit-pch"), "-fpch-instantiate-templates")
     front[front.index("-o") + 1] = str(output)
     try:
         done = run_helper(front, timeout=timeout, cwd=folder, env=env)
