@@ -102,6 +102,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--targets", default="gfx90a,gfx940,gfx1030")
     parser.add_argument("--skip-before", action="store_true")
+    parser.add_argument(
+        "--before-units",
+        type=int,
+        default=0,
+        help="time 'before' on this many of the units only and scale it to all (a loaded machine)",
+    )
     arguments = parser.parse_args()
     targets = arguments.targets.split(",")
 
@@ -137,12 +143,12 @@ def main() -> int:
         warm = measure("torch headers, warm cache", torch_include_dirs)
         del warm
 
-        def check(prelude: bool) -> object:
+        def check(prelude: bool, subset: list[str] = units) -> object:
             results = compile_units(
                 compiler,
                 run,
                 project,
-                units,
+                subset,
                 targets,
                 jobs=arguments.jobs,
                 timeout=600,
@@ -153,11 +159,18 @@ def main() -> int:
             return statuses
 
         if not arguments.skip_before:
+            some = units[: arguments.before_units or len(units)]
             before = measure(
-                f"before: {len(units)} units x {len(targets)} targets, each compiled whole",
-                lambda: check(False),
+                f"before: {len(some)} units x {len(targets)} targets, each compiled whole",
+                lambda: check(False, some),
             )
             print(f"  statuses: {before['outcome']}")
+            if len(some) < len(units):
+                scale = len(units) / len(some)
+                print(
+                    f"  scaled to {len(units)} units: {float(before['wall']) * scale:.1f} s wall, "  # type: ignore[arg-type]
+                    f"{float(before['cpu']) * scale:.1f} s CPU"  # type: ignore[arg-type]
+                )
         after = measure(
             f"after: {len(units)} units x {len(targets)} targets on a precompiled prelude",
             lambda: check(True),

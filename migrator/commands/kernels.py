@@ -329,7 +329,8 @@ def _compile(
     from migrator.kernels.torch_headers import torch_include_dirs
 
     units = translation_units(hipified, excluded)
-    needs_torch = any(_uses_torch(root / unit) for unit in units)
+    # a unit may reach torch's headers through a project header: every copied file counts
+    needs_torch = any(_uses_torch(root / relative) for relative in hipified.hipified)
     includes: list[Path] = []
     headers = "no PyTorch headers needed"
     torch_gap = ""

@@ -26,7 +26,7 @@ from migrator.kernels.compile_env import (
     has_device_library,
 )
 from migrator.kernels.compile_paths import include_line, missing_headers, project_include_folders
-from migrator.kernels.compiler_text import WITHHELD, inside, last_line, shown_lines
+from migrator.kernels.compiler_text import WITHHELD, inside, last_line, roots, shown_lines
 from migrator.kernels.hipify import HipifyRun, line_map
 from migrator.kernels.includes import unchecked_units
 from migrator.kernels.prelude import Prelude, build_prelude, pch_flags, prelude_kind
@@ -118,6 +118,9 @@ def translation_units(run: HipifyRun, excluded: Collection[str] = ()) -> list[st
 
 
 STANDINS = Path(__file__).resolve().parent / "standins"
+#: Stand-ins for ROCm libraries torch's HIP headers include for their handle types, searched
+#: after every real folder (``-idirafter``): an installed library wins.
+STANDINS_AFTER = STANDINS / "after"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +163,7 @@ def _command(
     command.extend(extra)
     for folder in include_dirs:
         command.append(f"-I{folder}")
+    command.extend(["-idirafter", str(STANDINS_AFTER)])
     if unit is not None:
         command.append(str(unit))
     return command
@@ -218,6 +222,7 @@ def compile_units(
         maps[hipified.resolve()] = (relative, line_map(before, after))
         maps[(source_dir / relative).resolve()] = (relative, line_map(before, after))
     every_folder = list(dict.fromkeys(f for unit in units for f in folders_of(unit)))
+    every_folder.append(STANDINS_AFTER)
     refused = unchecked_units(
         root,
         source_dir,
@@ -303,7 +308,7 @@ def compile_units(
             )
         diagnostics = [
             d if d.path else replace(d, path=unit)
-            for d in _diagnostics(finished.err, maps, workdir, compiler, torch_gap)
+            for d in _diagnostics(finished.err, maps, workdir, compiler, torch_gap, extra_includes)
         ]
         if any(_NOT_FOUND.match(d.message) for d in diagnostics):
             diagnostics += _more_missing(
@@ -323,7 +328,7 @@ def compile_units(
         if code == 0:
             return UnitResult(unit, target, "pass", seconds)
         if code < 0 or (not diagnostics and code != 1):
-            last = last_line(finished.err, workdir)
+            last = last_line(finished.err, workdir, extra_includes)
             return UnitResult(
                 unit,
                 target,
@@ -337,7 +342,7 @@ def compile_units(
                 unit, target, "not checkable", seconds, diagnostics, note=diagnostics[0].message
             )
         if not diagnostics:
-            last = last_line(finished.err, workdir)
+            last = last_line(finished.err, workdir, extra_includes)
             return UnitResult(unit, target, "fail", seconds, note=last)
         return UnitResult(unit, target, "fail", seconds, diagnostics)
 
@@ -408,8 +413,10 @@ def _diagnostics(
     workdir: Path,
     compiler: Compiler,
     torch_gap: str = "",
+    extra: Sequence[Path] = (),
 ) -> list[Diagnostic]:
     out: list[Diagnostic] = []
+    allowed = roots(workdir, extra)
     seen: set[tuple[str, int, str]] = set()
     for match in _DIAGNOSTIC.finditer(stderr):
         raw = Path(match.group("path"))
@@ -425,7 +432,7 @@ def _diagnostics(
             path = str(raw)
         gap = gap_of(message, compiler.hip_version)
         torch = bool(torch_gap) and TORCH_HEADER.search(message) is not None
-        if mapped is None and not inside(str(raw), workdir):
+        if mapped is None and not inside(str(raw), workdir, allowed):
             message = WITHHELD  # never the text of a file outside the project
             path = "(outside the project)"
         elif gap:
@@ -443,7 +450,7 @@ def _diagnostics(
         if not _COMMAND_FAILED.search(m.group("message"))
     ]
     for message in driver if not out else []:
-        shown = shown_lines(message, workdir)
+        shown = shown_lines(message, workdir, extra)
         text = shown[0] if shown else WITHHELD
         key = ("", 0, text)
         if key not in seen:

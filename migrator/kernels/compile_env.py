@@ -86,6 +86,15 @@ GAPS: tuple[Gap, ...] = (
         "ROCm 6.3 (6.2 with HIP_ENABLE_WARP_SYNC_BUILTINS)",
     ),
     Gap(
+        re.compile(
+            r"(?:use of undeclared identifier|unknown type name|no type named) "
+            r"'(?P<name>(?P<library>hipsparse|hipblasLt|hipblas|hipsolver|rocblas)\w*)'",
+            re.I,
+        ),
+        "`{name}` (ROCm's {library_name} is not installed here)",
+        "a ROCm installation with {library_name}",
+    ),
+    Gap(
         re.compile(r"'(?P<name>hip/hip_bf16\.h|hip/amd_detail/amd_hip_bf16\.h)' file not found"),
         "the header `{name}`",
         "ROCm 6.0",
