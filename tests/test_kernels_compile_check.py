@@ -226,3 +226,45 @@ def test_a_timed_out_compiler_is_killed_with_everything_it_started(tmp_path):
     for pid in pids.read_text().split():
         stat = Path(f"/proc/{pid}/stat")
         assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_torch_through_a_project_header_compiles_on_the_prelude_and_errors_stay_the_units(
+    tmp_path,
+):
+    """torch's headers are prepared when only a project header includes them, the units are
+    compiled on the precompiled prelude, and a unit's error is reported at its own line."""
+    root = tmp_path / "tops"
+    files = {
+        "setup.py": SETUP.replace('"csrc/scale.cu", "csrc/two_missing.cu"', '"csrc/good.cu"'),
+        "csrc/ops.h": "#pragma once\n#include <torch/extension.h>\n",
+        "csrc/good.cu": (
+            '#include "ops.h"\n'
+            "__global__ void twice(float* x) { x[threadIdx.x] *= 2.f; }\n"
+            "torch::Tensor run(torch::Tensor x) {\n"
+            "  twice<<<1, 32>>>(x.data_ptr<float>());\n  return x;\n}\n"
+        ),
+        "csrc/bad.cu": (
+            "#include <torch/extension.h>\n"
+            "__global__ void broken(float* x) { x[threadIdx.x] = not_declared; }\n"
+        ),
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "migrator", "kernels", str(root), "--compile", "-j", "2"]
+        + ["--target", "gfx90a", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    data = json.loads(done.stdout)
+    results = _results(data)
+    assert results["csrc/good.cu"]["status"] == "pass", results["csrc/good.cu"]
+    bad = results["csrc/bad.cu"]
+    assert bad["status"] == "fail"
+    assert [(d["path"], d["line"]) for d in bad["diagnostics"]] == [("csrc/bad.cu", 2)]
+    assert "not_declared" in bad["diagnostics"][0]["message"]
+    assert "precompiled once per target" in data["compiler"]["torch_headers"]
+    assert done.returncode == 1
