@@ -54,7 +54,8 @@ FILES = {
         "  if (i < n) x[i] = scaled(sinf(x[i]));\n}\n"
     ),
     "csrc/two_missing.cu": (
-        '#include <cuda_runtime.h>\n#include "generated/config.h"\n#include <vendor_lib/api.h>\n\n'
+        '#include <cuda_runtime.h>\n#include "generated/config.h"\n#include <vendor_lib/api.h>\n'
+        '#error "needs the generated configuration"\n'
         "__global__ void copy_kernel(float* x) { x[threadIdx.x] = 1.f; }\n"
     ),
     "tools/loose.cu": (
@@ -105,13 +106,14 @@ def test_a_unit_including_a_project_header_from_include_compiles_with_the_builds
     assert (unit["status"], unit["diagnostics"]) == ("pass", [])
 
 
-def test_every_missing_header_of_a_unit_is_shown(report):
+def test_every_missing_header_of_a_unit_is_shown_and_the_errors_past_them(report):
     _, data, _ = report
     unit = _results(data)["csrc/two_missing.cu"]
     assert unit["status"] == "fail"
     assert [(d["path"], d["line"], d["message"]) for d in unit["diagnostics"]] == [
         ("csrc/two_missing.cu", 2, "'generated/config.h' file not found"),
         ("csrc/two_missing.cu", 3, "'vendor_lib/api.h' file not found"),
+        ("csrc/two_missing.cu", 4, '"needs the generated configuration"'),
     ]
 
 

@@ -311,18 +311,22 @@ def compile_units(
             for d in _diagnostics(finished.err, maps, workdir, compiler, torch_gap, extra_includes)
         ]
         if any(_NOT_FOUND.match(d.message) for d in diagnostics):
-            diagnostics += _more_missing(
-                compiler,
-                path,
-                target,
-                folders_of(unit),
-                defines,
-                workdir,
-                timeout,
-                [path, *copies],
-                maps,
+            diagnostics = _in_order(
                 diagnostics,
-                torch_gap,
+                _more_missing(
+                    compiler,
+                    path,
+                    target,
+                    folders_of(unit),
+                    defines,
+                    workdir,
+                    timeout,
+                    [path, *copies],
+                    maps,
+                    diagnostics,
+                    torch_gap,
+                    extra_includes,
+                ),
             )
         seconds = time.monotonic() - started
         if code == 0:
@@ -363,6 +367,14 @@ def compile_units(
     return [results[item] for item in sorted(results, key=order.__getitem__)]
 
 
+def _in_order(first: list[Diagnostic], more: list[Diagnostic]) -> list[Diagnostic]:
+    """A unit's diagnostics with those of the second pass: by file and line when it found
+    any (the first pass stopped at a missing header)."""
+    if not more:
+        return first
+    return sorted(first + more, key=lambda d: (d.path, d.line))
+
+
 def _more_missing(
     compiler: Compiler,
     path: Path,
@@ -375,9 +387,12 @@ def _more_missing(
     maps: Mapping[Path, tuple[str, list[int]]],
     known: Sequence[Diagnostic],
     torch_gap: str,
+    extra: Sequence[Path] = (),
 ) -> list[Diagnostic]:
     """Every header the unit includes that is missing, not only the first clang stops at: the
-    preprocessor's dependency list with missing headers allowed (``-M -MG``)."""
+    preprocessor's dependency list with missing headers allowed (``-M -MG``), and the
+    preprocessor's own errors past that header (an ``#error``), which it lists even when it
+    exits with an error."""
     command = _command(compiler, path, target, folders, defines, dependencies=True)
     try:
         finished = run_helper(
@@ -385,10 +400,16 @@ def _more_missing(
         )
     except HelperError:
         return []
-    if finished.returncode != 0:
+    if finished.returncode is None:
         return []
     shown = {m.group("name") for d in known if (m := _NOT_FOUND.match(d.message))}
+    seen = {(d.path, d.line, d.message) for d in known}
     out: list[Diagnostic] = []
+    for diagnostic in _diagnostics(finished.err, maps, workdir, compiler, torch_gap, extra):
+        key = (diagnostic.path, diagnostic.line, diagnostic.message)
+        if diagnostic.path and key not in seen and not _NOT_FOUND.match(diagnostic.message):
+            seen.add(key)
+            out.append(diagnostic)
     for name in missing_headers(finished.out, workdir):
         if name in shown:
             continue
