@@ -270,3 +270,17 @@ def test_torch_through_a_project_header_compiles_on_the_prelude_and_errors_stay_
     assert "not_declared" in bad["diagnostics"][0]["message"]
     assert "precompiled once per target" in data["compiler"]["torch_headers"]
     assert done.returncode == 1
+
+
+def test_an_error_on_the_line_of_a_named_gap_follows_from_it():
+    from migrator.kernels.compile import Diagnostic, _with_gaps
+
+    found = _with_gaps(
+        [
+            Diagnostic("a.cu", 9, "use of undeclared identifier '__syncwarp' (HIP lacks)", False),
+            Diagnostic("a.cu", 9, "too few arguments to function call, expected at least 1"),
+            Diagnostic("a.cu", 12, "no matching function for call to 'LogAdd'"),
+        ]
+    )
+    assert [d.checkable for d in found] == [False, False, True]
+    assert found[1].message.endswith("(follows from the gap on this line)")

@@ -328,6 +328,7 @@ def compile_units(
                     extra_includes,
                 ),
             )
+        diagnostics = _with_gaps(diagnostics)
         seconds = time.monotonic() - started
         if code == 0:
             return UnitResult(unit, target, "pass", seconds)
@@ -365,6 +366,18 @@ def compile_units(
             if progress is not None:
                 progress(result, len(results), len(work))
     return [results[item] for item in sorted(results, key=order.__getitem__)]
+
+
+def _with_gaps(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """An error on the line of a named gap follows from it (clang's typo correction turns a
+    missing ``__syncwarp()`` into a wrong call of ``__sync_swap``): not checkable either."""
+    gaps = {(d.path, d.line) for d in diagnostics if not d.checkable}
+    return [
+        replace(d, checkable=False, message=f"{d.message} (follows from the gap on this line)")
+        if d.checkable and (d.path, d.line) in gaps
+        else d
+        for d in diagnostics
+    ]
 
 
 def _in_order(first: list[Diagnostic], more: list[Diagnostic]) -> list[Diagnostic]:
