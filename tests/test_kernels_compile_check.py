@@ -284,3 +284,20 @@ def test_an_error_on_the_line_of_a_named_gap_follows_from_it():
     )
     assert [d.checkable for d in found] == [False, False, True]
     assert found[1].message.endswith("(follows from the gap on this line)")
+
+
+def test_a_macro_whose_value_the_build_computes_is_not_defined_empty():
+    import ast
+
+    from migrator.kernels.build_flags import build_flags
+
+    call = (
+        ast.parse(
+            "CUDAExtension('m', ['a.cu'], define_macros=[('WITH_OPS', '1')], extra_compile_args="
+            "{'nvcc': ['-O3', f'-DCUDA_ARCH={cuda_arch}', '-DFAST']})"
+        )
+        .body[0]
+        .value
+    )
+    arguments = {k.arg: k.value for k in call.keywords}
+    assert build_flags(lambda node: None, arguments, True) == ([], ["FAST", "WITH_OPS=1"])

@@ -36,7 +36,17 @@ def build_flags(
         node = arguments.get(keyword)
         if node is None:
             continue
+        # the literal part of an f-string (``f"-DCUDA_ARCH={arch}"``) is no definition: its value
+        # is computed when the build runs (the GPU's capability), so the macro is left out
+        computed = {
+            id(part)
+            for sub in ast.walk(node)
+            if isinstance(sub, ast.JoinedStr)
+            for part in sub.values
+        }
         for sub in ast.walk(node):
+            if id(sub) in computed:
+                continue
             text = ""
             if (
                 keyword == "define_macros"
