@@ -301,3 +301,21 @@ def test_a_macro_whose_value_the_build_computes_is_not_defined_empty():
     )
     arguments = {k.arg: k.value for k in call.keywords}
     assert build_flags(lambda node: None, arguments, True) == ([], ["FAST", "WITH_OPS=1"])
+
+
+def test_hipify_rewrites_the_include_of_a_project_header_from_an_include_folder(tmp_path):
+    """A unit includes ``"cuda_utils.h"`` from the build's ``include/`` folder: hipify is told
+    of that folder, so the unit includes the hipified header, not the CUDA original."""
+    root = tmp_path / "p"
+    (root / "src").mkdir(parents=True)
+    (root / "include").mkdir()
+    (root / "include" / "cuda_utils.h").write_text(
+        "#pragma once\n#include <ATen/cuda/CUDAContext.h>\n"
+    )
+    (root / "src" / "op.cu").write_text('#include "cuda_utils.h"\n__global__ void k() {}\n')
+    run = run_hipify(root, ["include/cuda_utils.h", "src/op.cu"], keep=tmp_path / "work")
+    assert run.error is None
+    unit = run.hipified["src/op.cu"].read_text()
+    header = run.hipified["include/cuda_utils.h"].read_text()
+    assert '#include "cuda_utils.h"' not in unit
+    assert "ATen/cuda/CUDAContext.h" not in header

@@ -128,7 +128,10 @@ def run_hipify(
         source_dir.mkdir(parents=True, exist_ok=True)
         files = [r for r in relatives if r.lower().endswith(KERNEL_SUFFIXES + HEADER_SUFFIXES)]
         run.problems.extend(copy_sources(root, files, source_dir))
-        command = python_module("migrator.kernels.hipify_worker", str(source_dir))
+        from migrator.kernels.compile_paths import project_include_folders
+
+        roots = [str(f) for f in project_include_folders(source_dir, files) if f != source_dir]
+        command = python_module("migrator.kernels.hipify_worker", str(source_dir), *roots)
         try:
             done = run_helper(command, timeout=timeout, cwd=workdir)
         except HelperError as error:
