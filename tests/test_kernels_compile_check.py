@@ -319,3 +319,22 @@ def test_hipify_rewrites_the_include_of_a_project_header_from_an_include_folder(
     header = run.hipified["include/cuda_utils.h"].read_text()
     assert '#include "cuda_utils.h"' not in unit
     assert "ATen/cuda/CUDAContext.h" not in header
+
+
+def test_an_error_directive_under_a_macro_the_build_computes_is_not_checkable(tmp_path):
+    from migrator.kernels.compile import Diagnostic, _unknown_branches
+
+    (tmp_path / "a.cu").write_text(
+        '#if CUDA_ARCH >= 800\nint x;\n#else\n#error "Unsupported cuda arch"\n#endif\n'
+        "int y = undefined;\n"
+    )
+    found = _unknown_branches(
+        [
+            Diagnostic("a.cu", 4, '"Unsupported cuda arch"'),
+            Diagnostic("a.cu", 6, "use of undeclared identifier 'undefined'"),
+        ],
+        tmp_path,
+        ["CUDA_ARCH"],
+    )
+    assert [d.checkable for d in found] == [False, True]
+    assert "`CUDA_ARCH`, which the build computes when it runs" in found[0].message

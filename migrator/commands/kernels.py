@@ -425,7 +425,11 @@ def _unit_flags(views: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for view in views:
         extension = view.extension
-        flags = UnitFlags(tuple(extension.include_dirs), tuple(extension.defines))
+        flags = UnitFlags(
+            tuple(extension.include_dirs),
+            tuple(extension.defines),
+            tuple(extension.computed_defines),
+        )
         for unit in [*extension.sources, *view.files]:
             out.setdefault(unit, flags)
     return out

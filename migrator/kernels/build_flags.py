@@ -19,9 +19,11 @@ def build_flags(
     evaluate: Callable[[ast.expr], list[Val] | None],
     arguments: dict[str, ast.expr],
     setup: bool,
+    computed_out: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(project-relative include folders, ``NAME`` or ``NAME=VALUE`` definitions) of one
-    extension call, each once, in the build's order; what cannot be evaluated is left out."""
+    extension call, each once, in the build's order; what cannot be evaluated is left out.
+    ``computed_out`` receives the names of macros whose value the build computes."""
     folders: list[str] = []
     for keyword in ("include_dirs", "extra_include_paths"):
         node = arguments.get(keyword)
@@ -46,6 +48,14 @@ def build_flags(
         }
         for sub in ast.walk(node):
             if id(sub) in computed:
+                if (
+                    computed_out is not None
+                    and isinstance(sub, ast.Constant)
+                    and isinstance(sub.value, str)
+                    and (name := re.match(r"^-D([A-Za-z_]\w*)=", sub.value))
+                    and name.group(1) not in computed_out
+                ):
+                    computed_out.append(name.group(1))
                 continue
             text = ""
             if (

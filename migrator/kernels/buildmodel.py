@@ -164,6 +164,8 @@ class Extension:
     #: project-relative include folders and ``NAME[=VALUE]`` macros the build compiles it with
     include_dirs: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
+    #: macros the build defines with a value it computes when it runs (unknown here)
+    computed_defines: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -129,6 +129,9 @@ class UnitFlags:
 
     include_dirs: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()
+    #: macros the build computes when it runs: an ``#error`` in a file that tests one is not
+    #: checkable (the check does not know which branch the build takes)
+    unknown: tuple[str, ...] = ()
 
 
 def _command(
@@ -328,7 +331,9 @@ def compile_units(
                     extra_includes,
                 ),
             )
-        diagnostics = _with_gaps(diagnostics)
+        diagnostics = _with_gaps(
+            _unknown_branches(diagnostics, root, flags.get(unit, UnitFlags()).unknown)
+        )
         seconds = time.monotonic() - started
         if code == 0:
             return UnitResult(unit, target, "pass", seconds)
@@ -366,6 +371,41 @@ def compile_units(
             if progress is not None:
                 progress(result, len(results), len(work))
     return [results[item] for item in sorted(results, key=order.__getitem__)]
+
+
+_ERROR_LINE = re.compile(r"^\s*#\s*error\b")
+
+
+def _unknown_branches(
+    diagnostics: list[Diagnostic], root: Path, unknown: Sequence[str]
+) -> list[Diagnostic]:
+    """An ``#error`` in a file whose conditionals test a macro the build computes when it runs
+    (``-DCUDA_ARCH={capability}``) is not checkable: which branch the build takes is unknown."""
+    if not unknown:
+        return diagnostics
+    tests = re.compile(
+        r"^\s*#\s*(?:if|elif|ifdef|ifndef)\b.*\b(?:" + "|".join(map(re.escape, unknown)) + r")\b",
+        re.M,
+    )
+    out: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        text = (
+            read_project_text(root / diagnostic.path, limit=MAX_SOURCE_BYTES)
+            if diagnostic.path
+            else None
+        )
+        lines = text.splitlines() if text else []
+        line = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
+        if diagnostic.checkable and text and _ERROR_LINE.match(line) and tests.search(text):
+            names = ", ".join(f"`{name}`" for name in unknown)
+            diagnostic = replace(
+                diagnostic,
+                checkable=False,
+                message=f"{diagnostic.message} (under a branch on {names}, which the build "
+                "computes when it runs: not known here)",
+            )
+        out.append(diagnostic)
+    return out
 
 
 def _with_gaps(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

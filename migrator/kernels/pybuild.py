@@ -469,7 +469,7 @@ class _Reader:
             via=self.via,
         )
         extension.include_dirs, extension.defines = build_flags(
-            lambda node: self.eval(node, where), arguments, self.setup
+            lambda node: self.eval(node, where), arguments, self.setup, extension.computed_defines
         )
         self.model.extensions.append(extension)
         self.model.patterns.extend(patterns)
