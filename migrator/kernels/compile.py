@@ -508,7 +508,6 @@ def _diagnostics(
         torch = bool(torch_gap) and TORCH_HEADER.search(message) is not None
         if mapped is None and not inside(str(raw), workdir, allowed):
             message = WITHHELD  # never the text of a file outside the project
-            path = "(outside the project)"
         elif gap:
             message += f" ({gap})"
         elif torch:
