@@ -85,7 +85,9 @@ _FAILING_NOTES = frozenset({"gate", "cuda-required", "link", "unread"})
     help="AMD target for --compile (repeatable; default gfx90a, gfx940, gfx1030).",
 )
 @click.option("--no-hipify", is_flag=True, help="Skip the hipify run (no torch needed).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json", "sarif"]), default="text"
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to FILE.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel compiles.")
 @click.option(
@@ -108,10 +110,10 @@ def kernels_command(
     """CUDA extensions of the project at PATH: sources and Python imports, blockers by class,
     what hipify leaves, and with --compile a HIP compile check (needs hipcc).
 
-    Exit status 0 when nothing blocks and every compiled unit passed, 1 when something does
-    or a unit was not compiled (it includes a file outside the project), 2 on a usage error or
-    when --compile finds no HIP compiler."""
-    from migrator.kernels.compile import DEFAULT_TARGETS, find_compiler
+    Exit status 0 when nothing blocks and every compiled unit passed, 1 when something does,
+    a unit failed, timed out, was not checkable or was not compiled (it includes a file outside
+    the project), 2 on a usage error or when --compile finds no HIP compiler."""
+    from migrator.kernels.compile import DEFAULT_TARGETS, UNFINISHED, find_compiler
 
     check_output(output, [path])
     root = path.resolve()
@@ -127,21 +129,39 @@ def kernels_command(
     started = time.monotonic()
     report = _analyse(root, do_compile, compiler, chosen_targets, no_hipify, jobs, timeout)
     report["seconds"] = round(time.monotonic() - started, 1)
-    text = json_text(report, indent=2) + "\n" if output_format == "json" else _render(report)
+    if output_format == "json":
+        text = json_text(report, indent=2) + "\n"
+    elif output_format == "sarif":
+        from migrator.commands.kernels_sarif import render_sarif
+
+        text = render_sarif(report)
+    else:
+        text = _render(report)
     emit(text, output, [path])
     failed = (
         any(ext["label"] in FAILING_LABELS for ext in report["extensions"])
         or bool(report["unassigned"]["sites"])
         or any(note["kind"] in _FAILING_NOTES for note in report["build_notes"])
         or bool((report.get("compiler") or {}).get("not_checked_units"))
+        or any(r["status"] in UNFINISHED for r in _compile_results(report))
     )
     sys.exit(1 if failed else 0)
 
 
-def _progress(result: Any, done: int, total: int) -> None:
+def _compile_results(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every compile result of the report, inside an extension or outside any."""
+    out = [r for ext in report["extensions"] for r in ext["compile"]]
+    return out + list(report["unassigned"].get("compile", []))
+
+
+def _progress(result: Any, done: int, total: int, elapsed: float) -> None:
+    """One line per compiled unit, with an estimate of the time left."""
     detail = f" {safe_text(result.note)[:120]}" if result.note else ""
+    left = elapsed / done * (total - done) if done else 0.0
+    estimate = f", about {left:.0f} s left" if done < total else ""
     click.echo(
-        f"[{done}/{total}] {safe_text(result.path)} {result.target}: {result.status} ({result.seconds:.1f} s){detail}",
+        f"[{done}/{total}] {safe_text(result.path)} {result.target}: {result.status} "
+        f"({result.seconds:.1f} s{estimate}){detail}",
         err=True,
     )
 
@@ -208,11 +228,11 @@ def _analyse(
     compile_note = "not run (use --compile)"
     compiler_info: dict[str, Any] | None = None
     if not no_hipify:
-        from migrator.kernels.hipify import run_hipify
+        from migrator.kernels.hipify import HEADER_SUFFIXES, run_hipify
 
-        kernel_files = [
-            p for p in paths if p.lower().endswith(KERNEL_SUFFIXES) and p not in excluded
-        ]
+        # every project header is copied (a unit may include one from any folder); only the
+        # units no ROCm build compiles are left out of the compile check
+        kernel_files = [p for p in paths if p.lower().endswith(KERNEL_SUFFIXES + HEADER_SUFFIXES)]
         workdir = Path(tempfile.mkdtemp(prefix="migrate-kernels-"))
         try:
             hipified = run_hipify(root, kernel_files, timeout=max(timeout, 60.0), keep=workdir)
@@ -230,11 +250,20 @@ def _analyse(
                 unassigned["residue"] = [
                     {"path": r.path, "line": r.line, "construct": r.construct, "kind": r.kind}
                     for r in hipified.residue
-                    if r.path not in assigned
+                    if r.path not in assigned and r.path not in excluded
                 ]
                 if do_compile:
                     compile_note, compiler_info = _compile(
-                        root, hipified, compiler, targets, summaries, jobs, timeout, workdir
+                        root,
+                        hipified,
+                        compiler,
+                        targets,
+                        summaries,
+                        jobs,
+                        timeout,
+                        excluded,
+                        _unit_flags(views),
+                        unassigned,
                     )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -291,16 +320,23 @@ def _compile(
     summaries: list[ExtensionSummary],
     jobs: int | None,
     timeout: float,
-    workdir: Path,
+    excluded: Any,
+    flags: dict[str, Any],
+    unassigned: dict[str, Any],
 ) -> tuple[str, dict[str, Any]]:
-    from migrator.kernels.compile import compile_units, torch_include_dirs, translation_units
+    from migrator.kernels.compile import compile_units, translation_units
+    from migrator.kernels.compile_env import device_library_folders, has_device_library
+    from migrator.kernels.torch_headers import torch_include_dirs
 
-    units = translation_units(hipified)
-    needs_torch = any(_uses_torch(root / unit) for unit in units)
+    units = translation_units(hipified, excluded)
+    # a unit may reach torch's headers through a project header: every copied file counts
+    needs_torch = any(_uses_torch(root / relative) for relative in hipified.hipified)
     includes: list[Path] = []
     headers = "no PyTorch headers needed"
+    torch_gap = ""
     if needs_torch:
-        includes, headers = torch_include_dirs(workdir, timeout=max(timeout, 120.0))
+        includes, headers = torch_include_dirs(timeout=max(timeout, 300.0))
+        torch_gap = "" if includes else headers
     started = time.monotonic()
     click.echo(
         safe_text(
@@ -310,10 +346,11 @@ def _compile(
         err=True,
     )
     hollow = _hollow_units(root, units, list(hipified.hipified))
+    prelude_notes: list[str] = []
 
     def progress(result: Any, done: int, total: int) -> None:
         _keep_bodies(result, hollow)
-        _progress(result, done, total)
+        _progress(result, done, total, time.monotonic() - started)
 
     results = compile_units(
         compiler,
@@ -325,38 +362,77 @@ def _compile(
         timeout=timeout,
         progress=progress,
         extra_includes=includes,
+        flags=flags,
+        torch_gap=torch_gap,
+        prelude_notes=prelude_notes,
     )
     total = time.monotonic() - started
     click.echo(f"compile check finished in {total:.1f} s", err=True)
+    placed: set[str] = set()
     for summary in summaries:
-        files = set(summary.sources)
-        summary.compile = [
-            {
-                "path": r.path,
-                "target": r.target,
-                "status": r.status,
-                "seconds": round(r.seconds, 2),
-                "note": r.note,
-                "diagnostics": [
-                    {"path": d.path, "line": d.line, "message": d.message, "checkable": d.checkable}
-                    for d in r.diagnostics[:20]
-                ],
-            }
-            for r in results
-            if r.path in files
-        ]
+        files = set(summary.sources) | set(summary.files)
+        summary.compile = [_result(r) for r in results if r.path in files]
+        placed |= {r.path for r in results if r.path in files}
+    unassigned["compile"] = [_result(r) for r in results if r.path not in placed]
+    libraries = device_library_folders()
+    unlinked = [t for t in targets if not has_device_library(t, libraries)]
     info = {
         "path": compiler.path,
         "hip_version": compiler.hip_version,
         "clang_version": compiler.clang_version,
         "targets": list(targets),
-        "torch_headers": headers,
+        "torch_headers": headers
+        + (
+            "; precompiled once per target for the units that include them (a unit that fails on them is compiled again whole)"
+            if includes and not prelude_notes
+            else "".join(f"; {note}" for note in prelude_notes)
+        ),
         "checked": "device code of each hipified .cu translation unit, full code generation for each target (inline assembly is assembled), and that its kernels kept their bodies (none compiles to nothing on AMD, by our reading of the preprocessor branches)",
-        "not_checked": "host-only C++ files, linking, run-time behaviour (a wave64 reduction that compiles but computes wrong results), and what this ROCm lacks (newer builtins and libraries: reported as not checkable)",
+        "not_checked": "host-only C++ files, linking with the host, run-time behaviour (a wave64 reduction that compiles but computes wrong results), and what this ROCm lacks (newer builtins and libraries: reported as not checkable, naming the ROCm that has them)"
+        + (
+            f"; device-library linking for {', '.join(unlinked)} (its device library is not installed here: compiled with -nogpulib)"
+            if unlinked
+            else ""
+        ),
+        "device_libraries": libraries,
+        "include_folders": "the build's include folders and macros for each unit (setup.py, CMake), every project folder a project include resolves from, the unit's own folders",
         "seconds": round(total, 1),
         "not_checked_units": _not_checked(results),
     }
     return f"{len(results)} compile(s) in {total:.1f} s", info
+
+
+def _result(result: Any) -> dict[str, Any]:
+    """One compile result as the report holds it (every diagnostic)."""
+    return {
+        "path": result.path,
+        "target": result.target,
+        "status": result.status,
+        "seconds": round(result.seconds, 2),
+        "note": result.note,
+        "diagnostics": [
+            {"path": d.path, "line": d.line, "message": d.message, "checkable": d.checkable}
+            for d in result.diagnostics
+        ],
+    }
+
+
+def _unit_flags(views: list[Any]) -> dict[str, Any]:
+    """unit -> the include folders and macros its build compiles it with (the first extension
+    that compiles it)."""
+    from migrator.kernels.compile import UnitFlags
+
+    out: dict[str, Any] = {}
+    for view in views:
+        extension = view.extension
+        flags = UnitFlags(
+            tuple(extension.include_dirs),
+            tuple(extension.defines),
+            tuple(extension.computed_defines),
+        )
+        for unit in [*extension.sources, *view.files]:
+            out.setdefault(unit, flags)
+    return out
 
 
 def _hollow_units(root: Path, units: list[str], files: list[str]) -> dict[str, list[Any]]:
@@ -392,6 +468,33 @@ def _uses_torch(path: Path) -> bool:
 
     head = (read_project_bytes(path) or b"")[:200_000]
     return b"<torch/" in head or b"<ATen/" in head or b"<c10/" in head or b'"torch/' in head
+
+
+#: Diagnostics shown per unit and target in text (JSON and SARIF hold every one).
+_SHOWN_DIAGNOSTICS = 12
+
+
+def _compile_lines(results: list[dict[str, Any]]) -> list[str]:
+    """Text lines of compile results: each unit and target, why it did not pass, its errors."""
+    lines: list[str] = []
+    for result in results:
+        reason = (
+            f" ({safe_text(result['note'])})"
+            if result["note"] and (result["status"] != "fail" or not result["diagnostics"])
+            else ""
+        )
+        lines.append(
+            f"  compile {result['target']}: {safe_text(result['path'])} {result['status']}{reason}"
+        )
+        for diagnostic in result["diagnostics"][:_SHOWN_DIAGNOSTICS]:
+            tag = "" if diagnostic["checkable"] else " (not checkable with this compiler)"
+            lines.append(
+                f"      {safe_text(diagnostic['path'])}:{diagnostic['line']}: {safe_text(diagnostic['message'])}{tag}"
+            )
+        extra = len(result["diagnostics"]) - _SHOWN_DIAGNOSTICS
+        if extra > 0:
+            lines.append(f"      ... {extra} more (--format json or sarif lists every one)")
+    return lines
 
 
 def _render(report: dict[str, Any]) -> str:
@@ -442,16 +545,7 @@ def _render(report: dict[str, Any]) -> str:
                 "  hipify left: "
                 + ", ".join(f"{safe_text(k)} x{v}" for k, v in counts.most_common(8))
             )
-        for result in ext["compile"]:
-            reason = f" ({safe_text(result['note'])})" if result["status"] == "not checked" else ""
-            lines.append(
-                f"  compile {result['target']}: {safe_text(result['path'])} {result['status']}{reason}"
-            )
-            for diagnostic in result["diagnostics"][:3]:
-                tag = "" if diagnostic["checkable"] else " (not checkable with this compiler)"
-                lines.append(
-                    f"      {safe_text(diagnostic['path'])}:{diagnostic['line']}: {safe_text(diagnostic['message'])}{tag}"
-                )
+        lines.extend(_compile_lines(ext["compile"]))
     excluded = report["never_compiled_for_amd"]
     if excluded:
         lines.append("")
@@ -483,6 +577,10 @@ def _render(report: dict[str, Any]) -> str:
             lines.append(
                 f"    {safe_text(site['path'])}:{site['line']} {site['rule']} {safe_text(site['message'])}"
             )
+    if loose.get("compile"):
+        lines.append("")
+        lines.append("translation units in no extension the build files declare, compiled:")
+        lines.extend(_compile_lines(loose["compile"]))
     lines.append("")
     lines.append(f"hipify: {report['hipify']}")
     lines.append(f"compile check: {report['compile']}")

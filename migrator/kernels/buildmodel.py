@@ -161,6 +161,11 @@ class Extension:
     #: the build files of those declarations, and their kinds
     also_builds: list[str] = field(default_factory=list)
     also_kinds: list[str] = field(default_factory=list)
+    #: project-relative include folders and ``NAME[=VALUE]`` macros the build compiles it with
+    include_dirs: list[str] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
+    #: macros the build defines with a value it computes when it runs (unknown here)
+    computed_defines: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

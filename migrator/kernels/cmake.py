@@ -136,6 +136,8 @@ def read_cmake(text: str, folder: str, build: str) -> BuildModel:
     env: dict[str, list[Pattern]] = {}
     stack: list[_Branch] = []
     targets: dict[str, Extension] = {}
+    folder_includes: list[str] = []
+    folder_defines: list[str] = []
 
     def where() -> tuple[str, str]:
         return (stack[-1].context, stack[-1].gate) if stack else (BOTH, "")
@@ -227,6 +229,8 @@ def read_cmake(text: str, folder: str, build: str) -> BuildModel:
             extension = Extension(
                 name, build, line, found, context, kind=CMAKE, python_module=module
             )
+            extension.include_dirs = list(dict.fromkeys(folder_includes))
+            extension.defines = list(dict.fromkeys(folder_defines))
             targets[name] = extension
             model.extensions.append(extension)
             model.patterns.extend(found)
@@ -241,11 +245,26 @@ def read_cmake(text: str, folder: str, build: str) -> BuildModel:
             _link_notes(model, build, line, linked, context, gate)
         elif command in {"link_libraries"}:
             _link_notes(model, build, line, words, context, gate)
+        elif command in {"include_directories", "target_include_directories"}:
+            owner = targets.get(words[0]) if command.startswith("target") else None
+            found_dirs = _folders(words[1:] if command.startswith("target") else words, folder)
+            for extension in [owner] if owner is not None else list(targets.values()):
+                extension.include_dirs.extend(
+                    d for d in found_dirs if d not in extension.include_dirs
+                )
+            if owner is None:
+                folder_includes.extend(found_dirs)
         elif command in {
             "add_definitions",
             "add_compile_definitions",
             "target_compile_definitions",
         }:
+            owner = targets.get(words[0]) if command.startswith("target") else None
+            macros = _definitions(words[1:] if command.startswith("target") else words)
+            for extension in [owner] if owner is not None else list(targets.values()):
+                extension.defines.extend(m for m in macros if m not in extension.defines)
+            if owner is None:
+                folder_defines.extend(macros)
             if gate:
                 for word in words:
                     macro = word[2:] if word.startswith("-D") else word
@@ -277,6 +296,41 @@ def read_cmake(text: str, folder: str, build: str) -> BuildModel:
         ):
             model.notes.append(BuildNote(build, line, GATE, f"`{command}({_short(arguments)})`"))
     return model
+
+
+_SCOPE = {"PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"}
+_HERE = re.compile(r"^\$\{(?:CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/?")
+_TOP = re.compile(r"^\$\{(?:CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR)\}/?")
+
+
+def _folders(words: Sequence[str], folder: str) -> list[str]:
+    """Project-relative include folders of an ``include_directories`` call (a folder named
+    through a variable other than the source folders' is left out)."""
+    out: list[str] = []
+    for word in words:
+        word = word.strip('"')
+        if word.upper() in _SCOPE or word.startswith("$<"):
+            continue
+        if _TOP.match(word):
+            path = under("", _TOP.sub("", word) or ".")
+        else:
+            path = under(folder, _HERE.sub("", word) or ".")
+        if path is not None and "$" not in path and path not in out:
+            out.append(path)
+    return out
+
+
+def _definitions(words: Sequence[str]) -> list[str]:
+    """``NAME`` or ``NAME=VALUE`` of each definition a CMake call makes."""
+    out: list[str] = []
+    for word in words:
+        word = word.strip('"')
+        macro = word[2:] if word.startswith("-D") else word
+        if macro.upper() in _SCOPE or not re.fullmatch(r"[A-Za-z_]\w*(?:=\S*)?", macro):
+            continue
+        if macro not in out:
+            out.append(macro)
+    return out
 
 
 def _link_notes(

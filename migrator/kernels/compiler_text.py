@@ -28,9 +28,9 @@ _CONTEXT = re.compile(
 WITHHELD = "a diagnostic in a file outside the project (its text is not shown)"
 
 
-def _roots(workdir: Path) -> list[str]:
+def _roots(workdir: Path, extra: Iterable[Path | str] = ()) -> list[str]:
     paths = sysconfig.get_paths()
-    folders = [str(workdir), str(_STANDINS), *_SYSTEM]
+    folders = [str(workdir), str(_STANDINS), *_SYSTEM, *(str(folder) for folder in extra)]
     folders += [
         paths[key] for key in ("purelib", "platlib", "include", "platinclude") if key in paths
     ]
@@ -53,10 +53,16 @@ def inside(path: str, workdir: Path, roots: Iterable[str] | None = None) -> bool
     return True
 
 
-def shown_lines(stderr: str, workdir: Path) -> list[str]:
+def roots(workdir: Path, extra: Iterable[Path | str] = ()) -> list[str]:
+    """The folders a diagnostic's text may come from: the copy, the tool's and the system's
+    headers, and ``extra`` (the tool's prepared torch headers)."""
+    return _roots(workdir, extra)
+
+
+def shown_lines(stderr: str, workdir: Path, extra: Iterable[Path | str] = ()) -> list[str]:
     """The compiler's output lines the report may show: snippets dropped, a line that locates
     anything in a file outside replaced by ``WITHHELD``."""
-    roots = _roots(workdir)
+    roots = _roots(workdir, extra)
     out: list[str] = []
     quoting = False
     for line in stderr.splitlines():
@@ -75,10 +81,10 @@ def shown_lines(stderr: str, workdir: Path) -> list[str]:
     return out
 
 
-def last_line(stderr: str, workdir: Path) -> str:
+def last_line(stderr: str, workdir: Path, extra: Iterable[Path | str] = ()) -> str:
     """The last line of the compiler's output the report may show (at most 200 characters)."""
-    lines = [line for line in shown_lines(stderr.strip(), workdir) if line.strip()]
+    lines = [line for line in shown_lines(stderr.strip(), workdir, extra) if line.strip()]
     return (lines or ["no output"])[-1][:200]
 
 
-__all__ = ["WITHHELD", "inside", "last_line", "shown_lines"]
+__all__ = ["WITHHELD", "inside", "last_line", "roots", "shown_lines"]

@@ -55,6 +55,9 @@ _PTX = re.compile(r"(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+|%%?laneid")
 #: Copying stops past this many files or bytes (a generated or vendored tree).
 MAX_FILES = 5000
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
+#: Headers besides the kernel suffixes a unit may include (template and table files): copied
+#: into the private copy as they are, so that the compile check finds every project header.
+HEADER_SUFFIXES = (".inc", ".ipp", ".tcc", ".tpp", ".def", ".cuinc", ".impl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +126,12 @@ def run_hipify(
     try:
         source_dir = workdir / "src"
         source_dir.mkdir(parents=True, exist_ok=True)
-        files = [r for r in relatives if r.lower().endswith(KERNEL_SUFFIXES)]
+        files = [r for r in relatives if r.lower().endswith(KERNEL_SUFFIXES + HEADER_SUFFIXES)]
         run.problems.extend(copy_sources(root, files, source_dir))
-        command = python_module("migrator.kernels.hipify_worker", str(source_dir))
+        from migrator.kernels.compile_paths import project_include_folders
+
+        roots = [str(f) for f in project_include_folders(source_dir, files) if f != source_dir]
+        command = python_module("migrator.kernels.hipify_worker", str(source_dir), *roots)
         try:
             done = run_helper(command, timeout=timeout, cwd=workdir)
         except HelperError as error:
@@ -226,5 +232,13 @@ def residue_of(
                 yield Residue(relative, key[0], token.text, "identifier")
 
 
-__all__ = ["HipifyRun", "Residue", "run_hipify", "line_map", "residue_of", "copy_sources"]
+__all__ = [
+    "HEADER_SUFFIXES",
+    "HipifyRun",
+    "Residue",
+    "run_hipify",
+    "line_map",
+    "residue_of",
+    "copy_sources",
+]
 _ = os

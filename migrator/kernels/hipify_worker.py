@@ -51,6 +51,9 @@ def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[1] == "--torch-shim":
         return torch_shim(argv[2])
     folder = argv[1]
+    # the project's include folders (``include/``): hipify rewrites an include of a project
+    # header it finds there (``"cuda_utils.h"`` becomes ``"hip_utils.h"``, the hipified copy)
+    headers = [folder, *argv[2:]]
     try:
         from torch.utils.hipify import hipify_python
     except ImportError as error:
@@ -62,7 +65,7 @@ def main(argv: list[str]) -> int:
             project_directory=folder,
             output_directory=folder,
             includes=[f"{folder}/*"],
-            header_include_dirs=[folder],
+            header_include_dirs=headers,
             show_detailed=False,
             show_progress=False,
             is_pytorch_extension=True,

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from migrator.kernels.build_flags import build_flags
 from migrator.kernels.buildmodel import (
     BOTH,
     CUDA,
@@ -466,6 +467,9 @@ class _Reader:
             kind=JIT if kind == JIT else SETUP,
             gate=gate,
             via=self.via,
+        )
+        extension.include_dirs, extension.defines = build_flags(
+            lambda node: self.eval(node, where), arguments, self.setup, extension.computed_defines
         )
         self.model.extensions.append(extension)
         self.model.patterns.extend(patterns)
