@@ -274,48 +274,45 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> list[str]:
-    """The text lines of a hip-on-nvidia run."""
-    from migrator.output.escape import safe_text
-
+    """The text lines of a hip-on-nvidia run (the caller escapes each line for the terminal:
+    they quote the project's paths and the compiler's output)."""
     lines = ["", f"hip-on-nvidia: {result['statement']}"]
     if result.get("torch"):
         lines.append(f"  torch {result['torch']} (CUDA {result.get('torch_cuda')})")
     if result.get("error"):
-        lines.append(f"  not run: {safe_text(result['error'])}")
+        lines.append(f"  not run: {str(result['error'])}")
     for build in result.get("builds", []):
         state = f"built in {build.get('seconds', 0):g} s" if build.get("ok") else "did not build"
-        lines.append(f"  {safe_text(build['extension'])} ({build['side']}): {state}")
+        lines.append(f"  {str(build['extension'])} ({build['side']}): {state}")
         if not build.get("ok"):
             tail = [line for line in str(build.get("error", "")).splitlines() if "error" in line]
             for line in (tail or str(build.get("error", "")).splitlines())[-4:]:
-                lines.append(f"    {safe_text(line)[:200]}")
+                lines.append(f"    {str(line)[:200]}")
     for call in result.get("calls", []):
         detail = ""
         if call.get("status") == "match":
             outputs = call.get("outputs", [])
             worst = max((o.get("max_abs", 0.0) for o in outputs), default=0.0)
             detail = f" ({len(outputs)} output(s), max |diff| {worst:.3g})"
-        lines.append(
-            f"  {safe_text(call['extension'])}.{safe_text(call['op'])}: {call['status']}{detail}"
-        )
+        lines.append(f"  {str(call['extension'])}.{str(call['op'])}: {call['status']}{detail}")
         for line in call.get("differences", [])[:4]:
-            lines.append(f"    {safe_text(line)}")
+            lines.append(f"    {str(line)}")
         if call.get("error"):
-            lines.append(f"    {safe_text(str(call['error']))[:300]}")
+            lines.append(f"    {str(str(call['error']))[:300]}")
     for op in result.get("uncalled", []):
         lines.append(
-            f"  {safe_text(op['extension'])}.{safe_text(op['op'])}: not called (no inputs declared in --inputs)"
+            f"  {str(op['extension'])}.{str(op['op'])}: not called (no inputs declared in --inputs)"
         )
     for defect in result.get("defects", []):
         lines.append(
-            f"  hipify defect {safe_text(defect['path'])}:{defect['line']}: {safe_text(defect['message'])}"
+            f"  hipify defect {str(defect['path'])}:{defect['line']}: {str(defect['message'])}"
         )
-        lines.append(f"    original:   {safe_text(defect['original'])[:160]}")
-        lines.append(f"    translated: {safe_text(defect['translated'])[:160]}")
+        lines.append(f"    original:   {str(defect['original'])[:160]}")
+        lines.append(f"    translated: {str(defect['translated'])[:160]}")
     for problem in result.get("problems", []):
-        lines.append(f"  not copied: {safe_text(problem)}")
+        lines.append(f"  not copied: {str(problem)}")
     if result.get("workspace"):
-        lines.append(f"  workspace kept: {safe_text(result['workspace'])}")
+        lines.append(f"  workspace kept: {str(result['workspace'])}")
     verdict = "PASS" if result.get("passed") else "FAIL"
     lines.append(f"  hip-on-nvidia: {verdict}")
     return lines
