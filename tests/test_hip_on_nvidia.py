@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from migrator.errors import MigrateError
 from migrator.kernels.hip_nvidia.defects import glued_launches
 from migrator.kernels.hip_nvidia.headers import (
     SYSTEM_INCLUDE,
@@ -126,3 +127,19 @@ def test_run_without_the_patched_headers_says_how_to_install_them(tmp_path: Path
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "migrator.kernels.hip_nvidia.headers install" in done.stderr
+
+
+def test_an_extension_the_scan_cannot_read_can_be_declared_with_its_inputs(tmp_path: Path) -> None:
+    from migrator.kernels.hip_nvidia.run import declared_extensions
+
+    (tmp_path / "ext").mkdir()
+    for name in ("a.cu", "b.cpp", "util.cuh", "notes.txt"):
+        (tmp_path / "ext" / name).write_text("//\n")
+    inputs = tmp_path / "inputs.toml"
+    inputs.write_text('[[extension]]\nname = "e"\nsources = ["ext/b.cpp", "ext/a.cu"]\n')
+    assert declared_extensions(inputs, tmp_path) == [
+        {"name": "e", "sources": ["ext/b.cpp", "ext/a.cu"], "files": ["ext/util.cuh"]}
+    ]
+    inputs.write_text('[[extension]]\nname = "e"\n')
+    with pytest.raises(MigrateError, match="needs `name` and `sources`"):
+        declared_extensions(inputs, tmp_path)

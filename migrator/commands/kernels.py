@@ -193,12 +193,20 @@ def _run_hip_on_nvidia(
 ) -> dict[str, Any]:
     """The extensions chosen (``--extension``, else those ``--inputs`` names, else all) through
     :func:`migrator.kernels.hip_nvidia.run.run_hip_on_nvidia`."""
-    from migrator.kernels.hip_nvidia.run import read_inputs, run_hip_on_nvidia
+    from migrator.kernels.hip_nvidia.run import (
+        declared_extensions,
+        read_inputs,
+        run_hip_on_nvidia,
+    )
 
     named = set(only) or {str(call["extension"]) for call in read_inputs(inputs)}
+    found = {ext["name"] for ext in report["extensions"]}
+    extensions = report["extensions"] + [
+        ext for ext in declared_extensions(inputs, root) if ext["name"] not in found
+    ]
     chosen = [
         ext
-        for ext in report["extensions"]
+        for ext in extensions
         if not named or ext["name"] in named or ext["name"].rsplit(".", 1)[-1] in named
     ]
     if not chosen:

@@ -61,6 +61,36 @@ def read_inputs(path: Path | None) -> list[dict[str, Any]]:
     return calls
 
 
+def declared_extensions(path: Path | None, root: Path) -> list[dict[str, Any]]:
+    """Extensions the ``--inputs`` file declares (``[[extension]]``: name, sources), for a build
+    the scan could not read (sources computed from ``__file__``, say); their folders' headers
+    come along."""
+    if path is None:
+        return []
+    from migrator.files.tomlcompat import tomllib
+
+    try:
+        tables = tomllib.loads(path.read_text()).get("extension", [])
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise MigrateError(f"--inputs {path}: {error}") from None
+    found = []
+    for table in tables if isinstance(tables, list) else []:
+        sources = table.get("sources") if isinstance(table, dict) else None
+        if not isinstance(sources, list) or not isinstance(table.get("name"), str):
+            raise MigrateError(f"--inputs {path}: each [[extension]] needs `name` and `sources`")
+        folders = {str(Path(str(s)).parent) for s in sources}
+        headers = sorted(
+            p.relative_to(root).as_posix()
+            for folder in folders
+            for p in (root / folder).glob("*")
+            if p.suffix.lower() in _HEADER_SUFFIXES and p.is_file() and not p.is_symlink()
+        )
+        found.append(
+            {"name": table["name"], "sources": [str(s) for s in sources], "files": headers}
+        )
+    return found
+
+
 def module_stem(name: str) -> str:
     """A Python identifier for an extension's name (``pkg._ext`` -> ``pkg__ext``)."""
     return re.sub(r"\W", "_", name).strip("_") or "extension"
