@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # hip-on-nvidia on the device: the fixture, a planted bug, two real extensions.
-# Run from the repository root on the device machine with .whl (migrate's wheels for its Python)
-# and .devcarry carried (hip/: a copy of Debian's /usr/include/hip; proj/: ChamferDistancePytorch
-# @ 364c03c and Pointnet2_PyTorch @ b5ceb6d); results land in $OUT. Recorded in docs/verification.md.
+# Run on the device machine from a folder holding migrator/ (with rules/ copied in as
+# migrator/rules), fixtures/quant_kernels, tests/eval/hip_on_nvidia, .whl (migrate's wheels for
+# the device's Python 3.12) and .devcarry (hip/: a copy of Debian's /usr/include/hip; proj/:
+# ChamferDistancePytorch @ 364c03c, Pointnet2_PyTorch @ b5ceb6d), carried as one ignored folder
+# of the checkout the device receives; results land in $OUT. Recorded in docs/verification.md.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 9
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MIGRATE_HIP_NVIDIA_HOME=/tmp/hipnv
 (nvidia-smi --query-gpu=name,driver_version --format=csv; nvcc --version | tail -1; python3 -c "import torch;print(torch.__version__,torch.version.cuda)"; nproc) > $OUT/env.txt 2>&1
