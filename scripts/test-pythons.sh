@@ -8,6 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 NEEDS_TORCH=(
+  tests/test_hip_on_nvidia_torch.py
   tests/attacks/test_compile_check_reads_only_the_project.py
   tests/test_apex_semantics.py
   tests/test_attention_semantics.py

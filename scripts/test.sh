@@ -19,6 +19,10 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
     || echo "warning: could not install ${missing[*]}; the tests that drive them will be skipped"
 fi
+# hip-on-nvidia's private, patched copy of those HIP headers (the NVIDIA platform's wrappers
+# for CUDA 13): made once here from libamdhip64-dev, never fetched during a run.
+.venv/bin/python -m migrator.kernels.hip_nvidia.headers install >/dev/null \
+  || echo "warning: the patched HIP headers for hip-on-nvidia were not installed"
 # The suite starts Python some hundreds of times (the CLI, pre-commit, the language server,
 # verify's runs): the project's modules are byte-compiled once, into __pycache__ (ignored by git),
 # even where PYTHONDONTWRITEBYTECODE is set (about a tenth of those tests' CPU time). Not with

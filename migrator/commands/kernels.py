@@ -95,7 +95,37 @@ _FAILING_NOTES = frozenset({"gate", "cuda-required", "link", "unread"})
     type=click.FloatRange(min=1, max=86400),
     default=120.0,
     show_default=True,
-    help="Seconds per compile (and for hipify).",
+    help="Seconds per compile (and for hipify); a --run gets 15 times this.",
+)
+@click.option(
+    "--run",
+    "run_target",
+    type=click.Choice(["hip-on-nvidia"]),
+    help="Build the CUDA original and the hipified translation through HIP's NVIDIA platform "
+    "with nvcc, run both on this NVIDIA GPU and compare outputs (runs the project's extension "
+    "code, in a private copy).",
+)
+@click.option(
+    "--inputs",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="TOML of [[call]] tables: extension, op, args (shapes and dtypes) for --run.",
+)
+@click.option(
+    "--extension",
+    "only_extensions",
+    multiple=True,
+    metavar="NAME",
+    help="Run only this extension (repeatable; default: those --inputs names).",
+)
+@click.option(
+    "--translated",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="For --run: a translation to test instead of hipify's (a kept workspace's `translated`).",
+)
+@click.option(
+    "--keep-workspace",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="For --run: build in this folder and keep it.",
 )
 def kernels_command(
     path: Path,
@@ -106,13 +136,22 @@ def kernels_command(
     output: str | None,
     jobs: int | None,
     timeout: float,
+    run_target: str | None,
+    inputs: Path | None,
+    only_extensions: tuple[str, ...],
+    translated: Path | None,
+    keep_workspace: Path | None,
 ) -> None:
     """CUDA extensions of the project at PATH: sources and Python imports, blockers by class,
     what hipify leaves, and with --compile a HIP compile check (needs hipcc).
 
     Exit status 0 when nothing blocks and every compiled unit passed, 1 when something does,
     a unit failed, timed out, was not checkable or was not compiled (it includes a file outside
-    the project), 2 on a usage error or when --compile finds no HIP compiler."""
+    the project), 2 on a usage error or when --compile finds no HIP compiler.
+
+    With --run hip-on-nvidia (explicit: it builds and runs the project's extension code, in a
+    private copy) the exit status is also 1 when an op's outputs differ, an op is not called or
+    a hipify defect is met, and 2 when nvcc or the patched HIP headers are missing."""
     from migrator.kernels.compile import DEFAULT_TARGETS, UNFINISHED, find_compiler
 
     check_output(output, [path])
@@ -128,6 +167,10 @@ def kernels_command(
     chosen_targets = tuple(targets) or DEFAULT_TARGETS
     started = time.monotonic()
     report = _analyse(root, do_compile, compiler, chosen_targets, no_hipify, jobs, timeout)
+    if run_target is not None:
+        report["hip_on_nvidia"] = _run_hip_on_nvidia(
+            root, report, inputs, only_extensions, translated, keep_workspace, timeout * 15
+        )
     report["seconds"] = round(time.monotonic() - started, 1)
     if output_format == "json":
         text = json_text(report, indent=2) + "\n"
@@ -144,6 +187,7 @@ def kernels_command(
         or any(note["kind"] in _FAILING_NOTES for note in report["build_notes"])
         or bool((report.get("compiler") or {}).get("not_checked_units"))
         or any(r["status"] in UNFINISHED for r in _compile_results(report))
+        or ("hip_on_nvidia" in report and not report["hip_on_nvidia"]["passed"])
     )
     sys.exit(1 if failed else 0)
 
@@ -152,6 +196,40 @@ def _compile_results(report: dict[str, Any]) -> list[dict[str, Any]]:
     """Every compile result of the report, inside an extension or outside any."""
     out = [r for ext in report["extensions"] for r in ext["compile"]]
     return out + list(report["unassigned"].get("compile", []))
+
+
+def _run_hip_on_nvidia(
+    root: Path,
+    report: dict[str, Any],
+    inputs: Path | None,
+    only: tuple[str, ...],
+    translated: Path | None,
+    keep: Path | None,
+    timeout: float,
+) -> dict[str, Any]:
+    """The extensions chosen (``--extension``, else those ``--inputs`` names, else all) through
+    :func:`migrator.kernels.hip_nvidia.run.run_hip_on_nvidia`."""
+    from migrator.kernels.hip_nvidia.run import (
+        declared_extensions,
+        read_inputs,
+        run_hip_on_nvidia,
+    )
+
+    named = set(only) or {str(call["extension"]) for call in read_inputs(inputs)}
+    found = {ext["name"] for ext in report["extensions"]}
+    extensions = report["extensions"] + [
+        ext for ext in declared_extensions(inputs, root) if ext["name"] not in found
+    ]
+    chosen = [
+        ext
+        for ext in extensions
+        if not named or ext["name"] in named or ext["name"].rsplit(".", 1)[-1] in named
+    ]
+    if not chosen:
+        raise MigrateError(f"--run: no extension named {', '.join(sorted(named)) or 'at all'}")
+    return run_hip_on_nvidia(
+        root, chosen, inputs=inputs, translated=translated, keep=keep, timeout=timeout
+    )
 
 
 def _progress(result: Any, done: int, total: int, elapsed: float) -> None:
@@ -593,6 +671,10 @@ def _render(report: dict[str, Any]) -> str:
         lines.append(f"  not checked: {info['not_checked']}")
         for unit in info.get("not_checked_units", []):
             lines.append(f"  {safe_text(unit['path'])}: {safe_text(unit['reason'])}")
+    if "hip_on_nvidia" in report:
+        from migrator.kernels.hip_nvidia.run import render
+
+        lines.extend(render(report["hip_on_nvidia"]))
     lines.append("No AMD GPU ran anything: these results come from reading, hipify and a compiler.")
     # each line once more: the hipify and compiler notes quote paths and tools' output too
     return "\n".join(safe_text(line) for line in lines) + "\n"

@@ -47,9 +47,44 @@ def torch_shim(destination: str) -> int:
     return 0
 
 
+def torch_nvidia_shim(destination: str) -> int:
+    """For a HIP-over-CUDA build: at each path hipify gives a torch CUDA header
+    (``ATen/cuda/CUDAContext.h`` -> ``ATen/hip/HIPContext.h``), write a header that includes the
+    CUDA original, so a hipified extension compiles against a CUDA build of torch (hipify keeps
+    torch's ``at::cuda`` names in extensions; only the header paths change)."""
+    import os
+
+    try:
+        import torch
+        from torch.utils.hipify import hipify_python
+    except ImportError as error:
+        print(json.dumps({"error": f"torch is not importable: {error}"}))
+        return 3
+    include = os.path.join(os.path.dirname(torch.__file__), "include")
+    written = 0
+    for part in ("ATen", "c10", "torch"):
+        for folder, _, names in os.walk(os.path.join(include, part)):
+            for name in names:
+                relative = os.path.relpath(os.path.join(folder, name), include)
+                if "cuda" not in relative.lower():
+                    continue
+                hip = hipify_python.get_hip_file_path(relative, is_pytorch_extension=True)  # type: ignore[no-untyped-call]
+                if hip == relative or os.path.exists(os.path.join(include, hip)):
+                    continue
+                target = os.path.join(destination, hip)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "w") as handle:
+                    handle.write(f"#pragma once\n#include <{relative}>\n")
+                written += 1
+    print(json.dumps({"headers": written, "torch": torch.__version__}))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[1] == "--torch-shim":
         return torch_shim(argv[2])
+    if len(argv) == 3 and argv[1] == "--torch-nvidia-shim":
+        return torch_nvidia_shim(argv[2])
     folder = argv[1]
     # the project's include folders (``include/``): hipify rewrites an include of a project
     # header it finds there (``"cuda_utils.h"`` becomes ``"hip_utils.h"``, the hipified copy)
