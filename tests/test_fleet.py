@@ -154,7 +154,7 @@ def test_faults_are_retried_a_bounded_number_of_times_then_recorded(
         "--retries",
         "1",
         "--timeout",
-        "3",
+        "10",  # room for a real scan of the healthy units on a loaded machine
     )
     assert result.exit_code == 1, result.output
     data = json.loads((tmp_path / "fleet.json").read_text())
@@ -162,7 +162,7 @@ def test_faults_are_retried_a_bounded_number_of_times_then_recorded(
     assert status["r0000"] == ("ok", "")
     assert status["r0003"] == ("ok", "")
     assert status["r0001"] == ("failed", "RuntimeError: injected scan crash")
-    assert status["r0002"][0] == "failed" and "time budget of 3 s" in status["r0002"][1]
+    assert status["r0002"][0] == "failed" and "time budget of 10 s" in status["r0002"][1]
     assert status["gone"][0] == "failed" and "cannot fetch" in status["gone"][1]
     gpu = next(row for row in data["projects"] if row["name"] == "gpu")
     assert gpu["status"] == "ok" and gpu["verify"].startswith("not run: no GPU node")
@@ -232,7 +232,7 @@ def test_a_ray_worker_killed_from_outside_mid_unit_loses_no_result(
     assert {record["attempts"] for name, record in by_name.items() if name != "r0003"} == {1}
 
 
-def _three_units_with_stuck(run_cli, tmp_path, monkeypatch, *stuck, budget=2):
+def _three_units_with_stuck(run_cli, tmp_path, monkeypatch, *stuck, budget=10):
     """A fleet of three units in which the ``stuck`` ones hang, run with a ``budget`` seconds
     time budget and one retry; the fleet's JSON report path and the folder of the stuck units'
     worker pids."""
@@ -258,7 +258,7 @@ def test_a_stuck_unit_is_killed_by_the_driver_retried_then_recorded(
     assert status["r0000"] == status["r0002"] == ("ok", "")
     assert status["r0001"] == (
         "failed",
-        "took longer than its time budget of 2 s and did not stop: its worker was killed after 7 s",
+        "took longer than its time budget of 10 s and did not stop: its worker was killed after 15 s",
     )
     (record,) = [json.loads(p.read_text()) for p in (tmp_path / "r" / "failed").rglob("*.json")]
     assert record["attempts"] == 2
@@ -272,8 +272,8 @@ def test_a_unit_queued_behind_stuck_units_is_not_counted_as_stuck(
     """Two units in flight per CPU: with both CPUs held by stuck units, the third waits in
     Ray's queue; its time there is not running time, so the driver does not kill it with them.
     The budget (10 s) leaves a real scan room on a loaded machine; the queue wait (two attempts
-    of each stuck unit, over 30 s) is still far longer than the budget."""
-    out, _ = _three_units_with_stuck(run_cli, tmp_path, monkeypatch, "r0000", "r0001", budget=10)
+    of each stuck unit) is longer than the budget."""
+    out, _ = _three_units_with_stuck(run_cli, tmp_path, monkeypatch, "r0000", "r0001")
     status = {row["name"]: row["status"] for row in json.loads(out.read_text())["projects"]}
     assert status == {"r0000": "failed", "r0001": "failed", "r0002": "ok"}
     (queued,) = [json.loads(p.read_text()) for p in (tmp_path / "r").glob("units/*/*/unit.json")]
