@@ -205,12 +205,56 @@ class FileResult:
     unused_suppressions: tuple[tuple[int, str], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ImportedPackage:
+    """A third-party package the project imports on a GPU path, and what is known of its native
+    code: ``status`` is one of ``PACKAGE_STATUSES``; ``evidence`` says what was read (a shared
+    object's needed library, a fat-binary section, a requirement), ``check`` what the user should
+    check; ``sites`` are the import statements, root-relative like findings."""
+
+    name: str
+    status: str
+    distribution: str = ""
+    version: str = ""
+    evidence: tuple[str, ...] = ()
+    check: str = ""
+    sites: tuple[tuple[str, int], ...] = ()
+    #: whether a site imports it when its module loads (not only inside a function)
+    eager: bool = True
+
+    @property
+    def is_concern(self) -> bool:
+        """Whether it keeps a verdict from "ready": unknown, or shown to be CUDA-only."""
+        return self.status in CONCERN_STATUSES
+
+
+#: What ``ImportedPackage.status`` can be: ``unknown`` (nothing read, or not installed where
+#: the environment was read), ``cuda-only`` (its native code needs CUDA and has no ROCm build),
+#: ``rocm`` (a ROCm build), ``cuda-and-rocm`` (both), ``native-cpu`` (native code with no GPU
+#: library), ``pure-python`` (no native code), ``known`` (in migrate's knowledge tables).
+PACKAGE_STATUSES = (
+    "unknown",
+    "cuda-only",
+    "rocm",
+    "cuda-and-rocm",
+    "native-cpu",
+    "pure-python",
+    "known",
+)
+#: The statuses that keep a readiness verdict from "ready" and are shown in every output.
+CONCERN_STATUSES = frozenset({"unknown", "cuda-only"})
+
+
 @dataclass(slots=True)
 class ScanResult:
-    """All file results of one scan of one root."""
+    """All file results of one scan of one root, and the third-party packages its GPU code
+    imports (``migrator.reach.native_deps``; empty unless a command asked for them)."""
 
     root: str
     files: list[FileResult] = field(default_factory=list)
+    packages: list[ImportedPackage] = field(default_factory=list)
+    #: the environment the packages were read from ("" when none was)
+    environment: str = ""
 
     @property
     def findings(self) -> list[Finding]:

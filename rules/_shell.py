@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from migrator.api.syntax import lex, starts_comment
+from migrator.api.syntax import code_part, lex
 
 from ._requirements import Req, parse_requirement
 
@@ -138,36 +138,6 @@ def _pip_requirements(text: str) -> tuple[Req, ...]:
                 offset = None
             reqs.append(Req(parsed, "command", offset, report_span=(token.start, token.end)))
     return tuple(reqs)
-
-
-def code_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(offset, text) of the code part of each line (shell-style ``#`` comments removed)."""
-    position = 0
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        yield position, code_part(body)
-        position += len(line)
-
-
-#: What changes how the lexer reads the rest of a line: a quote or an escape.
-_QUOTING = re.compile(r"[\"'\\]")
-
-
-def code_part(line: str) -> str:
-    """``line`` up to its ``#`` comment (a ``#`` that starts a word, outside quotes)."""
-    index = line.find("#")
-    while index >= 0 and not _QUOTING.search(line, 0, index):
-        # no quote or escape before it: the lexer is at a word's start exactly where a
-        # ``#`` starts a comment (after a blank or a separator)
-        if starts_comment(line, index):
-            return line[:index]
-        index = line.find("#", index + 1)
-    if index < 0:
-        return line
-    for lexeme in lex(line):
-        if lexeme.kind == "comment":
-            return line[: lexeme.start]
-    return line
 
 
 def iter_lines(text: str) -> Iterator[tuple[int, str, str]]:

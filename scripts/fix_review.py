@@ -9,6 +9,11 @@ hash of the hunk, our added lines and a one-line verdict; never the project's ow
     scripts/fix_review.py --corpus DIR          # another corpus root
     scripts/fix_review.py --update              # add new hunks (verdict empty), drop stale ones
     scripts/fix_review.py --fixtures            # the bundled fixtures (what the pytest test runs)
+    scripts/fix_review.py --set fresh5 --corpus /work/fresh5   # a set reviewed in its own folder
+
+Three levels: `safe` (`fix --diff`), `unsafe` (`--unsafe-fixes`) and `hygiene`: the hunks that
+appear only when hygiene rules are selected (`--unsafe-fixes --min-severity hygiene`; ROC520,
+ROC150 rewrite deprecated aliases, which is not part of the default fix).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from migrator.files.tomlcompat import tomllib
 
@@ -28,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REVIEW_DIR = ROOT / "tests" / "fix_review"
 FIXTURE_DIR = ROOT / "fixtures"
 VERDICTS = ("right", "debatable", "wrong")
+LEVELS = ("safe", "unsafe", "hygiene")
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 
 
@@ -78,16 +85,23 @@ def _diff_hunks(root: Path, relative: str, new_text: str) -> list[Hunk]:
 def project_hunks(root: Path) -> dict[str, Hunk]:
     """Every hunk of the safe and of the unsafe diff of ``root``, keyed by digest."""
     from migrator.engine.runner import fix_tree
-    from migrator.model import Applicability
+    from migrator.model import Applicability, Severity
 
     out: dict[str, Hunk] = {}
-    for level_name, level in (("safe", Applicability.SAFE), ("unsafe", Applicability.UNSAFE)):
-        run = fix_tree(root, level=level, write=False, jobs=1)
+    runs = (
+        ("safe", Applicability.SAFE, None),
+        ("unsafe", Applicability.UNSAFE, None),
+        ("hygiene", Applicability.UNSAFE, Severity.HYGIENE),
+    )
+    for level_name, level, min_severity in runs:
+        run = fix_tree(root, level=level, write=False, jobs=1, min_severity=min_severity)
         for outcome in run.outcomes:
             if outcome.new_text is None or outcome.error is not None:
                 continue
             file_rules = {f.rule for f in outcome.fixed}
             for hunk in _diff_hunks(root, outcome.relative, outcome.new_text):
+                if level_name == "hygiene" and hunk.digest in out:
+                    continue  # also made without the hygiene selection: counted there
                 hunk = out.setdefault(hunk.digest, hunk)
                 hunk.levels.add(level_name)
                 end = hunk.old_start + max(hunk.old_len, 1)
@@ -99,6 +113,8 @@ def project_hunks(root: Path) -> dict[str, Hunk]:
                 continue
             lines = [f"+{line}" for line in variant.text.splitlines(keepends=True)]
             new = Hunk(variant.relative, 0, 0, lines, rules={f"variant of {variant.original}"})
+            if level_name == "hygiene" and new.digest in out:
+                continue
             out.setdefault(new.digest, new).levels.add(level_name)
     return out
 
@@ -156,7 +172,7 @@ def review(project: str, root: Path, verdict_file: Path, update: bool = False) -
     if update:
         write_verdicts(verdict_file, project, hunks, verdicts)
         verdicts = load_verdicts(verdict_file)
-    counts: dict[str, Counter[str]] = {"safe": Counter(), "unsafe": Counter()}
+    counts: dict[str, Counter[str]] = {level: Counter() for level in LEVELS}
     unreviewed = []
     for digest, hunk in hunks.items():
         verdict = str(verdicts.get(digest, {}).get("verdict", ""))
@@ -171,7 +187,7 @@ def review(project: str, root: Path, verdict_file: Path, update: bool = False) -
 
 def recorded(project: str, verdict_file: Path) -> Review:
     """The counts of a verdict file as stored (what the last review found)."""
-    counts: dict[str, Counter[str]] = {"safe": Counter(), "unsafe": Counter()}
+    counts: dict[str, Counter[str]] = {level: Counter() for level in LEVELS}
     for entry in load_verdicts(verdict_file).values():
         levels = entry.get("levels", [])
         for level in levels if isinstance(levels, list) else []:
@@ -179,19 +195,48 @@ def recorded(project: str, verdict_file: Path) -> Review:
     return Review(project, counts, [], [])
 
 
+def tsv(targets: list[tuple[str, Path, Path]]) -> str:
+    """The recorded verdicts as one TSV (project, levels, path, line, rules, verdict, why)."""
+    rows = ["project\tlevels\tpath\tline\trules\tverdict\twhy"]
+    for project, _, verdict_file in targets:
+        entries = sorted(
+            load_verdicts(verdict_file).values(),
+            key=lambda e: (str(e["path"]), int(str(e["line"]))),
+        )
+        for entry in entries:
+            cells = [
+                project,
+                ",".join(str(level) for level in cast("list[object]", entry.get("levels", []))),
+                str(entry["path"]),
+                str(entry["line"]),
+                ",".join(str(rule) for rule in cast("list[object]", entry.get("rules", []))),
+                str(entry.get("verdict", "")),
+                str(entry.get("why", "")).replace("\t", " "),
+            ]
+            rows.append("\t".join(cells))
+    return "\n".join(rows) + "\n"
+
+
 def table(reviews: list[Review]) -> str:
-    """Markdown table: per project and in total, right/debatable/wrong for safe and unsafe."""
+    """Markdown table: per project and in total, right/debatable/wrong for safe, unsafe and
+    hygiene (selected) hunks; a project's safe diff is mergeable when none of its hunks is wrong."""
     rows = [
-        "| project | safe: right | debatable | wrong | unsafe: right | debatable | wrong | unsafe % right |",
-        "|---|---|---|---|---|---|---|---|",
+        "| project | safe: right | debatable | wrong | unsafe: right | debatable | wrong"
+        " | unsafe % right | hygiene: right | debatable | wrong | safe diff mergeable |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    total = {"safe": Counter[str](), "unsafe": Counter[str]()}
+    total = {level: Counter[str]() for level in LEVELS}
 
     def row(name: str, counts: dict[str, Counter[str]]) -> str:
         unsafe_total = sum(counts["unsafe"].values())
         share = f"{100 * counts['unsafe']['right'] / unsafe_total:.0f}%" if unsafe_total else "-"
         cells = [str(counts[level][v]) for level in ("safe", "unsafe") for v in VERDICTS]
-        return f"| {name} | " + " | ".join(cells) + f" | {share} |"
+        hygiene = [str(counts["hygiene"][v]) for v in VERDICTS]
+        if not sum(counts["safe"].values()):
+            mergeable = "no safe hunk"
+        else:
+            mergeable = "yes" if not counts["safe"]["wrong"] else "no"
+        return f"| {name} | " + " | ".join([*cells, share, *hygiene, mergeable]) + " |"
 
     for item in reviews:
         rows.append(row(item.project, item.counts))
@@ -202,12 +247,13 @@ def table(reviews: list[Review]) -> str:
 
 
 def _targets(args: argparse.Namespace) -> list[tuple[str, Path, Path]]:
+    review_dir = REVIEW_DIR / args.set if args.set else REVIEW_DIR
     if args.fixtures:
         base, prefix = FIXTURE_DIR, "fixture-"
     else:
         base, prefix = Path(args.corpus), ""
     out = []
-    for verdict_file in sorted(REVIEW_DIR.glob(f"{prefix}*.toml")):
+    for verdict_file in sorted(review_dir.glob(f"{prefix}*.toml")):
         name = verdict_file.stem
         if not args.fixtures and name.startswith("fixture-"):
             continue
@@ -216,7 +262,7 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, Path, Path]]:
             continue
         out.append((project, base / project, verdict_file))
     for project in args.add or []:
-        out.append((project, base / project, REVIEW_DIR / f"{prefix}{project}.toml"))
+        out.append((project, base / project, review_dir / f"{prefix}{project}.toml"))
     return out
 
 
@@ -227,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default="/work/corpus", help="folder holding the projects")
     parser.add_argument("--fixtures", action="store_true", help="review the bundled fixtures")
     parser.add_argument(
+        "--set", help="verdicts in tests/fix_review/SET/ (a set of projects reviewed together)"
+    )
+    parser.add_argument(
         "--update", action="store_true", help="rewrite verdict files (keeps verdicts)"
     )
     parser.add_argument("--add", action="append", help="start reviewing another project")
@@ -234,7 +283,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--recorded", action="store_true", help="tabulate the verdict files without running fix"
     )
+    parser.add_argument("--tsv", action="store_true", help="with --recorded: the verdicts as TSV")
     args = parser.parse_args(argv)
+    if args.recorded and args.tsv:
+        print(tsv(_targets(args)), end="")
+        return 0
     if args.recorded:
         print(table([recorded(project, file) for project, _, file in _targets(args)]))
         return 0

@@ -41,4 +41,4 @@ fi
 if [ "$installed" = 0 ]; then
   quiet_pip install -e ".[$EXTRAS]"
 fi
-"$VENV/bin/python" -c "import migrator, libcst, click, rich, jinja2"
+"$VENV/bin/python" -c "import migrator, libcst, click, rich, jinja2, elftools"

@@ -11,6 +11,8 @@ bash scripts/setup.sh || exit 1
 missing=()
 for tool in chromium rocminfo rocm-smi; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 command -v hipcc >/dev/null 2>&1 || missing+=(hipcc libamdhip64-dev rocm-device-libs)
+# gcc builds the stub CUDA and HIP libraries and the wheels the --python tests read.
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 # Neovim's built-in LSP client drives `migrate server` as an editor would.
 command -v nvim >/dev/null 2>&1 || missing+=(neovim)
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -194,3 +194,37 @@ def test_the_lowest_of_every_statement_is_the_floor(tmp_path):
         "needs torch>=2.3; the project supports torch>=1.13 "
         "(.github/workflows/ci.yml matrix torch 1.13, requirements.txt torch>=2.1)"
     )
+
+
+def test_an_unknown_floor_withholds_fixes_that_need_a_recent_torch(tmp_path, run_cli):
+    """Nothing states a torch floor (no bound in requirements, no assert, CI, tox, nox or
+    README): fixes needing torch newer than 2.0 (GradScaler: 2.3) are withheld and say so;
+    ``torch.amp.autocast`` (1.12) is still offered."""
+    root = tmp_path / "p"
+    write(root, "requirements.txt", "torch\nnumpy\n")
+    write(root, "train.py", TRAIN)
+    result = run_cli("fix", "--diff", "--select", "ROC520", str(root))
+    assert "torch.amp.GradScaler" not in result.stdout
+    assert 'torch.amp.autocast("cuda")' in result.stdout
+    assert (
+        "needs torch>=2.3 (torch.amp.GradScaler); the project states no torch floor (not in "
+        "its dependency files, setup.py, CI matrices, tox, nox or README), and an unknown floor "
+        "withholds fixes that need torch newer than 2.0"
+    ) in result.stderr
+
+
+def test_an_old_python_the_project_supports_is_named_as_evidence(tmp_path, run_cli):
+    """`python_requires=">=3.7"` and no torch floor: torch 1.13 is the newest on Python 3.7
+    (pytorch RELEASE.md), so GradScaler (2.3) is withheld and the reason names the statement."""
+    root = tmp_path / "p"
+    write(
+        root,
+        "setup.py",
+        'from setuptools import setup\nsetup(name="p", python_requires=">=3.7", install_requires=["torch"])\n',
+    )
+    write(root, "train.py", TRAIN)
+    result = run_cli("fix", "--diff", "--select", "ROC520", str(root))
+    assert "torch.amp.GradScaler" not in result.stdout
+    assert "setup.py python_requires >=3.7 (Python 3.7: torch 1.13 at most)" in result.stderr
+    facts = project_facts(root)
+    assert facts.range("torch").low is None  # a cap on the floor, not a floor

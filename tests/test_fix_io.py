@@ -78,6 +78,7 @@ def test_notebook_cells_are_rewritten_outputs_untouched(tmp_path, run_cli):
         "nbformat_minor": 5,
     }
     path = write(tmp_path, "nb.ipynb", json.dumps(notebook, indent=1) + "\n")
+    write(tmp_path, "requirements.txt", "torch>=2.3\n")  # GradScaler("cuda") needs 2.3
     result = run_cli("fix", "--select", "ROC520", str(tmp_path))
     assert result.exit_code == 0, result.output
     after = json.loads(path.read_text())

@@ -36,6 +36,7 @@ def test_fixture_hunks_are_reviewed_and_none_is_wrong(project):
     assert not review.stale, f"verdicts for hunks that no longer exist: {review.stale}"
     assert review.counts["safe"]["wrong"] == 0
     assert review.counts["unsafe"]["wrong"] == 0
+    assert review.counts["hygiene"]["wrong"] == 0
 
 
 def test_a_changed_hunk_needs_a_new_verdict(tmp_path):

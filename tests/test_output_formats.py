@@ -15,8 +15,18 @@ SOURCE = "import torch.cuda.amp as amp\nscaler = amp.GradScaler()\n"
 
 def test_json_contract(tmp_path, scan_json):
     write(tmp_path, "pkg/a.py", SOURCE)
+    # a stated torch floor: an unknown one withholds fixes that need a recent torch
+    write(tmp_path, "requirements.txt", "torch>=2.3\n")
     report = scan_json("--select", "ROC520", str(tmp_path))
-    assert set(report) == {"version", "tool", "findings", "files", "summary"}
+    assert set(report) == {
+        "version",
+        "tool",
+        "findings",
+        "files",
+        "summary",
+        "packages",
+        "environment",
+    }
     assert report["tool"]["name"] == "migrate"
     assert report["findings"] == [
         {
@@ -37,7 +47,7 @@ def test_json_contract(tmp_path, scan_json):
             "related": [],
         }
     ]
-    assert report["files"] == {"scanned": 1, "skipped": [], "failed": []}
+    assert report["files"] == {"scanned": 2, "skipped": [], "failed": []}
     assert report["summary"]["by_category"] == {"cuda-amp": 1}
     assert report["summary"]["by_severity"] == {
         "error": 0,

@@ -297,7 +297,8 @@ def test_reports_say_why_an_item_is_opt_in(tmp_path):
     assert item.opt_in == "a branch taken only when `use_cudnn` is turned on"
     assert report.projects[0].verdict is r.Verdict.READY
     assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in markdown.render(report)
-    assert "(opt-in: a branch taken only when `use_cudnn` is turned on)" in html.render(report)
+    shown = "(opt-in: a branch taken only when <code>use_cudnn</code> is turned on)"
+    assert shown in html.render(report)  # code spans are HTML code there
     project = report_json.report_dict(report)["projects"][0]
     assert project["peripheral_work_items"][0]["opt_in"] == (
         "a branch taken only when `use_cudnn` is turned on"

@@ -263,3 +263,103 @@ def test_an_include_with_a_planned_sibling_is_pointed_at_it(tmp_path):
     assert include_problem(tmp_path, variant, lambda relative: "has CUDA", {}) == (
         "it installs req/base.txt, which has CUDA; make its ROCm variant first"
     )
+
+
+UV_IMAGE = (
+    "ARG CUDA_VERSION=12\n"
+    "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04 AS cuda12\n"
+    "FROM cuda${CUDA_VERSION}\n"
+    "COPY --from=ghcr.io/astral-sh/uv:0.8.6 /uv /bin/\n"
+    "RUN --mount=type=bind,source=uv.lock,target=uv.lock \\\n"
+    "    uv run --frozen --no-default-groups --group cuda${CUDA_VERSION} \\\n"
+    "        python -m nltk.downloader punkt\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("install", "why"),
+    [
+        ("", "line 5: `uv run --frozen --no-default-groups --group cuda${CUDA_VERSION}"),
+        ("uv sync --frozen", "line 5: `uv sync --frozen` installs the project's locked"),
+        (
+            "poetry install --extras cu121",
+            "line 5: `poetry install --extras cu121` installs the project's `cu121`",
+        ),
+    ],
+)
+def test_no_variant_that_installs_a_lock_holding_cuda_builds(tmp_path, install, why):
+    """A lock install (`uv run --group cuda12`, `uv sync`, `poetry install`) brings the builds
+    the lock resolved, whatever the base image: a ROCm variant of that Dockerfile would run CUDA
+    wheels (found on allenai/open-instruct)."""
+    text = UV_IMAGE
+    if install:
+        text = UV_IMAGE.replace(
+            "uv run --frozen --no-default-groups --group cuda${CUDA_VERSION} \\\n"
+            "        python -m nltk.downloader punkt",
+            install,
+        )
+    (tmp_path / "Dockerfile").write_text(text)
+    (variant,) = _fix(tmp_path, write=False).variants
+    assert variant.text is None and variant.reason.startswith(why), variant.reason
+    # a lock of a ROCm group is what the variant may install
+    (tmp_path / "Dockerfile").write_text(
+        "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN uv sync --frozen --group rocm "
+        "--index-url https://download.pytorch.org/whl/rocm6.3\n"
+    )
+    (variant,) = _fix(tmp_path, write=False).variants
+    assert variant.text is not None, variant.reason
+
+
+def _trt_project(root: Path, also_portable: bool = False) -> None:
+    """A project that is TensorRT through and through: each script builds or runs an engine."""
+    (root / "Dockerfile").write_text(
+        "FROM nvcr.io/nvidia/pytorch:24.03-py3\nCOPY . /app\nCMD python /app/infer.py\n"
+    )
+    for name in ("build_engine.py", "infer.py"):
+        (root / name).write_text(
+            "import tensorrt as trt\n\n\ndef main():\n    trt.Logger()\n\n\n"
+            'if __name__ == "__main__":\n    main()\n'
+        )
+    if also_portable:
+        (root / "train.py").write_text(
+            'import torch\n\nif __name__ == "__main__":\n    torch.zeros(1).cuda()\n'
+        )
+
+
+def test_no_variant_for_a_project_whose_every_entry_point_needs_tensorrt(tmp_path):
+    _trt_project(tmp_path)
+    run = _fix(tmp_path, write=False)
+    (variant,) = run.variants
+    assert variant.text is None
+    assert variant.reason == (
+        "every entry point of the project (build_engine.py, infer.py) needs TensorRT, which "
+        "has no ROCm build: a ROCm image would run none of them"
+    ), variant.reason
+
+
+def test_a_project_with_one_portable_entry_point_still_gets_its_variant(tmp_path):
+    _trt_project(tmp_path, also_portable=True)
+    (variant,) = _fix(tmp_path, write=False).variants
+    assert variant.text is not None, variant.reason
+    assert variant.text.startswith(
+        "FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "tag", ["24.01-py3", "24.05-py3", "23.10-py3", "24.03-py3@sha256:" + "a" * 64]
+)
+def test_a_pinned_ngc_release_never_becomes_latest(tmp_path, tag):
+    """A variant keeps the pin of what it replaces: a pinned NGC release maps to the pinned
+    `rocm/pytorch` tag with the same PyTorch, or there is no variant (never `latest`)."""
+    image = f"nvcr.io/nvidia/pytorch:{tag}".replace("-py3@", "-py3@")
+    (tmp_path / "Dockerfile").write_text(f"FROM {image}\nCOPY . /app\n")
+    run = _fix(tmp_path, write=False)
+    texts = [v.text for v in run.variants if v.text is not None]
+    assert all("latest" not in text for text in texts), texts
+    if tag.startswith("24.03"):
+        assert texts and "pytorch_release_2.3.0" in texts[0]
+    else:
+        assert not texts
+        (finding,) = [f for f in run.scan.findings if f.rule == "ROC861"]
+        assert "no automatic fix: this NGC release is pinned" in finding.message

@@ -204,6 +204,29 @@ def test_an_amd_path_with_only_container_work_left_is_ready_with_work_items():
     assert r.readiness([docker]).verdict is r.Verdict.NEEDS_WORK
 
 
+def test_an_unknown_or_cuda_only_native_dependency_is_a_stated_rule_checked_in_order():
+    from migrator.model import ImportedPackage
+
+    cuda = ImportedPackage("cukern", "cuda-only", evidence=("needs libcudart.so.12",))
+    unknown = ImportedPackage("mystery", "unknown")
+    assert list(VERDICT_RULE_TEXT).index("unknown-native") == (
+        list(VERDICT_RULE_TEXT).index("unknown") + 1
+    )
+    state = r.readiness([], native=[unknown])
+    assert (state.verdict, state.rule) == (r.Verdict.NEEDS_WORK, "unknown-native")
+    assert "`mystery`" in state.reason and "not ready until checked" in state.reason
+    state = r.readiness([], native=[unknown, cuda])
+    assert "CUDA-only" in state.reason and "`mystery`" not in state.reason
+    # a project that ships an AMD path with only container work left is not ready either
+    docker = _item("pattern", 1.0)
+    docker.tier = r.DEPLOY
+    evidence = [r.Evidence("dispatch", "setup.py", "vendor dispatch (`torch.version.hip`)")]
+    assert r.readiness([docker], evidence, native=[cuda]).rule == "unknown-native"
+    # an earlier rule still decides first
+    assert r.readiness([_item("pattern", 2.0)], native=[cuda]).rule == "breaks"
+    assert r.readiness([], unread=["app/x.py"], native=[cuda]).rule == "unknown"
+
+
 def test_no_internal_problem_key_in_a_work_item_title():
     rule = next(rule for rule in RULES if rule.code == "ROC600")
     finding = Finding(

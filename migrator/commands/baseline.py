@@ -158,7 +158,7 @@ def _keep(result: ScanResult, keep: Callable[[Finding], bool]) -> ScanResult:
     files = [
         replace(file, findings=tuple(f for f in file.findings if keep(f))) for file in result.files
     ]
-    return ScanResult(result.root, files)
+    return ScanResult(result.root, files, result.packages, result.environment)
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")

@@ -120,6 +120,15 @@ FORMATS = (
     help="Also report code that never runs on ROCm (NVIDIA-only branches, portable import "
     "fallbacks, availability probes, platform-only and NVIDIA-variant files), marked.",
 )
+@click.option(
+    "--python",
+    "python",
+    metavar="PATH",
+    help="The project's environment (an interpreter, a virtual environment or conda prefix, or "
+    "site-packages; `active`: the one migrate runs in), read from its files and never run: "
+    "each third-party package the GPU code imports is shown as a CUDA build, a ROCm build, "
+    "CPU-only or pure Python instead of unknown.",
+)
 def scan(
     paths: tuple[str, ...],
     output_format: str,
@@ -147,6 +156,7 @@ def scan(
     watch: bool,
     allow_unscanned: bool,
     show_guarded: bool,
+    python: str | None,
 ) -> None:
     """Report every CUDA-only construct under PATHS.
 
@@ -177,6 +187,7 @@ def scan(
         "extend_select": split_values(extend_select),
         "extend_ignore": split_values(extend_ignore),
     }
+    environment = _environment(python)
     stdin_data = sys.stdin.buffer.read() if stdin_filename else b""
     if no_cache:
         from migrator.files.cache import NO_CACHE_VARIABLE
@@ -196,6 +207,7 @@ def scan(
             jobs,
             quiet,
             show_guarded,
+            environment,
         )
         if stdin_filename:
             results.append(_scan_stdin(stdin_filename, stdin_data, chosen))
@@ -254,7 +266,8 @@ def scan(
                 "(their reasons are in the report; --allow-unscanned accepts this)",
                 err=True,
             )
-        return 1 if (failing and not exit_zero) or blocked or missing else 0
+        cuda_only = any(p.status == "cuda-only" for result in results for p in result.packages)
+        return 1 if ((failing or cuda_only) and not exit_zero) or blocked or missing else 0
 
     if watch:
         from migrator.commands.watch import watch_paths
@@ -262,6 +275,21 @@ def scan(
         watch_paths([Path(p) for p in paths if p != "-"], lambda: show(collect()))
         sys.exit(0)
     sys.exit(show(collect()))
+
+
+def _environment(python: str | None) -> Any:
+    """The environment ``--python`` names (a one-line usage error when none is found there)."""
+    if not python:
+        return None
+    from migrator.environment.locate import locate
+    from migrator.errors import MigrateError
+
+    try:
+        return locate(python)
+    except MigrateError as error:
+        raise click.BadParameter(
+            str(error).removeprefix(f"--python {python}: "), param_hint="--python"
+        ) from None
 
 
 def _present(paths: tuple[str, ...], stdin: bool) -> tuple[tuple[str, ...], list[str]]:
@@ -290,9 +318,11 @@ def _scan_paths(
     jobs: int | None,
     quiet: bool,
     show_guarded: bool = False,
+    environment: Any = None,
 ) -> list[ScanResult]:
     """Scan directories whole and files under their project root; paths stay relative to each
-    result's root (the output's edge re-expresses them)."""
+    result's root (the output's edge re-expresses them). A directory's result lists the
+    third-party packages its GPU code imports, read from ``environment`` when one is given."""
     from migrator.engine.runner import scan as scan_root
     from migrator.files.paths import rebase, targets
 
@@ -318,6 +348,10 @@ def _scan_paths(
             run = action(None, None)
         else:
             run = run_with_progress(make_console(stderr=True), action)
+        if target.files is None:
+            from migrator.reach.native_deps import attach
+
+            attach(run.scan, environment)
         if target.within is not None:  # a result of the folder named, not its project root
             shown = rebase([run.scan], target.within)[0]
             shown.root = str(target.within)
@@ -404,6 +438,12 @@ def _render(
             findings = [f for result in results for f in result.findings if not f.guard]
             fixable = sum(1 for f in findings if f.fix is not None)
             lines += f"Found {problems_and_hints(findings)} ({fixable} fixable).\n"
+            from migrator.output import packages
+
+            concerns = packages.concerns(results)
+            if concerns:
+                environment = "; ".join(r.environment for r in results if r.environment)
+                lines += f"Native dependencies: {packages.summary(concerns, environment)}.\n"
         return lines
     if output_format == "json":
         from migrator.output import findings_json

@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.engine.embedded import with_recipes
 from migrator.engine.fix_policy import (
     check_line_length,
     chosen_fixes,
@@ -33,6 +34,7 @@ from migrator.engine.fixer import (
     eligible,
     incomplete_groups,
 )
+from migrator.engine.image_folding import fold_image_parts
 from migrator.engine.partial import WORTHWHILE, PartialSource, partial_source
 from migrator.engine.rule import PythonRule, Rule, TextRule
 from migrator.engine.suppress import SUPPRESSION_MARK, Suppressions
@@ -663,6 +665,8 @@ def analyze_text(
             finding = _remap(finding, line_map)
         if not suppressions.suppresses(start[0], finding.rule):
             pairs.append((raw, finding))
+    if kind == "dockerfile":  # a CUDA image's own lines are that image's problem
+        pairs = fold_image_parts(pairs, text)
     analysis = Analysis(
         findings=[finding for _, finding in pairs], unused_suppressions=suppressions.unused()
     )
@@ -788,6 +792,13 @@ def _restore_magics(source: str, shell_lines: tuple[tuple[int, str], ...]) -> st
 
 
 def _write_cells(text: str, document: dict[str, Any], new_sources: dict[int, str]) -> str:
+    """The notebook with its cells' new sources, in the file's own layout where it can be read
+    (``splice_sources``), else the whole document written again."""
+    from migrator.files.notebook_text import splice_sources
+
+    spliced = splice_sources(text, new_sources)
+    if spliced is not None:
+        return spliced
     for index, source in new_sources.items():
         cell = document["cells"][index]
         original = cell.get("source")
@@ -812,7 +823,12 @@ def analyze(
 ) -> Analysis:
     """Dispatch on the file kind; raises SkipFile/FailFile with a one-line reason."""
     if kind == "python":
-        return analyze_python(text, path, rules, fix=fix, prefilter=prefilter)
+        analysis = analyze_python(text, path, rules, fix=fix, prefilter=prefilter)
+        return with_recipes(  # Dockerfiles and conda environments the code writes out
+            analysis,
+            analysis.new_text or text,
+            lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
+        )
     if kind == "notebook":
         return analyze_notebook(text, path, rules, fix=fix, prefilter=prefilter)
     if kind in _STRUCTURED:

@@ -133,6 +133,11 @@ class Rule:
     #: are one problem, anchored where the user acts (a dependency declaration, else the first
     #: use). None: the rule code.
     problem: ClassVar[str | None] = None
+    #: For a container rule, its part in a Dockerfile's image: ``base`` (a CUDA base image) or
+    #: ``part`` (a line that exists for that image: ``CUDA_HOME``, a CUDA apt package). In a
+    #: Dockerfile stage whose base image is reported, the parts without a fix of their own are
+    #: that finding's related sites (``migrator.engine.image_folding``): one problem, one edit.
+    container_image: ClassVar[str] = ""
     #: True for rules about guards themselves (their findings sit in guarded code on purpose),
     #: which the engine then does not hide.
     sees_guarded: ClassVar[bool] = False

@@ -978,12 +978,14 @@ def fix_tree(
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
     family: str | None = None,
+    with_variants: bool = True,
 ) -> RootRun:
     """Compute (and with ``write``, apply atomically under the write policy of
     ``migrator.files.writer``) the fixes for one root; a file that may not be written keeps its text
     and its outcome says why. ``family``: only the rules of that category among those the
     selection chooses, the others' fixes as the selection has them (``pr``'s commit of one
-    family: the category restricts, it does not name a hygiene rule)."""
+    family: the category restricts, it does not name a hygiene rule). ``with_variants``: plan
+    (and write) the ROCm siblings ``--unsafe-fixes`` adds (``pr`` commits them on their own)."""
     config = load_config(root)
     selection = Selection.merge(
         config,
@@ -1052,9 +1054,12 @@ def fix_tree(
         moot_files=moot_files,
     )
     variants = []
-    if level is Applicability.UNSAFE:
+    if level is Applicability.UNSAFE and with_variants:
         rules = tuple(rule for rule in all_rules() if rule.code in codes)
         variants = _variants(root, sources, outcomes, guarded_files, rules, facts)
+        from migrator.engine.variant_scope import runs_nothing_on_rocm, withhold_all
+
+        withhold_all(variants, runs_nothing_on_rocm(root, index, moot_files.cuda_only))
     if write:
         write_outcomes(root, outcomes)
         from migrator.engine.variants import write_variants

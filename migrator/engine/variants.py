@@ -29,9 +29,70 @@ _PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|conda|mamba)\s+install\b")
 _ROCM_TORCH_IMAGE = re.compile(r"\brocm/pytorch\b", re.IGNORECASE)
 
 
+#: Installs of a project's locked dependency set: they resolve every package as the lock has it.
+_LOCK_INSTALL = re.compile(
+    r"\b(?:uv\s+(?:sync|run|pip\s+sync)|poetry\s+(?:install|sync)|pdm\s+(?:install|sync)"
+    r"|pipenv\s+(?:install|sync)|rye\s+sync)\b[^\n]*"
+)
+_GROUP = re.compile(r"--(?:group|extras?|only-group|with)[=\s]+[\"']?([\w${}.-]+)")
+_CUDA_GROUP = re.compile(r"(?<![a-z])(?:cuda|cu\d{2,3}|nvidia|gpu)", re.IGNORECASE)
+
+
+def lock_install_problem(text: str) -> str | None:
+    """Why a lock install in ``text`` (``uv sync``, ``uv run --frozen``, ``poetry install``)
+    would bring CUDA builds: it picks a dependency group or extra named for CUDA
+    (``--group cuda${CUDA_VERSION}``) or installs the lock with no ROCm wheel index in sight,
+    and a lock holds the builds it resolved, whatever the base image has."""
+    for number, line in enumerate(_joined_lines(text), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        match = _LOCK_INSTALL.search(line)
+        if match is None:
+            continue
+        command = " ".join(match.group(0).split())
+        command = command if len(command) <= 100 else command[:99].rsplit(" ", 1)[0] + " …"
+        groups = [g for g in _GROUP.findall(line) if _CUDA_GROUP.search(g)]
+        if groups:
+            return (
+                f"line {number}: `{command}` installs the project's `{groups[0]}` dependencies, "
+                "the CUDA builds its lock resolved; add a ROCm group (torch from a "
+                "download.pytorch.org/whl/rocmX.Y index) to the project and lock it first"
+            )
+        if not _WHEEL_ROCM.search(text):
+            return (
+                f"line {number}: `{command}` installs the project's locked dependencies, and "
+                "nothing in the file points torch at a ROCm wheel index: the lock's torch is "
+                "the build it resolved (CUDA on Linux from PyPI); lock a ROCm variant first"
+            )
+    return None
+
+
+def _joined_lines(text: str) -> list[str]:
+    """The lines of ``text`` with backslash continuations joined onto the line where the
+    command starts (the continuation lines left empty, so indexes stay those of the file)."""
+    lines = text.splitlines()
+    out = [""] * len(lines)
+    start, pending = 0, list[str]()
+    for index, line in enumerate(lines):
+        if not pending:
+            start = index
+        continued = line.rstrip().endswith("\\")
+        pending.append(line.rstrip()[:-1] if continued else line)
+        if not continued:
+            out[start] = " ".join(pending)
+            pending = []
+    if pending:
+        out[start] = " ".join(pending)
+    return out
+
+
 def torch_source_problem(text: str) -> str | None:
     """Why packages installed by ``text`` could pull a CUDA torch: it installs from PyPI with
-    neither a ROCm wheel index nor a base image that already holds ROCm torch."""
+    neither a ROCm wheel index nor a base image that already holds ROCm torch, or installs a
+    lock that holds CUDA builds."""
+    locked = lock_install_problem(text)
+    if locked:
+        return locked
     if not _PIP_INSTALL.search(text) or _WHEEL_ROCM.search(text):
         return None
     if _ROCM_TORCH_IMAGE.search(text):

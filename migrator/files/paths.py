@@ -13,7 +13,7 @@ from pathlib import Path
 
 from migrator.files.config import find_pyproject
 from migrator.files.gitignore import GitIgnore
-from migrator.model import FileResult, ScanResult
+from migrator.model import FileResult, ImportedPackage, ScanResult
 
 #: Folder names that hold a test suite.
 TEST_FOLDERS = frozenset(
@@ -204,6 +204,7 @@ def to_cwd(
     here = (cwd or Path.cwd()).resolve()
     given = names or {}
     files: list[FileResult] = []
+    packages: list[ImportedPackage] = []
     for result in results:
         base = result_base(result.root)
 
@@ -223,7 +224,11 @@ def to_cwd(
                 for finding in file.findings
             )
             files.append(replace(file, path=show(file.path), findings=findings))
-    return [ScanResult(str(here), files)]
+        packages.extend(
+            replace(package, sites=tuple((show(path), line) for path, line in package.sites))
+            for package in result.packages
+        )
+    return [ScanResult(str(here), files, packages, _environments(results))]
 
 
 def to_repositories(results: list[ScanResult]) -> list[tuple[Path, ScanResult]]:
@@ -238,6 +243,7 @@ def rebase(results: list[ScanResult], base: Path) -> list[ScanResult]:
     """One result whose paths are relative to ``base`` (with ``/``), merged from every root."""
     base = base.resolve()
     files: list[FileResult] = []
+    packages: list[ImportedPackage] = []
     for result in results:
         root = result_base(result.root)
         for file in result.files:
@@ -254,7 +260,19 @@ def rebase(results: list[ScanResult], base: Path) -> list[ScanResult]:
                 for finding in file.findings
             )
             files.append(replace(file, path=path, findings=findings))
-    return [ScanResult(str(base), files)]
+        packages.extend(
+            replace(
+                package,
+                sites=tuple((_relative(root / site, base), line) for site, line in package.sites),
+            )
+            for package in result.packages
+        )
+    return [ScanResult(str(base), files, packages, _environments(results))]
+
+
+def _environments(results: list[ScanResult]) -> str:
+    """The environments the merged results' packages were read from, once each."""
+    return "; ".join(dict.fromkeys(result.environment for result in results if result.environment))
 
 
 def _relative(path: Path, base: Path) -> str:

@@ -236,3 +236,50 @@ def _parametrizes_torch(call: ast.Call) -> bool:
         and isinstance(first.value, str)
         and any(_AXIS.fullmatch(part.strip()) for part in first.value.split(","))
     )
+
+
+# the Python floor: the newest torch a project's oldest Python can install
+
+#: Python minor -> the newest torch release with wheels for it, from the release compatibility
+#: matrix of pytorch/pytorch RELEASE.md (1.13: Python >=3.7; 2.0-2.4: >=3.8; 2.5-2.8: >=3.9;
+#: 2.9 on: >=3.10). A project that supports Python 3.7 runs, there, torch 1.13 at most.
+NEWEST_TORCH_FOR_PYTHON = {7: "1.13", 8: "2.4", 9: "2.8"}
+_REQUIRES_PYTHON = re.compile(r"""python_requires\s*=\s*["']?([^"'\n#]+)""")
+
+
+def python_torch_floor(root: Path) -> Floor | None:
+    """Where a project states no torch floor but a Python floor (``requires-python``,
+    ``python_requires``) old enough that the newest torch for it is old: that torch is
+    supported, so its version bounds the floor (``pyproject.toml requires-python >=3.7: torch
+    1.13 at most on Python 3.7``); None otherwise."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from migrator.files.tomlcompat import parse_toml, tomllib
+
+    found: list[tuple[str, str]] = []
+    pyproject = _read_inside(root, "pyproject.toml")
+    if pyproject:
+        try:
+            project = parse_toml(pyproject).get("project")
+        except tomllib.TOMLDecodeError:
+            project = None
+        if isinstance(project, dict) and isinstance(project.get("requires-python"), str):
+            found.append(("pyproject.toml requires-python", project["requires-python"]))
+    for name in ("setup.py", "setup.cfg"):
+        text = _read_inside(root, name)
+        match = _REQUIRES_PYTHON.search(text or "")
+        if match:
+            found.append((f"{name} python_requires", match.group(1).strip()))
+    for where, spec in found:
+        try:
+            allowed = SpecifierSet(spec)
+        except InvalidSpecifier:
+            continue
+        for minor in sorted(NEWEST_TORCH_FOR_PYTHON):
+            if any(allowed.contains(f"3.{minor}.{patch}") for patch in (0, 99)):
+                newest = NEWEST_TORCH_FOR_PYTHON[minor]
+                return Floor(
+                    Version(newest),
+                    f"{where} {spec} (Python 3.{minor}: torch {newest} at most)",
+                )
+    return None

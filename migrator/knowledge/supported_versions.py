@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from migrator.knowledge.stated_versions import stated_floors
+from migrator.knowledge.stated_versions import python_torch_floor, stated_floors
 from migrator.knowledge.versions import Floor, ProjectFacts, VersionRange, declared_facts
 
 
@@ -28,8 +28,15 @@ def project_facts(root: Path) -> ProjectFacts:
         old = ranges.get(name, VersionRange())
         lows = [floor.version for floor in stated] + ([old.low] if old.low is not None else [])
         ranges[name] = VersionRange(min(lows), old.high)
+    if ranges.get("torch", VersionRange()).low is None:
+        # no torch floor anywhere: the floor stays unknown, but an old Python the project
+        # supports caps it (the newest torch there), evidence for a withheld fix
+        bound = python_torch_floor(root)
+        if bound is not None:
+            floors.setdefault("torch", set()).add(bound)
     return replace(
         declared,
+        versions_read=True,
         ranges=ranges,
         floors={name: tuple(sorted(found)) for name, found in sorted(floors.items())},
     )

@@ -102,6 +102,33 @@ class Floor:
     where: str
 
 
+#: package -> the newest release whose APIs a fix may emit where the project states no floor
+#: at all: torch 2.0 (March 2023). A fix that needs a newer one (``torch.amp.GradScaler``
+#: 2.3, ``sdpa_kernel`` 2.3, ``custom_fwd(device_type=)`` 2.4, ``nn.RMSNorm`` 2.4, SDPA
+#: ``enable_gqa`` 2.5) is withheld: an unknown floor is not a recent one.
+UNKNOWN_FLOOR_ALLOWS = {"torch": Version("2.0")}
+
+
+def _unknown_floor(
+    facts: ProjectFacts, package: str, declared: VersionRange, minimum: Version
+) -> str:
+    """Why a fix needing ``minimum`` is withheld where nothing the project states gives
+    ``package`` a floor (dependency files, setup.py, CI, tox, nox, README were read), or ""."""
+    allowed = UNKNOWN_FLOOR_ALLOWS.get(canonicalize_name(package))
+    if not facts.versions_read or declared.low is not None or allowed is None:
+        return ""
+    # a cap on the floor (the newest torch of the oldest Python the project supports)
+    caps = facts.floors.get(canonicalize_name(package), ())
+    if minimum <= min([allowed, *(cap.version for cap in caps)]):
+        return ""
+    evidence = facts.evidence(package, minimum)
+    return (
+        f"the project states no {package} floor (not in its dependency files, setup.py, CI "
+        f"matrices, tox, nox or README), and an unknown floor withholds fixes that need "
+        f"{package} newer than {allowed}{evidence}"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectFacts:
     """Declared version ranges per canonical package name, and the configured line length."""
@@ -145,6 +172,9 @@ class ProjectFacts:
     #: Warp intrinsics (``__shfl_xor_sync``) the project redefines as macros where a HIP build
     #: compiles them (``migrator.kernels.mask_macros.intrinsic_shims``). Sorted.
     intrinsic_shims: tuple[str, ...] = ()
+    #: The project's files were read for the versions it supports (``project_facts`` of a
+    #: folder): where they state no floor, the floor is unknown, not merely unread.
+    versions_read: bool = False
 
     def range(self, package: str) -> VersionRange:
         return self.ranges.get(canonicalize_name(package), VersionRange())
@@ -174,6 +204,9 @@ class ProjectFacts:
                 declared = declared.intersect(narrowed)
             if declared.high is not None and declared.high <= Version(minimum):
                 return f"{needs}; this code runs on {declared.describe(package)}"
+            unknown = _unknown_floor(self, package, declared, Version(minimum))
+            if unknown:
+                return f"{needs}; {unknown}"
             if declared.low is not None and declared.low < Version(minimum):
                 evidence = (
                     self.evidence(package, Version(minimum)) if declared.low == project_low else ""

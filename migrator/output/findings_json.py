@@ -89,12 +89,20 @@ def scan_dict(results: list[ScanResult]) -> dict[str, Any]:
                 failed.append({"path": path, "reason": file.reason})
         for finding in result.findings:
             findings.append(finding)
+    from migrator.output.packages import package_dict
+
+    packages = [package for result in results for package in result.packages]
+    environments = [result.environment for result in results if result.environment]
     return {
         "version": SCHEMA_VERSION,
         "tool": {"name": "migrate", "version": migrator.__version__},
         "findings": [finding_dict(finding) for finding in findings],
         "files": {"scanned": scanned, "skipped": skipped, "failed": failed},
         "summary": summary(findings),
+        # third-party packages the GPU code imports: unknown and CUDA-only ones keep a
+        # readiness verdict from "ready" (``environment``: what `--python` read, else null)
+        "packages": [package_dict(package) for package in packages],
+        "environment": "; ".join(environments) or None,
     }
 
 

@@ -33,4 +33,17 @@ def render(results: list[ScanResult]) -> str:
                 f"endColumn={finding.end_column},title={title}::"
                 f"{_escape(finding.message)}"
             )
+    from migrator.output.packages import LABELS, line
+
+    for result in results:
+        for package in result.packages:  # unknown and CUDA-only native dependencies
+            if not package.is_concern:
+                continue
+            level = "warning" if package.status == "cuda-only" else "notice"
+            where = ""
+            if package.sites:
+                path, row = package.sites[0]
+                where = f" file={_escape_property(path)},line={row},"
+            title = _escape_property(LABELS[package.status])
+            lines.append(f"::{level}{where or ' '}title={title}::{_escape(line(package))}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -87,6 +87,7 @@ def render(
                     "id": _automation_id(list(scanned) or [r.root for r in results], repository)
                 },
                 "results": sarif_results,
+                **_invocations(results, prefix_of=_prefix if multiple else None),
                 **(
                     {"originalUriBaseIds": {"%SRCROOT%": {"uri": repository.as_uri() + "/"}}}
                     if repository is not None
@@ -98,6 +99,45 @@ def render(
     from migrator.output.escape import json_text
 
     return json_text(document, indent=2) + "\n"
+
+
+def _invocations(results: list[ScanResult], prefix_of: Any = None) -> dict[str, Any]:
+    """The unknown and CUDA-only native dependencies as tool execution notifications (they are
+    what the analysis could not settle or read from an environment, not results of a rule):
+    ``warning`` for a CUDA-only build, ``note`` for an unknown, at the first import site."""
+    from migrator.output.packages import line
+
+    notifications: list[dict[str, Any]] = []
+    for result in results:
+        prefix = prefix_of(result.root) if prefix_of is not None else ""
+        for package in result.packages:
+            if not package.is_concern:
+                continue
+            entry: dict[str, Any] = {
+                "descriptor": {"id": f"{package.status}-native-dependency"},
+                "level": "warning" if package.status == "cuda-only" else "note",
+                "message": {"text": safe_text(line(package))},
+                "properties": {"package": package.name, "status": package.status},
+            }
+            if package.sites:
+                path, row = package.sites[0]
+                entry["locations"] = [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {
+                                "uri": url_path(prefix + path),
+                                "uriBaseId": "%SRCROOT%",
+                            },
+                            "region": {"startLine": row},
+                        }
+                    }
+                ]
+            notifications.append(entry)
+    if not notifications:
+        return {}
+    return {
+        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}]
+    }
 
 
 def _automation_id(roots: list[str], repository: Path | None) -> str:

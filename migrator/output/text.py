@@ -66,6 +66,32 @@ def render(
     if summary:
         _rationales(findings_total, console)
         _summary(results, findings_total, console)
+        _packages(results, console)
+
+
+def _packages(results: list[ScanResult], console: Console) -> None:
+    """The unknown and CUDA-only native dependencies, one line each, then one summary line."""
+    from migrator.output import packages
+
+    concerns = packages.concerns(results)
+    environment = "; ".join(result.environment for result in results if result.environment)
+    if not concerns:
+        if environment:
+            read = sum(len(result.packages) for result in results)
+            console.print(
+                f"Native dependencies: {read} third-party package(s) of the GPU code read from "
+                f"{_shown(environment)}: none unknown or CUDA-only."
+            )
+        return
+    console.print()
+    console.print("[bold]Native dependencies[/bold]")
+    for package in concerns:
+        style = "bold red" if package.status == "cuda-only" else "yellow"
+        console.print(f"  [{style}]{_shown(packages.line(package))}[/]")
+    console.print(
+        f"Native dependencies: {_shown(packages.summary(concerns, environment))}."
+        + (f" Read from {_shown(environment)}." if environment else "")
+    )
 
 
 def rationale(code: str) -> str:

@@ -8,12 +8,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import migrator
 from migrator.errors import MigrateError
 from migrator.model import Applicability, Finding
 from migrator.pr.git import Git, PrError, dirty_paths, named_paths
 from migrator.pr.options import CommitInfo, FixChoice
+
+if TYPE_CHECKING:
+    from migrator.engine.variants import Variant
 
 
 def fix_order() -> list[str]:
@@ -33,6 +37,8 @@ class FixPlan:
 
     families: list[str]
     withheld: list[Finding] = field(default_factory=list)
+    #: the ROCm siblings ``fix --unsafe-fixes`` writes beside NVIDIA files (``Dockerfile.rocm``)
+    variants: list[Variant] = field(default_factory=list)
 
 
 def plan_fixes(
@@ -52,7 +58,9 @@ def plan_fixes(
         finding.category for outcome in run.outcomes if outcome.written for finding in outcome.fixed
     }
     withheld = [f for f in run.scan.findings if withheld_reason(f.message) is not None]
-    return FixPlan([category for category in fix_order() if category in wanted], withheld)
+    variants = [v for v in run.variants if v.text is not None]
+    families = [category for category in fix_order() if category in wanted]
+    return FixPlan(families, withheld, variants)
 
 
 def commit_message(category: str, rules: Counter[str], files: Counter[str], level: str) -> str:
@@ -100,7 +108,12 @@ def apply_family(
 
     choice = choice or FixChoice()
     run = fix_tree(
-        scan_path, level=level, family=category, write=True, **choice.arguments(tuple(exclude))
+        scan_path,
+        level=level,
+        family=category,
+        write=True,
+        with_variants=False,  # written together by ``commit_variants``, as ``fix`` plans them
+        **choice.arguments(tuple(exclude)),
     )
     rules: Counter[str] = Counter()
     per_file: Counter[str] = Counter()
@@ -127,6 +140,36 @@ def apply_family(
             f"{category} commit; `pr` commits only what its fixes wrote"
         )
     return CommitInfo(git.run("rev-parse", "HEAD"), category, rules, sorted(per_file))
+
+
+def commit_variants(git: Git, scan_path: Path, variants: Sequence[Variant]) -> CommitInfo | None:
+    """Write the ROCm siblings ``fix --unsafe-fixes`` planned (``Dockerfile.rocm`` beside
+    ``Dockerfile``, each original unchanged) and commit them as one commit; None when none."""
+    from migrator.engine.variants import write_variants
+
+    write_variants(scan_path, variants)
+    prefix = scan_path.relative_to(git.cwd)
+    written = [v for v in variants if v.text is not None and v.error is None]
+    if not written:
+        return None
+    paths = [(prefix / v.relative).as_posix() for v in written]
+    git.run("add", "--", *paths)
+    if git.ok("diff", "--cached", "--quiet"):
+        return None
+    lines = [
+        f"migrate: variants fixes for ROCm ({len(written)} new file{'s' if len(written) != 1 else ''})",
+        "",
+        "ROCm siblings of NVIDIA container and requirements files; each original stays",
+        "byte-identical, so NVIDIA builds do not change.",
+        "",
+        "Files:",
+        *(f"- {path} (1)" for path in paths),
+        "",
+        "Reproduce: migrate fix --unsafe-fixes .",
+        f"Generated-by: migrate {migrator.__version__}",
+    ]
+    git.run("commit", "-q", "--no-verify", "-F", "-", stdin="\n".join(lines) + "\n")
+    return CommitInfo(git.run("rev-parse", "HEAD"), "variants", Counter(), sorted(paths))
 
 
 _RULE_LINE = re.compile(r"^- (ROC\d{3})\b.*\((\d+)x\)$")

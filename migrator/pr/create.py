@@ -21,7 +21,13 @@ from pathlib import Path
 from migrator.errors import MigrateError
 from migrator.model import Applicability
 from migrator.pr.body import render_body
-from migrator.pr.commits import FixPlan, apply_family, branch_commits, plan_fixes
+from migrator.pr.commits import (
+    FixPlan,
+    apply_family,
+    branch_commits,
+    commit_variants,
+    plan_fixes,
+)
 from migrator.pr.git import (
     Git,
     NothingToApply,
@@ -226,7 +232,7 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
     plan: FixPlan | None = None
     if not existing and base_sha == head:  # the branch starts from this very tree
         plan = plan_fixes(scan_path, level, options.choice, excluded)
-    if plan is not None and not plan.families:
+    if plan is not None and not plan.families and not plan.variants:
         kind = "safe or unsafe" if options.unsafe_fixes else "safe"
         raise NothingToApply(
             f"nothing to apply: no {kind} fix applies to {name}; no branch was created"
@@ -254,6 +260,11 @@ def create_pr(options: PrOptions, on_step: Callable[[str], None] | None = None) 
             commit = apply_family(
                 git, scan_path, category, level, exclude=excluded, choice=options.choice
             )
+            if commit is not None:
+                commits.append(commit)
+        if plan.variants:
+            step("writing and committing the ROCm variants")
+            commit = commit_variants(git, scan_path, plan.variants)
             if commit is not None:
                 commits.append(commit)
         leftover = dirty_paths(git)

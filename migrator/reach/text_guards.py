@@ -1,8 +1,10 @@
 """Which parts of a shell script (or of the shell in a CI file or Dockerfile) never run on a
 ROCm (Linux) machine: branches of ``if``/``case`` on ``$OSTYPE``, ``uname`` or ``$OS`` that
-only macOS or Windows take, and a ``pyproject.toml``'s CUDA-variant extras
-(``migrator.reach.variant_extras``). The text counterpart of ``migrator.reach.guards`` (CI jobs and steps on
-other runners: ``migrator.reach.ci_guards``); the engine marks text findings inside as guarded.
+only macOS or Windows take, a ``pyproject.toml``'s CUDA-variant extras
+(``migrator.reach.variant_extras``) and whole conda environments of another platform
+(``migrator.reach.platform_files``). The text counterpart of ``migrator.reach.guards`` (CI jobs
+and steps on other runners: ``migrator.reach.ci_guards``); the engine marks text findings inside
+as guarded.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from migrator.reach.guard_conditions import NON_LINUX, NVIDIA_ONLY
+from migrator.reach.platform_files import foreign_platform
 from migrator.reach.variant_extras import cuda_extra_regions
 from migrator.syntax.shell_lex import lex
 
@@ -38,8 +41,12 @@ _ARM = re.compile(r"^\s*\(?\s*(?P<patterns>[^()]*?)\s*\)")
 
 
 def regions(text: str, kind: str) -> list[tuple[int, int, str]]:
-    """(start, end, label) offset ranges of ``text`` that never run on a Linux machine."""
+    """(start, end, label) offset ranges of ``text`` that never run on a Linux machine: the
+    whole file when it is provably another platform's environment."""
     found: list[tuple[int, int, str]] = []
+    whole = foreign_platform(text, kind)
+    if whole:
+        return [(0, len(text) + 1, whole)]
     if kind in {"shell", "ci-yaml", "dockerfile"}:
         found.extend(_if_regions(text))
         found.extend(_case_regions(text))

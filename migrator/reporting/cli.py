@@ -58,10 +58,20 @@ def make_report(
     use_cache: bool = True,
     jobs: int | None = None,
     on_step: Callable[[str], None] | None = None,
+    python: str | None = None,
 ) -> Report:
     """Scan every root and compute the report (shared by ``report`` and ``pr``); ``on_step``
-    hears which project is being scanned (progress)."""
+    hears which project is being scanned (progress). The third-party packages each project's
+    GPU code imports are read from the environment ``python`` names (``--python``), or listed
+    as unknown."""
     from migrator.engine.runner import scan
+    from migrator.reach.native_deps import attach
+
+    environment = None
+    if python:
+        from migrator.environment.locate import locate
+
+        environment = locate(python)
 
     names = unique_names(roots)
     scans = []
@@ -78,7 +88,7 @@ def make_report(
             use_cache=use_cache,
             jobs=jobs,
         )
-        scans.append((name, run.scan))
+        scans.append((name, attach(run.scan, environment)))
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return build_report(scans, targets=targets, verification=verification, generated=generated)
 
@@ -159,6 +169,15 @@ def _split(values: Sequence[str]) -> list[str]:
 )
 @click.option("--no-cache", is_flag=True, help="Ignore and do not update the result cache.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes.")
+@click.option(
+    "--python",
+    "python",
+    metavar="PATH",
+    help="The projects' environment (an interpreter, a virtual environment or conda prefix, or "
+    "site-packages; `active`: the one migrate runs in), read from its files and never run, to "
+    "tell the native dependencies of the GPU code apart (CUDA build, ROCm build, CPU-only, pure "
+    "Python) instead of listing them as unknown.",
+)
 def report_command(
     paths: tuple[str, ...],
     output_format: str | None,
@@ -172,6 +191,7 @@ def report_command(
     preview: bool | None,
     no_cache: bool,
     jobs: int | None,
+    python: str | None,
 ) -> None:
     """Readiness report for PATHS: score, verdict, blockers, dependencies, GPU targets, effort.
 
@@ -216,6 +236,7 @@ def report_command(
             use_cache=not no_cache,
             jobs=jobs,
             on_step=step,
+            python=python,
         )
         step(f"rendering {output_format}")
         text = "" if on_terminal else render(report, output_format)

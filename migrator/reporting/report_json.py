@@ -166,6 +166,8 @@ def _effort(effort: Effort) -> dict[str, Any]:
 
 def project_dict(project: ProjectReport) -> dict[str, Any]:
     """One project's readiness."""
+    from migrator.output.packages import package_dict
+
     return {
         "name": project.name,
         "root": project.root,
@@ -183,6 +185,9 @@ def project_dict(project: ProjectReport) -> dict[str, Any]:
         "amd_path": [_evidence(evidence) for evidence in project.amd_path],
         "entry_points": project.entry_points,
         "extensions": [row.as_dict() for row in project.extensions],
+        "packages": [package_dict(package) for package in project.packages],
+        "native_unknowns": [package.name for package in project.native_unknowns],
+        "environment": project.environment or None,
         "work_items": [work_item_dict(item) for item in project.reachable_work],
         "peripheral_work_items": [work_item_dict(item) for item in project.peripheral_work],
         "files": {

@@ -143,11 +143,11 @@ def _project(project: Any) -> list[Any]:
 
 def _unknowns(project: Any) -> Table:
     """What the report could not tell and that could change the verdict (the project's
-    ``unknowns``: files not analysed or skipped, builds not read, kernels not compiled, no run
-    on ROCm)."""
+    ``unknowns``: files not analysed or skipped, builds not read, native dependencies not
+    cleared, kernels not compiled, no run on ROCm)."""
     table = _table("Unknowns that could change the verdict", "What", "Detail")
     for what, detail in project.unknowns:
-        style = "bold red" if what == "not analysed" else ""
+        style = "bold red" if what in ("not analysed", "native dependency") else ""
         table.add_row(Text(safe_line(what), style=style), styled(detail))
     return table
 

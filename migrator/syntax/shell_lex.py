@@ -154,3 +154,33 @@ def _lex(text: str) -> Iterator[Lexeme]:
             position += 1
             continue
         yield Lexeme("word", start, position, "".join(value), bool(quotes), tuple(quotes))
+
+
+def code_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, text) of the code part of each line (shell-style ``#`` comments removed)."""
+    position = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        yield position, code_part(body)
+        position += len(line)
+
+
+#: What changes how the lexer reads the rest of a line: a quote or an escape.
+_QUOTING = re.compile(r"[\"'\\]")
+
+
+def code_part(line: str) -> str:
+    """``line`` up to its ``#`` comment (a ``#`` that starts a word, outside quotes)."""
+    index = line.find("#")
+    while index >= 0 and not _QUOTING.search(line, 0, index):
+        # no quote or escape before it: the lexer is at a word's start exactly where a
+        # ``#`` starts a comment (after a blank or a separator)
+        if starts_comment(line, index):
+            return line[:index]
+        index = line.find("#", index + 1)
+    if index < 0:
+        return line
+    for lexeme in lex(line):
+        if lexeme.kind == "comment":
+            return line[: lexeme.start]
+    return line

@@ -50,6 +50,7 @@ class AptCudaPackages(TextRule):
     severity = Severity.WARNING
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "part"
     message = "CUDA system package: unavailable or unused on a ROCm system"
     fact = "§9 FROM nvidia/cuda row; [C1]"
     triggers = ("cuda", "cudnn", "nccl", "nvinfer", "tensorrt", "cublas")

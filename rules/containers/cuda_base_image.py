@@ -19,6 +19,9 @@ class CudaBaseImage(TextRule):
     ## What it does
     Flags `nvidia/cuda` base images in Dockerfiles (`FROM`, and `ARG` defaults used by `FROM`),
     compose files and CI container definitions.
+    In a Dockerfile stage on such an image, the lines that exist only for it (`CUDA_HOME`,
+    CUDA-only variables, CUDA apt packages) are this finding's related sites, each naming
+    its rule. A Dockerfile held in a Python string that the code writes out is read too.
 
     ## Why it breaks on ROCm
     The image carries the CUDA toolkit and runtime (and cuDNN) but no ROCm: nothing in it can
@@ -55,6 +58,7 @@ class CudaBaseImage(TextRule):
     severity = Severity.ERROR
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "base"
     message = "CUDA base image: it has no ROCm, so nothing in the container can use an AMD GPU"
     fix_title = "Use AMD's ROCm development image for the same Ubuntu release"
     applicability = Applicability.UNSAFE
@@ -71,6 +75,9 @@ class CudaBaseImage(TextRule):
         Valid(
             "FROM ubuntu:22.04\nRUN echo nvidia/cuda:12.1.1-devel-ubuntu22.04\n", path="Dockerfile"
         ),
+        # strings in Python code that are no Dockerfile: a message, SQL
+        Valid('print("FROM nvidia/cuda:12.1.1-devel-ubuntu22.04 is too old")\n', path="deploy.py"),
+        Valid('QUERY = """\nSELECT image\nFROM nvidia/cuda\nWHERE tag = 1\n"""\n', path="q.py"),
     ]
     invalid = [
         Invalid(
@@ -100,6 +107,14 @@ class CudaBaseImage(TextRule):
             "ARG BASE=nvidia/cuda:11.8.0-devel-ubuntu20.04\nFROM ${BASE}\n",
             path="Dockerfile.gpu",
             fixed="ARG BASE=rocm/dev-ubuntu-22.04:6.3.4-complete\nFROM ${BASE}\n",
+        ),
+        Invalid(  # a Dockerfile template the project's code writes out: no fix inside a string
+            "import textwrap\n\nDOCKERFILE = textwrap.dedent(\n"
+            '    """\n    FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\n    RUN make\n    """\n)\n',
+            path="deploy/aml.py",
+            fixed=None,
+            line=5,
+            column=10,
         ),
         Invalid(
             "FROM nvidia/cuda:12.4.1-devel-rockylinux8\n",

@@ -11,6 +11,9 @@ class NgcImage(TextRule):
     """
     ## What it does
     Flags NVIDIA NGC images (`nvcr.io/nvidia/...`) used as base or service images.
+    In a Dockerfile stage on such an image, the lines that exist only for it (`CUDA_HOME`,
+    CUDA-only variables, CUDA apt packages) are this finding's related sites, each naming
+    its rule. A Dockerfile held in a Python string that the code writes out is read too.
 
     ## Why it breaks on ROCm
     NGC images are CUDA builds (PyTorch, Triton server, TensorRT, NeMo, ...): none of them can
@@ -21,22 +24,23 @@ class NgcImage(TextRule):
     ## Example
     ```python
     # Dockerfile
-    FROM nvcr.io/nvidia/pytorch:24.01-py3
+    FROM nvcr.io/nvidia/pytorch:24.03-py3
     ```
 
     ## Fix
     ```python
     # Dockerfile
-    FROM rocm/pytorch:latest
+    FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0
     ```
 
     ## Fix safety
     Unsafe. Where the NGC tag's PyTorch is known and a `rocm/pytorch` tag with that PyTorch
     release is documented (`rules/data/images.toml`), the fix pins it
     (`nvcr.io/nvidia/pytorch:24.03-py3`, PyTorch 2.3 →
-    `rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0`); otherwise it writes
-    `latest`, which moves: pin a `rocm/pytorch:rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C`
-    tag whose PyTorch matches the NGC release you used. NGC images also bundle NVIDIA-only
+    `rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0`). A pinned NGC release
+    never becomes `latest`, which moves: without a documented tag there is no fix, and the
+    message names the PyTorch to pin (`rocmX.Y_ubuntuYY.MM_pyZ_pytorch_release_A.B.C`). Only an
+    unpinned NGC image (`:latest`) gets `rocm/pytorch:latest`. NGC images also bundle NVIDIA-only
     libraries (TensorRT, DALI, Transformer Engine) that the ROCm image does not have. Other
     NGC images are reported without a fix.
 
@@ -51,6 +55,7 @@ class NgcImage(TextRule):
     severity = Severity.ERROR
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "base"
     message = "NVIDIA NGC image: a CUDA build that cannot use an AMD GPU"
     fix_title = "Use AMD's `rocm/pytorch` image"
     applicability = Applicability.UNSAFE
@@ -67,12 +72,17 @@ class NgcImage(TextRule):
         Valid("FROM nvcr.io/nvidia/cuda:12.1.1-devel-ubuntu22.04\n", path="Dockerfile"),
     ]
     invalid = [
-        Invalid(
+        Invalid(  # a pinned release without a documented ROCm tag: never `latest`
             "FROM nvcr.io/nvidia/pytorch:24.01-py3\nRUN pip install -e .\n",
             path="Dockerfile",
-            fixed="FROM rocm/pytorch:latest\nRUN pip install -e .\n",
+            fixed=None,
             line=1,
             column=6,
+        ),
+        Invalid(  # unpinned stays unpinned
+            "FROM nvcr.io/nvidia/pytorch:latest\n",
+            path="Dockerfile",
+            fixed="FROM rocm/pytorch:latest\n",
         ),
         Invalid(  # an NGC release whose PyTorch has a documented ROCm image: pinned to it
             "FROM nvcr.io/nvidia/pytorch:24.03-py3\n",
@@ -101,6 +111,8 @@ class NgcImage(TextRule):
                 pinned = pytorch["rocm_image"].get(torch) if torch else None
                 pattern = pytorch["pinned_pattern"].split(":", 1)[1]
                 ships = f" with PyTorch {torch}, which this NGC release ships" if torch else ""
+                unpinned = tag in ("", "latest") and "@" not in ref.image
+                replacement = pinned or (pytorch["replacement"] if unpinned else None)
                 self.report(
                     ref.start,
                     ref.end,
@@ -109,8 +121,14 @@ class NgcImage(TextRule):
                         f"`{pinned}` (the same PyTorch {torch} as this NGC release)"
                         if pinned
                         else f"`rocm/pytorch` (pin a `{pattern}` tag{ships})"
+                    )
+                    + (
+                        ""
+                        if replacement
+                        else "; no automatic fix: this NGC release is pinned, and `latest` "
+                        "would not keep the pin"
                     ),
-                    replacement=pinned or pytorch["replacement"],
+                    replacement=replacement,
                 )
             else:
                 self.report(

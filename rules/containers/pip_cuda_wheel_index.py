@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api.syntax import code_lines
 
-from .._shell import Token, code_lines, command_segments
+from .._shell import Token, command_segments
 from .._torch_index import cuda_index_edits, url_matches
 from ._rocm_release import index_choice
 
@@ -115,6 +116,14 @@ class PipCudaWheelIndex(TextRule):
             "steps:\n  - run: pip install torch --index-url https://download.pytorch.org/whl/nightly/cu126\n",
             path=".github/workflows/nightly.yml",
             fixed=None,
+        ),
+        Invalid(  # a Dockerfile the project's code writes out: found in the string, never fixed
+            'DOCKERFILE = f"""FROM {base}\nRUN pip install torch \\\\\n'
+            '    --index-url https://download.pytorch.org/whl/cu113\n"""\n',
+            path="deploy/templates.py",
+            fixed=None,
+            line=3,
+            column=17,
         ),
     ]
 

@@ -18,6 +18,9 @@ class PytorchCudaImage(TextRule):
     ## What it does
     Flags PyTorch's Docker Hub images with CUDA (`pytorch/pytorch:<torch>-cuda<X>-cudnn<Y>-
     runtime` or `-devel`) used as a base or service image, also through an `ARG` default.
+    In a Dockerfile stage on such an image, the lines that exist only for it (`CUDA_HOME`,
+    CUDA-only variables, CUDA apt packages) are this finding's related sites, each naming
+    its rule. A Dockerfile held in a Python string that the code writes out is read too.
 
     ## Why it breaks on ROCm
     These images carry a CUDA build of torch on an NVIDIA CUDA base: on an AMD GPU
@@ -45,6 +48,7 @@ class PytorchCudaImage(TextRule):
     severity = Severity.ERROR
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "base"
     message = "PyTorch's CUDA image: torch there is a CUDA build that cannot use an AMD GPU"
     fact = "§9 FROM pytorch/pytorch; [PH1][R1]"
     triggers = ("pytorch/pytorch",)

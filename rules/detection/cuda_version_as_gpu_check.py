@@ -90,7 +90,10 @@ class CudaVersionAsGpuCheck(PythonRule):
     capability is the gfx version, so opening the test would let an MI200 (9.0) through a Hopper
     gate. Not offered (see ROC103) when the guarded code itself reads `torch.version.cuda` as a version:
     opening the branch on ROCm would run that parsing on `None`. Files that already test
-    `torch.version.hip` are left alone: they tell the builds apart on purpose.
+    `torch.version.hip` are left alone: they tell the builds apart on purpose. A test whose
+    result is named for NVIDIA (the body of `def is_nvidia():`, `IS_NVIDIA = ...`) is a vendor
+    test, meant to be false on AMD, and is not reported: its callers keep NVIDIA-only paths
+    ("flash attention only works on Nvidia") off ROCm.
 
     ## Known problems
     Values copied into a variable (`cv = torch.version.cuda`) are followed within a function only
@@ -131,6 +134,10 @@ class CudaVersionAsGpuCheck(PythonRule):
         ),
         Valid(
             'import torch\n"""if torch.version.cuda: in a docstring"""\n# if torch.version.cuda:\n'
+        ),
+        Valid(  # a vendor test: meant to be false on AMD (its callers keep NVIDIA-only paths)
+            "import torch\ndef is_nvidia():\n    if torch.version.cuda:\n        return True\n"
+            "    return False\nUSE_NVIDIA_KERNELS = torch.version.cuda is not None\n"
         ),
         Valid(  # a None-guard for parsing the version through str(), not a GPU check
             "import torch\ncv = torch.version.cuda\nif cv:\n"
@@ -194,7 +201,7 @@ class CudaVersionAsGpuCheck(PythonRule):
             return
         tree_ = tree(self.ctx)
         for test in analysis.tests:
-            if test.guards_parse:
+            if test.guards_parse or _names_nvidia(tree_, test.atom):
                 continue
             if self._with_capability(test.atom):
                 self.report(test.atom, message=f"{self.message}; {_CAPABILITY_NOTE}")
@@ -211,6 +218,30 @@ class CudaVersionAsGpuCheck(PythonRule):
             whole = parent
             parent = self.ctx.parent(whole)
         return whole is not atom and "capability" in self.ctx.code(whole)
+
+
+def _names_nvidia(tree_: Tree, atom: cst.CSTNode) -> bool:
+    """The test's result is named for NVIDIA: it sits in a function whose name says NVIDIA
+    (``def is_nvidia():``) or is assigned to such a name (``IS_NVIDIA = ...``): a vendor test
+    that is false on AMD on purpose."""
+    for node in tree_.ancestors(atom):
+        if isinstance(node, cst.Assign):
+            targets = [target.target for target in node.targets]
+            if any("nvidia" in _last_name(target).lower() for target in targets):
+                return True
+        if isinstance(node, cst.AnnAssign) and "nvidia" in _last_name(node.target).lower():
+            return True
+        if isinstance(node, cst.FunctionDef):
+            return "nvidia" in node.name.value.lower()
+    return False
+
+
+def _last_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
 
 
 #: Why a vendor test joined with a capability comparison gets no automatic fix.

@@ -40,6 +40,7 @@ class ShellCudaHome(_TextVariables):
     severity = Severity.WARNING
     consequence = "crash-path"
     aggregate = "file"
+    container_image = "part"
     message = "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm; ROCm uses `ROCM_PATH` (/opt/rocm)"
     fact = "§6 CUDA_HOME / CUDA_PATH; [P9]"
     triggers = ("CUDA_HOME", "CUDA_PATH")

@@ -44,6 +44,7 @@ class ShellCudaOnlyEnvVar(_CudaOnlyPair, _TextVariables):
     """
 
     code = "ROC713"
+    container_image = "part"
     consequence = "hygiene"
     name = "shell-cuda-only-env-var"
     valid = [

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrator.model import Finding, ScanResult, Status
+from migrator.model import Finding, ImportedPackage, ScanResult, Status
 from migrator.reporting.readiness.amd_evidence import Evidence
 from migrator.reporting.readiness.dependencies import DependencyRow, dependency_rows
 from migrator.reporting.readiness.distribution import EffortSpread, spread
 from migrator.reporting.readiness.layout import ProjectLayout, analyze
 from migrator.reporting.readiness.meta import MetaLookup, catalog_meta
+from migrator.reporting.readiness.native import counting, native_unknown
 from migrator.reporting.readiness.receipts import Verification
 from migrator.reporting.readiness.roles import PERIPHERAL
 from migrator.reporting.readiness.score import (
@@ -94,8 +95,15 @@ class ProjectReport:
     extensions: list[Any] = field(default_factory=list)
     #: The id of the verdict rule that applied (``score.VERDICT_RULE_TEXT``).
     rule: str = "ready"
-    #: What the report could not tell and that could change the verdict: (what, detail).
+    #: What the report could not tell and that could change the verdict: (what, detail), one
+    #: entry per ``native_unknowns`` package among them.
     unknowns: list[tuple[str, str]] = field(default_factory=list)
+    #: third-party packages the GPU code imports (``migrator.reach.native_deps``)
+    packages: list[ImportedPackage] = field(default_factory=list)
+    #: the unknown and CUDA-only ones imported from code users run: they keep it from "ready"
+    native_unknowns: list[ImportedPackage] = field(default_factory=list)
+    #: the environment the packages were read from ("" when none was)
+    environment: str = ""
 
     @property
     def findings(self) -> list[Finding]:
@@ -146,7 +154,8 @@ class ProjectReport:
         return VERDICT_RULE_TEXT[self.rule]
 
     def verdict_reason(self) -> str:
-        """One sentence on why the verdict is what it is, naming the deciding items."""
+        """One sentence on why the verdict is what it is, naming the deciding items (the
+        unknowns that could change it are listed apart: ``unknowns``)."""
         if not self.deciding:
             return self.reason
         decided = "; ".join(item.describe() for item in self.deciding)
@@ -203,11 +212,12 @@ def build_project(
         covers=coverage(layout.amd_path),
         kernels=layout.kernel_sources,
     )
+    concerns = counting(scan.packages, layout)
     skipped = [(file.path, file.reason) for file in scan.files if file.status is Status.SKIPPED]
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]
     # a file of code users run that could not be analysed keeps the project from "ready"
     unread = [path for path, _ in failed if layout.tier_of(path) != PERIPHERAL]
-    state = readiness(work, layout.amd_path, unread)
+    state = readiness(work, layout.amd_path, unread, concerns)
     extensions = _extensions(scan, findings)
     return ProjectReport(
         name=name or _project_name(scan.root),
@@ -232,7 +242,18 @@ def build_project(
         entry_points=len(layout.entry_points),
         extensions=extensions,
         rule=state.rule,
-        unknowns=unknowns_of(state.verdict, findings, skipped, failed, extensions, lookup),
+        unknowns=unknowns_of(
+            state.verdict,
+            findings,
+            skipped,
+            failed,
+            extensions,
+            lookup,
+            [native_unknown(package, scan.environment) for package in concerns],
+        ),
+        packages=list(scan.packages),
+        native_unknowns=concerns,
+        environment=scan.environment,
     )
 
 

@@ -32,7 +32,9 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from migrator.model import ImportedPackage
 from migrator.reporting.readiness.amd_evidence import Evidence
+from migrator.reporting.readiness.native import native_reason
 from migrator.reporting.readiness.roles import CORE, DEPLOY, PERIPHERAL
 from migrator.reporting.readiness.workitems import AMD_PATH_CREDIT, WorkItem
 
@@ -102,6 +104,10 @@ VERDICT_RULE_TEXT: dict[str, str] = {
     "only deployment files break)",
     "unknown": "needs work: nothing known breaks, but files of code users run could not be "
     "analysed (what they hold is unknown)",
+    "unknown-native": "needs work (not ready until checked): nothing known breaks, but code users "
+    "run imports, as a module loads, a native dependency migrate does not know (not in its "
+    "tables, not read from an environment with --python) or a CUDA-only build of one; the "
+    "verdict names each and what to check",
     "deploy-only": "ready (with work items): the project ships an AMD path and what still breaks "
     "is only in deployment files (container recipes, compose files, launch scripts)",
     "effort": f"needs work: nothing reachable breaks, but the reachable work exceeds "
@@ -213,11 +219,15 @@ def _decide(
 
 
 def readiness(
-    items: Sequence[WorkItem], amd_path: Sequence[Evidence] = (), unread: Sequence[str] = ()
+    items: Sequence[WorkItem],
+    amd_path: Sequence[Evidence] = (),
+    unread: Sequence[str] = (),
+    native: Sequence[ImportedPackage] = (),
 ) -> Readiness:
     """Score and verdict of a project's work items, by the first rule of ``VERDICT_RULE_TEXT``
-    that applies; ``unread``: files of core code the scan could not analyse (unknown is not
-    fine: they keep the project from "ready")."""
+    that applies; ``unread``: files of core code the scan could not analyse, ``native``: unknown
+    or CUDA-only native dependencies imported as a module loads from code users run
+    (``native.counting``). Unknown is not fine: both keep the project from "ready"."""
     penalty = penalty_of_items(items)
     reachable = [item for item in items if item.tier in (CORE, DEPLOY) and not item.covered_by]
     ports = [
@@ -266,6 +276,15 @@ def readiness(
             breaking[:2],
             f"{len(unread)} file(s) of code users run could not be analysed ({named}{more}): "
             "what they hold is unknown",
+            items,
+        )
+    if native:
+        return _decide(
+            Verdict.NEEDS_WORK,
+            "unknown-native",
+            penalty,
+            breaking[:2],
+            native_reason(native),
             items,
         )
     if deploy_only:

@@ -1,6 +1,7 @@
 """What a report could not tell about a project and that could change its verdict: files it
-could not analyse or skipped, builds it could not read, kernels no HIP compile checked, and the
-run on ROCm that did not happen. Shown beside the verdict in every format."""
+could not analyse or skipped, builds it could not read, native dependencies of the GPU code it
+could not clear, kernels no HIP compile checked, and the run on ROCm that did not happen. Shown
+beside the verdict in every format."""
 
 from __future__ import annotations
 
@@ -28,9 +29,11 @@ def unknowns_of(
     failed: Sequence[tuple[str, str]],
     extensions: Sequence[Any],
     lookup: MetaLookup,
+    native: Sequence[tuple[str, str]] = (),
 ) -> list[tuple[str, str]]:
     """(what, detail) of each unknown, worst first: what was not read can hold a blocker, so
-    none of it is counted as fine (a ready verdict says so)."""
+    none of it is counted as fine (a ready verdict says so); ``native``: one entry per unknown or
+    CUDA-only native dependency imported from code users run (``native.native_unknown``)."""
     out: list[tuple[str, str]] = []
     if failed:
         out.append(("not analysed", f"{len(failed)} file(s) could not be read: {_files(failed)}"))
@@ -44,6 +47,7 @@ def unknowns_of(
             f" and {len(group) - 1} more" if len(group) > 1 else ""
         )
         out.append((f"not read ({code})", f"{first.message} ({where})"))
+    out.extend(native)
     if extensions:
         out.append(
             (

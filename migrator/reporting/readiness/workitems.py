@@ -542,6 +542,10 @@ def sites_of(
                     # PTX in a function hipcc compiles to nothing never reaches hipcc: it does
                     # what the function does there (nothing), and its port is still work
                     folded_site = replace(folded_site, consequence=site.consequence)
+                if site.subject.startswith("file:") and path == finding.path:
+                    # a container image's own line (``CUDA_HOME`` in a Dockerfile template a
+                    # Python file holds): part of that container file's work item
+                    folded_site = replace(folded_site, subject=site.subject)
                 sites.append(folded_site)
                 continue
             if isinstance(path, str) and path:
