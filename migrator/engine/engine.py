@@ -42,6 +42,7 @@ from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.reach.callers import mark_dispatched
 from migrator.reach.ci_guards import ci_line_guards
 from migrator.reach.guards import GUARD_NODE_TYPES
+from migrator.reach.opt_in import as_hint
 from migrator.reach.text_guards import TextGuards
 from migrator.syntax.astutil import syntax_children
 from migrator.syntax.imports import ImportTable, imports_from_ast
@@ -291,7 +292,8 @@ def _reports(
             # moves the comments of emptied lines), so rules read the text instead of printing it
             source = text
     if table is None:
-        table = ImportTable.from_module(module, current_exports.get())
+        # the module's own text: its availability flags are read from it
+        table = ImportTable.from_module(module, current_exports.get(), source or text)
     context = PythonContext(
         path=path, module=module, imports=table, source=source, text=text, file_tree=whole_tree
     )
@@ -474,7 +476,10 @@ def _python_findings(
         end = (code_range.end.line, code_range.end.column)
         guard = context.guards.guard_of(raw.node)
         scope = context.scope_path(raw.node)
-        out.append((raw, _finding(raw, path, start, end, lines, cell, guard, scope)))
+        finding = _finding(raw, path, start, end, lines, cell, guard, scope)
+        if not guard and (option := context.guards.opt_in_of(raw.node)):
+            finding = as_hint(finding, option)
+        out.append((raw, finding))
     return out
 
 
