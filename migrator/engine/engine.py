@@ -43,6 +43,7 @@ from migrator.reach.callers import mark_dispatched
 from migrator.reach.ci_guards import ci_line_guards
 from migrator.reach.guards import GUARD_NODE_TYPES
 from migrator.reach.opt_in import as_hint
+from migrator.reach.release_tooling import release_tooling
 from migrator.reach.text_guards import TextGuards
 from migrator.syntax.astutil import syntax_children
 from migrator.syntax.imports import ImportTable, imports_from_ast
@@ -659,10 +660,11 @@ def analyze_text(
     line_guards = ci_line_guards(text) if kind == "ci-yaml" else {}
     pairs: list[tuple[RawTextFinding, Finding]] = []
     guards = TextGuards(text, kind)
+    release = release_tooling(path, text, kind)
     for raw in sorted(context.reports, key=lambda item: (item.start, item.rule.code)):
         start = context.position(raw.start)
         end = context.position(raw.end)
-        guard = line_guards.get(start[0], "") or guards.guard_at(raw.start)
+        guard = release or line_guards.get(start[0], "") or guards.guard_at(raw.start)
         finding = _finding(raw, path, start, end, lines, cell, guard)
         if line_map is not None:
             finding = _remap(finding, line_map)
