@@ -192,12 +192,14 @@ def test_a_config_field_off_by_default_in_another_module_is_an_opt_in(tmp_path, 
     write(
         tmp_path,
         "lib/attention.py",
-        "import torch.nn.functional as F\nimport xformers.ops\n\n\n"
+        "import torch.nn.functional as F\n\n\n"
         "def attend(cfg, q, k, v):\n"
         "    if not cfg.use_xformers:\n"
         "        return F.scaled_dot_product_attention(q, k, v)\n"
         "    else:\n"
-        "        return xformers.ops.memory_efficient_attention(q, k, v)\n",
+        "        import xformers.ops as xops\n\n"
+        "        q = k = v = q.view(1, -1, 8, 64)\n"
+        "        return xops.memory_efficient_attention(q, k, v, p=0.1)\n",
     )
     report = scan_json(str(tmp_path))
     (call,) = _findings(report, "ROC410")
