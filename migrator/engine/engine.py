@@ -251,7 +251,7 @@ def _reports(
             # rules whose findings resolve names the file's imports cannot: not run
             whole_tree = parse_ast(text)
             if whole_tree is not None:
-                resolvable = imports_from_ast(whole_tree, current_exports.get())
+                resolvable = imports_from_ast(whole_tree, current_exports.get(), text)
                 chosen = [
                     rule
                     for rule in chosen
@@ -294,7 +294,7 @@ def _reports(
             source = text
     if table is None:
         # the module's own text: its availability flags are read from it
-        table = ImportTable.from_module(module, current_exports.get(), source or text)
+        table = ImportTable.from_module(module, current_exports.get(), source or text, tree)
     context = PythonContext(
         path=path, module=module, imports=table, source=source, text=text, file_tree=whole_tree
     )

@@ -43,9 +43,30 @@ _PROBE_CALL = re.compile(r"^_*(?:is|has)_(\w+)_(?:available|installed)$")
 _PORTABLE_PROBES = frozenset(
     {"torch", "cuda", "gpu", "accelerate", "accelerator", "bf16", "fp16", "tf32", "fp8", "sdpa"}
 )
-#: A cheap test of a file's text: it may bind a flag of its own (a file without one of these
-#: binds flags only from those it imports).
-MAY_BIND = re.compile(r"find_spec|find_loader|_available|_installed|except", re.IGNORECASE)
+#: What a file that binds a flag of its own holds: a ``find_spec``/``is_x_available()`` probe,
+#: a handler that sets a name to ``False``/``None`` within its first lines, or a ``try`` that
+#: sets one to ``True`` (``XFORMERS = True`` after the import).
+_PROBE_TEXT = re.compile(r"find_spec|find_loader|_(?:available|installed)[ \t]*\(")
+_HANDLER_TEXT = re.compile(
+    r"^[ \t]*except\b[^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]+[^\n]*\n){0,3}?"
+    r"[ \t]+\w+[ \t]*=[ \t]*(?:False|None)\b",
+    re.MULTILINE,
+)
+_TRY_TEXT = re.compile(
+    r"^[ \t]*try[ \t]*:[ \t]*\n(?:[ \t]+[^\n]*\n){0,6}?[ \t]+\w+[ \t]*=[ \t]*True\b",
+    re.MULTILINE,
+)
+
+
+def may_bind(text: str) -> bool:
+    """A cheap test of a file's text: whether it may bind a flag of its own (a file that does
+    not binds flags only from those it imports)."""
+    if "find_" in text or "_available" in text or "_installed" in text:
+        if _PROBE_TEXT.search(text):
+            return True
+    if "except" not in text:
+        return False
+    return bool(_HANDLER_TEXT.search(text) or _TRY_TEXT.search(text))
 
 
 def flag_target(package: str) -> str:

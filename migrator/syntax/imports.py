@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
-from migrator.syntax.flags import MAY_BIND, flag_package, flag_target, module_flags
+from migrator.syntax.flags import flag_package, flag_target, may_bind, module_flags
 from migrator.syntax.parse import parse_ast
 from migrator.syntax.reexports import ExportSlice, absolute, rewrite
 
@@ -49,21 +49,29 @@ class ImportTable:
 
     @classmethod
     def from_module(
-        cls, module: cst.Module, exports: ExportSlice | None = None, text: str | None = None
+        cls,
+        module: cst.Module,
+        exports: ExportSlice | None = None,
+        text: str | None = None,
+        tree: ast.Module | None = None,
     ) -> ImportTable:
-        """The table of a concrete tree; with ``text`` (the module's source), its availability
-        flags too (read from the text's ``ast``, as ``imports_from_ast`` reads them)."""
+        """The table of a concrete tree; with ``text`` (the module's source, and its ``ast``
+        when the caller has it), its availability flags too, as ``imports_from_ast`` reads
+        them."""
         table = cls(exports)
         table._collect(module.body)
         if exports is not None:
             table.follow_reexports(exports)
-        if text is not None and (
-            MAY_BIND.search(text) or any(map(flag_package, table.bindings.values()))
-        ):
-            tree = parse_ast(text)
+        if text is not None and table.may_bind_flags(text):
+            tree = tree if tree is not None else parse_ast(text)
             if tree is not None:
                 table.bind_flags(tree)
         return table
+
+    def may_bind_flags(self, text: str) -> bool:
+        """Whether a file with this table and ``text`` may bind availability flags: its text
+        may bind its own (``flags.may_bind``), or it imports one."""
+        return may_bind(text) or any(map(flag_package, self.bindings.values()))
 
     def bind_flags(self, tree: ast.Module) -> None:
         """Bind the file's availability flags (``migrator.syntax.flags``): a name to
@@ -353,14 +361,19 @@ def _ast_absent(value: ast.expr) -> bool:
     return isinstance(value, ast.Constant) and (value.value is None or value.value is False)
 
 
-def imports_from_ast(tree: ast.Module, exports: ExportSlice | None = None) -> ImportTable:
+def imports_from_ast(
+    tree: ast.Module, exports: ExportSlice | None = None, text: str | None = None
+) -> ImportTable:
     """The import table of the whole file: what ``ImportTable.from_module`` reads from the
-    concrete tree, in the same order (later bindings win), re-exports followed alike."""
+    concrete tree, in the same order (later bindings win), re-exports followed alike, with the
+    file's availability flags (``text``, the file's source: a file that binds none is skipped
+    at a glance, as ``from_module`` does)."""
     table = ImportTable(exports)
     _collect(table, tree.body, exports)
     if exports is not None:
         table.follow_reexports(exports)
-    table.bind_flags(tree)
+    if text is None or table.may_bind_flags(text):
+        table.bind_flags(tree)
     return table
 
 

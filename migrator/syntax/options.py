@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 #: Words of an option's name that name an optional CUDA backend whose ROCm build is separate or
-#: missing: xformers, NVIDIA Apex, flash-attention, TensorRT, NVML, CUTLASS, Transformer Engine.
+#: missing: xformers, NVIDIA Apex, flash-attention, TensorRT, NVML, CUTLASS.
 BACKEND_WORDS = frozenset(
     {
         "xformers",
@@ -31,9 +31,10 @@ BACKEND_WORDS = frozenset(
         "trt",
         "nvml",
         "cutlass",
-        "te",
     }
 )
+#: Backend words as a text spells them (a text without one declares no backend option).
+_SPELLINGS = ("xformer", "apex", "flash", "fa2", "fa3", "trt", "nvml", "cutlass")
 #: An ``add_argument(``/``option(`` call's option strings (``"--use-apex", "-a"``).
 _ARGUMENT = re.compile(r"\b(?:add_argument|option)\(\s*((?:[rbuRBU]?[\"']-[^\"'\n]*[\"']\s*,\s*)+)")
 _OPTION_STRING = re.compile(r"[\"']--?([A-Za-z][\w-]*)[\"']")
@@ -87,7 +88,7 @@ def _arguments(text: str, off: set[str], on: set[str]) -> None:
 
 def _declarations(text: str, off: set[str], on: set[str]) -> None:
     """Typed fields and ``def`` parameters with a constant default."""
-    for match in _FIELD.finditer(text):
+    for match in _FIELD.finditer(text) if "bool" in text else ():
         name, value = match.groups()
         if _backend(name):
             (on if value == "True" else off).add(name)
@@ -104,9 +105,10 @@ def opt_in_options(texts: Iterable[str]) -> frozenset[str]:
     off: set[str] = set()
     on: set[str] = set()
     for text in texts:
-        if "=" not in text:
+        if "=" not in text or not any(spelling in text for spelling in _SPELLINGS):
             continue
-        _arguments(text, off, on)
+        if "add_argument(" in text or "option(" in text:
+            _arguments(text, off, on)
         _declarations(text, off, on)
     candidates = off - on
     if not candidates:

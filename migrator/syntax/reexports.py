@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from migrator.syntax.flags import MAY_BIND, flag_target
+from migrator.syntax.flags import flag_target, may_bind
 
 #: Project module -> {bound name: qualified external target}.
 Exports = Mapping[str, Mapping[str, str]]
@@ -48,6 +48,8 @@ current_exports: ContextVar[ExportSlice | None] = ContextVar("current_exports", 
 _DEFINED = re.compile(
     r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE
 )
+#: A name assigned on a line of its own, at any indentation (a flag candidate).
+_ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
 _MAX_CHAIN = 8
 
@@ -189,6 +191,7 @@ class ProjectIndex:
         self._roots: set[str] = set()
         self._flags: dict[str, dict[str, str]] = {}  # module name -> its flags (on demand)
         self._options: frozenset[str] | None = None
+        self._assigned: dict[str, set[str]] = {}  # module name -> the names it assigns
         self._names: dict[str, str] = {}  # relative path -> module name
         #: relative path -> its text and its import lines (every Python file)
         self.sources: dict[str, str] = {}
@@ -270,7 +273,14 @@ class ProjectIndex:
         the availability flag it binds ``name`` to (``migrator.syntax.flags``)."""
         target = self._raw.get(module, {}).get(name)
         if target is None:
-            return self._flags_of(module).get(name)
+            # only a name the module assigns may be a flag (most are functions or classes)
+            assigned = self._assigned.get(module)
+            if assigned is None:
+                text = self._texts.get(module, "")
+                assigned = self._assigned[module] = (
+                    set(_ASSIGNED.findall(text)) if may_bind(text) else set()
+                )
+            return self._flags_of(module).get(name) if name in assigned else None
         defined = self._defined.get(module)
         if defined is None:
             text = self._texts.get(module, "")
@@ -286,7 +296,7 @@ class ProjectIndex:
             return found
         self._flags[module] = {}  # an import cycle reads no flags
         text = self._texts.get(module, "")
-        if not text or not MAY_BIND.search(text):
+        if not text or not may_bind(text):
             return {}
         import ast
 
