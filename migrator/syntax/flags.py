@@ -48,12 +48,11 @@ _PORTABLE_PROBES = frozenset(
 #: sets one to ``True`` (``XFORMERS = True`` after the import).
 _PROBE_TEXT = re.compile(r"find_spec|find_loader|_(?:available|installed)[ \t]*\(")
 _HANDLER_TEXT = re.compile(
-    r"^[ \t]*except\b[^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]+[^\n]*\n){0,3}?"
-    r"[ \t]+\w+[ \t]*=[ \t]*(?:False|None)\b",
+    r"^[ \t]*except\b[^\n]*\n(?:[ \t][^\n]*\n){0,3}?[ \t]+\w+[ \t]*=[ \t]*(?:False|None)\b",
     re.MULTILINE,
 )
 _TRY_TEXT = re.compile(
-    r"^[ \t]*try[ \t]*:[ \t]*\n(?:[ \t]+[^\n]*\n){0,6}?[ \t]+\w+[ \t]*=[ \t]*True\b",
+    r"^[ \t]*try[ \t]*:[^\n]*\n(?:[ \t][^\n]*\n){0,6}?[ \t]+\w+[ \t]*=[ \t]*True\b",
     re.MULTILINE,
 )
 
