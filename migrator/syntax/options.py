@@ -118,6 +118,6 @@ def opt_in_options(texts: Iterable[str]) -> frozenset[str]:
         r"(?<!\w)(" + "|".join(map(re.escape, sorted(candidates))) + r")[ \t]*=[ \t]*True\b"
     )
     for text in texts:
-        if "True" in text:
+        if "True" in text and any(name in text for name in candidates):
             candidates -= set(switched.findall(text))
     return frozenset(candidates)
