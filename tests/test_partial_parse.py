@@ -148,10 +148,11 @@ def test_imports_from_ast_equal_the_concrete_tree_reader():
         except cst.ParserSyntaxError:
             continue
         for exports in (None, index.slice_for(relative)):
-            expected = ImportTable.from_module(module, exports)
-            got = imports_from_ast(ast.parse(text), exports)
+            expected = ImportTable.from_module(module, exports, text)
+            got = imports_from_ast(ast.parse(text), exports, text)
             assert list(got.bindings.items()) == list(expected.bindings.items()), relative
             assert got.modules == expected.modules, relative
+            assert got.attribute_flags == expected.attribute_flags, relative
             compared += 1
         if expected.bindings != ImportTable.from_module(module).bindings:
             rewritten += 1

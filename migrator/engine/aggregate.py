@@ -91,13 +91,49 @@ def _withheld_elsewhere(anchor: Finding, members: Iterable[Finding]) -> str:
     return "".join(parts)
 
 
+#: The ending of the problem key of an unguarded import of a dependency (``flash-attn``,
+#: ``xformers``, ``apex``): see ``join_import_sites``.
+UNGUARDED_IMPORT = "-unguarded-import"
+
+
+def join_import_sites(findings: Iterable[Finding]) -> list[Finding]:
+    """A file's unguarded import of a dependency that ROCm lacks and the file's uses of it are
+    one problem: the import fails first, so each use is a site of the import, not a problem of
+    its own. The import is a finding whose problem key ends in ``UNGUARDED_IMPORT`` on an
+    import line; the findings of its category in the same file (and guard state) that offer
+    no fix take its key, so ``aggregate`` merges them into it, anchored at the import (a use
+    with a fix stays its own finding: the user acts there)."""
+    findings = list(findings)
+    keys: dict[tuple[str, int | None, str, bool], str] = {}
+    for finding in findings:
+        if finding.problem.endswith(UNGUARDED_IMPORT) and _is_import(finding.source_line):
+            keys.setdefault(
+                (finding.path, finding.cell, finding.category, bool(finding.guard)),
+                finding.problem,
+            )
+    if not keys:
+        return findings
+    out: list[Finding] = []
+    for finding in findings:
+        key = keys.get((finding.path, finding.cell, finding.category, bool(finding.guard)))
+        if (
+            key is not None
+            and finding.fix is None
+            and finding.problem in ("", key)
+            and (finding.problem != key or finding.aggregate != "file")
+        ):
+            finding = replace(finding, aggregate="file", problem=key)
+        out.append(finding)
+    return out
+
+
 def aggregate(findings: Iterable[Finding]) -> list[Finding]:
     """Findings with every problem reported once, sorted; the merged finding takes the anchor's
     rule and message (with "+N more sites"), the highest severity of the group, and the other
-    sites as ``related``."""
+    sites as ``related`` (a file's uses of an unguarded import join it: ``join_import_sites``)."""
     singles: list[Finding] = []
     groups: dict[tuple[object, ...], list[Finding]] = {}
-    for finding in findings:
+    for finding in join_import_sites(findings):
         key = problem_key(finding)
         if key is None:
             singles.append(finding)

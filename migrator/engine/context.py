@@ -124,7 +124,8 @@ class PythonContext:
     file_tree: ast.Module | None = None
 
     def __post_init__(self) -> None:
-        self.guards = Guards(self.imports.resolve, self.parents)
+        imports = self.imports
+        self.guards = Guards(imports.resolve, self.parents, imports.flag_of, imports.opt_in)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(id(node))

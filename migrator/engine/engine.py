@@ -44,6 +44,8 @@ from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.reach.callers import mark_dispatched
 from migrator.reach.ci_guards import ci_line_guards
 from migrator.reach.guards import GUARD_NODE_TYPES
+from migrator.reach.opt_in import as_hint
+from migrator.reach.release_tooling import release_tooling
 from migrator.reach.text_guards import TextGuards
 from migrator.syntax.astutil import syntax_children
 from migrator.syntax.imports import ImportTable, imports_from_ast
@@ -251,7 +253,7 @@ def _reports(
             # rules whose findings resolve names the file's imports cannot: not run
             whole_tree = parse_ast(text)
             if whole_tree is not None:
-                resolvable = imports_from_ast(whole_tree, current_exports.get())
+                resolvable = imports_from_ast(whole_tree, current_exports.get(), text)
                 chosen = [
                     rule
                     for rule in chosen
@@ -293,7 +295,8 @@ def _reports(
             # moves the comments of emptied lines), so rules read the text instead of printing it
             source = text
     if table is None:
-        table = ImportTable.from_module(module, current_exports.get())
+        # the module's own text: its availability flags are read from it
+        table = ImportTable.from_module(module, current_exports.get(), source or text, tree)
     context = PythonContext(
         path=path, module=module, imports=table, source=source, text=text, file_tree=whole_tree
     )
@@ -476,7 +479,10 @@ def _python_findings(
         end = (code_range.end.line, code_range.end.column)
         guard = context.guards.guard_of(raw.node)
         scope = context.scope_path(raw.node)
-        out.append((raw, _finding(raw, path, start, end, lines, cell, guard, scope)))
+        finding = _finding(raw, path, start, end, lines, cell, guard, scope)
+        if not guard and (option := context.guards.opt_in_of(raw.node)):
+            finding = as_hint(finding, option)
+        out.append((raw, finding))
     return out
 
 
@@ -656,10 +662,11 @@ def analyze_text(
     line_guards = ci_line_guards(text) if kind == "ci-yaml" else {}
     pairs: list[tuple[RawTextFinding, Finding]] = []
     guards = TextGuards(text, kind)
+    release = release_tooling(path, text, kind)
     for raw in sorted(context.reports, key=lambda item: (item.start, item.rule.code)):
         start = context.position(raw.start)
         end = context.position(raw.end)
-        guard = line_guards.get(start[0], "") or guards.guard_at(raw.start)
+        guard = release or line_guards.get(start[0], "") or guards.guard_at(raw.start)
         finding = _finding(raw, path, start, end, lines, cell, guard)
         if line_map is not None:
             finding = _remap(finding, line_map)

@@ -134,7 +134,7 @@ def partial_source(
         tree = parse_ast(text)
     if tree is None or not tree.body:
         return None
-    imports = imports_from_ast(tree, exports)
+    imports = imports_from_ast(tree, exports, text)
     line_starts = _line_starts(text)
     groups = _groups(tree.body)
     firsts = [group.first for group in groups]

@@ -83,6 +83,9 @@ class Cause:
     component: bool = False
     #: For a file that only serves CUDA-only code (``migrator.reach.cuda_only_users``): how.
     note: str = ""
+    #: For a module written on the toolkit: whether every run of the project loads it (the
+    #: top-level package's ``__init__``): the whole package needs the toolkit
+    core: bool = False
 
     def reason(self) -> str:
         """The guard text of the module's findings."""
@@ -202,12 +205,33 @@ def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
             for imported in imports_of.get(relative, ())
         )
     }
+    # a module every run loads is where the problem is, whatever else it imports
+    core = always_loaded(index)
+    consequences -= core
+    for relative in core & set(direct):
+        direct[relative] = replace(direct[relative], core=True)
     seeds = {relative: cause for relative, cause in direct.items() if relative not in consequences}
     found = closure(seeds)
     missing = {relative: direct[relative] for relative in direct if relative not in found}
     if missing:
         found = closure({**seeds, **missing})
     return _describe_roots(found, importers, lazy, lines, components)
+
+
+def always_loaded(index: ProjectIndex) -> set[str]:
+    """The modules every run of the project loads: the ``__init__`` of each top-level package
+    (any import of the package runs it first) and its ``__main__``, outside tests, benchmarks
+    and vendored code."""
+    from migrator.files.paths import vendored
+
+    out: set[str] = set()
+    for name, relative in index.modules.items():
+        parts = name.split(".")
+        top = len(parts) == 1 and relative.endswith("/__init__.py")
+        main = len(parts) == 2 and parts[1] == "__main__"
+        if (top or main) and not _test_like(relative) and not vendored(relative):
+            out.add(relative)
+    return out
 
 
 def _describe_roots(
@@ -249,7 +273,12 @@ def _describe_roots(
         own = (folder in components or any(folder.startswith(c + "/") for c in components)) or bool(
             optional.get(relative)
         )
-        design[folder] = design.get(folder, True) and own and not outside.get(relative)
+        design[folder] = (
+            design.get(folder, True)
+            and own
+            and not outside.get(relative)
+            and not found[relative].core
+        )
     for relative in roots:
         found[relative] = replace(
             found[relative],
@@ -364,6 +393,12 @@ def settle_finding(
     problem = f"{finding.rule}:{cause.folder}"
     finding = replace(finding, aggregate="project", problem=problem)
     message = finding.message.split(" (+", 1)[0]
+    if cause.core:
+        package = cause.root.rsplit("/", 2)[-2] if "/" in cause.root else cause.root
+        message += (
+            f"; it is the `{package}` package's own `{cause.root.rsplit('/', 1)[-1]}`, which every"
+            f" import of `{package}` runs: no part of the package imports on ROCm"
+        )
     if cause.importers:
         more = len(cause.importers) - 1
         others = f" (and {more} more)" if more else ""
@@ -383,4 +418,4 @@ def settle_finding(
             " is most likely NVIDIA-only by design"
         )
         return replace(finding, severity=Severity.INFO, message=message)
-    return finding
+    return replace(finding, message=message)

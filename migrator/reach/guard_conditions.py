@@ -49,8 +49,8 @@ _NVIDIA_GPU_NAME = re.compile(
 #: ROCm builds are separate): a name that holds one of them (``_XFormersBlockMask``,
 #: ``flash_attn_func``) is what the file's own
 #: import probe found, so testing it against None is an availability probe like
-#: ``is_xformers_available()``. (A flag the probe sets, ``HAS_FLASH_ATTN``, is reported but
-#: not rewritten: see ``rules/flash_attn``.)
+#: ``is_xformers_available()``. (A flag the probe sets, ``HAS_FLASH_ATTN``, is one too:
+#: ``migrator.syntax.flags``.)
 _OPTIONAL_GPU_PACKAGES = ("xformers", "flashattn", "apex", "transformerengine")
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: What a test being true (or false) proves about the build: None (nothing), or a label.
@@ -83,8 +83,14 @@ def _none(node: cst.BaseExpression) -> bool:
 class ConditionClassifier:
     """Classifies conditions, resolving names through the file's imports (``resolve``)."""
 
-    def __init__(self, resolve: Callable[[cst.CSTNode], str | None]) -> None:
+    def __init__(
+        self,
+        resolve: Callable[[cst.CSTNode], str | None],
+        flag: Callable[[cst.CSTNode], str | None] | None = None,
+    ) -> None:
         self._resolve = resolve
+        #: the package an availability flag probes (``ImportTable.flag_of``), None for others
+        self._flag = flag
         #: Names a test of this file compared with "hip"/"rocm" so far (``DEVICE_TYPE == "hip"``):
         #: they hold the vendor, so comparing them with "cuda" is an NVIDIA-only test.
         self._vendor_names: set[str] = set()
@@ -126,6 +132,11 @@ class ConditionClassifier:
             return NVIDIA_ONLY, None
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
+        if self._flag is not None and isinstance(node, (cst.Name, cst.Attribute)):
+            if self._flag(node):
+                # ``if XFORMERS:`` after ``try: import xformers; XFORMERS = True except
+                # ImportError: XFORMERS = False`` (or its copy in another module, an attribute)
+                return AVAILABILITY, None
         if isinstance(node, cst.Call):
             probe = self._probe(node)
             if probe is not None:

@@ -59,10 +59,17 @@ class Guards:
         self,
         resolve: Callable[[cst.CSTNode], str | None],
         parents: dict[int, cst.CSTNode],
+        flag: Callable[[cst.CSTNode], str | None] | None = None,
+        option: Callable[[cst.CSTNode], str | None] | None = None,
     ) -> None:
-        self._conditions = ConditionClassifier(resolve)
+        self._conditions = ConditionClassifier(resolve, flag)
         self._parents = parents
         self.regions: dict[int, str] = {}
+        #: how an opt-in backend option is spelled (``ImportTable.opt_in``), None for others
+        self._option = option
+        #: ``id(node)`` -> the opt-in option (off by default) a region runs only with: not a
+        #: guard (a user may switch it on), but the default path runs without it
+        self.opt_ins: dict[int, str] = {}
 
     def label_of(self, node: cst.CSTNode) -> str:
         """The innermost guard label around ``node`` (also ``ROCM_ONLY``), "" when none."""
@@ -103,6 +110,47 @@ class Guards:
             current = self._parents.get(id(current))
         return False
 
+    def opt_in_of(self, node: cst.CSTNode) -> str:
+        """The opt-in option (off by default) that ``node`` runs only with, "" when none."""
+        opt_ins = self.opt_ins
+        if not opt_ins:
+            return ""
+        current: cst.CSTNode | None = node
+        while current is not None:
+            option = opt_ins.get(id(current))
+            if option is not None:
+                return option
+            current = self._parents.get(id(current))
+        return ""
+
+    def _opt_in(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """(the option, whether the test is true with it) when ``test`` reads an opt-in option:
+        ``args.use_apex``, ``not self.use_xformers``, ``cfg.use_apex and fp16``."""
+        if self._option is None:
+            return None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._opt_in(test.expression)
+            return (inner[0], not inner[1]) if inner is not None else None
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            for side in (test.left, test.right):
+                found = self._opt_in(side)
+                if found is not None and found[1]:
+                    return found
+            return None
+        option = self._option(test)
+        return (option, True) if option else None
+
+    def _mark_opt_in(
+        self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None
+    ) -> None:
+        found = self._opt_in(test)
+        if found is None:
+            return
+        option, when_true = found
+        region = body if when_true else orelse
+        if region is not None:
+            self.opt_ins.setdefault(id(region), option)
+
     def only_on_rocm(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` sits in a branch that only runs on a ROCm build."""
         return self.label_of(node) == ROCM_ONLY
@@ -133,6 +181,8 @@ class Guards:
         self._mark(node.body, when_true)
         if node.orelse is not None:
             self._mark(node.orelse, when_false)
+        if isinstance(node, cst.If):
+            self._mark_opt_in(node.test, node.body, node.orelse)
         if isinstance(node, cst.If) and parent is not None and _exits(node.body):
             for statement in _following(parent, node):
                 self._mark(statement, when_false)
@@ -142,6 +192,7 @@ class Guards:
         when_true, when_false = self.classify(node.test)
         self._mark(node.body, when_true)
         self._mark(node.orelse, when_false)
+        self._mark_opt_in(node.test, node.body, node.orelse)
 
     def _boolean(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> None:
         assert isinstance(node, cst.BooleanOperation)

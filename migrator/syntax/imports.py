@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
+from migrator.syntax.flags import flag_package, flag_target, may_bind, module_flags
+from migrator.syntax.parse import parse_ast
 from migrator.syntax.reexports import ExportSlice, absolute, rewrite
 
 
@@ -34,21 +36,78 @@ def dotted_name(node: cst.BaseExpression | cst.ImportFrom | cst.Attribute | cst.
 class ImportTable:
     """Maps each locally bound name to the dotted module path or object it was imported as."""
 
-    __slots__ = ("bindings", "modules", "_exports")
+    __slots__ = ("bindings", "modules", "attribute_flags", "_exports")
 
     def __init__(self, exports: ExportSlice | None = None) -> None:
         self.bindings: dict[str, str] = {}
         self.modules: set[str] = set()
+        #: attributes that hold an availability flag (``self.use_xformers``) -> its package
+        #: (``migrator.syntax.flags``; the flag names themselves are ``bindings``)
+        self.attribute_flags: dict[str, str] = {}
         #: names the project re-exports through its own modules (``migrator.syntax.reexports``)
         self._exports = exports
 
     @classmethod
-    def from_module(cls, module: cst.Module, exports: ExportSlice | None = None) -> ImportTable:
+    def from_module(
+        cls,
+        module: cst.Module,
+        exports: ExportSlice | None = None,
+        text: str | None = None,
+        tree: ast.Module | None = None,
+    ) -> ImportTable:
+        """The table of a concrete tree; with ``text`` (the module's source, and its ``ast``
+        when the caller has it), its availability flags too, as ``imports_from_ast`` reads
+        them."""
         table = cls(exports)
         table._collect(module.body)
         if exports is not None:
             table.follow_reexports(exports)
+        if text is not None and table.may_bind_flags(text):
+            tree = tree if tree is not None else parse_ast(text)
+            if tree is not None:
+                table.bind_flags(tree)
         return table
+
+    def may_bind_flags(self, text: str) -> bool:
+        """Whether a file with this table and ``text`` may bind availability flags: its text
+        may bind its own (``flags.may_bind``), or it imports one."""
+        return may_bind(text) or any(map(flag_package, self.bindings.values()))
+
+    def bind_flags(self, tree: ast.Module) -> None:
+        """Bind the file's availability flags (``migrator.syntax.flags``): a name to
+        ``flag_target(package)`` (unless an import binds it), an attribute in
+        ``attribute_flags``."""
+        flags = module_flags(tree, self.resolve_ast)
+        for name, package in flags.names.items():
+            self.bindings.setdefault(name, flag_target(package))
+        self.attribute_flags.update(flags.attributes)
+
+    def opt_in(self, node: cst.CSTNode) -> str | None:
+        """How the code spells an opt-in backend option (``args.use_apex``, ``use_xformers``;
+        ``migrator.syntax.options``), None when ``node`` is no such option."""
+        options = self._exports.opt_ins if self._exports is not None else ()
+        if not options:
+            return None
+        if type(node) is cst.Name:
+            assert isinstance(node, cst.Name)
+            name = node.value
+        elif type(node) is cst.Attribute:
+            assert isinstance(node, cst.Attribute)
+            name = node.attr.value
+        else:
+            return None
+        if name not in options or self.resolve(node) is not None:
+            return None
+        return dotted_name(node)
+
+    def flag_of(self, node: cst.CSTNode) -> str | None:
+        """The package an availability flag (a name or attribute, see ``bind_flags``) probes."""
+        found = flag_package(self.resolve(node))
+        if found is None and type(node) is cst.Attribute:
+            assert isinstance(node, cst.Attribute)
+            if self.resolve(node) is None:
+                found = self.attribute_flags.get(node.attr.value)
+        return found
 
     def follow_reexports(self, exports: ExportSlice) -> None:
         """Bind names imported from a project module that re-exports them to their origin."""
@@ -302,13 +361,19 @@ def _ast_absent(value: ast.expr) -> bool:
     return isinstance(value, ast.Constant) and (value.value is None or value.value is False)
 
 
-def imports_from_ast(tree: ast.Module, exports: ExportSlice | None = None) -> ImportTable:
+def imports_from_ast(
+    tree: ast.Module, exports: ExportSlice | None = None, text: str | None = None
+) -> ImportTable:
     """The import table of the whole file: what ``ImportTable.from_module`` reads from the
-    concrete tree, in the same order (later bindings win), re-exports followed alike."""
+    concrete tree, in the same order (later bindings win), re-exports followed alike, with the
+    file's availability flags (``text``, the file's source: a file that binds none is skipped
+    at a glance, as ``from_module`` does)."""
     table = ImportTable(exports)
     _collect(table, tree.body, exports)
     if exports is not None:
         table.follow_reexports(exports)
+    if text is None or table.may_bind_flags(text):
+        table.bind_flags(tree)
     return table
 
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from migrator.syntax.flags import flag_target, may_bind
+
 #: Project module -> {bound name: qualified external target}.
 Exports = Mapping[str, Mapping[str, str]]
 #: The import lines of a file: (line number, unindented or not, the absolute modules it names).
@@ -30,11 +32,13 @@ class ExportSlice:
     module: str
     package: bool
     exports: Exports
+    #: the project's opt-in backend options this file names (``migrator.syntax.options``)
+    opt_ins: tuple[str, ...] = ()
 
     def fingerprint(self) -> str:
         """A short stable digest (part of the file's cache key)."""
         items = sorted((module, sorted(names.items())) for module, names in self.exports.items())
-        text = repr((self.module, self.package, items))
+        text = repr((self.module, self.package, items, self.opt_ins))
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -44,6 +48,8 @@ current_exports: ContextVar[ExportSlice | None] = ContextVar("current_exports", 
 _DEFINED = re.compile(
     r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE
 )
+#: A name assigned on a line of its own, at any indentation (a flag candidate).
+_ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
 _MAX_CHAIN = 8
 
@@ -183,6 +189,9 @@ class ProjectIndex:
         self._defined: dict[str, set[str]] = {}
         self._external: dict[str, dict[str, str]] = {}
         self._roots: set[str] = set()
+        self._flags: dict[str, dict[str, str]] = {}  # module name -> its flags (on demand)
+        self._options: frozenset[str] | None = None
+        self._assigned: dict[str, set[str]] = {}  # module name -> the names it assigns
         self._names: dict[str, str] = {}  # relative path -> module name
         #: relative path -> its text and its import lines (every Python file)
         self.sources: dict[str, str] = {}
@@ -260,15 +269,54 @@ class ProjectIndex:
         return qualified.split(".", 1)[0] in self._roots
 
     def _binding(self, module: str, name: str) -> str | None:
-        """What ``module`` binds ``name`` to by an import (None when it defines it itself)."""
+        """What ``module`` binds ``name`` to by an import (None when it defines it itself), or
+        the availability flag it binds ``name`` to (``migrator.syntax.flags``)."""
         target = self._raw.get(module, {}).get(name)
         if target is None:
-            return None
+            # only a name the module assigns may be a flag (most are functions or classes)
+            assigned = self._assigned.get(module)
+            if assigned is None:
+                text = self._texts.get(module, "")
+                assigned = self._assigned[module] = (
+                    set(_ASSIGNED.findall(text)) if may_bind(text) else set()
+                )
+            return self._flags_of(module).get(name) if name in assigned else None
         defined = self._defined.get(module)
         if defined is None:
             text = self._texts.get(module, "")
             defined = self._defined[module] = {a or b for a, b in _DEFINED.findall(text)}
         return None if name in defined else target
+
+    def _flags_of(self, module: str) -> dict[str, str]:
+        """The availability flags ``module`` binds at its top level -> their flag targets,
+        read on demand (only for a module another file imports names from) from its ``ast``;
+        a flag it imports from another project module counts (``_chase``)."""
+        found = self._flags.get(module)
+        if found is not None:
+            return found
+        self._flags[module] = {}  # an import cycle reads no flags
+        text = self._texts.get(module, "")
+        if not text or not may_bind(text):
+            return {}
+        import ast
+
+        from migrator.syntax.flags import module_flags
+        from migrator.syntax.parse import parse_ast
+
+        tree = parse_ast(text)
+        if tree is None:
+            return {}
+        bindings = self._raw.get(module, {})
+
+        def resolve(node: ast.expr) -> str | None:
+            if not isinstance(node, ast.Name) or node.id not in bindings:
+                return None
+            return self._chase(bindings[node.id])
+
+        flags = module_flags(tree, resolve)
+        found = {name: flag_target(package) for name, package in flags.names.items()}
+        self._flags[module] = found
+        return found
 
     def _chase(self, target: str) -> str | None:
         """The external name a project binding ends at (following re-exports), or None."""
@@ -336,9 +384,21 @@ class ProjectIndex:
             resolved = self._chase(bound) if bound is not None else None
             if resolved is not None:
                 exports.setdefault(module, {})[name] = resolved
-        if not exports:
+        text = self.sources.get(relative, "")
+        opt_ins = tuple(name for name in self._opt_ins() if name in text)
+        if not exports and not opt_ins:
             return None
-        return ExportSlice(self._names.get(relative, ""), relative.endswith("__init__.py"), exports)
+        return ExportSlice(
+            self._names.get(relative, ""), relative.endswith("__init__.py"), exports, opt_ins
+        )
+
+    def _opt_ins(self) -> frozenset[str]:
+        """The project's opt-in backend options (read once, from every file's text)."""
+        if self._options is None:
+            from migrator.syntax.options import opt_in_options
+
+            self._options = opt_in_options(self.sources.values())
+        return self._options
 
 
 def rewrite(qualified: str, exports: Exports) -> str:

@@ -19,6 +19,19 @@ _NVIDIA_CHANNEL = re.compile(
 )
 
 
+#: A PyTorch package among the command's packages (``pytorch``, ``pytorch-cuda=12.1``).
+_TORCH = re.compile(
+    r"(?<![\w.:/-])(?:pytorch|torch|pytorch-cuda|torchvision|torchaudio)(?![\w.-]*/)"
+)
+#: What such a command yields, and what to do on ROCm.
+_TORCH_MESSAGE = (
+    "this command installs a CUDA build of torch from the `nvidia` channel (a CPU build where "
+    "the solver finds no CUDA driver): neither uses an AMD GPU; on ROCm install torch from the "
+    "ROCm wheel index (`pip install torch --index-url https://download.pytorch.org/whl/rocmX.Y`)"
+    " or use a `rocm/pytorch` image"
+)
+
+
 class CondaNvidiaChannel(TextRule):
     """
     ## What it does
@@ -82,4 +95,9 @@ class CondaNvidiaChannel(TextRule):
                 continue
             channel = _NVIDIA_CHANNEL.search(code, command.end())
             if channel is not None:
-                self.report(offset + channel.start(), offset + channel.end())
+                torch = _TORCH.search(code, command.end()) is not None
+                self.report(
+                    offset + channel.start(),
+                    offset + channel.end(),
+                    message=_TORCH_MESSAGE if torch else self.message,
+                )

@@ -7,6 +7,16 @@ from migrator.api import Invalid, Severity, TextRule, Valid
 from .._dependency_files import conda_file
 from ._table import _table
 
+#: Conda names of PyTorch: installed by conda, torch is a CUDA or CPU build (conda has no
+#: ROCm build of it in the facts).
+_TORCH = frozenset({"pytorch", "torch", "pytorch-gpu", "torchvision", "torchaudio"})
+#: What to do instead, for an environment that installs torch.
+_ROCM_TORCH = (
+    "on ROCm install torch from the ROCm wheel index in the `pip:` section (`--index-url "
+    "https://download.pytorch.org/whl/rocmX.Y`) or use a `rocm/pytorch` image, and drop the "
+    "CUDA packages and the `nvidia` channel"
+)
+
 
 class CondaCudaPackages(TextRule):
     """
@@ -64,30 +74,38 @@ class CondaCudaPackages(TextRule):
             line=4,
         ),
         Invalid("name: x\ndependencies:\n  - cudatoolkit=11.8\n", path="environment.yml"),
+        Invalid(  # torch from conda beside the CUDA toolkit: a CUDA (or CPU) build of torch
+            "name: x\nchannels:\n  - pytorch\ndependencies:\n  - pytorch=1.13\n"
+            "  - cudatoolkit=11.7\n",
+            path="environment.yml",
+            count=1,
+            line=6,
+        ),
     ]
 
     def check(self) -> None:
         table = _table("conda")
         text = self.ctx.text
         reqs, entries = conda_file(text)
+        sites: list[tuple[int, int, str]] = []
         for entry in entries:
             if entry.section == "channels" and entry.value.strip() in table["channels"]:
-                self.report(
-                    entry.start,
-                    entry.end,
-                    message=f"conda channel `{entry.value}` serves CUDA packages; "
-                    "not needed on ROCm",
-                )
+                sites.append((entry.start, entry.end, f"channel `{entry.value.strip()}`"))
         for req in reqs:
             if req.source == "conda" and req.name in table["packages"]:
                 start, end = req.span()
-                self.report(
-                    start,
-                    end,
-                    message=f"conda package `{req.parsed.raw_name}` is CUDA-specific"
-                    + (
-                        ": it selects the CUDA build of PyTorch, which finds no GPU on ROCm"
-                        if req.name == "pytorch-cuda"
-                        else "; unused on ROCm"
-                    ),
-                )
+                sites.append((start, end, f"`{req.parsed.raw_name}`"))
+        if not sites:
+            return
+        torch = any(req.source == "conda" and req.name in _TORCH for req in reqs)
+        named = ", ".join(what for _, _, what in sites[:3])
+        # one problem: what the environment yields, said at each of its CUDA lines
+        message = (
+            f"this environment installs a CUDA build of torch ({named}), or a CPU build where"
+            f" the solver finds no CUDA driver: neither uses an AMD GPU; {_ROCM_TORCH}"
+            if torch
+            else f"this environment installs CUDA packages ({named}) that nothing on ROCm"
+            " uses; drop them, and install torch from the ROCm wheel index"
+        )
+        for start, end, _ in sites:
+            self.report(start, end, message=message)

@@ -165,6 +165,20 @@ class FlashAttnFunc(PythonRule):
             "from flash_attn import flash_attn_varlen_func\n"
             "out = flash_attn_varlen_func(q, k, v, cu, cu, m, m)\n"
         ),
+        Valid(  # a switch derived from an `is_*_available()` helper's answer, kept on `self`
+            "import torch.nn.functional as F\n"
+            "from transformers.utils import is_flash_attn_2_available\n"
+            "if is_flash_attn_2_available():\n"
+            "    from flash_attn import flash_attn_func\n"
+            "HAS_FLASH = is_flash_attn_2_available()\n\n"
+            "class Block:\n"
+            "    def __init__(self, config):\n"
+            "        self.use_flash = HAS_FLASH and config.use_flash\n\n"
+            "    def attend(self, q, k, v):\n"
+            "        if self.use_flash:\n"
+            "            return flash_attn_func(q, k, v, causal=True)\n"
+            "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        ),
         Valid(  # already dispatched: NVIDIA keeps flash-attn, ROCm takes SDPA
             "import torch.nn.functional as F\n"
             "try:\n"

@@ -70,6 +70,17 @@ class ApexAmp(QualifiedCallRule):
         Valid("import torch\nscaler = torch.amp.GradScaler('cuda')\n"),
         Valid("from torch.cuda import amp\nwith amp.autocast():\n    pass\n"),
         Valid("def initialize(m, o):\n    return m, o\n\nmodel, opt = initialize(model, opt)\n"),
+        Valid(  # behind a `find_spec` flag, torch AMP where apex is missing
+            "import importlib.util\n"
+            "import torch\n"
+            "HAS_APEX = importlib.util.find_spec('apex') is not None\n"
+            "if HAS_APEX:\n"
+            "    from apex import amp\n\n"
+            "def setup(model, optimizer):\n"
+            "    if HAS_APEX:\n"
+            "        return amp.initialize(model, optimizer, opt_level='O1'), None\n"
+            "    return (model, optimizer), torch.amp.GradScaler('cuda')\n"
+        ),
     ]
     invalid = [
         Invalid(

@@ -41,6 +41,8 @@ class ApexHardImport(UnguardedPackageImport):
     severity = Severity.WARNING
     consequence = "crash-import"
     aggregate = "file"
+    #: the file's uses of the package that offer no fix are sites of this import (one problem)
+    problem = "apex-unguarded-import"
     message = "unguarded apex import: apex must be built from ROCm/apex (PyPI `apex` is unrelated)"
     fact = "§5 apex rows; [AP2]"
     triggers = ("apex",)

@@ -54,6 +54,19 @@ def _log_only(text: str, code: str, start: int) -> bool:
     return bool(_TOLERATED.search(statement + "\n"))
 
 
+#: A shell script that stops at the first failing command: ``set -e``, ``set -euo pipefail``,
+#: ``set -o errexit``, ``#!/bin/bash -e``.
+_ERREXIT = re.compile(
+    r"^[ \t]*set[ \t]+(?:-[A-Za-z]*e[A-Za-z]*\b|.*-o[ \t]+errexit)|\A#![^\n]*[ \t]-[A-Za-z]*e",
+    re.MULTILINE,
+)
+#: What a diagnostic the script survives costs on ROCm.
+_SURVIVED = (
+    "; a diagnostic the script survives (it does not stop on errors): on ROCm it prints an "
+    "error and the script carries on"
+)
+
+
 class NvidiaSmiShellCommand(TextRule):
     """
     ## What it does
@@ -66,7 +79,9 @@ class NvidiaSmiShellCommand(TextRule):
     ## Why it breaks on ROCm
     ROCm machines have no `nvidia-smi`: the command exits with 127 (`command not found`),
     which aborts scripts running under `set -e` and fails CI steps and health checks. The
-    ROCm tool is `amd-smi`, with different flags and output formats.
+    ROCm tool is `amd-smi`, with different flags and output formats. A whole-line command in a
+    shell script that does not stop on errors (no `set -e`), with more commands after it, is a
+    diagnostic the script survives: reported at info.
 
     ## Example
     ```python
@@ -126,6 +141,8 @@ class NvidiaSmiShellCommand(TextRule):
         ),
         Valid("nvidia-smi -L || true\n", path="run.sh"),
     ]
+    #: a diagnostic in a script that carries on (no ``set -e``) is reported at info (a hint):
+    #: ``tests/test_item47_noise.py`` checks the severity
     invalid = [
         Invalid(
             "#!/bin/bash\nset -e\nnvidia-smi\n",
@@ -222,9 +239,24 @@ class NvidiaSmiShellCommand(TextRule):
             replacement = _GUARD.format(original=original, amd=amd)
         # whole-line commands are displayed; anything else (pipes, $(...), quoted) is read
         parsed = not statement
+        message = _message(args, parsed=parsed, shell=True)
+        survived = statement and self._survives(offset + len(code))
         self.report(
             offset + start,
             offset + (command_end if replacement else end),
-            message=_message(args, parsed=parsed, shell=True),
+            message=message + _SURVIVED if survived else message,
             replacement=replacement,
+            severity=Severity.INFO if survived else None,
         )
+
+    def _survives(self, line_end: int) -> bool:
+        """Whether a shell script carries on past a whole-line command that fails: the script
+        does not stop on errors (no ``set -e``, ``set -o errexit`` or ``-e`` in its shebang) and
+        more commands follow (the last one's status is the script's)."""
+        if self.ctx.kind != "shell":
+            return False  # a Dockerfile RUN, a CI step (bash -e) or a health check fails
+        text = self.ctx.text
+        if _ERREXIT.search(text):
+            return False
+        rest = text[line_end:]
+        return any(line.strip() and not line.lstrip().startswith("#") for line in rest.splitlines())

@@ -42,6 +42,8 @@ class XformersHardImport(UnguardedPackageImport):
     severity = Severity.WARNING
     consequence = "crash-import"
     aggregate = "file"
+    #: the file's uses of the package that offer no fix are sites of this import (one problem)
+    problem = "xformers-unguarded-import"
     message = "unguarded xformers import: ROCm wheels are experimental and only on xformers' index"
     fact = "§4d §9 xformers row; [X3]"
     triggers = ("import xformers", "from xformers")

@@ -182,9 +182,7 @@ class XformersMemoryEfficientAttention(PythonRule):
             "        return xformers.ops.memory_efficient_attention(q, k, v, attn_bias=None)\n\n"
             "    Attention.forward = forward_xformers\n"
         ),
-    ]
-    invalid = [
-        Invalid(  # under the flag without a fallback: where xformers is missing the work is skipped
+        Valid(  # the flag is the import's probe: without xformers the check is not needed
             "try:\n"
             "    import xformers.ops\n"
             "    validate = True\n"
@@ -192,8 +190,35 @@ class XformersMemoryEfficientAttention(PythonRule):
             "    validate = False\n\n"
             "def check_xformers(q, k, v, out):\n"
             "    if validate:\n"
+            "        assert out.allclose(xformers.ops.memory_efficient_attention(q, k, v))\n"
+        ),
+        Valid(  # a class attribute copies the probe's flag; the method tests it on `self`
+            "import torch.nn.functional as F\n"
+            "try:\n"
+            "    import xformers.ops\n"
+            "    XFORMERS = True\n"
+            "except ImportError:\n"
+            "    XFORMERS = False\n\n"
+            "class Attention:\n"
+            "    use_xformers = XFORMERS\n\n"
+            "    def forward(self, q, k, v):\n"
+            "        if self.use_xformers:\n"
+            "            return xformers.ops.memory_efficient_attention(q, k, v)\n"
+            "        return F.scaled_dot_product_attention(q, k, v)\n"
+        ),
+    ]
+    invalid = [
+        Invalid(  # the flag is also set on where the import failed: not a probe of it
+            "try:\n"
+            "    import xformers.ops\n"
+            "    validate = True\n"
+            "except ImportError:\n"
+            "    validate = False\n"
+            "validate = validate or FORCE\n\n"
+            "def check_xformers(q, k, v, out):\n"
+            "    if validate:\n"
             "        assert out.allclose(xformers.ops.memory_efficient_attention(q, k, v))\n",
-            line=9,
+            line=10,
         ),
         Invalid(
             "import torch.nn.functional as F\n"
