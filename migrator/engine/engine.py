@@ -177,6 +177,17 @@ def requires_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
     return rule.kind_requires.get(kind, rule.requires)
 
 
+#: How ``_parse`` words a syntax error; ``syntax_error_at`` reads the position back.
+_SYNTAX_ERROR = "syntax error at line {line}, column {column}: {message}"
+
+
+def syntax_error_at(reason: str) -> tuple[int, int] | None:
+    """The 1-based (line, column) of a syntax error from its one-line reason; None for any
+    other reason (the language server places its diagnostic there)."""
+    match = re.match(r"syntax error at line (\d+), column (\d+): ", reason)
+    return (int(match[1]), int(match[2])) if match else None
+
+
 def _parse(text: str) -> cst.Module:
     check_nesting(text)
     try:
@@ -184,7 +195,7 @@ def _parse(text: str) -> cst.Module:
     except cst.ParserSyntaxError as error:
         message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
         raise FailFile(
-            f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {message}"
+            _SYNTAX_ERROR.format(line=error.raw_line, column=error.raw_column + 1, message=message)
         ) from None
     except (RecursionError, MemoryError):
         raise FailFile("too deeply nested to parse") from None

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from migrator.engine.isolation import (
     DEFAULT_FILE_BUDGET,
@@ -502,9 +502,13 @@ def _execute(
     progress: Callable[[int], None] | None,
     budget: float = DEFAULT_FILE_BUDGET,
 ) -> list[FileOutcome]:
-    """Analyse every task in worker processes: a crash or a runaway file costs that file only."""
+    """Analyse every task in worker processes: a crash or a runaway file costs that file only
+    (``jobs=0``: in this process, for a caller that is such a worker already)."""
     if not tasks:
         return []
+    if jobs == 0:
+        _load_engine()
+        return [_work(task) for task in tasks]
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if len(tasks) < PARALLEL_THRESHOLD:
         workers = 1
@@ -544,7 +548,7 @@ def _execute_released(
     workers run, then read again: forked workers would each count them in their resident set
     (80 MB on a 1M-line project, three times over with two workers). Reading them again costs
     tens of milliseconds there."""
-    if not tasks or not workers_fork():
+    if not tasks or not workers_fork() or jobs == 0:
         return _execute(tasks, jobs, progress, budget)
     index.release_texts()  # the runner collects them and trims the heap before it forks
     try:
@@ -571,7 +575,7 @@ def _sources(
     root: Path,
     selection: Selection,
     config: Config,
-    files: Sequence[Path] | None = None,
+    files: Sequence[Path | SourceFile] | None = None,
     within: Path | None = None,
 ) -> tuple[list[SourceFile], list[FileResult]]:
     """The files to analyse, and what discovery could not read or left out (an unreadable
@@ -598,6 +602,20 @@ def _sources(
         else:
             sources.append(item)
     return sources, problems
+
+
+def _project_model(
+    root: Path, selection: Selection, config: Config, analysed: Sequence[SourceFile]
+) -> list[SourceFile]:
+    """Every file of the project under ``root``, with ``analysed`` in place of the files of
+    the same name (a buffer stands for its file): what the project-wide analyses read when a
+    scan analyses part of it. Discovery's problems outside that part are not this scan's."""
+    if not root.is_dir():
+        return list(analysed)
+    whole, _ = _sources(root, selection, config)
+    given = {source.relative: source for source in analysed}
+    model = [given.pop(source.relative, source) for source in whole]
+    return model + list(given.values())
 
 
 def _unread_context(facts: ProjectFacts, files: Sequence[FileResult]) -> list[FileResult]:
@@ -641,11 +659,18 @@ def project_index(sources: Sequence[SourceFile]) -> ProjectIndex:
     return index
 
 
-def _explicit_sources(root: Path, selection: Selection, files: Sequence[Path]) -> list[SourceFile]:
+def _explicit_sources(
+    root: Path, selection: Selection, files: Sequence[Path | SourceFile]
+) -> list[SourceFile]:
     """Files named on the command line, relative to ``root``; ``exclude`` still applies to them
-    (ruff's ``--force-exclude``), as pre-commit passes every changed file explicitly."""
+    (ruff's ``--force-exclude``), as pre-commit passes every changed file explicitly. A
+    ``SourceFile`` names its relative path itself (a buffer read from a temporary file)."""
     sources = []
     for path in files:
+        if isinstance(path, SourceFile):
+            if not is_excluded(path.relative, selection.exclude):
+                sources.append(path)
+            continue
         relative = Path(os.path.relpath(path, root)).as_posix()
         kind = file_kind(relative)
         if kind is None or is_excluded(relative, selection.exclude):
@@ -692,13 +717,15 @@ def scan(
     jobs: int | None = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
-    only: Sequence[Path] | None = None,
+    only: Sequence[Path | SourceFile] | None = None,
     within: Path | None = None,
     show_guarded: bool = False,
 ) -> RootRun:
     """Scan one root (or ``only`` the given files under it). The cache holds every rule's
     findings; selection, guards and aggregation apply afterwards (``show_guarded`` keeps
-    findings in code that never runs on ROCm)."""
+    findings in code that never runs on ROCm). ``jobs=0`` analyses in this process, for a caller
+    that is a worker already; there, the files beyond ``only`` come from the cache or not at
+    all (a file that crashes the parser would take the caller down with it)."""
     config = load_config(root)
     selection = Selection.merge(
         config,
@@ -712,10 +739,15 @@ def scan(
         extend_ignore=extend_ignore,
     )
     sources, problems = _sources(root, selection, config, only, within)
+    # The project is analysed whole (facts, import graph, guards, builds, folding of sites
+    # across files; the other files mostly from the cache) whichever part of it is asked for,
+    # so a file gives the same findings named alone, in its folder, from stdin or from an
+    # editor's buffer as in a scan of the project.
+    model = _project_model(root, selection, config, sources) if only or within else sources
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
-    texts = kernel_texts(sources)
+    texts = kernel_texts(model)
     facts = _with_kernel_macros(
-        project_facts(root if root.is_dir() else root.parent), texts, root, sources
+        project_facts(root if root.is_dir() else root.parent), texts, root, model
     )
     facts_key = repr(facts).encode()
     cache = ResultCache(root) if use_cache else None
@@ -725,16 +757,19 @@ def scan(
     # Rules whose every finding a project-level fact guards (a dependency the project is, or
     # declares at a ROCm-capable version) cannot change what a scan that hides guarded findings
     # shows: they are not run, and the cache keys say so.
-    silenced = frozenset() if show_guarded else _silenced(sources, facts, use_cache)
+    silenced = frozenset() if show_guarded else _silenced(model, facts, use_cache)
     silenced_key = f"~{','.join(sorted(silenced))}" if silenced else ""
     results: dict[str, FileResult] = {}
     tasks: list[_Task] = []
     keys: dict[str, str] = {}
-    index = project_index(sources)
-    relatives = [source.relative for source in sources]
+    index = project_index(model)
+    relatives = [source.relative for source in model]
     # files whose every finding settling guards (by path, or written on a CUDA-only toolkit)
     moot_files = MootFiles.find(relatives, index, root, texts)
-    for source in sources:
+    scope = {source.relative for source in sources}
+    # a buffer (a file standing in for the project's own) is analysed but never cached
+    buffers = {s.relative for s in sources if root.is_dir() and not s.path.is_relative_to(root)}
+    for source in model:
         exports = index.slice_for(source.relative)
         moot = "" if show_guarded else moot_files.moot(source.relative)
         if cache is not None:
@@ -752,6 +787,8 @@ def scan(
                 if cached is not None:
                     results[source.relative] = cached
                     continue
+        if jobs == 0 and source.relative not in scope:
+            continue  # in this process: the rest of the project only as far as it is cached
         tasks.append(
             _Task(
                 str(source.path),
@@ -769,15 +806,18 @@ def scan(
     if on_total:
         on_total(len(tasks))
     kinds = {task.relative: task.kind for task in tasks}
-    for outcome in _execute_released(tasks, jobs, progress, config.file_timeout, index, sources):
+    for outcome in _execute_released(tasks, jobs, progress, config.file_timeout, index, model):
         results[outcome.relative] = outcome.result
-        if cache is not None and outcome.key and outcome.result.status is not Status.FAILED:
+        cacheable = outcome.relative not in buffers and outcome.result.status is not Status.FAILED
+        if cache is not None and outcome.key and cacheable:
             key = keys.get(outcome.relative, outcome.key)
             cache.put(outcome.relative, key, kinds[outcome.relative], outcome.result)
     if cache is not None:
         cache.save(set(keys))
-    ordered = [results[source.relative] for source in sources if source.relative in results]
+    ordered = [results[source.relative] for source in model if source.relative in results]
     files = settle(ordered, selection, relatives, show_guarded, facts, use_cache, index, moot_files)
+    if model is not sources:  # part of the project analysed: its files are the answer
+        files = [file for file in files if file.path in scope]
     files.extend(problems)
     files.extend(_unread_context(facts, files))
     return RootRun(root, ScanResult(str(root), files), config=config)
@@ -829,47 +869,33 @@ def scan_text(
     relative: str,
     data: bytes,
     *,
-    select: Sequence[str] | None = None,
-    ignore: Sequence[str] | None = None,
-    exclude: Sequence[str] = (),
-    min_severity: Severity | None = None,
-    preview: bool | None = None,
-    extend_select: Sequence[str] = (),
-    extend_ignore: Sequence[str] = (),
+    show_guarded: bool = False,
+    use_cache: bool = True,
     isolated: bool = True,
+    **chosen: Any,
 ) -> RootRun:
-    """Scan ``data`` (read from stdin) as if it were the file ``relative`` under ``root``: that
-    root's configuration, exclusions and per-file ignores apply. The analysis runs in a worker
-    process with the root's time budget, as a file of ``scan`` does (``isolated=False``: in this
-    process, for a caller that is such a worker already)."""
+    """Scan ``data`` (stdin, an editor's buffer) as if it were the file ``relative`` under
+    ``root``, through ``scan`` itself: the root's configuration, exclusions, project facts,
+    guards and folding apply exactly as to that file in a scan of the project, so the editor,
+    ``--stdin-filename`` and ``scan PATH`` give one answer. The bytes are written to a private
+    temporary file that a worker reads like any other; the buffer's findings are never cached
+    (they are not the file's). ``isolated=False``: analysed in this process, for a caller that
+    is a worker already (the language server's), the rest of the project from the cache."""
+    import tempfile
 
-    config = load_config(root)
-    selection = Selection.merge(
-        config,
-        select=select,
-        ignore=ignore,
-        exclude=exclude,
-        min_severity=min_severity,
-        preview=preview,
-        root=root,
-        extend_select=extend_select,
-        extend_ignore=extend_ignore,
-    )
-    kind = file_kind(relative)
-    files: list[FileResult] = []
-    if kind is not None and not is_excluded(relative, selection.exclude):
-        codes = selection.codes()
-        buffer = _Buffer(data, relative, kind, codes)
-        if isolated:
-            runner = IsolatedRunner(
-                _work_on_buffer, _buffer_failed, workers=1, budget=config.file_timeout
-            )
-            result = runner.run([buffer])[0].result
-        else:
-            result = _work_on_buffer(buffer).result
-        findings = tuple(selection.offered(f) for f in result.findings if selection.keep(f, codes))
-        files.append(replace(result, findings=findings))
-    return RootRun(root, ScanResult(str(root), files), config=config)
+    with tempfile.TemporaryDirectory(prefix="migrate-buffer-") as directory:
+        path = Path(directory) / "buffer"
+        path.write_bytes(data)
+        kind = file_kind(relative)
+        only = [SourceFile(path, relative, kind)] if kind is not None else []
+        return scan(
+            root,
+            **chosen,
+            use_cache=use_cache,
+            only=only,
+            show_guarded=show_guarded,
+            jobs=None if isolated else 0,
+        )
 
 
 def settle(
@@ -1076,24 +1102,6 @@ def fix_tree(
         formatter=formatter,
     )
     return run
-
-
-@dataclass(frozen=True, slots=True)
-class _Buffer:
-    """Bytes to scan as the file ``relative`` (``scan_text``'s task for its worker)."""
-
-    data: bytes
-    relative: str
-    kind: str
-    codes: frozenset[str] | None
-
-
-def _work_on_buffer(buffer: _Buffer) -> FileOutcome:
-    return _work_on_bytes(buffer.data, buffer.relative, buffer.kind, None, buffer.codes)
-
-
-def _buffer_failed(buffer: _Buffer, reason: str) -> FileOutcome:
-    return FileOutcome(FileResult(buffer.relative, Status.FAILED, reason=reason))
 
 
 def _work_on_bytes(

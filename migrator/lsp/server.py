@@ -12,6 +12,7 @@ Only the text the editor sent is analysed, never a file read from disk, and only
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -61,8 +62,14 @@ class MigrateProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
+#: How long an edit waits for the next before the buffer is analysed: a burst of keystrokes
+#: costs one analysis, of its last text.
+SETTLE_SECONDS = 0.15
+
+
 class MigrateServer(LanguageServer):
-    """The server, with the findings last published per document (for hover)."""
+    """The server, with the findings last published per document (for hover, and shown again
+    while the buffer does not parse)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -192,8 +199,28 @@ def _not_analysed(reason: str, severity: types.DiagnosticSeverity) -> types.Diag
     )
 
 
+def _syntax_error(reason: str, lines: Sequence[str]) -> types.Diagnostic | None:
+    """The diagnostic of a buffer that does not parse, at the error; None for other failures."""
+    from migrator.engine.engine import syntax_error_at
+
+    at = syntax_error_at(reason)
+    if at is None:
+        return None
+    line, column = at
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    start = types.Position(line=max(line - 1, 0), character=_utf16(text, column))
+    return types.Diagnostic(
+        range=types.Range(start=start, end=start),
+        severity=types.DiagnosticSeverity.Error,
+        source="migrate",
+        message=f"{reason}; the other diagnostics are from the last text that parsed",
+    )
+
+
 def publish(ls: MigrateServer, uri: str) -> None:
-    """Scan the buffer and publish its diagnostics (an empty list clears them)."""
+    """Scan the buffer and publish its diagnostics (an empty list clears them). While the
+    buffer does not parse, the last findings stay, with one diagnostic for the syntax error
+    (an editor that cleared them would flicker on every keystroke)."""
     document = _opened(ls.workspace.text_documents, uri)
     if document is None:
         return
@@ -202,10 +229,15 @@ def publish(ls: MigrateServer, uri: str) -> None:
     if located is not None:
         root, relative = located
         analysis = _analyse(ls, root, relative, _buffer_bytes(document.source), fixes=False)
-    ls.published[uri] = analysis.findings
     lines = document.source.splitlines()
-    diagnostics = [_diagnostic(lines, finding) for finding in analysis.findings]
-    if analysis.failure:
+    syntax = _syntax_error(analysis.failure, lines) if analysis.failure else None
+    if syntax is None:
+        ls.published[uri] = analysis.findings
+    findings = ls.published.get(uri, ()) if syntax is not None else analysis.findings
+    diagnostics = [_diagnostic(lines, finding) for finding in findings]
+    if syntax is not None:
+        diagnostics.append(syntax)
+    elif analysis.failure:
         diagnostics.append(_not_analysed(analysis.failure, types.DiagnosticSeverity.Warning))
     if analysis.skipped:
         diagnostics.append(_not_analysed(analysis.skipped, types.DiagnosticSeverity.Information))
@@ -220,7 +252,13 @@ def did_open(ls: MigrateServer, params: types.DidOpenTextDocumentParams) -> None
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: MigrateServer, params: types.DidChangeTextDocumentParams) -> None:
+async def did_change(ls: MigrateServer, params: types.DidChangeTextDocumentParams) -> None:
+    """Analyse once the edits settle: a change followed within ``SETTLE_SECONDS`` by another
+    leaves the analysis to the later one."""
+    await asyncio.sleep(SETTLE_SECONDS)
+    document = _opened(ls.workspace.text_documents, params.text_document.uri)
+    if document is None or document.version != params.text_document.version:
+        return
     publish(ls, params.text_document.uri)
 
 
@@ -234,6 +272,32 @@ def did_close(ls: MigrateServer, params: types.DidCloseTextDocumentParams) -> No
     ls.published.pop(params.text_document.uri, None)
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+    )
+
+
+#: The kind of the fix-all action: an editor asking for ``source.fixAll`` (or ``source``)
+#: on save gets it; ``.migrate`` lets a user ask for migrate's alone.
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.migrate"
+
+
+def _covers(asked: str, kind: str) -> bool:
+    """An ``only`` entry asks for ``kind`` when it is that kind or a prefix of it (LSP)."""
+    return kind == asked or kind.startswith(f"{asked}.")
+
+
+def _asks_fix_all(only: Sequence[str]) -> bool:
+    return any(_covers(str(asked), FIX_ALL_KIND) for asked in only)
+
+
+def _asks_quick_fixes(only: Sequence[str]) -> bool:
+    return any(_covers(str(asked), types.CodeActionKind.QuickFix.value) for asked in only)
+
+
+def _whole_buffer_edit(old: str, new: str) -> types.TextEdit:
+    """One edit replacing the whole buffer ``old`` with ``new``."""
+    end = types.Position(line=len(old.splitlines()), character=0)
+    return types.TextEdit(
+        range=types.Range(start=types.Position(line=0, character=0), end=end), new_text=new
     )
 
 
@@ -253,6 +317,26 @@ def code_action(ls: MigrateServer, params: types.CodeActionParams) -> list[types
     root, relative = located
     analysis = _analyse(ls, root, relative, _buffer_bytes(document.source), fixes=True)
     fixes = {level: (text, fixed) for level, text, fixed in analysis.fixes}
+    only = params.context.only
+    # ``source.fixAll`` (fix on save): the safe fixes, as ``migrate fix`` applies them
+    safe_all, _ = fixes.get(Applicability.SAFE, (None, ()))
+    fix_all = (
+        []
+        if safe_all is None or (only is not None and not _asks_fix_all(only))
+        else [
+            types.CodeAction(
+                title="migrate: fix all (safe fixes)",
+                kind=FIX_ALL_KIND,
+                edit=types.WorkspaceEdit(
+                    changes={
+                        params.text_document.uri: [_whole_buffer_edit(document.source, safe_all)]
+                    }
+                ),
+            )
+        ]
+    )
+    if only is not None and not _asks_quick_fixes(only):
+        return fix_all
     actions: list[types.CodeAction] = []
     safe_text: str | None = None
     for level, title in (
@@ -264,12 +348,7 @@ def code_action(ls: MigrateServer, params: types.CodeActionParams) -> list[types
             continue
         if level is Applicability.SAFE:
             safe_text = new_text
-        lines = document.source.splitlines()
-        end = types.Position(line=len(lines), character=0)
-        edit = types.TextEdit(
-            range=types.Range(start=types.Position(line=0, character=0), end=end),
-            new_text=new_text,
-        )
+        edit = _whole_buffer_edit(document.source, new_text)
         codes = {finding.rule for finding in fixed}
         actions.append(
             types.CodeAction(
@@ -280,7 +359,7 @@ def code_action(ls: MigrateServer, params: types.CodeActionParams) -> list[types
                 is_preferred=level is Applicability.SAFE,
             )
         )
-    return actions
+    return actions + fix_all
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
