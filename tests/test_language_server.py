@@ -18,65 +18,34 @@ SOURCE = "import torch\n\nif torch.version.cuda:\n    print('gpu')\nwith torch.c
 
 
 async def _session(project: Path) -> dict[str, object]:
-    from pygls.lsp.client import LanguageClient
+    from tests.lsp_session import editor
 
-    class _Client(LanguageClient):
-        def __init__(self) -> None:
-            super().__init__("migrate-tests", "1")
-            self.diagnostics: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
-
-    client = _Client()
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def diagnostics(params: types.PublishDiagnosticsParams) -> None:
-        client.diagnostics.put_nowait(params)
-
-    await client.start_io(sys.executable, "-m", "migrator", "server")
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="project")],
-        )
-    )
-    client.initialized(types.InitializedParams())
-    uri = (project / "app.py").as_uri()
     out: dict[str, object] = {}
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="python", version=1, text=SOURCE
+    async with editor(project) as ed:
+        client = ed.client
+        uri = ed.open(project / "app.py", SOURCE)
+        out["opened"] = await ed.diagnostics(uri, 1)
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=2, character=5),
             )
         )
-    )
-    out["opened"] = await asyncio.wait_for(client.diagnostics.get(), 60)
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(line=2, character=5),
+        out["hover"] = hover
+        opened = out["opened"]
+        assert isinstance(opened, types.PublishDiagnosticsParams)
+        out["actions"] = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=6, character=0),
+                ),
+                context=types.CodeActionContext(diagnostics=opened.diagnostics),
+            )
         )
-    )
-    out["hover"] = hover
-    opened = out["opened"]
-    assert isinstance(opened, types.PublishDiagnosticsParams)
-    out["actions"] = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(
-                start=types.Position(line=0, character=0), end=types.Position(line=6, character=0)
-            ),
-            context=types.CodeActionContext(diagnostics=opened.diagnostics),
-        )
-    )
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text="import torch\n")],
-        )
-    )
-    out["changed"] = await asyncio.wait_for(client.diagnostics.get(), 60)
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+        ed.change(uri, "import torch\n", 2)
+        out["changed"] = await ed.diagnostics(uri, 2)
     return out
 
 
