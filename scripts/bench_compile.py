@@ -136,7 +136,10 @@ def main() -> int:
         from migrator.kernels.torch_headers import torch_include_dirs
 
         prepared = measure("torch headers, cold cache (once per torch version)", torch_include_dirs)
-        include, note = prepared["outcome"]  # type: ignore[misc]
+        outcome = prepared["outcome"]
+        assert isinstance(outcome, tuple)
+        include: list[Path] = outcome[0]
+        note: str = outcome[1]
         if not include:
             print(f"torch headers not prepared: {note}", file=sys.stderr)
             return 2
