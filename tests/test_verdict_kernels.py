@@ -219,3 +219,59 @@ def test_nvml_decides_by_its_class_and_the_page_says_which(run_cli, tmp_path):
     assert "GPU tool built on nvml" in tool[2]  # why this NVML item is a port
     assert trainer[:2] == ("needs-work", "breaks")
     assert "GPU tool" not in trainer[2]
+
+
+WMMA_KERNEL = """#include <mma.h>
+using namespace nvcuda;
+__global__ void tile(half* out, const half* a, const half* b) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, half> acc;
+  fill_fragment(acc, __float2half(0.0));
+  load_matrix_sync(fa, a, 16);
+  load_matrix_sync(fb, b, 16);
+  mma_sync(acc, fa, fb, acc);
+  store_matrix_sync(out, acc, 16, wmma::mem_row_major);
+}
+"""
+
+
+def test_a_sub_folder_extension_the_package_modules_import_is_on_the_core_path(run_cli, tmp_path):
+    """A library package (no console script, no root script) whose public modules import at
+    module level an extension built by a sub-folder setup.py (beside its own tests and
+    benchmark): the extension's WMMA kernels are the package's path, not "shown apart"."""
+    root = tmp_path / "quant"
+    write(root, "requirements.txt", "torch\n")
+    write(root, "lib/__init__.py", "")
+    write(root, "lib/codebook/__init__.py", "import torch\nimport tiles_cuda\n")
+    write(
+        root,
+        "lib/linear/quantized.py",
+        "import torch\nimport tiles_cuda\n\ndef forward(x):\n    return tiles_cuda.tile(x)\n",
+    )
+    write(root, "lib/linear/__init__.py", "from .quantized import forward\n")
+    write(
+        root,
+        "tiles/setup.py",
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "setup(name='tiles_cuda',\n"
+        "      ext_modules=[CUDAExtension('tiles_cuda', ['tiles_wrapper.cpp', 'tiles.cu',\n"
+        "                                                'tiles_8x32.cu', 'tiles_gemv.cu'])],\n"
+        "      cmdclass={'build_ext': BuildExtension})\n",
+    )
+    write(
+        root,
+        "tiles/tiles_wrapper.cpp",
+        "#include <torch/extension.h>\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n",
+    )
+    for name in ("tiles.cu", "tiles_8x32.cu", "tiles_gemv.cu"):
+        write(root, f"tiles/{name}", WMMA_KERNEL)
+    write(root, "tiles/test_tiles.py", "import tiles_cuda\n\ndef test_tile():\n    pass\n")
+    result = run_cli("report", "--format", "json", "--no-cache", str(root))
+    project = json.loads(result.stdout)["projects"][0]
+    assert project["verdict"] == "blocked", project["verdict_reason"]
+    deciding = {rule for item in project["deciding"] for rule in item["rules"]}
+    assert "ROC320" in deciding, project["deciding"]
+    apart = {rule for item in project["peripheral_work_items"] for rule in item["rules"]}
+    assert "ROC320" not in apart, project["peripheral_work_items"]
