@@ -275,3 +275,44 @@ def test_a_sub_folder_extension_the_package_modules_import_is_on_the_core_path(r
     assert "ROC320" in deciding, project["deciding"]
     apart = {rule for item in project["peripheral_work_items"] for rule in item["rules"]}
     assert "ROC320" not in apart, project["peripheral_work_items"]
+
+
+def _jit_project(root: Path, kernel: str) -> Path:
+    """A package whose ``__init__`` builds its one CUDA extension with ``load()`` at import."""
+    write(root, "requirements.txt", "torch\n")
+    write(
+        root,
+        "knnpkg/__init__.py",
+        "import os\nimport torch\nfrom torch.utils.cpp_extension import load\n\n"
+        "def _load(name):\n"
+        "    here = os.path.join(os.path.dirname(__file__), 'csrc')\n"
+        "    return load(name=name, sources=[os.path.join(here, name + '.cpp'),\n"
+        "                                    os.path.join(here, name + '.cu')], with_cuda=True)\n\n"
+        "_ext = _load('knn')\n",
+    )
+    write(
+        root,
+        "knnpkg/csrc/knn.cpp",
+        "#include <torch/extension.h>\nvoid add_launcher(float*, const float*, int);\n"
+        "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n",
+    )
+    write(root, "knnpkg/csrc/knn.cu", kernel)
+    return root
+
+
+def test_a_jit_extension_whose_kernels_port_mechanically_is_ready_with_a_build_to_check(
+    run_cli, tmp_path
+):
+    root = _jit_project(tmp_path / "knn", KERNEL)
+    result = run_cli("report", "--format", "json", "--no-cache", str(root))
+    project = json.loads(result.stdout)["projects"][0]
+    assert [ext["label"] for ext in project["extensions"]] == ["ports mechanically"]
+    assert project["verdict"] == "ready", project["verdict_reason"]
+    assert project["verdict_rule_id"] == "build-check"
+    assert "ROC600" in {rule for item in project["deciding"] for rule in item["rules"]}
+    # the same build with a kernel that needs a port is not ready
+    ptx = KERNEL.replace("out[i] += a[i];", 'asm volatile("mov.u32 %0, %%laneid;" : "=r"(n));')
+    blocked = _jit_project(tmp_path / "knn_ptx", ptx)
+    result = run_cli("report", "--format", "json", "--no-cache", str(blocked))
+    project = json.loads(result.stdout)["projects"][0]
+    assert project["verdict"] != "ready", project["verdict_reason"]
