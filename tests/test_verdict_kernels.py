@@ -219,3 +219,100 @@ def test_nvml_decides_by_its_class_and_the_page_says_which(run_cli, tmp_path):
     assert "GPU tool built on nvml" in tool[2]  # why this NVML item is a port
     assert trainer[:2] == ("needs-work", "breaks")
     assert "GPU tool" not in trainer[2]
+
+
+WMMA_KERNEL = """#include <mma.h>
+using namespace nvcuda;
+__global__ void tile(half* out, const half* a, const half* b) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, half> acc;
+  fill_fragment(acc, __float2half(0.0));
+  load_matrix_sync(fa, a, 16);
+  load_matrix_sync(fb, b, 16);
+  mma_sync(acc, fa, fb, acc);
+  store_matrix_sync(out, acc, 16, wmma::mem_row_major);
+}
+"""
+
+
+def test_a_sub_folder_extension_the_package_modules_import_is_on_the_core_path(run_cli, tmp_path):
+    """A library package (no console script, no root script) whose public modules import at
+    module level an extension built by a sub-folder setup.py (beside its own tests and
+    benchmark): the extension's WMMA kernels are the package's path, not "shown apart"."""
+    root = tmp_path / "quant"
+    write(root, "requirements.txt", "torch\n")
+    write(root, "lib/__init__.py", "")
+    write(root, "lib/codebook/__init__.py", "import torch\nimport tiles_cuda\n")
+    write(
+        root,
+        "lib/linear/quantized.py",
+        "import torch\nimport tiles_cuda\n\ndef forward(x):\n    return tiles_cuda.tile(x)\n",
+    )
+    write(root, "lib/linear/__init__.py", "from .quantized import forward\n")
+    write(
+        root,
+        "tiles/setup.py",
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "setup(name='tiles_cuda',\n"
+        "      ext_modules=[CUDAExtension('tiles_cuda', ['tiles_wrapper.cpp', 'tiles.cu',\n"
+        "                                                'tiles_8x32.cu', 'tiles_gemv.cu'])],\n"
+        "      cmdclass={'build_ext': BuildExtension})\n",
+    )
+    write(
+        root,
+        "tiles/tiles_wrapper.cpp",
+        "#include <torch/extension.h>\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n",
+    )
+    for name in ("tiles.cu", "tiles_8x32.cu", "tiles_gemv.cu"):
+        write(root, f"tiles/{name}", WMMA_KERNEL)
+    write(root, "tiles/test_tiles.py", "import tiles_cuda\n\ndef test_tile():\n    pass\n")
+    result = run_cli("report", "--format", "json", "--no-cache", str(root))
+    project = json.loads(result.stdout)["projects"][0]
+    assert project["verdict"] == "blocked", project["verdict_reason"]
+    deciding = {rule for item in project["deciding"] for rule in item["rules"]}
+    assert "ROC320" in deciding, project["deciding"]
+    apart = {rule for item in project["peripheral_work_items"] for rule in item["rules"]}
+    assert "ROC320" not in apart, project["peripheral_work_items"]
+
+
+def _jit_project(root: Path, kernel: str) -> Path:
+    """A package whose ``__init__`` builds its one CUDA extension with ``load()`` at import."""
+    write(root, "requirements.txt", "torch\n")
+    write(
+        root,
+        "knnpkg/__init__.py",
+        "import os\nimport torch\nfrom torch.utils.cpp_extension import load\n\n"
+        "def _load(name):\n"
+        "    here = os.path.join(os.path.dirname(__file__), 'csrc')\n"
+        "    return load(name=name, sources=[os.path.join(here, name + '.cpp'),\n"
+        "                                    os.path.join(here, name + '.cu')], with_cuda=True)\n\n"
+        "_ext = _load('knn')\n",
+    )
+    write(
+        root,
+        "knnpkg/csrc/knn.cpp",
+        "#include <torch/extension.h>\nvoid add_launcher(float*, const float*, int);\n"
+        "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n",
+    )
+    write(root, "knnpkg/csrc/knn.cu", kernel)
+    return root
+
+
+def test_a_jit_extension_whose_kernels_port_mechanically_is_ready_with_a_build_to_check(
+    run_cli, tmp_path
+):
+    root = _jit_project(tmp_path / "knn", KERNEL)
+    result = run_cli("report", "--format", "json", "--no-cache", str(root))
+    project = json.loads(result.stdout)["projects"][0]
+    assert [ext["label"] for ext in project["extensions"]] == ["ports mechanically"]
+    assert project["verdict"] == "ready", project["verdict_reason"]
+    assert project["verdict_rule_id"] == "build-check"
+    assert "ROC600" in {rule for item in project["deciding"] for rule in item["rules"]}
+    # the same build with a kernel that needs a port is not ready
+    ptx = KERNEL.replace("out[i] += a[i];", 'asm volatile("mov.u32 %0, %%laneid;" : "=r"(n));')
+    blocked = _jit_project(tmp_path / "knn_ptx", ptx)
+    result = run_cli("report", "--format", "json", "--no-cache", str(blocked))
+    project = json.loads(result.stdout)["projects"][0]
+    assert project["verdict"] != "ready", project["verdict_reason"]

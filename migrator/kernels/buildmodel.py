@@ -178,6 +178,8 @@ class BuildModel:
     rocm_branch: list[str] = field(default_factory=list)  # build files with a ROCm branch
     #: macro -> (build file, line) of a definition made only where the build finds CUDA
     cuda_macros: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: macros a Python build defines outside a CUDA-only branch (ROCm builds get them too)
+    rocm_macros: set[str] = field(default_factory=set)
     notes: list[BuildNote] = field(default_factory=list)
     #: headers that kernel-source templates in Python strings ``#include`` (a generator writes
     #: the kernels that compile them): compiled, though no source file of the tree includes them
@@ -228,6 +230,7 @@ class BuildModel:
         self.rocm_branch.extend(other.rocm_branch)
         for macro, where in other.cuda_macros.items():
             self.cuda_macros.setdefault(macro, where)
+        self.rocm_macros |= other.rocm_macros
         self.notes.extend(other.notes)
         self.template_includes |= other.template_includes
         self._literal = None

@@ -88,6 +88,7 @@ def _copy(model: BuildModel) -> BuildModel:
         patterns=list(model.patterns),
         rocm_branch=list(model.rocm_branch),
         cuda_macros=dict(model.cuda_macros),
+        rocm_macros=set(model.rocm_macros),
         notes=list(model.notes),
         template_includes=set(model.template_includes),
         read=list(model.read),
@@ -155,6 +156,10 @@ def _read_builds(
         model.merge(part, relative)
     model.read.extend(cmake_files)
     cmake.settle(model, cmake_files)
+    # a macro a Python build also defines for ROCm (``define_macros += [('WITH_CUDA', None)]``
+    # outside a CUDA-only branch) is not one that only CUDA builds see
+    for macro in python.model.rocm_macros:
+        model.cuda_macros.pop(macro, None)
     return model
 
 

@@ -264,29 +264,36 @@ def _note_of(note: BuildNote, extension: Extension) -> bool:
 
 
 def kernel_file_roles(
-    views: Sequence[ExtensionView], roles: Mapping[str, str], core: str, lazy: str, unreachable: str
+    views: Sequence[ExtensionView],
+    roles: Mapping[str, str],
+    core: str,
+    lazy: str,
+    unreachable: str,
+    public: str | None = None,
 ) -> dict[str, str]:
     """The readiness role of each kernel file an extension compiles: ``core`` when a module
     every run loads imports the extension at module level (a blocker there blocks the
-    project), ``lazy`` when it is imported behind a guard, inside a function, by a module
-    loaded later, or by nothing the import graph sees (loaded through ``ctypes`` or
-    ``torch.ops``); the best role over the extensions compiling a file wins."""
-    order = {core: 0, lazy: 1, unreachable: 2}
+    project), ``public`` when a public module of the project's own package does (importing that
+    module builds on the extension: it is on the package's path), ``lazy`` when it is imported
+    behind a guard, inside a function, by a module loaded later, or by nothing the import graph
+    sees (loaded through ``ctypes`` or ``torch.ops``); the best role over the extensions
+    compiling a file wins."""
+    ranked = [core, *([public] if public else []), lazy, unreachable]
+    order = {role: rank for rank, role in enumerate(ranked)}
     out: dict[str, str] = {}
     for view in views:
         role = lazy
         for site in view.imports:
             importer_role = roles.get(site.path)
-            if site.how == MODULE_LEVEL and importer_role == core:
-                role = core
+            if site.how != MODULE_LEVEL or importer_role is None:
+                continue
+            if importer_role == core or (importer_role == public and order[role] > order[public]):
+                role = importer_role
+            if role == core:
                 break
         for relative in view.files:
-            if order[role] < order.get(out.get(relative, unreachable), 2) or relative not in out:
-                out[relative] = (
-                    role
-                    if relative not in out or order[role] < order[out[relative]]
-                    else out[relative]
-                )
+            if relative not in out or order[role] < order[out[relative]]:
+                out[relative] = role
     return out
 
 

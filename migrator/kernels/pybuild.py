@@ -39,6 +39,7 @@ from migrator.kernels.buildmodel import (
     meet,
     negate,
 )
+from migrator.kernels.pyloops import folder_next, macro_names, tuple_loop_bindings
 from migrator.kernels.pyvalues import (
     ANCHOR,
     PARAM,
@@ -382,21 +383,20 @@ class _Reader:
         if not isinstance(target, ast.Tuple):
             return
         names = [e.id if isinstance(e, ast.Name) else "" for e in target.elts]
-        callee = self.imports.dotted(iterable.func) if isinstance(iterable, ast.Call) else ""
-        if callee.endswith("walk") and len(names) == 3 and isinstance(iterable, ast.Call):
-            top = self.eval(iterable.args[0], where) if iterable.args else None
-            roots = [j for v in (top or []) if (j := join(v, Val("**", v.context, v.base)))]
-            self.env[names[0]] = roots
-            self.env[names[1]] = [Val("*", where.context, self.folder)]
-            self.env[names[2]] = [Val("*", where.context, self.folder)]
-            return
-        if callee == "enumerate" and len(names) == 2 and isinstance(iterable, ast.Call):
-            found = self.eval(iterable.args[0], where) if iterable.args else None
-            if names[1] and found is not None:
-                self.env[names[1]] = found
-            return
+        call = iterable if isinstance(iterable, ast.Call) else None
+        bound = tuple_loop_bindings(
+            self.imports.dotted(call.func) if call is not None else "",
+            names,
+            call.args if call is not None else [],
+            lambda node: self.eval(node, where),
+            where.context,
+            self.folder,
+        )
         for name in names:
-            self.env.pop(name, None)
+            if name in bound:
+                self.env[name] = bound[name]
+            else:
+                self.env.pop(name, None)
 
     # --- extension calls ------------------------------------------------------------------
 
@@ -548,23 +548,13 @@ class _Reader:
                 self._macros(node, replace(where, gate=gate))
 
     def _macros(self, node: ast.expr, where: _Where) -> None:
-        """Macros a gated branch defines (``('WITH_CUDA', None)``, ``'-DWITH_CUDA'``)."""
-        if not where.gate:
-            return
-        for sub in ast.walk(node):
-            name = ""
-            if (
-                isinstance(sub, ast.Tuple)
-                and sub.elts
-                and isinstance(sub.elts[0], ast.Constant)
-                and isinstance(sub.elts[0].value, str)
-            ):
-                name = sub.elts[0].value
-            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                if sub.value.startswith("-D"):
-                    name = sub.value[2:].split("=", 1)[0]
-            if re.fullmatch(r"[A-Za-z_]\w*", name or "") and name.upper() == name:
-                self.model.cuda_macros.setdefault(name, (self.path, getattr(sub, "lineno", 1)))
+        """Macros a branch defines (``('WITH_CUDA', None)``, ``'-DWITH_CUDA'``): only where the
+        build finds CUDA when gated, else (outside a CUDA-only branch) for ROCm builds too."""
+        for name, line in macro_names(node):
+            if where.gate:
+                self.model.cuda_macros.setdefault(name, (self.path, line))
+            elif where.context in (BOTH, ROCM):
+                self.model.rocm_macros.add(name)
 
     def _written(self, node: ast.expr, where: _Where) -> None:
         """``open(path, 'w')`` or ``Path(path).write_text(...)`` of a kernel source: a file the
@@ -805,7 +795,7 @@ class _Reader:
             inner = self.eval(part.value, where) if isinstance(part, ast.FormattedValue) else None
             if inner and len(inner) <= 16:
                 parts.append(inner)
-            elif index == 0:
+            elif index == 0 and folder_next(node.values):  # f"{HERE}/k.cu", not f"{name}_k.cu"
                 parts.append([Val(ANCHOR + self.folder, where.context, self.folder)])
             else:
                 parts.append([Val("*", where.context, self.folder)])

@@ -3,12 +3,23 @@ compiles for AMD."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from migrator.api import Invalid, KernelRule, Severity, Valid
 
 from ._shared import lines_once
 
 #: How the parse names NVIDIA's namespace: ``using namespace nvcuda;``, ``nvcuda::wmma``.
 _NAMESPACE_TOKENS = frozenset({"namespace_identifier", "identifier"})
+#: The WMMA names a file may write unqualified once ``using namespace nvcuda[::wmma];`` brings
+#: them in (the calls also resolve through argument-dependent lookup on the fragments).
+_WMMA_NAMES = frozenset(
+    {"fill_fragment", "load_matrix_sync", "store_matrix_sync", "mma_sync", "fragment"}
+)
+#: A token before a name that makes it a declaration or a member, not a use of NVIDIA's API.
+_NOT_A_USE = frozenset(
+    {"primitive_type", "type_identifier", "::", ".", "->", "sized_type_specifier"}
+)
 
 
 class WmmaApi(KernelRule):
@@ -47,7 +58,7 @@ class WmmaApi(KernelRule):
     severity = Severity.ERROR
     message = "NVIDIA's WMMA API (nvcuda::wmma, <mma.h>) has no HIP mapping; port to rocWMMA"
     fact = "§7 tensor-core PTX; [H1][RW1]"
-    triggers = ("wmma", "mma.h")
+    triggers = ("wmma", "mma.h", "nvcuda")
     effort_hours = 24.0
     consequence = "crash-import"
     port = True
@@ -59,6 +70,11 @@ class WmmaApi(KernelRule):
         ),
         Valid('// wmma::mma_sync is NVIDIA only\n#include "my_mma.h"\n', path="k.cu"),
         Valid("#ifndef USE_ROCM\n#include <mma.h>\n#endif\n", path="k.cu"),
+        Valid(
+            "__device__ void mma_sync(float* c, const float* a);\n"
+            "__global__ void k(float* c, float* a) { mma_sync(c, a); }\n",
+            path="k.cu",
+        ),
     ]
     invalid = [
         Invalid(
@@ -80,6 +96,23 @@ class WmmaApi(KernelRule):
             count=1,
             sites=2,
         ),
+        Invalid(
+            "#include <mma.h>\nusing namespace nvcuda;\n__global__ void k() {\n"
+            "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;\n"
+            "  fill_fragment(c, 0.0f);\n  mma_sync(c, a, b, c);\n}\n",
+            path="k.cu",
+            line=1,
+            count=1,
+            sites=5,
+        ),
+        Invalid(
+            "using namespace nvcuda::wmma;\n__global__ void k() {\n"
+            "  fragment<accumulator, 16, 16, 16, float> c;\n  store_matrix_sync(p, c, 16, mem_row_major);\n}\n",
+            path="k.cu",
+            line=1,
+            count=1,
+            sites=3,
+        ),
     ]
 
     def check(self) -> None:
@@ -90,6 +123,7 @@ class WmmaApi(KernelRule):
             if include.header == "mma.h"
         ]
         tokens = view.source.tokens()
+        spans.extend(_unqualified_uses(tokens))
         for index, token in enumerate(tokens):
             if token.text == "wmma" and index + 1 < len(tokens) and tokens[index + 1].text == "::":
                 spans.append((token.start, token.end))
@@ -97,3 +131,28 @@ class WmmaApi(KernelRule):
                 spans.append((token.start, token.end))  # ``using namespace nvcuda;``
         for start, end in lines_once(spans, view.source.line_of):
             self.report_bytes(start, end)
+
+
+def _unqualified_uses(tokens: list[Any]) -> list[tuple[int, int]]:
+    """Uses of WMMA names written without ``wmma::`` (``mma_sync(c, a, b, c)``), only where the
+    file brings NVIDIA's namespace in with a using-directive (a project's own ``mma_sync``
+    elsewhere is not NVIDIA's API)."""
+    using = any(
+        tokens[i].text == "using"
+        and tokens[i + 1].text == "namespace"
+        and tokens[i + 2].text == "nvcuda"
+        for i in range(len(tokens) - 2)
+    )
+    if not using:
+        return []
+    spans: list[tuple[int, int]] = []
+    for index, token in enumerate(tokens):
+        if token.text not in _WMMA_NAMES or index + 1 >= len(tokens):
+            continue
+        if tokens[index + 1].text not in ("(", "<"):
+            continue
+        before = tokens[index - 1] if index else None
+        if before is not None and (before.type in _NOT_A_USE or before.text in _NOT_A_USE):
+            continue
+        spans.append((token.start, token.end))
+    return spans

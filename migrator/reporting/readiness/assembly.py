@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -217,8 +217,9 @@ def build_project(
     failed = [(file.path, file.reason) for file in scan.files if file.status is Status.FAILED]
     # a file of code users run that could not be analysed keeps the project from "ready"
     unread = [path for path, _ in failed if layout.tier_of(path) != PERIPHERAL]
-    state = readiness(work, layout.amd_path, unread, concerns)
     extensions = _extensions(scan, findings)
+    work = mark_build_checks(work, extensions)
+    state = readiness(work, layout.amd_path, unread, concerns)
     return ProjectReport(
         name=name or _project_name(scan.root),
         root=scan.root,
@@ -274,6 +275,39 @@ def deciding_first(
             order[id(group)],
         ),
     )
+
+
+#: The rule of a CUDA extension build: on ROCm, cpp_extension hipifies and builds it itself.
+_BUILD_RULES = frozenset({"ROC600"})
+
+
+def mark_build_checks(work: list[WorkItem], extensions: Sequence[Any]) -> list[WorkItem]:
+    """The work items whose only work is to build, on ROCm, extensions that port mechanically
+    (every extension built in the item's files is labelled so: no blocking or edit site, the
+    whole build read): such an item is a build to check, not a break (``build_check``)."""
+    mechanical: dict[str, list[str]] = {}
+    importers: set[str] = set()  # a build's sites name the modules importing it as well
+    failing: set[str] = set()
+    for extension in extensions:
+        path = extension.build.rsplit(":", 1)[0]
+        if extension.label == "ports mechanically":
+            mechanical.setdefault(path, []).append(extension.name)
+            importers.update(site.rsplit(":", 1)[0] for site in extension.imports)
+        else:
+            failing.add(path)
+    out: list[WorkItem] = []
+    for item in work:
+        built = {site.path for site in item.sites if site.rule}
+        if (
+            set(item.rules) <= _BUILD_RULES
+            and built & set(mechanical)
+            and not built & failing
+            and built <= set(mechanical) | importers
+        ):
+            names = dict.fromkeys(name for path in built for name in mechanical.get(path, ()))
+            item = replace(item, build_check=", ".join(names))
+        out.append(item)
+    return out
 
 
 def _extensions(scan: ScanResult, findings: Sequence[Finding]) -> list[Any]:

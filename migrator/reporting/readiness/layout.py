@@ -165,7 +165,7 @@ def kernel_roles(
     if not kernel_files:
         return
     views = extension_views(root, paths, texts)
-    by_file = kernel_file_roles(views, roles, CORE, LAZY, "unreachable")
+    by_file = kernel_file_roles(views, roles, CORE, LAZY, "unreachable", PUBLIC)
     # a project with no Python of its own beyond its build, tests and benchmarks (dietgpu: a
     # CMake library torch.ops.load_library loads) delivers its extensions: they are its core path
     library = not any(
@@ -181,8 +181,9 @@ def kernel_roles(
         if library and role != CORE and relative in built:
             role = CORE
         # an extension built by a nested setup.py (``pkg/kernels/setup.py``) stays a separate
-        # deliverable unless code every run loads imports it: then it is the project's own path
-        if roles.get(relative) == SUBPROJECT and role != CORE:
+        # deliverable unless code every run loads, or a public module of the project's own
+        # package, imports it at module level: then it is the project's own path
+        if roles.get(relative) == SUBPROJECT and role not in (CORE, PUBLIC):
             continue
         if role != CORE and plugin_module(relative):
             role = OPT_IN  # a plugin's kernels run when a user enables the plugin, as its modules

@@ -101,7 +101,8 @@ VERDICT_RULE_TEXT: dict[str, str] = {
     "(kernels or backends with no drop-in ROCm equivalent) and the project ships no AMD path",
     "breaks": "needs work: a core or deployment work item crashes or silently falls back to the "
     "CPU, and the project's AMD path does not cover it (unless the project ships an AMD path and "
-    "only deployment files break)",
+    "only deployment files break; a CUDA extension build whose kernels port mechanically is a "
+    "build to check, below)",
     "unknown": "needs work: nothing known breaks, but files of code users run could not be "
     "analysed (what they hold is unknown)",
     "unknown-native": "needs work (not ready until checked): nothing known breaks, but code users "
@@ -112,6 +113,10 @@ VERDICT_RULE_TEXT: dict[str, str] = {
     "is only in deployment files (container recipes, compose files, launch scripts)",
     "effort": f"needs work: nothing reachable breaks, but the reachable work exceeds "
     f"{READY_MAX_HOURS:g} h",
+    "build-check": "ready (with work items): what remains on the reachable path is building the "
+    "project's CUDA extensions on ROCm, whose kernels port mechanically (hipify maps every "
+    "construct; no site needs a port or an edit): PyTorch's cpp_extension hipifies and builds "
+    "them with hipcc; build them there and check their outputs",
     "ready": "ready: nothing reachable from the entry points breaks (at most performance or "
     "hygiene items, or items in tests, examples, benchmarks, unreachable or opt-in code)",
 }
@@ -259,7 +264,8 @@ def readiness(
             "weeks of porting on a path its users take)",
             items,
         )
-    breaking = [item for item in reachable if item.breaks]
+    builds = [item for item in reachable if item.breaks and item.build_check]
+    breaking = [item for item in reachable if item.breaks and not item.build_check]
     deploy_only = bool(breaking and amd_path and all(item.tier == DEPLOY for item in breaking))
     if breaking and not deploy_only:
         reason = "reachable code or its deployment breaks on ROCm"
@@ -297,7 +303,7 @@ def readiness(
             "deployment files",
             items,
         )
-    minor = [item for item in reachable if item.weight > 0]
+    minor = [item for item in reachable if item.weight > 0 and not item.build_check]
     total = reachable_hours(items)
     if total > READY_MAX_HOURS:
         costly = sorted(reachable, key=lambda item: (-item.hours, item.key))
@@ -308,6 +314,16 @@ def readiness(
             costly[:2],
             f"nothing reachable breaks, but its work adds up to {total:g} h (more than "
             f"{READY_MAX_HOURS:g} h)",
+            items,
+        )
+    if builds:
+        return _decide(
+            Verdict.READY,
+            "build-check",
+            penalty,
+            builds[:2],
+            "ready with work items: the CUDA extensions on the reachable path port mechanically; "
+            "build them on ROCm and check their outputs",
             items,
         )
     reason = "nothing reachable from the entry points breaks on ROCm"

@@ -233,6 +233,9 @@ class WorkItem:
     share: float = 1.0
     #: Why the item needs a port when its rules alone do not say so (a GPU tool built on NVML).
     port_reason: str = ""
+    #: The extensions (by name) this item's only work is to build on ROCm: a CUDA extension
+    #: build whose kernels port mechanically (hipify maps them; no blocking or edit site).
+    build_check: str = ""
 
     @property
     def files(self) -> list[str]:
@@ -285,6 +288,8 @@ class WorkItem:
             text += f"; opt-in: {self.opt_in}"
         if self.covered_by:
             text += f"; covered by the project's AMD path ({self.covered_by})"
+        if self.build_check:
+            text += f"; its kernels port mechanically ({self.build_check}): build and check on ROCm"
         return text
 
 
