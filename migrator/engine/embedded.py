@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 from migrator.engine.suppress import Suppressions
 from migrator.model import WITHHELD, Finding
 from migrator.syntax.dockerfile import is_dockerfile
+from migrator.syntax.markdown import shell_blocks
 
 
 class _Analysed(Protocol):
@@ -57,6 +58,12 @@ MANUAL_STEP = (
     "ROCm one beside it)"
 )
 
+#: The manual step of a finding in a command a Markdown document tells users to run.
+DOC_STEP = (
+    "the command is in documentation users copy: edit it by hand (or add the ROCm command "
+    "beside it)"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Recipe:
@@ -79,6 +86,11 @@ def recipes(text: str) -> list[Recipe]:
         if kind:
             found.append(Recipe(kind, value, tuple(offsets)))
     return found
+
+
+def doc_commands(text: str) -> list[Recipe]:
+    """The shell blocks of a Markdown text, each read as a shell script."""
+    return [Recipe("shell", value, tuple(offsets)) for value, offsets in shell_blocks(text)]
 
 
 def _hinted(text: str) -> bool:
@@ -237,10 +249,22 @@ def with_recipes(analysis: _A, text: str, read: Callable[[str, str], _Analysed])
     """``analysis`` of a Python text with the findings of the recipes its strings hold
     (``read(value, kind)`` analyses one), placed in the Python text, without fixes, and subject
     to the Python file's suppression comments."""
-    found = recipes(text)
+    return with_placed(analysis, text, recipes(text), read, MANUAL_STEP)
+
+
+def with_placed(
+    analysis: _A,
+    text: str,
+    found: list[Recipe],
+    read: Callable[[str, str], _Analysed],
+    manual_step: str,
+) -> _A:
+    """``analysis`` with the findings of each of ``found`` (texts held inside ``text``: recipes
+    in Python strings, shell blocks in Markdown) placed in ``text``, their fixes replaced by
+    ``manual_step``, and subject to ``text``'s suppression comments."""
     if not found:
         return analysis
-    place = _Placer(text)
+    place = _Placer(text, manual_step)
     suppressions = Suppressions.parse(text)
     for recipe in found:
         for finding in read(recipe.value, recipe.kind).findings:
@@ -261,7 +285,8 @@ def with_recipes(analysis: _A, text: str, read: Callable[[str, str], _Analysed])
 class _Placer:
     """Maps positions of a recipe's value to lines and columns of the Python text."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, manual_step: str) -> None:
+        self.manual_step = manual_step
         self.lines = text.splitlines()
         self.starts = [0]
         for line in io.StringIO(text).readlines():
@@ -295,7 +320,7 @@ class _Placer:
         )
         message = finding.message
         if finding.fix is not None or WITHHELD in message:
-            message = f"{message.split('; ' + WITHHELD, 1)[0]}; {WITHHELD}{MANUAL_STEP}"
+            message = f"{message.split('; ' + WITHHELD, 1)[0]}; {WITHHELD}{self.manual_step}"
         return replace(
             finding,
             line=line,
@@ -309,4 +334,12 @@ class _Placer:
         )
 
 
-__all__ = ["MANUAL_STEP", "Recipe", "recipes", "with_recipes"]
+__all__ = [
+    "DOC_STEP",
+    "MANUAL_STEP",
+    "doc_commands",
+    "Recipe",
+    "recipes",
+    "with_placed",
+    "with_recipes",
+]

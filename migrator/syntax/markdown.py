@@ -1,0 +1,159 @@
+"""Shell commands written in Markdown documentation, the one reading of them: the fenced code
+blocks a user copies into a terminal (``bash``, ``sh``, ``shell``, ``console``, ``zsh``, or an
+unlabelled block whose every line reads as a command), ``$ `` prompts removed, blocks for Windows
+(PowerShell, cmd, or under a heading naming Windows) left out. Each block keeps the offset in
+the Markdown text of every character, so what is found in it is placed on the real line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+#: Fence labels of shell blocks (the first word of the info string, lower case).
+SHELL_LABELS = frozenset(
+    {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "sh-session"}
+)
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
+_HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(?P<title>.*)$")
+#: Words of a heading or of the line introducing a block that say it is for another platform.
+_OTHER_PLATFORM = re.compile(r"\bwindows\b|\bwin(?:32|64)\b|powershell", re.IGNORECASE)
+_PROMPT = re.compile(r"^[ \t]*(?:\([\w.-]+\)[ \t]*)?\$[ \t]")
+#: First words of a line that make an unlabelled block read as commands.
+_COMMANDS = frozenset(
+    {
+        "pip",
+        "pip3",
+        "python",
+        "python3",
+        "conda",
+        "mamba",
+        "micromamba",
+        "uv",
+        "poetry",
+        "git",
+        "cd",
+        "export",
+        "source",
+        "sudo",
+        "apt",
+        "apt-get",
+        "docker",
+        "bash",
+        "sh",
+        "wget",
+        "curl",
+        "make",
+        "cmake",
+        "mkdir",
+        "torchrun",
+        "accelerate",
+        "deepspeed",
+        "nvidia-smi",
+        "huggingface-cli",
+    }
+)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
+
+
+def shell_blocks(text: str) -> Iterator[tuple[str, list[int]]]:
+    """(value, offsets) of each shell block of a Markdown text: ``offsets[i]`` is the offset in
+    ``text`` of ``value[i]``, with one more entry after the last character."""
+    offset = 0
+    heading = ""
+    before = ""
+    lines = text.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        fence = _FENCE.match(line.rstrip("\r\n"))
+        if fence is None:
+            found = _HEADING.match(line)
+            if found is not None:
+                heading = found["title"]
+            if line.strip():
+                before = line
+            offset += len(line)
+            index += 1
+            continue
+        marker, indent = fence["fence"], len(fence["indent"])
+        label = fence["info"].strip().split(None, 1)[0].lower() if fence["info"].strip() else ""
+        body: list[tuple[int, str]] = []
+        offset += len(line)
+        index += 1
+        while index < len(lines):
+            inner = lines[index]
+            stripped = inner.strip()
+            if stripped.startswith(marker[0] * len(marker)) and not stripped.strip(marker[0]):
+                offset += len(inner)
+                index += 1
+                break
+            body.append((offset, inner))
+            offset += len(inner)
+            index += 1
+        context = f"{heading}\n{before}"
+        if _OTHER_PLATFORM.search(context) is None and _is_shell(label, body):
+            yield _value(body, indent)
+        before = ""
+
+
+def _is_shell(label: str, body: list[tuple[int, str]]) -> bool:
+    if label in SHELL_LABELS:
+        return True
+    if label:
+        return False  # python, powershell, cmd, text, yaml ...: not a shell block
+    return _reads_as_commands([line for _, line in body])
+
+
+def _reads_as_commands(lines: list[str]) -> bool:
+    """Whether every line of an unlabelled block is a command (a known first word, or an
+    environment assignment before one), a comment, or continues the line before it."""
+    seen = False
+    continued = False
+    prompted = any(_PROMPT.match(line) for line in lines)
+    for line in lines:
+        if prompted and not continued and _PROMPT.match(line) is None:
+            continue  # the output of a command
+        stripped = _PROMPT.sub("", line).strip()
+        if not stripped or stripped.startswith("#"):
+            continued = False
+            continue
+        if not continued:
+            words = stripped.split()
+            while words and _ASSIGNMENT.match(words[0]):
+                words = words[1:]
+            if not words or words[0] not in _COMMANDS:
+                return False
+            seen = True
+        continued = stripped.endswith("\\")
+    return seen
+
+
+def _value(body: list[tuple[int, str]], indent: int) -> tuple[str, list[int]]:
+    """The block's text with the fence's indentation and ``$ `` prompts removed; in a block with
+    prompts, the lines without one are the commands' output and are left out."""
+    prompted = any(_PROMPT.match(line) for _, line in body)
+    out: list[str] = []
+    where: list[int] = []
+    continued = False
+    for start, line in body:
+        cut = 0
+        prompt = _PROMPT.match(line)
+        if prompt is not None:
+            cut = prompt.end()
+        elif prompted and not continued:
+            line_end = len(line.rstrip("\r\n"))
+            out.append("\n")
+            where.append(start + line_end)
+            continue
+        else:
+            cut = min(indent, len(line) - len(line.lstrip(" \t")))
+        content = line[cut:].rstrip("\r\n")
+        out.append(content + "\n")
+        where.extend(range(start + cut, start + cut + len(content) + 1))
+        continued = content.rstrip().endswith("\\")
+    end = (where[-1] + 1) if where else (body[-1][0] if body else 0)
+    where.append(end)
+    return "".join(out), where
+
+
+__all__ = ["SHELL_LABELS", "shell_blocks"]

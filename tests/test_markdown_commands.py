@@ -1,0 +1,123 @@
+"""Install commands written in Markdown documentation (what users copy into a terminal) are read
+by the shell rules, with findings at the real line and column of the Markdown file and no fix
+inside it; blocks for Windows, Python snippets, prose and changelogs are not read as commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from migrator.engine.embedded import DOC_STEP
+from migrator.files.discovery import file_kind
+from migrator.syntax.markdown import shell_blocks
+from tests.attacks.conftest import migrate, write
+
+README = """\
+# Demo
+
+## Install
+
+```bash
+pip install -r requirements.txt
+conda install pytorch torchvision torchaudio pytorch-cuda=11.7 -c pytorch -c nvidia
+```
+
+Or from the nightly index:
+
+```
+$ pip install torch \\
+    --index-url https://download.pytorch.org/whl/cu121
+Successfully installed torch
+```
+
+On an AMD GPU:
+
+```bash
+pip install torch --index-url https://download.pytorch.org/whl/rocm6.2
+```
+
+```python
+# pip install flash-attn
+import torch
+```
+
+The wheel index is `pip install flash-attn`, as a sentence.
+
+### Windows
+
+```bash
+pip install torch --index-url https://download.pytorch.org/whl/cu118
+```
+
+```powershell
+pip install flash-attn
+```
+
+## Extensions
+
+- Fused kernels:
+  ```sh
+  pip install flash-attn --no-build-isolation
+  ```
+"""
+
+CHANGELOG = """\
+# Changes
+
+```bash
+pip install flash-attn
+```
+"""
+
+
+def _findings(root: Path) -> list[dict[str, object]]:
+    result = migrate("scan", ".", "--output-format", "json", "--no-cache", cwd=root)
+    assert result.returncode == 1, result.stderr
+    return list(json.loads(result.stdout)["findings"])
+
+
+def test_install_commands_in_a_readme_are_found_at_their_own_lines(tmp_path: Path) -> None:
+    for name, text in (("README.md", README), ("CHANGELOG.md", CHANGELOG), ("main.py", "")):
+        write(tmp_path, name, text)
+    found = {(f["path"], f["line"], f["column"], f["rule"]): f for f in _findings(tmp_path)}
+    assert sorted(found) == [
+        ("README.md", 7, 75, "ROC817"),  # conda's nvidia channel
+        ("README.md", 14, 17, "ROC865"),  # the cu121 index, on the continuation line
+        ("README.md", 45, 15, "ROC867"),  # flash-attn, in a block indented in a list
+    ]
+    for finding in found.values():
+        assert finding["fix"] is None
+    assert DOC_STEP in str(found[("README.md", 14, 17, "ROC865")]["message"])
+
+
+def test_fix_leaves_the_documentation_alone(tmp_path: Path) -> None:
+    write(tmp_path, "README.md", README)
+    migrate("fix", ".", "--unsafe-fixes", cwd=tmp_path)
+    assert (tmp_path / "README.md").read_text() == README
+
+
+def test_documentation_pages_are_a_file_kind_and_other_markdown_is_not() -> None:
+    for name in ("README.md", "pkg/README.md", "INSTALL.md", "PRETRAIN.md", "docs/cn/setup.md"):
+        assert file_kind(name) == "markdown", name
+    for name in ("CHANGELOG.md", "CONTRIBUTING.md", "LICENSE.md", "pkg/notes.md"):
+        assert file_kind(name) is None, name
+    assert file_kind("third_party/cutlass/README.md") is None  # vendored
+
+
+def test_shell_blocks_keep_the_offset_of_every_character() -> None:
+    blocks = list(shell_blocks(README))
+    assert [value.split()[2] for value, _ in blocks] == ["-r", "torch", "torch", "flash-attn"]
+    for value, offsets in blocks:
+        assert len(offsets) == len(value) + 1
+        for index, char in enumerate(value):
+            assert char == "\n" or README[offsets[index]] == char
+    # the command's output in a prompted block is left out, its line kept empty
+    assert blocks[1][0].splitlines()[2] == ""
+
+
+def test_unlabelled_prose_and_other_languages_are_not_commands() -> None:
+    text = "```\nSee the notes below.\npip install x\n```\n\n```yaml\nrun: pip install y\n```\n"
+    assert list(shell_blocks(text)) == []
+    assert [v for v, _ in shell_blocks("```\nCUDA_HOME=/x pip install z\n```\n")] == [
+        "CUDA_HOME=/x pip install z\n"
+    ]
