@@ -121,3 +121,14 @@ def test_unlabelled_prose_and_other_languages_are_not_commands() -> None:
     assert [v for v, _ in shell_blocks("```\nCUDA_HOME=/x pip install z\n```\n")] == [
         "CUDA_HOME=/x pip install z\n"
     ]
+
+
+def test_one_command_in_several_pages_is_one_problem(tmp_path: Path) -> None:
+    block = "```bash\npip install flash-attn --no-build-isolation\n```\n"
+    write(tmp_path, "README.md", f"# Demo\n\n{block}")
+    write(tmp_path, "docs/cn/README.md", f"# 演示\n\n安装:\n\n{block}")
+    (finding,) = _findings(tmp_path)
+    assert (finding["path"], finding["line"], finding["rule"]) == ("README.md", 4, "ROC867")
+    related = finding["related"]
+    assert isinstance(related, list)
+    assert [(site["path"], site["line"]) for site in related] == [("docs/cn/README.md", 6)]

@@ -93,6 +93,22 @@ def doc_commands(text: str) -> list[Recipe]:
     return [Recipe("shell", value, tuple(offsets)) for value, offsets in shell_blocks(text)]
 
 
+def with_doc_commands(analysis: _A, text: str, read: Callable[[str, str], _Analysed]) -> _A:
+    """``analysis`` of a Markdown text with the findings of its shell blocks, placed in it; one
+    command written in several pages (a README and its translations, an install page) is one
+    problem, anchored at the first page, the others its related sites."""
+    placed = with_placed(analysis, text, doc_commands(text), read, DOC_STEP)
+    placed.findings[:] = [
+        replace(
+            finding,
+            aggregate="project",
+            problem=f"doc-command:{finding.rule}:{' '.join(finding.source_line.split())}",
+        )
+        for finding in placed.findings
+    ]
+    return placed
+
+
 def _hinted(text: str) -> bool:
     """Whether a line of ``text`` starts with a hint, or has one after a quote or a ``\\n``
     (plain substring search: a regular expression here costs more than the rest of a scan)."""

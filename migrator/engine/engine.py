@@ -20,7 +20,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
-from migrator.engine.embedded import DOC_STEP, doc_commands, with_placed, with_recipes
+from migrator.engine.embedded import with_doc_commands, with_recipes
 from migrator.engine.fix_policy import (
     check_line_length,
     chosen_fixes,
@@ -830,12 +830,10 @@ def analyze(
             lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
         )
     if kind == "markdown":  # the shell commands documentation tells users to run
-        return with_placed(
+        return with_doc_commands(
             Analysis(),
             text,
-            doc_commands(text),
             lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
-            DOC_STEP,
         )
     if kind == "notebook":
         return analyze_notebook(text, path, rules, fix=fix, prefilter=prefilter)
