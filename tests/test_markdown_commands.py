@@ -132,3 +132,28 @@ def test_one_command_in_several_pages_is_one_problem(tmp_path: Path) -> None:
     related = finding["related"]
     assert isinstance(related, list)
     assert [(site["path"], site["line"]) for site in related] == [("docs/cn/README.md", 6)]
+
+
+def test_a_documents_nvidia_section_beside_its_rocm_section_is_the_other_platforms() -> None:
+    text = (
+        "## Install\n\n### NVIDIA CUDA Support\n\n```sh\npip install flash-attn\n```\n\n"
+        "### AMD ROCm Support\n\n```sh\npip install -r requirements-rocm.txt\n```\n"
+    )
+    assert [value for value, _ in shell_blocks(text)] == ["pip install -r requirements-rocm.txt\n"]
+    # without a ROCm section, a CUDA heading is the only instructions there are
+    alone = text.split("### AMD", 1)[0]
+    assert [value for value, _ in shell_blocks(alone)] == ["pip install flash-attn\n"]
+
+
+def test_the_same_flag_on_different_command_lines_is_one_problem(tmp_path: Path) -> None:
+    flag = "--enable_xformers_memory_efficient_attention"
+    write(
+        tmp_path,
+        "README.md",
+        f"# Train\n\n```bash\naccelerate launch train.py {flag}\n```\n\n"
+        f"```bash\naccelerate launch train_sdxl.py --resolution=1024 {flag}\n```\n",
+    )
+    (finding,) = [f for f in _findings(tmp_path) if f["rule"] == "ROC413"]
+    related = finding["related"]
+    assert finding["line"] == 4 and isinstance(related, list)
+    assert [site["line"] for site in related] == [8]

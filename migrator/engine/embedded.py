@@ -98,15 +98,22 @@ def with_doc_commands(analysis: _A, text: str, read: Callable[[str, str], _Analy
     command written in several pages (a README and its translations, an install page) is one
     problem, anchored at the first page, the others its related sites."""
     placed = with_placed(analysis, text, doc_commands(text), read, DOC_STEP)
+    lines = text.splitlines()
     placed.findings[:] = [
-        replace(
-            finding,
-            aggregate="project",
-            problem=f"doc-command:{finding.rule}:{' '.join(finding.source_line.split())}",
-        )
+        replace(finding, aggregate="project", problem=_doc_problem(finding, lines))
         for finding in placed.findings
     ]
     return placed
+
+
+def _doc_problem(finding: Finding, lines: list[str]) -> str:
+    """What makes two findings in documentation one problem: the rule and the text it points
+    at (``flash-attn``, ``--gpus all``, the flag), or the whole line when the span is longer."""
+    what = finding.source_line
+    if finding.end_line == finding.line and 0 < finding.line <= len(lines):
+        span = lines[finding.line - 1][finding.column - 1 : finding.end_column - 1]
+        what = span or what
+    return f"doc-command:{finding.rule}:{' '.join(what.split())}"
 
 
 def _hinted(text: str) -> bool:

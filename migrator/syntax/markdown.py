@@ -17,6 +17,11 @@ _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^
 _HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(?P<title>.*)$")
 #: Words of a heading or of the line introducing a block that say it is for another platform.
 _OTHER_PLATFORM = re.compile(r"\bwindows\b|\bwin(?:32|64)\b|powershell", re.IGNORECASE)
+#: A heading naming ROCm or AMD GPUs: the document has its own ROCm instructions.
+_ROCM_HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+.*\b(?:rocm|amd)\b", re.IGNORECASE | re.MULTILINE)
+_NVIDIA_SECTION = re.compile(
+    rf"{_OTHER_PLATFORM.pattern}|\bnvidia\b|\bcuda\b(?!.*\b(?:rocm|amd)\b)", re.IGNORECASE
+)
 _PROMPT = re.compile(r"^[ \t]*(?:\([\w.-]+\)[ \t]*)?\$[ \t]")
 #: First words of a line that make an unlabelled block read as commands.
 _COMMANDS = frozenset(
@@ -60,6 +65,8 @@ def shell_blocks(text: str) -> Iterator[tuple[str, list[int]]]:
     ``text`` of ``value[i]``, with one more entry after the last character."""
     offset = 0
     heading = ""
+    # a document with a ROCm section: its NVIDIA/CUDA sections are the other platform's
+    other = _NVIDIA_SECTION if _ROCM_HEADING.search(text) else _OTHER_PLATFORM
     before = ""
     lines = text.splitlines(keepends=True)
     index = 0
@@ -91,7 +98,7 @@ def shell_blocks(text: str) -> Iterator[tuple[str, list[int]]]:
             offset += len(inner)
             index += 1
         context = f"{heading}\n{before}"
-        if _OTHER_PLATFORM.search(context) is None and _is_shell(label, body):
+        if other.search(context) is None and _is_shell(label, body):
             yield _value(body, indent)
         before = ""
 
