@@ -157,3 +157,11 @@ def test_the_same_flag_on_different_command_lines_is_one_problem(tmp_path: Path)
     related = finding["related"]
     assert finding["line"] == 4 and isinstance(related, list)
     assert [site["line"] for site in related] == [8]
+
+
+def test_a_block_introduced_for_cuda_users_in_a_document_that_speaks_of_rocm_is_skipped() -> None:
+    text = (
+        "### Build Docker\n\nFor CUDA users:\n\n```bash\ndocker run --gpus=all img\n```\n\n"
+        "For AMD ROCm users:\n\n```bash\ndocker run --device /dev/kfd img-rocm\n```\n"
+    )
+    assert [value for value, _ in shell_blocks(text)] == ["docker run --device /dev/kfd img-rocm\n"]

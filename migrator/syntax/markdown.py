@@ -17,8 +17,8 @@ _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^
 _HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(?P<title>.*)$")
 #: Words of a heading or of the line introducing a block that say it is for another platform.
 _OTHER_PLATFORM = re.compile(r"\bwindows\b|\bwin(?:32|64)\b|powershell", re.IGNORECASE)
-#: A heading naming ROCm or AMD GPUs: the document has its own ROCm instructions.
-_ROCM_HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+.*\b(?:rocm|amd)\b", re.IGNORECASE | re.MULTILINE)
+#: A mention of ROCm, or a heading naming AMD: the document has its own ROCm instructions.
+_ROCM_HEADING = re.compile(r"\brocm\b|^[ ]{0,3}#{1,6}[ \t]+.*\bamd\b", re.IGNORECASE | re.MULTILINE)
 _NVIDIA_SECTION = re.compile(
     rf"{_OTHER_PLATFORM.pattern}|\bnvidia\b|\bcuda\b(?!.*\b(?:rocm|amd)\b)", re.IGNORECASE
 )
@@ -65,7 +65,8 @@ def shell_blocks(text: str) -> Iterator[tuple[str, list[int]]]:
     ``text`` of ``value[i]``, with one more entry after the last character."""
     offset = 0
     heading = ""
-    # a document with a ROCm section: its NVIDIA/CUDA sections are the other platform's
+    # a document that speaks of ROCm: its NVIDIA/CUDA sections ("For CUDA users:") are the
+    # other platform's
     other = _NVIDIA_SECTION if _ROCM_HEADING.search(text) else _OTHER_PLATFORM
     before = ""
     lines = text.splitlines(keepends=True)
