@@ -165,3 +165,17 @@ def test_a_block_introduced_for_cuda_users_in_a_document_that_speaks_of_rocm_is_
         "For AMD ROCm users:\n\n```bash\ndocker run --device /dev/kfd img-rocm\n```\n"
     )
     assert [value for value, _ in shell_blocks(text)] == ["docker run --device /dev/kfd img-rocm\n"]
+
+
+def test_a_variable_read_and_set_in_the_install_steps_is_one_problem(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "README.md",
+        "# Install\n\n```bash\necho $CUDA_HOME\n```\n\n```bash\nexport CUDA_HOME=/usr/local/cuda\n"
+        "CUDA_VISIBLE_DEVICES=0 python demo.py\nCUDA_VISIBLE_DEVICES=1 python demo.py\n```\n",
+    )
+    counts = [
+        (f["rule"], f["line"], len(f["related"]))  # type: ignore[arg-type]
+        for f in _findings(tmp_path)
+    ]
+    assert sorted(counts) == [("ROC710", 9, 1), ("ROC712", 4, 1)], counts

@@ -108,11 +108,13 @@ def with_doc_commands(analysis: _A, text: str, read: Callable[[str, str], _Analy
 
 def _doc_problem(finding: Finding, lines: list[str]) -> str:
     """What makes two findings in documentation one problem: the rule and the text it points
-    at (``flash-attn``, ``--gpus all``, the flag), or the whole line when the span is longer."""
+    at (``flash-attn``, ``--gpus all``, the flag, a variable's name), or the whole line when the
+    span is longer."""
     what = finding.source_line
     if finding.end_line == finding.line and 0 < finding.line <= len(lines):
         span = lines[finding.line - 1][finding.column - 1 : finding.end_column - 1]
-        what = span or what
+        # a variable is one problem whether set or read: ``CUDA_HOME=...``, ``$CUDA_HOME``
+        what = span.lstrip("${").split("=", 1)[0].rstrip("}") or what
     return f"doc-command:{finding.rule}:{' '.join(what.split())}"
 
 
