@@ -179,3 +179,11 @@ def test_a_variable_read_and_set_in_the_install_steps_is_one_problem(tmp_path: P
         for f in _findings(tmp_path)
     ]
     assert sorted(counts) == [("ROC710", 9, 1), ("ROC712", 4, 1)], counts
+
+
+def test_a_document_with_a_rocm_section_is_followed_there_by_rocm_users() -> None:
+    text = (
+        "# Lib\n\n## Installation\n\n```sh\npip install flash-attn\n```\n\n"
+        "### AMD ROCm Support\n\n```sh\npip install torch --index-url https://x/whl/cu121\n```\n"
+    )
+    assert [value.split()[-1] for value, _ in shell_blocks(text)] == ["https://x/whl/cu121"]

@@ -1,7 +1,8 @@
 """Shell commands written in Markdown documentation, the one reading of them: the fenced code
 blocks a user copies into a terminal (``bash``, ``sh``, ``shell``, ``console``, ``zsh``, or an
 unlabelled block whose every line reads as a command), ``$ `` prompts removed, blocks for Windows
-(PowerShell, cmd, or under a heading naming Windows) left out. Each block keeps the offset in
+(PowerShell, cmd, or under a heading naming Windows) left out, and so are the NVIDIA route's
+blocks of a document that has its own ROCm section or instructions. Each block keeps the offset in
 the Markdown text of every character, so what is found in it is placed on the real line."""
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ SHELL_LABELS = frozenset(
     {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "sh-session"}
 )
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
-_HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(?P<title>.*)$")
+_HEADING = re.compile(r"^[ ]{0,3}(?P<level>#{1,6})[ \t]+(?P<title>.*)$")
 #: Words of a heading or of the line introducing a block that say it is for another platform.
 _OTHER_PLATFORM = re.compile(r"\bwindows\b|\bwin(?:32|64)\b|powershell", re.IGNORECASE)
+#: A heading naming ROCm or AMD: the document has a section of its own ROCm instructions.
+_ROCM_TITLE = re.compile(r"\b(?:rocm|amd)\b", re.IGNORECASE)
+_ROCM_SECTION = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+.*\b(?:rocm|amd)\b", re.IGNORECASE | re.MULTILINE)
 #: A mention of ROCm, or a heading naming AMD: the document has its own ROCm instructions.
 _ROCM_HEADING = re.compile(r"\brocm\b|^[ ]{0,3}#{1,6}[ \t]+.*\bamd\b", re.IGNORECASE | re.MULTILINE)
 _NVIDIA_SECTION = re.compile(
@@ -68,6 +72,9 @@ def shell_blocks(text: str) -> Iterator[tuple[str, list[int]]]:
     # a document that speaks of ROCm: its NVIDIA/CUDA sections ("For CUDA users:") are the
     # other platform's
     other = _NVIDIA_SECTION if _ROCM_HEADING.search(text) else _OTHER_PLATFORM
+    # a document with a ROCm section: ROCm users follow that section, the rest is NVIDIA's route
+    rocm_section = _ROCM_SECTION.search(text) is not None
+    titles: list[tuple[int, str]] = []
     before = ""
     lines = text.splitlines(keepends=True)
     index = 0
@@ -78,6 +85,8 @@ def shell_blocks(text: str) -> Iterator[tuple[str, list[int]]]:
             found = _HEADING.match(line)
             if found is not None:
                 heading = found["title"]
+                level = len(found["level"])
+                titles = [*(t for t in titles if t[0] < level), (level, heading)]
             if line.strip():
                 before = line
             offset += len(line)
@@ -99,7 +108,8 @@ def shell_blocks(text: str) -> Iterator[tuple[str, list[int]]]:
             offset += len(inner)
             index += 1
         context = f"{heading}\n{before}"
-        if other.search(context) is None and _is_shell(label, body):
+        elsewhere = rocm_section and not any(_ROCM_TITLE.search(title) for _, title in titles)
+        if not elsewhere and other.search(context) is None and _is_shell(label, body):
             yield _value(body, indent)
         before = ""
 
