@@ -187,3 +187,12 @@ def test_a_document_with_a_rocm_section_is_followed_there_by_rocm_users() -> Non
         "### AMD ROCm Support\n\n```sh\npip install torch --index-url https://x/whl/cu121\n```\n"
     )
     assert [value.split()[-1] for value, _ in shell_blocks(text)] == ["https://x/whl/cu121"]
+
+
+def test_a_command_whose_comment_names_the_rocm_choice_leaves_the_pick_to_the_reader() -> None:
+    text = (
+        "```bash\npip install torch --index-url https://download.pytorch.org/whl/cu126"
+        " # options: cpu/cu126/rocm6.4\npip install torchtune\n```\n"
+    )
+    ((value, offsets),) = shell_blocks(text)
+    assert value == "\npip install torchtune\n" and len(offsets) == len(value) + 1

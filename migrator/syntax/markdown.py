@@ -26,6 +26,8 @@ _ROCM_HEADING = re.compile(r"\brocm\b|^[ ]{0,3}#{1,6}[ \t]+.*\bamd\b", re.IGNORE
 _NVIDIA_SECTION = re.compile(
     rf"{_OTHER_PLATFORM.pattern}|\bnvidia\b|\bcuda\b(?!.*\b(?:rocm|amd)\b)", re.IGNORECASE
 )
+#: A command's own comment naming the ROCm choice: the documentation leaves the pick to the reader.
+_ROCM_CHOICE = re.compile(r"\s#.*\brocm", re.IGNORECASE)
 _PROMPT = re.compile(r"^[ \t]*(?:\([\w.-]+\)[ \t]*)?\$[ \t]")
 #: First words of a line that make an unlabelled block read as commands.
 _COMMANDS = frozenset(
@@ -166,6 +168,12 @@ def _value(body: list[tuple[int, str]], indent: int) -> tuple[str, list[int]]:
         else:
             cut = min(indent, len(line) - len(line.lstrip(" \t")))
         content = line[cut:].rstrip("\r\n")
+        if _ROCM_CHOICE.search(content):
+            # ``--index-url .../cu126  # full options are cpu/.../rocm6.4``: the reader picks
+            out.append("\n")
+            where.append(start + len(line.rstrip("\r\n")))
+            continued = content.rstrip().endswith("\\")
+            continue
         out.append(content + "\n")
         where.extend(range(start + cut, start + cut + len(content) + 1))
         continued = content.rstrip().endswith("\\")
