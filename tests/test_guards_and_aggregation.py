@@ -337,7 +337,7 @@ def test_dockerfiles_named_for_one_image_of_several_are_dockerfiles():
 
     names = ["Dockerfile_amd", "Dockerfile-rocm", "Dockerfile.cuda", "docker/Dockerfile_trtllm"]
     assert {file_kind(name) for name in names} == {"dockerfile"}
-    assert file_kind("dockerfiles.md") is None
+    assert file_kind("dockerfiles.md") != "dockerfile"
     # ``Dockerfile`` beside ``Dockerfile_amd`` is the NVIDIA variant
     assert amd_twins(["Dockerfile", "Dockerfile_amd"]) == {"Dockerfile": "Dockerfile_amd"}
 

@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 from migrator.engine.suppress import Suppressions
 from migrator.model import WITHHELD, Finding
 from migrator.syntax.dockerfile import is_dockerfile
+from migrator.syntax.markdown import shell_blocks
 
 
 class _Analysed(Protocol):
@@ -57,6 +58,12 @@ MANUAL_STEP = (
     "ROCm one beside it)"
 )
 
+#: The manual step of a finding in a command a Markdown document tells users to run.
+DOC_STEP = (
+    "the command is in documentation users copy: edit it by hand (or add the ROCm command "
+    "beside it)"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Recipe:
@@ -79,6 +86,36 @@ def recipes(text: str) -> list[Recipe]:
         if kind:
             found.append(Recipe(kind, value, tuple(offsets)))
     return found
+
+
+def doc_commands(text: str) -> list[Recipe]:
+    """The shell blocks of a Markdown text, each read as a shell script."""
+    return [Recipe("shell", value, tuple(offsets)) for value, offsets in shell_blocks(text)]
+
+
+def with_doc_commands(analysis: _A, text: str, read: Callable[[str, str], _Analysed]) -> _A:
+    """``analysis`` of a Markdown text with the findings of its shell blocks, placed in it; one
+    command written in several pages (a README and its translations, an install page) is one
+    problem, anchored at the first page, the others its related sites."""
+    placed = with_placed(analysis, text, doc_commands(text), read, DOC_STEP)
+    lines = text.splitlines()
+    placed.findings[:] = [
+        replace(finding, aggregate="project", problem=_doc_problem(finding, lines))
+        for finding in placed.findings
+    ]
+    return placed
+
+
+def _doc_problem(finding: Finding, lines: list[str]) -> str:
+    """What makes two findings in documentation one problem: the rule and the text it points
+    at (``flash-attn``, ``--gpus all``, the flag, a variable's name), or the whole line when the
+    span is longer."""
+    what = finding.source_line
+    if finding.end_line == finding.line and 0 < finding.line <= len(lines):
+        span = lines[finding.line - 1][finding.column - 1 : finding.end_column - 1]
+        # a variable is one problem whether set or read: ``CUDA_HOME=...``, ``$CUDA_HOME``
+        what = span.lstrip("${").split("=", 1)[0].rstrip("}") or what
+    return f"doc-command:{finding.rule}:{' '.join(what.split())}"
 
 
 def _hinted(text: str) -> bool:
@@ -237,10 +274,22 @@ def with_recipes(analysis: _A, text: str, read: Callable[[str, str], _Analysed])
     """``analysis`` of a Python text with the findings of the recipes its strings hold
     (``read(value, kind)`` analyses one), placed in the Python text, without fixes, and subject
     to the Python file's suppression comments."""
-    found = recipes(text)
+    return with_placed(analysis, text, recipes(text), read, MANUAL_STEP)
+
+
+def with_placed(
+    analysis: _A,
+    text: str,
+    found: list[Recipe],
+    read: Callable[[str, str], _Analysed],
+    manual_step: str,
+) -> _A:
+    """``analysis`` with the findings of each of ``found`` (texts held inside ``text``: recipes
+    in Python strings, shell blocks in Markdown) placed in ``text``, their fixes replaced by
+    ``manual_step``, and subject to ``text``'s suppression comments."""
     if not found:
         return analysis
-    place = _Placer(text)
+    place = _Placer(text, manual_step)
     suppressions = Suppressions.parse(text)
     for recipe in found:
         for finding in read(recipe.value, recipe.kind).findings:
@@ -261,7 +310,8 @@ def with_recipes(analysis: _A, text: str, read: Callable[[str, str], _Analysed])
 class _Placer:
     """Maps positions of a recipe's value to lines and columns of the Python text."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, manual_step: str) -> None:
+        self.manual_step = manual_step
         self.lines = text.splitlines()
         self.starts = [0]
         for line in io.StringIO(text).readlines():
@@ -295,7 +345,7 @@ class _Placer:
         )
         message = finding.message
         if finding.fix is not None or WITHHELD in message:
-            message = f"{message.split('; ' + WITHHELD, 1)[0]}; {WITHHELD}{MANUAL_STEP}"
+            message = f"{message.split('; ' + WITHHELD, 1)[0]}; {WITHHELD}{self.manual_step}"
         return replace(
             finding,
             line=line,
@@ -309,4 +359,12 @@ class _Placer:
         )
 
 
-__all__ = ["MANUAL_STEP", "Recipe", "recipes", "with_recipes"]
+__all__ = [
+    "DOC_STEP",
+    "MANUAL_STEP",
+    "doc_commands",
+    "Recipe",
+    "recipes",
+    "with_placed",
+    "with_recipes",
+]

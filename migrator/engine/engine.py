@@ -20,7 +20,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
-from migrator.engine.embedded import with_recipes
+from migrator.engine.embedded import with_doc_commands, with_recipes
 from migrator.engine.fix_policy import (
     check_line_length,
     chosen_fixes,
@@ -845,6 +845,12 @@ def analyze(
         return with_recipes(  # Dockerfiles and conda environments the code writes out
             analysis,
             analysis.new_text or text,
+            lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
+        )
+    if kind == "markdown":  # the shell commands documentation tells users to run
+        return with_doc_commands(
+            Analysis(),
+            text,
             lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
         )
     if kind == "notebook":

@@ -100,7 +100,28 @@ def file_kind(relative: str) -> str | None:
         or relative.startswith(".buildkite/")
     ):
         return "ci-yaml"
+    if lower.endswith((".md", ".markdown")) and _documentation(relative, lower):
+        return None if vendored(relative) else "markdown"
     return None
+
+
+#: Top-level Markdown files that hold no commands for users to run.
+_NOT_USER_DOCS = re.compile(
+    r"^(changelog|changes|history|news|release|license|licence|code_of_conduct|security|"
+    r"contributing|contributors|authors|citation|support|governance|maintainers)",
+    re.IGNORECASE,
+)
+
+
+def _documentation(relative: str, lower: str) -> bool:
+    """Whether a Markdown file is documentation users follow: a README or INSTALL anywhere, any
+    page at the top level (PRETRAIN.md, GETTING_STARTED.md) but the changelog, licence and
+    community files, and the pages of a ``docs``/``doc`` folder."""
+    if lower.startswith(("readme", "install")):
+        return True
+    if "/" not in relative:
+        return _NOT_USER_DOCS.match(lower) is None
+    return relative.lower().startswith(("docs/", "doc/"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,6 +117,7 @@ def test_pipes_and_devices_among_kernel_sources_and_readmes_block_nothing(tmp_pa
     assert {f["rule"] for f in data["findings"]} == {"ROC600"}
     assert {entry["path"] for entry in data["files"]["skipped"]} == {
         "CMakeLists.txt",  # a build file the scan reads (its CUDA gates)
+        "README.md",  # documentation the scan reads (its shell blocks)
         "csrc/pipe.cu",
         "csrc/pipe.cuh",
         "csrc/zero.cu",
