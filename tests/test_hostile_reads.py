@@ -186,6 +186,17 @@ _OWN_READS = {
     "migrator/verify/process.py": "the output files it captured the child into",
     "migrator/doctor/system.py": "the machine's /sys files",
     "migrator/fleet/unit.py": "the receipt verify wrote and its own bookkeeping",
+    "migrator/environment/elf.py": "shared objects of the environment --python names, opened "
+    "after a non-blocking check that each is a regular ELF file, read with size caps",
+    "migrator/kernels/hip_nvidia/defects.py": "the private copy's sources (an explicit --run)",
+    "migrator/kernels/hip_nvidia/headers.py": "package data (the patch) and the installed HIP "
+    "headers it patches into a private copy",
+    "migrator/kernels/hip_nvidia/run.py": "the --inputs file the user names and the run's own "
+    "result files in its private workspace",
+    "migrator/kernels/hip_nvidia/runner.py": "its job file, written by migrate in the workspace",
+    "migrator/kernels/hipify_worker.py": "writes hipify's output into the private copy",
+    "migrator/kernels/torch_headers.py": "the installed torch's version.py and migrate's own "
+    "cache records",
 }
 
 

@@ -22,7 +22,14 @@ BNB_USE = "import bitsandbytes as bnb\n\nopt = bnb.optim.AdamW8bit(params, lr=1e
 
 
 def _sites(report: dict) -> list[tuple[str, int, str, str]]:
-    return [(f["path"], f["line"], f["rule"], f.get("guard", "")) for f in report["findings"]]
+    """Every site (a finding's own and its related ones: a call joins its import's finding)."""
+    sites = []
+    for f in report["findings"]:
+        guard = f.get("guard", "")
+        sites.append((f["path"], f["line"], f["rule"], guard))
+        for r in f.get("related", []):
+            sites.append((r["path"], r["line"], r.get("rule") or f["rule"], guard))
+    return sites
 
 
 def test_own_packages_come_from_the_layout():

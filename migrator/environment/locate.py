@@ -45,9 +45,11 @@ def _has_dists(folder: Path) -> bool:
 def _pyvenv(prefix: Path) -> dict[str, str]:
     """The ``key = value`` lines of ``prefix/pyvenv.cfg`` (empty when there is none)."""
     config = prefix / "pyvenv.cfg"
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")[:65536]
-    except OSError:
+    from migrator.files.sources import FailFile, SkipFile, read_regular
+
+    try:  # the one read facility: a FIFO named pyvenv.cfg is never opened for a blocking read
+        text = read_regular(str(config), 65536).decode("utf-8", "replace")
+    except (SkipFile, FailFile, OSError):
         return {}
     out: dict[str, str] = {}
     for line in text.splitlines():
