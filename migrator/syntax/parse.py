@@ -12,13 +12,13 @@ before.
 
 from __future__ import annotations
 
-import ast
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
+
+from migrator.syntax.pyast import parse_ast as parse_ast
 
 
 def _no_validation(self: Any) -> None:
@@ -47,13 +47,3 @@ def parse_module(text: str) -> cst.Module:
         return cst.parse_module(text)
     finally:
         CSTNode.__post_init__ = _HOOK  # type: ignore[method-assign,assignment]
-
-
-def parse_ast(text: str) -> ast.Module | None:
-    """``text``'s ``ast`` (syntax warnings silenced), None when ``ast`` rejects it."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None

@@ -301,7 +301,7 @@ class ProjectIndex:
         import ast
 
         from migrator.syntax.flags import module_flags
-        from migrator.syntax.parse import parse_ast
+        from migrator.syntax.pyast import parse_ast
 
         tree = parse_ast(text)
         if tree is None:
