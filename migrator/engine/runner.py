@@ -604,6 +604,16 @@ def _sources(
     return sources, problems
 
 
+#: Files whose presence makes a folder a project (modelled whole when part of it is scanned).
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def _declares_a_project(root: Path) -> bool:
+    """Whether ``root`` declares itself a project: a file's own folder, a home folder or ``/``
+    holding none of the markers is not walked whole for one file or buffer."""
+    return root.is_dir() and any((root / marker).exists() for marker in _PROJECT_MARKERS)
+
+
 def _project_model(
     root: Path, selection: Selection, config: Config, analysed: Sequence[SourceFile]
 ) -> list[SourceFile]:
@@ -743,7 +753,8 @@ def scan(
     # across files; the other files mostly from the cache) whichever part of it is asked for,
     # so a file gives the same findings named alone, in its folder, from stdin or from an
     # editor's buffer as in a scan of the project.
-    model = _project_model(root, selection, config, sources) if only or within else sources
+    whole = (only or within) and _declares_a_project(root)
+    model = _project_model(root, selection, config, sources) if whole else sources
     # the fix policy applies to scan too: a finding never advertises a fix `fix` would withhold
     texts = kernel_texts(model)
     facts = _with_kernel_macros(
