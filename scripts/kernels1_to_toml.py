@@ -1,7 +1,7 @@
 """Convert the shared kernels1 labels (kernels1-sites.tsv, kernels1-judgement.md) into the TOML format of
 tests/eval/kernels/, so that scripts/kernel_eval.py scores them like the other labelled projects.
 
-    python scripts/kernels1_to_toml.py --labelled ../shared/corpus/labelled --corpus /work/kernels1 \
+    python scripts/kernels1_to_toml.py --labelled DIR_OF_THE_ORIGINAL_TSVS --corpus /work/kernels1 \
         --out tests/eval/kernels/kernels1
 
 Only kernel sites are kept (rows in C, C++ and CUDA files): the rows on Python imports and build scripts are
