@@ -14,6 +14,7 @@ NEEDS_TORCH=(
   tests/test_attention_semantics.py
   tests/test_detection_rules.py
   tests/test_kernels_hip.py
+  tests/test_kernels_compile_check.py
   tests/test_rewritten_imports.py
   tests/test_verify.py
 )
