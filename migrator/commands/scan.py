@@ -194,7 +194,7 @@ def scan(
 
         set_for_this_command(NO_CACHE_VARIABLE, "1")
     if whole_parse:
-        from migrator.engine.engine import PARSE_MODE_VARIABLE
+        from migrator.engine.parse_plan import PARSE_MODE_VARIABLE
 
         set_for_this_command(PARSE_MODE_VARIABLE, "whole")
 

@@ -7,24 +7,19 @@ engine never raises for a single bad file.
 
 from __future__ import annotations
 
-import ast
-import functools
 import json
-import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodeRange
 
-from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
+from migrator.engine.context import RawPythonFinding, RawTextFinding, TextContext
 from migrator.engine.embedded import with_doc_commands, with_recipes
 from migrator.engine.fix_policy import (
     check_line_length,
     chosen_fixes,
-    police_python,
     police_text,
 )
 from migrator.engine.fixer import (
@@ -35,28 +30,26 @@ from migrator.engine.fixer import (
     incomplete_groups,
 )
 from migrator.engine.image_folding import fold_image_parts
-from migrator.engine.partial import WORTHWHILE, PartialSource, partial_source
-from migrator.engine.rule import PythonRule, Rule, TextRule
+from migrator.engine.parse_plan import active_rules
+from migrator.engine.python_reports import (
+    _finding,
+    _parse,
+    _Parsed,
+    _python_findings,
+    _reports,
+    _Unread,
+)
+from migrator.engine.rule import Rule, TextRule
 from migrator.engine.suppress import SUPPRESSION_MARK, Suppressions
-from migrator.engine.triggers import TriggerSearch
-from migrator.files.sources import FailFile, SkipFile, check_nesting, notebook_cells
-from migrator.model import Applicability, Finding, FixInfo, Status
-from migrator.reach.callers import mark_dispatched
+from migrator.files.sources import FailFile, SkipFile, notebook_cells
+from migrator.model import Applicability, Finding, Status
 from migrator.reach.ci_guards import ci_line_guards
-from migrator.reach.guards import GUARD_NODE_TYPES
-from migrator.reach.opt_in import as_hint
 from migrator.reach.release_tooling import release_tooling
 from migrator.reach.text_guards import TextGuards
-from migrator.syntax.astutil import syntax_children
-from migrator.syntax.imports import ImportTable, imports_from_ast
-from migrator.syntax.parse import parse_ast, parse_module
-from migrator.syntax.positions import map_range, positions_for
-from migrator.syntax.reexports import ExportSlice, current_exports
+from migrator.syntax.imports import ImportTable
+from migrator.syntax.reexports import current_exports
 
 MAX_FIX_PASSES = 6
-#: Set to "whole" (``migrate scan --whole-parse``) to parse every file whole: the reference the
-#: partial parse is proven against; "partial" parses partially however little that leaves out.
-PARSE_MODE_VARIABLE = "MIGRATE_PARSE"
 
 
 @dataclass(slots=True)
@@ -68,433 +61,6 @@ class Analysis:
     fixed: list[Finding] = field(default_factory=list)
     fix_error: str | None = None
     unused_suppressions: list[tuple[int, str]] = field(default_factory=list)
-
-
-class _Dispatcher:
-    """Calls each rule's ``visit_<Node>``/``leave_<Node>`` methods in one walk of the tree."""
-
-    _method_cache: dict[type, dict[str, list[str]]] = {}
-
-    def __init__(self, rules: Sequence[PythonRule], context: PythonContext) -> None:
-        self.context = context
-        self.parents = context.parents
-        self.nodes = context.nodes
-        self.guards = context.guards
-        self.visits: dict[str, list[Callable[[Any], Any]]] = {}
-        self.leaves: dict[str, list[Callable[[Any], Any]]] = {}
-        for rule in rules:
-            methods = self._methods(type(rule))
-            for node_name in methods["visit"]:
-                self.visits.setdefault(node_name, []).append(getattr(rule, f"visit_{node_name}"))
-            for node_name in methods["leave"]:
-                self.leaves.setdefault(node_name, []).append(getattr(rule, f"leave_{node_name}"))
-
-    @classmethod
-    def _methods(cls, rule_type: type) -> dict[str, list[str]]:
-        cached = cls._method_cache.get(rule_type)
-        if cached is None:
-            cached = {"visit": [], "leave": []}
-            for attribute in dir(rule_type):
-                for kind in ("visit", "leave"):
-                    if attribute.startswith(kind + "_") and callable(getattr(rule_type, attribute)):
-                        cached[kind].append(attribute[len(kind) + 1 :])
-            cls._method_cache[rule_type] = cached
-        return cached
-
-    def walk(self, module: cst.Module) -> None:
-        """Visit every syntax node (``astutil.syntax_children``: no trivia) in pre-order, as
-        ``astutil.fast_visit`` would, in one loop: record its parent and the node list, mark
-        guards, call the rules' hooks; a node's leaving is queued only where a hook (or the
-        module's end, which completes the context) needs it."""
-        parents = self.parents
-        append_node = self.nodes.append
-        enter_guard = self.guards.enter
-        visits = self.visits
-        leaves = self.leaves
-        context = self.context
-        stack: list[tuple[cst.CSTNode, cst.CSTNode | None, bool]] = [(module, None, False)]
-        pop, push, extend = stack.pop, stack.append, stack.extend
-        while stack:
-            node, parent, leaving = pop()
-            name = type(node).__name__
-            if leaving:
-                if node is module:
-                    context.complete = True
-                for callback in leaves.get(name, ()):
-                    callback(node)
-                continue
-            if parent is not None:
-                parents[id(node)] = parent
-            append_node(node)
-            if type(node) in GUARD_NODE_TYPES:
-                # guards are marked before any rule visits the node or what it controls
-                enter_guard(node, parent)
-            callbacks = visits.get(name)
-            if callbacks:
-                for callback in callbacks:
-                    callback(node)
-            if node is module or name in leaves:
-                push((node, parent, True))
-            children = syntax_children(node)
-            if children:
-                extend([(child, node, False) for child in reversed(children)])
-
-
-def active_rules(
-    rules: Iterable[type[Rule]], text: str, prefilter: bool, kind: str = "python"
-) -> list[type[Rule]]:
-    """Rules that can fire on ``text``: those with a trigger string in it (all, without prefilter)."""
-    if not prefilter:
-        return list(rules)
-    rules = tuple(rules)
-    present = _trigger_search(rules, kind).present(text)
-    return [
-        rule
-        for rule in rules
-        if not present.isdisjoint(table_for(rule, kind))
-        and (
-            not (required := requires_for(rule, kind)) or any(needed in text for needed in required)
-        )
-        and (
-            not rule.statement_requires or any(needed in text for needed in rule.statement_requires)
-        )
-        and (rule.silenced_by is None or not rule.silenced_by.search(text))
-    ]
-
-
-@functools.lru_cache(maxsize=64)
-def _trigger_search(rules: tuple[type[Rule], ...], kind: str) -> TriggerSearch:
-    """Every distinct trigger of ``rules`` for ``kind``, searched for at most once per file."""
-    return TriggerSearch.build(trigger for rule in rules for trigger in table_for(rule, kind))
-
-
-def table_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
-    return rule.kind_triggers.get(kind, rule.triggers)
-
-
-def requires_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
-    """What a text of ``kind`` must also hold for ``rule`` to be active (``Rule.requires``)."""
-    return rule.kind_requires.get(kind, rule.requires)
-
-
-#: How ``_parse`` words a syntax error; ``syntax_error_at`` reads the position back.
-_SYNTAX_ERROR = "syntax error at line {line}, column {column}: {message}"
-
-
-def syntax_error_at(reason: str) -> tuple[int, int] | None:
-    """The 1-based (line, column) of a syntax error from its one-line reason; None for any
-    other reason (the language server places its diagnostic there)."""
-    match = re.match(r"syntax error at line (\d+), column (\d+): ", reason)
-    return (int(match[1]), int(match[2])) if match else None
-
-
-def _parse(text: str) -> cst.Module:
-    check_nesting(text)
-    try:
-        return parse_module(text)
-    except cst.ParserSyntaxError as error:
-        message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-        raise FailFile(
-            _SYNTAX_ERROR.format(line=error.raw_line, column=error.raw_column + 1, message=message)
-        ) from None
-    except (RecursionError, MemoryError):
-        raise FailFile("too deeply nested to parse") from None
-
-
-def python_reports(
-    text: str,
-    path: str,
-    rules: Sequence[type[Rule]],
-    *,
-    prefilter: bool = True,
-    imports: ImportTable | None = None,
-    module: cst.Module | None = None,
-) -> tuple[cst.Module | None, PythonContext | None]:
-    """Parse once and run every active Python rule in one walk; (None, None) when the prefilter
-    rules it out. The context holds the reports, parents, scopes and guards of the file."""
-    parsed = _reports(text, path, rules, prefilter=prefilter, imports=imports, module=module)
-    return (parsed.module, parsed.context) if isinstance(parsed, _Parsed) else (None, None)
-
-
-@dataclass(slots=True)
-class _Parsed:
-    """A walked module, its context, and the text and ``ast`` its positions are computed from
-    (the blanked text of ``migrator.engine.partial`` when only part of the file was parsed)."""
-
-    module: cst.Module
-    context: PythonContext
-    text: str
-    tree: ast.Module | None = None
-    #: For a partially parsed file, the file's line number of each line of ``text``
-    #: (``PartialSource.compacted``): positions are mapped back through it.
-    lines: list[int] | None = None
-
-
-class _Unread:
-    """``_reports``'s answer for a file whose active rules can report in none of its statements
-    (partial parsing keeps none they read): no findings, with its suppressions all unused, as a
-    parsed file without findings has."""
-
-
-_UNREAD = _Unread()
-
-
-def _reports(
-    text: str,
-    path: str,
-    rules: Sequence[type[Rule]],
-    *,
-    prefilter: bool = True,
-    imports: ImportTable | None = None,
-    module: cst.Module | None = None,
-    partial: bool = False,
-) -> _Parsed | _Unread | None:
-    chosen = [rule for rule in active_rules(rules, text, prefilter) if issubclass(rule, PythonRule)]
-    if not chosen and prefilter:
-        return None
-    parsed_text = text
-    tree: ast.Module | None = None
-    lines: list[int] | None = None
-    table = imports
-    source: str | None = None  # the text a whole-file ``module`` was parsed from
-    whole_tree: ast.Module | None = None  # the whole file's ``ast``, where read
-    if module is None:
-        blanked = None
-        if prefilter and imports is None and any(rule.requires_imports for rule in chosen):
-            # rules whose findings resolve names the file's imports cannot: not run
-            whole_tree = parse_ast(text)
-            if whole_tree is not None:
-                resolvable = imports_from_ast(whole_tree, current_exports.get(), text)
-                chosen = [
-                    rule
-                    for rule in chosen
-                    if not rule.requires_imports or resolvable.may_resolve(rule.requires_imports)
-                ]
-                if not chosen:
-                    return None
-        if partial and prefilter and imports is None and _partial_allowed(chosen):
-            if whole_tree is None:
-                whole_tree = parse_ast(text)
-            if whole_tree is not None:
-                blanked = partial_for(
-                    chosen,
-                    text,
-                    current_exports.get(),
-                    # "partial" (for tests): whenever possible, however little is left out
-                    worthwhile=(
-                        1.0 if os.environ.get(PARSE_MODE_VARIABLE) == "partial" else WORTHWHILE
-                    ),
-                    tree=whole_tree,
-                )
-        if blanked is not None and not blanked.marked:
-            return _UNREAD  # no statement an active rule reports in: nothing to parse
-        compact = blanked.compacted() if blanked is not None else None
-        partial_module = _parse_partial(text, compact[0]) if compact is not None else None
-        if blanked is not None and compact is not None and partial_module is not None:
-            if partial_module.default_indent == blanked.indent:
-                module = partial_module
-                # positions are found in the compacted text (its ``ast`` read when needed)
-                parsed_text, lines = compact
-                table = blanked.imports
-                # the whole file's ``ast`` is freed before the walk (a rule asking for
-                # file-wide facts reads it again: ``rules._file_ast``)
-                whole_tree = blanked = None
-        if module is None:
-            tree = whole_tree  # the file's own ``ast`` (if read, left whole), for positions
-            module = _parse(text)
-            # a whole file's module prints exactly its text (a blanked text's may not: libcst
-            # moves the comments of emptied lines), so rules read the text instead of printing it
-            source = text
-    if table is None:
-        # the module's own text: its availability flags are read from it
-        table = ImportTable.from_module(module, current_exports.get(), source or text, tree)
-    context = PythonContext(
-        path=path, module=module, imports=table, source=source, text=text, file_tree=whole_tree
-    )
-    instances = [rule(context) for rule in chosen]
-    if instances:
-        # one read-only walk for all rules; whitespace and punctuation nodes are skipped
-        _Dispatcher(instances, context).walk(module)
-        police_python(context)
-    return _Parsed(module, context, parsed_text, tree, lines)
-
-
-def _partial_allowed(chosen: Sequence[type[Rule]]) -> bool:
-    """Partial parsing unless switched off (``--whole-parse``) or a rule reads the whole module."""
-    if os.environ.get(PARSE_MODE_VARIABLE) == "whole":
-        return False
-    return not any(rule.parse_scope == "module" for rule in chosen)
-
-
-def partial_for(
-    chosen: Sequence[type[Rule]],
-    text: str,
-    exports: ExportSlice | None = None,
-    worthwhile: float = WORTHWHILE,
-    tree: ast.Module | None = None,
-) -> PartialSource | None:
-    """What ``migrator.engine.partial`` keeps of ``text`` for the active rules ``chosen``, by their
-    ``parse_scope``, triggers, scope triggers, function words, statement requirements and calls
-    (``tree``: ``text``'s ``ast``, see ``partial_source``)."""
-    return partial_source(
-        text,
-        _present_triggers(chosen, text, "statement"),
-        _present_triggers(chosen, text, "definition"),
-        _present_triggers(chosen, text, "names"),
-        exports,
-        worthwhile=worthwhile,
-        function_words={word for rule in chosen for word in rule.function_words if word in text},
-        paired=[
-            (
-                _present(
-                    (t for t in table_for(rule, "python") if t not in rule.unpaired_triggers),
-                    text,
-                ),
-                rule.statement_requires,
-            )
-            for rule in chosen
-            if rule.parse_scope == "statement" and rule.statement_requires
-        ],
-        tree=tree,
-        shaped=[
-            (_present(table_for(rule, "python"), text), rule.statement_calls)
-            for rule in chosen
-            if rule.parse_scope == "statement" and rule.statement_calls
-        ],
-    )
-
-
-def _present_triggers(chosen: Sequence[type[Rule]], text: str, scope: str) -> set[str]:
-    """Triggers (and scope triggers) in ``text`` that the rules whose ``parse_scope`` is
-    ``scope`` read by that scope alone (``_plain_triggers``)."""
-    return {
-        trigger
-        for rule in chosen
-        if rule.parse_scope == scope
-        for trigger in (*_plain_triggers(rule), *rule.scope_triggers)
-        if trigger in text
-    }
-
-
-def _plain_triggers(rule: type[Rule]) -> tuple[str, ...]:
-    """The triggers read by ``parse_scope`` alone: all of them but for a rule with
-    ``statement_requires`` (its unpaired ones: ``paired`` reads the others) or
-    ``statement_calls`` (none: ``shaped`` reads them)."""
-    if rule.statement_requires:
-        return rule.unpaired_triggers
-    if rule.statement_calls:
-        return ()
-    return table_for(rule, "python")
-
-
-def _present(strings: Iterable[str], text: str) -> list[str]:
-    return [string for string in strings if string in text]
-
-
-def _parse_partial(text: str, blanked: str) -> cst.Module | None:
-    """The blanked text's module (None when libcst rejects it: the whole file is parsed then,
-    so its own error, if any, is the one reported)."""
-    check_nesting(text)
-    try:
-        return parse_module(blanked)
-    except (cst.ParserSyntaxError, RecursionError, MemoryError):
-        return None
-
-
-def _finding(
-    raw: RawPythonFinding | RawTextFinding,
-    path: str,
-    start: tuple[int, int],
-    end: tuple[int, int],
-    lines: list[str],
-    cell: int | None,
-    guard: str = "",
-    scope: str = "",
-) -> Finding:
-    rule = raw.rule
-    fix = None
-    if raw.replacement is not None and raw.applicability is not Applicability.NONE:
-        fix = FixInfo(raw.applicability, raw.fix_description or rule.fix_title or "apply fix")
-    line = start[0]
-    return Finding(
-        rule=rule.code,
-        name=rule.name,
-        category=rule.category,
-        severity=raw.severity if raw.severity is not None else rule.severity,
-        path=path,
-        line=line,
-        column=start[1] + 1,
-        end_line=end[0],
-        end_column=end[1] + 1,
-        message=raw.message,
-        fix=fix,
-        cell=cell,
-        source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-        guard="" if rule.sees_guarded else guard,
-        scope=scope,
-        group=raw.group,
-        # a report's own problem key makes it one problem with the file's other reports of it
-        aggregate=(
-            raw.problem_scope
-            if isinstance(raw, RawPythonFinding) and raw.problem
-            else rule.aggregate
-        ),
-        problem=(raw.problem if isinstance(raw, RawPythonFinding) else "") or rule.problem or "",
-    )
-
-
-def _python_findings(
-    parsed: _Parsed,
-    path: str,
-    text: str,
-    cell: int | None,
-) -> list[tuple[RawPythonFinding, Finding]]:
-    context = parsed.context
-    reports = context.reports
-    if not reports:
-        return []
-    parents = context.parents
-    if parsed.tree is None:
-        # one ``ast`` for both position passes below (None: they fall back to libcst's)
-        parsed.tree = parse_ast(parsed.text)
-
-    def located(nodes: Sequence[cst.CSTNode]) -> Callable[[cst.CSTNode], CodeRange | None]:
-        """The positions of ``nodes`` in the file (mapped back from a compacted text)."""
-        found = positions_for(
-            parsed.module, parsed.text, nodes, lambda node: parents.get(id(node)), parsed.tree
-        )
-        lines = parsed.lines
-        if lines is None:
-            return found
-        return lambda node: None if (where := found(node)) is None else map_range(where, lines)
-
-    def first_lines(nodes: Sequence[cst.CSTNode]) -> list[int]:
-        """The first line of each node, from the same anchored positions as the findings'."""
-        found = located(nodes)
-        return [code_range.start.line if (code_range := found(node)) else 0 for node in nodes]
-
-    mark_dispatched(context, text, path, first_lines)
-    positions = located([raw.node for raw in reports])
-    lines = text.splitlines()
-    out = []
-    seen: set[tuple[str, int, int]] = set()
-    for raw in reports:
-        code_range = positions(raw.node)
-        if code_range is None:
-            continue
-        key = (raw.rule.code, code_range.start.line, code_range.start.column)
-        if key in seen:
-            continue
-        seen.add(key)
-        start = (code_range.start.line, code_range.start.column)
-        end = (code_range.end.line, code_range.end.column)
-        guard = context.guards.guard_of(raw.node)
-        scope = context.scope_path(raw.node)
-        finding = _finding(raw, path, start, end, lines, cell, guard, scope)
-        if not guard and (option := context.guards.opt_in_of(raw.node)):
-            finding = as_hint(finding, option)
-        out.append((raw, finding))
-    return out
 
 
 def _fixable(
