@@ -11,15 +11,14 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from migrator.engine.context import RawPythonFinding, RawTextFinding, TextContext
+from migrator.engine.context import ALONE, FileInputs, RawPythonFinding, RawTextFinding, TextContext
 from migrator.engine.embedded import with_doc_commands, with_recipes
 from migrator.engine.fix_policy import (
     check_line_length,
-    chosen_fixes,
     police_text,
 )
 from migrator.engine.fixer import (
@@ -47,7 +46,9 @@ from migrator.reach.ci_guards import ci_line_guards
 from migrator.reach.release_tooling import release_tooling
 from migrator.reach.text_guards import TextGuards
 from migrator.syntax.imports import ImportTable
-from migrator.syntax.reexports import current_exports
+
+if TYPE_CHECKING:
+    from migrator.engine.formatter import Formatter
 
 MAX_FIX_PASSES = 6
 
@@ -64,11 +65,14 @@ class Analysis:
 
 
 def _fixable(
-    raw: RawPythonFinding | RawTextFinding, finding: Finding, level: Applicability
+    raw: RawPythonFinding | RawTextFinding,
+    finding: Finding,
+    level: Applicability,
+    inputs: FileInputs = ALONE,
 ) -> bool:
     """Fixes never touch code that does not run on ROCm (an NVIDIA-only branch stays as is),
-    nor findings whose fix the run's selection does not apply (``fix_policy.chosen_fixes``)."""
-    chosen = chosen_fixes.get()
+    nor findings whose fix the run's selection does not apply (``FileInputs.chosen_fixes``)."""
+    chosen = inputs.chosen_fixes
     return not finding.guard and eligible(raw, level) and (chosen is None or chosen(finding))
 
 
@@ -92,6 +96,7 @@ def analyze_python(
     imports: ImportTable | None = None,
     cell: int | None = None,
     whole_file: Sequence[str] = (),
+    inputs: FileInputs = ALONE,
 ) -> Analysis:
     """Findings of a Python text; with ``fix`` (SAFE or UNSAFE) also the fixed text. A scan
     parses only the statements its rules can see (``migrator.engine.partial``); a fix the whole file.
@@ -105,6 +110,7 @@ def analyze_python(
         prefilter=prefilter,
         imports=imports,
         partial=fix is None and cell is None,
+        inputs=inputs,
     )
     if parsed is None:  # no rule can fire: every suppression comment is unused
         return Analysis(unused_suppressions=suppressions.unused())
@@ -115,16 +121,16 @@ def analyze_python(
         findings=[finding for _, finding in pairs],
         unused_suppressions=suppressions.unused(),
     )
-    if fix is None or not any(_fixable(raw, finding, fix) for raw, finding in pairs):
+    if fix is None or not any(_fixable(raw, finding, fix, inputs) for raw, finding in pairs):
         parsed.context.release()
         return analysis
     try:
         new_text, fixed = _fix_python_loop(
-            text, path, rules, fix, prefilter, imports, cell, whole_file
+            text, path, rules, fix, prefilter, imports, cell, whole_file, inputs
         )
         new_text = keep_final_newline(text, new_text)
-        new_text, limit = _formatted(text, new_text, path, cell)
-        check_line_length(text, new_text, limit)
+        new_text, limit = _formatted(text, new_text, path, cell, inputs.formatter)
+        check_line_length(text, new_text, limit, inputs.facts)
     except FixError as error:
         analysis.fix_error = str(error)
         return analysis
@@ -140,24 +146,26 @@ def analyze_python(
             imports=imports,
             cell=cell,
             whole_file=whole_file,
+            inputs=inputs,
         )
         analysis.findings = after.findings
     return analysis
 
 
-def _formatted(text: str, new_text: str, path: str, cell: int | None) -> tuple[str, int | None]:
+def _formatted(
+    text: str, new_text: str, path: str, cell: int | None, formatter: Formatter | None
+) -> tuple[str, int | None]:
     """The rewrite with the project's formatter (``migrator.engine.formatter``) applied to its
     changed lines where that formatter checks the file and is installed here (as it is
     otherwise), and the line length the formatter is run with, if any."""
     from migrator.engine.formatter import (
         RUNNABLE,
         FormatterFailed,
-        current_formatter,
         executable,
         format_rewrite,
     )
 
-    formatter = current_formatter.get() if cell is None else None
+    formatter = formatter if cell is None else None
     if formatter is None or not formatter.covers(path):
         return new_text, None
     if formatter.tool not in RUNNABLE or executable(formatter.tool) is None:
@@ -177,18 +185,19 @@ def _fix_python_loop(
     imports: ImportTable | None,
     cell: int | None,
     whole_file: Sequence[str] = (),
+    inputs: FileInputs = ALONE,
 ) -> tuple[str, list[Finding]]:
     current = text
     fixed: list[Finding] = []
     for _ in range(MAX_FIX_PASSES):
-        parsed = _reports(current, path, rules, prefilter=prefilter, imports=imports)
+        parsed = _reports(current, path, rules, prefilter=prefilter, imports=imports, inputs=inputs)
         if not isinstance(parsed, _Parsed):  # a fix parses whole files: never unread
             return current, fixed
         pairs = _suppress(
             _python_findings(parsed, path, current, cell),
             Suppressions.parse(current, whole_file),
         )
-        chosen = [(raw, finding) for raw, finding in pairs if _fixable(raw, finding, fix)]
+        chosen = [(raw, finding) for raw, finding in pairs if _fixable(raw, finding, fix, inputs)]
         partial = incomplete_groups(raw for raw, _ in chosen)
         chosen = [(raw, finding) for raw, finding in chosen if raw.together not in partial]
         if not chosen:
@@ -220,6 +229,7 @@ def analyze_text(
     cell: int | None = None,
     line_map: Callable[[int], int] | None = None,
     whole_file: Sequence[str] = (),
+    inputs: FileInputs = ALONE,
 ) -> Analysis:
     """Findings of a non-Python text file of ``kind``; with ``fix`` also the fixed text.
     ``whole_file``: as for ``analyze_python``."""
@@ -231,14 +241,14 @@ def analyze_text(
     suppressions = Suppressions.parse(text, whole_file)
     if not chosen:  # no rule can fire: every suppression comment is unused
         return Analysis(unused_suppressions=suppressions.unused())
-    context = TextContext(path=path, kind=kind, text=text)
+    context = TextContext(path=path, kind=kind, text=text, inputs=inputs)
     for rule in chosen:
         rule(context).check()
     police_text(context)
     lines = text.splitlines()
     line_guards = ci_line_guards(text) if kind == "ci-yaml" else {}
     pairs: list[tuple[RawTextFinding, Finding]] = []
-    guards = TextGuards(text, kind)
+    guards = TextGuards(text, kind, inputs.facts)
     release = release_tooling(path, text, kind)
     for raw in sorted(context.reports, key=lambda item: (item.start, item.rule.code)):
         start = context.position(raw.start)
@@ -257,19 +267,21 @@ def analyze_text(
     if fix is None:
         context.release()
         return analysis
-    chosen_raw = [raw for raw, finding in pairs if _fixable(raw, finding, fix)]
+    chosen_raw = [raw for raw, finding in pairs if _fixable(raw, finding, fix, inputs)]
     if not chosen_raw:
         return analysis
     new_text = apply_text_edits(text, chosen_raw)
     if new_text == text:
         return analysis
-    again = analyze_text(new_text, path, kind, rules, fix=fix, prefilter=prefilter)
+    again = analyze_text(new_text, path, kind, rules, fix=fix, prefilter=prefilter, inputs=inputs)
     if again.new_text is not None and again.new_text != new_text:
         analysis.fix_error = "a second fix pass would change the file again; file left unchanged"
         return analysis
     analysis.new_text = new_text
-    analysis.fixed = [finding for raw, finding in pairs if _fixable(raw, finding, fix)]
-    analysis.findings = analyze_text(new_text, path, kind, rules, prefilter=prefilter).findings
+    analysis.fixed = [finding for raw, finding in pairs if _fixable(raw, finding, fix, inputs)]
+    analysis.findings = analyze_text(
+        new_text, path, kind, rules, prefilter=prefilter, inputs=inputs
+    ).findings
     return analysis
 
 
@@ -286,6 +298,7 @@ def analyze_notebook(
     *,
     fix: Applicability | None = None,
     prefilter: bool = True,
+    inputs: FileInputs = ALONE,
 ) -> Analysis:
     """Scan (and fix) each code cell; findings carry the cell index and the line in the cell."""
     document, cells = notebook_cells(text)
@@ -300,8 +313,8 @@ def analyze_notebook(
         except FailFile as error:
             errors.append(f"cell {cell.index}: {error}")
             continue
-        tables.append(ImportTable.from_module(parsed[cell.index], current_exports.get()))
-    shared = ImportTable(current_exports.get())
+        tables.append(ImportTable.from_module(parsed[cell.index], inputs.exports))
+    shared = ImportTable(inputs.exports)
     for table in tables:
         shared.bindings.update(table.bindings)
         shared.modules.update(table.modules)
@@ -321,6 +334,7 @@ def analyze_notebook(
                 imports=shared,
                 cell=cell.index,
                 whole_file=others,
+                inputs=inputs,
             )
             result.findings.extend(part.findings)
             result.fixed.extend(part.fixed)
@@ -340,6 +354,7 @@ def analyze_notebook(
                 cell=cell.index,
                 line_map=_line_mapper(numbers),
                 whole_file=[cell.source, *others],
+                inputs=inputs,
             )
             result.findings.extend(part.findings)
     if (
@@ -404,26 +419,32 @@ def analyze(
     *,
     fix: Applicability | None = None,
     prefilter: bool = True,
+    inputs: FileInputs = ALONE,
 ) -> Analysis:
-    """Dispatch on the file kind; raises SkipFile/FailFile with a one-line reason."""
+    """Dispatch on the file kind; raises SkipFile/FailFile with a one-line reason. ``inputs``:
+    what the analysis reads of the project and the run (none for a file read on its own)."""
     if kind == "python":
-        analysis = analyze_python(text, path, rules, fix=fix, prefilter=prefilter)
+        analysis = analyze_python(text, path, rules, fix=fix, prefilter=prefilter, inputs=inputs)
         return with_recipes(  # Dockerfiles and conda environments the code writes out
             analysis,
             analysis.new_text or text,
-            lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
+            lambda value, kind: analyze_text(
+                value, path, kind, rules, prefilter=prefilter, inputs=inputs
+            ),
         )
     if kind == "markdown":  # the shell commands documentation tells users to run
         return with_doc_commands(
             Analysis(),
             text,
-            lambda value, kind: analyze_text(value, path, kind, rules, prefilter=prefilter),
+            lambda value, kind: analyze_text(
+                value, path, kind, rules, prefilter=prefilter, inputs=inputs
+            ),
         )
     if kind == "notebook":
-        return analyze_notebook(text, path, rules, fix=fix, prefilter=prefilter)
+        return analyze_notebook(text, path, rules, fix=fix, prefilter=prefilter, inputs=inputs)
     if kind in _STRUCTURED:
         _validate_structure(text, kind)
-    return analyze_text(text, path, kind, rules, fix=fix, prefilter=prefilter)
+    return analyze_text(text, path, kind, rules, fix=fix, prefilter=prefilter, inputs=inputs)
 
 
 _STRUCTURED = {"pyproject", "compose", "conda", "ci-yaml", "cog"}

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding
+from migrator.engine.context import (
+    ALONE,
+    FileInputs,
+    PythonContext,
+    RawPythonFinding,
+    RawTextFinding,
+)
 from migrator.engine.dispatch import _Dispatcher
 from migrator.engine.fix_policy import (
     police_python,
@@ -34,7 +40,6 @@ from migrator.reach.opt_in import as_hint
 from migrator.syntax.imports import ImportTable, imports_from_ast
 from migrator.syntax.parse import parse_ast, parse_module
 from migrator.syntax.positions import map_range, positions_for
-from migrator.syntax.reexports import current_exports
 
 #: How ``_parse`` words a syntax error; ``syntax_error_at`` reads the position back.
 _SYNTAX_ERROR = "syntax error at line {line}, column {column}: {message}"
@@ -68,10 +73,13 @@ def python_reports(
     prefilter: bool = True,
     imports: ImportTable | None = None,
     module: cst.Module | None = None,
+    inputs: FileInputs = ALONE,
 ) -> tuple[cst.Module | None, PythonContext | None]:
     """Parse once and run every active Python rule in one walk; (None, None) when the prefilter
     rules it out. The context holds the reports, parents, scopes and guards of the file."""
-    parsed = _reports(text, path, rules, prefilter=prefilter, imports=imports, module=module)
+    parsed = _reports(
+        text, path, rules, prefilter=prefilter, imports=imports, module=module, inputs=inputs
+    )
     return (parsed.module, parsed.context) if isinstance(parsed, _Parsed) else (None, None)
 
 
@@ -107,6 +115,7 @@ def _reports(
     imports: ImportTable | None = None,
     module: cst.Module | None = None,
     partial: bool = False,
+    inputs: FileInputs = ALONE,
 ) -> _Parsed | _Unread | None:
     chosen = [rule for rule in active_rules(rules, text, prefilter) if issubclass(rule, PythonRule)]
     if not chosen and prefilter:
@@ -123,7 +132,7 @@ def _reports(
             # rules whose findings resolve names the file's imports cannot: not run
             whole_tree = parse_ast(text)
             if whole_tree is not None:
-                resolvable = imports_from_ast(whole_tree, current_exports.get(), text)
+                resolvable = imports_from_ast(whole_tree, inputs.exports, text)
                 chosen = [
                     rule
                     for rule in chosen
@@ -138,7 +147,7 @@ def _reports(
                 blanked = partial_for(
                     chosen,
                     text,
-                    current_exports.get(),
+                    inputs.exports,
                     # "partial" (for tests): whenever possible, however little is left out
                     worthwhile=(
                         1.0 if os.environ.get(PARSE_MODE_VARIABLE) == "partial" else WORTHWHILE
@@ -166,9 +175,15 @@ def _reports(
             source = text
     if table is None:
         # the module's own text: its availability flags are read from it
-        table = ImportTable.from_module(module, current_exports.get(), source or text, tree)
+        table = ImportTable.from_module(module, inputs.exports, source or text, tree)
     context = PythonContext(
-        path=path, module=module, imports=table, source=source, text=text, file_tree=whole_tree
+        path=path,
+        module=module,
+        imports=table,
+        source=source,
+        text=text,
+        file_tree=whole_tree,
+        inputs=inputs,
     )
     instances = [rule(context) for rule in chosen]
     if instances:

@@ -26,7 +26,7 @@ from migrator.engine.selection import Selection
 from migrator.engine.settle import mask_rule_codes, settle
 from migrator.engine.work import _execute, _execute_released, _Task, _work_on_bytes
 from migrator.files.cache import ResultCache
-from migrator.files.config import Config, load_config
+from migrator.files.config import Config, ConfigChoice, load_config
 from migrator.files.discovery import SourceFile, file_kind, is_excluded
 from migrator.files.sources import (
     FailFile,
@@ -57,13 +57,16 @@ def scan(
     only: Sequence[Path | SourceFile] | None = None,
     within: Path | None = None,
     show_guarded: bool = False,
+    config_choice: ConfigChoice | None = None,
 ) -> RootRun:
     """Scan one root (or ``only`` the given files under it). The cache holds every rule's
     findings; selection, guards and aggregation apply afterwards (``show_guarded`` keeps
     findings in code that never runs on ROCm). ``jobs=0`` analyses in this process, for a caller
     that is a worker already; there, the files beyond ``only`` come from the cache or not at
-    all (a file that crashes the parser would take the caller down with it)."""
-    config = load_config(root)
+    all (a file that crashes the parser would take the caller down with it).
+    ``config_choice``: the configuration the command line chose (``--config``, ``--isolated``;
+    None: the root's own)."""
+    config = load_config(root, config_choice)
     selection = Selection.merge(
         config,
         select=select,
@@ -183,10 +186,11 @@ def plan(
     extend_ignore: Sequence[str] = (),
     only: Sequence[Path] | None = None,
     within: Path | None = None,
+    config_choice: ConfigChoice | None = None,
 ) -> Plan:
     """The configuration, the merged selection and the files ``scan`` would analyse for
     ``root`` with the same arguments (discovery and exclusions as a scan applies them)."""
-    config = load_config(root)
+    config = load_config(root, config_choice)
     selection = Selection.merge(
         config,
         select=select,
@@ -253,6 +257,7 @@ def fix_tree(
     on_total: Callable[[int], None] | None = None,
     family: str | None = None,
     with_variants: bool = True,
+    config_choice: ConfigChoice | None = None,
 ) -> RootRun:
     """Compute (and with ``write``, apply atomically under the write policy of
     ``migrator.files.writer``) the fixes for one root; a file that may not be written keeps its text
@@ -260,7 +265,7 @@ def fix_tree(
     selection chooses, the others' fixes as the selection has them (``pr``'s commit of one
     family: the category restricts, it does not name a hygiene rule). ``with_variants``: plan
     (and write) the ROCm siblings ``--unsafe-fixes`` adds (``pr`` commits them on their own)."""
-    config = load_config(root)
+    config = load_config(root, config_choice)
     selection = Selection.merge(
         config,
         select=select,
@@ -353,14 +358,18 @@ def fix_tree(
 
 
 def fix_text(
-    root: Path, relative: str, data: bytes, level: Applicability
+    root: Path,
+    relative: str,
+    data: bytes,
+    level: Applicability,
+    config_choice: ConfigChoice | None = None,
 ) -> tuple[str | None, tuple[Finding, ...]]:
     """The fixed text of ``data`` as the file ``relative`` under ``root`` (an editor's unsaved
     buffer), and the findings the fixes resolve; None when nothing changes. The root's
     configuration and project facts apply as in ``fix``; which files never run on ROCm (a
     project-wide question) is not asked here."""
 
-    config = load_config(root)
+    config = load_config(root, config_choice)
     selection = Selection.merge(config, root=root)
     kind = file_kind(relative)
     if kind is None or is_excluded(relative, selection.exclude):

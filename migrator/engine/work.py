@@ -8,7 +8,6 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from migrator.engine.isolation import (
@@ -16,6 +15,10 @@ from migrator.engine.isolation import (
     IsolatedRunner,
     workers_fork,
 )
+from migrator.engine.moot import _unmoot
+from migrator.engine.outcomes import FileOutcome
+from migrator.engine.project_model import _python_texts
+from migrator.engine.selection import Selection
 from migrator.engine.suppress import SUPPRESSION_MARK
 from migrator.files.discovery import SourceFile
 from migrator.files.sources import (
@@ -31,15 +34,12 @@ from migrator.files.sources import (
 )
 from migrator.knowledge.versions import ProjectFacts
 from migrator.model import Applicability, FileResult, Finding, Status
-from migrator.syntax.reexports import ExportSlice, ProjectIndex, current_exports
+from migrator.syntax.reexports import ExportSlice, ProjectIndex
 
 if TYPE_CHECKING:
-    # Imported where used: the fix policy behind it loads libcst, which a warm scan never needs.
+    # Imported where used: they load libcst, which a warm scan never needs.
+    from migrator.engine.context import FileInputs
     from migrator.engine.formatter import Formatter
-from migrator.engine.moot import _unmoot
-from migrator.engine.outcomes import FileOutcome
-from migrator.engine.project_model import _python_texts
-from migrator.engine.selection import Selection
 
 #: Below this many files to analyse, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 24
@@ -70,41 +70,19 @@ class _Task:
 
 
 def _work(task: _Task) -> FileOutcome:
-    """Analyse one file with its project's facts in force (reset after, so in-process runs of
-    several roots never see each other's declared versions)."""
-    from migrator.kernels.differential import cuda_archs
-    from migrator.kernels.preproc import project_macro_values, project_nvidia_macros
-    from migrator.knowledge.versions import current_facts
+    """Analyse one file with its project's inputs (``FileInputs``: facts, export slice,
+    formatter, the selection's fixes) handed to the engine explicitly, so in-process runs of
+    several roots never see each other's."""
+    return _analyse(task)
 
-    token = current_facts.set(task.facts)
-    macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
-    values_token = project_macro_values.set(MappingProxyType(dict(task.facts.macro_values)))
-    archs_token = cuda_archs.set(task.facts.cuda_archs or cuda_archs.get())
-    exports_token = current_exports.set(task.exports)
-    if task.formatter is None:  # a scan: the formatter module is not even imported
-        formatted = None
-    else:
-        from migrator.engine.formatter import current_formatter
 
-        formatted = (current_formatter, current_formatter.set(task.formatter))
-    if task.selection is None or task.fix is None:  # a scan offers every fix a rule has
-        chosen = None
-    else:
-        from migrator.engine.fix_policy import chosen_fixes
+def _inputs(task: _Task) -> FileInputs:
+    """What the analysis of ``task`` reads beyond the file's text."""
+    from migrator.engine.context import FileInputs
 
-        chosen = (chosen_fixes, chosen_fixes.set(task.selection.fixes))
-    try:
-        return _analyse(task)
-    finally:
-        if chosen is not None:
-            chosen[0].reset(chosen[1])
-        if formatted is not None:
-            formatted[0].reset(formatted[1])
-        current_exports.reset(exports_token)
-        cuda_archs.reset(archs_token)
-        project_macro_values.reset(values_token)
-        project_nvidia_macros.reset(macros_token)
-        current_facts.reset(token)
+    # a scan offers every fix a rule has
+    chosen = None if task.selection is None or task.fix is None else task.selection.fixes
+    return FileInputs(task.facts, task.exports, task.formatter, chosen)
 
 
 def _analyse(task: _Task) -> FileOutcome:
@@ -133,7 +111,13 @@ def _analyse(task: _Task) -> FileOutcome:
             rules = tuple(rule for rule in rules if rule.code not in task.silenced)
             rules = _unmoot(rules, task.moot)
         analysis = analyze(
-            decoded.text, task.relative, task.kind, rules, fix=task.fix, prefilter=task.prefilter
+            decoded.text,
+            task.relative,
+            task.kind,
+            rules,
+            fix=task.fix,
+            prefilter=task.prefilter,
+            inputs=_inputs(task),
         )
     except TooLarge as error:
         return FileOutcome(FileResult(task.relative, Status.FAILED, reason=str(error)), key)
