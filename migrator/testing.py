@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from migrator.engine.aggregate import aggregate
+from migrator.engine.context import FileInputs
 from migrator.engine.engine import Analysis, analyze
-from migrator.engine.fix_policy import vendor_swap_allowed
 from migrator.engine.rule import Invalid, Rule, Valid
 from migrator.files.discovery import file_kind
 from migrator.model import Applicability, Finding
@@ -21,17 +21,14 @@ def run_example(
     rule: type[Rule], example: Valid | Invalid, fix: bool, variant: bool = False
 ) -> Analysis:
     """Analyse an example; ``variant`` lets vendor-swapping fixes apply (a ROCm variant's text)."""
-    token = vendor_swap_allowed.set(variant)
-    try:
-        return analyze(
-            example.code,
-            example.path,
-            kind_for(example.path),
-            (rule,),
-            fix=Applicability.UNSAFE if fix else None,
-        )
-    finally:
-        vendor_swap_allowed.reset(token)
+    return analyze(
+        example.code,
+        example.path,
+        kind_for(example.path),
+        (rule,),
+        fix=Applicability.UNSAFE if fix else None,
+        inputs=FileInputs(vendor_swap=variant),
+    )
 
 
 def reported(rule: type[Rule], analysis: Analysis) -> list[Finding]:

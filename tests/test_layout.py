@@ -221,3 +221,39 @@ def test_a_report_takes_where_what_its_fix_and_its_problem() -> None:
                 if count > 4 or arguments.vararg or arguments.kwarg:
                     wide.append(f"{name}.{node.name}")
     assert wide == []
+
+
+#: The one module that may hold a ``ContextVar``: the engine's entry point. Every analysis input
+#: (the project's facts, its export slices, formatter, kernel macros, the run's fix choice and
+#: configuration) is passed explicitly, on the rule's context or as a parameter.
+CONTEXT_VARIABLE_HOME = "migrator.engine.runner"
+
+
+def _creates_a_context_variable(tree: ast.Module) -> bool:
+    """Whether the module calls ``ContextVar(...)`` (by any import of it) anywhere."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else None
+            if isinstance(function, ast.Name):
+                name = function.id
+            if name == "ContextVar":
+                return True
+    return False
+
+
+def test_no_context_variable_outside_the_entry_point() -> None:
+    holders = sorted(
+        name
+        for name, (path, _) in modules().items()
+        if name != CONTEXT_VARIABLE_HOME
+        and _creates_a_context_variable(ast.parse(path.read_text(encoding="utf-8")))
+    )
+    assert holders == []
+
+
+def test_the_context_variable_finder_finds_one() -> None:
+    text = "import contextvars\nfrom contextvars import ContextVar\n"
+    assert _creates_a_context_variable(ast.parse(text + "x = contextvars.ContextVar('x')\n"))
+    assert _creates_a_context_variable(ast.parse(text + "y: ContextVar[int] = ContextVar('y')\n"))
+    assert not _creates_a_context_variable(ast.parse(text + "z: ContextVar[int] | None = None\n"))

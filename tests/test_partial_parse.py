@@ -10,7 +10,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.engine.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_for
+from migrator.engine.engine import analyze
+from migrator.engine.parse_plan import PARSE_MODE_VARIABLE, active_rules, partial_for
 from migrator.engine.registry import all_rules
 from migrator.engine.rule import PythonRule
 from migrator.knowledge.tables import load_table

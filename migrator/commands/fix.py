@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from migrator.commands.options import (
 from migrator.commands.settings import configuration_options
 from migrator.files.sources import FailFile, SkipFile
 from migrator.model import Applicability
+
+if TYPE_CHECKING:
+    from migrator.files.config import ConfigChoice
 
 
 @click.command()
@@ -46,6 +49,7 @@ def fix(
     min_severity: str | None,
     preview: bool | None,
     jobs: int | None,
+    config_choice: ConfigChoice | None = None,
 ) -> None:
     """Rewrite CUDA-only code under PATHS to portable torch / ROCm equivalents.
 
@@ -89,6 +93,7 @@ def fix(
                 jobs=jobs,
                 progress=progress,
                 on_total=total,
+                config_choice=config_choice,
             ),
             "fixing" if not diff else "computing fixes",
         )

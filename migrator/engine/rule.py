@@ -378,9 +378,10 @@ class KernelRule(TextRule):
 
     @property
     def view(self) -> KernelView:
+        from migrator.kernels.source import ProjectMacros
         from migrator.kernels.view import KernelView
 
-        return KernelView.of(self.ctx.text)
+        return KernelView.of(self.ctx.text, ProjectMacros.of(self.ctx.project))
 
     def report_bytes(
         self,

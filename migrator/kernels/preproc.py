@@ -14,10 +14,8 @@ unknown macro is unknown."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from migrator.kernels.source import CudaSource
@@ -84,28 +82,16 @@ def _names_rocm(name: str) -> bool:
     return bool(words & ROCM_TOKENS) and "nvidia" not in words and "nvcc" not in words
 
 
-#: Macros the scanned project defines only for NVIDIA builds (``ProjectFacts.nvidia_macros``,
-#: set by the runner for each file): a HIP build never defines them.
-project_nvidia_macros: ContextVar[frozenset[str]] = ContextVar(
-    "project_nvidia_macros", default=frozenset()
-)
-
-
-#: name -> value on HIP of the project's macros defined once as a preprocessor expression
-#: (``#define DG_X (CUDART_VERSION >= 11080)``: 0), set by the runner for each file
-#: (``migrator.kernels.macro_values``).
-project_macro_values: ContextVar[Mapping[str, int]] = ContextVar(
-    "project_macro_values", default=MappingProxyType({})
-)
-
-
-def _defined(name: str, hip: bool, arch: int | None = None) -> Value:
+def _defined(
+    name: str, hip: bool, arch: int | None = None, nvidia_only: frozenset[str] = frozenset()
+) -> Value:
     """Whether ``name`` is defined on HIP, or under nvcc (``arch``: the device pass for that
-    NVIDIA architecture, where ``__CUDA_ARCH__`` is defined); None when unknown."""
+    NVIDIA architecture, where ``__CUDA_ARCH__`` is defined); None when unknown.
+    ``nvidia_only``: the macros the project defines only for NVIDIA builds."""
     if hip:
         if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
             return 1
-        if name in HIP_UNDEFINED or name in project_nvidia_macros.get():
+        if name in HIP_UNDEFINED or name in nvidia_only:
             return 0
         return None
     if name in {"__CUDACC__", "__NVCC__", "USE_CUDA"}:
@@ -133,11 +119,11 @@ def evaluate(source: CudaSource, node: Any, hip: bool, arch: int | None = None) 
             return 0
         if hip and text in HIP_VALUES:
             return HIP_VALUES[text]
-        if hip and text in project_macro_values.get():
-            return project_macro_values.get()[text]  # ``#define DG_X (CUDART_VERSION >= 11080)``
+        if hip and text in source.macros.values:
+            return source.macros.values[text]  # ``#define DG_X (CUDART_VERSION >= 11080)``
         if not hip and arch is not None and text == "__CUDA_ARCH__":
             return arch
-        defined = _defined(text, hip, arch)
+        defined = _defined(text, hip, arch, source.macros.nvidia_only)
         if defined == 0:
             return 0  # an undefined macro reads as 0 in #if
         if text not in HIP_DEFINED and _names_rocm(text):
@@ -149,7 +135,8 @@ def evaluate(source: CudaSource, node: Any, hip: bool, arch: int | None = None) 
         names = [c for c in node.named_children if c.type == "identifier"]
         if not names:
             return None
-        return _defined(source.text(names[0].start_byte, names[0].end_byte), hip, arch)
+        name = source.text(names[0].start_byte, names[0].end_byte)
+        return _defined(name, hip, arch, source.macros.nvidia_only)
     if kind == "parenthesized_expression":
         inner = [c for c in node.named_children if c.type != "comment"]
         return evaluate(source, inner[0], hip, arch) if inner else None
@@ -321,7 +308,7 @@ def _link_value(source: CudaSource, link: Any, hip: bool, arch: int | None = Non
         name = link.child_by_field_name("name")
         word = "" if name is None else source.text(name.start_byte, name.end_byte)
         negated = link.children and link.children[0].type in {"#ifndef", "#elifndef"}
-        defined = _defined(word, hip=hip, arch=arch)
+        defined = _defined(word, hip=hip, arch=arch, nvidia_only=source.macros.nvidia_only)
         return None if defined is None else int(bool(defined) != bool(negated))
     return 1  # #else
 

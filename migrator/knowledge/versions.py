@@ -9,7 +9,6 @@ import ast
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,11 +225,6 @@ class ProjectFacts:
             return ""
         shown = ", ".join(below[:4]) + (f" and {len(below) - 4} more" if len(below) > 4 else "")
         return f" ({shown})"
-
-
-#: The facts of the project being scanned or fixed (set by the runner for each run; rules read it
-#: through ``migrator.api.knowledge.project_facts``). None outside a run.
-current_facts: ContextVar[ProjectFacts | None] = ContextVar("current_facts", default=None)
 
 
 def parse_requirement(line: str) -> tuple[str, VersionRange] | None:

@@ -201,7 +201,7 @@ def _not_analysed(reason: str, severity: types.DiagnosticSeverity) -> types.Diag
 
 def _syntax_error(reason: str, lines: Sequence[str]) -> types.Diagnostic | None:
     """The diagnostic of a buffer that does not parse, at the error; None for other failures."""
-    from migrator.engine.engine import syntax_error_at
+    from migrator.engine.python_reports import syntax_error_at
 
     at = syntax_error_at(reason)
     if at is None:

@@ -32,7 +32,10 @@ class BuildNoteRule(PythonRule):
         if self._notes is None:
             self._notes = {}
             for note in notes_for(
-                self.ctx.path, self.ctx.text or self.ctx.module_code(), self.note_kinds
+                self.ctx.project,
+                self.ctx.path,
+                self.ctx.text or self.ctx.module_code(),
+                self.note_kinds,
             ):
                 if note.anchor:
                     self._notes.setdefault(note.anchor, []).append(note)
@@ -81,7 +84,8 @@ class CMakeNoteRule(TextRule):
         lines = self.ctx.text.splitlines()
         seen: set[tuple[int, str]] = set()
         for note in sorted(
-            notes_for(self.ctx.path, self.ctx.text, self.note_kinds), key=lambda n: n.line
+            notes_for(self.ctx.project, self.ctx.path, self.ctx.text, self.note_kinds),
+            key=lambda n: n.line,
         ):
             if not 0 < note.line <= len(lines) or (note.line, note.message) in seen:
                 continue

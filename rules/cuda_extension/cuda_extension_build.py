@@ -176,7 +176,7 @@ class CudaExtensionBuild(PythonRule):
     def _model_gpu_build(self, node: cst.Call) -> bool:
         """Whether the project's build model read this call as building GPU sources (a source
         list it evaluated: a comprehension over names, a join from ``__file__``)."""
-        calls = build_calls_in(self.ctx.path)
+        calls = build_calls_in(self.ctx.project, self.ctx.path)
         return bool(calls) and call_digest(self.ctx.code(node)) in (calls or ())
 
     @staticmethod

@@ -207,7 +207,7 @@ class NvccArchFlags(PythonRule):
             # only files that build extensions: the flags then reach cpp_extension, directly or
             # through a project function that wraps it (the build model's calls in this file)
             self._active = "cpp_extension" in self.ctx.module_code() or bool(
-                build_calls_in(self.ctx.path)
+                build_calls_in(self.ctx.project, self.ctx.path)
             )
         if not self._active:
             return

@@ -81,7 +81,7 @@ class BranchCompilesOutOnAmd(KernelRule):
 
     def check(self) -> None:
         view = self.view
-        for gated in cuda_build_branches(view.source, cuda_build_macros()):
+        for gated in cuda_build_branches(view.source, cuda_build_macros(self.ctx.project)):
             self.report_bytes(
                 (gated.directive_start, gated.directive_end),
                 message=f"`{gated.directive}` is compiled only with CUDA: the build defines "

@@ -4,7 +4,7 @@ compiles for AMD."""
 from __future__ import annotations
 
 from migrator.api import Invalid, KernelRule, Problem, Severity, Valid
-from migrator.api.knowledge import cuda_header, hipify_tables, rewrites_include, scanned_project
+from migrator.api.knowledge import cuda_header, hipify_tables, rewrites_include
 
 from ._shared import table
 
@@ -78,7 +78,7 @@ class CudaOnlyHeader(KernelRule):
 
     def check(self) -> None:
         headers = table()["headers"]
-        facts = scanned_project()
+        facts = self.ctx.project
         own = frozenset(facts.cuda_headers) if facts is not None else frozenset()
         view = self.view
         for include in view.source.includes():

@@ -11,7 +11,6 @@ from migrator.api.knowledge import (
     cuda_names_in,
     declared_unmapped,
     hipify_tables,
-    scanned_project,
     unmapped_cuda_name,
     unsupported_mapping,
 )
@@ -141,7 +140,7 @@ class UnmappedCudaName(KernelRule):
         ]
         if not candidates:
             return
-        facts = scanned_project()
+        facts = self.ctx.project
         # a scan reads the project's declarations once (``ProjectFacts.cuda_names``); a file
         # analysed on its own reads its own
         own = set(facts.cuda_names) if facts is not None else declared_unmapped(source.data)

@@ -374,7 +374,9 @@ class WarpSize32Constant(KernelRule):
                     callee.endswith("_sync")
                     and args
                     and full_32bit_mask(
-                        source.text(args[0].start_byte, args[0].end_byte), source.defines()
+                        source.text(args[0].start_byte, args[0].end_byte),
+                        source.defines(),
+                        self.ctx.project,
                     )
                 ):
                     continue  # ROC303 reports the 32-bit mask of this call
