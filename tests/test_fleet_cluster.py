@@ -263,6 +263,50 @@ def test_the_documented_recipe_runs_on_two_nodes_and_survives_losing_the_worker(
         shutil.rmtree(ray_temp, ignore_errors=True)
 
 
+def test_the_recipes_nodes_join_where_a_token_was_left_before(tmp_path):
+    """The recipe's first four lines in a home folder that already holds a token (a local
+    ``migrate fleet`` run writes one): the head then asks for the token, and the second node
+    joins only because the recipe exports ``RAY_AUTH_MODE=token`` for it too (without it,
+    ``InvalidAuthToken``, issue #51)."""
+    lines = _recipe()[:4]
+    home, ray_temp = Path(tempfile.mkdtemp(prefix="mfh")), Path(tempfile.mkdtemp(prefix="mfr"))
+    env = _clean_environment(home, ray_temp)
+    (home / ".ray").mkdir()
+    (home / ".ray" / "auth_token").write_text(uuid.uuid4().hex + uuid.uuid4().hex)
+    port = str(_free_port())
+    tag = uuid.uuid4().hex
+    try:
+        for index, line in enumerate(lines):
+            line = line.replace("6379", port)
+            if line.startswith("export "):
+                name, _, value = shlex.split(line)[1].partition("=")
+                env[name] = value
+                continue
+            done = subprocess.run(
+                ["bash", "-c", line],
+                cwd=tmp_path,
+                env={**env, _MARKER: f"{tag}-{index}"},
+                capture_output=True,
+                text=True,
+                timeout=180,
+                check=False,
+            )
+            assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+        ENV.clear()
+        ENV.update(env)
+        assert _python(_NODES, f"127.0.0.1:{port}").split()[0] == "2"
+        without = {name: value for name, value in env.items() if name != "RAY_AUTH_MODE"}
+        ENV.clear()
+        ENV.update(without)
+        assert not _python(_NODES, f"127.0.0.1:{port}")  # the cluster does ask for the token
+    finally:
+        ENV.clear()
+        for index in range(len(lines)):
+            _kill(_marked(f"{tag}-{index}"))
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(ray_temp, ignore_errors=True)
+
+
 def _name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm") as handle:

@@ -8,19 +8,22 @@ the ones the cluster's GCS records for itself (the ``CLUSTER_METADATA`` entry th
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import socket
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 from migrator.errors import MigrateError
-from migrator.process.helper import HelperError, python_module, run
 
-#: Seconds to open a TCP connection to the address, then for the GCS to answer (in a child
-#: process, killed at its deadline): together under ten seconds.
+#: Seconds to open a TCP connection to the address; then the GCS has until ``DEADLINE_SECONDS``
+#: after this process started (at least ``PROBE_SECONDS``) to answer: on a loaded machine
+#: starting Python and importing Ray alone can take 4 seconds.
 CONNECT_SECONDS = 2.0
-PROBE_SECONDS = 5.0
+PROBE_SECONDS = 2.0
+DEADLINE_SECONDS = 7.5
 DOCS = "docs/fleet.md, 'A cluster'"
 TOKEN_PLACES = "~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN"
 
@@ -146,6 +149,52 @@ def check_versions(metadata: dict[str, object], address: str, ray_version: str) 
     )
 
 
+def _age() -> float:
+    """Seconds since this process started (Linux's /proc; 0 where it cannot tell)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as handle:
+            started = int(handle.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, uptime - started / os.sysconf("SC_CLK_TCK"))
+
+
+def probe_seconds() -> float:
+    """How long the GCS may take to answer: what is left of ``DEADLINE_SECONDS``."""
+    return max(PROBE_SECONDS, DEADLINE_SECONDS - _age())
+
+
+def _probe(address: str, seconds: float) -> dict[str, Any] | None:
+    """``probe.probe(address)`` in a thread, waited for ``seconds``; None when it has
+    not answered by then. Ray's client releases the interpreter while it waits, prints its
+    retries from native code on stderr (file descriptor 2) and cannot be stopped: descriptor 2
+    points at /dev/null meanwhile, and for good when the thread is left behind (this process's
+    own messages then go to a copy of the real stderr)."""
+    from migrator.fleet.probe import probe
+
+    answer: list[dict[str, Any]] = []
+    thread = threading.Thread(
+        target=lambda: answer.append(probe(address)), name="ray-probe", daemon=True
+    )
+    sys.stderr.flush()
+    saved = os.dup(2)
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)
+    os.close(quiet)
+    try:
+        thread.start()
+        thread.join(seconds)
+    finally:
+        if thread.is_alive():
+            sys.stderr = os.fdopen(saved, "w", encoding="utf-8", errors="replace")
+        else:
+            os.dup2(saved, 2)
+            os.close(saved)
+    return answer[0] if answer else None
+
+
 def check_cluster(address: str, ray_version: str) -> str:
     """The cluster's HOST:PORT once it answers, accepts this driver's token and runs its
     versions; otherwise MigrateError with the one line that says what to do. A Ray Client
@@ -156,22 +205,14 @@ def check_cluster(address: str, ray_version: str) -> str:
     host, port = _split(resolved)
     _check_token_here()
     _reachable(host, port, resolved)
-    try:
-        done = run(python_module("migrator.fleet.probe", resolved), timeout=PROBE_SECONDS)
-    except HelperError as error:
-        raise MigrateError(f"cannot check the Ray cluster at {resolved}: {error}") from None
-    if done.returncode is None:
+    seconds = probe_seconds()
+    answer = _probe(resolved, seconds)
+    if answer is None:
         raise MigrateError(
             f"no Ray cluster at {resolved}: the port is open but no Ray head answered within "
-            f"{PROBE_SECONDS:g} s; pass the port `ray start --head --port` used (6379 unless "
-            "it said otherwise)"
+            f"{seconds:.0f} s; pass the port `ray start --head --port` used (6379 unless it "
+            "said otherwise)"
         )
-    try:
-        answer = json.loads(done.out.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        said = [line for line in done.err.splitlines() if "Check failed" in line]
-        why = said[0].split("Check failed", 1)[1].strip(" :") if said else "no answer"
-        raise MigrateError(f"cannot check the Ray cluster at {resolved}: {why}") from None
     kind = answer.get("error")
     if kind in ("auth", "no-token"):
         raise _auth_error(kind, resolved)

@@ -1,16 +1,13 @@
-"""Asks a Ray cluster's GCS, in a process of its own, for the versions it runs: run by
-``migrator.fleet.connect`` before ``ray.init`` joins a cluster. In a child process because
-Ray's client retries an address that does not answer for about 40 seconds, prints its retries
-on stderr from native code and cannot be stopped from Python: the child is killed at the
-caller's deadline instead. Runs no project code; prints one JSON object on stdout:
-``{"metadata": {...}}`` (``ray_version``, ``python_version``), ``{"metadata": null}`` (a GCS
+"""Asks a Ray cluster's GCS for the versions it runs, before ``ray.init`` joins it
+(``migrator.fleet.connect`` calls it in a thread it can leave behind: Ray's client retries an
+address that does not answer for about 40 seconds). Runs no project code; the answer is
+``{"metadata": {...}}`` (``ray_version``, ``python_version``), ``{"metadata": None}`` (a GCS
 that has not recorded them) or ``{"error": KIND, "message": TEXT}`` with KIND ``auth``,
 ``no-token`` or ``other``."""
 
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 
@@ -38,12 +35,3 @@ def probe(address: str) -> dict[str, Any]:
     except (UnicodeDecodeError, ValueError):
         return {"metadata": None}
     return {"metadata": metadata if isinstance(metadata, dict) else None}
-
-
-def main(argv: list[str]) -> int:
-    print(json.dumps(probe(argv[0])))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
