@@ -52,3 +52,20 @@ def test_a_small_fleet_runs_in_the_commands_own_process(tmp_path):
     records = [json.loads(path.read_text()) for path in results.glob("units/*/*/unit.json")]
     assert len(records) == 3 and not any("node" in record for record in records)  # not on Ray
     assert len(measured_unit_seconds(results)) == 3
+
+
+def test_address_and_serial_do_not_go_together(tmp_path):
+    manifest = build_fleet(tmp_path / "f", 1, git_repos=0)
+    done = subprocess.run(
+        [sys.executable, "-m", "migrator", "fleet", str(manifest), "--serial"]
+        + ["--address", "127.0.0.1:6379"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "migrate: error: --address runs the fleet on Ray: leave out --serial/--engine serial\n"
+    )
