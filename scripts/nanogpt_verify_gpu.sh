@@ -11,9 +11,9 @@
 # bench.py, model.py, configurator.py). A variant `NAME:eager` runs with --compile=False.
 # Receipts, summaries and progress logs land in $OUT; recorded in docs/verification.md.
 set -u
-CARRY=${CARRY:-artifacts/nanogpt52}
+CARRY=$PWD/${CARRY:-artifacts/nanogpt52}
 OUT=${OUT:-/tmp/nanogpt-out}
-mkdir -p "$OUT"
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site "$CARRY"/whl/*.whl || exit 9
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache
@@ -32,10 +32,12 @@ for spec in "$@"; do
         name=$variant-eager
     fi
     start=$(date +%s)
-    timeout "${VERIFY_LIMIT:-580}" python3 -m migrator verify "$CARRY/nanogpt" \
+    # From /tmp: `python3 -m` puts the working folder first on sys.path, and the checkout's own
+    # migrator/ (without rules/, which the wheel maps to migrator.rules) would shadow the wheel.
+    (cd /tmp && timeout "${VERIFY_LIMIT:-580}" python3 -m migrator verify "$CARRY/nanogpt" \
         --smoke "python3 variant_bench.py $args" --targets native --env "NANOGPT_VARIANT=$variant" \
         --timeout 240 --receipt "$OUT/receipt-$name.json" --progress \
-        > "$OUT/verify-$name.txt" 2> "$OUT/progress-$name.txt"
+        > "$OUT/verify-$name.txt" 2> "$OUT/progress-$name.txt")
     echo "rc=$? wall=$(( $(date +%s) - start ))s" >> "$OUT/verify-$name.txt"
     echo "== $name"
     cat "$OUT/verify-$name.txt"
