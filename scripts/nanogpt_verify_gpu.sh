@@ -10,6 +10,13 @@
 # and its dependencies' wheels for the device's Python) and nanogpt/ (karpathy/nanoGPT @ 3adf61e:
 # bench.py, model.py, configurator.py). A variant `NAME:eager` runs with --compile=False.
 # Receipts, summaries and progress logs land in $OUT; recorded in docs/verification.md.
+# Preparing $CARRY on the development machine (the device reaches nothing outside it):
+#   .venv/bin/python -m pip wheel --no-deps -w artifacts/nanogpt52/whl .
+#   .venv/bin/python -m pip download --only-binary=:all: --python-version 3.12 --implementation cp \
+#       --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
+#       -d artifacts/nanogpt52/whl libcst click rich jinja2 packaging pyyaml tree-sitter tree-sitter-cuda pyelftools
+#   git --git-dir=<fetched karpathy/nanoGPT> archive 3adf61e154c3fe3fca428ad6bc3818b27a3b8291 \
+#       bench.py model.py configurator.py LICENSE | tar -x -C artifacts/nanogpt52/nanogpt
 set -u
 CARRY=$PWD/${CARRY:-artifacts/nanogpt52}
 OUT=${OUT:-/tmp/nanogpt-out}
