@@ -21,6 +21,9 @@ class BuildNoteRule(PythonRule):
 
     abstract = True
     note_kinds: ClassVar[frozenset[str]]
+    #: The cross-rule problem key of the reports (one finding per file with the rules sharing
+    #: it), "" when each note is a problem of its own.
+    note_problem: ClassVar[str] = ""
 
     def __init__(self, ctx: object) -> None:
         super().__init__(ctx)  # type: ignore[arg-type]
@@ -44,7 +47,7 @@ class BuildNoteRule(PythonRule):
             if done in self._done:
                 continue
             self._done.add(done)
-            self.report(node, message=note.message, group=note.kind)
+            self.report(node, message=note.message, group=note.kind, problem=self.note_problem)
 
     def visit_If(self, node: cst.If) -> None:
         if self._pending():
