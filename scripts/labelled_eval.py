@@ -12,7 +12,11 @@ verdict from it.
 
 What counts as a listed blocker (each once, by project, path and line range):
 
-- ``set1-sites.tsv``: every row (the places a scan must report);
+- ``set1-sites.tsv``: every row (the places a scan must report). This is the recall sample of
+  the first days, when every use of a dependency was its own finding and TF32 flags were errors;
+  one finding per problem and judging.md's "advisory at info" leave many of its rows rightly
+  unreported at warning/error, so it is scored apart (line recall at warning/error and at any
+  severity) and the headline figure is the others': the blockers and misses.
 - ``set1-misses-*.tsv``, ``sets12-misses-*.tsv``: every row (real problems once missed);
 - ``set3-sites.tsv``: the rows whose ``expect`` is ``report``;
 - ``set2-readiness.md``: the numbered items of its blocker lists marked **error** or **warning**
@@ -102,13 +106,15 @@ class Blocker:
     places: list[Place]
     why: str = ""
     found: bool = False
+    anywhere: bool = False  # reported at any severity (info included)
 
 
 @dataclass
 class Loud:
-    """The places one warning/error finding points at."""
+    """The places one finding points at, and whether it is at warning or error."""
 
     rule: str
+    loud: bool
     places: list[Place] = field(default_factory=list)
 
 
@@ -164,7 +170,7 @@ def set2_blockers(text: str) -> list[Blocker]:
             continue
         marks = [m.lower() for m in _SEVERITY.findall(line)]
         last = marks[-1] if marks else ""
-        if not re.search(r"\b(error|warning)\b", last) or re.search(r"\bnot\b|false", last):
+        if not re.search(r"\b(error|warning)\b", last) or re.search(r"\bnot\b|false|info", last):
             continue
         places = [
             Place(path, first, end)
@@ -246,18 +252,16 @@ def report(project_dir: Path) -> dict[str, Any]:
 
 
 def loud_findings(project: dict[str, Any]) -> list[Loud]:
-    """The warning/error findings of one project's report, with every place they point at."""
+    """The findings of one project's report, with every place they point at."""
     out = []
     for item in project.get("findings", []):
-        if item.get("severity") not in LOUD:
-            continue
         line = int(item.get("line") or 0)
         places = [Place(str(item.get("path", "")), line, int(item.get("end_line") or line))]
         for rel in item.get("related", []) or []:
             if isinstance(rel, dict):
                 at = int(rel.get("line") or 0)
                 places.append(Place(str(rel.get("path", "")), at, at))
-        out.append(Loud(str(item.get("rule", "")), places))
+        out.append(Loud(str(item.get("rule", "")), item.get("severity") in LOUD, places))
     return out
 
 
@@ -268,8 +272,10 @@ def _overlaps(a: Place, b: Place) -> bool:
 def score(blockers: list[Blocker], findings: dict[str, list[Loud]]) -> None:
     """Mark each blocker found when a loud finding points into one of its places."""
     for blocker in blockers:
-        places = [p for loud in findings.get(blocker.project, []) for p in loud.places]
-        blocker.found = any(_overlaps(mine, theirs) for mine in blocker.places for theirs in places)
+        for finding in findings.get(blocker.project, []):
+            hit = any(_overlaps(a, b) for a in blocker.places for b in finding.places)
+            blocker.anywhere |= hit
+            blocker.found |= hit and finding.loud
 
 
 def _pct(a: int, b: int) -> str:
@@ -307,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     for name in [n for n in wanted if n in reports]:
-        mine = [b for b in blockers if b.project == name]
+        mine = [b for b in blockers if b.project == name and b.source != "set1-sites"]
         verdict = str(reports[name].get("verdict", "?"))
         expected = EXPERT.get(name)
         agree = expected is not None and verdict in expected.accepted
@@ -324,13 +330,18 @@ def main(argv: list[str] | None = None) -> int:
                 "clear": expected.clear if expected else False,
             }
         )
-    found = sum(r["found"] for r in rows)
-    listed = sum(r["listed"] for r in rows)
+    headline = [b for b in blockers if b.source != "set1-sites"]
+    found = sum(b.found for b in headline)
+    listed = len(headline)
+    sample = [b for b in blockers if b.source == "set1-sites"]
     agree = sum(r["agree"] for r in rows)
     clear = [r for r in rows if r["clear"]]
     summary = {
         "blockers_found": found,
         "blockers_listed": listed,
+        "set1_sites_loud": sum(b.found for b in sample),
+        "set1_sites_any": sum(b.anywhere for b in sample),
+        "set1_sites": len(sample),
         "verdicts_agree": agree,
         "verdicts": len(rows),
         "clear_verdicts_agree": sum(r["agree"] for r in clear),
@@ -340,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(summary, indent=1))
         return 0
-    print("| project | set | blockers found / listed | verdict tool (score) | expert | agree |")
+    print("| project | set | blockers+misses found / listed | verdict tool (score) | expert | agree |")
     print("|---|---|---:|---|---|---|")
     for r in rows:
         mark = "yes" if r["agree"] else "**no**"
@@ -357,9 +368,13 @@ def main(argv: list[str] | None = None) -> int:
     for source in sorted({b.source for b in blockers}):
         mine = [b for b in blockers if b.source == source]
         hits = sum(b.found for b in mine)
-        print(f"{source}: {hits} / {len(mine)} = {_pct(hits, len(mine))}")
+        anywhere = sum(b.anywhere for b in mine)
+        print(
+            f"{source}: at warning/error {hits} / {len(mine)} = {_pct(hits, len(mine))}; "
+            f"at any severity {anywhere} / {len(mine)} = {_pct(anywhere, len(mine))}"
+        )
     if args.missed:
-        for b in blockers:
+        for b in headline:
             if not b.found:
                 where = ", ".join(f"{p.path}:{p.first}-{p.last}" for p in b.places)
                 print(f"missed: {b.project} {where} [{b.source} {b.kind}] {b.why[:90]}")
