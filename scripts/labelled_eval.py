@@ -201,9 +201,7 @@ def read_blockers(labels: Path, names: dict[str, tuple[str, str]]) -> list[Block
         for row in _rows(file):
             place = Place(row["path"], int(row["line_from"]), int(row["line_to"]))
             found.append(
-                Blocker(
-                    _name(row["repo"], by_repo), file.stem, row["kind"], [place], row["why"]
-                )
+                Blocker(_name(row["repo"], by_repo), file.stem, row["kind"], [place], row["why"])
             )
     for row in _rows(labels / "set3-sites.tsv"):
         if row["expect"] != "report":
@@ -304,7 +302,9 @@ def main(argv: list[str] | None = None) -> int:
         for missing in sorted(set(wanted) - set(present)):
             print(f"labelled_eval: {missing} is not in {args.corpus}; left out")
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            reports = dict(zip(present, pool.map(lambda n: report(args.corpus / n), present)))
+            reports = dict(
+                zip(present, pool.map(lambda n: report(args.corpus / n), present), strict=True)
+            )
     if args.save:
         args.save.write_text(json.dumps(reports))
     findings = {name: loud_findings(rep) for name, rep in reports.items()}
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     found = sum(b.found for b in headline)
     listed = len(headline)
     sample = [b for b in blockers if b.source == "set1-sites"]
-    agree = sum(r["agree"] for r in rows)
+    agreeing = sum(r["agree"] for r in rows)
     clear = [r for r in rows if r["clear"]]
     summary = {
         "blockers_found": found,
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         "set1_sites_loud": sum(b.found for b in sample),
         "set1_sites_any": sum(b.anywhere for b in sample),
         "set1_sites": len(sample),
-        "verdicts_agree": agree,
+        "verdicts_agree": agreeing,
         "verdicts": len(rows),
         "clear_verdicts_agree": sum(r["agree"] for r in clear),
         "clear_verdicts": len(clear),
@@ -351,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(summary, indent=1))
         return 0
-    print("| project | set | blockers+misses found / listed | verdict tool (score) | expert | agree |")
+    print(
+        "| project | set | blockers+misses found / listed | verdict tool (score) | expert | agree |"
+    )
     print("|---|---|---:|---|---|---|")
     for r in rows:
         mark = "yes" if r["agree"] else "**no**"
@@ -363,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(
         f"| **all** | | **{found} / {listed} = {_pct(found, listed)}** | | | "
-        f"**{agree} / {len(rows)}** (clear: {summary['clear_verdicts_agree']} / {len(clear)}) |"
+        f"**{agreeing} / {len(rows)}** (clear: {summary['clear_verdicts_agree']} / {len(clear)}) |"
     )
     for source in sorted({b.source for b in blockers}):
         mine = [b for b in blockers if b.source == source]

@@ -170,6 +170,4 @@ class PipInstallCudaPackage(TextRule):
 
 
 #: Packages a Dockerfile on a ROCm base image installs by building them for ROCm.
-_BUILT_ON_ROCM_IMAGES = frozenset(
-    [*load_table("packages")["flash_attn"]["names"], "vllm"]
-)
+_BUILT_ON_ROCM_IMAGES = frozenset([*load_table("packages")["flash_attn"]["names"], "vllm"])
