@@ -58,10 +58,10 @@ def check_invalid(rule: type[Rule], example: Invalid) -> None:
         assert first.line == example.line, f"line {first.line} != {example.line}"
     if example.column is not None:
         assert first.column == example.column, f"column {first.column} != {example.column}"
-    if rule.replaces_vendor:
+    if rule.fix.replaces_vendor:
         in_place = run_example(rule, example, fix=True)
         assert in_place.new_text is None, f"{rule.code} edited a file NVIDIA uses in place"
-    fixed = run_example(rule, example, fix=True, variant=rule.replaces_vendor)
+    fixed = run_example(rule, example, fix=True, variant=rule.fix.replaces_vendor)
     assert fixed.fix_error is None, fixed.fix_error
     if example.fixed is None:
         assert fixed.new_text is None, f"unexpected fix:\n{fixed.new_text}"
@@ -70,6 +70,6 @@ def check_invalid(rule: type[Rule], example: Invalid) -> None:
         f"fix differs\n--- expected\n{example.fixed}\n--- got\n{fixed.new_text}"
     )
     again = run_example(
-        rule, Invalid(fixed.new_text, path=example.path), fix=True, variant=rule.replaces_vendor
+        rule, Invalid(fixed.new_text, path=example.path), fix=True, variant=rule.fix.replaces_vendor
     )
     assert again.new_text is None, f"second fix pass changed the text again:\n{again.new_text}"

@@ -53,7 +53,7 @@ def _hooks(records: list[dict[str, Any]]) -> None:
                     # a file holding nothing the active rules read is not parsed at all
                     "unread": result is getattr(python_reports, "_UNREAD"),  # noqa: B009
                     "kept": state.get("kept"),
-                    "forcing": sorted(r.code for r in chosen if r.parse_scope == "module"),
+                    "forcing": sorted(r.code for r in chosen if r.parsing.scope == "module"),
                 }
             )
         return result

@@ -257,3 +257,23 @@ def test_the_context_variable_finder_finds_one() -> None:
     assert _creates_a_context_variable(ast.parse(text + "x = contextvars.ContextVar('x')\n"))
     assert _creates_a_context_variable(ast.parse(text + "y: ContextVar[int] = ContextVar('y')\n"))
     assert not _creates_a_context_variable(ast.parse(text + "z: ContextVar[int] | None = None\n"))
+
+
+def test_a_rule_declares_at_most_twelve_public_attributes() -> None:
+    """What most rules leave at their defaults sits in ``Parsing``, ``Impact`` and ``Fixing``
+    (``migrator.engine.rule_parts``): the ``Rule`` class itself declares at most twelve public
+    attributes, read from its source."""
+    path, _ = modules()["migrator.engine.rule"]
+    (rule,) = (
+        node
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ClassDef) and node.name == "Rule"
+    )
+    public = [
+        statement.target.id
+        for statement in rule.body
+        if isinstance(statement, ast.AnnAssign)
+        and isinstance(statement.target, ast.Name)
+        and not statement.target.id.startswith("_")
+    ]
+    assert len(public) <= 12, public

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 import libcst as cst
 
 from migrator.engine.report_values import Problem, Rewrite
+from migrator.engine.rule_parts import Fixing, Impact, Parsing
 from migrator.knowledge.versions import ProjectFacts
 from migrator.model import Applicability, Finding, Severity
 from migrator.reach.guards import Guards
@@ -38,21 +39,11 @@ class Rule(Protocol):
     @property
     def message(self) -> str: ...
     @property
-    def fix_title(self) -> str | None: ...
+    def parsing(self) -> Parsing: ...
     @property
-    def applicability(self) -> Applicability: ...
+    def impact(self) -> Impact: ...
     @property
-    def fix_requires(self) -> dict[str, str]: ...
-    @property
-    def replaces_vendor(self) -> bool: ...
-    @property
-    def sees_guarded(self) -> bool: ...
-    @property
-    def aggregate(self) -> str: ...
-    @property
-    def problem(self) -> str | None: ...
-    @property
-    def container_image(self) -> str: ...
+    def fix(self) -> Fixing: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +246,7 @@ class PythonContext:
             if isinstance(fix.replacement, str):
                 raise TypeError(f"rule {rule.code}: a Python fix replaces a node, not text")
             replacement = fix.replacement
-            chosen = fix.applicability if fix.applicability is not None else rule.applicability
+            chosen = fix.applicability if fix.applicability is not None else rule.fix.applicability
         self.reports.append(
             RawPythonFinding(
                 rule=rule,
@@ -265,8 +256,8 @@ class PythonContext:
                 imports=() if fix is None else fix.imports,
                 remove_imports=() if fix is None else fix.remove_imports,
                 applicability=chosen,
-                fix_description=(fix and fix.description) or rule.fix_title,
-                requires=rule.fix_requires if fix is None or fix.requires is None else fix.requires,
+                fix_description=(fix and fix.description) or rule.fix.title,
+                requires=rule.fix.requires if fix is None or fix.requires is None else fix.requires,
                 group=problem.group,
                 severity=problem.severity,
                 extra_edits=() if fix is None else fix.extra_edits,
@@ -340,7 +331,7 @@ class TextContext:
             if not isinstance(fix.replacement, str):
                 raise TypeError(f"rule {rule.code}: a text fix replaces the span with text")
             replacement = fix.replacement
-            chosen = fix.applicability if fix.applicability is not None else rule.applicability
+            chosen = fix.applicability if fix.applicability is not None else rule.fix.applicability
         self.reports.append(
             RawTextFinding(
                 rule=rule,
@@ -349,8 +340,8 @@ class TextContext:
                 message=message or rule.message,
                 replacement=replacement,
                 applicability=chosen,
-                fix_description=(fix and fix.description) or rule.fix_title,
-                requires=rule.fix_requires if fix is None or fix.requires is None else fix.requires,
+                fix_description=(fix and fix.description) or rule.fix.title,
+                requires=rule.fix.requires if fix is None or fix.requires is None else fix.requires,
                 group=problem.group,
                 severity=problem.severity,
             )

@@ -236,7 +236,7 @@ def analyze_text(
     chosen = [
         rule
         for rule in active_rules(rules, text, prefilter, kind)
-        if issubclass(rule, TextRule) and kind in rule.file_kinds
+        if issubclass(rule, TextRule) and kind in rule.parsing.file_kinds
     ]
     suppressions = Suppressions.parse(text, whole_file)
     if not chosen:  # no rule can fire: every suppression comment is unused

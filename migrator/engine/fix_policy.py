@@ -227,7 +227,7 @@ def police_python(context: PythonContext) -> None:
     flags = availability_flags(context.module)
     constants: dict[str, str] | None = None
     for raw in _fixable(context.reports):
-        if raw.rule.replaces_vendor and not swap:
+        if raw.rule.fix.replaces_vendor and not swap:
             _withhold(raw, _KERNEL_REASON)
             continue
         fallback = _fallback_for(context, raw)
@@ -469,7 +469,7 @@ def police_text(context: TextContext) -> None:
             _withhold(
                 raw, f"this file is generated ({generator}); change its source and regenerate it"
             )
-        elif raw.rule.replaces_vendor and not swap:
+        elif raw.rule.fix.replaces_vendor and not swap:
             _withhold(raw, _SWAP_REASON)
         elif whole_file and not swap:
             _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")

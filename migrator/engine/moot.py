@@ -108,7 +108,7 @@ def _unmoot(rules: tuple[type[Rule], ...], moot: str) -> tuple[type[Rule], ...]:
     if moot == MOOT_CUDA_ONLY:
         from migrator.reach.cuda_only import CUDA_ONLY_PROBLEM
 
-        return tuple(rule for rule in rules if rule.problem == CUDA_ONLY_PROBLEM)
+        return tuple(rule for rule in rules if rule.impact.problem == CUDA_ONLY_PROBLEM)
     return rules
 
 

@@ -39,9 +39,10 @@ def active_rules(
             not (required := requires_for(rule, kind)) or any(needed in text for needed in required)
         )
         and (
-            not rule.statement_requires or any(needed in text for needed in rule.statement_requires)
+            not rule.parsing.statement_requires
+            or any(needed in text for needed in rule.parsing.statement_requires)
         )
-        and (rule.silenced_by is None or not rule.silenced_by.search(text))
+        and (rule.parsing.silenced_by is None or not rule.parsing.silenced_by.search(text))
     ]
 
 
@@ -52,19 +53,19 @@ def _trigger_search(rules: tuple[type[Rule], ...], kind: str) -> TriggerSearch:
 
 
 def table_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
-    return rule.kind_triggers.get(kind, rule.triggers)
+    return rule.parsing.kind_triggers.get(kind, rule.parsing.triggers)
 
 
 def requires_for(rule: type[Rule], kind: str) -> tuple[str, ...]:
     """What a text of ``kind`` must also hold for ``rule`` to be active (``Rule.requires``)."""
-    return rule.kind_requires.get(kind, rule.requires)
+    return rule.parsing.kind_requires.get(kind, rule.parsing.requires)
 
 
 def _partial_allowed(chosen: Sequence[type[Rule]]) -> bool:
     """Partial parsing unless switched off (``--whole-parse``) or a rule reads the whole module."""
     if os.environ.get(PARSE_MODE_VARIABLE) == "whole":
         return False
-    return not any(rule.parse_scope == "module" for rule in chosen)
+    return not any(rule.parsing.scope == "module" for rule in chosen)
 
 
 def partial_for(
@@ -84,23 +85,29 @@ def partial_for(
         _present_triggers(chosen, text, "names"),
         exports,
         worthwhile=worthwhile,
-        function_words={word for rule in chosen for word in rule.function_words if word in text},
+        function_words={
+            word for rule in chosen for word in rule.parsing.function_words if word in text
+        },
         paired=[
             (
                 _present(
-                    (t for t in table_for(rule, "python") if t not in rule.unpaired_triggers),
+                    (
+                        t
+                        for t in table_for(rule, "python")
+                        if t not in rule.parsing.unpaired_triggers
+                    ),
                     text,
                 ),
-                rule.statement_requires,
+                rule.parsing.statement_requires,
             )
             for rule in chosen
-            if rule.parse_scope == "statement" and rule.statement_requires
+            if rule.parsing.scope == "statement" and rule.parsing.statement_requires
         ],
         tree=tree,
         shaped=[
-            (_present(table_for(rule, "python"), text), rule.statement_calls)
+            (_present(table_for(rule, "python"), text), rule.parsing.statement_calls)
             for rule in chosen
-            if rule.parse_scope == "statement" and rule.statement_calls
+            if rule.parsing.scope == "statement" and rule.parsing.statement_calls
         ],
     )
 
@@ -111,8 +118,8 @@ def _present_triggers(chosen: Sequence[type[Rule]], text: str, scope: str) -> se
     return {
         trigger
         for rule in chosen
-        if rule.parse_scope == scope
-        for trigger in (*_plain_triggers(rule), *rule.scope_triggers)
+        if rule.parsing.scope == scope
+        for trigger in (*_plain_triggers(rule), *rule.parsing.scope_triggers)
         if trigger in text
     }
 
@@ -121,9 +128,9 @@ def _plain_triggers(rule: type[Rule]) -> tuple[str, ...]:
     """The triggers read by ``parse_scope`` alone: all of them but for a rule with
     ``statement_requires`` (its unpaired ones: ``paired`` reads the others) or
     ``statement_calls`` (none: ``shaped`` reads them)."""
-    if rule.statement_requires:
-        return rule.unpaired_triggers
-    if rule.statement_calls:
+    if rule.parsing.statement_requires:
+        return rule.parsing.unpaired_triggers
+    if rule.parsing.statement_calls:
         return ()
     return table_for(rule, "python")
 

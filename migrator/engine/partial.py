@@ -50,7 +50,7 @@ from migrator.engine.partial_triggers import (
     _trigger_lines,
     _word_lines,
 )
-from migrator.engine.rule import CallShape
+from migrator.engine.rule_parts import CallShape
 from migrator.syntax.imports import ImportTable, imports_from_ast
 from migrator.syntax.parse import parse_ast
 from migrator.syntax.reexports import ExportSlice

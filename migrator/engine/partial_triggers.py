@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from migrator.engine.partial_statements import _Group, _header_nodes, _holds, _innermost, _regions
-from migrator.engine.rule import CallShape
+from migrator.engine.rule_parts import CallShape
 from migrator.syntax.imports import ImportTable
 
 

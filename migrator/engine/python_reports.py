@@ -128,7 +128,7 @@ def _reports(
     whole_tree: ast.Module | None = None  # the whole file's ``ast``, where read
     if module is None:
         blanked = None
-        if prefilter and imports is None and any(rule.requires_imports for rule in chosen):
+        if prefilter and imports is None and any(rule.parsing.requires_imports for rule in chosen):
             # rules whose findings resolve names the file's imports cannot: not run
             whole_tree = parse_ast(text)
             if whole_tree is not None:
@@ -136,7 +136,8 @@ def _reports(
                 chosen = [
                     rule
                     for rule in chosen
-                    if not rule.requires_imports or resolvable.may_resolve(rule.requires_imports)
+                    if not rule.parsing.requires_imports
+                    or resolvable.may_resolve(rule.parsing.requires_imports)
                 ]
                 if not chosen:
                     return None
@@ -206,7 +207,7 @@ def _finding(
     rule = raw.rule
     fix = None
     if raw.replacement is not None and raw.applicability is not Applicability.NONE:
-        fix = FixInfo(raw.applicability, raw.fix_description or rule.fix_title or "apply fix")
+        fix = FixInfo(raw.applicability, raw.fix_description or rule.fix.title or "apply fix")
     line = start[0]
     return Finding(
         rule=rule.code,
@@ -222,16 +223,18 @@ def _finding(
         fix=fix,
         cell=cell,
         source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-        guard="" if rule.sees_guarded else guard,
+        guard="" if rule.parsing.sees_guarded else guard,
         scope=scope,
         group=raw.group,
         # a report's own problem key makes it one problem with the file's other reports of it
         aggregate=(
             raw.problem_scope
             if isinstance(raw, RawPythonFinding) and raw.problem
-            else rule.aggregate
+            else rule.impact.aggregate
         ),
-        problem=(raw.problem if isinstance(raw, RawPythonFinding) else "") or rule.problem or "",
+        problem=(raw.problem if isinstance(raw, RawPythonFinding) else "")
+        or rule.impact.problem
+        or "",
     )
 
 

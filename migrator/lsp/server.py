@@ -386,7 +386,7 @@ def hover(ls: MigrateServer, params: types.HoverParams) -> types.Hover | None:
             # the message quotes scanned code: its code spans kept, no tag or link outside them
             f"**{finding.rule} {markdown_code(rule.name)}**: {markdown_inline(finding.message)}"
             f"\n\n{summary(rule)}\n\n"
-            f"On ROCm: `{rule.consequence}`. Fact: {rule.fact}"
+            f"On ROCm: `{rule.impact.consequence}`. Fact: {rule.fact}"
             + (f" ([rocm-facts]({fact}))" if fact else "")
             + (f" · [{finding.rule}]({page})" if page else "")
             + f" · `migrate explain {finding.rule}`"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Problem, Severity, TextRule, Valid, load_table
+from migrator.api import Impact, Invalid, Parsing, Problem, Severity, TextRule, Valid, load_table
 
 from .._dependency_files import cog_file
 from .._requirement_rule import RequirementRule
@@ -55,35 +55,36 @@ class PipInstallCudaPackage(TextRule):
     name = "pip-install-cuda-package"
     category = "container"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=1.0)
     message = "`pip install` of a CUDA-only package"
     fact = "§9 package rows, §4a, §5; [K3][F1][B1]"
-    triggers = FlashAttnCudaWheel.triggers + (
-        "nvidia",
-        "xformers",
-        "tensorrt",
-        "pycuda",
-        "cuda-python",
-        "cuda_python",
-        "dali",
-        "cupy",
-        "onnxruntime",
-        "jax",
-        "tensorflow",
-        "triton",
-        "bitsandbytes",
-        "nvml",
-        "gptq",
-        "awq",
-        "grouped",
-        "transformer-engine",
-        "transformer_engine",
-        "vllm",
-        "vLLM",
+    parsing = Parsing(
+        triggers=FlashAttnCudaWheel.parsing.triggers
+        + (
+            "nvidia",
+            "xformers",
+            "tensorrt",
+            "pycuda",
+            "cuda-python",
+            "cuda_python",
+            "dali",
+            "cupy",
+            "onnxruntime",
+            "jax",
+            "tensorflow",
+            "triton",
+            "bitsandbytes",
+            "nvml",
+            "gptq",
+            "awq",
+            "grouped",
+            "transformer-engine",
+            "transformer_engine",
+            "vllm",
+            "vLLM",
+        ),
+        file_kinds=frozenset({"dockerfile", "shell", "ci-yaml", "cog"}),
     )
-    file_kinds = frozenset({"dockerfile", "shell", "ci-yaml", "cog"})
-    effort_hours = 1.0
     valid = [
         Valid("RUN pip install --no-cache-dir transformers accelerate\n", path="Dockerfile"),
         Valid("# pip install flash-attn\npip install torch\n", path="setup.sh"),

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 from migrator.api.syntax import keyword_arg, positional_arg, replace_call
 
 from .._fallbacks import in_version_fallback
@@ -60,18 +70,16 @@ class CudaAmpNamespace(PythonRule):
     """
 
     code = "ROC520"
-    parse_scope = "definition"
+    parsing = Parsing(scope="definition", triggers=("cuda.amp", "cuda import amp"))
     name = "cuda-amp-namespace"
     category = "cuda-amp"
     severity = Severity.HYGIENE
-    consequence = "hygiene"
-    aggregate = "none"  # each site has its own safe fix
+    impact = Impact(consequence="hygiene", aggregate="none", effort_hours=0.1)
     message = "`torch.cuda.amp` is a deprecated alias of `torch.amp` with device 'cuda'"
-    fix_title = "Use the `torch.amp` form with device 'cuda'"
-    applicability = Applicability.SAFE
+    fix = Fixing(
+        title="Use the `torch.amp` form with device 'cuda'", applicability=Applicability.SAFE
+    )
     fact = "§5 torch.cuda.amp rows; [V][M1]"
-    triggers = ("cuda.amp", "cuda import amp")
-    effort_hours = 0.1
     valid = [
         Valid(
             'import torch\n\ntry:\n    scaler = torch.amp.GradScaler("cuda")\n'

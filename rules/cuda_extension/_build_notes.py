@@ -8,18 +8,17 @@ from typing import ClassVar
 
 import libcst as cst
 
-from migrator.api import Problem, PythonRule, TextRule
+from migrator.api import Parsing, Problem, PythonRule, TextRule
 from migrator.api.knowledge import BuildNote, anchor_key, notes_for
 
 from .._literals import docstring_nodes
 from ._shared import string_text
 
 
-class BuildNoteRule(PythonRule):
+class BuildNoteRule(PythonRule, abstract=True):
     """Reports each note of ``note_kinds`` that the build model (``migrator.kernels``) makes on
     this file, at the ``if`` test, string, call or argument whose code the note names."""
 
-    abstract = True
     note_kinds: ClassVar[frozenset[str]]
     #: The cross-rule problem key of the reports (one finding per file with the rules sharing
     #: it), "" when each note is a problem of its own.
@@ -79,12 +78,11 @@ class BuildNoteRule(PythonRule):
             self._match(argument.value, anchor_key(self.ctx.code(argument.value)))
 
 
-class CMakeNoteRule(TextRule):
+class CMakeNoteRule(TextRule, abstract=True):
     """Reports each note of ``note_kinds`` the build model makes on this CMake file, on its
     line."""
 
-    abstract = True
-    file_kinds = frozenset({"cmake"})
+    parsing = Parsing(file_kinds=frozenset({"cmake"}))
     note_kinds: ClassVar[frozenset[str]]
 
     def check(self) -> None:

@@ -3,7 +3,7 @@ where it finds the CUDA toolkit (``if CUDA_HOME is not None:``), with no ROCm br
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import GATE
 
 from ._build_notes import BuildNoteRule
@@ -58,20 +58,20 @@ class ExtensionBuiltOnlyWithCuda(BuildNoteRule):
     name = "extension-built-only-with-cuda"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    blocker = True
+    impact = Impact(consequence="crash-path", blocker=True, effort_hours=2.0)
     message = "the extension gets its GPU code only where the CUDA toolkit is found"
     fact = "§7 gated build row; [P9]"
-    triggers = (
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "CUDA_ROOT",
-        "CUDACXX",
-        "nvcc",
-        "version.cuda",
-        "cuda_home",
+    parsing = Parsing(
+        triggers=(
+            "CUDA_HOME",
+            "CUDA_PATH",
+            "CUDA_ROOT",
+            "CUDACXX",
+            "nvcc",
+            "version.cuda",
+            "cuda_home",
+        )
     )
-    effort_hours = 2.0
     note_kinds = frozenset({GATE})
     #: the gated build, its nvcc-only flags and CUDA_HOME paths are one problem of the file,
     #: anchored at the test (where the user acts)

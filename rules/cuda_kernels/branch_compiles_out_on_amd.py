@@ -3,7 +3,7 @@ whose code hipcc skips, with no branch for AMD in its place."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 from migrator.api.knowledge import cuda_build_macros
 from migrator.api.reach import cuda_build_branches, dead_on_amd
 
@@ -41,15 +41,13 @@ class BranchCompilesOutOnAmd(KernelRule):
     """
 
     code = "ROC360"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(aggregate="file", effort_hours=2.0, consequence="crash-path")
     name = "branch-compiles-out-on-amd"
     category = "preprocessor"
     severity = Severity.WARNING
     message = "this branch is false on AMD (no __CUDA_ARCH__ or CUDA library version there) and nothing replaces it"
     fact = "§7 version macros; [P1][H2]"
-    triggers = ("__CUDA_ARCH__", "_VERSION", "#if", "# if")
-    effort_hours = 2.0
-    consequence = "crash-path"
+    parsing = Parsing(triggers=("__CUDA_ARCH__", "_VERSION", "#if", "# if"))
     valid = [
         Valid(
             "#if __CUDA_ARCH__ >= 800\n  y = fast(x);\n#else\n  y = slow(x);\n#endif\n", path="k.cu"

@@ -7,7 +7,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 from migrator.api.knowledge import smem_requests
 
 from ._shared import table
@@ -223,9 +223,8 @@ class DynamicSmemOverLimit(KernelRule):
     severity = Severity.WARNING
     message = "dynamic shared memory above 64 KiB does not fit an MI200/MI300 workgroup's LDS"
     fact = "§7 shared memory above 64 KiB; [AG1]"
-    triggers = ("MaxDynamicSharedMemorySize",)
-    effort_hours = 4.0
-    consequence = "crash-path"
+    parsing = Parsing(triggers=("MaxDynamicSharedMemorySize",))
+    impact = Impact(effort_hours=4.0, consequence="crash-path")
     valid = [
         Valid(
             "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024);\n",

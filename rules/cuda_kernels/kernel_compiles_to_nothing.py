@@ -3,7 +3,7 @@ under nvcc and an empty body, or a stub, under hipcc."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 from migrator.api.reach import DIFFERENTIAL_READER, arch_names, empty_on_amd
 
 
@@ -47,17 +47,15 @@ class KernelCompilesToNothingOnAmd(KernelRule):
     """
 
     code = "ROC361"
-    aggregate = "file"  # one problem per kernel file: its functions are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=16.0, consequence="crash-path", port=True, blocker=True
+    )
     name = "kernel-compiles-to-nothing-on-amd"
     category = "preprocessor"
     severity = Severity.ERROR
     message = "this kernel has code for NVIDIA and none for AMD: on AMD it compiles to nothing"
     fact = "§7 version macros; [P1][H2]"
-    triggers = ("__global__", "__device__")
-    effort_hours = 16.0
-    consequence = "crash-path"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("__global__", "__device__"))
     valid = [
         Valid(
             "__global__ void k(float* x) {\n#if __CUDA_ARCH__ >= 800\n  x[0] = fast();\n"

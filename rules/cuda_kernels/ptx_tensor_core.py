@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import asm_class
 
@@ -36,18 +36,15 @@ class PtxTensorCore(KernelRule):
     """
 
     code = "ROC311"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=40.0, consequence="crash-import", port=True, blocker=True
+    )
     name = "ptx-tensor-core"
     category = "ptx"
     severity = Severity.ERROR
     message = "tensor-core PTX (mma.sync, ldmatrix) has no AMD equivalent; the kernel needs an MFMA/WMMA rewrite"
     fact = "§7 tensor-core PTX; [H1][RW1]"
-    triggers = ("asm",)
-    requires = ("(",)
-    effort_hours = 40.0
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("asm",), requires=("(",))
     valid = [
         Valid('__device__ void f() { asm volatile("" ::: "memory"); }\n', path="k.cu"),
         Valid(

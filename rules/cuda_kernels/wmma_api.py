@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import lines_once
 
@@ -52,17 +52,15 @@ class WmmaApi(KernelRule):
     """
 
     code = "ROC320"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=24.0, consequence="crash-import", port=True, blocker=True
+    )
     name = "wmma-api"
     category = "tensor-core"
     severity = Severity.ERROR
     message = "NVIDIA's WMMA API (nvcuda::wmma, <mma.h>) has no HIP mapping; port to rocWMMA"
     fact = "§7 tensor-core PTX; [H1][RW1]"
-    triggers = ("wmma", "mma.h", "nvcuda")
-    effort_hours = 24.0
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("wmma", "mma.h", "nvcuda"))
     valid = [
         Valid(
             "#include <rocwmma/rocwmma.hpp>\nrocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a;\n",

@@ -3,7 +3,7 @@ source build of the same package."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
@@ -47,21 +47,21 @@ class CudaWheelSourceBuild(RequirementRule):
     name = "cuda-wheel-source-build"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "project"
+    impact = Impact(consequence="crash-path", aggregate="project", effort_hours=8.0)
     message = "the published wheels are CUDA builds; AMD GPUs need a source build of the package"
     fact = "§9 ctranslate2 row; [K8]"
-    triggers = _cases(
-        *sorted(
-            {
-                spelling
-                for name in _table("source_build")["names"]
-                for spelling in (name, name.replace("-", "_"))
-            }
-        ),
-        "CTranslate2",
+    parsing = Parsing(
+        triggers=_cases(
+            *sorted(
+                {
+                    spelling
+                    for name in _table("source_build")["names"]
+                    for spelling in (name, name.replace("-", "_"))
+                }
+            ),
+            "CTranslate2",
+        )
     )
-    effort_hours = 8.0
     valid = [
         Valid("ctranslate2-rocm-notes\n", path="requirements.txt"),
         Valid("# faster-whisper on the CPU only\ntorch\n", path="requirements.txt"),

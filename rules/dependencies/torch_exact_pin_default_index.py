@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import index_url_for, rocm_for_torch_version
 
 from .._requirement_rule import RequirementRule, Verdict
@@ -52,15 +52,16 @@ class TorchExactPinDefaultIndex(RequirementRule):
     name = "torch-exact-pin-default-index"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "cpu-fallback"
+    impact = Impact(consequence="cpu-fallback", effort_hours=0.25)
     message = (
         "exact `torch` pin from the default package index: on Linux that is the CUDA build, "
         "which finds no GPU on ROCm"
     )
     fact = "§9 torch default index, index releases; [P18]"
-    triggers = ("torch",)
-    file_kinds = frozenset({"python", "requirements", "pyproject", "setupcfg"})
-    effort_hours = 0.25
+    parsing = Parsing(
+        triggers=("torch",),
+        file_kinds=frozenset({"python", "requirements", "pyproject", "setupcfg"}),
+    )
     valid = [
         Valid("torch>=2.1\n", path="requirements.txt"),
         Valid(

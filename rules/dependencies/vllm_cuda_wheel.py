@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
@@ -44,15 +44,13 @@ class VllmCudaWheel(RequirementRule):
     name = "vllm-cuda-wheel"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "project"
+    impact = Impact(consequence="crash-path", aggregate="project", effort_hours=2.0)
     message = (
         "`vllm` from the package index is a CUDA build (and pins a CUDA torch); on ROCm use the "
         "`rocm/vllm` image or a ROCm build of vLLM"
     )
     fact = "§9 vllm wheel; [L1][L2][L6]"
-    triggers = _cases("vllm", "vLLM")
-    effort_hours = 2.0
+    parsing = Parsing(triggers=_cases("vllm", "vLLM"))
     valid = [
         Valid("vllm-flash-attn-notes\n", path="requirements.txt"),
         Valid("# vllm is optional\ntorch\n", path="requirements.txt"),

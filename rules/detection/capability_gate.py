@@ -9,7 +9,17 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonContext, PythonRule, Severity, Valid, load_table
+from migrator.api import (
+    Impact,
+    Invalid,
+    Parsing,
+    Problem,
+    PythonContext,
+    PythonRule,
+    Severity,
+    Valid,
+    load_table,
+)
 from migrator.api.knowledge import is_test_path
 from migrator.api.syntax import literal_value
 
@@ -211,15 +221,12 @@ class CapabilityGate(PythonRule):
     name = "capability-gate"
     category = "device-gate"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "scope"
+    impact = Impact(consequence="performance", aggregate="scope", effort_hours=0.5)
     message = "compute-capability gate: AMD GPUs report their gfx version (MI300X = (9, 4))"
     fact = "§0; §1 get_device_capability row; §10.1; [D1][D3]"
-    triggers = ("get_device_capability", "get_device_properties")
     #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
     #: top-level statements connected to a trigger by module-level names
-    parse_scope = "names"
-    effort_hours = 0.5
+    parsing = Parsing(triggers=("get_device_capability", "get_device_properties"), scope="names")
     valid = [
         Valid("import torch\nmajor, minor = torch.cuda.get_device_capability()\nprint(major)\n"),
         Valid(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, QualifiedCallRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, QualifiedCallRule, Severity, Valid
 
 _LIBDEVICE = (
     "`{name}`: `triton.language.libdevice` exists only up to Triton 2.0 (it became `tl.math`, "
@@ -56,15 +56,14 @@ class Triton20Api(QualifiedCallRule):
     name = "triton-2-0-api"
     category = "cuda-version"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=1.0)
     message = "Triton 2.0-only API: fails on the Triton every ROCm torch ships"
     fact = "§7 Triton 2.0-only API; [T4]"
     calls = {
         "triton.language.libdevice.*": _LIBDEVICE,
         "triton.testing.do_bench": _DO_BENCH,
     }
-    triggers = ("libdevice", "percentiles")
-    effort_hours = 1.0
+    parsing = Parsing(triggers=("libdevice", "percentiles"))
     valid = [
         Valid(
             "import triton.language as tl\n\ndef k(x):\n    return tl.math.exp(x)\n",

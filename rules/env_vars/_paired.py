@@ -45,11 +45,10 @@ def _calls(ctx: PythonContext, function: cst.FunctionDef) -> list[cst.Call]:
     return calls
 
 
-class _PairedVariable(_EnvAccessRule):
+class _PairedVariable(_EnvAccessRule, abstract=True):
     """Shared matcher of ROC700/ROC701: a write of ``cuda_name`` with no sibling write of a ROCm
     counterpart gets a following statement that copies the value."""
 
-    abstract = True
     cuda_name: ClassVar[str]
 
     def _entry(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 from migrator.api.syntax import arg, string_value
 
 #: The modules OpenMM's Python API is imported from (``simtk.openmm`` before OpenMM 7.6).
@@ -65,11 +65,10 @@ class OpenmmCudaPlatform(PythonRule):
     name = "openmm-cuda-platform"
     category = "openmm"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=1.0)
     message = 'OpenMM has no CUDA platform on AMD GPUs: `getPlatformByName("CUDA")` raises'
     fact = "§9 openmm row; [K9]"
-    triggers = ("getPlatformByName",)
-    effort_hours = 1.0
+    parsing = Parsing(triggers=("getPlatformByName",))
     valid = [
         Valid('import openmm\n\nplatform = openmm.Platform.getPlatformByName("HIP")\n'),
         Valid('import openmm\n\nplatform = openmm.Platform.getPlatformByName("CPU")\n'),

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, KernelRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    KernelRule,
+    Parsing,
+    Rewrite,
+    Severity,
+    Valid,
+)
 from migrator.api.knowledge import ProjectFacts
 
 #: Warp-synchronous intrinsics that take a lane mask first.
@@ -161,18 +171,18 @@ class LaneMask32bit(KernelRule):
     - `docs/rocm-facts.md` §7 warp code; HIP kernel language (warp cross-lane functions)
     """
 
-    fix_title = "Define the mask as 64-bit on ROCm, unchanged for NVIDIA"
-    applicability = Applicability.SAFE
+    fix = Fixing(
+        title="Define the mask as 64-bit on ROCm, unchanged for NVIDIA",
+        applicability=Applicability.SAFE,
+    )
     code = "ROC303"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(aggregate="file", effort_hours=0.5, consequence="crash-import")
     name = "lane-mask-32bit"
     category = "warp-size"
     severity = Severity.WARNING
     message = "32-bit lane mask: HIP masks are 64-bit (64-lane wavefronts on CDNA); use a 64-bit mask on ROCm"
     fact = "§7 warp code; [H3][H7]"
-    triggers = ("_sync", "__activemask", "__ballot", "0xffffffff", "0xFFFFFFFF")
-    effort_hours = 0.5
-    consequence = "crash-import"
+    parsing = Parsing(triggers=("_sync", "__activemask", "__ballot", "0xffffffff", "0xFFFFFFFF"))
     valid = [
         Valid("v += __shfl_xor_sync(0xffffffffffffffffull, v, 1);\n", path="k.cu"),
         Valid(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from .lane_mask_32bit import full_32bit_mask
 
@@ -202,16 +202,16 @@ class WarpSize32Constant(KernelRule):
     """
 
     code = "ROC304"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(aggregate="file", effort_hours=1.0, consequence="crash-path")
     name = "warp-size-32-constant"
     category = "warp-size"
     severity = Severity.WARNING
     message = "warp size hard-coded as 32: AMD CDNA wavefronts have 64 lanes; use warpSize or a per-platform constant"
     fact = "§7 warp code; [H3]"
-    triggers = ("32", "31", ">> 5", ">>5", "16")
-    requires = ("__global__", "__device__", "WARP", "warp", "Warp")
-    effort_hours = 1.0
-    consequence = "crash-path"
+    parsing = Parsing(
+        triggers=("32", "31", ">> 5", ">>5", "16"),
+        requires=("__global__", "__device__", "WARP", "warp", "Warp"),
+    )
     valid = [
         Valid(
             "#if defined(USE_ROCM)\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n",
