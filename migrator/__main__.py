@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.cli import cli
+from migrator.cli import main
 
 if __name__ == "__main__":
-    cli(prog_name="migrate")
+    main(prog_name="migrate")

@@ -151,6 +151,9 @@ def _exit_on_signals() -> None:
     import signal
 
     def leave(signum: int, _frame: object) -> None:
+        helpers = sys.modules.get("migrator.process.helper")
+        if helpers is not None:
+            helpers.end_every_helper()
         raise SystemExit(128 + signum)
 
     for name in ("SIGTERM", "SIGHUP"):
@@ -158,10 +161,10 @@ def _exit_on_signals() -> None:
             signal.signal(getattr(signal, name), leave)
 
 
-def main() -> None:
-    """Console-script entry point."""
+def main(prog_name: str | None = None) -> None:
+    """Console-script (and ``python -m migrator``) entry point."""
     _exit_on_signals()
-    cli()
+    cli(prog_name=prog_name)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,16 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from migrator.api import Applicability, PythonContext, PythonRule, TextContext, TextRule
+from migrator.api import (
+    NO_PROBLEM,
+    Applicability,
+    Problem,
+    PythonContext,
+    PythonRule,
+    Rewrite,
+    TextContext,
+    TextRule,
+)
 
 from ._dependency_files import (
     SETUP_KEYWORDS,
@@ -105,9 +114,15 @@ class RequirementRule(PythonRule, TextRule):
         self._torch_specs: list[str] | None = None
         self._setup_reqs: list[Req] = []
 
-    def report(self, *args: Any, **kwargs: Any) -> None:
-        """Report through the file's context, a Python or a text one (spans or nodes)."""
-        self.ctx.report(self, *args, **kwargs)
+    def report(
+        self,
+        where: Any,
+        message: str | None = None,
+        fix: Rewrite | None = None,
+        problem: Problem = NO_PROBLEM,
+    ) -> None:
+        """Report through the file's context, a Python or a text one (a node or a span)."""
+        self.ctx.record(self, where, message, fix, problem)
 
     def examine(self, req: Req) -> Verdict | None:
         """The verdict on one requirement (None: nothing to report): the method subclasses
@@ -146,14 +161,11 @@ class RequirementRule(PythonRule, TextRule):
             edit = self._text_edit(req, verdict.change)
             if edit is not None:
                 start, end, replacement = edit
-        ctx.report(
-            self,
-            start,
-            end,
-            message=verdict.message,
-            replacement=replacement,
-            applicability=verdict.applicability,
-            group=req.name,
+        self.report(
+            (start, end),
+            verdict.message,
+            Rewrite(replacement, applicability=verdict.applicability),
+            Problem(group=req.name),
         )
 
     def _text_edit(self, req: Req, change: Change) -> tuple[int, int, str] | None:
@@ -204,13 +216,11 @@ class RequirementRule(PythonRule, TextRule):
         if change is not None and change.remove:
             if req.element is not None and req.container is not None:
                 node, replacement = _element_removal(req.container, req.element)
-                ctx.report(
-                    self,
+                self.report(
                     node,
-                    message=verdict.message,
-                    replacement=replacement,
-                    applicability=verdict.applicability,
-                    group=req.name,
+                    verdict.message,
+                    Rewrite(replacement, applicability=verdict.applicability),
+                    Problem(group=req.name),
                 )
                 return
             change = None
@@ -221,11 +231,9 @@ class RequirementRule(PythonRule, TextRule):
                 start, end, new = edit
                 text = req.parsed.text
                 replacement = replace_string(string, text[:start] + new + text[end:])
-        ctx.report(
-            self,
+        self.report(
             string,
-            message=verdict.message,
-            replacement=replacement,
-            applicability=verdict.applicability,
-            group=req.name,
+            verdict.message,
+            Rewrite(replacement, applicability=verdict.applicability),
+            Problem(group=req.name),
         )

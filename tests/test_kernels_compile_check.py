@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -338,3 +339,39 @@ def test_an_error_directive_under_a_macro_the_build_computes_is_not_checkable(tm
     )
     assert [d.checkable for d in found] == [False, True]
     assert "`CUDA_ARCH`, which the build computes when it runs" in found[0].message
+
+
+def test_a_stopped_run_ends_the_compilers_it_started(tmp_path):
+    """SIGTERM to ``migrate kernels --compile`` ends the compiler groups it started (they run in
+    sessions of their own, which the signal to migrate does not reach)."""
+    project = _project(tmp_path / "p")
+    pids = tmp_path / "pids"
+    fake = tmp_path / "hipcc"
+    fake.write_text(
+        "#!/bin/sh\ncase \"$*\" in *--version*) echo 'HIP version: 0.0-fake'; exit 0;; esac\n"
+        f"sleep 120 & echo $! >> {pids}\nwait\n"
+    )
+    fake.chmod(0o755)
+    migrate = subprocess.Popen(
+        [sys.executable, "-m", "migrator", "kernels", str(project), "--compile", "-j", "1"]
+        + ["--target", "gfx90a"],
+        env={**os.environ, "HIPCC": str(fake)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while not (pids.exists() and pids.read_text().split()) and time.monotonic() < deadline:
+            assert migrate.poll() is None, "migrate ended before starting the compiler"
+            time.sleep(0.2)
+        started = pids.read_text().split()
+        assert started
+        migrate.send_signal(signal.SIGTERM)
+        assert migrate.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if migrate.poll() is None:
+            migrate.kill()
+    time.sleep(0.5)
+    for pid in started:
+        stat = Path(f"/proc/{pid}/stat")
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"

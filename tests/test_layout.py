@@ -240,3 +240,20 @@ def test_the_context_variable_finder_finds_one() -> None:
     assert _creates_a_context_variable(ast.parse(text + "x = contextvars.ContextVar('x')\n"))
     assert _creates_a_context_variable(ast.parse(text + "y: ContextVar[int] = ContextVar('y')\n"))
     assert not _creates_a_context_variable(ast.parse(text + "z: ContextVar[int] | None = None\n"))
+
+
+def test_a_report_takes_where_what_its_fix_and_its_problem() -> None:
+    """Every ``report``/``report_bytes`` a rule calls, in the rule classes and in the rules'
+    own bases, takes at most four parameters besides ``self``: where, the message, the fix and
+    the problem (``migrator.engine.report_values``), never a list of keyword options."""
+    wide = []
+    for name, (path, _) in modules().items():
+        if not (name.startswith("migrator.rules") or name == "migrator.engine.rule"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name in ("report", "report_bytes"):
+                arguments = node.args
+                count = len(arguments.posonlyargs + arguments.args + arguments.kwonlyargs) - 1
+                if count > 4 or arguments.vararg or arguments.kwarg:
+                    wide.append(f"{name}.{node.name}")
+    assert wide == []

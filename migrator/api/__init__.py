@@ -5,6 +5,7 @@ reads, the finding vocabulary and the rule-data loader; ``migrator.api.syntax``,
 from its one home."""
 
 from migrator.engine.context import PythonContext, TextContext
+from migrator.engine.report_values import NO_PROBLEM, Problem, Rewrite
 from migrator.engine.rule import (
     CallShape,
     Invalid,
@@ -20,13 +21,16 @@ from migrator.model import CONSEQUENCES, Applicability, Severity
 
 __all__ = [
     "CONSEQUENCES",
+    "NO_PROBLEM",
     "Applicability",
     "CallShape",
     "Invalid",
     "KernelRule",
     "PythonContext",
+    "Problem",
     "PythonRule",
     "QualifiedCallRule",
+    "Rewrite",
     "Rule",
     "Severity",
     "TextContext",

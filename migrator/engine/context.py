@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
+from migrator.engine.report_values import Problem, Rewrite
 from migrator.knowledge.versions import ProjectFacts
 from migrator.model import Applicability, Finding, Severity
 from migrator.reach.guards import Guards
@@ -239,49 +240,41 @@ class PythonContext:
         """Source text of a node (as libcst prints it)."""
         return self.module.code_for_node(node)
 
-    def report(
+    def record(
         self,
         rule: Rule,
         node: cst.CSTNode,
-        *,
-        message: str | None = None,
-        replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None = None,
-        imports: Sequence[tuple[str, str | None]] = (),
-        remove_imports: Sequence[tuple[str | None, ...]] = (),
-        applicability: Applicability | None = None,
-        fix_description: str | None = None,
-        requires: Mapping[str, str] | None = None,
-        group: str = "",
-        severity: Severity | None = None,
-        extra_edits: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
-        together: str = "",
-        together_size: int = 0,
-        problem: str = "",
-        problem_scope: str = "file",
-        problem_without_fix: str = "",
+        message: str | None,
+        fix: Rewrite | None,
+        problem: Problem,
     ) -> None:
-        chosen = applicability if applicability is not None else rule.applicability
-        if replacement is None:
-            chosen = Applicability.NONE
+        """Keep ``rule``'s report of ``node`` (``PythonRule.report`` says what each part means)."""
+        chosen = Applicability.NONE
+        replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None = None
+        if fix is not None and fix.replacement is not None:
+            if isinstance(fix.replacement, str):
+                raise TypeError(f"rule {rule.code}: a Python fix replaces a node, not text")
+            replacement = fix.replacement
+            chosen = fix.applicability if fix.applicability is not None else rule.applicability
         self.reports.append(
             RawPythonFinding(
                 rule=rule,
                 node=node,
                 message=message or rule.message,
                 replacement=replacement,
-                imports=imports,
-                remove_imports=remove_imports,
+                imports=() if fix is None else fix.imports,
+                remove_imports=() if fix is None else fix.remove_imports,
                 applicability=chosen,
-                fix_description=fix_description or rule.fix_title,
-                requires=rule.fix_requires if requires is None else requires,
-                group=group,
-                severity=severity,
-                extra_edits=extra_edits,
-                together=together,
-                together_size=together_size,
-                problem=problem,
-                problem_scope=problem_scope,
-                problem_without_fix=problem_without_fix,
+                fix_description=(fix and fix.description) or rule.fix_title,
+                requires=rule.fix_requires if fix is None or fix.requires is None else fix.requires,
+                group=problem.group,
+                severity=problem.severity,
+                extra_edits=() if fix is None else fix.extra_edits,
+                together="" if fix is None else fix.together,
+                together_size=0 if fix is None else fix.together_size,
+                problem=problem.key,
+                problem_scope=problem.scope,
+                problem_without_fix=problem.without_fix,
             )
         )
 
@@ -332,34 +325,33 @@ class TextContext:
         line_index = bisect.bisect_right(self._line_starts, offset) - 1
         return line_index + 1, offset - self._line_starts[line_index]
 
-    def report(
+    def record(
         self,
         rule: Rule,
-        start: int,
-        end: int,
-        *,
-        message: str | None = None,
-        replacement: str | None = None,
-        applicability: Applicability | None = None,
-        fix_description: str | None = None,
-        requires: Mapping[str, str] | None = None,
-        group: str = "",
-        severity: Severity | None = None,
+        span: tuple[int, int],
+        message: str | None,
+        fix: Rewrite | None,
+        problem: Problem,
     ) -> None:
-        chosen = applicability if applicability is not None else rule.applicability
-        if replacement is None:
-            chosen = Applicability.NONE
+        """Keep ``rule``'s report of the text ``span`` (start, end offsets)."""
+        chosen = Applicability.NONE
+        replacement: str | None = None
+        if fix is not None and fix.replacement is not None:
+            if not isinstance(fix.replacement, str):
+                raise TypeError(f"rule {rule.code}: a text fix replaces the span with text")
+            replacement = fix.replacement
+            chosen = fix.applicability if fix.applicability is not None else rule.applicability
         self.reports.append(
             RawTextFinding(
                 rule=rule,
-                start=start,
-                end=end,
+                start=span[0],
+                end=span[1],
                 message=message or rule.message,
                 replacement=replacement,
                 applicability=chosen,
-                fix_description=fix_description or rule.fix_title,
-                requires=rule.fix_requires if requires is None else requires,
-                group=group,
-                severity=severity,
+                fix_description=(fix and fix.description) or rule.fix_title,
+                requires=rule.fix_requires if fix is None or fix.requires is None else fix.requires,
+                group=problem.group,
+                severity=problem.severity,
             )
         )

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from migrator.engine.report_values import NO_PROBLEM, Problem, Rewrite
 from migrator.model import AGGREGATIONS, CONSEQUENCES, Applicability, Severity
 
 if TYPE_CHECKING:
@@ -278,52 +279,14 @@ class PythonRule(Rule):
     def report(
         self,
         node: cst.CSTNode,
-        *,
         message: str | None = None,
-        replacement: cst.CSTNode | Callable[[], cst.CSTNode] | None = None,
-        imports: Sequence[tuple[str, str | None]] = (),
-        remove_imports: Sequence[tuple[str | None, ...]] = (),
-        applicability: Applicability | None = None,
-        fix_description: str | None = None,
-        requires: Mapping[str, str] | None = None,
-        group: str = "",
-        severity: Severity | None = None,
-        extra_edits: Sequence[tuple[cst.CSTNode, cst.CSTNode]] = (),
-        together: str = "",
-        together_size: int = 0,
-        problem: str = "",
-        problem_scope: str = "file",
-        problem_without_fix: str = "",
+        fix: Rewrite | None = None,
+        problem: Problem = NO_PROBLEM,
     ) -> None:
-        """Report ``node``; ``group`` tells distinct problems of this rule apart when the rule
-        aggregates (e.g. the package name), so that only reports of one problem are merged;
-        ``severity`` overrides the rule's for this report (e.g. a gate that only warns);
-        ``extra_edits`` are further statements the fix rewrites, and fixes sharing a
-        ``together`` key apply only all ``together_size`` of them at once; reports of any rule
-        sharing a ``problem`` key in one file (``problem_scope="project"``: in the project, with
-        the rules declaring that key) are one finding, anchored where the user acts;
-        ``problem_without_fix`` is the ``problem`` key a report with a fix takes when the engine
-        withholds that fix (the project's versions or the file's purpose rule it out): without
-        its fix, the site is one more use of the problem reported elsewhere."""
-        self.ctx.report(
-            self,
-            node,
-            message=message,
-            replacement=replacement,
-            imports=imports,
-            remove_imports=remove_imports,
-            applicability=applicability,
-            fix_description=fix_description,
-            requires=requires,
-            group=group,
-            severity=severity,
-            extra_edits=extra_edits,
-            together=together,
-            together_size=together_size,
-            problem=problem,
-            problem_scope=problem_scope,
-            problem_without_fix=problem_without_fix,
-        )
+        """Report ``node`` with ``message`` (the rule's when None), optionally with its ``fix``
+        and the ``problem`` it is one site of (``Rewrite`` and ``Problem`` say what each part
+        means)."""
+        self.ctx.record(self, node, message, fix, problem)
 
 
 class QualifiedCallRule(PythonRule):
@@ -394,31 +357,15 @@ class TextRule(Rule):
 
     def report(
         self,
-        start: int,
-        end: int,
-        *,
+        span: tuple[int, int],
         message: str | None = None,
-        replacement: str | None = None,
-        applicability: Applicability | None = None,
-        fix_description: str | None = None,
-        requires: Mapping[str, str] | None = None,
-        group: str = "",
-        severity: Severity | None = None,
+        fix: Rewrite | None = None,
+        problem: Problem = NO_PROBLEM,
     ) -> None:
-        """Report the span ``start``..``end`` of the file, optionally with replacement text
-        (``group`` and ``severity``: see ``PythonRule.report``)."""
-        self.ctx.report(
-            self,
-            start,
-            end,
-            message=message,
-            replacement=replacement,
-            applicability=applicability,
-            fix_description=fix_description,
-            requires=requires,
-            group=group,
-            severity=severity,
-        )
+        """Report the file's text ``span`` (start, end offsets) with ``message`` (the rule's when
+        None), optionally with its ``fix`` (replacement text for the span) and the ``problem``
+        it is one site of."""
+        self.ctx.record(self, span, message, fix, problem)
 
 
 class KernelRule(TextRule):
@@ -438,25 +385,21 @@ class KernelRule(TextRule):
 
     def report_bytes(
         self,
-        start: int,
-        end: int,
-        *,
+        span: tuple[int, int],
         message: str | None = None,
-        replacement: str | None = None,
-        group: str = "",
+        fix: Rewrite | None = None,
+        problem: Problem = NO_PROBLEM,
     ) -> None:
-        """Report the parse's bytes ``start``..``end`` (with ``replacement`` text for them, a
-        fix), unless the code sits in a branch only ROCm builds compile (the project wrote it
+        """Report the parse's bytes ``span`` (start, end; a ``fix`` gives replacement text for
+        them), unless the code sits in a branch only ROCm builds compile (the project wrote it
         for AMD); where it sits in an NVIDIA-architecture branch with nothing for AMD, the
-        message says so. ``group``: see ``TextRule.report`` (one problem per group and file
-        for a rule aggregating by file)."""
+        message says so. ``problem``: see ``TextRule.report``."""
         view = self.view
+        start, end = span
         if view.rocm_only(start):
             return  # code the project wrote for ROCm builds
         why = view.no_amd_path(start)
         text = message or self.message
         if why is not None:
             text = f"{text} ({why}: on AMD the code compiles to nothing)"
-        self.report(
-            view.char(start), view.char(end), message=text, replacement=replacement, group=group
-        )
+        self.report((view.char(start), view.char(end)), text, fix, problem)

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -157,6 +158,24 @@ def private_folder() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: Every helper started and not yet reaped, so that a migrate told to stop (SIGTERM, SIGHUP)
+#: ends their groups too: they run in sessions of their own, which no signal to migrate reaches.
+_live: set[subprocess.Popen[Any]] = set()
+_live_lock = threading.RLock()  # re-entered by a signal handler in the thread that holds it
+_stopping = threading.Event()
+
+
+def end_every_helper() -> None:
+    """Kill the process group of every helper still running and start no more (on the way out
+    of a stopped run, whose worker threads may still hold queued work)."""
+    _stopping.set()
+    with _live_lock:
+        running = list(_live)
+    for process in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
 def _check_argv(argv: Sequence[str]) -> list[str]:
     command = [str(part) for part in argv]
     if not command or not os.path.isabs(command[0]):
@@ -176,8 +195,10 @@ def start(
     """Start ``argv`` (an absolute program) in ``cwd``, in a new session (its own process
     group); raise HelperError when it cannot start."""
     command = _check_argv(argv)
+    if _stopping.is_set():
+        raise HelperError(f"not starting {Path(command[0]).name}: migrate is stopping")
     try:
-        return subprocess.Popen(
+        process = subprocess.Popen(
             command,
             cwd=str(cwd),
             env=helper_environment() if env is None else dict(env),
@@ -188,6 +209,12 @@ def start(
         )
     except OSError as error:
         raise HelperError(f"cannot run {Path(command[0]).name}: {error.strerror}") from None
+    with _live_lock:
+        _live.add(process)
+        if _stopping.is_set():  # stopped while it started: end it with the others
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+    return process
 
 
 def kill_group(process: subprocess.Popen[Any], grace: float = 0.0) -> None:
@@ -204,6 +231,8 @@ def kill_group(process: subprocess.Popen[Any], grace: float = 0.0) -> None:
             process.wait(timeout=grace)
     signal_group(signal.SIGKILL)
     process.wait()
+    with _live_lock:
+        _live.discard(process)
 
 
 def run(

@@ -82,8 +82,7 @@ class AptCudaPackages(TextRule):
                     for token in segment[start:]:
                         if not token.value.startswith("-") and _APT_CUDA_RE.match(token.value):
                             self.report(
-                                token.start,
-                                token.end,
+                                (token.start, token.end),
                                 message=f"CUDA system package `{token.value}`: unavailable or "
                                 "unused on ROCm; install the ROCm libraries (or use a ROCm image)",
                             )

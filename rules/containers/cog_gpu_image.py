@@ -89,5 +89,5 @@ class CogGpuImage(TextRule):
                     and sub_value.value.lower() in {"true", "yes", "on"}
                 ):
                     start = sub_key.start_mark.index
-                    self.report(start, sub_value.end_mark.index)
+                    self.report((start, sub_value.end_mark.index))
                     return

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Problem, Rewrite, Severity, TextRule, Valid
 
 from .._lines import line_bounds
 
@@ -235,14 +235,18 @@ class ComposeNvidiaGpu(TextRule):
             if clash is not None:
                 key_end = re.compile(r"[^:\s]+").match(text, hit.anchor)
                 self.report(
-                    hit.anchor,
-                    key_end.end() if key_end else hit.anchor + 1,
+                    (hit.anchor, key_end.end() if key_end else hit.anchor + 1),
                     message=message + " (merge them into the existing `devices`/`group_add`)",
-                    group=group,
+                    problem=Problem(group=group),
                 )
                 continue
             if index > 0:
-                self.report(hit.start, hit.end, message=message, replacement="", group=group)
+                self.report(
+                    (hit.start, hit.end),
+                    message=message,
+                    fix=Rewrite(""),
+                    problem=Problem(group=group),
+                )
                 continue
             # The first finding of the service also adds the device block, where the
             # service-level key that held the construct starts.
@@ -250,7 +254,12 @@ class ComposeNvidiaGpu(TextRule):
                 replacement = block
             else:
                 replacement = block + indent + text[hit.anchor : hit.start]
-            self.report(hit.anchor, hit.end, message=message, replacement=replacement, group=group)
+            self.report(
+                (hit.anchor, hit.end),
+                message=message,
+                fix=Rewrite(replacement),
+                problem=Problem(group=group),
+            )
 
     def _reservations(self, text: str, service: Any, hits: list[_ComposeHit]) -> None:
         import yaml

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
 
 from ._images import _images, image_refs, split_image
 from ._rocm_release import _pinned_rocm
@@ -140,8 +140,7 @@ class CudaBaseImage(TextRule):
             match = _CUDA_TAG_RE.match(tag)
             if match is None or match.group("os") != "ubuntu":
                 self.report(
-                    ref.start,
-                    ref.end,
+                    (ref.start, ref.end),
                     message=f"CUDA base image `{ref.image}` has no ROCm; use a ROCm image "
                     "(`rocm/dev-ubuntu-22.04` / `-24.04`), installing the distribution's "
                     "packages there",
@@ -155,8 +154,7 @@ class CudaBaseImage(TextRule):
             rocm = _pinned_rocm(text) or table["default_rocm"]
             new = table["template"].format(ubuntu=ubuntu, rocm=rocm)
             self.report(
-                ref.start,
-                ref.end,
+                (ref.start, ref.end),
                 message=f"CUDA base image `{ref.image}` has no ROCm; use `{new}`{note}",
-                replacement=new,
+                fix=Rewrite(new),
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
 
 from .._shell import Token, command_segments
 
@@ -120,8 +120,7 @@ class DockerGpuFlags(TextRule):
             values = [token.value for token in segment]
             if values and values[0].rsplit("/", 1)[-1] == "nvidia-docker":
                 self.report(
-                    segment[0].start,
-                    segment[0].end,
+                    (segment[0].start, segment[0].end),
                     message="`nvidia-docker` wraps the NVIDIA Container Toolkit; use `docker run "
                     "--device /dev/kfd --device /dev/dri --group-add video`",
                 )
@@ -154,32 +153,29 @@ class DockerGpuFlags(TextRule):
             start, end, value = gpus
             if value == "all":
                 self.report(
-                    start,
-                    end,
+                    (start, end),
                     message="`--gpus all` needs the NVIDIA Container Toolkit; on AMD pass "
                     "`--device /dev/kfd --device /dev/dri --group-add video`",
-                    replacement=_DEVICE_FLAGS,
+                    fix=Rewrite(_DEVICE_FLAGS),
                 )
                 placed = True
             else:
                 self.report(
-                    start,
-                    end,
+                    (start, end),
                     message=f"`--gpus {value}` needs the NVIDIA Container Toolkit; on AMD pass "
                     "`--device /dev/kfd` plus the `/dev/dri/renderD*` nodes of those GPUs",
                 )
                 placed = True  # a subset: leave the runtime flag to the manual edit as well
                 for start, end in runtimes:
-                    self.report(start, end)
+                    self.report((start, end))
                 return
         for start, end in runtimes:
             if not placed:
                 self.report(
-                    start,
-                    end,
+                    (start, end),
                     message="`--runtime=nvidia` needs the NVIDIA Container Toolkit; on AMD pass "
                     "`--device /dev/kfd --device /dev/dri --group-add video`",
-                    replacement=_DEVICE_FLAGS,
+                    fix=Rewrite(_DEVICE_FLAGS),
                 )
                 placed = True
                 continue
@@ -188,8 +184,7 @@ class DockerGpuFlags(TextRule):
             while stop < len(text) and text[stop] in " \t":
                 stop += 1
             self.report(
-                start,
-                stop,
+                (start, stop),
                 message="`--runtime=nvidia` needs the NVIDIA Container Toolkit; drop it on AMD",
-                replacement="",
+                fix=Rewrite(""),
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
 
 from ._images import _images, image_refs, split_image
 
@@ -114,8 +114,7 @@ class NgcImage(TextRule):
                 unpinned = tag in ("", "latest") and "@" not in ref.image
                 replacement = pinned or (pytorch["replacement"] if unpinned else None)
                 self.report(
-                    ref.start,
-                    ref.end,
+                    (ref.start, ref.end),
                     message=f"NGC PyTorch image `{ref.image}` is a CUDA build; use AMD's "
                     + (
                         f"`{pinned}` (the same PyTorch {torch} as this NGC release)"
@@ -128,12 +127,11 @@ class NgcImage(TextRule):
                         else "; no automatic fix: this NGC release is pinned, and `latest` "
                         "would not keep the pin"
                     ),
-                    replacement=replacement,
+                    fix=Rewrite(replacement),
                 )
             else:
                 self.report(
-                    ref.start,
-                    ref.end,
+                    (ref.start, ref.end),
                     message=f"NGC image `{ref.image}` is a CUDA build with no one-to-one ROCm "
                     "image; rebuild the service on a ROCm image",
                 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
 from migrator.api.knowledge import LOCAL_CUDA_RE, rocm_for_companion, rocm_for_specs
 
 from .._requirements import Change, Req, render
@@ -91,8 +91,7 @@ class PipCudaLocalVersion(TextRule):
             start, end = req.span()
             if rocm is None or req.offset is None:
                 self.report(
-                    start,
-                    end,
+                    (start, end),
                     message=f"`{req.parsed.raw_name}` pinned to the CUDA build `{local.group()}`: "
                     "on ROCm it finds no GPU; pick the ROCm build by hand",
                 )
@@ -101,11 +100,10 @@ class PipCudaLocalVersion(TextRule):
             assert edit is not None
             edit_start, edit_end, new = edit
             self.report(
-                req.offset + edit_start,
-                req.offset + edit_end,
+                (req.offset + edit_start, req.offset + edit_end),
                 message=f"`{req.parsed.raw_name}` pinned to the CUDA build `{local.group()}`: on "
                 f"ROCm it finds no GPU and runs on the CPU; the ROCm build is `+rocm{rocm}`",
-                replacement=new,
+                fix=Rewrite(new),
             )
 
     @staticmethod

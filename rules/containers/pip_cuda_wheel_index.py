@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
 from migrator.api.syntax import code_lines
 
 from .._shell import Token, command_segments
@@ -137,7 +137,7 @@ class PipCudaWheelIndex(TextRule):
             return index_choice(text, start)
 
         for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), choose):
-            self.report(start, end, message=message, replacement=replacement)
+            self.report((start, end), message=message, fix=Rewrite(replacement))
 
 
 #: Commands that install (or fetch) packages: a wheel index among their arguments is where torch

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, TextRule, Valid, load_table
+from migrator.api import Invalid, Problem, Severity, TextRule, Valid, load_table
 
 from .._dependency_files import cog_file
 from .._requirement_rule import RequirementRule
@@ -155,10 +155,11 @@ class PipInstallCudaPackage(TextRule):
                 # problem apart from the file's CUDA-only installs
                 advisory = examiner.severity < self.severity
                 self.report(
-                    start,
-                    end,
+                    (start, end),
                     message=f"{verdict.message} ({examiner.code})",
-                    group=verdict.group or ("advisory" if advisory else ""),
-                    severity=min(examiner.severity, self.severity),
+                    problem=Problem(
+                        group=verdict.group or ("advisory" if advisory else ""),
+                        severity=min(examiner.severity, self.severity),
+                    ),
                 )
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api import Invalid, Problem, PythonContext, PythonRule, Severity, Valid
 from migrator.api.syntax import string_value
 
 from .._shell import pip_requirements
@@ -181,6 +181,5 @@ class PipInstallCudaPackageInPython(PythonRule):
             self.report(
                 node,
                 message="`pip install` run from Python: " + "; ".join(found),
-                # only advisories (deprecated packages): an advisory
-                severity=min(severity, self.severity),
+                problem=Problem(severity=min(severity, self.severity)),
             )

@@ -94,8 +94,7 @@ class PytorchCudaImage(TextRule):
             if match is None:
                 continue
             self.report(
-                ref.start,
-                ref.end,
+                (ref.start, ref.end),
                 message=f"PyTorch's CUDA image `{ref.image}` carries a CUDA build of torch; build "
                 f"the ROCm variant on `rocm/pytorch` with torch {match['torch']}",
             )

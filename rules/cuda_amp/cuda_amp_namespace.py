@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
 from migrator.api.syntax import keyword_arg, positional_arg, replace_call
 
 from .._fallbacks import in_version_fallback
@@ -131,10 +131,12 @@ class CudaAmpNamespace(PythonRule):
         replacement = replace_call(node, f"{torch_name}.amp.{name}", prepend=prepend)
         self.report(
             node,
-            replacement=replacement,
-            imports=imports,
-            remove_imports=self._removals(node.func, qualified),
-            requires={"torch": _SINCE[name]} if name in _SINCE else {},
+            fix=Rewrite(
+                replacement,
+                imports=imports,
+                remove_imports=self._removals(node.func, qualified),
+                requires={"torch": _SINCE[name]} if name in _SINCE else {},
+            ),
         )
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
@@ -150,10 +152,12 @@ class CudaAmpNamespace(PythonRule):
         )
         self.report(
             node,
-            replacement=replacement,
-            imports=imports,
-            remove_imports=self._removals(node.decorator, qualified),
-            requires={"torch": _SINCE[name]} if name in _SINCE else {},
+            fix=Rewrite(
+                replacement,
+                imports=imports,
+                remove_imports=self._removals(node.decorator, qualified),
+                requires={"torch": _SINCE[name]} if name in _SINCE else {},
+            ),
         )
 
     def _removals(self, func: cst.BaseExpression, qualified: str) -> list[tuple[str | None, ...]]:

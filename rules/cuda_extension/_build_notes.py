@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from migrator.api import PythonRule, TextRule
+from migrator.api import Problem, PythonRule, TextRule
 from migrator.api.knowledge import BuildNote, anchor_key, notes_for
 
 from .._literals import docstring_nodes
@@ -47,7 +47,7 @@ class BuildNoteRule(PythonRule):
             if done in self._done:
                 continue
             self._done.add(done)
-            self.report(node, message=note.message, group=note.kind)
+            self.report(node, message=note.message, problem=Problem(group=note.kind))
 
     def visit_If(self, node: cst.If) -> None:
         if self._pending():
@@ -93,4 +93,6 @@ class CMakeNoteRule(TextRule):
             text = lines[note.line - 1]
             start = self.ctx.offset(note.line, len(text) - len(text.lstrip()))
             end = self.ctx.offset(note.line, len(text.rstrip()))
-            self.report(start, max(end, start + 1), message=note.message, group=note.kind)
+            self.report(
+                (start, max(end, start + 1)), message=note.message, problem=Problem(group=note.kind)
+            )

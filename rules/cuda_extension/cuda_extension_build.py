@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Invalid, Problem, PythonRule, Severity, Valid
 from migrator.api.knowledge import build_calls_in, call_digest
 from migrator.api.reach import caught_with_fallback
 
@@ -154,7 +154,7 @@ class CudaExtensionBuild(PythonRule):
         if _rocm_aware(self.ctx, node):
             return  # the ROCm build itself, or a build that already dispatches on ROCm
         if qualified in data["cuda_extension"]:
-            self.report(node, problem=EXTENSION_BUILD)
+            self.report(node, problem=Problem(key=EXTENSION_BUILD))
         elif qualified in data["inline_loaders"]:
             if any(a.keyword is not None and a.keyword.value == "cuda_sources" for a in node.args):
                 self._report_jit(node)
@@ -166,7 +166,7 @@ class CudaExtensionBuild(PythonRule):
     def _report_jit(self, node: cst.Call) -> None:
         if not self._optional_build(node):
             # (an optional one: a failed build, hipify or hipcc, takes the project's fallback)
-            self.report(node, problem=EXTENSION_BUILD)
+            self.report(node, problem=Problem(key=EXTENSION_BUILD))
 
     def _optional_build(self, node: cst.Call) -> bool:
         """Whether the JIT build sits in the body of a ``try`` (in the same function) whose

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api import Invalid, Problem, PythonContext, PythonRule, Severity, Valid
 
 from .._rocm_guards import in_try_catching, unreachable_on_rocm
 from .._tree import Tree, identifier, qualified_refs, tree
@@ -140,7 +140,7 @@ class CudaHomePath(PythonRule):
                 or _rocm_aware(self.ctx, ref)
             ):
                 continue
-            self.report(ref, problem=EXTENSION_BUILD)
+            self.report(ref, problem=Problem(key=EXTENSION_BUILD))
 
 
 def _called_at_top(tree_: Tree) -> set[str]:

@@ -79,8 +79,7 @@ class KernelRuntimeCompiler(KernelRule):
             if match is None:
                 continue
             self.report_bytes(
-                node.start_byte,
-                node.end_byte,
+                (node.start_byte, node.end_byte),
                 message=f"runs `{match.group(1)}` at run time, a CUDA toolkit program a ROCm "
                 "machine lacks: compile with hiprtc or hipcc for the AMD targets "
                 "(`--offload-arch=gfx942`) from HIP source",
@@ -92,8 +91,7 @@ class KernelRuntimeCompiler(KernelRule):
             name = source.text(function.start_byte, function.end_byte)
             if _NVRTC_CALL.match(name):
                 self.report_bytes(
-                    node.start_byte,
-                    node.end_byte,
+                    (node.start_byte, node.end_byte),
                     message=f"compiles kernels at run time with NVRTC (`{name}`): hipify renames "
                     "it to hiprtc, but the options (`-arch=sm_XX`) and the source it compiles "
                     "must be HIP's for AMD targets",

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Invalid, Problem, PythonRule, Severity, Valid
 from migrator.api.knowledge import build_calls_in
 
 from .._literals import docstring_nodes
@@ -221,4 +221,4 @@ class NvccArchFlags(PythonRule):
         for node, message in self._found:
             if _rocm_aware(self.ctx, node) or called_only_on_nvidia(self.ctx, node):
                 continue  # flags for the CUDA build only, or a build that dispatches on ROCm
-            self.report(node, message=message, problem=EXTENSION_BUILD)
+            self.report(node, message=message, problem=Problem(key=EXTENSION_BUILD))

@@ -97,7 +97,6 @@ class CondaNvidiaChannel(TextRule):
             if channel is not None:
                 torch = _TORCH.search(code, command.end()) is not None
                 self.report(
-                    offset + channel.start(),
-                    offset + channel.end(),
+                    (offset + channel.start(), offset + channel.end()),
                     message=_TORCH_MESSAGE if torch else self.message,
                 )

@@ -111,8 +111,7 @@ class CudaWheelUrl(TextRule):
                     continue  # a download.pytorch.org/whl/cuXYZ URL: ROC802/ROC865 report it
                 label = match.group("label")
                 self.report(
-                    offset + match.start(),
-                    offset + match.end(),
+                    (offset + match.start(), offset + match.end()),
                     message=(
                         f"direct wheel URL of a CUDA build (`+{label}`, {match.group('file')}): "
                         "pip installs that file on ROCm too, where a CUDA torch runs on the CPU "

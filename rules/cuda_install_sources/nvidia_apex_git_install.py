@@ -71,4 +71,4 @@ class NvidiaApexGitInstall(TextRule):
             if "NVIDIA/apex" not in code:
                 continue
             for match in _APEX_GIT.finditer(code):
-                self.report(offset + match.start(), offset + match.end())
+                self.report((offset + match.start(), offset + match.end()))

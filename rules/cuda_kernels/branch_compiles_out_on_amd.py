@@ -83,15 +83,13 @@ class BranchCompilesOutOnAmd(KernelRule):
         view = self.view
         for gated in cuda_build_branches(view.source, cuda_build_macros(self.ctx.project)):
             self.report_bytes(
-                gated.directive_start,
-                gated.directive_end,
+                (gated.directive_start, gated.directive_end),
                 message=f"`{gated.directive}` is compiled only with CUDA: the build defines "
                 f"`{gated.macro}` only where it finds CUDA ({gated.build}:{gated.line}), so a "
                 f"ROCm build compiles the other branch; define `{gated.macro}` in the HIP build",
             )
         for branch in dead_on_amd(view.source):
             self.report_bytes(
-                branch.directive_start,
-                branch.directive_end,
+                (branch.directive_start, branch.directive_end),
                 message=f"`{branch.directive}` is false on AMD and nothing replaces it: the code compiles out there",
             )

@@ -3,7 +3,7 @@ compiles for AMD."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Invalid, KernelRule, Problem, Severity, Valid
 from migrator.api.knowledge import cuda_header, hipify_tables, rewrites_include
 
 from ._shared import table
@@ -92,8 +92,7 @@ class CudaOnlyHeader(KernelRule):
                 ):
                     torch = hipify_tables().provenance.get("torch", "?")
                     self.report_bytes(
-                        include.start,
-                        include.end,
+                        (include.start, include.end),
                         message=f"`{include.header}` is a CUDA header PyTorch's hipify does not "
                         f"map (its tables in torch {torch}): the ROCm build cannot find it",
                     )
@@ -107,14 +106,12 @@ class CudaOnlyHeader(KernelRule):
                     "`#if defined(USE_ROCM)` (its types differ on MI300: FNUZ FP8)"
                 )
                 self.report(
-                    view.char(include.start),
-                    view.char(include.end),
+                    (view.char(include.start), view.char(include.end)),
                     message=message,
-                    severity=Severity.WARNING,
+                    problem=Problem(severity=Severity.WARNING),
                 )
             else:
                 self.report_bytes(
-                    include.start,
-                    include.end,
+                    (include.start, include.end),
                     message=f"`{include.header}` has no HIP counterpart; hipify leaves it and the ROCm build cannot find it",
                 )

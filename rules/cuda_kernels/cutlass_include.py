@@ -70,4 +70,4 @@ class CutlassInclude(KernelRule):
         view = self.view
         for include in view.source.includes():
             if include.header.startswith(prefixes):
-                self.report_bytes(include.start, include.end)
+                self.report_bytes((include.start, include.end))

@@ -139,4 +139,4 @@ class CutlassUse(KernelRule):
                 if token.type in {"identifier", "type_identifier"} and _CUTE_ATOM.match(token.text)
             )
         for start, end in lines_once(spans, source.line_of):
-            self.report_bytes(start, end)
+            self.report_bytes((start, end))

@@ -301,7 +301,6 @@ class DynamicSmemOverLimit(KernelRule):
                 continue  # one size constant serving several kernels: one problem
             reported.add(request.anchor_start)
             self.report_bytes(
-                request.anchor_start,
-                request.anchor_end,
+                (request.anchor_start, request.anchor_end),
                 message=f"{request.size // 1024} KiB of dynamic shared memory: more than the 64 KiB LDS of an MI200/MI300 workgroup",
             )

@@ -94,4 +94,4 @@ class HopperOnlyFeature(KernelRule):
 
     def check(self) -> None:
         for start, end in construct_spans(self.view, "hopper", "hopper_api", calls_only=False):
-            self.report_bytes(start, end)
+            self.report_bytes((start, end))

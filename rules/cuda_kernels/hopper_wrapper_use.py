@@ -92,4 +92,4 @@ class HopperWrapperUse(KernelRule):
 
     def check(self) -> None:
         for start, end in construct_spans(self.view, "", "hopper_wrappers", calls_only=False):
-            self.report_bytes(start, end)
+            self.report_bytes((start, end))

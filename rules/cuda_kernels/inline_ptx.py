@@ -116,4 +116,4 @@ class InlinePtx(KernelRule):
         view = self.view
         for block in view.source.asm_blocks():
             if asm_class(block.template) == "ptx":
-                self.report_bytes(block.start, block.end)
+                self.report_bytes((block.start, block.end))

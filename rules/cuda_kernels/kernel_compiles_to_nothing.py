@@ -127,8 +127,7 @@ class KernelCompilesToNothingOnAmd(KernelRule):
             else:
                 why = "what hipcc keeps of it is empty or a stub"
             self.report(
-                view.char(empty.start),
-                view.char(empty.end),
+                (view.char(empty.start), view.char(empty.end)),
                 message=(
                     f"{what} `{empty.name}` has code for NVIDIA ({arch_names(empty.archs)}) "
                     f"and none for AMD: {why}; on AMD it compiles to nothing ({DIFFERENTIAL_READER})"

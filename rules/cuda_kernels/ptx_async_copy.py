@@ -84,4 +84,4 @@ class PtxAsyncCopy(KernelRule):
         for start, end in construct_spans(
             self.view, "async_copy", "async_copy_api", calls_only=True
         ):
-            self.report_bytes(start, end)
+            self.report_bytes((start, end))

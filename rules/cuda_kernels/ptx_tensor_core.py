@@ -76,4 +76,4 @@ class PtxTensorCore(KernelRule):
         view = self.view
         for block in view.source.asm_blocks():
             if asm_class(block.template) == "tensor_core":
-                self.report_bytes(block.start, block.end)
+                self.report_bytes((block.start, block.end))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Invalid, KernelRule, Problem, Severity, Valid
 from migrator.api.knowledge import (
     cuda_names_in,
     declared_unmapped,
@@ -162,4 +162,6 @@ class UnmappedCudaName(KernelRule):
                     "hipified source does not compile on ROCm; keep it under "
                     "`#if !defined(USE_ROCM)` with a HIP path, or drop it on AMD"
                 )
-            self.report_bytes(token.start, token.end, message=message, group=token.text)
+            self.report_bytes(
+                (token.start, token.end), message=message, problem=Problem(group=token.text)
+            )

@@ -130,7 +130,7 @@ class WmmaApi(KernelRule):
             elif token.text == "nvcuda" and token.type in _NAMESPACE_TOKENS:
                 spans.append((token.start, token.end))  # ``using namespace nvcuda;``
         for start, end in lines_once(spans, view.source.line_of):
-            self.report_bytes(start, end)
+            self.report_bytes((start, end))
 
 
 def _unqualified_uses(tokens: list[Any]) -> list[tuple[int, int]]:

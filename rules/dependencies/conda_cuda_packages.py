@@ -108,4 +108,4 @@ class CondaCudaPackages(TextRule):
             " uses; drop them, and install torch from the ROCm wheel index"
         )
         for start, end, _ in sites:
-            self.report(start, end, message=message)
+            self.report((start, end), message=message)

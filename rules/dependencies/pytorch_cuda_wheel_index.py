@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
 from migrator.api.knowledge import rocm_index_for
 
 from .._dependency_files import conda_file, pyproject_file, requirements_file
@@ -149,7 +149,7 @@ class PytorchCudaWheelIndex(TextRule):
             return rocm_index_for(specs, extra=_extra_index(ctx.kind, text, start))
 
         for start, end, message, replacement in cuda_index_edits(url_matches(text, spans), choose):
-            self.report(start, end, message=message, replacement=replacement)
+            self.report((start, end), message=message, fix=Rewrite(replacement))
 
 
 _EXTRA_OPTION = re.compile(r"(--extra-index-url|--find-links|-f)(\s*=\s*|\s+)[\"']?$")

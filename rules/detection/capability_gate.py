@@ -9,7 +9,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid, load_table
+from migrator.api import Invalid, Problem, PythonContext, PythonRule, Severity, Valid, load_table
 from migrator.api.knowledge import is_test_path
 from migrator.api.syntax import literal_value
 
@@ -505,7 +505,7 @@ class CapabilityGate(PythonRule):
                 self.report(
                     candidate,
                     message=message + " (the gate only guards a warning or a message)",
-                    severity=Severity.INFO,
+                    problem=Problem(severity=Severity.INFO),
                 )
                 continue
             self.report(candidate, message=message)

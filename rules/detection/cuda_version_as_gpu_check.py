@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Rewrite, Severity, Valid
 
 from .._tree import Tree, tree
 from ._cuda_version import _Test, _version_analysis
@@ -207,7 +207,7 @@ class CudaVersionAsGpuCheck(PythonRule):
                 self.report(test.atom, message=f"{self.message}; {_CAPABILITY_NOTE}")
                 continue
             replacement, imports = _fix(self.ctx, tree_, test)
-            self.report(test.atom, replacement=replacement, imports=imports)
+            self.report(test.atom, fix=Rewrite(replacement, imports=imports))
 
     def _with_capability(self, atom: cst.CSTNode) -> bool:
         """The test is joined by ``and``/``or`` with a compute-capability comparison: it picks

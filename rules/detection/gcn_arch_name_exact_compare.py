@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
 
 from ._gates import _gate_analysis, _kind, _literal_strings
 
@@ -123,5 +123,5 @@ class GcnArchNameExactCompare(PythonRule):
                     replacement = candidate.with_changes(
                         comparisons=[target.with_changes(comparator=new_gcn)]
                     )
-                self.report(candidate, replacement=replacement)
+                self.report(candidate, fix=Rewrite(replacement))
                 break

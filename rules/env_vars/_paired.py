@@ -7,7 +7,7 @@ from typing import Any, ClassVar, cast
 
 import libcst as cst
 
-from migrator.api import Applicability, PythonContext
+from migrator.api import Applicability, PythonContext, Rewrite
 from migrator.api.knowledge import is_test_path
 from migrator.api.syntax import string_value, syntax_children
 
@@ -182,8 +182,7 @@ class _PairedVariable(_EnvAccessRule):
                 self.report(
                     access.mapping,
                     message=message,
-                    replacement=fixed,
-                    applicability=Applicability.UNSAFE,
+                    fix=Rewrite(fixed, applicability=Applicability.UNSAFE),
                 )
                 return
         if line is not None and access.kind in {"assign", "assign-other", "setdefault"}:
@@ -215,8 +214,7 @@ class _PairedVariable(_EnvAccessRule):
         self.report(
             line if replacement is not None and line is not None else access.node,
             message=message,
-            replacement=replacement,
-            applicability=applicability,
+            fix=Rewrite(replacement, applicability=applicability),
         )
 
     def _restore(
@@ -241,9 +239,11 @@ class _PairedVariable(_EnvAccessRule):
         self.report(
             line,
             message=f"{message}; this restores a saved value: {restore}",
-            replacement=replacement,
-            applicability=Applicability.UNSAFE if access.kind == "assign-other" else None,
-            extra_edits=[extra],
+            fix=Rewrite(
+                replacement,
+                applicability=Applicability.UNSAFE if access.kind == "assign-other" else None,
+                extra_edits=[extra],
+            ),
         )
 
     def _dict_fix(self, access: EnvAccess, rocm: str) -> cst.Dict | None:
@@ -303,7 +303,7 @@ class _PairedVariable(_EnvAccessRule):
         self.report(
             line if replacement is not None and line is not None else access.node,
             message=message,
-            replacement=replacement,
+            fix=Rewrite(replacement),
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from migrator.api import TextRule
+from migrator.api import Rewrite, TextRule
 
 from ._settings import _SIMPLE_VALUE, TextSetting, environment_block, find_settings
 from ._table import _table
@@ -47,10 +47,12 @@ class _TextPaired(TextRule):
                 "to the same value"
             )
             self.report(
-                setting.start,
-                end if replacement is not None else setting.start + len(self.cuda_name),
+                (
+                    setting.start,
+                    end if replacement is not None else setting.start + len(self.cuda_name),
+                ),
                 message=message,
-                replacement=replacement,
+                fix=Rewrite(replacement),
             )
 
     def _fix(self, setting: TextSetting, rocm: str) -> tuple[str | None, int]:

@@ -6,7 +6,7 @@ from typing import cast
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonContext, Rewrite, Severity, Valid
 from migrator.api.syntax import string_value
 
 from ._access import _GETTERS, EnvAccess, _EnvAccessRule, _quote
@@ -162,7 +162,7 @@ class CudaHomeLookup(_EnvAccessRule):
         extra = [self._rocm_read(call, name) for name in ("ROCM_HOME", "ROCM_PATH")]
         new_operands = [*operands[: last + 1], *extra, *operands[last + 1 :]]
         replacement = self._chain(new_operands).with_changes(lpar=node.lpar, rpar=node.rpar)
-        self.report(node, message=self._message(), replacement=replacement)
+        self.report(node, message=self._message(), fix=Rewrite(replacement))
 
     def _mark_chain(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
@@ -211,7 +211,7 @@ class CudaHomeLookup(_EnvAccessRule):
             )
             if id(call) not in self._bare:
                 chain = chain.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            self.report(call, message=self._message(), replacement=chain)
+            self.report(call, message=self._message(), fix=Rewrite(chain))
             return
         if access.kind in {"assign", "assign-other", "setdefault", "putenv", "dict-key"}:
             detail = "set `ROCM_PATH` (usually /opt/rocm) for ROCm builds"

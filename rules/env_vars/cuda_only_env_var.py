@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, Valid
+from migrator.api import Invalid, Problem, Valid
 
 from .._tree import simple_statements
 from ._access import EnvAccess, _EnvAccessRule
@@ -114,7 +114,7 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
         if cuda_only_handled(access.name, self.ctx.text):
             return  # the file also sets the ROCm counterpart: the build already handles ROCm
         message, severity = cuda_only_note(access.name)
-        self.report(access.node, message=message, severity=severity)
+        self.report(access.node, message=message, problem=Problem(severity=severity))
 
     def _leaves_set_value(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` reads the variable only in the test of an ``if`` that exits when it

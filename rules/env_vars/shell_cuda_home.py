@@ -84,4 +84,4 @@ class ShellCudaHome(_TextVariables):
                     "do not exist there: use `$ROCM_PATH` (/opt/rocm) and hipcc"
                 )
             end = start + len(name) + (1 if kind == "read" else 0)
-            self.report(start, end, message=message)
+            self.report((start, end), message=message)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Valid
+from migrator.api import Invalid, Problem, Valid
 
 from ._pairs import _CudaOnlyPair
 from ._settings import find_settings
@@ -76,5 +76,7 @@ class ShellCudaOnlyEnvVar(_CudaOnlyPair, _TextVariables):
             message, severity = cuda_only_note(name)
             for setting in find_settings(self.ctx.text, name):
                 self.report(
-                    setting.start, setting.start + len(name), message=message, severity=severity
+                    (setting.start, setting.start + len(name)),
+                    message=message,
+                    problem=Problem(severity=severity),
                 )

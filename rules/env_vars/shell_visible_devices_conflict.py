@@ -92,7 +92,7 @@ class ShellVisibleDevicesConflict(_VisibleDevicesConflictPair, TextRule):
             what = conflict(values)
             if what is not None:
                 self.report(
-                    cuda.start, cuda.start + len(CUDA), message=f"`{CUDA}` conflicts: {what}"
+                    (cuda.start, cuda.start + len(CUDA)), message=f"`{CUDA}` conflicts: {what}"
                 )
                 return
 

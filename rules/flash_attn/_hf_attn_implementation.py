@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import PythonRule
+from migrator.api import Problem, PythonRule, Rewrite
 from migrator.api.knowledge import is_test_path
 from migrator.api.syntax import fast_visit, syntax_children
 
@@ -151,8 +151,7 @@ class _HfAttnImplementation(PythonRule):
                     f"{self.message}; not rewritten: this file packs sequences, which relies on "
                     "FlashAttention's variable-length path (sdpa would attend across them)"
                 ),
-                problem=self._build_problem(),
-                problem_scope="project",
+                problem=Problem(key=self._build_problem(), scope="project"),
             )
             return
         probe = f"is_flash_attn_{self.values_key[-1]}_available"
@@ -168,9 +167,11 @@ class _HfAttnImplementation(PythonRule):
             expression = expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         self.report(
             string,
-            replacement=expression,
-            imports=imports,
-            requires={"transformers": "4.36" if self.values_key == "fa2" else "4.53"},
+            fix=Rewrite(
+                expression,
+                imports=imports,
+                requires={"transformers": "4.36" if self.values_key == "fa2" else "4.53"},
+            ),
         )
 
     def _report_request(self, string: cst.SimpleString, requested: str) -> None:
@@ -183,8 +184,7 @@ class _HfAttnImplementation(PythonRule):
                 f"{self.message}; not rewritten: `{requested}` asks for FlashAttention "
                 "explicitly (on ROCm install ROCm/flash-attention or pass sdpa)"
             ),
-            problem=self._build_problem(),
-            problem_scope="project",
+            problem=Problem(key=self._build_problem(), scope="project"),
         )
 
     def _build_problem(self) -> str:
@@ -257,14 +257,16 @@ class _HfAttnImplementation(PythonRule):
         self.report(
             argument,
             message=base,
-            replacement=argument.with_changes(
-                keyword=cst.Name("attn_implementation"),
-                value=cst.parse_expression(
-                    '"flash_attention_2" if is_flash_attn_2_available() else "sdpa"'
+            fix=Rewrite(
+                argument.with_changes(
+                    keyword=cst.Name("attn_implementation"),
+                    value=cst.parse_expression(
+                        '"flash_attention_2" if is_flash_attn_2_available() else "sdpa"'
+                    ),
                 ),
+                imports=[("transformers.utils", "is_flash_attn_2_available")],
+                requires={"transformers": "4.36"},
             ),
-            imports=[("transformers.utils", "is_flash_attn_2_available")],
-            requires={"transformers": "4.36"},
         )
 
     def _is_hf_call(self, call: cst.Call) -> bool:

@@ -6,7 +6,7 @@ import functools
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, Problem, PythonRule, Rewrite, Severity, Valid
 
 from .._arguments import as_keyword, bind_arguments, new_keyword
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
@@ -356,8 +356,7 @@ class FlashAttnFunc(PythonRule):
                     f"`{short}` needs a ROCm/flash-attention build; not rewritten to dispatch "
                     f"to SDPA: {reason}"
                 ),
-                # with no rewrite, the call is a site of the file's unguarded import
-                problem=self._unguarded_problem,
+                problem=Problem(key=self._unguarded_problem),
             )
             return
         portable, imports = result
@@ -372,15 +371,15 @@ class FlashAttnFunc(PythonRule):
                 f"`{short}` needs a ROCm/flash-attention build on ROCm; "
                 "torch SDPA computes the same attention"
             ),
-            replacement=dispatch(node, route.name, portable, unit),
-            imports=imports,
-            requires={"torch": minimum},
-            extra_edits=optional_edits(route),
-            together=route.together,
-            together_size=route.size,
-            # where the project's torch is too old for the rewrite, the call is a site of the
-            # file's unguarded import, as a call with no rewrite is
-            problem_without_fix=self._unguarded_problem,
+            fix=Rewrite(
+                dispatch(node, route.name, portable, unit),
+                imports=imports,
+                requires={"torch": minimum},
+                extra_edits=optional_edits(route),
+                together=route.together,
+                together_size=route.size,
+            ),
+            problem=Problem(without_fix=self._unguarded_problem),
         )
 
     @functools.cached_property

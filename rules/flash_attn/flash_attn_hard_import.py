@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Invalid, Problem, PythonRule, Severity, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
 from ._table import _data
@@ -101,5 +101,5 @@ class FlashAttnHardImport(PythonRule):
                     "build ROCm/flash-attention or fall back to torch SDPA"
                 )
             # the import and the file's uses that offer no rewrite are one problem
-            self.report(node, message=message, problem=UNGUARDED_FLASH_ATTN)
+            self.report(node, message=message, problem=Problem(key=UNGUARDED_FLASH_ATTN))
             return

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from migrator.api import PythonContext
+from migrator.api import Problem, PythonContext
 from migrator.api.syntax import dotted_name
 
 from .._gpu_tools_util import IMPORT_GUARDS, ScopeTracking
@@ -104,7 +104,7 @@ class _NoEquivalentImport(ScopeTracking):
                 f"`{module}` ({entry['label']}) has no ROCm build: on ROCm this optional path "
                 f"is unavailable; port it to {entry['alternative']}"
             )
-        self.report(node, message=message, group=str(entry["label"]))
+        self.report(node, message=message, problem=Problem(group=str(entry["label"])))
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import PythonRule, load_table
+from migrator.api import PythonRule, Rewrite, load_table
 
 from .._imports import (
     non_call_references,
@@ -51,7 +51,9 @@ class _ApexRewrite(PythonRule):
         self.report(
             node,
             message=message,
-            replacement=replacement,
-            imports=imports,
-            remove_imports=self.ctx.unused_imports(node.func, "apex"),
+            fix=Rewrite(
+                replacement,
+                imports=imports,
+                remove_imports=self.ctx.unused_imports(node.func, "apex"),
+            ),
         )

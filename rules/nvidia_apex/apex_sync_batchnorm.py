@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
 
 from .._arguments import bind_arguments, relayout
 from .._imports import (
@@ -121,7 +121,9 @@ class ApexSyncBatchNorm(PythonRule):
         )
         self.report(
             node,
-            replacement=replacement,
-            imports=list(imports),
-            remove_imports=self.ctx.unused_imports(node.func, "apex"),
+            fix=Rewrite(
+                replacement,
+                imports=list(imports),
+                remove_imports=self.ctx.unused_imports(node.func, "apex"),
+            ),
         )

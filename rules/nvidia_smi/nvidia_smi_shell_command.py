@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, TextRule, Valid
+from migrator.api import Applicability, Invalid, Problem, Rewrite, Severity, TextRule, Valid
 
 from .._shell import command_args, command_position, in_quotes, iter_lines
 from ._shared import _FACT, _message, suggest
@@ -242,11 +242,10 @@ class NvidiaSmiShellCommand(TextRule):
         message = _message(args, parsed=parsed, shell=True)
         survived = statement and self._survives(offset + len(code))
         self.report(
-            offset + start,
-            offset + (command_end if replacement else end),
+            (offset + start, offset + (command_end if replacement else end)),
             message=message + _SURVIVED if survived else message,
-            replacement=replacement,
-            severity=Severity.INFO if survived else None,
+            fix=Rewrite(replacement),
+            problem=Problem(severity=Severity.INFO if survived else None),
         )
 
     def _survives(self, line_end: int) -> bool:

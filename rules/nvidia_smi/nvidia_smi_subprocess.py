@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Invalid,
+    PythonContext,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 from migrator.api.reach import caught_with_fallback
 from migrator.api.syntax import string_value, syntax_children
 
@@ -331,7 +338,7 @@ class NvidiaSmiSubprocess(PythonRule):
         super().__init__(ctx)
         self._statements: set[int] = set()
         self._handled: set[int] = set()
-        self._pending: list[tuple[cst.Call, dict[str, Any]]] = []
+        self._pending: list[tuple[cst.Call, str, Rewrite | None]] = []
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self._statements.add(id(node.value))
@@ -370,7 +377,7 @@ class NvidiaSmiSubprocess(PythonRule):
             ]
             args = None if any(value is None for value in rest) else [str(value) for value in rest]
             self._handled.add(id(first))
-            self._pending.append((node, {"message": _message(args, parsed=True)}))
+            self._pending.append((node, _message(args, parsed=True), None))
             return
         found = self._command(first)
         if found is None:
@@ -402,23 +409,16 @@ class NvidiaSmiSubprocess(PythonRule):
                 new_args = [node.args[0].with_changes(value=new_first), *node.args[1:]]
                 replacement = node.with_changes(args=new_args)
         self._pending.append(
-            (
-                node,
-                {
-                    "message": _message(args, parsed=not displayed),
-                    "replacement": replacement,
-                    "imports": imports,
-                },
-            )
+            (node, _message(args, parsed=not displayed), Rewrite(replacement, imports=imports))
         )
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        for node, details in self._pending:
+        for node, message, fix in self._pending:
             if called_only_on_nvidia(self.ctx, node):
                 continue  # a helper the file calls only from NVIDIA-only branches
             if called_only_where(self.ctx, node, self._caught):
                 continue  # every caller catches the missing program and takes its own path
-            self.report(node, **details)
+            self.report(node, message, fix)
 
     def _caught(self, node: cst.Call) -> bool:
         """Whether the call sits in the body of a ``try`` whose handler catches the missing

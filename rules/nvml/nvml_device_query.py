@@ -4,11 +4,20 @@ with their differences in units and semantics."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, Severity, Valid
+from migrator.api import (
+    NO_PROBLEM,
+    Applicability,
+    Invalid,
+    Problem,
+    PythonContext,
+    Rewrite,
+    Severity,
+    Valid,
+)
 from migrator.api.syntax import fast_visit, syntax_children
 
 from ._shared import (
@@ -292,7 +301,7 @@ class NvmlDeviceQuery(_NvmlResolver):
         self._consumed: set[int] = set()
         self._kept_query = False
         self._counts: list[tuple[cst.Call, str]] = []  # (call, NVML function)
-        self._held: list[tuple[cst.CSTNode, dict[str, Any], int]] = []
+        self._held: list[tuple[cst.CSTNode, str | None, Rewrite | None, Problem, int]] = []
 
     def _message(self, function: str) -> str:
         entry = _table()["functions"].get(function)
@@ -345,9 +354,9 @@ class NvmlDeviceQuery(_NvmlResolver):
         self.report(
             node,
             message=self._message(function),
-            replacement=replacement,
-            imports=imports,
-            remove_imports=_nvml_removals(self.ctx, node),
+            fix=Rewrite(
+                replacement, imports=imports, remove_imports=_nvml_removals(self.ctx, node)
+            ),
         )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -388,27 +397,35 @@ class NvmlDeviceQuery(_NvmlResolver):
         self.report(
             node,
             message=self._message(function),
-            replacement=replacement,
-            imports=imports,
-            remove_imports=_nvml_removals(self.ctx, node) if replacement is not None else (),
+            fix=Rewrite(
+                replacement,
+                imports=imports,
+                remove_imports=_nvml_removals(self.ctx, node) if replacement is not None else (),
+            ),
         )
 
-    def report(self, node: cst.CSTNode, **kwargs: Any) -> None:
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        fix: Rewrite | None = None,
+        problem: Problem = NO_PROBLEM,
+    ) -> None:
         """Held until the module's end: where the module calls ``nvmlInit()`` at import (it
         cannot be imported on ROCm) every query is part of that one problem."""
-        self._held.append((node, kwargs, len(self.ctx.nodes)))
+        self._held.append((node, message, fix, problem, len(self.ctx.nodes)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._leave_module()
         at_import = _init_at_import(self.ctx)
         inits = init_fails_in(self.ctx)
-        for node, kwargs, visited in self._held:
+        for node, message, fix, held, visited in self._held:
             problem = _IMPORT_FAILS if at_import else ""
             scope = self.ctx.scope_path(node)
             if not problem and scope and inits.get(scope, visited) < visited:
                 # after an unguarded nvmlInit() of its function (ROC201): never runs on ROCm
                 problem = init_problem(scope)
-            super().report(node, problem=problem, **kwargs)
+            super().report(node, message, fix, replace(held, key=problem) if problem else held)
 
     def _leave_module(self) -> None:
         # A GPU count from torch (visible GPUs) next to NVML calls that stay (physical indexes,
@@ -429,9 +446,9 @@ class NvmlDeviceQuery(_NvmlResolver):
             self.report(
                 node,
                 message=message,
-                replacement=replacement,
-                imports=imports,
-                remove_imports=_nvml_removals(self.ctx, node),
+                fix=Rewrite(
+                    replacement, imports=imports, remove_imports=_nvml_removals(self.ctx, node)
+                ),
             )
 
     def _matches(self, value: cst.BaseExpression, allowed: list[str]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonContext, Severity, Valid
+from migrator.api import Invalid, Problem, PythonContext, Severity, Valid
 from migrator.api.syntax import dotted_name
 
 from .._gpu_tools_util import ScopeTracking
@@ -116,7 +116,7 @@ class NvmlImport(ScopeTracking):
                     "running it fails, and every NVML call in it with it; use torch.cuda "
                     "telemetry or amdsmi"
                 ),
-                problem=_IMPORT_FAILS,
+                problem=Problem(key=_IMPORT_FAILS),
             )
         elif optional:
             self.report(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonContext, Severity, Valid
+from migrator.api import Invalid, Problem, PythonContext, Severity, Valid
 
 from .._gpu_tools_util import ScopeTracking
 from ._shared import (
@@ -112,7 +112,7 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
             scope = self.ctx.scope_path(node)
             # the walk's position (nodes visited so far): a query visited later comes after it
             init_fails_in(self.ctx).setdefault(scope, len(self.ctx.nodes))
-            self.report(node, message=message, problem=init_problem(scope))
+            self.report(node, message=message, problem=Problem(key=init_problem(scope)))
             return
         else:
             message = (
@@ -120,7 +120,7 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
                 "importing or running this file fails; use torch.cuda telemetry or "
                 "`amdsmi.amdsmi_init()`"
             )
-            self.report(node, message=message, problem=_IMPORT_FAILS)
+            self.report(node, message=message, problem=Problem(key=_IMPORT_FAILS))
             return
         self.report(node, message=message)
 

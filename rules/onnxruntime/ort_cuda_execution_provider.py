@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Rewrite, Severity, Valid
 from migrator.api.syntax import arg, string_value
 
 from ._shared import _AMD_EPS, _FACT, _MIGRAPHX, _NVIDIA_EPS
@@ -211,7 +211,7 @@ class OrtCudaExecutionProvider(PythonRule):
         replacement = None
         if options is None:
             replacement = self._insert(listing, index)
-        self.report(listing, message=self._message(listing), replacement=replacement)
+        self.report(listing, message=self._message(listing), fix=Rewrite(replacement))
 
     def _message(self, listing: cst.List | cst.Tuple) -> str:
         names = [_provider_name(element) for element in listing.elements]

@@ -7,7 +7,7 @@ from typing import cast
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Rewrite, Severity, Valid
 
 from .._tree import Tree, bound_at_module_level, is_load_name, tree
 from ._shared import _BACKEND_PREFIXES, SDP_BACKEND, SDP_KERNEL, SDPA_KERNEL, sdp_kernel_backends
@@ -224,16 +224,18 @@ class DeprecatedSdpKernel(PythonRule):
         has_comment = "#" in self.ctx.code(node)
         self.report(
             node,
-            replacement=replacement,
-            imports=imports,
-            remove_imports=cast(
-                "list[tuple[str, str | None]]",
-                self.ctx.unused_imports(node.func, "torch.backends.cuda"),
-            ),
-            applicability=Applicability.UNSAFE if has_comment else Applicability.SAFE,
-            fix_description=(
-                "Use `sdpa_kernel([...])` with the same backends (drops the comments in the call)"
-                if has_comment
-                else None
+            fix=Rewrite(
+                replacement,
+                imports=imports,
+                remove_imports=cast(
+                    "list[tuple[str, str | None]]",
+                    self.ctx.unused_imports(node.func, "torch.backends.cuda"),
+                ),
+                applicability=Applicability.UNSAFE if has_comment else Applicability.SAFE,
+                description=(
+                    "Use `sdpa_kernel([...])` with the same backends (drops the comments in the call)"
+                    if has_comment
+                    else None
+                ),
             ),
         )

@@ -74,4 +74,4 @@ class TrainerTf32Flag(TextRule):
             if "--tf32" not in code:
                 continue
             for match in _FLAG.finditer(code):
-                self.report(offset + match.start(), offset + match.end())
+                self.report((offset + match.start(), offset + match.end()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, KernelRule, Severity, Valid
+from migrator.api import Applicability, Invalid, KernelRule, Rewrite, Severity, Valid
 from migrator.api.knowledge import ProjectFacts
 
 #: Warp-synchronous intrinsics that take a lane mask first.
@@ -237,7 +237,7 @@ class LaneMask32bit(KernelRule):
                 continue  # the project's ROCm definition of the intrinsic decides the mask
             if full_32bit_mask(call.arguments[0], defines, facts):
                 lines.add(source.line_of(call.start))
-                self.report_bytes(call.start, call.end)
+                self.report_bytes((call.start, call.end))
         for node in source.nodes("init_declarator"):
             declarator = node.child_by_field_name("declarator")
             value = node.child_by_field_name("value")
@@ -269,11 +269,11 @@ class LaneMask32bit(KernelRule):
                             f"{indent}{static}{prefix}unsigned long long {name} = 0xffffffffffffffffull;",
                         )
                         self.report_bytes(
-                            start, end, message=_DEFINITION_MESSAGE, replacement=replacement
+                            (start, end), message=_DEFINITION_MESSAGE, fix=Rewrite(replacement)
                         )
                     else:
                         self.report_bytes(
-                            node.start_byte, node.end_byte, message=_DEFINITION_MESSAGE
+                            (node.start_byte, node.end_byte), message=_DEFINITION_MESSAGE
                         )
         for name, (value, offset) in source.defines().items():
             if "mask" in name.lower() and _FULL_32.match(value):
@@ -283,12 +283,13 @@ class LaneMask32bit(KernelRule):
                     start, end = _line_span(source.data, offset)
                     original = source.text(start, end)
                     self.report_bytes(
-                        start,
-                        end,
+                        (start, end),
                         message=_DEFINITION_MESSAGE,
-                        replacement=None
-                        if original.rstrip().endswith("\\")
-                        else _guarded(original, f"#define {name} 0xffffffffffffffffull"),
+                        fix=Rewrite(
+                            None
+                            if original.rstrip().endswith("\\")
+                            else _guarded(original, f"#define {name} 0xffffffffffffffffull")
+                        ),
                     )
         text = view.text
         if "__ballot" in text or "__activemask" in text:
@@ -301,7 +302,6 @@ class LaneMask32bit(KernelRule):
                 if _NARROW_BALLOT.search(view.line_text(token.start)):
                     lines.add(line)
                     self.report_bytes(
-                        token.start,
-                        token.end,
+                        (token.start, token.end),
                         message="ballot kept in a 32-bit integer drops lanes 32-63 of a 64-lane wavefront; store it in uint64_t",
                     )

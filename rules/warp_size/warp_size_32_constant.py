@@ -405,4 +405,4 @@ class WarpSize32Constant(KernelRule):
                 ):
                     add(node.start_byte, node.end_byte)  # rows of 32 threads: one warp per row
         for start, end in sorted(spans.values()):
-            self.report_bytes(start, end)
+            self.report_bytes((start, end))

@@ -73,4 +73,4 @@ class XformersAttentionFlag(TextRule):
             if "xformers" not in code:
                 continue
             for match in _FLAG.finditer(code):
-                self.report(offset + match.start(), offset + match.end())
+                self.report((offset + match.start(), offset + match.end()))

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Severity, Valid
+from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
 
 from .._arguments import as_keyword, bind_arguments
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
@@ -372,11 +372,13 @@ class XformersMemoryEfficientAttention(PythonRule):
                 f"`{short}` needs xformers, which has only experimental ROCm wheels; "
                 "torch SDPA computes the same attention"
             ),
-            replacement=dispatch(node, route.name, portable, self.ctx.module.default_indent),
-            imports=imports,
-            extra_edits=optional_edits(route),
-            together=route.together,
-            together_size=route.size,
+            fix=Rewrite(
+                dispatch(node, route.name, portable, self.ctx.module.default_indent),
+                imports=imports,
+                extra_edits=optional_edits(route),
+                together=route.together,
+                together_size=route.size,
+            ),
         )
 
     def _rewritable(self, call: cst.Call, scope: cst.FunctionDef | None) -> str | None:
