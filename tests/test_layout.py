@@ -257,3 +257,16 @@ def test_a_report_takes_where_what_its_fix_and_its_problem() -> None:
                 if count > 4 or arguments.vararg or arguments.kwarg:
                     wide.append(f"{name}.{node.name}")
     assert wide == []
+
+
+#: No module longer than this: a module that outgrows it holds more than one job.
+MODULE_LINE_LIMIT = 800
+
+
+def test_no_module_over_the_line_limit() -> None:
+    long = {
+        name: lines
+        for name, (path, _) in modules().items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINE_LIMIT
+    }
+    assert long == {}

@@ -10,12 +10,7 @@ from typing import TYPE_CHECKING
 
 from migrator.engine.rule import Rule
 from migrator.files.discovery import SourceFile
-from migrator.files.sources import (
-    FailFile,
-    SkipFile,
-    decode_text,
-    read_regular,
-)
+from migrator.files.sources import FailFile, SkipFile, decode_text, read_regular
 from migrator.knowledge.versions import ProjectFacts
 
 if TYPE_CHECKING:
