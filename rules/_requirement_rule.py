@@ -150,7 +150,6 @@ class RequirementRule(PythonRule, TextRule):
                 self._report_text(req, verdict)
 
     def _report_text(self, req: Req, verdict: Verdict) -> None:
-        ctx: TextContext = self.ctx
         start, end = req.span()
         replacement = None
         if verdict.change is not None and verdict.change.remove:
@@ -209,7 +208,6 @@ class RequirementRule(PythonRule, TextRule):
                 self._report_python(req, verdict)
 
     def _report_python(self, req: Req, verdict: Verdict) -> None:
-        ctx: PythonContext = self.ctx
         string = req.node
         assert isinstance(string, cst.SimpleString)
         change = verdict.change

@@ -51,7 +51,7 @@ def _hooks(records: list[dict[str, Any]]) -> None:
                     "lines": text.count("\n"),
                     "whole": state.get("whole", False),
                     # a file holding nothing the active rules read is not parsed at all
-                    "unread": result is python_reports._UNREAD,
+                    "unread": result is getattr(python_reports, "_UNREAD"),  # noqa: B009
                     "kept": state.get("kept"),
                     "forcing": sorted(r.code for r in chosen if r.parse_scope == "module"),
                 }
@@ -67,10 +67,9 @@ def _hooks(records: list[dict[str, Any]]) -> None:
         state["kept"] = source.kept_lines if source is not None else None
         return source
 
-    # hooks for this measurement, where each is called from
-    for module in (engine, python_reports):
-        setattr(module, "_reports", hooked_reports)  # noqa: B010
-        setattr(module, "_parse", hooked_parse)  # noqa: B010
+    for module in (engine, python_reports):  # each calls ``_reports`` by its own name
+        setattr(module, "_reports", hooked_reports)  # noqa: B010 (a hook for this measurement)
+    setattr(python_reports, "_parse", hooked_parse)  # noqa: B010
     setattr(parse_plan, "partial_source", hooked_partial_source)  # noqa: B010
 
     def in_process(self: Any, tasks: Any, progress: Any = None) -> list[Any]:

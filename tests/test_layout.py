@@ -206,6 +206,23 @@ def test_every_package_says_what_belongs_in_it() -> None:
     assert missing == []
 
 
+def test_a_report_takes_where_what_its_fix_and_its_problem() -> None:
+    """Every ``report``/``report_bytes`` a rule calls, in the rule classes and in the rules'
+    own bases, takes at most four parameters besides ``self``: where, the message, the fix and
+    the problem (``migrator.engine.report_values``), never a list of keyword options."""
+    wide = []
+    for name, (path, _) in modules().items():
+        if not (name.startswith("migrator.rules") or name == "migrator.engine.rule"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name in ("report", "report_bytes"):
+                arguments = node.args
+                count = len(arguments.posonlyargs + arguments.args + arguments.kwonlyargs) - 1
+                if count > 4 or arguments.vararg or arguments.kwarg:
+                    wide.append(f"{name}.{node.name}")
+    assert wide == []
+
+
 #: The one module that may hold a ``ContextVar``: the engine's entry point. Every analysis input
 #: (the project's facts, its export slices, formatter, kernel macros, the run's fix choice and
 #: configuration) is passed explicitly, on the rule's context or as a parameter.
@@ -240,23 +257,6 @@ def test_the_context_variable_finder_finds_one() -> None:
     assert _creates_a_context_variable(ast.parse(text + "x = contextvars.ContextVar('x')\n"))
     assert _creates_a_context_variable(ast.parse(text + "y: ContextVar[int] = ContextVar('y')\n"))
     assert not _creates_a_context_variable(ast.parse(text + "z: ContextVar[int] | None = None\n"))
-
-
-def test_a_report_takes_where_what_its_fix_and_its_problem() -> None:
-    """Every ``report``/``report_bytes`` a rule calls, in the rule classes and in the rules'
-    own bases, takes at most four parameters besides ``self``: where, the message, the fix and
-    the problem (``migrator.engine.report_values``), never a list of keyword options."""
-    wide = []
-    for name, (path, _) in modules().items():
-        if not (name.startswith("migrator.rules") or name == "migrator.engine.rule"):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef) and node.name in ("report", "report_bytes"):
-                arguments = node.args
-                count = len(arguments.posonlyargs + arguments.args + arguments.kwonlyargs) - 1
-                if count > 4 or arguments.vararg or arguments.kwarg:
-                    wide.append(f"{name}.{node.name}")
-    assert wide == []
 
 
 #: No module longer than this: a module that outgrows it holds more than one job.

@@ -54,7 +54,7 @@ def fix(
     """Rewrite CUDA-only code under PATHS to portable torch / ROCm equivalents.
 
     Safe fixes only unless --unsafe-fixes. Exit 0 when nothing at or above the threshold
-    remains, 1 otherwise, 2 on error.
+    remains (with --diff: and no fix is pending), 1 otherwise, 2 on error.
     """
     from rich.markup import escape
 
@@ -157,7 +157,10 @@ def fix(
         _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes, len(not_written))
     if unscanned_total:
         click.echo(f"migrate: {unscanned_total} file(s) could not be read or parsed", err=True)
-    sys.exit(1 if remaining_total or unscanned_total else 0)
+    # --diff with fixes to apply exits 1, as ruff's `check --diff` does: a CI step tells
+    # "nothing to fix" from "fixes pending" by the status alone
+    pending = diff and sum(fixed_counter.values()) > 0
+    sys.exit(1 if remaining_total or unscanned_total or pending else 0)
 
 
 def _formatter_line(console: Any, run: Any) -> None:

@@ -68,6 +68,10 @@ class MootFiles:
         kernels = KernelOwners()
         dead: dict[str, tuple[DeadSpan, ...]] = {}
         if root is not None and root.is_dir():
+            from migrator.reach.dev_containers import gpu_less_dev_containers
+
+            for path, reason in gpu_less_dev_containers(root, paths).items():
+                guarded.setdefault(path, reason)
             python = index.sources.values() if index is not None else ()
             kernel_texts = kernel_texts or {}
             dead = dead_definitions(kernel_texts, python)

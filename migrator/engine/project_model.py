@@ -181,16 +181,23 @@ def _python_texts(sources: Sequence[SourceFile]) -> list[tuple[str, str]]:
 def project_index(sources: Sequence[SourceFile]) -> ProjectIndex:
     """The re-export index of the project's Python files (their import lines, read as text)."""
     containers: dict[str, str] = {}
+    packaging: dict[str, str] = {}
     for source in sources:
-        if source.kind != "dockerfile":
+        root_packaging = source.relative in ("pyproject.toml", "setup.cfg")
+        if source.kind != "dockerfile" and not root_packaging:
             continue
         try:
             data = read_regular(str(source.path))
         except (SkipFile, FailFile):
             continue
-        containers[source.relative] = data.decode("utf-8", "replace")
+        text = data.decode("utf-8", "replace")
+        if root_packaging:
+            packaging[source.relative] = text
+        else:
+            containers[source.relative] = text
     index = ProjectIndex.build(_python_texts(sources))
     index.containers = containers
+    index.packaging = packaging
     return index
 
 

@@ -157,6 +157,3 @@ def _merge_duplicates(model: BuildModel) -> None:
 
 
 __all__ = ["CUDA_LIBRARY", "PythonBuilds", "call_anchor", "read_python_builds"]
-
-
-__all__ = ["CUDA_LIBRARY", "call_anchor"]

@@ -104,6 +104,10 @@ class _Reader(_Values):
         self.record_call = ""
         #: gate text -> (file, line, test code) of the test that makes it
         self.gates: dict[str, tuple[str, int, str]] = {}
+        #: names bound from a CUDA-toolkit probe (``_, major, _ = cuda_version(CUDA_HOME)``, or a
+        #: call of this module's function whose body looks for the toolkit): a test of one is a
+        #: test of the toolkit
+        self.cuda_probes: set[str] = set()
 
     # --- statements ---------------------------------------------------------------------
 
@@ -169,7 +173,11 @@ class _Reader(_Values):
     def _if(self, node: ast.If, where: _Where) -> None:
         own = _branch_context(node.test)
         text = ast.unparse(node.test)
-        finds_cuda = own == BOTH and _FINDS_CUDA.search(text) is not None and not names_rocm(text)
+        finds_cuda = (
+            own == BOTH
+            and (_FINDS_CUDA.search(text) is not None or self._tests_probe(node.test))
+            and not names_rocm(text)
+        )
         chain_rocm = _chain_has_rocm(node.orelse)
         if finds_cuda and chain_rocm:
             own = CUDA  # ``if CUDA_HOME ...: ... elif torch.version.hip:``
@@ -206,6 +214,7 @@ class _Reader(_Values):
         if self.depth or any(n is node for n in self.current):
             return
         saved = dict(self.env)
+        probes = set(self.cuda_probes)
         for argument in _parameters(node):
             self.env[argument] = [Val(PARAM + argument, BOTH, self.folder)]
         self.current.append(node)
@@ -214,8 +223,46 @@ class _Reader(_Values):
         finally:
             self.current.pop()
             self.env = saved
+            self.cuda_probes = probes
+
+    def _finds_cuda(self, value: ast.expr) -> bool:
+        """Whether ``value`` probes for the CUDA toolkit (and not for ROCm): its text names the
+        toolkit, or it calls a function of this module whose body does."""
+        text = ast.unparse(value)
+        if names_rocm(text):
+            return False
+        if _FINDS_CUDA.search(text):
+            return True
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            helper = self.functions.get(value.func.id)
+            if helper is not None:
+                body = ast.unparse(helper)
+                return _FINDS_CUDA.search(body) is not None and not names_rocm(body)
+        return False
+
+    def _probe_targets(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
+        """Mark the names bound from a CUDA-toolkit probe; a name bound from anything else is
+        no longer one."""
+        probe = self._finds_cuda(value)
+        for target in targets:
+            names = (
+                [target]
+                if isinstance(target, ast.Name)
+                else [e for e in target.elts if isinstance(e, ast.Name)]
+                if isinstance(target, (ast.Tuple, ast.List))
+                else []
+            )
+            for name in names:
+                (self.cuda_probes.add if probe else self.cuda_probes.discard)(name.id)
+
+    def _tests_probe(self, test: ast.expr) -> bool:
+        """Whether a test reads a name bound from a CUDA-toolkit probe."""
+        return any(
+            isinstance(node, ast.Name) and node.id in self.cuda_probes for node in ast.walk(test)
+        )
 
     def _assign(self, targets: Sequence[ast.expr], value: ast.expr, where: _Where) -> None:
+        self._probe_targets(targets, value)
         if isinstance(value, (ast.Name, ast.Attribute)):
             kind = self._extension_kind_of(value)
             if kind:

@@ -194,6 +194,9 @@ class ProjectIndex:
         self.top_imports: dict[str, TopImports] = {}
         #: relative path -> text of the project's container files (set by the runner)
         self.containers: dict[str, str] = {}
+        #: root packaging file name (pyproject.toml, setup.cfg) -> its text (set by the runner):
+        #: the console scripts they declare name modules every run of a command loads
+        self.packaging: dict[str, str] = {}
 
     @classmethod
     def build(cls, texts: Iterable[tuple[str, str]]) -> ProjectIndex:

@@ -21,6 +21,9 @@ class BuildNoteRule(PythonRule):
 
     abstract = True
     note_kinds: ClassVar[frozenset[str]]
+    #: The cross-rule problem key of the reports (one finding per file with the rules sharing
+    #: it), "" when each note is a problem of its own.
+    note_problem: ClassVar[str] = ""
 
     def __init__(self, ctx: object) -> None:
         super().__init__(ctx)  # type: ignore[arg-type]
@@ -47,7 +50,11 @@ class BuildNoteRule(PythonRule):
             if done in self._done:
                 continue
             self._done.add(done)
-            self.report(node, message=note.message, problem=Problem(group=note.kind))
+            self.report(
+                node,
+                message=note.message,
+                problem=Problem(key=self.note_problem, group=note.kind),
+            )
 
     def visit_If(self, node: cst.If) -> None:
         if self._pending():
