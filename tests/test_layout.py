@@ -277,3 +277,16 @@ def test_a_rule_declares_at_most_twelve_public_attributes() -> None:
         and not statement.target.id.startswith("_")
     ]
     assert len(public) <= 12, public
+
+
+#: No module longer than this: a module that outgrows it holds more than one job.
+MODULE_LINE_LIMIT = 800
+
+
+def test_no_module_over_the_line_limit() -> None:
+    long = {
+        name: lines
+        for name, (path, _) in modules().items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINE_LIMIT
+    }
+    assert long == {}

@@ -17,10 +17,7 @@ import libcst as cst
 
 from migrator.engine.context import ALONE, FileInputs, RawPythonFinding, RawTextFinding, TextContext
 from migrator.engine.embedded import with_doc_commands, with_recipes
-from migrator.engine.fix_policy import (
-    check_line_length,
-    police_text,
-)
+from migrator.engine.fix_policy import check_line_length, police_text
 from migrator.engine.fixer import (
     FixError,
     apply_python_fixes,

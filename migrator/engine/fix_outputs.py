@@ -10,12 +10,7 @@ from typing import TYPE_CHECKING
 
 from migrator.engine.rule import Rule
 from migrator.files.discovery import SourceFile
-from migrator.files.sources import (
-    FailFile,
-    SkipFile,
-    decode_text,
-    read_regular,
-)
+from migrator.files.sources import FailFile, SkipFile, decode_text, read_regular
 from migrator.knowledge.versions import ProjectFacts
 
 if TYPE_CHECKING:
@@ -34,7 +29,13 @@ def _variants(
 ) -> list[Variant]:
     """ROCm siblings for the container files whose vendor swap fix withheld."""
     by_path = {outcome.relative: outcome for outcome in outcomes}
-    from migrator.engine.variants import VARIANT_KINDS, plan_variant, sibling_name, wants_variant
+    from migrator.engine.variants import (
+        VARIANT_KINDS,
+        Variant,
+        plan_variant,
+        sibling_name,
+        wants_variant,
+    )
 
     planned: list[Variant] = []
     for source in sources:

@@ -13,13 +13,7 @@ from pathlib import Path
 from migrator.engine.selection import Selection
 from migrator.files.config import Config
 from migrator.files.discovery import SourceFile, Unreadable, discover, file_kind, is_excluded
-from migrator.files.sources import (
-    FailFile,
-    NotRegular,
-    SkipFile,
-    read_regular,
-    size_limit,
-)
+from migrator.files.sources import FailFile, NotRegular, SkipFile, read_regular, size_limit
 from migrator.knowledge.versions import ProjectFacts
 from migrator.model import FileResult, Status
 from migrator.syntax.reexports import ProjectIndex

@@ -21,9 +21,7 @@ from migrator.engine.context import (
     RawTextFinding,
 )
 from migrator.engine.dispatch import _Dispatcher
-from migrator.engine.fix_policy import (
-    police_python,
-)
+from migrator.engine.fix_policy import police_python
 from migrator.engine.parse_plan import (
     PARSE_MODE_VARIABLE,
     _parse_partial,

@@ -28,13 +28,7 @@ from migrator.engine.work import _execute, _execute_released, _Task, _work_on_by
 from migrator.files.cache import ResultCache
 from migrator.files.config import Config, ConfigChoice, load_config
 from migrator.files.discovery import SourceFile, file_kind, is_excluded
-from migrator.files.sources import (
-    FailFile,
-    SkipFile,
-    content_key,
-    read_regular,
-    size_limit,
-)
+from migrator.files.sources import FailFile, SkipFile, content_key, read_regular, size_limit
 from migrator.knowledge.supported_versions import project_facts
 from migrator.model import Applicability, FileResult, Finding, ScanResult, Severity, Status
 

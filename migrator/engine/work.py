@@ -10,11 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrator.engine.isolation import (
-    DEFAULT_FILE_BUDGET,
-    IsolatedRunner,
-    workers_fork,
-)
+from migrator.engine.isolation import DEFAULT_FILE_BUDGET, IsolatedRunner, workers_fork
 from migrator.engine.moot import _unmoot
 from migrator.engine.outcomes import FileOutcome
 from migrator.engine.project_model import _python_texts

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from migrator.files.sources import FailFile, SkipFile, read_regular
+
 #: The guard text of such a Dockerfile's findings.
 DEV_CONTAINER = (
     "development container with no GPU passed in (its devcontainer.json asks for none): an "
@@ -78,9 +80,10 @@ def gpu_less_dev_containers(root: Path, paths: Iterable[str]) -> dict[str, str]:
         root.glob(".devcontainer.json")
     ):
         try:
-            text = config_path.read_text(encoding="utf-8", errors="replace")[:_MAX_CHARS]
+            data = read_regular(str(config_path), limit=4 * _MAX_CHARS)
+            text = data.decode("utf-8", "replace")[:_MAX_CHARS]
             config = json.loads(_strip_jsonc(text))
-        except (OSError, ValueError):
+        except (SkipFile, FailFile, ValueError):
             continue
         if not isinstance(config, dict) or _asks_for_gpu(config):
             continue
