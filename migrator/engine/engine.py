@@ -19,6 +19,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from migrator.engine.visual_indent import keep_visual_indent
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.engine.embedded import with_doc_commands, with_recipes
 from migrator.engine.fix_policy import (
@@ -556,7 +557,7 @@ def analyze_python(
         new_text, fixed = _fix_python_loop(
             text, path, rules, fix, prefilter, imports, cell, whole_file
         )
-        new_text = keep_final_newline(text, new_text)
+        new_text = keep_visual_indent(text, keep_final_newline(text, new_text))
         new_text, limit = _formatted(text, new_text, path, cell)
         check_line_length(text, new_text, limit)
     except FixError as error:

@@ -98,6 +98,12 @@ class CudaAmpNamespace(PythonRule):
             "import torch\nwith torch.cuda.amp.autocast(scaler is not None):\n    pass\n",
             fixed='import torch\nwith torch.amp.autocast("cuda", enabled=scaler is not None):\n    pass\n',
         ),
+        Invalid(  # arguments aligned under the bracket stay aligned under it
+            "import torch\n\nwith torch.cuda.amp.autocast(enabled=True,\n"
+            "                             dtype=torch.float16):\n    pass\n",
+            fixed='import torch\n\nwith torch.amp.autocast("cuda", enabled=True,\n'
+            "                        dtype=torch.float16):\n    pass\n",
+        ),
         Invalid(
             "import torch\nwith torch.cuda.amp.autocast(*options):\n    pass\n",
             fixed=None,
