@@ -19,7 +19,6 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from migrator.engine.visual_indent import keep_visual_indent
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.engine.embedded import with_doc_commands, with_recipes
 from migrator.engine.fix_policy import (
@@ -40,6 +39,7 @@ from migrator.engine.partial import WORTHWHILE, PartialSource, partial_source
 from migrator.engine.rule import PythonRule, Rule, TextRule
 from migrator.engine.suppress import SUPPRESSION_MARK, Suppressions
 from migrator.engine.triggers import TriggerSearch
+from migrator.engine.visual_indent import keep_visual_indent
 from migrator.files.sources import FailFile, SkipFile, check_nesting, notebook_cells
 from migrator.model import Applicability, Finding, FixInfo, Status
 from migrator.reach.callers import mark_dispatched
