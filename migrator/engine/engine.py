@@ -37,6 +37,7 @@ from migrator.engine.python_reports import (
 )
 from migrator.engine.rule import Rule, TextRule
 from migrator.engine.suppress import SUPPRESSION_MARK, Suppressions
+from migrator.engine.visual_indent import keep_visual_indent
 from migrator.files.sources import FailFile, SkipFile, notebook_cells
 from migrator.model import Applicability, Finding, Status
 from migrator.reach.ci_guards import ci_line_guards
@@ -125,7 +126,7 @@ def analyze_python(
         new_text, fixed = _fix_python_loop(
             text, path, rules, fix, prefilter, imports, cell, whole_file, inputs
         )
-        new_text = keep_final_newline(text, new_text)
+        new_text = keep_visual_indent(text, keep_final_newline(text, new_text))
         new_text, limit = _formatted(text, new_text, path, cell, inputs.formatter)
         check_line_length(text, new_text, limit, inputs.facts)
     except FixError as error:

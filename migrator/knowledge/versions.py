@@ -123,7 +123,7 @@ def _unknown_floor(
     evidence = facts.evidence(package, minimum)
     return (
         f"the project states no {package} floor (not in its dependency files, setup.py, CI "
-        f"matrices, tox, nox or README), and an unknown floor withholds fixes that need "
+        f"matrices, tox, nox, README or install guide), and an unknown floor withholds fixes that need "
         f"{package} newer than {allowed}{evidence}"
     )
 
