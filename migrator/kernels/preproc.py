@@ -22,7 +22,7 @@ from typing import Any
 
 from migrator.kernels.source import CudaSource
 from migrator.kernels.spellings import standard_condition
-from migrator.kernels.stubs import FAILS, holds_code
+from migrator.kernels.stubs import ASYNC_BOOKKEEPING, FAILS, holds_code
 from migrator.knowledge.vendor_tokens import ROCM_TOKENS
 
 #: Macros hip-clang (or PyTorch's ROCm extension build) defines, and those it never defines.
@@ -453,7 +453,10 @@ def regions(source: CudaSource) -> list[Region]:
             fallback = any(
                 other is not branch and other.on_hip != 0 and other.has_code for other in chain
             )
-            if fallback:
+            if not fallback and branch.arch and _bookkeeping_only(source, branch):
+                fallback = True  # nothing lost on AMD: no async copy there to commit or wait for
+                label = f"hipcc skips `{branch.directive}`, which only orders async copies"
+            elif fallback:
                 label = f"hipcc skips `{branch.directive}`; another branch compiles for AMD"
             elif branch.arch:
                 label = f"`{branch.directive}` is never true on AMD and has no AMD branch"
@@ -461,6 +464,14 @@ def regions(source: CudaSource) -> list[Region]:
                 label = f"excluded from ROCm builds by `{branch.directive}`"
             found.append(Region(branch.start, branch.end, label, fallback or not branch.arch))
     return sorted(found, key=lambda region: (region.start, -region.end))
+
+
+def _bookkeeping_only(source: CudaSource, branch: Branch) -> bool:
+    """Whether the branch holds async-copy bookkeeping PTX (``cp.async.commit_group``,
+    ``cp.async.wait_group``) and no other code: the copies it orders are reported where they
+    are issued, and where they have an AMD fallback there is nothing to order."""
+    body = source.data[branch.start : branch.end]
+    return not branch.has_code and ASYNC_BOOKKEEPING.search(body) is not None
 
 
 def skipped_on_hip(source: CudaSource) -> list[tuple[int, int, str]]:

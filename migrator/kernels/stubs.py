@@ -5,7 +5,11 @@ holds only diagnostics (``#pragma message``, ``#warning``, ``#error``), assertio
 ``#pragma message`` compiled to nothing on AMD and was hidden as guarded).
 
 Read from the bytes alone; ``#define``, ``#include`` and ``#undef`` lines are code (a branch
-that defines a macro for AMD is an AMD path)."""
+that defines a macro for AMD is an AMD path). Ampere's async-copy bookkeeping PTX
+(``cp.async.commit_group``, ``cp.async.wait_group``, ``cp.async.wait_all``) is no code either:
+it only orders copies issued by other ``cp.async`` instructions, and where those have no AMD
+path they are the problem, reported at their own lines; where they fall back to plain loads on
+AMD (flashinfer's ``load_128``), there is nothing to commit or wait for."""
 
 from __future__ import annotations
 
@@ -51,6 +55,12 @@ _CONSTANT = (
 #: ``return;`` and ``return <constant>;``: a stub's answer, not a computation.
 _CONSTANT_RETURN = re.compile(rb"\breturn\b\s*(?:" + _CONSTANT + rb")?\s*;")
 _LEFTOVER = re.compile(rb"[\s;{}]+")
+#: An ``asm`` statement whose only instruction is async-copy bookkeeping (commit a group of
+#: ``cp.async`` copies, wait for groups): its operands may hold strings (``"n"(n)``).
+ASYNC_BOOKKEEPING = re.compile(
+    rb"\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*\(\s*"
+    rb"\"\s*cp\.async\.(?:commit_group|wait_group|wait_all)\b[^\"]*\"(?:[^;\"]|\"[^\"]*\")*;"
+)
 _SPACES = re.compile(rb"\s+")
 _SEMICOLON = re.compile(rb"\s*;")
 
@@ -61,6 +71,7 @@ def holds_code(body: bytes, stub_macros: frozenset[str] = frozenset()) -> bool:
     ``return;`` or ``return <constant>;``, uses of ``stub_macros``: the file's macros that
     expand to such a stub or to nothing) and for code that must fail (``#error``, a trap,
     ``static_assert(false)``, ``assert(false)``)."""
+    body = ASYNC_BOOKKEEPING.sub(b" ", body)
     without_comments = _COMMENT.sub(b" ", body)
     if not without_comments.strip() or FAILS.search(without_comments):
         return False
