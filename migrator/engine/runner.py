@@ -349,11 +349,14 @@ def _with_builds(
     if not kernels and not any(source.kind == "cmake" for source in sources):
         return facts
     from migrator.kernels.builds import read_builds
+    from migrator.kernels.unhipified import unhipified_files
 
     model = read_builds(root, [source.relative for source in sources])
+    unhipified = unhipified_files(root, [source.relative for source in sources], model)
     return replace(
         facts,
         builds_read=True,
+        unhipified=tuple(sorted(unhipified)),
         build_calls=tuple(sorted(model.calls)),
         cuda_build_macros=tuple(
             sorted((macro, path, line) for macro, (path, line) in model.cuda_macros.items())
@@ -368,10 +371,15 @@ def _work(task: _Task) -> FileOutcome:
     """Analyse one file with its project's facts in force (reset after, so in-process runs of
     several roots never see each other's declared versions)."""
     from migrator.kernels.differential import cuda_archs
-    from migrator.kernels.preproc import project_macro_values, project_nvidia_macros
+    from migrator.kernels.preproc import (
+        project_macro_values,
+        project_nvidia_macros,
+        unhipified_file,
+    )
     from migrator.knowledge.versions import current_facts
 
     token = current_facts.set(task.facts)
+    unhipified_token = unhipified_file.set(task.relative in task.facts.unhipified)
     macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
     values_token = project_macro_values.set(MappingProxyType(dict(task.facts.macro_values)))
     archs_token = cuda_archs.set(task.facts.cuda_archs or cuda_archs.get())
@@ -399,6 +407,7 @@ def _work(task: _Task) -> FileOutcome:
         cuda_archs.reset(archs_token)
         project_macro_values.reset(values_token)
         project_nvidia_macros.reset(macros_token)
+        unhipified_file.reset(unhipified_token)
         current_facts.reset(token)
 
 

@@ -99,10 +99,18 @@ project_macro_values: ContextVar[Mapping[str, int]] = ContextVar(
 )
 
 
+#: Whether the file being read reaches hipcc without a hipify step (only CMake targets compile
+#: it: ``migrator.kernels.unhipified``), set by the runner for each file: there
+#: ``__CUDACC__`` is not renamed, and hip-clang does not define it.
+unhipified_file: ContextVar[bool] = ContextVar("unhipified_file", default=False)
+
+
 def _defined(name: str, hip: bool, arch: int | None = None) -> Value:
     """Whether ``name`` is defined on HIP, or under nvcc (``arch``: the device pass for that
     NVIDIA architecture, where ``__CUDA_ARCH__`` is defined); None when unknown."""
     if hip:
+        if name == "__CUDACC__" and unhipified_file.get():
+            return 0  # no hipify renames it to ``__HIPCC__`` on the way to hipcc
         if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
             return 1
         if name in HIP_UNDEFINED or name in project_nvidia_macros.get():
@@ -504,6 +512,9 @@ VERSION_MACROS = frozenset(
 )
 
 
+#: The compiler macro a HIP build without hipify never defines (``unhipified_file``).
+_UNHIPIFIED_COMPILER = frozenset({"__CUDACC__"})
+_QUOTED = re.compile(rb'(?m)^[ \t]*#[ \t]*include[ \t]*"')
 _LEGACY_ONLY = re.compile(r"__CUDA_ARCH__\s*<|CUDA_VERSION\s*<")
 _FEATURE_GATE = re.compile(r"__CUDA_ARCH__\s*>|_VERSION\s*>|>=\s*__CUDA_ARCH__")
 
@@ -529,16 +540,27 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
         if first is None or first.on_cuda == 0:
             continue
         condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
-        if condition is None or not _mentions(source, condition, ARCH_MACROS | VERSION_MACROS):
+        compiler = _UNHIPIFIED_COMPILER if unhipified_file.get() else frozenset()
+        if condition is None or not _mentions(
+            source, condition, ARCH_MACROS | VERSION_MACROS | compiler
+        ):
             continue
         if _only_specialisations(node, first):
             continue  # the primary template serves AMD
         condition_text = source.text(condition.start_byte, condition.end_byte)
         if _LEGACY_ONLY.search(condition_text) and not _FEATURE_GATE.search(condition_text):
             continue  # code for older NVIDIA GPUs only (``__CUDA_ARCH__ < 800``): AMD takes the rest
-        body = re.sub(rb"(?m)^[ \t]*#.*$", b"", source.data[first.start : first.end])
+        raw = source.data[first.start : first.end]
+        body = re.sub(rb"(?m)^[ \t]*#.*$", b"", raw)
         body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
-        if b";" not in body or FAILS.search(body):
+        # a project header included only by the compiler's branch is the code it holds (the
+        # GPU half of a library: ``#ifdef __CUDACC__`` / ``#include "detail/gpu_impl.h"``)
+        includes = (
+            bool(compiler)
+            and _mentions(source, condition, compiler)
+            and _QUOTED.search(raw) is not None
+        )
+        if (b";" not in body and not includes) or FAILS.search(body):
             continue
         line_end = source.data.find(b"\n", node.start_byte)
         end = node.end_byte if line_end < 0 else line_end

@@ -42,15 +42,21 @@ _REPORTING_CALL = re.compile(
     rb"|__assert_fail|__assertfail"
     # a project's assertion macro (``RUNTIME_ASSERT("Unsupported architecture")``, ``PANIC``):
     # an upper-case name that says it stops or asserts
-    rb"|[A-Z][A-Z0-9_]*(?:ASSERT|UNREACHABLE|TRAP|PANIC|ABORT)[A-Z0-9_]*)\s*\("
+    rb"|[A-Z][A-Z0-9_]*(?:ASSERT|UNREACHABLE|TRAP|PANIC|ABORT)[A-Z0-9_]*"
+    # a message to the error stream: ``fprintf(stderr, ...)``
+    rb"|fprintf(?=\s*\(\s*stderr\b))\s*\("
 )
+#: A statement that only writes to the error stream (``std::cerr << "GPU not compiled";``).
+_ERROR_STREAM = re.compile(rb"\bstd\s*::\s*(?:cerr|clog)\b[^;{}]*;")
 _VOID_CAST = re.compile(rb"\(\s*void\s*\)\s*[\w.\->\[\]:]+\s*;")
 _NUMBER = (
     rb"[-+]?\s*(?:0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)[uUlLfF]*"
 )
 _CONSTANT = (
     rb"(?:" + _NUMBER + rb"|true|false|nullptr|NULL|\{\s*\}"
-    rb"|[A-Za-z_][\w:<>, ]{0,120}(?:\(\s*" + _NUMBER + rb"\s*\)|\{\s*(?:" + _NUMBER + rb")?\s*\}))"
+    rb"|[A-Za-z_][\w:<>, ]{0,120}(?:\(\s*" + _NUMBER + rb"\s*\)|\{\s*(?:" + _NUMBER + rb")?\s*\})"
+    # an upper-case constant or enumerator (``RNNT_STATUS_EXECUTION_FAILED``, ``Status::FAILED``)
+    rb"|(?:[A-Za-z_]\w*\s*::\s*)*[A-Z][A-Z0-9_]+\b(?!\s*[(\[.<]|\s*->))"
 )
 #: ``return;`` and ``return <constant>;``: a stub's answer, not a computation.
 _CONSTANT_RETURN = re.compile(rb"\breturn\b\s*(?:" + _CONSTANT + rb")?\s*;")
@@ -67,8 +73,9 @@ _SEMICOLON = re.compile(rb"\s*;")
 
 def holds_code(body: bytes, stub_macros: frozenset[str] = frozenset()) -> bool:
     """Whether ``body`` holds code that computes something: False for a stub (nothing but
-    comments, non-defining directives, assertions, ``printf``, traps, ``(void)`` casts,
-    ``return;`` or ``return <constant>;``, uses of ``stub_macros``: the file's macros that
+    comments, non-defining directives, assertions, ``printf``, messages to ``stderr`` or
+    ``std::cerr``, traps, ``(void)`` casts, ``return;`` or ``return <constant>;`` (a number,
+    an upper-case constant or enumerator), uses of ``stub_macros``: the file's macros that
     expand to such a stub or to nothing) and for code that must fail (``#error``, a trap,
     ``static_assert(false)``, ``assert(false)``)."""
     body = ASYNC_BOOKKEEPING.sub(b" ", body)
@@ -79,6 +86,7 @@ def holds_code(body: bytes, stub_macros: frozenset[str] = frozenset()) -> bool:
     text = _DIRECTIVE.sub(b" ", text)
     text = _SPACES.sub(b" ", text)  # one space at most: the patterns below never backtrack far
     text = _drop_calls(text, _REPORTING_CALL)
+    text = _ERROR_STREAM.sub(b" ", text)
     if stub_macros:
         called, named = _macro_patterns(stub_macros)
         text = named.sub(b" ", _drop_calls(text, called))

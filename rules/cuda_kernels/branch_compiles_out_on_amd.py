@@ -67,6 +67,14 @@ class BranchCompilesOutOnAmd(KernelRule):
         ),
     ]
     invalid = [
+        # an #else that only reports and returns an error status is no AMD path
+        Invalid(
+            "int loss(int loc) {\n#if CUDART_VERSION >= 11000\n  return gpu_loss(loc);\n#else\n"
+            '  std::cerr << "not compiled with GPU support" << std::endl;\n'
+            "  return STATUS_EXECUTION_FAILED;\n#endif\n}\n",
+            path="entry.cu",
+            line=2,
+        ),
         Invalid(
             "#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11600\nint gemm_lt() { return run(); }\n#endif\n",
             path="dense.cu",
@@ -90,8 +98,15 @@ class BranchCompilesOutOnAmd(KernelRule):
                 f"ROCm build compiles the other branch; define `{gated.macro}` in the HIP build",
             )
         for branch in dead_on_amd(view.source):
+            why = ""
+            if "__CUDACC__" in branch.directive:
+                why = (
+                    " (only CMake builds compile this file: no hipify step renames `__CUDACC__`,"
+                    " and hipcc defines `__HIPCC__` instead; test `__CUDACC__ || __HIPCC__`)"
+                )
             self.report_bytes(
                 branch.directive_start,
                 branch.directive_end,
-                message=f"`{branch.directive}` is false on AMD and nothing replaces it: the code compiles out there",
+                message=f"`{branch.directive}` is false on AMD and nothing replaces it: the code "
+                f"compiles out there{why}",
             )
