@@ -317,6 +317,7 @@ def _with_kernel_macros(
     from migrator.kernels.macro_values import macro_values
     from migrator.kernels.macros import nvidia_only_macros
     from migrator.kernels.mask_macros import full_mask_macros, intrinsic_shims
+    from migrator.kernels.switches import unset_switches
 
     macros = nvidia_only_macros(texts.values())
     if macros:
@@ -327,6 +328,12 @@ def _with_kernel_macros(
     values = macro_values(texts.values())
     if values:
         facts = replace(facts, macro_values=tuple(sorted(values.items())))
+    kernel_files = set(texts)
+    switches = unset_switches(
+        texts, root, [s.relative for s in sources if s.relative not in kernel_files]
+    )
+    if switches:
+        facts = replace(facts, unset_switches=tuple(sorted(switches)))
     masks, shims = full_mask_macros(texts.values()), intrinsic_shims(texts.values())
     if masks or shims:
         facts = replace(
@@ -374,12 +381,14 @@ def _work(task: _Task) -> FileOutcome:
     from migrator.kernels.preproc import (
         project_macro_values,
         project_nvidia_macros,
+        project_unset_switches,
         unhipified_file,
     )
     from migrator.knowledge.versions import current_facts
 
     token = current_facts.set(task.facts)
     unhipified_token = unhipified_file.set(task.relative in task.facts.unhipified)
+    switches_token = project_unset_switches.set(frozenset(task.facts.unset_switches))
     macros_token = project_nvidia_macros.set(frozenset(task.facts.nvidia_macros))
     values_token = project_macro_values.set(MappingProxyType(dict(task.facts.macro_values)))
     archs_token = cuda_archs.set(task.facts.cuda_archs or cuda_archs.get())
@@ -408,6 +417,7 @@ def _work(task: _Task) -> FileOutcome:
         project_macro_values.reset(values_token)
         project_nvidia_macros.reset(macros_token)
         unhipified_file.reset(unhipified_token)
+        project_unset_switches.reset(switches_token)
         current_facts.reset(token)
 
 

@@ -105,9 +105,18 @@ project_macro_values: ContextVar[Mapping[str, int]] = ContextVar(
 unhipified_file: ContextVar[bool] = ContextVar("unhipified_file", default=False)
 
 
+#: Opt-in switches nothing of the project defines (``ProjectFacts.unset_switches``), set by the
+#: runner for each file: undefined on every platform.
+project_unset_switches: ContextVar[frozenset[str]] = ContextVar(
+    "project_unset_switches", default=frozenset()
+)
+
+
 def _defined(name: str, hip: bool, arch: int | None = None) -> Value:
     """Whether ``name`` is defined on HIP, or under nvcc (``arch``: the device pass for that
     NVIDIA architecture, where ``__CUDA_ARCH__`` is defined); None when unknown."""
+    if name in project_unset_switches.get():
+        return 0  # an opt-in switch no build of the project turns on
     if hip:
         if name == "__CUDACC__" and unhipified_file.get():
             return 0  # no hipify renames it to ``__HIPCC__`` on the way to hipcc
@@ -466,6 +475,8 @@ def regions(source: CudaSource) -> list[Region]:
                 label = f"hipcc skips `{branch.directive}`, which only orders async copies"
             elif fallback:
                 label = f"hipcc skips `{branch.directive}`; another branch compiles for AMD"
+            elif branch.on_cuda == 0 and not branch.arch:
+                label = f"no build of the project compiles `{branch.directive}`"
             elif branch.arch:
                 label = f"`{branch.directive}` is never true on AMD and has no AMD branch"
             else:
@@ -547,6 +558,8 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
             continue
         if _only_specialisations(node, first):
             continue  # the primary template serves AMD
+        if _bookkeeping_only(source, first):
+            continue  # orders async copies: nothing to order on AMD
         condition_text = source.text(condition.start_byte, condition.end_byte)
         if _LEGACY_ONLY.search(condition_text) and not _FEATURE_GATE.search(condition_text):
             continue  # code for older NVIDIA GPUs only (``__CUDA_ARCH__ < 800``): AMD takes the rest

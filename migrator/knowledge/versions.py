@@ -170,6 +170,10 @@ class ProjectFacts:
     #: (``migrator.kernels.unhipified``): no hipify step renames their ``__CUDACC__``, which
     #: hipcc does not define. Sorted.
     unhipified: tuple[str, ...] = ()
+    #: Opt-in switches (``FLASHINFER_ENABLE_FP8``) the C/C++ sources test and nothing of the
+    #: project defines (``migrator.kernels.switches``): no build of the project compiles what
+    #: they guard. Sorted.
+    unset_switches: tuple[str, ...] = ()
     #: Macros the project's C/C++ sources define, everywhere they define them, as the 32-lane
     #: full mask (``migrator.kernels.mask_macros``): a use in another file is that mask. Sorted.
     full_mask_macros: tuple[str, ...] = ()

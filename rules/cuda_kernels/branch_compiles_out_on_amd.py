@@ -65,6 +65,12 @@ class BranchCompilesOutOnAmd(KernelRule):
         Valid(
             '#if __CUDA_ARCH__ < 700\n  static_assert(false, "needs sm70");\n#endif\n', path="k.cu"
         ),
+        # async-copy bookkeeping: the copies it orders are reported where they are issued
+        Valid(
+            "__device__ void commit_group() {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.commit_group;\\n" ::);\n#endif\n}\n',
+            path="cp_async.cuh",
+        ),
     ]
     invalid = [
         # an #else that only reports and returns an error status is no AMD path
