@@ -13,6 +13,7 @@ from tests.conftest import write
 
 ENTRY = (
     '#include "api.h"\n'
+    '#include "detail/hostdevice.h"\n'
     "#ifdef __CUDACC__\n"
     '#include "detail/gpu_impl.h"\n'
     "#endif\n"
@@ -30,8 +31,15 @@ GPU_IMPL = (
 )
 
 
+HOSTDEVICE = (
+    "#ifdef __CUDACC__\n#define HOSTDEVICE __host__ __device__\n#else\n#define HOSTDEVICE\n#endif\n"
+    "#if defined(__CUDACC__) || defined(__HIPCC__)\n#define DEVICE_OK 1\n#endif\n"
+)
+
+
 def _project(root: Path, build: str) -> None:
     write(root, "include/api.h", "int cpu_run();\nint run(int where);\n")
+    write(root, "src/detail/hostdevice.h", HOSTDEVICE)
     write(root, "src/entry.cu", ENTRY)
     write(root, "src/detail/gpu_impl.h", GPU_IMPL)
     if build == "cmake":
@@ -67,13 +75,17 @@ def test_cudacc_branches_of_a_cmake_built_file_compile_out_on_amd(tmp_path, scan
     _project(tmp_path, "cmake")
     sites = _sites(scan_json, tmp_path, "ROC360")
     # the include of the GPU half and the GPU dispatch: both false under hipcc
-    assert {("src/entry.cu", 2), ("src/entry.cu", 7)} <= sites
+    assert {("src/entry.cu", 3), ("src/entry.cu", 8)} <= sites
+    # a header only the CMake-built file includes: its host-compiler #else is no AMD path; a
+    # condition that admits hipcc too is left alone
+    assert ("src/detail/hostdevice.h", 1) in sites
+    assert ("src/detail/hostdevice.h", 6) not in sites
 
 
 def test_cudacc_branches_of_a_torch_extension_are_hipified(tmp_path, scan_json):
     _project(tmp_path, "setup")
     sites = _sites(scan_json, tmp_path, "ROC360")
-    assert not {s for s in sites if s[0] == "src/entry.cu"}
+    assert not {s for s in sites if s[0] in {"src/entry.cu", "src/detail/hostdevice.h"}}
 
 
 def test_a_cu_link_to_a_cpp_is_read_as_the_cuda_source_it_is(tmp_path, scan_json):
@@ -82,4 +94,4 @@ def test_a_cu_link_to_a_cpp_is_read_as_the_cuda_source_it_is(tmp_path, scan_json
     (tmp_path / "src/entry.cu").rename(tmp_path / "src/entry.cpp")
     (tmp_path / "src/entry.cu").symlink_to("entry.cpp")
     sites = _sites(scan_json, tmp_path, "ROC360")
-    assert {("src/entry.cpp", 2), ("src/entry.cpp", 7)} <= sites
+    assert {("src/entry.cpp", 3), ("src/entry.cpp", 8)} <= sites

@@ -526,6 +526,7 @@ VERSION_MACROS = frozenset(
 #: The compiler macro a HIP build without hipify never defines (``unhipified_file``).
 _UNHIPIFIED_COMPILER = frozenset({"__CUDACC__"})
 _QUOTED = re.compile(rb'(?m)^[ \t]*#[ \t]*include[ \t]*"')
+_DEFINE_LINE = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+\w+[^\n]*\S")
 _LEGACY_ONLY = re.compile(r"__CUDA_ARCH__\s*<|CUDA_VERSION\s*<")
 _FEATURE_GATE = re.compile(r"__CUDA_ARCH__\s*>|_VERSION\s*>|>=\s*__CUDA_ARCH__")
 
@@ -544,17 +545,23 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
     """Branches whose statements compile out on AMD with no other branch for it: ``#if
     __CUDA_ARCH__ >= 800`` or ``#if CUBLAS_VERSION >= 11600`` with no ``#else``."""
     found: list[DeadBranch] = []
+    compiler = _UNHIPIFIED_COMPILER if unhipified_file.get() else frozenset()
     for node, chain in all_branches(source):
-        if any(branch.on_hip != 0 and branch.has_code for branch in chain):
-            continue
         first = chain[0] if chain else None
         if first is None or first.on_cuda == 0:
             continue
         condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
-        compiler = _UNHIPIFIED_COMPILER if unhipified_file.get() else frozenset()
-        if condition is None or not _mentions(
-            source, condition, ARCH_MACROS | VERSION_MACROS | compiler
-        ):
+        if condition is None:
+            continue
+        # ``#ifdef __CUDACC__`` where no hipify renames it: its other branch was written for the
+        # host compiler (``#define HOSTDEVICE`` with nothing), not for AMD, so it is no AMD path
+        host_split = bool(compiler) and _mentions(source, condition, compiler)
+        if host_split:
+            if first.on_hip != 0:
+                continue  # the condition also admits hipcc (``|| defined(__HIPCC__)``)
+        elif any(branch.on_hip != 0 and branch.has_code for branch in chain):
+            continue
+        if not _mentions(source, condition, ARCH_MACROS | VERSION_MACROS | compiler):
             continue
         if _only_specialisations(node, first):
             continue  # the primary template serves AMD
@@ -566,12 +573,11 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
         raw = source.data[first.start : first.end]
         body = re.sub(rb"(?m)^[ \t]*#.*$", b"", raw)
         body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
-        # a project header included only by the compiler's branch is the code it holds (the
-        # GPU half of a library: ``#ifdef __CUDACC__`` / ``#include "detail/gpu_impl.h"``)
-        includes = (
-            bool(compiler)
-            and _mentions(source, condition, compiler)
-            and _QUOTED.search(raw) is not None
+        # a project header included, or a macro defined, only by the compiler's branch is the
+        # code it holds (the GPU half of a library: ``#include "detail/gpu_impl.h"``,
+        # ``#define HOSTDEVICE __host__ __device__``)
+        includes = host_split and (
+            _QUOTED.search(raw) is not None or _DEFINE_LINE.search(raw) is not None
         )
         if (b";" not in body and not includes) or FAILS.search(body):
             continue

@@ -104,15 +104,15 @@ class BranchCompilesOutOnAmd(KernelRule):
                 f"ROCm build compiles the other branch; define `{gated.macro}` in the HIP build",
             )
         for branch in dead_on_amd(view.source):
-            why = ""
-            if "__CUDACC__" in branch.directive:
-                why = (
-                    " (only CMake builds compile this file: no hipify step renames `__CUDACC__`,"
-                    " and hipcc defines `__HIPCC__` instead; test `__CUDACC__ || __HIPCC__`)"
-                )
-            self.report_bytes(
-                branch.directive_start,
-                branch.directive_end,
-                message=f"`{branch.directive}` is false on AMD and nothing replaces it: the code "
-                f"compiles out there{why}",
+            message = (
+                f"`{branch.directive}` is false on AMD and nothing replaces it: the code "
+                "compiles out there"
             )
+            if "__CUDACC__" in branch.directive:
+                message = (
+                    f"`{branch.directive}` is false under hipcc: only CMake builds compile this "
+                    "file, no hipify step renames `__CUDACC__`, and hipcc defines `__HIPCC__` "
+                    "instead, so AMD gets the branch written for the host compiler (or nothing); "
+                    "test `__CUDACC__ || __HIPCC__`"
+                )
+            self.report_bytes(branch.directive_start, branch.directive_end, message=message)
