@@ -246,7 +246,7 @@ def analyze_text(
     lines = text.splitlines()
     line_guards = ci_line_guards(text) if kind == "ci-yaml" else {}
     pairs: list[tuple[RawTextFinding, Finding]] = []
-    guards = TextGuards(text, kind, inputs.facts)
+    guards = TextGuards(text, kind, inputs.facts, path)
     release = release_tooling(path, text, kind)
     for raw in sorted(context.reports, key=lambda item: (item.start, item.rule.code)):
         start = context.position(raw.start)

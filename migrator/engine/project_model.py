@@ -49,6 +49,7 @@ def _with_kernel_macros(
     from migrator.kernels.macro_values import macro_values
     from migrator.kernels.macros import nvidia_only_macros
     from migrator.kernels.mask_macros import full_mask_macros, intrinsic_shims
+    from migrator.kernels.switches import unset_switches
 
     macros = nvidia_only_macros(texts.values())
     if macros:
@@ -59,6 +60,12 @@ def _with_kernel_macros(
     values = macro_values(texts.values())
     if values:
         facts = replace(facts, macro_values=tuple(sorted(values.items())))
+    kernel_files = set(texts)
+    switches = unset_switches(
+        texts, root, [s.relative for s in sources if s.relative not in kernel_files]
+    )
+    if switches:
+        facts = replace(facts, unset_switches=tuple(sorted(switches)))
     masks, shims = full_mask_macros(texts.values()), intrinsic_shims(texts.values())
     if masks or shims:
         facts = replace(
@@ -81,11 +88,14 @@ def _with_builds(
     if not kernels and not any(source.kind == "cmake" for source in sources):
         return facts
     from migrator.kernels.builds import read_builds
+    from migrator.kernels.unhipified import unhipified_files
 
     model = read_builds(root, [source.relative for source in sources])
+    unhipified = unhipified_files(root, [source.relative for source in sources], model)
     return replace(
         facts,
         builds_read=True,
+        unhipified=tuple(sorted(unhipified)),
         build_calls=tuple(sorted(model.calls)),
         cuda_build_macros=tuple(
             sorted((macro, path, line) for macro, (path, line) in model.cuda_macros.items())

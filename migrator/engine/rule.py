@@ -283,7 +283,7 @@ class KernelRule(TextRule, abstract=True):
         from migrator.kernels.source import ProjectMacros
         from migrator.kernels.view import KernelView
 
-        return KernelView.of(self.ctx.text, ProjectMacros.of(self.ctx.project))
+        return KernelView.of(self.ctx.text, ProjectMacros.of(self.ctx.project, self.ctx.path))
 
     def report_bytes(
         self,

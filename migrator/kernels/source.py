@@ -84,27 +84,37 @@ class ProjectMacros:
     values: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     #: The NVIDIA architectures the project builds for (empty: the default ones).
     cuda_archs: tuple[int, ...] = ()
+    #: Opt-in switches nothing of the project defines (``ProjectFacts.unset_switches``):
+    #: undefined on every platform.
+    unset_switches: frozenset[str] = frozenset()
+    #: Whether this file reaches hipcc without a hipify step (only CMake targets compile it:
+    #: ``migrator.kernels.unhipified``): there ``__CUDACC__`` is not renamed, and hip-clang
+    #: does not define it.
+    unhipified: bool = False
 
     @classmethod
-    def of(cls, facts: ProjectFacts | None) -> ProjectMacros:
-        """The macros ``facts`` record; none for a file read on its own (``facts`` None)."""
+    def of(cls, facts: ProjectFacts | None, path: str = "") -> ProjectMacros:
+        """The macros ``facts`` record, for the project file ``path``; none for a file read
+        on its own (``facts`` None)."""
         if facts is None:
             return NO_MACROS
-        if _LAST_MACROS and _LAST_MACROS[0][0] is facts:  # every rule of a file asks again
-            return _LAST_MACROS[0][1]
+        if _LAST_MACROS and _LAST_MACROS[0][0] is facts and _LAST_MACROS[0][1] == path:
+            return _LAST_MACROS[0][2]  # every rule of a file asks again
         macros = cls(
             frozenset(facts.nvidia_macros),
             MappingProxyType(dict(facts.macro_values)),
             facts.cuda_archs,
+            frozenset(facts.unset_switches),
+            path in facts.unhipified,
         )
-        _LAST_MACROS[:] = [(facts, macros)]
+        _LAST_MACROS[:] = [(facts, path, macros)]
         return macros
 
 
 #: The macros of a file read on its own.
 NO_MACROS = ProjectMacros()
 
-_LAST_MACROS: list[tuple[ProjectFacts, ProjectMacros]] = []
+_LAST_MACROS: list[tuple[ProjectFacts, str, ProjectMacros]] = []
 
 
 @dataclass(slots=True)

@@ -165,6 +165,14 @@ class ProjectFacts:
     #: The ``__CUDA_ARCH__`` values the project's build files name (``migrator.kernels.archs``):
     #: each kernel is read as nvcc's device pass reads it for these; empty: sm_80 and sm_90.
     cuda_archs: tuple[int, ...] = ()
+    #: Kernel files only CMake targets compile, and the project headers only they include
+    #: (``migrator.kernels.unhipified``): no hipify step renames their ``__CUDACC__``, which
+    #: hipcc does not define. Sorted.
+    unhipified: tuple[str, ...] = ()
+    #: Opt-in switches (``FLASHINFER_ENABLE_FP8``) the C/C++ sources test and nothing of the
+    #: project defines (``migrator.kernels.switches``): no build of the project compiles what
+    #: they guard. Sorted.
+    unset_switches: tuple[str, ...] = ()
     #: Macros the project's C/C++ sources define, everywhere they define them, as the 32-lane
     #: full mask (``migrator.kernels.mask_macros``): a use in another file is that mask. Sorted.
     full_mask_macros: tuple[str, ...] = ()

@@ -63,8 +63,22 @@ class BranchCompilesOutOnAmd(KernelRule):
         Valid(
             '#if __CUDA_ARCH__ < 700\n  static_assert(false, "needs sm70");\n#endif\n', path="k.cu"
         ),
+        # async-copy bookkeeping: the copies it orders are reported where they are issued
+        Valid(
+            "__device__ void commit_group() {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.commit_group;\\n" ::);\n#endif\n}\n',
+            path="cp_async.cuh",
+        ),
     ]
     invalid = [
+        # an #else that only reports and returns an error status is no AMD path
+        Invalid(
+            "int loss(int loc) {\n#if CUDART_VERSION >= 11000\n  return gpu_loss(loc);\n#else\n"
+            '  std::cerr << "not compiled with GPU support" << std::endl;\n'
+            "  return STATUS_EXECUTION_FAILED;\n#endif\n}\n",
+            path="entry.cu",
+            line=2,
+        ),
         Invalid(
             "#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11600\nint gemm_lt() { return run(); }\n#endif\n",
             path="dense.cu",
@@ -87,7 +101,15 @@ class BranchCompilesOutOnAmd(KernelRule):
                 f"ROCm build compiles the other branch; define `{gated.macro}` in the HIP build",
             )
         for branch in dead_on_amd(view.source):
-            self.report_bytes(
-                (branch.directive_start, branch.directive_end),
-                message=f"`{branch.directive}` is false on AMD and nothing replaces it: the code compiles out there",
+            message = (
+                f"`{branch.directive}` is false on AMD and nothing replaces it: the code "
+                "compiles out there"
             )
+            if "__CUDACC__" in branch.directive:
+                message = (
+                    f"`{branch.directive}` is false under hipcc: only CMake builds compile this "
+                    "file, no hipify step renames `__CUDACC__`, and hipcc defines `__HIPCC__` "
+                    "instead, so AMD gets the branch written for the host compiler (or nothing); "
+                    "test `__CUDACC__ || __HIPCC__`"
+                )
+            self.report_bytes((branch.directive_start, branch.directive_end), message=message)

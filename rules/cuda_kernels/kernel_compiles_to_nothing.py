@@ -81,6 +81,14 @@ class KernelCompilesToNothingOnAmd(KernelRule):
             "__global__ void k(float* x) { x[0] = slow(); }\n#endif\n",
             path="k.cu",
         ),
+        # async-copy bookkeeping: it orders cp.async copies, reported where they are issued
+        Valid(
+            "__device__ void commit_group() {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.commit_group;\\n" ::);\n#endif\n}\n'
+            "template <int n>\n__device__ void wait_group() {\n#if __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.wait_group %0;\\n" ::"n"(n));\n#endif\n}\n',
+            path="cp_async.cuh",
+        ),
     ]
     invalid = [
         Invalid(
@@ -107,6 +115,13 @@ class KernelCompilesToNothingOnAmd(KernelRule):
             '__global__ void k(float* x) { printf("unsupported\\n"); }\n#endif\n',
             path="k.cu",
             line=4,
+        ),
+        Invalid(
+            "__device__ void load(unsigned s, const void* g) {\n#if __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(g));\n'
+            '  asm volatile("cp.async.commit_group;" ::);\n#endif\n}\n',
+            path="cp_async.cuh",
+            line=1,
         ),
         Invalid(
             "__global__ void copy_async(float* x) {\n#ifndef USE_ROCM\n  x[0] = 1.f;\n#else\n"

@@ -54,12 +54,25 @@ class PtxAsyncCopy(KernelRule):
             "#endif\n",
             path="k.cuh",
         ),
+        # bookkeeping only under an architecture guard: nothing to commit or wait for on AMD
+        Valid(
+            "__device__ void commit_group() {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.commit_group;\\n" ::);\n#endif\n}\n',
+            path="cp_async.cuh",
+        ),
     ]
     invalid = [
         Invalid(
             '__device__ void cp(unsigned s, const void* g) {\n  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\\n" :: "r"(s), "l"(g));\n}\n',
             path="k.cuh",
             line=2,
+        ),
+        Invalid(
+            "__device__ void load(unsigned s, const void* g) {\n#if __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(g));\n'
+            "#endif\n}\n",
+            path="cp_async.cuh",
+            line=3,
         ),
         Invalid(
             '__device__ void wait() { asm volatile("cp.async.wait_group 0;\\n" ::); }\n',
