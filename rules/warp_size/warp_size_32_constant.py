@@ -61,13 +61,6 @@ _WARP_MATRIX = re.compile(r"\bwmma::|\bnvcuda\b|mma\.sync|ldmatrix|\bmma_sync\b"
 _WARP_INDEX = re.compile(r"(?i)^(?:warp_?(?:id|idx|index)\w*|warp|w_?id)$")
 _COMMENT_NAMES_INDEX = re.compile(r"(?i)//.*\bwarp[ _]?(?:index|idx|id)\b")
 _THREAD_INDEX = re.compile(r"^\(?\s*(?:\(\s*\w+\s*\)\s*)?threadIdx\.[xyz]\s*\)?$")
-#: Warp-synchronous code: shuffles, votes, warp barriers and warp matrix code. In a file holding
-#: it, ``threadIdx.x % 32`` and ``threadIdx.x / 32`` are the lane and the warp (Marlin's
-#: ``(threadIdx.x % 32) / 4`` fragment row), whatever the expression around them is called.
-_WARP_SYNC = re.compile(
-    r"\b__shfl\w*\s*\(|\b__ballot\w*\s*\(|\b__(?:any|all|uni)_sync\s*\(|\b__activemask\s*\(|"
-    r"\b__syncwarp\s*\(|\bwmma::|\bnvcuda\b|mma\.sync|ldmatrix|\bmma_sync\s*\("
-)
 
 
 def _index_variables(source: Any) -> set[str]:
@@ -179,9 +172,9 @@ class WarpSize32Constant(KernelRule):
     Flags the warp size written as the number 32 in code hipcc compiles for AMD: a macro or
     constant named for the warp size set to 32 (`#define WARP_SIZE 32`,
     `constexpr int kWarpSize = 32`), lane and warp ids computed from thread ids with `& 31`,
-    `% 32`, `/ 32` or `>> 5` (named so, or `threadIdx.x % 32` anywhere in a file with
-    warp-synchronous code: shuffles, votes, `__syncwarp`, WMMA, `mma.sync`, `ldmatrix`, where
-    it is the lane of a fragment layout), shuffles with an explicit width of 32, shuffle reductions whose
+    `% 32`, `/ 32` or `>> 5` (named so, or `threadIdx.x % 32` anywhere in a file with warp
+    matrix code: WMMA, `mma.sync`, `ldmatrix`, where it is the lane of a fragment layout),
+    shuffles with an explicit width of 32, shuffle reductions whose
     offsets start at 16, a lane or warp index multiplied by 32 (`wi * 8 * 32`, where `wi` is
     named or commented as the warp index), and, in a file with warp matrix code (WMMA,
     `mma.sync`, `ldmatrix`), a block shaped in rows of 32 threads
@@ -222,6 +215,12 @@ class WarpSize32Constant(KernelRule):
     effort_hours = 1.0
     consequence = "crash-path"
     valid = [
+        Valid(
+            "__global__ void gn(float* s, float v) {\n"
+            "  v += __shfl_xor_sync(m, v, 1);\n"
+            "  if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = v;\n}\n",
+            path="group_norm.cu",
+        ),
         Valid(
             "__global__ void bins(int* x, int* out) {\n  int b = threadIdx.x % 32;\n"
             "  atomicAdd(&out[b], x[threadIdx.x] % 32);\n}\n",
@@ -340,7 +339,10 @@ class WarpSize32Constant(KernelRule):
         if _wave_aware(view.text, source):
             return
         spans: dict[int, tuple[int, int]] = {}
-        warp_sync = bool(_WARP_SYNC.search(view.text))
+        # warp matrix code gives each 32-lane warp a fragment: there ``threadIdx.x % 32`` is the
+        # lane of its layout (Marlin's ``(threadIdx.x % 32) / 4``), whatever the expression is
+        # called; beside shuffles alone it may index 32-lane groups that stay right on wave64
+        warp_matrix = bool(_WARP_MATRIX.search(view.text))
 
         def add(start: int, end: int) -> None:
             spans.setdefault(source.line_of(start), (start, end))
@@ -382,7 +384,7 @@ class WarpSize32Constant(KernelRule):
                     and _THREAD_OPERAND.search(left_text)
                     and (
                         _names_lane_or_warp(source, node)
-                        or (warp_sync and _THREAD_INDEX.match(left_text) is not None)
+                        or (warp_matrix and _THREAD_INDEX.match(left_text) is not None)
                     )
                 ):
                     add(node.start_byte, node.end_byte)
