@@ -67,3 +67,34 @@ def test_nvcuda_using_files_follows_includes_transitively():
         "b/other.cu": b"int x;\n",
     }
     assert nvcuda_using_files(texts) == {"a/mid.cuh", "b/k.cu"}
+
+
+_SAGE3_SETUP = (
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+    "setup(name='sage3', packages=['sage3'], ext_modules=[CUDAExtension("
+    "'fp4attn_cuda', ['sage3/blackwell/api.cu'])], cmdclass={'build_ext': BuildExtension})\n"
+)
+
+
+def test_an_architecture_named_folder_an_extension_without_a_rocm_branch_compiles(tmp_path):
+    """SageAttention3: ``sageattn3/blackwell/`` holds CuTe kernels its setup.py (no ROCm branch)
+    builds and its package imports at module level; a ROCm build hipifies and compiles them, so
+    the folder's name does not make them NVIDIA-only."""
+    write(tmp_path, "setup.py", _SAGE3_SETUP)
+    write(tmp_path, "sage3/__init__.py", "import fp4attn_cuda\n")
+    write(
+        tmp_path,
+        "sage3/blackwell/api.cu",
+        '#include <torch/extension.h>\n#include "kernel_traits.h"\n'
+        'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("n", []() { return 1; }); }\n',
+    )
+    write(
+        tmp_path,
+        "sage3/blackwell/kernel_traits.h",
+        "#pragma once\n#include <cute/tensor.hpp>\n#include <cutlass/cutlass.h>\n",
+    )
+    found = _findings(tmp_path, "ROC330")
+    assert found and "sage3/blackwell/kernel_traits.h" in {f["path"] for f in found} | {
+        site.get("path") for f in found for site in f.get("related", ())
+    }
