@@ -80,6 +80,7 @@ class MootFiles:
                 guarded.setdefault(path, f"never compiled for AMD: {reason}")
             if index is not None:
                 kernels = kernel_owners(root, paths, index, kernel_texts)
+                _compiled_despite_their_path(guarded, root, paths, index, kernel_texts)
                 # a leftover build script of sources another extension compiles
                 for path, reason in kernels.redundant.items():
                     guarded.setdefault(path, f"never built for ROCm: {reason}")
@@ -122,3 +123,32 @@ def _silenced(
 
     own = own_packages(source.relative for source in sources)
     return silenced_rules(dependency_entries(use_cache), own, facts)
+
+
+def _compiled_despite_their_path(
+    guarded: dict[str, str],
+    root: Path,
+    paths: Sequence[str],
+    index: ProjectIndex,
+    kernel_texts: Mapping[str, bytes],
+) -> None:
+    """Un-guard the kernel sources a path word calls NVIDIA-only (``blackwell/``, ``hopper/``)
+    that an extension without a ROCm branch compiles: a ROCm build of it hipifies them and hands
+    them to hipcc (SageAttention3's ``sageattn3/blackwell/``). Where the build has a ROCm branch
+    (flash-attention's ``hopper/setup.py``), the path still says they are for NVIDIA only."""
+    from migrator.kernels.builds import KERNEL_SUFFIXES
+    from migrator.kernels.project import extension_views
+    from migrator.reach.project import NVIDIA_PATH_REASON
+
+    named = {
+        path
+        for path, why in guarded.items()
+        if why == NVIDIA_PATH_REASON and path.lower().endswith(KERNEL_SUFFIXES)
+    }
+    if not named:
+        return
+    for view in extension_views(root, paths, index.sources, kernel_texts):
+        if view.rocm_branch:
+            continue
+        for relative in named.intersection(view.files):
+            guarded.pop(relative, None)

@@ -49,6 +49,7 @@ def _with_kernel_macros(
     from migrator.kernels.macro_values import macro_values
     from migrator.kernels.macros import nvidia_only_macros
     from migrator.kernels.mask_macros import full_mask_macros, intrinsic_shims
+    from migrator.kernels.namespaces import nvcuda_using_files
     from migrator.kernels.switches import unset_switches
 
     macros = nvidia_only_macros(texts.values())
@@ -71,6 +72,9 @@ def _with_kernel_macros(
         facts = replace(
             facts, full_mask_macros=tuple(sorted(masks)), intrinsic_shims=tuple(sorted(shims))
         )
+    nvcuda = nvcuda_using_files(texts)
+    if nvcuda:
+        facts = replace(facts, nvcuda_using=tuple(sorted(nvcuda)))
     if root is not None and root.is_dir():
         facts = _with_builds(facts, root, sources, bool(texts))
         if texts:

@@ -179,6 +179,10 @@ class ProjectFacts:
     #: Warp intrinsics (``__shfl_xor_sync``) the project redefines as macros where a HIP build
     #: compiles them (``migrator.kernels.mask_macros.intrinsic_shims``). Sorted.
     intrinsic_shims: tuple[str, ...] = ()
+    #: Sources that include, through the project's headers, one with ``using namespace
+    #: nvcuda;`` (``migrator.kernels.namespaces``): unqualified WMMA calls there are NVIDIA's.
+    #: Sorted.
+    nvcuda_using: tuple[str, ...] = ()
     #: The project's files were read for the versions it supports (``project_facts`` of a
     #: folder): where they state no floor, the floor is unknown, not merely unread.
     versions_read: bool = False

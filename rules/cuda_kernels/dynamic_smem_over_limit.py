@@ -65,6 +65,8 @@ def evaluate(text: str, lookup: Callable[[str], str | None], depth: int = 0) -> 
             return None
         piece = match.group(1)
         position = match.end()
+        if piece == "sizeof":
+            return None  # ``sizeof(typename T::Storage)``: a type only the compiler sizes
         if piece.startswith("sizeof"):
             name = piece[piece.index("(") + 1 : -1].strip().split("::")[-1]
             size = _SIZEOF.get(name)
@@ -229,6 +231,13 @@ class DynamicSmemOverLimit(KernelRule):
         Valid(
             "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024);\n",
             path="k.cu",
+        ),
+        # a size only the compiler knows (the file was left unscanned by an internal error)
+        Valid(
+            "template <typename Kernel_traits> void run(void* kernel) {\n"
+            "  int smem_size = sizeof(typename Kernel_traits::SharedStorage);\n"
+            "  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n}\n",
+            path="launch.h",
         ),
         Valid(
             "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n",
