@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from migrator.engine.aggregate import aggregate
+from migrator.engine.context import FileInputs
 from migrator.engine.engine import Analysis, analyze
-from migrator.engine.fix_policy import vendor_swap_allowed
 from migrator.engine.rule import Invalid, Rule, Valid
 from migrator.files.discovery import file_kind
 from migrator.model import Applicability, Finding
@@ -21,17 +21,14 @@ def run_example(
     rule: type[Rule], example: Valid | Invalid, fix: bool, variant: bool = False
 ) -> Analysis:
     """Analyse an example; ``variant`` lets vendor-swapping fixes apply (a ROCm variant's text)."""
-    token = vendor_swap_allowed.set(variant)
-    try:
-        return analyze(
-            example.code,
-            example.path,
-            kind_for(example.path),
-            (rule,),
-            fix=Applicability.UNSAFE if fix else None,
-        )
-    finally:
-        vendor_swap_allowed.reset(token)
+    return analyze(
+        example.code,
+        example.path,
+        kind_for(example.path),
+        (rule,),
+        fix=Applicability.UNSAFE if fix else None,
+        inputs=FileInputs(vendor_swap=variant),
+    )
 
 
 def reported(rule: type[Rule], analysis: Analysis) -> list[Finding]:
@@ -61,10 +58,10 @@ def check_invalid(rule: type[Rule], example: Invalid) -> None:
         assert first.line == example.line, f"line {first.line} != {example.line}"
     if example.column is not None:
         assert first.column == example.column, f"column {first.column} != {example.column}"
-    if rule.replaces_vendor:
+    if rule.fix.replaces_vendor:
         in_place = run_example(rule, example, fix=True)
         assert in_place.new_text is None, f"{rule.code} edited a file NVIDIA uses in place"
-    fixed = run_example(rule, example, fix=True, variant=rule.replaces_vendor)
+    fixed = run_example(rule, example, fix=True, variant=rule.fix.replaces_vendor)
     assert fixed.fix_error is None, fixed.fix_error
     if example.fixed is None:
         assert fixed.new_text is None, f"unexpected fix:\n{fixed.new_text}"
@@ -73,6 +70,6 @@ def check_invalid(rule: type[Rule], example: Invalid) -> None:
         f"fix differs\n--- expected\n{example.fixed}\n--- got\n{fixed.new_text}"
     )
     again = run_example(
-        rule, Invalid(fixed.new_text, path=example.path), fix=True, variant=rule.replaces_vendor
+        rule, Invalid(fixed.new_text, path=example.path), fix=True, variant=rule.fix.replaces_vendor
     )
     assert again.new_text is None, f"second fix pass changed the text again:\n{again.new_text}"

@@ -48,11 +48,9 @@ def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
 IMPORT_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"})
 
 
-class ScopeTracking(PythonRule):
+class ScopeTracking(PythonRule, abstract=True):
     """Mixin that tracks, during the one traversal, the enclosing functions, ``if`` blocks and
     the handlers of every ``try`` whose *body* contains the current node."""
-
-    abstract = True
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)

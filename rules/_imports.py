@@ -185,12 +185,10 @@ def torch_ref(ctx: Any, module: str) -> tuple[str, list[tuple[str, str | None]]]
     return name, []
 
 
-class UnguardedPackageImport(PythonRule):
+class UnguardedPackageImport(PythonRule, abstract=True):
     """The hard-import rules of optional CUDA-first packages (apex, xformers): the first import
     of one of ``packages()`` in a statement that no ``try: ... except ImportError`` and no ``if``
     guards is reported; a guarded import is the project's own fallback."""
-
-    abstract = True
 
     def packages(self) -> Iterable[str]:
         """The import names of the package (``apex``, ``xformers``)."""

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import libcst as cst
 
 from migrator.api import (
     NO_PROBLEM,
     Applicability,
+    Impact,
+    Parsing,
     Problem,
     PythonContext,
     PythonRule,
@@ -88,7 +90,7 @@ def _element_removal(container: cst.List, element: cst.Element) -> tuple[cst.CST
     return container, container.with_changes(elements=[*elements[: index - 1], previous])
 
 
-class RequirementRule(PythonRule, TextRule):
+class RequirementRule(PythonRule, TextRule, abstract=True):
     """A rule over declared Python dependencies, in every format that declares them.
 
     Subclasses implement :meth:`examine`; this class finds the requirements, reports each
@@ -96,18 +98,17 @@ class RequirementRule(PythonRule, TextRule):
     ``setup.py``, a string-literal replacement or list-element removal).
     """
 
-    abstract = True
-    file_kinds: ClassVar[frozenset[str]] = frozenset(
-        {"python", "requirements", "pyproject", "setupcfg", "conda"}
+    #: In Python files only ``setup()`` calls are read, and those need setuptools or distutils.
+    #: ... and a requirement keyword of ``setup()``, where every Python finding starts.
+    parsing = Parsing(
+        file_kinds=frozenset({"python", "requirements", "pyproject", "setupcfg", "conda"}),
+        kind_triggers={"python": ("setuptools", "distutils")},
+        kind_requires={"python": SETUP_KEYWORDS},
     )
 
     ctx: Any  # a PythonContext in setup.py, a TextContext elsewhere
-    #: In Python files only ``setup()`` calls are read, and those need setuptools or distutils.
-    kind_triggers: ClassVar[dict[str, tuple[str, ...]]] = {"python": ("setuptools", "distutils")}
-    #: ... and a requirement keyword of ``setup()``, where every Python finding starts.
-    kind_requires: ClassVar[dict[str, tuple[str, ...]]] = {"python": SETUP_KEYWORDS}
     #: A dependency declared in several files (requirements, pyproject, setup.py) is one problem.
-    aggregate: ClassVar[str] = "project"
+    impact = Impact(aggregate="project")
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
@@ -150,7 +151,6 @@ class RequirementRule(PythonRule, TextRule):
                 self._report_text(req, verdict)
 
     def _report_text(self, req: Req, verdict: Verdict) -> None:
-        ctx: TextContext = self.ctx
         start, end = req.span()
         replacement = None
         if verdict.change is not None and verdict.change.remove:
@@ -209,7 +209,6 @@ class RequirementRule(PythonRule, TextRule):
                 self._report_python(req, verdict)
 
     def _report_python(self, req: Req, verdict: Verdict) -> None:
-        ctx: PythonContext = self.ctx
         string = req.node
         assert isinstance(string, cst.SimpleString)
         change = verdict.change

@@ -10,6 +10,7 @@ hash of the hunk, our added lines and a one-line verdict; never the project's ow
     scripts/fix_review.py --update              # add new hunks (verdict empty), drop stale ones
     scripts/fix_review.py --fixtures            # the bundled fixtures (what the pytest test runs)
     scripts/fix_review.py --set fresh5 --corpus /work/fresh5   # a set reviewed in its own folder
+    scripts/fix_review.py --set fresh10 --corpus /work/fresh10 # the 2026-12-08 round
 
 Three levels: `safe` (`fix --diff`), `unsafe` (`--unsafe-fixes`) and `hygiene`: the hunks that
 appear only when hygiene rules are selected (`--unsafe-fixes --min-severity hygiene`; ROC520,

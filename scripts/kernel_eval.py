@@ -158,9 +158,11 @@ def report_verdict(project_dir: Path) -> str:
         "--format",
         "json",
         "--no-cache",
-        str(project_dir),
+        str(project_dir.resolve()),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # run from the project, as the scan: ``python -m`` puts the current folder first on the
+    # path, so from a checkout of migrate it would import that tree, not the one measured
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=project_dir)
     try:
         data = json.loads(done.stdout)
     except json.JSONDecodeError:

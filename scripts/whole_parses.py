@@ -25,12 +25,14 @@ sys.path.insert(0, str(ROOT))
 
 import migrator.engine.engine as engine  # noqa: E402
 import migrator.engine.isolation as isolation  # noqa: E402
+import migrator.engine.parse_plan as parse_plan  # noqa: E402
+import migrator.engine.python_reports as python_reports  # noqa: E402
 from migrator.engine.rule import PythonRule  # noqa: E402
 
 
 def _hooks(records: list[dict[str, Any]]) -> None:
-    reports, parse = engine._reports, engine._parse
-    partial_source = getattr(engine, "partial_source")  # noqa: B009 (imported name, not exported)
+    reports, parse = python_reports._reports, python_reports._parse
+    partial_source = getattr(parse_plan, "partial_source")  # noqa: B009 (imported, not exported)
     state: dict[str, Any] = {}
 
     def hooked_reports(text: str, path: str, rules: Any, **options: Any) -> Any:
@@ -40,7 +42,7 @@ def _hooks(records: list[dict[str, Any]]) -> None:
             prefilter = options.get("prefilter", True)
             chosen = [
                 rule
-                for rule in engine.active_rules(rules, text, prefilter)
+                for rule in parse_plan.active_rules(rules, text, prefilter)
                 if issubclass(rule, PythonRule)
             ]
             records.append(
@@ -49,9 +51,9 @@ def _hooks(records: list[dict[str, Any]]) -> None:
                     "lines": text.count("\n"),
                     "whole": state.get("whole", False),
                     # a file holding nothing the active rules read is not parsed at all
-                    "unread": result is getattr(engine, "_UNREAD"),  # noqa: B009
+                    "unread": result is getattr(python_reports, "_UNREAD"),  # noqa: B009
                     "kept": state.get("kept"),
-                    "forcing": sorted(r.code for r in chosen if r.parse_scope == "module"),
+                    "forcing": sorted(r.code for r in chosen if r.parsing.scope == "module"),
                 }
             )
         return result
@@ -65,9 +67,10 @@ def _hooks(records: list[dict[str, Any]]) -> None:
         state["kept"] = source.kept_lines if source is not None else None
         return source
 
-    setattr(engine, "_reports", hooked_reports)  # noqa: B010 (a hook for this measurement)
-    setattr(engine, "_parse", hooked_parse)  # noqa: B010
-    setattr(engine, "partial_source", hooked_partial_source)  # noqa: B010
+    for module in (engine, python_reports):  # each calls ``_reports`` by its own name
+        setattr(module, "_reports", hooked_reports)  # noqa: B010 (a hook for this measurement)
+    setattr(python_reports, "_parse", hooked_parse)  # noqa: B010
+    setattr(parse_plan, "partial_source", hooked_partial_source)  # noqa: B010
 
     def in_process(self: Any, tasks: Any, progress: Any = None) -> list[Any]:
         return [self.function(task) for task in tasks]

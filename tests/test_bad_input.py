@@ -64,7 +64,7 @@ def test_symlink_loop_is_not_followed(tmp_path, scan_json):
 
 
 def test_file_vanishing_between_discovery_and_read_is_a_failed_file(tmp_path):
-    from migrator.engine.runner import _Task, _work
+    from migrator.engine.work import _Task, _work
 
     outcome = _work(_Task(str(tmp_path / "gone.py"), "gone.py", "python", None, None, True))
     assert outcome.result.status.value == "failed"

@@ -101,7 +101,7 @@ def test_scan_options_do_not_leak_into_later_commands_of_the_process(tmp_path):
     from click.testing import CliRunner
 
     from migrator.cli import cli
-    from migrator.engine.engine import PARSE_MODE_VARIABLE
+    from migrator.engine.parse_plan import PARSE_MODE_VARIABLE
     from migrator.files.cache import NO_CACHE_VARIABLE
 
     project = tmp_path / "project"
@@ -118,7 +118,7 @@ def test_the_trigger_search_finds_exactly_the_triggers_in_a_text():
     the repository (its code, fixtures and test data: configs, Dockerfiles, workflows)."""
     from pathlib import Path
 
-    from migrator.engine.engine import _trigger_search, table_for
+    from migrator.engine.parse_plan import _trigger_search, table_for
     from migrator.engine.registry import all_rules
     from migrator.files.discovery import file_kind
 
@@ -143,7 +143,7 @@ def test_the_trigger_search_finds_exactly_the_triggers_in_a_text():
 
 
 def test_a_rule_runs_only_where_a_text_holds_what_it_requires(tmp_path, scan_json):
-    from migrator.engine.engine import active_rules
+    from migrator.engine.parse_plan import active_rules
     from migrator.engine.registry import all_rules
 
     rules = all_rules()
@@ -181,7 +181,7 @@ def test_a_dependency_rule_reads_a_python_file_only_where_setup_declares_require
     """``kind_requires``: in Python, the dependency rules read only ``setup()``'s requirement
     keywords, so a file mentioning setuptools without one is not theirs (it is then parsed in
     part for the other rules instead of whole); in a requirements file they need no keyword."""
-    from migrator.engine.engine import active_rules
+    from migrator.engine.parse_plan import active_rules
     from migrator.engine.registry import all_rules
 
     rules = all_rules()
@@ -207,7 +207,7 @@ def test_the_fp8_rules_do_not_run_where_a_block_scaled_format_is_named(tmp_path,
     """``silenced_by``: OCP FP8 is a block-scaled format's own element type, so the FP8 rules
     report nothing in a file naming one (MXFP8, NVFP4); they are not run there at all, with the
     same findings."""
-    from migrator.engine.engine import active_rules
+    from migrator.engine.parse_plan import active_rules
     from migrator.engine.registry import all_rules
 
     rules = all_rules()
@@ -256,7 +256,7 @@ def test_a_rule_runs_only_where_the_imports_can_resolve_what_it_reports(tmp_path
     assert may("import torch\n") and may("from torch.utils import cpp_extension as ext\n")
     assert may("from torch.utils.cpp_extension import CUDA_HOME\n")
     # the installer is not even parsed for it
-    from migrator.engine.engine import python_reports
+    from migrator.engine.python_reports import python_reports
     from migrator.engine.registry import all_rules
 
     rules = [rule for rule in all_rules() if rule.code == "ROC604"]

@@ -336,3 +336,17 @@ def test_report_on_a_terminal_shows_tables_and_html_goes_to_a_file_or_a_pipe(tmp
     assert piped.returncode == 0 and piped.stdout.startswith("<!DOCTYPE html>")
     text = migrate("report", project, "--format", "text", cwd=tmp_path)
     assert text.stdout.startswith("ROCm readiness: proj") and "\x1b" not in text.stdout
+
+
+def test_fix_diff_exits_1_while_fixes_are_pending_and_0_when_none_are(tmp_path):
+    """As ruff's ``check --diff``: a CI step tells "nothing to fix" from "fixes pending" by the
+    exit status alone; the file is never written."""
+    project = _project(tmp_path)
+    pending = migrate("fix", project, "--diff", cwd=tmp_path)
+    assert pending.returncode == 1, pending.stdout + pending.stderr
+    assert "+++ b/proj/a.py" in pending.stdout and "Would fix 1 findings." in pending.stderr
+    assert (project / "a.py").read_text() == CUDA_CHECK
+    assert migrate("fix", project, cwd=tmp_path).returncode == 0  # applied: nothing remains
+    clean = migrate("fix", project, "--diff", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout == ""

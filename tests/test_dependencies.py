@@ -11,8 +11,8 @@ from migrator.rules._requirements import parse_requirement
 from migrator.rules._shell import command_segments, pip_requirements
 from packaging.requirements import Requirement
 
+from migrator.engine.context import FileInputs
 from migrator.engine.engine import analyze
-from migrator.engine.fix_policy import vendor_swap_allowed
 from migrator.engine.registry import all_rules, select_rules
 from migrator.files.discovery import file_kind
 from migrator.files.tomlcompat import tomllib
@@ -30,17 +30,14 @@ def fix(text: str, path: str, variant: bool = True) -> str:
     """The unsafe-fixed text; ``variant``: as a ROCm variant of the file (vendor swaps allowed)."""
     kind = file_kind(path)
     assert kind is not None
-    token = vendor_swap_allowed.set(variant)
-    try:
-        result = analyze(
-            text,
-            path,
-            kind,
-            select_rules(["dependency", "container"], None),
-            fix=Applicability.UNSAFE,
-        )
-    finally:
-        vendor_swap_allowed.reset(token)
+    result = analyze(
+        text,
+        path,
+        kind,
+        select_rules(["dependency", "container"], None),
+        fix=Applicability.UNSAFE,
+        inputs=FileInputs(vendor_swap=variant),
+    )
     assert result.fix_error is None, result.fix_error
     return text if result.new_text is None else result.new_text
 

@@ -170,8 +170,48 @@ def test_a_project_that_states_only_new_torches_gets_the_fix(tmp_path, run_cli):
             "1.12",
             "noxfile.py:4 torch 1.12",
         ),
-        ({"README.md": "Tested with PyTorch 1.9.\n"}, None, None),
-        ({"README.md": "Requires PyTorch 1.9 and above.\n"}, "1.9", "README.md torch 1.9"),
+        # a version the code was tested or developed with is one it runs on
+        ({"README.md": "Tested with PyTorch 1.9.\n"}, "1.9", "README.md:1 torch 1.9"),
+        ({"README.md": "Requires PyTorch 1.9 and above.\n"}, "1.9", "README.md:1 torch 1.9"),
+        (
+            {
+                "README.md": "# Model\n\nThis codebase has been developed with python version "
+                "3.6, PyTorch version 1.7.1, CUDA 11.0 and torchvision 0.8.2.\n"
+            },
+            "1.7.1",
+            "README.md:3 torch 1.7.1",
+        ),
+        (
+            {"README.md": "* 64-bit Python 3.7 and PyTorch 1.7.1. See pytorch.org to install.\n"},
+            "1.7.1",
+            "README.md:1 torch 1.7.1",
+        ),
+        # a bare mention states nothing
+        ({"README.md": "The profiling runs on one A100 with PyTorch 2.0.1.\n"}, None, None),
+        # an install guide beside the README: its pinned install and its minimum
+        (
+            {
+                "README.md": "See get_started.md.\n",
+                "get_started.md": "- Install `PyTorch>=1.8.0`:\n\n```bash\n"
+                "conda install pytorch==1.8.0 torchvision==0.9.0 cudatoolkit=10.2 -c pytorch\n```\n",
+            },
+            "1.8.0",
+            "get_started.md:1 torch 1.8.0",  # the README states none
+        ),
+        (
+            {
+                "docs/INSTALL.md": "## Dependencies\n\n- Python >= 3.7\n- [PyTorch >= 1.7](https://pytorch.org/)\n"
+            },
+            "1.7",
+            "docs/INSTALL.md:4 torch 1.7",
+        ),
+        (
+            {
+                "README.md": "pip install torch==2.1.1 --index-url https://download.pytorch.org/whl/cu118\n"
+            },
+            "2.1.1",
+            "README.md:1 torch 2.1.1",
+        ),
     ],
 )
 def test_each_place_a_floor_is_stated(tmp_path, files, floor, where):
@@ -208,7 +248,8 @@ def test_an_unknown_floor_withholds_fixes_that_need_a_recent_torch(tmp_path, run
     assert 'torch.amp.autocast("cuda")' in result.stdout
     assert (
         "needs torch>=2.3 (torch.amp.GradScaler); the project states no torch floor (not in "
-        "its dependency files, setup.py, CI matrices, tox, nox or README), and an unknown floor "
+        "its dependency files, setup.py, CI matrices, tox, nox, README or install guide), and an "
+        "unknown floor "
         "withholds fixes that need torch newer than 2.0"
     ) in result.stderr
 
@@ -228,3 +269,22 @@ def test_an_old_python_the_project_supports_is_named_as_evidence(tmp_path, run_c
     assert "setup.py python_requires >=3.7 (Python 3.7: torch 1.13 at most)" in result.stderr
     facts = project_facts(root)
     assert facts.range("torch").low is None  # a cap on the floor, not a floor
+
+
+def test_a_floor_stated_only_in_the_readme_and_the_install_guide_withholds_autocast(
+    tmp_path, run_cli
+):
+    """The README says what the code was developed with and the install guide installs an old
+    torch: ``torch.amp.autocast`` (1.12) is withheld under the hygiene selection, naming both."""
+    root = tmp_path / "p"
+    write(root, "README.md", "Developed with PyTorch version 1.7.1 and CUDA 11.0.\n")
+    write(root, "docs/install.md", "conda install pytorch==1.8.0 cudatoolkit=10.2 -c pytorch\n")
+    write(
+        root, "train.py", "import torch\n\nwith torch.cuda.amp.autocast(enabled=True):\n    pass\n"
+    )
+    result = run_cli("fix", "--diff", "--select", "ROC520", str(root))
+    assert "torch.amp.autocast" not in result.stdout
+    assert (
+        "needs torch>=1.12 (torch.amp.autocast); the project supports torch>=1.7.1 "
+        "(README.md:1 torch 1.7.1, docs/install.md:1 torch 1.8.0)"
+    ) in result.stderr

@@ -392,7 +392,7 @@ def test_torch_floor_stated_in_the_readme_counts_when_packaging_declares_none(tm
     assert "attn.py" not in texts
     assert left["attn.py"][0].endswith(
         "no automatic fix: needs torch>=2.3 (torch.nn.attention.sdpa_kernel); the project "
-        "supports torch>=2.2 (README.md torch 2.2)"
+        "supports torch>=2.2 (README.md:4 torch 2.2)"
     )
     (root / "README.md").write_text("# x\n\nRequirements: PyTorch >= 2.3\n")
     texts, _ = _fix(root)

@@ -216,3 +216,28 @@ def test_a_toolkit_import_in_the_package_init_is_reported_there(tmp_path, scan_j
     assert finding["path"].endswith("conv/__init__.py") and finding["line"] == 2
     assert finding["severity"] == "error"
     assert "every import of `conv` runs" in finding["message"]
+
+
+def test_a_toolkit_import_in_a_console_script_module_is_reported_there(tmp_path, scan_json):
+    # the command's module imports the toolkit itself and a helper written on it: before, it
+    # counted as a consequence of the helper and was hidden as guarded, and nothing said that
+    # the project's command fails
+    write(
+        tmp_path,
+        "pyproject.toml",
+        '[project]\nname = "conv"\n[project.scripts]\nconv-export = "conv.export:main"\n',
+    )
+    write(tmp_path, "conv/__init__.py", "")
+    write(tmp_path, "conv/engine.py", "import tensorrt as trt\n\n\ndef build():\n    pass\n")
+    write(
+        tmp_path,
+        "conv/export.py",
+        "import tensorrt as trt\n\nfrom .engine import build\n\n\ndef main():\n    build()\n",
+    )
+    report = scan_json(str(tmp_path))
+    (finding,) = _findings(report, "ROC902")
+    sites = {(finding["path"], finding["line"])} | {
+        (site["path"], site["line"]) for site in finding["related"]
+    }
+    assert ("conv/export.py", 1) in sites and finding["severity"] == "error"
+    assert "`conv/export.py` is the module the `conv-export` command" in finding["message"]

@@ -281,7 +281,9 @@ def test_a_unit_queued_behind_stuck_units_is_not_counted_as_stuck(
 
 
 def test_ctrl_c_then_a_second_run_resumes_where_the_first_stopped(tmp_path):
-    manifest = build_fleet(tmp_path / "f", 16, git_repos=0)
+    """24 units on 2 CPUs, nothing measured yet: large enough that ``--engine auto`` (the
+    default) starts a local Ray instance, which Ctrl-C stops."""
+    manifest = build_fleet(tmp_path / "f", 24, git_repos=0)
     results = tmp_path / "results"
     command = [sys.executable, "-m", "migrator", "fleet", str(manifest), "--results", str(results)]
     command += ["--format", "json", "-o", str(tmp_path / "fleet.json"), "--num-cpus", "2"]
@@ -303,17 +305,18 @@ def test_ctrl_c_then_a_second_run_resumes_where_the_first_stopped(tmp_path):
     os.killpg(first.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     _, err = first.communicate(timeout=120)
     assert first.returncode == 130 and "migrate: interrupted" in err, err
+    assert "fleet: 24 units on a local Ray instance, about " in err
     stored = len(list(results.glob("units/*/*/unit.json")))
-    assert 3 <= stored < 16
+    assert 3 <= stored < 24
     assert not list(results.rglob("*.migrate"))  # no half-written file
     assert not _gone(family)  # Ray's daemons and workers stopped with it
     second = subprocess.run(
         command, env=env, capture_output=True, text=True, timeout=600, check=False
     )
     assert second.returncode == 0, second.stderr
-    assert f"fleet: 16/16 units, {16 - stored} done, {stored} reused, 0 failed" in second.stderr
+    assert f"fleet: 24/24 units, {24 - stored} done, {stored} reused, 0 failed" in second.stderr
     data = json.loads((tmp_path / "fleet.json").read_text())
-    assert [row["status"] for row in data["projects"]] == ["ok"] * 16
+    assert [row["status"] for row in data["projects"]] == ["ok"] * 24
 
 
 def test_the_repos_file_of_report_is_a_manifest_and_names_are_escaped(local_ray, run_cli, tmp_path):

@@ -157,3 +157,39 @@ def test_the_fleet_page_shows_the_spread_the_deciding_items_and_no_local_path(tm
     assert not _no_raw_backticks_in_tables(pages["html"])
     rows = list(csv.DictReader(io.StringIO(pages["csv"])))
     assert all("`" not in row["deciding"] and "`" not in row["class"] for row in rows)
+
+
+def test_no_format_holds_this_machines_path_or_a_urls_password(tmp_path):
+    """Each repository's ``source`` is where the manifest says it is: a folder relative to the
+    manifest, a URL without its password; the unit's own report (its JSON ``root`` too) the
+    same. Nothing names the folder the manifest sits in."""
+    from migrator.fleet.manifest import read_manifest
+
+    kernel_project(tmp_path / "fleet" / "repos" / "kpkg")
+    manifest = tmp_path / "fleet" / "fleet.toml"
+    manifest.write_text(
+        '[[repo]]\npath = "repos/kpkg"\n\n[[repo]]\nname = "remote"\n'
+        'url = "https://bot:s3cret@git.example.com/ml/trainer.git"\nref = "v1"\n'
+    )
+    specs = read_manifest(manifest).repos
+    assert [spec.shown for spec in specs] == [
+        "repos/kpkg",
+        "https://bot@git.example.com/ml/trainer.git",
+    ]
+    assert specs[0].source == str(tmp_path / "fleet" / "repos" / "kpkg")  # checked out from here
+    store = Store(tmp_path / "results").open()
+    unit = Unit(specs[0], commit="local", key="k-kpkg")
+    result = run_unit(unit)
+    store.write("kpkg", unit.key, result["files"], result["meta"])
+    report = json.loads(store.read("kpkg", unit.key, "report.json") or "{}")
+    assert [project["root"] for project in report["projects"]] == ["repos/kpkg"]
+    remote = Unit(specs[1], commit="0" * 40, key="k-remote")  # listed, never run here
+    fleet = collect([unit, remote], store, link_base=tmp_path / "results")
+    for fmt in ("html", "md", "json", "csv"):
+        page = render(fleet, fmt)
+        assert str(tmp_path) not in page and "s3cret" not in page, fmt
+    rows = {row["name"]: row for row in json.loads(render(fleet, "json"))["projects"]}
+    assert rows["kpkg"]["source"] == "repos/kpkg"
+    assert rows["remote"]["source"] == "https://bot@git.example.com/ml/trainer.git"
+    table = {row["name"]: row for row in csv.DictReader(io.StringIO(render(fleet, "csv")))}
+    assert table["kpkg"]["source"] == "repos/kpkg"

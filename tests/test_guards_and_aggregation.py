@@ -126,7 +126,7 @@ def test_a_fallback_that_raises_is_not_portable(tmp_path, scan_json):
 
 def _guards(source: str) -> tuple[PythonContext, dict[str, str]]:
     """Run the engine's walk over ``source`` and label each ``mark()`` call by its argument."""
-    from migrator.engine.engine import python_reports
+    from migrator.engine.python_reports import python_reports
     from migrator.engine.registry import all_rules
 
     module, context = python_reports(source, "x.py", all_rules(), prefilter=False)

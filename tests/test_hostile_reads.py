@@ -197,6 +197,8 @@ _OWN_READS = {
     "migrator/kernels/hipify_worker.py": "writes hipify's output into the private copy",
     "migrator/kernels/torch_headers.py": "the installed torch's version.py and migrate's own "
     "cache records",
+    "migrator/fleet/connect.py": "the user's Ray token file and this process's /proc records",
+    "migrator/fleet/engine.py": "the unit records migrate stored in its own results folder",
 }
 
 

@@ -221,3 +221,72 @@ def test_a_report_takes_where_what_its_fix_and_its_problem() -> None:
                 if count > 4 or arguments.vararg or arguments.kwarg:
                     wide.append(f"{name}.{node.name}")
     assert wide == []
+
+
+#: The one module that may hold a ``ContextVar``: the engine's entry point. Every analysis input
+#: (the project's facts, its export slices, formatter, kernel macros, the run's fix choice and
+#: configuration) is passed explicitly, on the rule's context or as a parameter.
+CONTEXT_VARIABLE_HOME = "migrator.engine.runner"
+
+
+def _creates_a_context_variable(tree: ast.Module) -> bool:
+    """Whether the module calls ``ContextVar(...)`` (by any import of it) anywhere."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else None
+            if isinstance(function, ast.Name):
+                name = function.id
+            if name == "ContextVar":
+                return True
+    return False
+
+
+def test_no_context_variable_outside_the_entry_point() -> None:
+    holders = sorted(
+        name
+        for name, (path, _) in modules().items()
+        if name != CONTEXT_VARIABLE_HOME
+        and _creates_a_context_variable(ast.parse(path.read_text(encoding="utf-8")))
+    )
+    assert holders == []
+
+
+def test_the_context_variable_finder_finds_one() -> None:
+    text = "import contextvars\nfrom contextvars import ContextVar\n"
+    assert _creates_a_context_variable(ast.parse(text + "x = contextvars.ContextVar('x')\n"))
+    assert _creates_a_context_variable(ast.parse(text + "y: ContextVar[int] = ContextVar('y')\n"))
+    assert not _creates_a_context_variable(ast.parse(text + "z: ContextVar[int] | None = None\n"))
+
+
+def test_a_rule_declares_at_most_twelve_public_attributes() -> None:
+    """What most rules leave at their defaults sits in ``Parsing``, ``Impact`` and ``Fixing``
+    (``migrator.engine.rule_parts``): the ``Rule`` class itself declares at most twelve public
+    attributes, read from its source."""
+    path, _ = modules()["migrator.engine.rule"]
+    (rule,) = (
+        node
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ClassDef) and node.name == "Rule"
+    )
+    public = [
+        statement.target.id
+        for statement in rule.body
+        if isinstance(statement, ast.AnnAssign)
+        and isinstance(statement.target, ast.Name)
+        and not statement.target.id.startswith("_")
+    ]
+    assert len(public) <= 12, public
+
+
+#: No module longer than this: a module that outgrows it holds more than one job.
+MODULE_LINE_LIMIT = 800
+
+
+def test_no_module_over_the_line_limit() -> None:
+    long = {
+        name: lines
+        for name, (path, _) in modules().items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINE_LIMIT
+    }
+    assert long == {}

@@ -10,7 +10,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from migrator.engine.engine import PARSE_MODE_VARIABLE, active_rules, analyze, partial_for
+from migrator.engine.engine import analyze
+from migrator.engine.parse_plan import PARSE_MODE_VARIABLE, active_rules, partial_for
 from migrator.engine.registry import all_rules
 from migrator.engine.rule import PythonRule
 from migrator.knowledge.tables import load_table
@@ -317,7 +318,7 @@ def test_an_nvml_init_at_import_is_read_through_a_star_import(
     rules = [r for r in all_rules() if r.code == "ROC200"]
     # every init function of the NVML table holds a scope trigger
     assert all(
-        any(trigger in name for trigger in rules[0].scope_triggers)
+        any(trigger in name for trigger in rules[0].parsing.scope_triggers)
         for name in load_table("nvml")["init"]
     )
     whole, partial = _both(monkeypatch, text, "probe.py", rules)

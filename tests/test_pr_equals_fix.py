@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import FIXTURES, write
 
 NOTEBOOK = {
     "cells": [
@@ -127,10 +127,20 @@ def _project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.mark.parametrize("name", ["trainer", "app"])
+def _fixture_files() -> dict[str, str]:
+    """The bundled CUDA-first LLM project, file by file (its text files: all of them)."""
+    root = FIXTURES / "llm_app"
+    return {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+@pytest.mark.parametrize("name", ["trainer", "app", "fixture"])
 @pytest.mark.parametrize("options", [[], ["--unsafe-fixes"], ["--select", "ALL"]])
 def test_pr_and_fix_change_the_same_files_with_the_same_text(tmp_path, run_cli, name, options):
-    files = TRAINER if name == "trainer" else APP
+    files = {"trainer": TRAINER, "app": APP, "fixture": _fixture_files()}[name]
     original = _project(tmp_path / "original", files)
     repo = _project(tmp_path / "repo", files)
     git(repo, "init", "-q", "-b", "main")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.api import Invalid, QualifiedCallRule, Severity, Valid
+from migrator.api import Impact, Invalid, QualifiedCallRule, Severity, Valid
 from migrator.engine.registry import catalog_entries, rule_by_code, select_codes
 from migrator.engine.rule import CallShape
 from migrator.engine.runner import scan
@@ -18,10 +18,10 @@ from migrator.testing import reported, run_example
 def test_a_call_table_rule_derives_its_prefilter_and_parse_declarations() -> None:
     rule = rule_by_code("ROC530")
     assert issubclass(rule, QualifiedCallRule)
-    assert rule.triggers == ("cupy",)
-    assert rule.parse_scope == "statement"
-    assert rule.statement_calls == (CallShape(names=frozenset({"eig", "eigvals"})),)
-    assert rule.requires_imports == ("cupy.linalg.eig", "cupy.linalg.eigvals")
+    assert rule.parsing.triggers == ("cupy",)
+    assert rule.parsing.scope == "statement"
+    assert rule.parsing.statement_calls == (CallShape(names=frozenset({"eig", "eigvals"})),)
+    assert rule.parsing.requires_imports == ("cupy.linalg.eig", "cupy.linalg.eigvals")
     assert not hasattr(rule, "visit_Call") or rule.visit_Call is QualifiedCallRule.visit_Call
 
 
@@ -53,7 +53,7 @@ def test_a_call_table_needs_qualified_entries() -> None:
             name = "broken"
             category = "cupy"
             severity = Severity.ERROR
-            consequence = "crash-path"
+            impact = Impact(consequence="crash-path")
             message = "m"
             fact = "§9"
             calls = {"cupy.*.eig": "m"}

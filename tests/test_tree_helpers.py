@@ -72,7 +72,7 @@ def test_the_engine_walk_equals_fast_visit_on_the_repository():
     """The engine's walk (parents on its stack, leavings queued only where hooked) visits and
     leaves the nodes that ``fast_visit`` does, in the same order, with ``iter_nodes``'s parents."""
     from migrator.engine.context import PythonContext
-    from migrator.engine.engine import _Dispatcher
+    from migrator.engine.dispatch import _Dispatcher
     from migrator.syntax.astutil import fast_visit, iter_nodes
     from migrator.syntax.imports import ImportTable
 

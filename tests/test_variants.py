@@ -74,6 +74,18 @@ def test_fixture_dockerfile_gets_no_variant_that_would_not_work(tmp_path):
     ).read_bytes()
 
 
+def test_a_sibling_name_taken_by_a_dangling_link_is_named_not_a_crash(tmp_path):
+    """``Dockerfile.rocm`` exists only as a link to nothing (no twin to read): the variant is
+    not written, and the reason says the name is taken (the run used to end in a NameError)."""
+    (tmp_path / "Dockerfile").write_text(DOCKERFILE)
+    (tmp_path / "Dockerfile.rocm").symlink_to(tmp_path / "nowhere")
+    run = _fix(tmp_path, write=False)
+    (variant,) = run.variants
+    assert (variant.original, variant.text) == ("Dockerfile", None)
+    assert variant.reason == "Dockerfile.rocm exists; left as it is"
+    assert (tmp_path / "Dockerfile").read_text() == DOCKERFILE
+
+
 def test_create_new_never_overwrites_and_never_follows_symlinks(tmp_path):
     (tmp_path / "Dockerfile").write_text(DOCKERFILE)
     (tmp_path / "Dockerfile.rocm").write_text("mine\n")

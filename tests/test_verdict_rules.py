@@ -49,7 +49,7 @@ _CLASS_VERDICT = {
 
 
 def _path(rule: type, number: int) -> str:
-    kind = next(kind for kind in _PATH_OF_KIND if kind in rule.file_kinds)
+    kind = next(kind for kind in _PATH_OF_KIND if kind in rule.parsing.file_kinds)
     base = _PATH_OF_KIND[kind]
     if number == 0 or "/" not in base:
         return base

@@ -7,7 +7,6 @@ from its one home."""
 from migrator.engine.context import PythonContext, TextContext
 from migrator.engine.report_values import NO_PROBLEM, Problem, Rewrite
 from migrator.engine.rule import (
-    CallShape,
     Invalid,
     KernelRule,
     PythonRule,
@@ -16,6 +15,7 @@ from migrator.engine.rule import (
     TextRule,
     Valid,
 )
+from migrator.engine.rule_parts import CallShape, Fixing, Impact, Parsing
 from migrator.knowledge.tables import load_table
 from migrator.model import CONSEQUENCES, Applicability, Severity
 
@@ -24,8 +24,11 @@ __all__ = [
     "NO_PROBLEM",
     "Applicability",
     "CallShape",
+    "Fixing",
+    "Impact",
     "Invalid",
     "KernelRule",
+    "Parsing",
     "PythonContext",
     "Problem",
     "PythonRule",

@@ -34,19 +34,11 @@ from migrator.knowledge.torch_builds import (
 from migrator.knowledge.versions import (
     ProjectFacts,
     VersionRange,
-    current_facts,
     parse_version,
     poetry_to_pep440,
     spec_admits,
 )
 from migrator.reach.project import NVML_BINDINGS
-
-
-def scanned_project() -> ProjectFacts | None:
-    """The declared facts (version ranges, supported Pythons, line length) of the project being
-    scanned or fixed, or None outside a run."""
-    return current_facts.get()
-
 
 __all__ = [
     "smem_requests",
@@ -85,7 +77,6 @@ __all__ = [
     "rocm_for_torch_version",
     "rewrites_include",
     "rocm_index_for",
-    "scanned_project",
     "spec_admits",
     "unmapped_cuda_name",
     "unsupported_mapping",

@@ -32,7 +32,7 @@ def rules_command(output_format: str) -> None:
             rule.name,
             rule.category,
             rule.severity.label,
-            rule.applicability.value if rule.fix_availability() != "never" else "none",
+            rule.fix.applicability.value if rule.fix_availability() != "never" else "none",
             rule.message,
         )
     console = make_console()

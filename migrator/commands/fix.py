@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from migrator.commands.options import (
 from migrator.commands.settings import configuration_options
 from migrator.files.sources import FailFile, SkipFile
 from migrator.model import Applicability
+
+if TYPE_CHECKING:
+    from migrator.files.config import ConfigChoice
 
 
 @click.command()
@@ -46,11 +49,12 @@ def fix(
     min_severity: str | None,
     preview: bool | None,
     jobs: int | None,
+    config_choice: ConfigChoice | None = None,
 ) -> None:
     """Rewrite CUDA-only code under PATHS to portable torch / ROCm equivalents.
 
     Safe fixes only unless --unsafe-fixes. Exit 0 when nothing at or above the threshold
-    remains, 1 otherwise, 2 on error.
+    remains (with --diff: and no fix is pending), 1 otherwise, 2 on error.
     """
     from rich.markup import escape
 
@@ -89,6 +93,7 @@ def fix(
                 jobs=jobs,
                 progress=progress,
                 on_total=total,
+                config_choice=config_choice,
             ),
             "fixing" if not diff else "computing fixes",
         )
@@ -152,7 +157,10 @@ def fix(
         _fix_summary(stderr, fixed_counter, remaining, diff, unsafe_fixes, len(not_written))
     if unscanned_total:
         click.echo(f"migrate: {unscanned_total} file(s) could not be read or parsed", err=True)
-    sys.exit(1 if remaining_total or unscanned_total else 0)
+    # --diff with fixes to apply exits 1, as ruff's `check --diff` does: a CI step tells
+    # "nothing to fix" from "fixes pending" by the status alone
+    pending = diff and sum(fixed_counter.values()) > 0
+    sys.exit(1 if remaining_total or unscanned_total or pending else 0)
 
 
 def _formatter_line(console: Any, run: Any) -> None:

@@ -25,7 +25,7 @@ def _is_port(code: str) -> bool:
     """Whether a kernel rule's finding needs a port (a rewrite), not a small edit."""
     from migrator.engine.registry import rule_by_code
 
-    return rule_by_code(code).port
+    return rule_by_code(code).impact.port
 
 
 @dataclass(slots=True)

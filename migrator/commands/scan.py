@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from migrator.commands.options import (
 from migrator.commands.progress import may_be_terminal
 from migrator.commands.settings import configuration_options
 from migrator.model import DEFAULT_FAIL_ON, ScanResult, Severity
+
+if TYPE_CHECKING:
+    from migrator.files.config import ConfigChoice
 
 FORMATS = (
     "text",
@@ -157,6 +160,7 @@ def scan(
     allow_unscanned: bool,
     show_guarded: bool,
     python: str | None,
+    config_choice: ConfigChoice | None = None,
 ) -> None:
     """Report every CUDA-only construct under PATHS.
 
@@ -186,6 +190,7 @@ def scan(
         "preview": preview,
         "extend_select": split_values(extend_select),
         "extend_ignore": split_values(extend_ignore),
+        "config_choice": config_choice,
     }
     environment = _environment(python)
     stdin_data = sys.stdin.buffer.read() if stdin_filename else b""
@@ -194,7 +199,7 @@ def scan(
 
         set_for_this_command(NO_CACHE_VARIABLE, "1")
     if whole_parse:
-        from migrator.engine.engine import PARSE_MODE_VARIABLE
+        from migrator.engine.parse_plan import PARSE_MODE_VARIABLE
 
         set_for_this_command(PARSE_MODE_VARIABLE, "whole")
 
@@ -259,7 +264,9 @@ def scan(
             if f.severity >= threshold and not f.guard  # shown guarded findings never fail
         ]
         unscanned = _unscanned(results)
-        blocked = bool(unscanned) and not _unscanned_allowed(allow_unscanned, results)
+        blocked = bool(unscanned) and not _unscanned_allowed(
+            allow_unscanned, results, config_choice
+        )
         if blocked:
             click.echo(
                 f"migrate: {unscanned} file(s) could not be scanned, so the result is incomplete "
@@ -328,7 +335,7 @@ def _scan_paths(
 
     results: list[ScanResult] = []
     explicit: list[ScanResult] = []
-    for target in targets(check_paths(tuple(paths))):
+    for target in targets(check_paths(tuple(paths)), chosen["config_choice"]):
 
         def action(progress: Any, total: Any, target: Any = target) -> Any:
             return scan_root(
@@ -372,7 +379,7 @@ def _scan_stdin(name: str, data: bytes, chosen: dict[str, Any]) -> ScanResult:
     from migrator.files.paths import rebase
 
     absolute = (Path.cwd() / name).resolve()
-    config = find_pyproject(absolute)
+    config = find_pyproject(absolute, chosen["config_choice"])
     cwd = Path.cwd().resolve()
     if config is not None:
         root = config.parent
@@ -397,11 +404,13 @@ def _unscanned(results: list[ScanResult]) -> int:
     return sum(1 for result in results for file in result.files if file.status is Status.FAILED)
 
 
-def _unscanned_allowed(flag: bool, results: list[ScanResult]) -> bool:
+def _unscanned_allowed(
+    flag: bool, results: list[ScanResult], choice: ConfigChoice | None = None
+) -> bool:
     """``--allow-unscanned``, or ``allow-unscanned = true`` in a scanned project's config."""
     from migrator.files.config import load_config
 
-    return flag or any(load_config(Path(result.root)).allow_unscanned for result in results)
+    return flag or any(load_config(Path(result.root), choice).allow_unscanned for result in results)
 
 
 def _render(

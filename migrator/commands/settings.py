@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from migrator.commands.options import check_paths, parse_severity, split_values
-from migrator.files.config import ConfigChoice, chosen_config, parse_overrides, read_config_file
+from migrator.files.config import ConfigChoice, parse_overrides, read_config_file
 
 _OPTIONS = [
     click.option(
@@ -47,7 +47,8 @@ _OPTIONS = [
 
 def configuration_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """Add the four options to a command whose parameters include ``paths`` and the common
-    selection options; the configuration chosen holds while the command runs."""
+    selection options; the command receives the configuration chosen as ``config_choice``
+    (None: each project's own), which it hands to everything that reads configuration."""
 
     @functools.wraps(function)
     def run(
@@ -59,14 +60,10 @@ def configuration_options(function: Callable[..., Any]) -> Callable[..., Any]:
         **kwargs: Any,
     ) -> Any:
         choice = _choice(config_values, isolated)
-        token = chosen_config.set(choice)
-        try:
-            if show_files or show_settings:
-                _show(kwargs, files=show_files, settings=show_settings, choice=choice)
-                click.get_current_context().exit(0)
-            return function(*args, **kwargs)
-        finally:
-            chosen_config.reset(token)
+        if show_files or show_settings:
+            _show(kwargs, files=show_files, settings=show_settings, choice=choice)
+            click.get_current_context().exit(0)
+        return function(*args, config_choice=choice, **kwargs)
 
     for option in reversed(_OPTIONS):
         run = option(run)
@@ -123,8 +120,15 @@ def _show(
         "extend_ignore": split_values(kwargs.get("extend_ignore", ())),
     }
     plans = []
-    for target in targets(check_paths(tuple(paths))):
-        plans.append((target, plan(target.root, **chosen, only=target.files, within=target.within)))
+    for target in targets(check_paths(tuple(paths)), choice):
+        planned = plan(
+            target.root,
+            **chosen,
+            only=target.files,
+            within=target.within,
+            config_choice=choice,
+        )
+        plans.append((target, planned))
     listed = sorted(
         {
             (os.path.abspath(source.path), source.relative, index)

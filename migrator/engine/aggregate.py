@@ -13,6 +13,10 @@ from migrator.model import Finding, Related, withheld_reason
 #: project-level problem is anchored at its declaration when the project has one (the user acts
 #: there), else at its first use.
 _DECLARATION_KINDS = frozenset({"requirements", "pyproject", "setupcfg", "conda"})
+#: The group of a build-model gate report (``migrator.kernels.buildmodel.GATE``: GPU code built
+#: only where the CUDA toolkit is found): the test decides what a ROCm build makes, so it
+#: anchors its file's problem ahead of the builds and flags it keeps from ROCm.
+_GATE_GROUP = "gate"
 
 
 def problem_key(finding: Finding) -> tuple[object, ...] | None:
@@ -146,11 +150,13 @@ def aggregate(findings: Iterable[Finding]) -> list[Finding]:
             continue
         if key[0] == "file-problem":
             # one problem of one file across rules: anchored at an import statement when one
-            # is a site (the user acts there), else at the category's most general rule (its
-            # lowest code: the extension build), the details related
+            # is a site (the user acts there), else at a build's gate (the test that keeps the
+            # GPU code from ROCm), else at the category's most general rule (its lowest code:
+            # the extension build), the details related
             members.sort(
                 key=lambda finding: (
                     not _is_import(finding.source_line),
+                    finding.group != _GATE_GROUP,
                     finding.rule,
                     finding.sort_key(),
                 )

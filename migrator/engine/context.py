@@ -1,19 +1,27 @@
-"""Per-file contexts handed to rules: name resolution, source access and ``report``."""
+"""Per-file contexts handed to rules: name resolution, source access and ``report``; and the
+inputs one file's analysis reads of its project and its run (``FileInputs``), passed
+explicitly from the runner through the engine to the contexts the rules receive."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
 from migrator.engine.report_values import Problem, Rewrite
-from migrator.model import Applicability, Severity
+from migrator.engine.rule_parts import Fixing, Impact, Parsing
+from migrator.knowledge.versions import ProjectFacts
+from migrator.model import Applicability, Finding, Severity
 from migrator.reach.guards import Guards
 from migrator.syntax import astutil
 from migrator.syntax.imports import ImportTable
+from migrator.syntax.reexports import ExportSlice
+
+if TYPE_CHECKING:
+    from migrator.engine.formatter import Formatter
 
 
 class Rule(Protocol):
@@ -31,21 +39,37 @@ class Rule(Protocol):
     @property
     def message(self) -> str: ...
     @property
-    def fix_title(self) -> str | None: ...
+    def parsing(self) -> Parsing: ...
     @property
-    def applicability(self) -> Applicability: ...
+    def impact(self) -> Impact: ...
     @property
-    def fix_requires(self) -> dict[str, str]: ...
-    @property
-    def replaces_vendor(self) -> bool: ...
-    @property
-    def sees_guarded(self) -> bool: ...
-    @property
-    def aggregate(self) -> str: ...
-    @property
-    def problem(self) -> str | None: ...
-    @property
-    def container_image(self) -> str: ...
+    def fix(self) -> Fixing: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileInputs:
+    """What one file's analysis reads beyond its text, built once per run by the runner
+    (``migrator.engine.runner``) and handed down explicitly: to the engine, to the fix policy,
+    and on the context every rule receives. The default is a file read on its own (a rule
+    example, a buffer outside a run): no project facts, every fix a rule offers."""
+
+    #: The declared facts of the project (versions, line length, its kernels' macros, archs
+    #: and build model); None for a file read on its own.
+    facts: ProjectFacts | None = None
+    #: Names re-exported through the project's own modules that this file imports.
+    exports: ExportSlice | None = None
+    #: The project's formatter, run on a fix's changed lines (None in a scan).
+    formatter: Formatter | None = None
+    #: Which findings' fixes the run's selection applies (``Selection.fixes``); None applies
+    #: every fix a rule offers.
+    chosen_fixes: Callable[[Finding], bool] | None = None
+    #: Whether fixes that swap NVIDIA artefacts for AMD ones may apply (only when writing a ROCm
+    #: variant of a file, never in place).
+    vendor_swap: bool = False
+
+
+#: The inputs of a file read on its own.
+ALONE = FileInputs()
 
 
 @dataclass(slots=True)
@@ -123,6 +147,14 @@ class PythonContext:
     #: The whole file's ``ast`` when the engine has read it (``rules._file_ast`` reads it
     #: otherwise): file-wide facts beyond a rule's parse scope come from it.
     file_tree: ast.Module | None = None
+    #: What the analysis reads of the project and the run (``FileInputs``).
+    inputs: FileInputs = ALONE
+
+    @property
+    def project(self) -> ProjectFacts | None:
+        """The declared facts of the project being scanned or fixed; None for a file read on
+        its own."""
+        return self.inputs.facts
 
     def __post_init__(self) -> None:
         imports = self.imports
@@ -214,7 +246,7 @@ class PythonContext:
             if isinstance(fix.replacement, str):
                 raise TypeError(f"rule {rule.code}: a Python fix replaces a node, not text")
             replacement = fix.replacement
-            chosen = fix.applicability if fix.applicability is not None else rule.applicability
+            chosen = fix.applicability if fix.applicability is not None else rule.fix.applicability
         self.reports.append(
             RawPythonFinding(
                 rule=rule,
@@ -224,8 +256,8 @@ class PythonContext:
                 imports=() if fix is None else fix.imports,
                 remove_imports=() if fix is None else fix.remove_imports,
                 applicability=chosen,
-                fix_description=(fix and fix.description) or rule.fix_title,
-                requires=rule.fix_requires if fix is None or fix.requires is None else fix.requires,
+                fix_description=(fix and fix.description) or rule.fix.title,
+                requires=rule.fix.requires if fix is None or fix.requires is None else fix.requires,
                 group=problem.group,
                 severity=problem.severity,
                 extra_edits=() if fix is None else fix.extra_edits,
@@ -247,6 +279,13 @@ class TextContext:
     text: str
     reports: list[RawTextFinding] = field(default_factory=list)
     _line_starts: list[int] = field(default_factory=list)
+    #: What the analysis reads of the project and the run (``FileInputs``).
+    inputs: FileInputs = ALONE
+
+    @property
+    def project(self) -> ProjectFacts | None:
+        """As ``PythonContext.project``."""
+        return self.inputs.facts
 
     def __post_init__(self) -> None:
         starts = [0]
@@ -292,7 +331,7 @@ class TextContext:
             if not isinstance(fix.replacement, str):
                 raise TypeError(f"rule {rule.code}: a text fix replaces the span with text")
             replacement = fix.replacement
-            chosen = fix.applicability if fix.applicability is not None else rule.applicability
+            chosen = fix.applicability if fix.applicability is not None else rule.fix.applicability
         self.reports.append(
             RawTextFinding(
                 rule=rule,
@@ -301,8 +340,8 @@ class TextContext:
                 message=message or rule.message,
                 replacement=replacement,
                 applicability=chosen,
-                fix_description=(fix and fix.description) or rule.fix_title,
-                requires=rule.fix_requires if fix is None or fix.requires is None else fix.requires,
+                fix_description=(fix and fix.description) or rule.fix.title,
+                requires=rule.fix.requires if fix is None or fix.requires is None else fix.requires,
                 group=problem.group,
                 severity=problem.severity,
             )

@@ -5,29 +5,18 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import libcst as cst
 
 from migrator.engine.context import PythonContext, RawPythonFinding, RawTextFinding, TextContext
 from migrator.knowledge.vendor_tokens import NVIDIA_GPU_MODEL_TOKENS, NVIDIA_HOSTED_TOKENS
-from migrator.knowledge.versions import ProjectFacts, VersionRange, branch_range, current_facts
-from migrator.model import WITHHELD, Applicability, Finding
+from migrator.knowledge.versions import ProjectFacts, VersionRange, branch_range
+from migrator.model import WITHHELD, Applicability
 from migrator.syntax.astutil import handler_types
 
 _Raw = TypeVar("_Raw", RawPythonFinding, RawTextFinding)
-
-#: Which findings' fixes the run's selection applies (``Selection.fixes``, set by the runner
-#: for each fix task): None, outside a run, applies every fix a rule offers.
-chosen_fixes: ContextVar[Callable[[Finding], bool] | None] = ContextVar(
-    "chosen_fixes", default=None
-)
-
-#: Whether fixes that swap NVIDIA artefacts for AMD ones may apply (only when writing a ROCm
-#: variant of a file, never in place).
-vendor_swap_allowed: ContextVar[bool] = ContextVar("vendor_swap_allowed", default=False)
 
 
 _NVIDIA_TOKENS = frozenset(
@@ -228,17 +217,17 @@ def _branch_ranges(
 
 def police_python(context: PythonContext) -> None:
     """Withhold the fixes of a Python file that the project's versions or purpose rule out."""
-    facts = current_facts.get() or ProjectFacts()
+    facts = context.inputs.facts or ProjectFacts()
     nvidia_only = imports_nvidia_only_package(context.imports.bindings.values())
     if nvidia_only or nvidia_specific_path(context.path, "python"):
         for raw in _fixable(context.reports):
             _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")
         return
-    swap = vendor_swap_allowed.get()
+    swap = context.inputs.vendor_swap
     flags = availability_flags(context.module)
     constants: dict[str, str] | None = None
     for raw in _fixable(context.reports):
-        if raw.rule.replaces_vendor and not swap:
+        if raw.rule.fix.replaces_vendor and not swap:
             _withhold(raw, _KERNEL_REASON)
             continue
         fallback = _fallback_for(context, raw)
@@ -471,16 +460,16 @@ def _couple(reports: Sequence[RawPythonFinding]) -> None:
 def police_text(context: TextContext) -> None:
     """Withhold the fixes of a text file (or CI job) that exists for NVIDIA or that the
     project's declared versions rule out."""
-    facts = current_facts.get() or ProjectFacts()
+    facts = context.inputs.facts or ProjectFacts()
     whole_file = nvidia_specific_path(context.path, context.kind)
-    swap = vendor_swap_allowed.get()
+    swap = context.inputs.vendor_swap
     generator = generated_by(context.text)
     for raw in _fixable(context.reports):
         if generator is not None:
             _withhold(
                 raw, f"this file is generated ({generator}); change its source and regenerate it"
             )
-        elif raw.rule.replaces_vendor and not swap:
+        elif raw.rule.fix.replaces_vendor and not swap:
             _withhold(raw, _SWAP_REASON)
         elif whole_file and not swap:
             _withhold(raw, "this file is for NVIDIA; leave it and add a ROCm variant beside it")
@@ -519,13 +508,15 @@ def _fixable(reports: Sequence[_Raw]) -> Iterator[_Raw]:
     return (raw for raw in reports if raw.replacement is not None)
 
 
-def check_line_length(old: str, new: str, limit: int | None = None) -> None:
+def check_line_length(
+    old: str, new: str, limit: int | None = None, facts: ProjectFacts | None = None
+) -> None:
     """Raise FixError when the rewrite adds a line longer than the project's line length (``limit``,
-    the one its formatter is run with, else black/ruff ``line-length``): the project's formatter
-    check would fail on it."""
+    the one its formatter is run with, else black/ruff ``line-length`` of ``facts``): the
+    project's formatter check would fail on it."""
     from migrator.engine.fixer import FixError
 
-    limit = limit or (current_facts.get() or ProjectFacts()).line_length
+    limit = limit or (facts or ProjectFacts()).line_length
     if not limit:
         return
     before = set(old.splitlines())

@@ -10,7 +10,6 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterator, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -483,7 +482,3 @@ def _within(new: str, formatted: str, ranges: Sequence[tuple[int, int]]) -> str:
         )
         kept.extend(after[new_start:new_end] if tag != "equal" and ours else before[start:end])
     return "".join(kept)
-
-
-#: The formatter of the project being fixed (set by the runner for each file's analysis).
-current_formatter: ContextVar[Formatter | None] = ContextVar("current_formatter", default=None)

@@ -22,7 +22,7 @@ Pair = tuple[RawTextFinding, Finding]
 
 def fold_image_parts(pairs: Sequence[Pair], text: str) -> list[Pair]:
     """``pairs`` of one Dockerfile with each stage's image parts folded into its base image."""
-    if not any(raw.rule.container_image == "base" for raw, _ in pairs):
+    if not any(raw.rule.impact.container_image == "base" for raw, _ in pairs):
         return list(pairs)
     stages = [item for item in instructions(text) if item.keyword == "FROM"]
     starts = [item.start for item in stages]
@@ -32,7 +32,7 @@ def fold_image_parts(pairs: Sequence[Pair], text: str) -> list[Pair]:
 
     base_of: dict[int, int] = {}
     for index, (raw, _) in enumerate(pairs):
-        if raw.rule.container_image != "base":
+        if raw.rule.impact.container_image != "base":
             continue
         where = stage(raw.start)
         if where >= 0:
@@ -46,7 +46,7 @@ def fold_image_parts(pairs: Sequence[Pair], text: str) -> list[Pair]:
     for index, (raw, finding) in enumerate(pairs):
         target = base_of.get(stage(raw.start))
         if (
-            raw.rule.container_image == "part"
+            raw.rule.impact.container_image == "part"
             and raw.replacement is None
             and target is not None
             and finding.guard == pairs[target][1].guard

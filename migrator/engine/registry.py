@@ -34,7 +34,7 @@ def all_rules() -> tuple[type[Rule], ...]:
             if (
                 isinstance(value, type)
                 and issubclass(value, Rule)
-                and not value.__dict__.get("abstract", False)
+                and not value.__dict__.get("_abstract", True)
                 and value.__module__ == module.__name__
             ):
                 other = found.get(value.code)
@@ -194,9 +194,9 @@ def dependency_entries(use_cache: bool = True) -> DependencyEntries:
 
     def build() -> DependencyEntries:
         return {
-            rule.code: (rule.dependency, rule.rocm_release)
+            rule.code: (rule.impact.dependency, rule.impact.rocm_release)
             for rule in all_rules()
-            if rule.dependency
+            if rule.impact.dependency
         }
 
     return _cached("dependencies", build, _valid_dependencies, use_cache)

@@ -10,9 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrator.engine.fix_policy import vendor_swap_allowed
 from migrator.engine.rule import Rule
-from migrator.knowledge.versions import ProjectFacts, current_facts
+from migrator.knowledge.versions import ProjectFacts
 from migrator.model import WITHHELD, Applicability, Severity
 
 #: File kinds a variant is written for. Compose services and CI jobs get none: a compose variant
@@ -167,22 +166,19 @@ def plan_variant(
     relative: str, kind: str, text: str, rules: Sequence[type[Rule]], facts: ProjectFacts
 ) -> Variant | None:
     """The ROCm sibling of one file whose vendor swap was withheld (None: nothing to swap)."""
+    from migrator.engine.context import FileInputs
     from migrator.engine.engine import analyze
     from migrator.engine.registry import all_rules
     from migrator.knowledge.torch_builds import indexes_serving
 
     target = sibling_name(relative)
-    facts_token = current_facts.set(facts)
-    swap_token = vendor_swap_allowed.set(True)
-    try:
-        analysis = analyze(text, target, kind, rules, fix=Applicability.UNSAFE)
-        if analysis.new_text is None:
-            return None
-        # every rule judges what is left, whatever the selection
-        left = analyze(analysis.new_text, target, kind, all_rules()).findings
-    finally:
-        vendor_swap_allowed.reset(swap_token)
-        current_facts.reset(facts_token)
+    # a variant is written for ROCm: the fixes that swap NVIDIA artefacts apply
+    inputs = FileInputs(facts=facts, vendor_swap=True)
+    analysis = analyze(text, target, kind, rules, fix=Applicability.UNSAFE, inputs=inputs)
+    if analysis.new_text is None:
+        return None
+    # every rule judges what is left, whatever the selection
+    left = analyze(analysis.new_text, target, kind, all_rules(), inputs=inputs).findings
     blocking = [f for f in left if f.severity >= Severity.WARNING]
     if blocking:
         first = blocking[0]

@@ -5,7 +5,6 @@ flags win over both."""
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,15 +74,10 @@ class ConfigChoice:
         return self.file is not None or self.isolated
 
 
-#: The choice of the running command (None: discover ``pyproject.toml`` per root, as always).
-chosen_config: ContextVar[ConfigChoice | None] = ContextVar("chosen_config", default=None)
-
-
-def find_pyproject(start: Path) -> Path | None:
+def find_pyproject(start: Path, choice: ConfigChoice | None = None) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has a ``[tool.migrate]`` table;
-    None when the command line fixed the configuration (``--config FILE``, ``--isolated``), so
-    that no project's file decides a root or a setting."""
-    choice = chosen_config.get()
+    None when the command line fixed the configuration (``choice``: ``--config FILE``,
+    ``--isolated``), so that no project's file decides a root or a setting."""
     if choice is not None and choice.fixed:
         return None
     directory = (start if start.is_dir() else start.parent).absolute()  # `.` has no parents
@@ -110,10 +104,10 @@ def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
     raise ConfigError(f"{path}: [tool.migrate] {key} must be a list of strings")
 
 
-def load_config(root: Path) -> Config:
+def load_config(root: Path, choice: ConfigChoice | None = None) -> Config:
     """The configuration for ``root``: its ``[tool.migrate]``, or the one the command line chose
-    (``chosen_config``); a malformed file is a ConfigError (exit 2)."""
-    choice = chosen_config.get()
+    (``choice``; None: discover ``pyproject.toml`` per root, as always); a malformed file is a
+    ConfigError (exit 2)."""
     if choice is None:
         path = find_pyproject(root)
         return Config() if path is None else _config_from(_table_of(path), path)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from migrator.files.config import find_pyproject
+from migrator.files.config import ConfigChoice, find_pyproject
 from migrator.files.gitignore import GitIgnore
 from migrator.model import FileResult, ImportedPackage, ScanResult
 
@@ -136,17 +136,18 @@ class Target:
     within: Path | None = None
 
 
-def targets(paths: list[Path]) -> list[Target]:
+def targets(paths: list[Path], choice: ConfigChoice | None = None) -> list[Target]:
     """Directories scan whole (from their project root when they lie below it, so its config
     sees project-relative paths); files group under their nearest ``[tool.migrate]`` project root
     (else the current directory when they lie under it, else their own folder), so the project's
-    ``exclude`` and ``per-file-ignores`` see the same relative paths as a scan of that root."""
+    ``exclude`` and ``per-file-ignores`` see the same relative paths as a scan of that root.
+    ``choice``: the configuration the command line chose (none: each project's own)."""
     out: list[Target] = []
     grouped: dict[Path, list[Path]] = {}
     cwd = Path.cwd().resolve()
     for path in paths:
         if path.is_dir():
-            config = find_pyproject(path)
+            config = find_pyproject(path, choice)
             folder = path.resolve()
             if config is not None and config.parent.resolve() != folder:
                 out.append(Target(config.parent.resolve(), within=path))
@@ -154,7 +155,7 @@ def targets(paths: list[Path]) -> list[Target]:
                 out.append(Target(path))
             continue
         absolute = path.resolve()
-        config = find_pyproject(absolute)
+        config = find_pyproject(absolute, choice)
         if config is not None:
             root = config.parent
         elif absolute.is_relative_to(cwd):

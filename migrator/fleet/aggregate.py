@@ -132,7 +132,7 @@ def collect(
         if unit.stage != SCAN:
             continue
         spec = unit.spec
-        row = RepoRow(spec.name, spec.source, spec.ref, unit.commit, MISSING)
+        row = RepoRow(spec.name, spec.shown, spec.ref, unit.commit, MISSING)
         work: list[dict[str, Any]] = []
         meta = store.meta(spec.name, unit.key)
         if meta is not None:

@@ -4,16 +4,22 @@ the fleet report built from the results folder."""
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from migrator.errors import MigrateError
 from migrator.fleet.render import FORMATS
+
+if TYPE_CHECKING:
+    from migrator.fleet.engine import Choice
+    from migrator.fleet.unit import Unit
 
 
 @click.command("fleet")
@@ -61,7 +67,16 @@ from migrator.fleet.render import FORMATS
     help="MiB a checkout may take.",
 )
 @click.option("--force", is_flag=True, help="Run every unit again, stored results or not.")
-@click.option("--serial", is_flag=True, help="Run units one by one in this process, without Ray.")
+@click.option(
+    "--engine",
+    "engine_name",
+    type=click.Choice(["auto", "ray", "serial"]),
+    default="auto",
+    show_default=True,
+    help="Where units run: auto picks this process for a small fleet and a local Ray instance "
+    "for a large one (and says which it took); --address always means Ray.",
+)
+@click.option("--serial", is_flag=True, help="Same as --engine serial.")
 def fleet_command(
     manifest: str,
     output_format: str,
@@ -73,6 +88,7 @@ def fleet_command(
     timeout: float,
     max_size: int,
     force: bool,
+    engine_name: str,
     serial: bool,
 ) -> None:
     """Readiness of every repository in MANIFEST, each a unit of work on Ray.
@@ -88,6 +104,11 @@ def fleet_command(
     from migrator.fleet.store import Store
 
     fleet_manifest = read_manifest(manifest)
+    if serial:
+        engine_name = "serial"
+    if address and engine_name == "serial":
+        raise MigrateError("--address runs the fleet on Ray: leave out --serial/--engine serial")
+    serial = engine_name == "serial"
     if output:
         from migrator.commands.options import check_output
 
@@ -98,7 +119,13 @@ def fleet_command(
     with _results_policy():
         store.open()  # a planted symlink is refused before any work
     if not serial:
-        engine.import_ray()
+        ray = engine.import_ray()
+        if address:
+            from migrator.fleet.connect import check_cluster
+
+            # the usual mistakes (no cluster there, its token, its versions) in one line
+            # within seconds, before any repository is resolved
+            address = check_cluster(address, ray.__version__)
     planned = engine.plan(
         fleet_manifest.repos,
         store,
@@ -110,6 +137,11 @@ def fleet_command(
     with _results_policy():
         for unit in planned.units:
             store.check(unit.spec.name, unit.key)
+    if engine_name == "auto" and not address and planned.todo:
+        choice = _choose(planned.todo, store.root, num_cpus)
+        if choice is not None:
+            click.echo(choice.line(), err=True)
+            serial = choice.engine == "serial"
     progress = engine.Progress(len(planned.todo) + len(planned.failed), len(planned.reused))
     with _results_policy():
         for unit, reason in planned.failed:
@@ -161,6 +193,18 @@ def fleet_command(
     else:
         click.echo(text, nl=False)
     sys.exit(1 if fleet.failed else 0)
+
+
+def _choose(todo: Sequence[Unit], results: Path, num_cpus: int | None) -> Choice | None:
+    """This process or a local Ray instance for ``todo``; None when this process has joined
+    Ray already (a program calling the command), which the run then uses."""
+    import ray
+
+    from migrator.fleet.engine import choose_engine, measured_unit_seconds
+
+    if ray.is_initialized():
+        return None
+    return choose_engine(len(todo), num_cpus or os.cpu_count() or 1, measured_unit_seconds(results))
 
 
 @contextmanager

@@ -6,7 +6,9 @@ serial engine runs the same units in this process, for comparison and for debugg
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -142,7 +144,7 @@ def _duration(seconds: float) -> str:
 def _failure(unit: Unit, reason: str, attempts: int) -> dict[str, Any]:
     return {
         "name": unit.spec.name,
-        "source": unit.spec.source,
+        "source": unit.spec.shown,
         "ref": unit.spec.ref,
         "commit": unit.commit,
         "stage": unit.stage,
@@ -184,6 +186,66 @@ def run_serial(
             progress.failed += 1
     progress.running = 0
     return failures
+
+
+#: Seconds a local Ray instance costs before and after its units on a small machine: starting
+#: its daemons and workers (4 to 9 s on 2 cores, docs/fleet.md) and stopping them (about 2 s).
+RAY_FIXED_SECONDS = 8.0
+#: Seconds of one unit when the results folder holds none measured: a scan with its report of
+#: a small real repository (the dev corpus: 0.3 to 1.6 s, beyond the larger ones).
+DEFAULT_UNIT_SECONDS = 1.0
+#: Share of each CPU a local Ray instance's units get (its daemons and driver take the rest).
+RAY_EFFICIENCY = 0.85
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """Where a fleet without ``--address`` runs, and the estimates that chose it."""
+
+    engine: str  # "ray" or "serial"
+    units: int
+    cpus: int
+    serial_seconds: float
+    ray_seconds: float
+
+    def line(self) -> str:
+        """The stderr line that tells the user which is faster and how to choose the other."""
+        serial = f"about {_duration(self.serial_seconds)}"
+        ray = f"about {_duration(self.ray_seconds)} on {self.cpus} CPU{'s' * (self.cpus != 1)}"
+        if self.engine == "serial":
+            return (
+                f"fleet: {self.units} units in this process, {serial} (a local Ray instance: "
+                f"{ray}); --engine ray to use Ray anyway"
+            )
+        return (
+            f"fleet: {self.units} units on a local Ray instance, {ray} (in this process: {serial})"
+        )
+
+
+def measured_unit_seconds(results: Path, limit: int = 400) -> list[float]:
+    """The ``seconds`` of units stored in the results folder (at most ``limit`` read)."""
+    seconds = []
+    for path in sorted(results.glob("units/*/*/unit.json"))[:limit]:
+        try:
+            value = json.loads(path.read_text(encoding="utf-8")).get("seconds")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, (int, float)) and value > 0:
+            seconds.append(float(value))
+    return seconds
+
+
+def choose_engine(units: int, cpus: int, measured: Sequence[float]) -> Choice:
+    """In this process or on a local Ray instance, whichever is expected to finish first: the
+    units one after another, against Ray's fixed cost plus the units spread over ``cpus``. A
+    unit's seconds are the median of those measured in the results folder, else
+    ``DEFAULT_UNIT_SECONDS``. One CPU never gains from Ray; 16 units of a second on 2 CPUs
+    stay here (as the issue measured: 7 to 15 s in one process, 22 to 39 s on Ray), 200 go to
+    Ray."""
+    per_unit = statistics.median(measured) if measured else DEFAULT_UNIT_SECONDS
+    serial = units * per_unit
+    ray = RAY_FIXED_SECONDS + serial / (max(cpus, 1) * RAY_EFFICIENCY)
+    return Choice("ray" if ray < serial else "serial", units, cpus, serial, ray)
 
 
 def import_ray() -> Any:
@@ -288,7 +350,14 @@ def _run_ray(
         # instance's processes inherit it): started from the folder migrate's own package is
         # imported from (already on that path), never from a project.
         with working_directory(Path(HOME)):
-            ray.init(**kwargs)
+            try:
+                ray.init(**kwargs)
+            except Exception as error:  # noqa: BLE001 - joining a cluster fails in one line
+                if not address:
+                    raise
+                from migrator.fleet.connect import init_error
+
+                raise init_error(error, address) from None
         started = True
     try:
         resources = ray.cluster_resources()

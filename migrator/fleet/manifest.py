@@ -3,11 +3,13 @@ one-path-per-line file that ``migrate report --repos`` reads."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from migrator.errors import MigrateError
 
@@ -43,6 +45,9 @@ class RepoSpec:
 
     name: str
     source: str
+    #: ``source`` as reports show it: a folder relative to the manifest, a URL without a
+    #: password (the default: ``source``)
+    label: str = ""
     ref: str = ""
     is_git: bool = False
     subdir: str = ""
@@ -55,6 +60,11 @@ class RepoSpec:
     verify: str = ""
     verify_targets: str = "native,rocm-sim"
     submodules: bool = False
+
+    @property
+    def shown(self) -> str:
+        """Where the repository is, as reports show it (see ``label``)."""
+        return self.label or self.source
 
     def options(self) -> dict[str, Any]:
         """What changes the result besides the code and the tool (part of the result key)."""
@@ -138,14 +148,17 @@ def _spec(values: dict[str, Any], base: Path, where: str) -> tuple[str, dict[str
         if not is_url(url) and not Path(url).is_absolute():
             url = str((base / url).resolve())
         source, is_git = url, True
+        label = _without_password(url) if is_url(url) else _relative(url, base)
     else:
         candidate = Path(values["path"]).expanduser()
         source = str(candidate if candidate.is_absolute() else (base / candidate).resolve())
         if not Path(source).is_dir():
             raise MigrateError(f"{where}: path is not a folder: {source}")
         is_git = False
+        label = _relative(source, base)
     fields = {
         "source": source,
+        "label": label,
         "is_git": is_git,
         "ref": values.get("ref", ""),
         "subdir": values.get("subdir", ""),
@@ -160,6 +173,25 @@ def _spec(values: dict[str, Any], base: Path, where: str) -> tuple[str, dict[str
         "submodules": values.get("submodules", False),
     }
     return values.get("name") or _name_from(source), fields
+
+
+def _relative(source: str, base: Path) -> str:
+    """A local folder as the reports show it: relative to the manifest's folder (as a
+    manifest names it), never this machine's absolute path."""
+    return Path(os.path.relpath(source, base.resolve())).as_posix()
+
+
+def _without_password(url: str) -> str:
+    """A URL as the reports show it: a password or token in it (``https://user:token@host``)
+    left out."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _from_toml(path: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -97,7 +97,7 @@ def _fault(unit: Unit) -> None:
 
 
 def _display(spec: RepoSpec) -> str:
-    where = spec.source + (f"@{spec.ref}" if spec.ref else "")
+    where = spec.shown + (f"@{spec.ref}" if spec.ref else "")
     return where + (f"/{spec.subdir}" if spec.subdir else "")
 
 
@@ -222,7 +222,7 @@ def run_unit(unit: Unit) -> dict[str, Any]:
                 base = Path(spec.source)
             root = base / spec.subdir if spec.subdir else base
             if not root.is_dir():
-                raise FileNotFoundError(f"no folder {spec.subdir or '.'} in {spec.source}")
+                raise FileNotFoundError(f"no folder {spec.subdir or '.'} in {spec.shown}")
             work = _verify if unit.stage == VERIFY else _scan
             files, summary = work(root, unit, deadline)
         finally:
@@ -230,7 +230,7 @@ def run_unit(unit: Unit) -> dict[str, Any]:
                 checkout.remove(cleanup)
     meta = {
         "name": spec.name,
-        "source": spec.source,
+        "source": spec.shown,
         "ref": spec.ref,
         "commit": unit.commit,
         "stage": unit.stage,

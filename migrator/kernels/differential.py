@@ -16,7 +16,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +25,6 @@ from migrator.kernels.source import CudaSource
 from migrator.kernels.stubs import holds_code
 
 #: The NVIDIA architectures of the project being scanned, as ``__CUDA_ARCH__`` values.
-cuda_archs: ContextVar[tuple[int, ...]] = ContextVar("cuda_archs", default=DEFAULT_ARCHS)
 
 _QUALIFIERS = frozenset({"__global__", "__device__"})
 _WORDS = re.compile(r"[A-Za-z_]\w*")
@@ -59,10 +57,10 @@ class _Definition:
 
 def empty_on_amd(source: CudaSource, archs: Sequence[int] | None = None) -> list[EmptyOnAmd]:
     """The ``__global__``/``__device__`` definitions that hold code for some NVIDIA
-    architecture of ``archs`` (default: the project's, ``cuda_archs``) and none on AMD: the
+    architecture of ``archs`` (default: the project's, ``source.macros.cuda_archs``) and none on AMD: the
     function compiles to nothing there. A name with a definition that has code on AMD (an
     overload, the other side of an ``#if`` around whole functions) is never reported."""
-    chosen = tuple(archs) if archs is not None else cuda_archs.get()
+    chosen = tuple(archs) if archs is not None else source.macros.cuda_archs or DEFAULT_ARCHS
     key = f"empty-on-amd:{chosen}"
     cached = source.memo.get(key)
     if cached is None:
@@ -302,4 +300,4 @@ def arch_names(archs: Sequence[int]) -> str:
     return ", ".join(f"sm_{arch // 10}" for arch in archs)
 
 
-__all__ = ["DEFAULT_ARCHS", "READER", "EmptyOnAmd", "arch_names", "cuda_archs", "empty_on_amd"]
+__all__ = ["DEFAULT_ARCHS", "READER", "EmptyOnAmd", "arch_names", "empty_on_amd"]

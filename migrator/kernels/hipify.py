@@ -82,8 +82,11 @@ class HipifyRun:
 
 
 def copy_sources(root: Path, relatives: Sequence[str], destination: Path) -> list[str]:
-    """Copy regular kernel files (never through a symlink) into ``destination``; returns the
-    one-line reasons of files left out."""
+    """Copy regular kernel files into ``destination``; returns the one-line reasons of files
+    left out. A symbolic link is followed only to a regular file of the project (one source
+    built under two names: a ``.cu`` linked to the ``.cpp`` a CPU build compiles), whose bytes
+    are copied under the link's name; never to a file outside ``root``."""
+    inside = root.resolve()
     problems: list[str] = []
     total = 0
     for count, relative in enumerate(relatives):
@@ -96,7 +99,16 @@ def copy_sources(root: Path, relatives: Sequence[str], destination: Path) -> lis
         except OSError as error:
             problems.append(f"{relative}: {error.strerror}")
             continue
-        if not source.is_file() or source.is_symlink():
+        if source.is_symlink():
+            try:
+                target = source.resolve(strict=True)
+                target.relative_to(inside)
+                info = target.stat()
+            except (OSError, RuntimeError, ValueError):
+                problems.append(f"{relative}: a link to nothing in the project, not copied")
+                continue
+            source = target
+        if not source.is_file():
             problems.append(f"{relative}: not a regular file")
             continue
         if info.st_size > MAX_SOURCE_BYTES:

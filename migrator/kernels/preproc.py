@@ -14,15 +14,13 @@ unknown macro is unknown."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
-from migrator.kernels.source import CudaSource
+from migrator.kernels.source import NO_MACROS, CudaSource, ProjectMacros
 from migrator.kernels.spellings import standard_condition
-from migrator.kernels.stubs import FAILS, holds_code
+from migrator.kernels.stubs import ASYNC_BOOKKEEPING, FAILS, holds_code
 from migrator.knowledge.vendor_tokens import ROCM_TOKENS
 
 #: Macros hip-clang (or PyTorch's ROCm extension build) defines, and those it never defines.
@@ -84,28 +82,21 @@ def _names_rocm(name: str) -> bool:
     return bool(words & ROCM_TOKENS) and "nvidia" not in words and "nvcc" not in words
 
 
-#: Macros the scanned project defines only for NVIDIA builds (``ProjectFacts.nvidia_macros``,
-#: set by the runner for each file): a HIP build never defines them.
-project_nvidia_macros: ContextVar[frozenset[str]] = ContextVar(
-    "project_nvidia_macros", default=frozenset()
-)
-
-
-#: name -> value on HIP of the project's macros defined once as a preprocessor expression
-#: (``#define DG_X (CUDART_VERSION >= 11080)``: 0), set by the runner for each file
-#: (``migrator.kernels.macro_values``).
-project_macro_values: ContextVar[Mapping[str, int]] = ContextVar(
-    "project_macro_values", default=MappingProxyType({})
-)
-
-
-def _defined(name: str, hip: bool, arch: int | None = None) -> Value:
+def _defined(
+    name: str, hip: bool, arch: int | None = None, macros: ProjectMacros = NO_MACROS
+) -> Value:
     """Whether ``name`` is defined on HIP, or under nvcc (``arch``: the device pass for that
-    NVIDIA architecture, where ``__CUDA_ARCH__`` is defined); None when unknown."""
+    NVIDIA architecture, where ``__CUDA_ARCH__`` is defined); None when unknown. ``macros``:
+    what the project says of its macros (NVIDIA-only ones, switches nothing turns on, whether
+    this file reaches hipcc without hipify)."""
+    if name in macros.unset_switches:
+        return 0  # an opt-in switch no build of the project turns on
     if hip:
+        if name == "__CUDACC__" and macros.unhipified:
+            return 0  # no hipify renames it to ``__HIPCC__`` on the way to hipcc
         if name in HIP_DEFINED or name in HIP_VALUES or _names_rocm(name):
             return 1
-        if name in HIP_UNDEFINED or name in project_nvidia_macros.get():
+        if name in HIP_UNDEFINED or name in macros.nvidia_only:
             return 0
         return None
     if name in {"__CUDACC__", "__NVCC__", "USE_CUDA"}:
@@ -133,11 +124,11 @@ def evaluate(source: CudaSource, node: Any, hip: bool, arch: int | None = None) 
             return 0
         if hip and text in HIP_VALUES:
             return HIP_VALUES[text]
-        if hip and text in project_macro_values.get():
-            return project_macro_values.get()[text]  # ``#define DG_X (CUDART_VERSION >= 11080)``
+        if hip and text in source.macros.values:
+            return source.macros.values[text]  # ``#define DG_X (CUDART_VERSION >= 11080)``
         if not hip and arch is not None and text == "__CUDA_ARCH__":
             return arch
-        defined = _defined(text, hip, arch)
+        defined = _defined(text, hip, arch, source.macros)
         if defined == 0:
             return 0  # an undefined macro reads as 0 in #if
         if text not in HIP_DEFINED and _names_rocm(text):
@@ -149,7 +140,8 @@ def evaluate(source: CudaSource, node: Any, hip: bool, arch: int | None = None) 
         names = [c for c in node.named_children if c.type == "identifier"]
         if not names:
             return None
-        return _defined(source.text(names[0].start_byte, names[0].end_byte), hip, arch)
+        name = source.text(names[0].start_byte, names[0].end_byte)
+        return _defined(name, hip, arch, source.macros)
     if kind == "parenthesized_expression":
         inner = [c for c in node.named_children if c.type != "comment"]
         return evaluate(source, inner[0], hip, arch) if inner else None
@@ -321,7 +313,7 @@ def _link_value(source: CudaSource, link: Any, hip: bool, arch: int | None = Non
         name = link.child_by_field_name("name")
         word = "" if name is None else source.text(name.start_byte, name.end_byte)
         negated = link.children and link.children[0].type in {"#ifndef", "#elifndef"}
-        defined = _defined(word, hip=hip, arch=arch)
+        defined = _defined(word, hip=hip, arch=arch, macros=source.macros)
         return None if defined is None else int(bool(defined) != bool(negated))
     return 1  # #else
 
@@ -453,14 +445,27 @@ def regions(source: CudaSource) -> list[Region]:
             fallback = any(
                 other is not branch and other.on_hip != 0 and other.has_code for other in chain
             )
-            if fallback:
+            if not fallback and branch.arch and _bookkeeping_only(source, branch):
+                fallback = True  # nothing lost on AMD: no async copy there to commit or wait for
+                label = f"hipcc skips `{branch.directive}`, which only orders async copies"
+            elif fallback:
                 label = f"hipcc skips `{branch.directive}`; another branch compiles for AMD"
+            elif branch.on_cuda == 0 and not branch.arch:
+                label = f"no build of the project compiles `{branch.directive}`"
             elif branch.arch:
                 label = f"`{branch.directive}` is never true on AMD and has no AMD branch"
             else:
                 label = f"excluded from ROCm builds by `{branch.directive}`"
             found.append(Region(branch.start, branch.end, label, fallback or not branch.arch))
     return sorted(found, key=lambda region: (region.start, -region.end))
+
+
+def _bookkeeping_only(source: CudaSource, branch: Branch) -> bool:
+    """Whether the branch holds async-copy bookkeeping PTX (``cp.async.commit_group``,
+    ``cp.async.wait_group``) and no other code: the copies it orders are reported where they
+    are issued, and where they have an AMD fallback there is nothing to order."""
+    body = source.data[branch.start : branch.end]
+    return not branch.has_code and ASYNC_BOOKKEEPING.search(body) is not None
 
 
 def skipped_on_hip(source: CudaSource) -> list[tuple[int, int, str]]:
@@ -493,6 +498,10 @@ VERSION_MACROS = frozenset(
 )
 
 
+#: The compiler macro a HIP build without hipify never defines (``ProjectMacros.unhipified``).
+_UNHIPIFIED_COMPILER = frozenset({"__CUDACC__"})
+_QUOTED = re.compile(rb'(?m)^[ \t]*#[ \t]*include[ \t]*"')
+_DEFINE_LINE = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+\w+[^\n]*\S")
 _LEGACY_ONLY = re.compile(r"__CUDA_ARCH__\s*<|CUDA_VERSION\s*<")
 _FEATURE_GATE = re.compile(r"__CUDA_ARCH__\s*>|_VERSION\s*>|>=\s*__CUDA_ARCH__")
 
@@ -511,23 +520,41 @@ def dead_on_amd(source: CudaSource) -> list[DeadBranch]:
     """Branches whose statements compile out on AMD with no other branch for it: ``#if
     __CUDA_ARCH__ >= 800`` or ``#if CUBLAS_VERSION >= 11600`` with no ``#else``."""
     found: list[DeadBranch] = []
+    compiler = _UNHIPIFIED_COMPILER if source.macros.unhipified else frozenset()
     for node, chain in all_branches(source):
-        if any(branch.on_hip != 0 and branch.has_code for branch in chain):
-            continue
         first = chain[0] if chain else None
         if first is None or first.on_cuda == 0:
             continue
         condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
-        if condition is None or not _mentions(source, condition, ARCH_MACROS | VERSION_MACROS):
+        if condition is None:
+            continue
+        # ``#ifdef __CUDACC__`` where no hipify renames it: its other branch was written for the
+        # host compiler (``#define HOSTDEVICE`` with nothing), not for AMD, so it is no AMD path
+        host_split = bool(compiler) and _mentions(source, condition, compiler)
+        if host_split:
+            if first.on_hip != 0:
+                continue  # the condition also admits hipcc (``|| defined(__HIPCC__)``)
+        elif any(branch.on_hip != 0 and branch.has_code for branch in chain):
+            continue
+        if not _mentions(source, condition, ARCH_MACROS | VERSION_MACROS | compiler):
             continue
         if _only_specialisations(node, first):
             continue  # the primary template serves AMD
+        if _bookkeeping_only(source, first):
+            continue  # orders async copies: nothing to order on AMD
         condition_text = source.text(condition.start_byte, condition.end_byte)
         if _LEGACY_ONLY.search(condition_text) and not _FEATURE_GATE.search(condition_text):
             continue  # code for older NVIDIA GPUs only (``__CUDA_ARCH__ < 800``): AMD takes the rest
-        body = re.sub(rb"(?m)^[ \t]*#.*$", b"", source.data[first.start : first.end])
+        raw = source.data[first.start : first.end]
+        body = re.sub(rb"(?m)^[ \t]*#.*$", b"", raw)
         body = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", body, flags=re.S)
-        if b";" not in body or FAILS.search(body):
+        # a project header included, or a macro defined, only by the compiler's branch is the
+        # code it holds (the GPU half of a library: ``#include "detail/gpu_impl.h"``,
+        # ``#define HOSTDEVICE __host__ __device__``)
+        includes = host_split and (
+            _QUOTED.search(raw) is not None or _DEFINE_LINE.search(raw) is not None
+        )
+        if (b";" not in body and not includes) or FAILS.search(body):
             continue
         line_end = source.data.find(b"\n", node.start_byte)
         end = node.end_byte if line_end < 0 else line_end

@@ -8,10 +8,14 @@ judged by ``migrator.kernels.preproc``."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from migrator.knowledge.versions import ProjectFacts
 
 #: Files larger than this are not parsed (generated sources): the scan reports them skipped.
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
@@ -66,6 +70,53 @@ class Include:
     end: int
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectMacros:
+    """What the scanned project says of its own preprocessor symbols, read once per run from
+    all its C/C++/CUDA sources and build files (``ProjectFacts``), for reading one file's
+    branches as a build of that project reads them (``migrator.kernels.preproc``). The
+    default is a file read on its own."""
+
+    #: Macros the project defines only for NVIDIA builds: a HIP build never defines them.
+    nvidia_only: frozenset[str] = frozenset()
+    #: name -> value on HIP of the project's macros defined once as a preprocessor expression
+    #: (``#define DG_X (CUDART_VERSION >= 11080)``: 0; ``migrator.kernels.macro_values``).
+    values: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    #: The NVIDIA architectures the project builds for (empty: the default ones).
+    cuda_archs: tuple[int, ...] = ()
+    #: Opt-in switches nothing of the project defines (``ProjectFacts.unset_switches``):
+    #: undefined on every platform.
+    unset_switches: frozenset[str] = frozenset()
+    #: Whether this file reaches hipcc without a hipify step (only CMake targets compile it:
+    #: ``migrator.kernels.unhipified``): there ``__CUDACC__`` is not renamed, and hip-clang
+    #: does not define it.
+    unhipified: bool = False
+
+    @classmethod
+    def of(cls, facts: ProjectFacts | None, path: str = "") -> ProjectMacros:
+        """The macros ``facts`` record, for the project file ``path``; none for a file read
+        on its own (``facts`` None)."""
+        if facts is None:
+            return NO_MACROS
+        if _LAST_MACROS and _LAST_MACROS[0][0] is facts and _LAST_MACROS[0][1] == path:
+            return _LAST_MACROS[0][2]  # every rule of a file asks again
+        macros = cls(
+            frozenset(facts.nvidia_macros),
+            MappingProxyType(dict(facts.macro_values)),
+            facts.cuda_archs,
+            frozenset(facts.unset_switches),
+            path in facts.unhipified,
+        )
+        _LAST_MACROS[:] = [(facts, path, macros)]
+        return macros
+
+
+#: The macros of a file read on its own.
+NO_MACROS = ProjectMacros()
+
+_LAST_MACROS: list[tuple[ProjectFacts, str, ProjectMacros]] = []
+
+
 @dataclass(slots=True)
 class CudaSource:
     """The parsed file. Offsets are byte offsets into ``data`` (the file's UTF-8 bytes)."""
@@ -81,6 +132,8 @@ class CudaSource:
     _by_type: dict[str, list[Any]] | None = None
     #: what ``migrator.kernels.preproc`` computes once per parse
     memo: dict[str, Any] = field(default_factory=dict)
+    #: what the project says of its macros, for reading this file's branches
+    macros: ProjectMacros = NO_MACROS
 
     @property
     def has_errors(self) -> bool:
@@ -320,19 +373,20 @@ def _strip_comment(text: str) -> str:
     return re.sub(r"//.*|/\*.*?\*/", "", text)
 
 
-def parse(data: bytes) -> CudaSource:
-    """Parse one file's bytes (never raises on bad syntax: error nodes keep their tokens)."""
-    return CudaSource(data, _parser().parse(data))
+def parse(data: bytes, macros: ProjectMacros = NO_MACROS) -> CudaSource:
+    """Parse one file's bytes (never raises on bad syntax: error nodes keep their tokens);
+    its branches are read with the project's ``macros``."""
+    return CudaSource(data, _parser().parse(data), macros=macros)
 
 
 _LAST: list[tuple[str, CudaSource]] = []
 
 
-def parse_text(text: str) -> CudaSource:
-    """Parse a decoded text, reusing the last parse of the same text (the rules of one file
-    and its guard regions share one parse)."""
-    if _LAST and _LAST[0][0] is text:
+def parse_text(text: str, macros: ProjectMacros = NO_MACROS) -> CudaSource:
+    """Parse a decoded text, reusing the last parse of the same text with the same project
+    ``macros`` (the rules of one file and its guard regions share one parse)."""
+    if _LAST and _LAST[0][0] is text and _LAST[0][1].macros == macros:
         return _LAST[0][1]
-    parsed = parse(text.encode("utf-8", "surrogateescape"))
+    parsed = parse(text.encode("utf-8", "surrogateescape"), macros)
     _LAST[:] = [(text, parsed)]
     return parsed

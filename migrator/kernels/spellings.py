@@ -61,7 +61,7 @@ def standard_condition(
     if not _SPELLED.search(text):
         return source, condition
     rewritten = _SPELLED.sub(lambda match: f" {ALTERNATIVES[match.group(1)]} ", text)
-    parsed = parse_text(f"#if {' '.join(rewritten.split())}\n#endif\n")
+    parsed = parse_text(f"#if {' '.join(rewritten.split())}\n#endif\n", source.macros)
     node = next(iter(parsed.nodes("preproc_if")), None)
     replacement = None if node is None else node.child_by_field_name("condition")
     if replacement is None or replacement.has_error:

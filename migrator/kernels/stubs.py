@@ -5,7 +5,11 @@ holds only diagnostics (``#pragma message``, ``#warning``, ``#error``), assertio
 ``#pragma message`` compiled to nothing on AMD and was hidden as guarded).
 
 Read from the bytes alone; ``#define``, ``#include`` and ``#undef`` lines are code (a branch
-that defines a macro for AMD is an AMD path)."""
+that defines a macro for AMD is an AMD path). Ampere's async-copy bookkeeping PTX
+(``cp.async.commit_group``, ``cp.async.wait_group``, ``cp.async.wait_all``) is no code either:
+it only orders copies issued by other ``cp.async`` instructions, and where those have no AMD
+path they are the problem, reported at their own lines; where they fall back to plain loads on
+AMD (flashinfer's ``load_128``), there is nothing to commit or wait for."""
 
 from __future__ import annotations
 
@@ -38,29 +42,43 @@ _REPORTING_CALL = re.compile(
     rb"|__assert_fail|__assertfail"
     # a project's assertion macro (``RUNTIME_ASSERT("Unsupported architecture")``, ``PANIC``):
     # an upper-case name that says it stops or asserts
-    rb"|[A-Z][A-Z0-9_]*(?:ASSERT|UNREACHABLE|TRAP|PANIC|ABORT)[A-Z0-9_]*)\s*\("
+    rb"|[A-Z][A-Z0-9_]*(?:ASSERT|UNREACHABLE|TRAP|PANIC|ABORT)[A-Z0-9_]*"
+    # a message to the error stream: ``fprintf(stderr, ...)``
+    rb"|fprintf(?=\s*\(\s*stderr\b))\s*\("
 )
+#: A statement that only writes to the error stream (``std::cerr << "GPU not compiled";``).
+_ERROR_STREAM = re.compile(rb"\bstd\s*::\s*(?:cerr|clog)\b[^;{}]*;")
 _VOID_CAST = re.compile(rb"\(\s*void\s*\)\s*[\w.\->\[\]:]+\s*;")
 _NUMBER = (
     rb"[-+]?\s*(?:0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)[uUlLfF]*"
 )
 _CONSTANT = (
     rb"(?:" + _NUMBER + rb"|true|false|nullptr|NULL|\{\s*\}"
-    rb"|[A-Za-z_][\w:<>, ]{0,120}(?:\(\s*" + _NUMBER + rb"\s*\)|\{\s*(?:" + _NUMBER + rb")?\s*\}))"
+    rb"|[A-Za-z_][\w:<>, ]{0,120}(?:\(\s*" + _NUMBER + rb"\s*\)|\{\s*(?:" + _NUMBER + rb")?\s*\})"
+    # an upper-case constant or enumerator (``RNNT_STATUS_EXECUTION_FAILED``, ``Status::FAILED``)
+    rb"|(?:[A-Za-z_]\w*\s*::\s*)*[A-Z][A-Z0-9_]+\b(?!\s*[(\[.<]|\s*->))"
 )
 #: ``return;`` and ``return <constant>;``: a stub's answer, not a computation.
 _CONSTANT_RETURN = re.compile(rb"\breturn\b\s*(?:" + _CONSTANT + rb")?\s*;")
 _LEFTOVER = re.compile(rb"[\s;{}]+")
+#: An ``asm`` statement whose only instruction is async-copy bookkeeping (commit a group of
+#: ``cp.async`` copies, wait for groups): its operands may hold strings (``"n"(n)``).
+ASYNC_BOOKKEEPING = re.compile(
+    rb"\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*\(\s*"
+    rb"\"\s*cp\.async\.(?:commit_group|wait_group|wait_all)\b[^\"]*\"(?:[^;\"]|\"[^\"]*\")*;"
+)
 _SPACES = re.compile(rb"\s+")
 _SEMICOLON = re.compile(rb"\s*;")
 
 
 def holds_code(body: bytes, stub_macros: frozenset[str] = frozenset()) -> bool:
     """Whether ``body`` holds code that computes something: False for a stub (nothing but
-    comments, non-defining directives, assertions, ``printf``, traps, ``(void)`` casts,
-    ``return;`` or ``return <constant>;``, uses of ``stub_macros``: the file's macros that
+    comments, non-defining directives, assertions, ``printf``, messages to ``stderr`` or
+    ``std::cerr``, traps, ``(void)`` casts, ``return;`` or ``return <constant>;`` (a number,
+    an upper-case constant or enumerator), uses of ``stub_macros``: the file's macros that
     expand to such a stub or to nothing) and for code that must fail (``#error``, a trap,
     ``static_assert(false)``, ``assert(false)``)."""
+    body = ASYNC_BOOKKEEPING.sub(b" ", body)
     without_comments = _COMMENT.sub(b" ", body)
     if not without_comments.strip() or FAILS.search(without_comments):
         return False
@@ -68,6 +86,7 @@ def holds_code(body: bytes, stub_macros: frozenset[str] = frozenset()) -> bool:
     text = _DIRECTIVE.sub(b" ", text)
     text = _SPACES.sub(b" ", text)  # one space at most: the patterns below never backtrack far
     text = _drop_calls(text, _REPORTING_CALL)
+    text = _ERROR_STREAM.sub(b" ", text)
     if stub_macros:
         called, named = _macro_patterns(stub_macros)
         text = named.sub(b" ", _drop_calls(text, called))

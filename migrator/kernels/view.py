@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrator.kernels import preproc
-from migrator.kernels.source import CudaSource, parse_text
+from migrator.kernels.source import NO_MACROS, CudaSource, ProjectMacros, parse_text
 
 
 @dataclass(slots=True)
@@ -19,8 +19,9 @@ class KernelView:
     _ascii: bool
 
     @classmethod
-    def of(cls, text: str) -> KernelView:
-        source = parse_text(text)
+    def of(cls, text: str, macros: ProjectMacros = NO_MACROS) -> KernelView:
+        """The view of ``text``, its branches read with the project's ``macros``."""
+        source = parse_text(text, macros)
         return cls(text, source, len(source.data) == len(text))
 
     def char(self, byte_offset: int) -> int:
@@ -44,10 +45,10 @@ class KernelView:
         return self.source.text(start, end)
 
 
-def hip_skipped_regions(text: str) -> list[tuple[int, int, str]]:
+def hip_skipped_regions(text: str, macros: ProjectMacros = NO_MACROS) -> list[tuple[int, int, str]]:
     """Guard regions of a CUDA source, as text offsets: branches hipcc skips where AMD has
-    another path or the project excludes them from ROCm builds."""
-    view = KernelView.of(text)
+    another path or the project excludes them from ROCm builds (read with its ``macros``)."""
+    view = KernelView.of(text, macros)
     return [
         (view.char(start), view.char(end), label)
         for start, end, label in preproc.skipped_on_hip(view.source)

@@ -1,8 +1,8 @@
 """Where a project states the torch versions it supports outside its dependency files: a
 ``setup.py`` (or its package's ``__init__``) that asserts or raises on ``torch.__version__``,
 the torch versions its CI matrices and pinned CI installs test (GitHub Actions, GitLab), its
-tox and nox environments, and its README. Each floor keeps where it was read, so that a fix
-withheld for it names the evidence; nothing of the project is run."""
+tox and nox environments, its README and its install guides. Each floor keeps where it was read,
+so that a fix withheld for it names the evidence; nothing of the project is run."""
 
 from __future__ import annotations
 
@@ -32,12 +32,10 @@ _MAX_NODES = 50_000
 
 def stated_floors(root: Path) -> dict[str, list[Floor]]:
     """package -> the floors ``root`` states outside its dependency files (only torch)."""
-    from migrator.knowledge.readme_versions import stated_torch_floor
+    from migrator.knowledge.readme_versions import stated_torch_floors
 
     found = [*_checked_floors(root), *_ci_floors(root), *_tox_floors(root), *_nox_floors(root)]
-    readme = stated_torch_floor(root)
-    if readme is not None:
-        found.append(readme)
+    found += stated_torch_floors(root)
     return {TORCH: found} if found else {}
 
 

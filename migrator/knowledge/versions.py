@@ -9,7 +9,6 @@ import ast
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,7 +123,7 @@ def _unknown_floor(
     evidence = facts.evidence(package, minimum)
     return (
         f"the project states no {package} floor (not in its dependency files, setup.py, CI "
-        f"matrices, tox, nox or README), and an unknown floor withholds fixes that need "
+        f"matrices, tox, nox, README or install guide), and an unknown floor withholds fixes that need "
         f"{package} newer than {allowed}{evidence}"
     )
 
@@ -166,12 +165,24 @@ class ProjectFacts:
     #: The ``__CUDA_ARCH__`` values the project's build files name (``migrator.kernels.archs``):
     #: each kernel is read as nvcc's device pass reads it for these; empty: sm_80 and sm_90.
     cuda_archs: tuple[int, ...] = ()
+    #: Kernel files only CMake targets compile, and the project headers only they include
+    #: (``migrator.kernels.unhipified``): no hipify step renames their ``__CUDACC__``, which
+    #: hipcc does not define. Sorted.
+    unhipified: tuple[str, ...] = ()
+    #: Opt-in switches (``FLASHINFER_ENABLE_FP8``) the C/C++ sources test and nothing of the
+    #: project defines (``migrator.kernels.switches``): no build of the project compiles what
+    #: they guard. Sorted.
+    unset_switches: tuple[str, ...] = ()
     #: Macros the project's C/C++ sources define, everywhere they define them, as the 32-lane
     #: full mask (``migrator.kernels.mask_macros``): a use in another file is that mask. Sorted.
     full_mask_macros: tuple[str, ...] = ()
     #: Warp intrinsics (``__shfl_xor_sync``) the project redefines as macros where a HIP build
     #: compiles them (``migrator.kernels.mask_macros.intrinsic_shims``). Sorted.
     intrinsic_shims: tuple[str, ...] = ()
+    #: Sources that include, through the project's headers, one with ``using namespace
+    #: nvcuda;`` (``migrator.kernels.namespaces``): unqualified WMMA calls there are NVIDIA's.
+    #: Sorted.
+    nvcuda_using: tuple[str, ...] = ()
     #: The project's files were read for the versions it supports (``project_facts`` of a
     #: folder): where they state no floor, the floor is unknown, not merely unread.
     versions_read: bool = False
@@ -226,11 +237,6 @@ class ProjectFacts:
             return ""
         shown = ", ".join(below[:4]) + (f" and {len(below) - 4} more" if len(below) > 4 else "")
         return f" ({shown})"
-
-
-#: The facts of the project being scanned or fixed (set by the runner for each run; rules read it
-#: through ``migrator.api.knowledge.project_facts``). None outside a run.
-current_facts: ContextVar[ProjectFacts | None] = ContextVar("current_facts", default=None)
 
 
 def parse_requirement(line: str) -> tuple[str, VersionRange] | None:

@@ -201,7 +201,7 @@ def _not_analysed(reason: str, severity: types.DiagnosticSeverity) -> types.Diag
 
 def _syntax_error(reason: str, lines: Sequence[str]) -> types.Diagnostic | None:
     """The diagnostic of a buffer that does not parse, at the error; None for other failures."""
-    from migrator.engine.engine import syntax_error_at
+    from migrator.engine.python_reports import syntax_error_at
 
     at = syntax_error_at(reason)
     if at is None:
@@ -386,7 +386,7 @@ def hover(ls: MigrateServer, params: types.HoverParams) -> types.Hover | None:
             # the message quotes scanned code: its code spans kept, no tag or link outside them
             f"**{finding.rule} {markdown_code(rule.name)}**: {markdown_inline(finding.message)}"
             f"\n\n{summary(rule)}\n\n"
-            f"On ROCm: `{rule.consequence}`. Fact: {rule.fact}"
+            f"On ROCm: `{rule.impact.consequence}`. Fact: {rule.fact}"
             + (f" ([rocm-facts]({fact}))" if fact else "")
             + (f" · [{finding.rule}]({page})" if page else "")
             + f" · `migrate explain {finding.rule}`"

@@ -24,11 +24,11 @@ def render_rule(rule: type[Rule], facts_base: str = "") -> str:
         "",
         f"- Category: `{rule.category}`",
         f"- Severity: `{rule.severity.label}`",
-        f"- On ROCm: `{rule.consequence}` (what the readiness report counts)",
+        f"- On ROCm: `{rule.impact.consequence}` (what the readiness report counts)",
         *(["- Preview: runs only with `--preview`"] if rule.preview else []),
-        f"- Fix: {rule.applicability.value} ({rule.fix_availability()})"
-        + (f" — {rule.fix_title}" if rule.fix_title else ""),
-        f"- Files: {', '.join(sorted(rule.file_kinds))}",
+        f"- Fix: {rule.fix.applicability.value} ({rule.fix_availability()})"
+        + (f" — {rule.fix.title}" if rule.fix.title else ""),
+        f"- Files: {', '.join(sorted(rule.parsing.file_kinds))}",
         f"- Fact: {rule.fact} ([{facts.DOC_NAME}]({facts_base}{facts.DOC_NAME}#{anchor}))",
         "",
         rule.doc(),
@@ -87,7 +87,7 @@ def render_index(rules: tuple[type[Rule], ...]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for rule in rules:
-        fix = rule.applicability.value if rule.fix_availability() != "never" else "none"
+        fix = rule.fix.applicability.value if rule.fix_availability() != "never" else "none"
         message = rule.message.replace("|", "\\|")
         lines.append(
             f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {rule.category} | {rule.severity.label} | {fix} | {message} |"

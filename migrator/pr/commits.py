@@ -79,7 +79,7 @@ def commit_message(category: str, rules: Counter[str], files: Counter[str], leve
     for code, count in sorted(rules.items()):
         try:
             rule = rule_by_code(code)
-            label = f"{code} {rule.name}: {rule.fix_title or rule.message}"
+            label = f"{code} {rule.name}: {rule.fix.title or rule.message}"
         except MigrateError:
             label = code
         lines.append(f"- {label} ({count}x)")

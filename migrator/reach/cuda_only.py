@@ -23,6 +23,7 @@ from functools import cache
 from migrator.files.paths import is_benchmark_path, is_test_path
 from migrator.knowledge.vendor_tokens import ROCM_WORD, names_rocm
 from migrator.model import Finding, Severity
+from migrator.reach.console_scripts import console_scripts
 from migrator.syntax.reexports import ProjectIndex
 
 #: The problem key the rule reporting a CUDA-only module declares (ROC902,
@@ -86,6 +87,11 @@ class Cause:
     #: For a module written on the toolkit: whether every run of the project loads it (the
     #: top-level package's ``__init__``): the whole package needs the toolkit
     core: bool = False
+    #: For a module written on the toolkit: the console command (``[project.scripts]``,
+    #: ``console_scripts``) that runs it, so the command fails on ROCm
+    entry: str = ""
+    #: the module that command runs (this one, or another of the folder's finding)
+    entry_module: str = ""
 
     def reason(self) -> str:
         """The guard text of the module's findings."""
@@ -207,9 +213,14 @@ def cuda_only_modules(index: ProjectIndex) -> dict[str, Cause]:
     }
     # a module every run loads is where the problem is, whatever else it imports
     core = always_loaded(index)
-    consequences -= core
+    entries = entry_modules(index)
+    consequences -= core | set(entries)
     for relative in core & set(direct):
         direct[relative] = replace(direct[relative], core=True)
+    for relative in set(entries) & set(direct) - core:
+        direct[relative] = replace(
+            direct[relative], core=True, entry=entries[relative], entry_module=relative
+        )
     seeds = {relative: cause for relative, cause in direct.items() if relative not in consequences}
     found = closure(seeds)
     missing = {relative: direct[relative] for relative in direct if relative not in found}
@@ -231,6 +242,24 @@ def always_loaded(index: ProjectIndex) -> set[str]:
         main = len(parts) == 2 and parts[1] == "__main__"
         if (top or main) and not _test_like(relative) and not vendored(relative):
             out.add(relative)
+    return out
+
+
+def entry_modules(index: ProjectIndex) -> dict[str, str]:
+    """The project's modules that a console script it declares runs (``relative -> command``):
+    every run of that command loads them, so a toolkit import there is the command's problem,
+    never a consequence of what the module imports. Declared in the root ``pyproject.toml``,
+    ``setup.cfg`` or ``setup.py``; tests and vendored code left out."""
+    from migrator.files.paths import vendored
+
+    texts = dict(index.packaging)
+    if "setup.py" in index.sources:
+        texts["setup.py"] = index.sources["setup.py"]
+    out: dict[str, str] = {}
+    for command, module in console_scripts(texts).items():
+        relative = index.modules.get(module)
+        if relative and not _test_like(relative) and not vendored(relative):
+            out.setdefault(relative, command)
     return out
 
 
@@ -279,9 +308,17 @@ def _describe_roots(
             and not outside.get(relative)
             and not found[relative].core
         )
+    # a folder's finding names the console command that runs one of its modules
+    commands: dict[str, tuple[str, str]] = {}
     for relative in roots:
+        if found[relative].entry:
+            commands.setdefault(folders[relative], (found[relative].entry, relative))
+    for relative in roots:
+        command, module = commands.get(folders[relative], ("", ""))
         found[relative] = replace(
             found[relative],
+            entry=command,
+            entry_module=module,
             folder=folders[relative],
             importers=tuple(sorted(outside.get(relative, ()))),
             lazily=tuple(sorted(optional.get(relative, ()))),
@@ -393,7 +430,12 @@ def settle_finding(
     problem = f"{finding.rule}:{cause.folder}"
     finding = replace(finding, aggregate="project", problem=problem)
     message = finding.message.split(" (+", 1)[0]
-    if cause.core:
+    if cause.entry:
+        message += (
+            f"; `{cause.entry_module}` is the module the `{cause.entry}` command (a console "
+            "script the project declares) runs: that command fails on ROCm"
+        )
+    elif cause.core:
         package = cause.root.rsplit("/", 2)[-2] if "/" in cause.root else cause.root
         message += (
             f"; it is the `{package}` package's own `{cause.root.rsplit('/', 1)[-1]}`, which every"

@@ -216,6 +216,10 @@ def resolves_device_masks(sources: Mapping[str, str]) -> bool:
     )
 
 
+#: Why a file whose path names an NVIDIA GPU model or NVIDIA-only service is left out.
+NVIDIA_PATH_REASON = "file for an NVIDIA GPU model or NVIDIA-only service (its path names it)"
+
+
 def file_guards(paths: Iterable[str]) -> dict[str, str]:
     """Files of the project that never run on a ROCm build, each with the reason."""
     paths = list(paths)
@@ -227,7 +231,7 @@ def file_guards(paths: Iterable[str]) -> dict[str, str]:
         elif nvidia_ci_file(path):
             out[path] = "CI workflow for NVIDIA runners"
         elif nvidia_gpu_file(path):
-            out[path] = "file for an NVIDIA GPU model or NVIDIA-only service (its path names it)"
+            out[path] = NVIDIA_PATH_REASON
         elif other_device_file(path):
             out[path] = "file for another vendor's accelerator (its path names it)"
     for path, twin in amd_twins(paths).items():

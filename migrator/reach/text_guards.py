@@ -12,11 +12,15 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from migrator.reach.guard_conditions import NON_LINUX, NVIDIA_ONLY
 from migrator.reach.platform_files import foreign_platform
 from migrator.reach.variant_extras import cuda_extra_regions
 from migrator.syntax.shell_lex import lex
+
+if TYPE_CHECKING:
+    from migrator.knowledge.versions import ProjectFacts
 
 _NVIDIA_TOOL_TEST = re.compile(r"^\s*(?:command\s+-v|which|type|hash)\s+nvidia-smi\b[^|&;]*;?\s*$")
 
@@ -40,9 +44,13 @@ _CASE = re.compile(r"^\s*case\s+(?P<subject>.+?)\s+in\b")
 _ARM = re.compile(r"^\s*\(?\s*(?P<patterns>[^()]*?)\s*\)")
 
 
-def regions(text: str, kind: str) -> list[tuple[int, int, str]]:
+def regions(
+    text: str, kind: str, facts: ProjectFacts | None = None, path: str = ""
+) -> list[tuple[int, int, str]]:
     """(start, end, label) offset ranges of ``text`` that never run on a Linux machine: the
-    whole file when it is provably another platform's environment."""
+    whole file when it is provably another platform's environment. ``facts``: the project's,
+    whose macros decide a C/C++/CUDA file's branches (None for a file read on its own);
+    ``path``: the file's, in the project."""
     found: list[tuple[int, int, str]] = []
     whole = foreign_platform(text, kind)
     if whole:
@@ -53,25 +61,30 @@ def regions(text: str, kind: str) -> list[tuple[int, int, str]]:
     if kind == "pyproject":
         found.extend(cuda_extra_regions(text))
     if kind == "cuda":
+        from migrator.kernels.source import ProjectMacros
         from migrator.kernels.view import hip_skipped_regions
 
-        found.extend(hip_skipped_regions(text))
+        found.extend(hip_skipped_regions(text, ProjectMacros.of(facts, path)))
     return sorted(found)
 
 
 class TextGuards:
     """Answers ``guard_at(offset)`` for one text file (computed once, on first use)."""
 
-    def __init__(self, text: str, kind: str) -> None:
+    def __init__(
+        self, text: str, kind: str, facts: ProjectFacts | None = None, path: str = ""
+    ) -> None:
         self._text = text
         self._kind = kind
+        self._facts = facts
+        self._path = path
         self._regions: list[tuple[int, int, str]] | None = None
         self._starts: list[int] = []
 
     def guard_at(self, offset: int) -> str:
         """Why the text at ``offset`` never runs on a ROCm machine, or ""."""
         if self._regions is None:
-            self._regions = regions(self._text, self._kind)
+            self._regions = regions(self._text, self._kind, self._facts, self._path)
             self._starts = [start for start, _, _ in self._regions]
         index = bisect.bisect_right(self._starts, offset)
         for start, end, label in reversed(self._regions[:index]):

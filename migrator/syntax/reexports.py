@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from migrator.syntax.flags import flag_target, may_bind
@@ -41,9 +40,6 @@ class ExportSlice:
         text = repr((self.module, self.package, items, self.opt_ins))
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
-
-#: The slice in force while a worker analyses one file (set by the runner, read by the engine).
-current_exports: ContextVar[ExportSlice | None] = ContextVar("current_exports", default=None)
 
 _DEFINED = re.compile(
     r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE
@@ -198,6 +194,9 @@ class ProjectIndex:
         self.top_imports: dict[str, TopImports] = {}
         #: relative path -> text of the project's container files (set by the runner)
         self.containers: dict[str, str] = {}
+        #: root packaging file name (pyproject.toml, setup.cfg) -> its text (set by the runner):
+        #: the console scripts they declare name modules every run of a command loads
+        self.packaging: dict[str, str] = {}
 
     @classmethod
     def build(cls, texts: Iterable[tuple[str, str]]) -> ProjectIndex:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _assignments
@@ -37,17 +37,14 @@ class CudnnAllowTf32(PythonRule):
     """
 
     code = "ROC131"
-    parse_scope = "statement"
+    parsing = Parsing(scope="statement", triggers=("allow_tf32", "fp32_precision"))
     name = "cudnn-allow-tf32"
     category = "cudnn"
     severity = Severity.INFO
-    consequence = "hygiene"
     #: a project-wide fact: one finding with the other sites related, like ROC140
-    aggregate = "project"
+    impact = Impact(consequence="hygiene", aggregate="project", effort_hours=0.0)
     message = "`cudnn.allow_tf32` has no effect on MIOpen: fp32 convolutions stay full FP32 on ROCm"
     fact = "§2 cudnn.allow_tf32 row; [R1][P5]"
-    triggers = ("allow_tf32", "fp32_precision")
-    effort_hours = 0.0
     valid = [
         Valid("import torch\ntorch.backends.cudnn.benchmark = True\n"),
         Valid("import torch\ntorch.backends.cudnn.allow_tf32 = False\n"),

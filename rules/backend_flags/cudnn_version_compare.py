@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 from migrator.api.syntax import literal_value
 
 from .._aliases import alias_kind, assigned_value_aliases
@@ -44,18 +44,15 @@ class CudnnVersionCompare(PythonRule):
     """
 
     code = "ROC130"
-    parse_scope = "names"
+    parsing = Parsing(scope="names", triggers=("cudnn.version", "cudnn import version", "cudnn as"))
     name = "cudnn-version-compare"
     category = "cudnn"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "scope"
+    impact = Impact(consequence="performance", aggregate="scope", effort_hours=0.25)
     message = (
         "`cudnn.version()` returns the MIOpen version on ROCm: cuDNN version numbers do not apply"
     )
     fact = "§2 cudnn.version row; [P3]"
-    triggers = ("cudnn.version", "cudnn import version", "cudnn as")
-    effort_hours = 0.25
     valid = [
         Valid("import torch\nprint('cudnn', torch.backends.cudnn.version())\n"),
         Valid("import torch\nok = torch.backends.cudnn.version() is not None\n"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _assignments
@@ -35,16 +35,13 @@ class ReducedPrecisionReductionFlag(PythonRule):
     """
 
     code = "ROC141"
-    parse_scope = "statement"
+    parsing = Parsing(scope="statement", triggers=("reduced_precision_reduction",))
     name = "reduced-precision-reduction-flag"
     category = "tf32"
     severity = Severity.INFO
-    consequence = "hygiene"
-    aggregate = "file"
+    impact = Impact(consequence="hygiene", aggregate="file", effort_hours=0.0)
     message = "reduced-precision-reduction flags have no effect on ROCm (unsupported by AMD)"
     fact = "§2 allow_fp16/bf16_reduced_precision_reduction row; [R1]"
-    triggers = ("reduced_precision_reduction",)
-    effort_hours = 0.0
     valid = [
         Valid(
             "import torch\nv = torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction\n"

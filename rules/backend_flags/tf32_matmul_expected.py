@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 from migrator.api.syntax import arg, literal_value
 
 from .._rocm_guards import unreachable_on_rocm
@@ -51,20 +51,20 @@ class Tf32Matmul(PythonRule):
     """
 
     code = "ROC140"
-    parse_scope = "statement"
+    parsing = Parsing(
+        scope="statement", triggers=("allow_tf32", "float32_matmul_precision", "fp32_precision")
+    )
     name = "tf32-matmul-expected"
     category = "tf32"
     severity = Severity.INFO
-    consequence = "performance"
-    aggregate = "project"
+    impact = Impact(
+        consequence="performance", aggregate="project", targets=("gfx942",), effort_hours=0.25
+    )
     message = (
         "TF32 matmul is off on ROCm unless the GPU is gfx942 and HIPBLASLT_ALLOW_TF32=1 is set; "
         "numerics differ from NVIDIA TF32"
     )
     fact = "§2 allow_tf32 row; §6 HIPBLASLT_ALLOW_TF32; §10.5; [P1][P6]"
-    triggers = ("allow_tf32", "float32_matmul_precision", "fp32_precision")
-    targets = ("gfx942",)
-    effort_hours = 0.25
     valid = [
         Valid("import torch\ntorch.backends.cuda.matmul.allow_tf32 = False\n"),
         Valid("import torch\ntorch.set_float32_matmul_precision('highest')\n"),

@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
 from .._problems import BITSANDBYTES_BINARIES
@@ -67,19 +67,20 @@ class BitsandbytesDependency(PythonRule):
     """
 
     code = "ROC510"
-    dependency = "bitsandbytes"
-    rocm_release = "0.49"
-    parse_scope = "statement"
+    impact = Impact(
+        dependency="bitsandbytes",
+        rocm_release="0.49",
+        consequence="performance",
+        aggregate="project",
+        problem=BITSANDBYTES_BINARIES,
+        effort_hours=0.5,
+    )
+    parsing = Parsing(scope="statement", triggers=("import bitsandbytes", "from bitsandbytes"))
     name = "bitsandbytes-dependency"
     category = "bitsandbytes"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "project"
-    problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes has ROCm binaries only from 0.49 (preview; 0.50 official)"
     fact = "§5 bitsandbytes row, §10.7; [B1]"
-    triggers = ("import bitsandbytes", "from bitsandbytes")
-    effort_hours = 0.5
     valid = [
         Valid("import torch\nopt = torch.optim.AdamW(params)\n"),
         Valid('"""Optionally uses bitsandbytes 8-bit Adam."""\n# import bitsandbytes as bnb\n'),

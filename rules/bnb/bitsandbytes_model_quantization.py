@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import CallShape, Invalid, PythonRule, Severity, Valid
+from migrator.api import CallShape, Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._imports import matches_package
 from .._literals import is_literal
@@ -56,20 +56,24 @@ class BitsandbytesTransformersQuantization(PythonRule):
     """
 
     code = "ROC511"
-    dependency = "bitsandbytes"
-    rocm_release = "0.49"
-    parse_scope = "statement"
+    impact = Impact(
+        dependency="bitsandbytes",
+        rocm_release="0.49",
+        consequence="performance",
+        aggregate="project",
+        problem=BITSANDBYTES_BINARIES,
+        effort_hours=0.5,
+    )
+    parsing = Parsing(
+        scope="statement",
+        triggers=("BitsAndBytesConfig", "load_in_4bit", "load_in_8bit"),
+        statement_calls=_calls(),
+    )
     name = "bitsandbytes-model-quantization"
     category = "bitsandbytes"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "project"
-    problem = BITSANDBYTES_BINARIES
     message = "bitsandbytes quantization needs bitsandbytes>=0.49 on ROCm"
     fact = "§5 bitsandbytes row; [B1]"
-    triggers = ("BitsAndBytesConfig", "load_in_4bit", "load_in_8bit")
-    statement_calls = _calls()
-    effort_hours = 0.5
     valid = [
         Valid("from transformers import AutoModel\nm = AutoModel.from_pretrained(name)\n"),
         Valid("m = AutoModel.from_pretrained(name, load_in_8bit=False)\n"),

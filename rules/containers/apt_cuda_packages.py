@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 from .._shell import command_segments
 
@@ -48,14 +48,15 @@ class AptCudaPackages(TextRule):
     name = "apt-cuda-packages"
     category = "container"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
-    container_image = "part"
+    impact = Impact(
+        consequence="crash-path", aggregate="file", container_image="part", effort_hours=0.5
+    )
     message = "CUDA system package: unavailable or unused on a ROCm system"
     fact = "§9 FROM nvidia/cuda row; [C1]"
-    triggers = ("cuda", "cudnn", "nccl", "nvinfer", "tensorrt", "cublas")
-    file_kinds = frozenset({"dockerfile", "shell", "ci-yaml"})
-    effort_hours = 0.5
+    parsing = Parsing(
+        triggers=("cuda", "cudnn", "nccl", "nvinfer", "tensorrt", "cublas"),
+        file_kinds=frozenset({"dockerfile", "shell", "ci-yaml"}),
+    )
     valid = [
         Valid("RUN apt-get install -y rocm-dev miopen-hip\n", path="Dockerfile"),
         Valid("RUN apt-get install -y git  # cuda-nvcc-12-1 not needed\n", path="Dockerfile"),

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 _FACT = "§9 Cog row; [C3]"
 
@@ -43,15 +43,13 @@ class CogGpuImage(TextRule):
     name = "cog-gpu-image"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=4.0)
     message = (
         "Cog builds GPU images on NVIDIA CUDA base images (`gpu: true`) and has no ROCm mode: "
         "this image cannot use an AMD GPU; build a ROCm image from a Dockerfile for AMD"
     )
     fact = _FACT
-    triggers = ("gpu",)
-    file_kinds = frozenset({"cog"})
-    effort_hours = 4.0
+    parsing = Parsing(triggers=("gpu",), file_kinds=frozenset({"cog"}))
     valid = [
         Valid('build:\n  gpu: false\n  python_version: "3.11"\n', path="cog.yaml"),
         Valid('build:\n  python_version: "3.11"\npredict: "predict.py:P"\n', path="cog.yaml"),

@@ -6,7 +6,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from migrator.api import Applicability, Invalid, Problem, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Problem,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 
 from .._lines import line_bounds
 
@@ -112,19 +123,18 @@ class ComposeNvidiaGpu(TextRule):
     """
 
     code = "ROC863"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Give the service /dev/kfd and /dev/dri with the video group",
+        applicability=Applicability.UNSAFE,
+    )
     name = "compose-nvidia-gpu"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.25)
     message = "NVIDIA GPU reservation: needs the NVIDIA Container Toolkit; fails on AMD hosts"
-    fix_title = "Give the service /dev/kfd and /dev/dri with the video group"
-    applicability = Applicability.UNSAFE
     fact = "§9 docker run --gpus row; [C1][C2]"
-    triggers = ("nvidia", "gpu")
-    file_kinds = frozenset({"compose"})
-    effort_hours = 0.25
+    parsing = Parsing(triggers=("nvidia", "gpu"), file_kinds=frozenset({"compose"}))
     valid = [
         Valid(
             "services:\n  app:\n    image: x\n    devices:\n      - /dev/kfd:/dev/kfd\n"

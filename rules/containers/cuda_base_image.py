@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 
 from ._images import _images, image_refs, split_image
 from ._rocm_release import _pinned_rocm
@@ -52,20 +62,22 @@ class CudaBaseImage(TextRule):
     """
 
     code = "ROC860"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Use AMD's ROCm development image for the same Ubuntu release",
+        applicability=Applicability.UNSAFE,
+    )
     name = "cuda-base-image"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
-    container_image = "base"
+    impact = Impact(
+        consequence="crash-path", aggregate="file", container_image="base", effort_hours=1.0
+    )
     message = "CUDA base image: it has no ROCm, so nothing in the container can use an AMD GPU"
-    fix_title = "Use AMD's ROCm development image for the same Ubuntu release"
-    applicability = Applicability.UNSAFE
     fact = "§9 FROM nvidia/cuda row; [B1][C1]"
-    triggers = ("nvidia/cuda",)
-    file_kinds = frozenset({"dockerfile", "compose", "ci-yaml"})
-    effort_hours = 1.0
+    parsing = Parsing(
+        triggers=("nvidia/cuda",), file_kinds=frozenset({"dockerfile", "compose", "ci-yaml"})
+    )
     valid = [
         Valid("FROM rocm/dev-ubuntu-22.04:6.3.4-complete\n", path="Dockerfile"),
         Valid(

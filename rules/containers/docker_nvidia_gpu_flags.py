@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 
 from .._shell import Token, command_segments
 
@@ -67,19 +77,21 @@ class DockerGpuFlags(TextRule):
     """
 
     code = "ROC862"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Pass the AMD GPU device files instead",
+        applicability=Applicability.UNSAFE,
+    )
     name = "docker-nvidia-gpu-flags"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.25)
     message = "`--gpus` / `--runtime=nvidia` need the NVIDIA Container Toolkit; Docker fails on AMD"
-    fix_title = "Pass the AMD GPU device files instead"
-    applicability = Applicability.UNSAFE
     fact = "§9 docker run --gpus row; [C1][C2][F1]"
-    triggers = ("--gpus", "--runtime", "nvidia-docker")
-    file_kinds = frozenset({"shell", "ci-yaml", "dockerfile"})
-    effort_hours = 0.25
+    parsing = Parsing(
+        triggers=("--gpus", "--runtime", "nvidia-docker"),
+        file_kinds=frozenset({"shell", "ci-yaml", "dockerfile"}),
+    )
     valid = [
         Valid("docker run --device /dev/kfd --device /dev/dri img\n", path="run.sh"),
         Valid("# docker run --gpus all img\necho done\n", path="run.sh"),

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 
 from ._images import _images, image_refs, split_image
 
@@ -49,20 +59,22 @@ class NgcImage(TextRule):
     """
 
     code = "ROC861"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Use AMD's `rocm/pytorch` image",
+        applicability=Applicability.UNSAFE,
+    )
     name = "ngc-image"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
-    container_image = "base"
+    impact = Impact(
+        consequence="crash-path", aggregate="file", container_image="base", effort_hours=2.0
+    )
     message = "NVIDIA NGC image: a CUDA build that cannot use an AMD GPU"
-    fix_title = "Use AMD's `rocm/pytorch` image"
-    applicability = Applicability.UNSAFE
     fact = "§9 FROM nvcr.io/nvidia/pytorch row; [R1]"
-    triggers = ("nvcr.io/nvidia/",)
-    file_kinds = frozenset({"dockerfile", "compose", "ci-yaml"})
-    effort_hours = 2.0
+    parsing = Parsing(
+        triggers=("nvcr.io/nvidia/",), file_kinds=frozenset({"dockerfile", "compose", "ci-yaml"})
+    )
     valid = [
         Valid(
             "FROM rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.7.1\n",

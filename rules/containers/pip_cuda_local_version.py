@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 from migrator.api.knowledge import LOCAL_CUDA_RE, rocm_for_companion, rocm_for_specs
 
 from .._requirements import Change, Req, render
@@ -42,19 +52,18 @@ class PipCudaLocalVersion(TextRule):
     """
 
     code = "ROC866"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Pin the ROCm build (`+rocmX.Y`) of the same release",
+        applicability=Applicability.UNSAFE,
+    )
     name = "pip-cuda-local-version"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.25)
     message = "CUDA build of PyTorch pinned: on ROCm it finds no GPU and runs on the CPU"
-    fix_title = "Pin the ROCm build (`+rocmX.Y`) of the same release"
-    applicability = Applicability.UNSAFE
     fact = "§9 index-url/local-version row; [P17][K1]"
-    triggers = ("+cu",)
-    file_kinds = frozenset({"dockerfile", "shell", "ci-yaml"})
-    effort_hours = 0.25
+    parsing = Parsing(triggers=("+cu",), file_kinds=frozenset({"dockerfile", "shell", "ci-yaml"}))
     valid = [
         Valid("RUN pip install torch==2.3.1+rocm6.0\n", path="Dockerfile"),
         Valid("echo torch==2.3.1+cu121\n", path="setup.sh"),

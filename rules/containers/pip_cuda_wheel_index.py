@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 from migrator.api.syntax import code_lines
 
 from .._shell import Token, command_segments
@@ -46,19 +56,21 @@ class PipCudaWheelIndex(TextRule):
     """
 
     code = "ROC865"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Use the PyTorch ROCm wheel index for the pinned torch",
+        applicability=Applicability.UNSAFE,
+    )
     name = "pip-cuda-wheel-index"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.25)
     message = "PyTorch CUDA wheel index: installs CUDA builds that find no GPU on ROCm"
-    fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"
-    applicability = Applicability.UNSAFE
     fact = "§9 index-url row, index releases; [P17][P18][K1]"
-    triggers = ("download.pytorch.org/whl/",)
-    file_kinds = frozenset({"dockerfile", "shell", "ci-yaml"})
-    effort_hours = 0.25
+    parsing = Parsing(
+        triggers=("download.pytorch.org/whl/",),
+        file_kinds=frozenset({"dockerfile", "shell", "ci-yaml"}),
+    )
     valid = [
         Valid(
             "RUN pip install torch --index-url https://download.pytorch.org/whl/rocm6.4\n",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Problem, Severity, TextRule, Valid, load_table
+from migrator.api import Impact, Invalid, Parsing, Problem, Severity, TextRule, Valid, load_table
 
 from .._dependency_files import cog_file
 from .._requirement_rule import RequirementRule
@@ -18,6 +18,7 @@ from ..dependencies.nvml_bindings import NvmlBindings
 from ..dependencies.onnxruntime_gpu import OnnxruntimeGpu
 from ..dependencies.pypi_triton import PypiTriton
 from ..dependencies.tensorflow_cuda_build import TensorflowCuda
+from ..dependencies.vllm_cuda_wheel import VllmCudaWheel
 from ..dependencies.xformers_cuda_wheel import XformersCudaWheel
 from ._images import image_refs, split_image
 
@@ -54,33 +55,36 @@ class PipInstallCudaPackage(TextRule):
     name = "pip-install-cuda-package"
     category = "container"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=1.0)
     message = "`pip install` of a CUDA-only package"
     fact = "§9 package rows, §4a, §5; [K3][F1][B1]"
-    triggers = FlashAttnCudaWheel.triggers + (
-        "nvidia",
-        "xformers",
-        "tensorrt",
-        "pycuda",
-        "cuda-python",
-        "cuda_python",
-        "dali",
-        "cupy",
-        "onnxruntime",
-        "jax",
-        "tensorflow",
-        "triton",
-        "bitsandbytes",
-        "nvml",
-        "gptq",
-        "awq",
-        "grouped",
-        "transformer-engine",
-        "transformer_engine",
+    parsing = Parsing(
+        triggers=FlashAttnCudaWheel.parsing.triggers
+        + (
+            "nvidia",
+            "xformers",
+            "tensorrt",
+            "pycuda",
+            "cuda-python",
+            "cuda_python",
+            "dali",
+            "cupy",
+            "onnxruntime",
+            "jax",
+            "tensorflow",
+            "triton",
+            "bitsandbytes",
+            "nvml",
+            "gptq",
+            "awq",
+            "grouped",
+            "transformer-engine",
+            "transformer_engine",
+            "vllm",
+            "vLLM",
+        ),
+        file_kinds=frozenset({"dockerfile", "shell", "ci-yaml", "cog"}),
     )
-    file_kinds = frozenset({"dockerfile", "shell", "ci-yaml", "cog"})
-    effort_hours = 1.0
     valid = [
         Valid("RUN pip install --no-cache-dir transformers accelerate\n", path="Dockerfile"),
         Valid("# pip install flash-attn\npip install torch\n", path="setup.sh"),
@@ -98,6 +102,7 @@ class PipInstallCudaPackage(TextRule):
             line=1,
             column=32,
         ),
+        Invalid("pip install --upgrade vllm==0.2.7\n", path="setup.sh", line=1, column=23),
         Invalid(
             'pip install "onnxruntime-gpu>=1.13.1" xformers tensorrt\n',
             path="setup.sh",
@@ -122,6 +127,7 @@ class PipInstallCudaPackage(TextRule):
         PypiTriton,
         FlashAttnCudaWheel,
         XformersCudaWheel,
+        VllmCudaWheel,
         BitsandbytesWithoutRocm,
         CudaOnlyPackage,
         NvmlBindings,
@@ -135,8 +141,8 @@ class PipInstallCudaPackage(TextRule):
         if not reqs:
             return
         examiners = [rule(self.ctx) for rule in self._RULES]
-        # A Dockerfile built on a ROCm image that installs flash-attn is building it from
-        # source for ROCm on purpose: leave that one alone.
+        # A Dockerfile built on a ROCm image that installs flash-attn or vLLM is building it
+        # from source for ROCm on purpose: leave that one alone.
         rocm_based = self.ctx.kind == "dockerfile" and any(
             split_image(ref.image)[0].startswith("rocm/")
             for ref in image_refs(self.ctx.text, "dockerfile")
@@ -144,7 +150,7 @@ class PipInstallCudaPackage(TextRule):
         for req in reqs:
             if not req.on_linux:
                 continue
-            if rocm_based and req.name in load_table("packages")["flash_attn"]["names"]:
+            if rocm_based and req.name in _BUILT_ON_ROCM_IMAGES:
                 continue
             for examiner in examiners:
                 verdict = examiner.examine(req)
@@ -163,3 +169,7 @@ class PipInstallCudaPackage(TextRule):
                     ),
                 )
                 break
+
+
+#: Packages a Dockerfile on a ROCm base image installs by building them for ROCm.
+_BUILT_ON_ROCM_IMAGES = frozenset([*load_table("packages")["flash_attn"]["names"], "vllm"])

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonContext, PythonRule, Severity, Valid
+from migrator.api import (
+    Impact,
+    Invalid,
+    Parsing,
+    Problem,
+    PythonContext,
+    PythonRule,
+    Severity,
+    Valid,
+)
 from migrator.api.syntax import string_value
 
 from .._shell import pip_requirements
@@ -70,15 +79,13 @@ class PipInstallCudaPackageInPython(PythonRule):
     """
 
     code = "ROC868"
-    parse_scope = "statement"
+    parsing = Parsing(scope="statement", triggers=("pip install", '"pip"', "'pip'"))
     name = "pip-install-cuda-package-in-python"
     category = "container"
     severity = Severity.WARNING
-    consequence = "performance"
+    impact = Impact(consequence="performance", effort_hours=0.5)
     message = "`pip install` of a CUDA-only package in a command run from Python"
     fact = PipInstallCudaPackage.fact
-    triggers = ("pip install", '"pip"', "'pip'")
-    effort_hours = 0.5
     valid = [
         Valid('raise ImportError("flash-attn missing: pip install flash-attn")\n'),
         Valid('print("pip install xformers for faster attention")\n'),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 from ._images import image_refs, split_image
 
@@ -46,14 +46,14 @@ class PytorchCudaImage(TextRule):
     name = "pytorch-cuda-image"
     category = "container"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
-    container_image = "base"
+    impact = Impact(
+        consequence="crash-path", aggregate="file", container_image="base", effort_hours=2.0
+    )
     message = "PyTorch's CUDA image: torch there is a CUDA build that cannot use an AMD GPU"
     fact = "§9 FROM pytorch/pytorch; [PH1][R1]"
-    triggers = ("pytorch/pytorch",)
-    file_kinds = frozenset({"dockerfile", "compose", "ci-yaml"})
-    effort_hours = 2.0
+    parsing = Parsing(
+        triggers=("pytorch/pytorch",), file_kinds=frozenset({"dockerfile", "compose", "ci-yaml"})
+    )
     valid = [
         Valid(
             "FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0\n",

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 from migrator.api.syntax import keyword_arg, positional_arg, replace_call
 
 from .._fallbacks import in_version_fallback
@@ -13,6 +23,12 @@ from .._fallbacks import in_version_fallback
 #: First torch release with the ``torch.amp`` form of each name (the ``torch.amp`` package, and
 #: ``torch.amp.autocast`` in it, came with torch 1.12).
 _SINCE = {"autocast": "1.12", "GradScaler": "2.3", "custom_fwd": "2.4", "custom_bwd": "2.4"}
+
+#: ``torch.cuda.amp.autocast(enabled, dtype, cache_enabled)`` takes its arguments in another
+#: order than ``torch.amp.autocast(device_type, dtype, enabled, cache_enabled)``: a positional
+#: argument of the alias is passed by keyword in the rewrite (``autocast(False)`` would
+#: otherwise become ``dtype=False``). GradScaler and custom_fwd/bwd keep their order.
+_AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")
 
 _TARGETS = {
     "torch.cuda.amp.autocast": ("autocast", "positional"),
@@ -60,18 +76,16 @@ class CudaAmpNamespace(PythonRule):
     """
 
     code = "ROC520"
-    parse_scope = "definition"
+    parsing = Parsing(scope="definition", triggers=("cuda.amp", "cuda import amp"))
     name = "cuda-amp-namespace"
     category = "cuda-amp"
     severity = Severity.HYGIENE
-    consequence = "hygiene"
-    aggregate = "none"  # each site has its own safe fix
+    impact = Impact(consequence="hygiene", aggregate="none", effort_hours=0.1)
     message = "`torch.cuda.amp` is a deprecated alias of `torch.amp` with device 'cuda'"
-    fix_title = "Use the `torch.amp` form with device 'cuda'"
-    applicability = Applicability.SAFE
+    fix = Fixing(
+        title="Use the `torch.amp` form with device 'cuda'", applicability=Applicability.SAFE
+    )
     fact = "§5 torch.cuda.amp rows; [V][M1]"
-    triggers = ("cuda.amp", "cuda import amp")
-    effort_hours = 0.1
     valid = [
         Valid(
             'import torch\n\ntry:\n    scaler = torch.amp.GradScaler("cuda")\n'
@@ -87,6 +101,20 @@ class CudaAmpNamespace(PythonRule):
             fixed='import torch\nwith torch.amp.autocast("cuda", dtype=torch.bfloat16):\n    pass\n',
             line=2,
             column=6,
+        ),
+        Invalid(
+            "import torch\nwith torch.cuda.amp.autocast(scaler is not None):\n    pass\n",
+            fixed='import torch\nwith torch.amp.autocast("cuda", enabled=scaler is not None):\n    pass\n',
+        ),
+        Invalid(  # arguments aligned under the bracket stay aligned under it
+            "import torch\n\nwith torch.cuda.amp.autocast(enabled=True,\n"
+            "                             dtype=torch.float16):\n    pass\n",
+            fixed='import torch\n\nwith torch.amp.autocast("cuda", enabled=True,\n'
+            "                        dtype=torch.float16):\n    pass\n",
+        ),
+        Invalid(
+            "import torch\nwith torch.cuda.amp.autocast(*options):\n    pass\n",
+            fixed=None,
         ),
         Invalid(
             "import torch as tt\nscaler = tt.cuda.amp.GradScaler()\n",
@@ -128,7 +156,11 @@ class CudaAmpNamespace(PythonRule):
             if style == "positional"
             else [keyword_arg("device_type", '"cuda"')]
         )
-        replacement = replace_call(node, f"{torch_name}.amp.{name}", prepend=prepend)
+        call = _autocast_keywords(node) if name == "autocast" else node
+        if call is None:  # `autocast(*args)`: which parameter each value fills is unknown
+            self.report(node)
+            return
+        replacement = replace_call(call, f"{torch_name}.amp.{name}", prepend=prepend)
         self.report(
             node,
             fix=Rewrite(
@@ -162,3 +194,27 @@ class CudaAmpNamespace(PythonRule):
 
     def _removals(self, func: cst.BaseExpression, qualified: str) -> list[tuple[str | None, ...]]:
         return self.ctx.unused_imports(func, "torch.cuda")
+
+
+def _autocast_keywords(call: cst.Call) -> cst.Call | None:
+    """``call`` with its positional arguments passed by the keywords of
+    ``torch.cuda.amp.autocast`` (the ``torch.amp`` form orders them differently); None when an
+    argument is ``*args`` or there are more positional arguments than parameters."""
+    args: list[cst.Arg] = []
+    position = 0
+    for argument in call.args:
+        if argument.star == "*":
+            return None
+        if argument.keyword is None and argument.star == "":
+            if position >= len(_AUTOCAST_POSITIONS):
+                return None
+            argument = argument.with_changes(
+                keyword=cst.Name(_AUTOCAST_POSITIONS[position]),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""),
+                    whitespace_after=cst.SimpleWhitespace(""),
+                ),
+            )
+            position += 1
+        args.append(argument)
+    return call.with_changes(args=args)

@@ -8,19 +8,21 @@ from typing import ClassVar
 
 import libcst as cst
 
-from migrator.api import Problem, PythonRule, TextRule
+from migrator.api import Parsing, Problem, PythonRule, TextRule
 from migrator.api.knowledge import BuildNote, anchor_key, notes_for
 
 from .._literals import docstring_nodes
 from ._shared import string_text
 
 
-class BuildNoteRule(PythonRule):
+class BuildNoteRule(PythonRule, abstract=True):
     """Reports each note of ``note_kinds`` that the build model (``migrator.kernels``) makes on
     this file, at the ``if`` test, string, call or argument whose code the note names."""
 
-    abstract = True
     note_kinds: ClassVar[frozenset[str]]
+    #: The cross-rule problem key of the reports (one finding per file with the rules sharing
+    #: it), "" when each note is a problem of its own.
+    note_problem: ClassVar[str] = ""
 
     def __init__(self, ctx: object) -> None:
         super().__init__(ctx)  # type: ignore[arg-type]
@@ -32,7 +34,10 @@ class BuildNoteRule(PythonRule):
         if self._notes is None:
             self._notes = {}
             for note in notes_for(
-                self.ctx.path, self.ctx.text or self.ctx.module_code(), self.note_kinds
+                self.ctx.project,
+                self.ctx.path,
+                self.ctx.text or self.ctx.module_code(),
+                self.note_kinds,
             ):
                 if note.anchor:
                     self._notes.setdefault(note.anchor, []).append(note)
@@ -44,7 +49,11 @@ class BuildNoteRule(PythonRule):
             if done in self._done:
                 continue
             self._done.add(done)
-            self.report(node, message=note.message, problem=Problem(group=note.kind))
+            self.report(
+                node,
+                message=note.message,
+                problem=Problem(key=self.note_problem, group=note.kind),
+            )
 
     def visit_If(self, node: cst.If) -> None:
         if self._pending():
@@ -69,19 +78,19 @@ class BuildNoteRule(PythonRule):
             self._match(argument.value, anchor_key(self.ctx.code(argument.value)))
 
 
-class CMakeNoteRule(TextRule):
+class CMakeNoteRule(TextRule, abstract=True):
     """Reports each note of ``note_kinds`` the build model makes on this CMake file, on its
     line."""
 
-    abstract = True
-    file_kinds = frozenset({"cmake"})
+    parsing = Parsing(file_kinds=frozenset({"cmake"}))
     note_kinds: ClassVar[frozenset[str]]
 
     def check(self) -> None:
         lines = self.ctx.text.splitlines()
         seen: set[tuple[int, str]] = set()
         for note in sorted(
-            notes_for(self.ctx.path, self.ctx.text, self.note_kinds), key=lambda n: n.line
+            notes_for(self.ctx.project, self.ctx.path, self.ctx.text, self.note_kinds),
+            key=lambda n: n.line,
         ):
             if not 0 < note.line <= len(lines) or (note.line, note.message) in seen:
                 continue

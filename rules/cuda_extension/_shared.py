@@ -36,12 +36,10 @@ def string_text(node: cst.CSTNode) -> str | None:
     return None
 
 
-class _KernelSource(PythonRule):
+class _KernelSource(PythonRule, abstract=True):
     """Shared matcher: string literals that hold CUDA source, either because they are passed to
     a kernel-compiling API (``load_inline(cuda_sources=...)``, ``cupy.RawKernel``, …) or because
     they contain CUDA markers (``__global__``, ``threadIdx``, …). Docstrings never count."""
-
-    abstract = True
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)

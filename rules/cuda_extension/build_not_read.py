@@ -3,7 +3,7 @@ source list computed by code it does not follow, kernel sources the build writes
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import GENERATED, UNREAD
 
 from ._build_notes import BuildNoteRule
@@ -47,12 +47,10 @@ class BuildNotRead(BuildNoteRule):
     name = "build-not-read"
     category = "cuda-extension"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    unknown = True
+    impact = Impact(consequence="crash-path", unknown=True, effort_hours=1.0)
     message = "a part of this extension build was not read: its kernels were not checked"
     fact = "§7 CUDAExtension row; [P9]"
-    triggers = ("cpp_extension", "Extension")
-    effort_hours = 1.0
+    parsing = Parsing(triggers=("cpp_extension", "Extension"))
     note_kinds = frozenset({UNREAD, GENERATED})
     valid = [
         Valid(

@@ -4,7 +4,7 @@ required outright, or CUDA-only libraries linked."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import CUDA_REQUIRED, GATE, LINK
 
 from ._build_notes import CMakeNoteRule
@@ -57,28 +57,28 @@ class CMakeCudaOnlyBuild(CMakeNoteRule):
     name = "cmake-cuda-only-build"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    blocker = True
+    impact = Impact(consequence="crash-path", blocker=True, effort_hours=8.0)
     message = "the CMake build needs the CUDA toolkit and has no HIP path"
     fact = "§7 gated build row, §7 CUDA toolkit libraries row; [P9][CM1]"
-    triggers = (
-        "CUDA",
-        "nvcc",
-        "cuda",
-        "cublas",
-        "culibos",
-        "nvrtc",
-        "cufft",
-        "curand",
-        "cusparse",
-        "cusolver",
-        "nvToolsExt",
-        "nvtx3",
-        "nvjitlink",
-        "cudnn",
-        "nccl",
+    parsing = Parsing(
+        triggers=(
+            "CUDA",
+            "nvcc",
+            "cuda",
+            "cublas",
+            "culibos",
+            "nvrtc",
+            "cufft",
+            "curand",
+            "cusparse",
+            "cusolver",
+            "nvToolsExt",
+            "nvtx3",
+            "nvjitlink",
+            "cudnn",
+            "nccl",
+        )
     )
-    effort_hours = 8.0
     note_kinds = frozenset({GATE, CUDA_REQUIRED, LINK})
     valid = [
         Valid(

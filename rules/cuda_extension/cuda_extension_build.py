@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Problem, PythonRule, Severity, Valid
 from migrator.api.knowledge import build_calls_in, call_digest
 from migrator.api.reach import caught_with_fallback
 
@@ -67,14 +67,13 @@ class CudaExtensionBuild(PythonRule):
     name = "cuda-extension-build"
     category = "cuda-extension"
     severity = Severity.WARNING
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=2.0)
     message = (
         "CUDA extension: hipified and built with hipcc on ROCm for PYTORCH_ROCM_ARCH "
         "(TORCH_CUDA_ARCH_LIST is ignored); build and check it on ROCm"
     )
     fact = "§7 CUDAExtension row, §6 TORCH_CUDA_ARCH_LIST row; [P9][P1]"
-    triggers = ("cpp_extension",)
-    effort_hours = 2.0
+    parsing = Parsing(triggers=("cpp_extension",))
     valid = [
         Valid(  # a JIT build whose failure falls back to Python code: optional on every GPU
             "from torch.utils.cpp_extension import load\n"
@@ -176,7 +175,7 @@ class CudaExtensionBuild(PythonRule):
     def _model_gpu_build(self, node: cst.Call) -> bool:
         """Whether the project's build model read this call as building GPU sources (a source
         list it evaluated: a comprehension over names, a join from ``__file__``)."""
-        calls = build_calls_in(self.ctx.path)
+        calls = build_calls_in(self.ctx.project, self.ctx.path)
         return bool(calls) and call_digest(self.ctx.code(node)) in (calls or ())
 
     @staticmethod

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonContext, PythonRule, Severity, Valid
+from migrator.api import (
+    Impact,
+    Invalid,
+    Parsing,
+    Problem,
+    PythonContext,
+    PythonRule,
+    Severity,
+    Valid,
+)
 
 from .._rocm_guards import in_try_catching, unreachable_on_rocm
 from .._tree import Tree, identifier, qualified_refs, tree
@@ -64,15 +73,13 @@ class CudaHomePath(PythonRule):
     name = "cuda-home-path"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.5)
     message = (
         "`torch.utils.cpp_extension.CUDA_HOME` is None on ROCm builds of torch: building a path "
         "from it raises TypeError (the ROCm toolkit is `cpp_extension.ROCM_HOME`)"
     )
     fact = "§6 CUDA_HOME / CUDA_PATH; §7 CUDAExtension row; [P9]"
-    triggers = ("CUDA_HOME",)
-    requires_imports = (_CUDA_HOME,)
-    effort_hours = 0.5
+    parsing = Parsing(triggers=("CUDA_HOME",), requires_imports=(_CUDA_HOME,))
     valid = [
         Valid("from torch.utils.cpp_extension import CUDA_HOME\n\nprint(CUDA_HOME)\n"),
         Valid(

@@ -3,7 +3,7 @@ toolkit ships (``-lcublas_static``, ``libraries=['cudart', 'nvrtc']``)."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import LINK
 
 from ._build_notes import BuildNoteRule
@@ -44,28 +44,27 @@ class CudaOnlyLinkLibrary(BuildNoteRule):
     name = "cuda-only-link-library"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    blocker = True
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", blocker=True, aggregate="file", effort_hours=1.0)
     message = "links a library only the CUDA toolkit ships"
     fact = "§7 CUDA toolkit libraries row; [P9]"
-    triggers = (
-        "cudart",
-        "cublas",
-        "culibos",
-        "nvrtc",
-        "cufft",
-        "curand",
-        "cusparse",
-        "cusolver",
-        "nvToolsExt",
-        "nvjitlink",
-        "cudnn",
-        "nccl",
-        "cuda",
+    parsing = Parsing(
+        triggers=(
+            "cudart",
+            "cublas",
+            "culibos",
+            "nvrtc",
+            "cufft",
+            "curand",
+            "cusparse",
+            "cusolver",
+            "nvToolsExt",
+            "nvjitlink",
+            "cudnn",
+            "nccl",
+            "cuda",
+        ),
+        requires=("extra_link_args", "extra_ldflags", "libraries"),
     )
-    requires = ("extra_link_args", "extra_ldflags", "libraries")
-    effort_hours = 1.0
     note_kinds = frozenset({LINK})
     valid = [
         Valid(

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from ._shared import _data, _KernelSource
 
@@ -48,14 +48,15 @@ class CudaVersionMacroInSource(_KernelSource):
     name = "cuda-version-macro-in-source"
     category = "cuda-extension"
     severity = Severity.WARNING
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=1.0)
     message = "CUDA arch/version macros in kernel source are undefined or differ under HIP"
     fact = "§7 CUDA_VERSION/__CUDA_ARCH__ row; [P1][H2]"
-    triggers = ("__CUDA_ARCH__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER")
     #: the macro sits in the string it reports, which is a docstring or not by its place in the
     #: function or class around it
-    parse_scope = "definition"
-    effort_hours = 1.0
+    parsing = Parsing(
+        triggers=("__CUDA_ARCH__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER"),
+        scope="definition",
+    )
     valid = [
         Valid('SRC = r"""__global__ void k(float* x) { x[threadIdx.x] = 0; }"""\n'),
         Valid('"""Checks __CUDA_ARCH__ >= 800 in the kernels."""\nimport os\n'),

@@ -3,10 +3,11 @@ where it finds the CUDA toolkit (``if CUDA_HOME is not None:``), with no ROCm br
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import GATE
 
 from ._build_notes import BuildNoteRule
+from ._shared import EXTENSION_BUILD
 
 
 class ExtensionBuiltOnlyWithCuda(BuildNoteRule):
@@ -42,9 +43,12 @@ class ExtensionBuiltOnlyWithCuda(BuildNoteRule):
     ROCM_HOME`); `CUDAExtension` hipifies the `.cu` sources on ROCm.
 
     ## Known problems
-    A test inside a helper function the build calls by a name the reading does not follow is
-    not seen; an environment switch that forces the build (`FORCE_CUDA=1`) still counts, as the
-    default build is the CPU-only one.
+    A test of a name bound from a toolkit probe counts (`_, major, _ = cuda_version(CUDA_HOME)`
+    then `if major != -1:`, or a call of a function of the same file whose body looks for the
+    toolkit); a test inside a helper function the build calls by a name the reading does not
+    follow is not seen. An environment switch that forces the build (`FORCE_CUDA=1`) still
+    counts, as the default build is the CPU-only one. The gated build, the nvcc-only flags it
+    passes (ROC603) and its `CUDA_HOME` paths (ROC604) are one finding, at the test.
 
     ## References
     - pytorch `torch/utils/cpp_extension.py` (`CUDA_HOME`, `ROCM_HOME`, `_find_cuda_home`)
@@ -54,21 +58,24 @@ class ExtensionBuiltOnlyWithCuda(BuildNoteRule):
     name = "extension-built-only-with-cuda"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    blocker = True
+    impact = Impact(consequence="crash-path", blocker=True, effort_hours=2.0)
     message = "the extension gets its GPU code only where the CUDA toolkit is found"
     fact = "§7 gated build row; [P9]"
-    triggers = (
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "CUDA_ROOT",
-        "CUDACXX",
-        "nvcc",
-        "version.cuda",
-        "cuda_home",
+    parsing = Parsing(
+        triggers=(
+            "CUDA_HOME",
+            "CUDA_PATH",
+            "CUDA_ROOT",
+            "CUDACXX",
+            "nvcc",
+            "version.cuda",
+            "cuda_home",
+        )
     )
-    effort_hours = 2.0
     note_kinds = frozenset({GATE})
+    #: the gated build, its nvcc-only flags and CUDA_HOME paths are one problem of the file,
+    #: anchored at the test (where the user acts)
+    note_problem = EXTENSION_BUILD
     valid = [
         Valid(
             "from torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME, CppExtension, CUDAExtension\n"
@@ -95,6 +102,24 @@ class ExtensionBuiltOnlyWithCuda(BuildNoteRule):
         ),
     ]
     invalid = [
+        # the test reads a name bound from a helper that probes the toolkit: the ROCm build
+        # takes the CPU stub
+        Invalid(
+            "import subprocess\nimport torch\n"
+            "from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension\n"
+            "def cuda_version(cuda_dir):\n"
+            "    if cuda_dir is None or torch.version.cuda is None:\n"
+            "        return None, -1, 0\n"
+            "    out = subprocess.check_output([cuda_dir + '/bin/nvcc', '-V'], text=True)\n"
+            "    return out, int(out.split('release ')[1][0:2]), 0\n"
+            "_, major, _ = cuda_version(CUDA_HOME)\n"
+            "if major != -1:\n"
+            "    ext = CUDAExtension('ops', ['ops.cpp', 'ops_kernel.cu'])\n"
+            "else:\n"
+            "    ext = CppExtension('ops', ['ops.cpp', 'ops_stub.cpp'])\n",
+            path="setup.py",
+            line=10,
+        ),
         Invalid(
             "from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension\n"
             "extension, sources, macros = CppExtension, ['ops.cpp'], []\n"

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from ._shared import _KernelSource
 
@@ -54,16 +54,14 @@ class InlinePtxAsm(_KernelSource):
     name = "inline-ptx-asm"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    port = True
+    impact = Impact(consequence="crash-path", port=True, effort_hours=4.0, blocker=True)
     message = "inline PTX assembly does not compile on ROCm (HIP-Clang takes GCN asm only)"
     fact = "§7 inline PTX row, §10.11; [H1][P1]"
-    triggers = ("asm(", "asm (", "asm volatile", "asm __volatile__", "__asm__")
     # a finding is a string holding its trigger: inside a kernel-compiling call's arguments in
     # the same statement, or a string with CUDA markers of its own
-    parse_scope = "statement"
-    effort_hours = 4.0
-    blocker = True
+    parsing = Parsing(
+        triggers=("asm(", "asm (", "asm volatile", "asm __volatile__", "__asm__"), scope="statement"
+    )
     valid = [
         Valid(
             'import cupy\nk = cupy.RawKernel(r"""extern "C" __global__ void f(float* x)'

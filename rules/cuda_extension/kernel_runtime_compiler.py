@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 _PROGRAM = re.compile(r"^(?:.*/)?(nvcc|ptxas|cuobjdump|nvdisasm|fatbinary|nvlink)(?:\s|$)")
 _NVRTC_CALL = re.compile(r"^nvrtc(CompileProgram|CreateProgram)$")
@@ -43,13 +43,12 @@ class KernelRuntimeCompiler(KernelRule):
     name = "kernel-runtime-compiler"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    blocker = True
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", blocker=True, aggregate="file", effort_hours=16.0)
     message = "compiles kernels at run time with the CUDA toolkit, which ROCm lacks"
     fact = "§7 run time compiled kernels row; [HR1]"
-    triggers = ("nvcc", "ptxas", "cuobjdump", "nvdisasm", "fatbinary", "nvlink", "nvrtc")
-    effort_hours = 16.0
+    parsing = Parsing(
+        triggers=("nvcc", "ptxas", "cuobjdump", "nvdisasm", "fatbinary", "nvlink", "nvrtc")
+    )
     valid = [
         Valid("// compile with nvcc -c k.cu\n__global__ void k() {}\n", path="k.cu"),
         Valid('const char* help = "built with the nvcc of CUDA 12";\n', path="info.cpp"),

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Problem, PythonRule, Severity, Valid
 from migrator.api.knowledge import build_calls_in
 
 from .._literals import docstring_nodes
@@ -84,30 +84,30 @@ class NvccArchFlags(PythonRule):
     name = "nvcc-arch-flags"
     category = "cuda-extension"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(consequence="crash-path", aggregate="scope", effort_hours=0.5)
     message = "nvcc architecture flag reaches hipcc on ROCm (cpp_extension passes nvcc flags on)"
     fact = "§6 TORCH_CUDA_ARCH_LIST row, §7 CUDAExtension and nvcc-only flags rows; [P9][H5][H6]"
-    triggers = (
-        "-gencode",
-        "arch=compute_",
-        "-arch=sm_",
-        "--generate-code",
-        "--gpu-architecture",
-        "relaxed-constexpr",
-        "extended-lambda",
-        "-Xptxas",
-        "-Xfatbin",
-        "-Xnvlink",
-        "-Xcudafe",
-        "ptxas-options",
-        "fatbin-options",
-        "nvlink-options",
-        "-compress-all",
-        "--use_fast_math",
-        "--extra-device-vectorization",
+    parsing = Parsing(
+        triggers=(
+            "-gencode",
+            "arch=compute_",
+            "-arch=sm_",
+            "--generate-code",
+            "--gpu-architecture",
+            "relaxed-constexpr",
+            "extended-lambda",
+            "-Xptxas",
+            "-Xfatbin",
+            "-Xnvlink",
+            "-Xcudafe",
+            "ptxas-options",
+            "fatbin-options",
+            "nvlink-options",
+            "-compress-all",
+            "--use_fast_math",
+            "--extra-device-vectorization",
+        )
     )
-    effort_hours = 0.5
     valid = [
         Valid(  # a gencode helper that only the non-ROCm branch calls
             "from torch.utils.cpp_extension import CUDAExtension\n"
@@ -207,7 +207,7 @@ class NvccArchFlags(PythonRule):
             # only files that build extensions: the flags then reach cpp_extension, directly or
             # through a project function that wraps it (the build model's calls in this file)
             self._active = "cpp_extension" in self.ctx.module_code() or bool(
-                build_calls_in(self.ctx.path)
+                build_calls_in(self.ctx.project, self.ctx.path)
             )
         if not self._active:
             return

@@ -7,7 +7,7 @@ import shlex
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 from migrator.api.syntax import string_value
 
 #: CUDA toolkit programs that compile or read device code.
@@ -105,13 +105,12 @@ class RuntimeCudaCompiler(PythonRule):
     name = "runtime-cuda-compiler"
     category = "cuda-extension"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    blocker = True
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", blocker=True, aggregate="file", effort_hours=8.0)
     message = "compiles GPU code at run time with the CUDA toolkit, which ROCm lacks"
     fact = "§7 run time compiled kernels row; [HR1]"
-    triggers = ("nvcc", "ptxas", "cuobjdump", "nvdisasm", "fatbinary", "nvlink", "nvrtc")
-    effort_hours = 8.0
+    parsing = Parsing(
+        triggers=("nvcc", "ptxas", "cuobjdump", "nvdisasm", "fatbinary", "nvlink", "nvrtc")
+    )
     valid = [
         Valid("import subprocess\nout = subprocess.check_output(['nvcc', '--version'])\n"),
         Valid("import subprocess\nsubprocess.run(['hipcc', '-c', 'k.hip'])\n"),

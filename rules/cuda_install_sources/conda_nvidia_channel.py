@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 
@@ -62,12 +62,12 @@ class CondaNvidiaChannel(TextRule):
     name = "conda-nvidia-channel"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "performance"
+    impact = Impact(consequence="performance", effort_hours=0.5)
     message = "conda's `nvidia` channel installs CUDA packages that cannot use an AMD GPU"
     fact = "§9 index-url row (CUDA builds); conda specifics unverified; [P17]"
-    triggers = ("nvidia",)
-    file_kinds = frozenset({"shell", "dockerfile", "ci-yaml"})
-    effort_hours = 0.5
+    parsing = Parsing(
+        triggers=("nvidia",), file_kinds=frozenset({"shell", "dockerfile", "ci-yaml"})
+    )
     valid = [
         Valid("conda install -y pytorch -c pytorch\n", path="setup.sh"),
         Valid("# conda install -c nvidia cuda-toolkit\n", path="setup.sh"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 from migrator.api.knowledge import CUDA_INDEX_RE
 
 from .._shell import iter_lines
@@ -53,14 +53,12 @@ class CudaWheelUrl(TextRule):
     name = "cuda-wheel-url"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.5)
     message = (
         "direct wheel URL of a CUDA build: pip installs it on ROCm too, where it cannot use the GPU"
     )
     fact = "§9 index-url/local-version row; [P17][K1]"
-    triggers = (".whl",)
-    file_kinds = _INSTALL_KINDS
-    effort_hours = 0.5
+    parsing = Parsing(triggers=(".whl",), file_kinds=_INSTALL_KINDS)
     valid = [
         Valid(
             "https://download.pytorch.org/whl/rocm6.1/torch-2.4.0%2Brocm6.1-cp310-linux_x86_64.whl\n",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 from ._shared import _INSTALL_KINDS
@@ -46,12 +46,10 @@ class NvidiaApexGitInstall(TextRule):
     name = "nvidia-apex-git-install"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.5)
     message = "NVIDIA/apex builds CUDA kernels only; on ROCm install ROCm/apex"
     fact = "§5 apex.amp row; [AP2]"
-    triggers = ("NVIDIA/apex",)
-    file_kinds = _INSTALL_KINDS
-    effort_hours = 0.5
+    parsing = Parsing(triggers=("NVIDIA/apex",), file_kinds=_INSTALL_KINDS)
     valid = [
         Valid("pip install git+https://github.com/ROCm/apex.git\n", path="setup.sh"),
         Valid("# pip install git+https://github.com/NVIDIA/apex\n", path="setup.sh"),

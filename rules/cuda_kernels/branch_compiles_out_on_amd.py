@@ -3,7 +3,7 @@ whose code hipcc skips, with no branch for AMD in its place."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 from migrator.api.knowledge import cuda_build_macros
 from migrator.api.reach import cuda_build_branches, dead_on_amd
 
@@ -41,15 +41,13 @@ class BranchCompilesOutOnAmd(KernelRule):
     """
 
     code = "ROC360"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(aggregate="file", effort_hours=2.0, consequence="crash-path")
     name = "branch-compiles-out-on-amd"
     category = "preprocessor"
     severity = Severity.WARNING
     message = "this branch is false on AMD (no __CUDA_ARCH__ or CUDA library version there) and nothing replaces it"
     fact = "§7 version macros; [P1][H2]"
-    triggers = ("__CUDA_ARCH__", "_VERSION", "#if", "# if")
-    effort_hours = 2.0
-    consequence = "crash-path"
+    parsing = Parsing(triggers=("__CUDA_ARCH__", "_VERSION", "#if", "# if"))
     valid = [
         Valid(
             "#if __CUDA_ARCH__ >= 800\n  y = fast(x);\n#else\n  y = slow(x);\n#endif\n", path="k.cu"
@@ -65,8 +63,22 @@ class BranchCompilesOutOnAmd(KernelRule):
         Valid(
             '#if __CUDA_ARCH__ < 700\n  static_assert(false, "needs sm70");\n#endif\n', path="k.cu"
         ),
+        # async-copy bookkeeping: the copies it orders are reported where they are issued
+        Valid(
+            "__device__ void commit_group() {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.commit_group;\\n" ::);\n#endif\n}\n',
+            path="cp_async.cuh",
+        ),
     ]
     invalid = [
+        # an #else that only reports and returns an error status is no AMD path
+        Invalid(
+            "int loss(int loc) {\n#if CUDART_VERSION >= 11000\n  return gpu_loss(loc);\n#else\n"
+            '  std::cerr << "not compiled with GPU support" << std::endl;\n'
+            "  return STATUS_EXECUTION_FAILED;\n#endif\n}\n",
+            path="entry.cu",
+            line=2,
+        ),
         Invalid(
             "#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11600\nint gemm_lt() { return run(); }\n#endif\n",
             path="dense.cu",
@@ -81,7 +93,7 @@ class BranchCompilesOutOnAmd(KernelRule):
 
     def check(self) -> None:
         view = self.view
-        for gated in cuda_build_branches(view.source, cuda_build_macros()):
+        for gated in cuda_build_branches(view.source, cuda_build_macros(self.ctx.project)):
             self.report_bytes(
                 (gated.directive_start, gated.directive_end),
                 message=f"`{gated.directive}` is compiled only with CUDA: the build defines "
@@ -89,7 +101,15 @@ class BranchCompilesOutOnAmd(KernelRule):
                 f"ROCm build compiles the other branch; define `{gated.macro}` in the HIP build",
             )
         for branch in dead_on_amd(view.source):
-            self.report_bytes(
-                (branch.directive_start, branch.directive_end),
-                message=f"`{branch.directive}` is false on AMD and nothing replaces it: the code compiles out there",
+            message = (
+                f"`{branch.directive}` is false on AMD and nothing replaces it: the code "
+                "compiles out there"
             )
+            if "__CUDACC__" in branch.directive:
+                message = (
+                    f"`{branch.directive}` is false under hipcc: only CMake builds compile this "
+                    "file, no hipify step renames `__CUDACC__`, and hipcc defines `__HIPCC__` "
+                    "instead, so AMD gets the branch written for the host compiler (or nothing); "
+                    "test `__CUDACC__ || __HIPCC__`"
+                )
+            self.report_bytes((branch.directive_start, branch.directive_end), message=message)

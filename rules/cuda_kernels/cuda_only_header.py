@@ -3,8 +3,8 @@ compiles for AMD."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Problem, Severity, Valid
-from migrator.api.knowledge import cuda_header, hipify_tables, rewrites_include, scanned_project
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Problem, Severity, Valid
+from migrator.api.knowledge import cuda_header, hipify_tables, rewrites_include
 
 from ._shared import table
 
@@ -46,9 +46,8 @@ class CudaOnlyHeader(KernelRule):
     severity = Severity.ERROR
     message = "CUDA header with no hipify mapping: the ROCm build cannot find it"
     fact = "§7 CUDA-only headers; [P16][H4]"
-    triggers = ("#include", "# include")
-    effort_hours = 4.0
-    consequence = "crash-import"
+    parsing = Parsing(triggers=("#include", "# include"))
+    impact = Impact(effort_hours=4.0, consequence="crash-import")
     valid = [
         Valid(
             "#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n#include <cub/cub.cuh>\n",
@@ -78,7 +77,7 @@ class CudaOnlyHeader(KernelRule):
 
     def check(self) -> None:
         headers = table()["headers"]
-        facts = scanned_project()
+        facts = self.ctx.project
         own = frozenset(facts.cuda_headers) if facts is not None else frozenset()
         view = self.view
         for include in view.source.includes():

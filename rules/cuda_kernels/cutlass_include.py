@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import table
 
@@ -37,18 +37,15 @@ class CutlassInclude(KernelRule):
 
     code = "ROC330"
     # a project built on CUTLASS is one port (its includes are the sites), not one per header
-    aggregate = "project"
+    impact = Impact(
+        aggregate="project", effort_hours=40.0, consequence="crash-import", port=True, blocker=True
+    )
     name = "cutlass-include"
     category = "cutlass"
     severity = Severity.ERROR
     message = "CUTLASS/CuTe is NVIDIA-only (no ROCm port); the kernel needs a CK, hipBLASLt or Triton path"
     fact = "§7 CUTLASS and CuTe; [CU1][CK1]"
-    triggers = ("cutlass/", "cute/")
-    requires = ("include",)
-    effort_hours = 40.0
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("cutlass/", "cute/"), requires=("include",))
     valid = [
         Valid("#include <ck/ck.hpp>\n", path="k.cu"),
         Valid('// #include "cutlass/gemm.h"\nconst char* p = "cute/tensor.hpp";\n', path="k.cu"),

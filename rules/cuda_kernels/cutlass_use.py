@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import lines_once, table
 
@@ -59,19 +59,16 @@ class CutlassUse(KernelRule):
     """
 
     code = "ROC331"
-    aggregate = "file"  # one problem per file: the lines that name the library are its sites
+    # the port is weighed at the library's include (ROC330); each further line is reading
+    impact = Impact(
+        aggregate="file", effort_hours=0.25, consequence="crash-import", port=True, blocker=True
+    )
     name = "cutlass-use"
     category = "cutlass"
     severity = Severity.ERROR
     message = "CUTLASS/CuTe used here (no ROCm port): this code is part of the port to a CK, hipBLASLt or Triton path"
     fact = "§7 CUTLASS and CuTe; [CU1][CK1]"
-    triggers = ("cutlass", "cute")
-    requires = ("::", "namespace")
-    # the port is weighed at the library's include (ROC330); each further line is reading
-    effort_hours = 0.25
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("cutlass", "cute"), requires=("::", "namespace"))
     valid = [
         Valid("int execute(int compute) { return compute; }\n", path="k.cu"),
         Valid('// cutlass::gemm::device::Gemm\nconst char* s = "cute::Tensor";\n', path="k.cu"),

@@ -7,7 +7,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 from migrator.api.knowledge import smem_requests
 
 from ._shared import table
@@ -65,6 +65,8 @@ def evaluate(text: str, lookup: Callable[[str], str | None], depth: int = 0) -> 
             return None
         piece = match.group(1)
         position = match.end()
+        if piece == "sizeof":
+            return None  # ``sizeof(typename T::Storage)``: a type only the compiler sizes
         if piece.startswith("sizeof"):
             name = piece[piece.index("(") + 1 : -1].strip().split("::")[-1]
             size = _SIZEOF.get(name)
@@ -223,13 +225,19 @@ class DynamicSmemOverLimit(KernelRule):
     severity = Severity.WARNING
     message = "dynamic shared memory above 64 KiB does not fit an MI200/MI300 workgroup's LDS"
     fact = "§7 shared memory above 64 KiB; [AG1]"
-    triggers = ("MaxDynamicSharedMemorySize",)
-    effort_hours = 4.0
-    consequence = "crash-path"
+    parsing = Parsing(triggers=("MaxDynamicSharedMemorySize",))
+    impact = Impact(effort_hours=4.0, consequence="crash-path")
     valid = [
         Valid(
             "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024);\n",
             path="k.cu",
+        ),
+        # a size only the compiler knows (the file was left unscanned by an internal error)
+        Valid(
+            "template <typename Kernel_traits> void run(void* kernel) {\n"
+            "  int smem_size = sizeof(typename Kernel_traits::SharedStorage);\n"
+            "  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n}\n",
+            path="launch.h",
         ),
         Valid(
             "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);\n",

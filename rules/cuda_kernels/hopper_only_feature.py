@@ -3,7 +3,7 @@ mbarrier, thread-block clusters) in a source hipcc compiles for AMD."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import construct_spans
 
@@ -41,7 +41,9 @@ class HopperOnlyFeature(KernelRule):
     """
 
     code = "ROC313"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=40.0, consequence="crash-import", port=True, blocker=True
+    )
     name = "hopper-only-feature"
     category = "ptx"
     severity = Severity.ERROR
@@ -49,19 +51,17 @@ class HopperOnlyFeature(KernelRule):
         "Hopper/Blackwell-only feature (wgmma, TMA, mbarrier, clusters) has no AMD counterpart"
     )
     fact = "§7 Hopper and Blackwell features; [NV1][P16]"
-    triggers = (
-        "asm",
-        "cuTensorMap",
-        "CUtensorMap",
-        "__cluster_dims__",
-        "this_cluster",
-        "ClusterDimension",
-        "NonPortableClusterSize",
+    parsing = Parsing(
+        triggers=(
+            "asm",
+            "cuTensorMap",
+            "CUtensorMap",
+            "__cluster_dims__",
+            "this_cluster",
+            "ClusterDimension",
+            "NonPortableClusterSize",
+        )
     )
-    effort_hours = 40.0
-    consequence = "crash-import"
-    port = True
-    blocker = True
     valid = [
         Valid('__device__ void f() { asm volatile("" ::: "memory"); }\n', path="k.cu"),
         Valid("// cuTensorMapEncodeTiled is used on sm90 only\n", path="k.cu"),

@@ -5,7 +5,7 @@ AMD."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import api_triggers, construct_spans
 
@@ -48,18 +48,16 @@ class HopperWrapperUse(KernelRule):
     """
 
     code = "ROC315"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    # the port is weighed at the kernel's PTX and CUTLASS include; each wrapper call is reading
+    impact = Impact(
+        aggregate="file", effort_hours=0.5, consequence="crash-import", port=True, blocker=True
+    )
     name = "hopper-wrapper-use"
     category = "ptx"
     severity = Severity.ERROR
     message = "Hopper/Blackwell feature through a library wrapper (TMA, wgmma, setmaxnreg, clusters, dependent launch): no AMD counterpart"
     fact = "§7 Hopper and Blackwell features; [NV1][P16]"
-    triggers = api_triggers("hopper_wrappers")
-    # the port is weighed at the kernel's PTX and CUTLASS include; each wrapper call is reading
-    effort_hours = 0.5
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=api_triggers("hopper_wrappers"))
     valid = [
         Valid(
             "using Arch = cutlass::arch::Sm80;\nint cluster_size = 4;\nint tma = 0;\n", path="k.cu"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import asm_class
 
@@ -41,18 +41,15 @@ class InlinePtx(KernelRule):
     """
 
     code = "ROC310"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=8.0, consequence="crash-import", port=True, blocker=True
+    )
     name = "inline-ptx"
     category = "ptx"
     severity = Severity.ERROR
     message = "inline PTX assembly does not compile for AMD GPUs; rewrite it with HIP intrinsics"
     fact = "§7 inline PTX; [H1]"
-    triggers = ("asm",)
-    requires = ("(",)
-    effort_hours = 8.0
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("asm",), requires=("(",))
     valid = [
         # host CPU assembly: a debugger breakpoint, a spin-wait hint, a timestamp read
         Valid(

@@ -3,7 +3,7 @@ under nvcc and an empty body, or a stub, under hipcc."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 from migrator.api.reach import DIFFERENTIAL_READER, arch_names, empty_on_amd
 
 
@@ -47,17 +47,15 @@ class KernelCompilesToNothingOnAmd(KernelRule):
     """
 
     code = "ROC361"
-    aggregate = "file"  # one problem per kernel file: its functions are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=16.0, consequence="crash-path", port=True, blocker=True
+    )
     name = "kernel-compiles-to-nothing-on-amd"
     category = "preprocessor"
     severity = Severity.ERROR
     message = "this kernel has code for NVIDIA and none for AMD: on AMD it compiles to nothing"
     fact = "§7 version macros; [P1][H2]"
-    triggers = ("__global__", "__device__")
-    effort_hours = 16.0
-    consequence = "crash-path"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("__global__", "__device__"))
     valid = [
         Valid(
             "__global__ void k(float* x) {\n#if __CUDA_ARCH__ >= 800\n  x[0] = fast();\n"
@@ -82,6 +80,14 @@ class KernelCompilesToNothingOnAmd(KernelRule):
             "#if __CUDA_ARCH__ >= 800\n__global__ void k(float* x) { x[0] = fast(); }\n#else\n"
             "__global__ void k(float* x) { x[0] = slow(); }\n#endif\n",
             path="k.cu",
+        ),
+        # async-copy bookkeeping: it orders cp.async copies, reported where they are issued
+        Valid(
+            "__device__ void commit_group() {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.commit_group;\\n" ::);\n#endif\n}\n'
+            "template <int n>\n__device__ void wait_group() {\n#if __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.wait_group %0;\\n" ::"n"(n));\n#endif\n}\n',
+            path="cp_async.cuh",
         ),
     ]
     invalid = [
@@ -109,6 +115,13 @@ class KernelCompilesToNothingOnAmd(KernelRule):
             '__global__ void k(float* x) { printf("unsupported\\n"); }\n#endif\n',
             path="k.cu",
             line=4,
+        ),
+        Invalid(
+            "__device__ void load(unsigned s, const void* g) {\n#if __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(g));\n'
+            '  asm volatile("cp.async.commit_group;" ::);\n#endif\n}\n',
+            path="cp_async.cuh",
+            line=1,
         ),
         Invalid(
             "__global__ void copy_async(float* x) {\n#ifndef USE_ROCM\n  x[0] = 1.f;\n#else\n"

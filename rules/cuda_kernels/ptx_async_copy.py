@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import construct_spans
 
@@ -37,18 +37,15 @@ class PtxAsyncCopy(KernelRule):
     """
 
     code = "ROC312"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=16.0, consequence="crash-import", port=True, blocker=True
+    )
     name = "ptx-async-copy"
     category = "ptx"
     severity = Severity.ERROR
     message = "Ampere cp.async PTX has no AMD equivalent; stage the copy through registers or use a HIP pipeline"
     fact = "§7 cp.async; [H1][NV1]"
-    triggers = ("asm", "__pipeline_", "memcpy_async")
-    requires = ("(",)
-    effort_hours = 16.0
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    parsing = Parsing(triggers=("asm", "__pipeline_", "memcpy_async"), requires=("(",))
     valid = [
         Valid('__device__ void f() { asm volatile("" ::: "memory"); }\n', path="k.cu"),
         Valid(
@@ -57,12 +54,25 @@ class PtxAsyncCopy(KernelRule):
             "#endif\n",
             path="k.cuh",
         ),
+        # bookkeeping only under an architecture guard: nothing to commit or wait for on AMD
+        Valid(
+            "__device__ void commit_group() {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.commit_group;\\n" ::);\n#endif\n}\n',
+            path="cp_async.cuh",
+        ),
     ]
     invalid = [
         Invalid(
             '__device__ void cp(unsigned s, const void* g) {\n  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\\n" :: "r"(s), "l"(g));\n}\n',
             path="k.cuh",
             line=2,
+        ),
+        Invalid(
+            "__device__ void load(unsigned s, const void* g) {\n#if __CUDA_ARCH__ >= 800\n"
+            '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(g));\n'
+            "#endif\n}\n",
+            path="cp_async.cuh",
+            line=3,
         ),
         Invalid(
             '__device__ void wait() { asm volatile("cp.async.wait_group 0;\\n" ::); }\n',

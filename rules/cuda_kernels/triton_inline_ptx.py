@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, QualifiedCallRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, QualifiedCallRule, Severity, Valid
 from migrator.api.syntax import literal_value
 
 #: A PTX instruction: a lower-case mnemonic with dotted modifiers (``cos.approx.f32``,
@@ -56,7 +56,7 @@ class TritonInlinePtx(QualifiedCallRule):
     name = "triton-inline-ptx"
     category = "ptx"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=1.0)
     message = "PTX in Triton inline assembly does not compile for AMD GPUs"
     fact = "§7 Triton inline assembly; [T3]"
     calls = {
@@ -64,8 +64,7 @@ class TritonInlinePtx(QualifiedCallRule):
         "torch._higher_order_ops.inline_asm_elementwise.inline_asm_elementwise": _MESSAGE,
     }
     # the function's own name, not `torch`/`triton`: most files name those, few this
-    triggers = ("inline_asm_elementwise",)
-    effort_hours = 1.0
+    parsing = Parsing(triggers=("inline_asm_elementwise",))
     valid = [
         Valid(
             "import triton.language as tl\n"

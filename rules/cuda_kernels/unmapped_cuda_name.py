@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrator.api import Invalid, KernelRule, Problem, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Problem, Severity, Valid
 from migrator.api.knowledge import (
     cuda_names_in,
     declared_unmapped,
     hipify_tables,
-    scanned_project,
     unmapped_cuda_name,
     unsupported_mapping,
 )
@@ -76,15 +75,13 @@ class UnmappedCudaName(KernelRule):
     """
 
     code = "ROC370"
-    aggregate = "file"  # with ``group`` = the name: one finding per name and file
+    impact = Impact(aggregate="file", effort_hours=1.0, consequence="crash-import")
     name = "unmapped-cuda-name"
     category = "cuda-api"
     severity = Severity.ERROR
     message = "CUDA name with no hipify mapping: the hipified source does not compile on ROCm"
     fact = "§7 CUDA-only headers; [P16][H4]"
-    triggers = ("cu", "CU", "__nv_", "nvrtc", "NVRTC")
-    effort_hours = 1.0
-    consequence = "crash-import"
+    parsing = Parsing(triggers=("cu", "CU", "__nv_", "nvrtc", "NVRTC"))
     valid = [
         Valid(
             "void f(cudaStream_t s) {\n  cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &t, 4);\n"
@@ -141,7 +138,7 @@ class UnmappedCudaName(KernelRule):
         ]
         if not candidates:
             return
-        facts = scanned_project()
+        facts = self.ctx.project
         # a scan reads the project's declarations once (``ProjectFacts.cuda_names``); a file
         # analysed on its own reads its own
         own = set(facts.cuda_names) if facts is not None else declared_unmapped(source.data)

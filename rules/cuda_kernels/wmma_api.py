@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from ._shared import lines_once
 
@@ -27,7 +27,9 @@ class WmmaApi(KernelRule):
     ## What it does
     Flags `#include <mma.h>`, `using namespace nvcuda;` and uses of the `nvcuda::wmma`
     namespace (`wmma::fragment`, `wmma::mma_sync`, `wmma::load_matrix_sync`) in a source hipcc
-    compiles for AMD: one finding per file, its other lines listed as sites of it.
+    compiles for AMD: one finding per file, its other lines listed as sites of it. After a
+    using-directive for `nvcuda` (in the file, or in a project header it includes) the calls
+    written without `wmma::` (`mma_sync(c, a, b, c)`) are sites too.
 
     ## Why it breaks on ROCm
     hipify has no mapping for `mma.h` or `nvcuda::wmma`: HIP has no such header. AMD's
@@ -52,17 +54,18 @@ class WmmaApi(KernelRule):
     """
 
     code = "ROC320"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(
+        aggregate="file", effort_hours=24.0, consequence="crash-import", port=True, blocker=True
+    )
     name = "wmma-api"
     category = "tensor-core"
     severity = Severity.ERROR
     message = "NVIDIA's WMMA API (nvcuda::wmma, <mma.h>) has no HIP mapping; port to rocWMMA"
     fact = "§7 tensor-core PTX; [H1][RW1]"
-    triggers = ("wmma", "mma.h", "nvcuda")
-    effort_hours = 24.0
-    consequence = "crash-import"
-    port = True
-    blocker = True
+    # the unqualified calls: a header of the project may hold the using-directive
+    parsing = Parsing(
+        triggers=("wmma", "mma.h", "nvcuda", "mma_sync", "matrix_sync", "fill_fragment")
+    )
     valid = [
         Valid(
             "#include <rocwmma/rocwmma.hpp>\nrocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a;\n",
@@ -123,7 +126,9 @@ class WmmaApi(KernelRule):
             if include.header == "mma.h"
         ]
         tokens = view.source.tokens()
-        spans.extend(_unqualified_uses(tokens))
+        facts = self.ctx.project
+        through_header = facts is not None and self.ctx.path in facts.nvcuda_using
+        spans.extend(_unqualified_uses(tokens, through_header))
         for index, token in enumerate(tokens):
             if token.text == "wmma" and index + 1 < len(tokens) and tokens[index + 1].text == "::":
                 spans.append((token.start, token.end))
@@ -133,11 +138,12 @@ class WmmaApi(KernelRule):
             self.report_bytes((start, end))
 
 
-def _unqualified_uses(tokens: list[Any]) -> list[tuple[int, int]]:
+def _unqualified_uses(tokens: list[Any], through_header: bool = False) -> list[tuple[int, int]]:
     """Uses of WMMA names written without ``wmma::`` (``mma_sync(c, a, b, c)``), only where the
-    file brings NVIDIA's namespace in with a using-directive (a project's own ``mma_sync``
-    elsewhere is not NVIDIA's API)."""
-    using = any(
+    file brings NVIDIA's namespace in with a using-directive, its own or (``through_header``) one
+    in a project header it includes (a project's own ``mma_sync`` elsewhere is not NVIDIA's
+    API)."""
+    using = through_header or any(
         tokens[i].text == "using"
         and tokens[i + 1].text == "namespace"
         and tokens[i + 2].text == "nvcuda"

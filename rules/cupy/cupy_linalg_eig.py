@@ -3,7 +3,7 @@ non-symmetric eigenvalue solver) raise on a ROCm build of CuPy."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, QualifiedCallRule, Severity, Valid
+from migrator.api import Impact, Invalid, QualifiedCallRule, Severity, Valid
 
 
 class CupyLinalgEig(QualifiedCallRule):
@@ -46,7 +46,8 @@ class CupyLinalgEig(QualifiedCallRule):
     name = "cupy-linalg-eig"
     category = "cupy"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    #: inside CuPy itself these calls are its own API, not a migration problem
+    impact = Impact(consequence="crash-path", effort_hours=1.0, dependency="cupy")
     message = "`cupy.linalg.eig` and `eigvals` raise on a ROCm build of CuPy (no `geev` solver)"
     fact = "§9 cupy.linalg.eig; [CP1]"
     #: The CuPy functions built on cuSOLVER's ``geev``, which CuPy's ROCm build does not provide.
@@ -54,9 +55,6 @@ class CupyLinalgEig(QualifiedCallRule):
         "cupy.linalg.eig": "`{name}` raises on a ROCm build of CuPy (no `geev` solver)",
         "cupy.linalg.eigvals": "`{name}` raises on a ROCm build of CuPy (no `geev` solver)",
     }
-    effort_hours = 1.0
-    #: inside CuPy itself these calls are its own API, not a migration problem
-    dependency = "cupy"
     valid = [
         Valid("import cupy as cp\nw, v = cp.linalg.eigh(a)\n"),
         Valid("import numpy as np\nw, v = np.linalg.eig(a)\n"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import spec_admits
 
 from .._problems import BITSANDBYTES_BINARIES
@@ -46,16 +46,17 @@ class BitsandbytesWithoutRocm(RequirementRule):
     name = "bitsandbytes-without-rocm-binaries"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "project"
-    problem = BITSANDBYTES_BINARIES
+    impact = Impact(
+        consequence="crash-path",
+        aggregate="project",
+        problem=BITSANDBYTES_BINARIES,
+        targets=("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200"),
+        effort_hours=0.5,
+    )
     message = "bitsandbytes before 0.49 has no ROCm binaries"
-    fix_title = None
-    applicability = Applicability.NONE
+    fix = Fixing(title=None, applicability=Applicability.NONE)
     fact = "§5 bitsandbytes row, §10 item 7; [B1]"
-    triggers = _cases("bitsandbytes", "BitsAndBytes")
-    targets = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200")
-    effort_hours = 0.5
+    parsing = Parsing(triggers=_cases("bitsandbytes", "BitsAndBytes"))
     valid = [
         Valid("bitsandbytes\n", path="requirements.txt"),
         Valid("bitsandbytes>=0.39.0\n", path="requirements.txt"),

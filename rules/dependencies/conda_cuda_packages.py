@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 from .._dependency_files import conda_file
 from ._table import _table
@@ -51,13 +51,10 @@ class CondaCudaPackages(TextRule):
     name = "conda-cuda-packages"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "project"
+    impact = Impact(consequence="crash-path", aggregate="project", effort_hours=0.5)
     message = "conda CUDA package: selects CUDA builds that find no GPU on ROCm"
     fact = "§9 index-url row (CUDA builds); conda specifics unverified; [P17]"
-    triggers = ("cuda", "nvidia")
-    file_kinds = frozenset({"conda"})
-    effort_hours = 0.5
+    parsing = Parsing(triggers=("cuda", "nvidia"), file_kinds=frozenset({"conda"}))
     valid = [
         Valid("name: x\ndependencies:\n  - python=3.11\n  - pip\n", path="environment.yml"),
         Valid(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import no_equivalent
 
 from .._requirement_rule import RequirementRule, Verdict
@@ -42,25 +42,24 @@ class CudaOnlyPackage(RequirementRule):
     name = "cuda-only-package"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    port = True
+    impact = Impact(consequence="crash-path", port=True, effort_hours=8.0, blocker=True)
     message = "CUDA-only package with no ROCm build"
     fact = "§9 tensorrt/pycuda/dali/eetq/transformer-engine rows; [R1][K3][K6]"
     # every name of the table's [no_equivalent] section, in the spellings files use
-    triggers = _cases(
-        *sorted(
-            {
-                spelling
-                for name in _table("no_equivalent")
-                for spelling in (name, name.replace("-", "_"))
-            }
-        ),
-        "TensorRT",
-        "PyCUDA",
-        "EETQ",
+    parsing = Parsing(
+        triggers=_cases(
+            *sorted(
+                {
+                    spelling
+                    for name in _table("no_equivalent")
+                    for spelling in (name, name.replace("-", "_"))
+                }
+            ),
+            "TensorRT",
+            "PyCUDA",
+            "EETQ",
+        )
     )
-    effort_hours = 8.0
-    blocker = True
     valid = [
         Valid("torch-migraphx\n", path="requirements.txt"),
         Valid("hip-python\n", path="requirements.txt"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import spec_admits
 
 from .._requirement_rule import RequirementRule, Verdict
@@ -44,17 +44,18 @@ class CupyCudaWheel(RequirementRule):
     """
 
     code = "ROC803"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Use the CuPy ROCm wheel of the same major version",
+        applicability=Applicability.UNSAFE,
+    )
     name = "cupy-cuda-wheel"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.5)
     message = "CuPy CUDA wheel: its kernels need a CUDA driver and fail on ROCm"
-    fix_title = "Use the CuPy ROCm wheel of the same major version"
-    applicability = Applicability.UNSAFE
     fact = "§9 cupy-cuda12x row; [K3]"
-    triggers = _cases("cupy", "CuPy")
-    effort_hours = 0.5
+    parsing = Parsing(triggers=_cases("cupy", "CuPy"))
     valid = [
         Valid("cupy-rocm-7-0\n", path="requirements.txt"),
         Valid("cupy\n", path="requirements.txt"),

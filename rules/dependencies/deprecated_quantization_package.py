@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req, packages
@@ -41,11 +41,10 @@ class DeprecatedQuantPackage(RequirementRule):
     name = "deprecated-quantization-package"
     category = "dependency"
     severity = Severity.INFO
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=2.0)
     message = "deprecated quantization package with no maintained ROCm kernels"
     fact = "§5 quantization alternatives, §9 auto-gptq row; [Q1][Q2][Q3]"
-    triggers = _cases("gptq", "awq", "AutoGPTQ", "AutoAWQ")
-    effort_hours = 2.0
+    parsing = Parsing(triggers=_cases("gptq", "awq", "AutoGPTQ", "AutoAWQ"))
     valid = [
         Valid("gptqmodel>=2.0\n", path="requirements.txt"),
         Valid("llmcompressor\n", path="requirements.txt"),

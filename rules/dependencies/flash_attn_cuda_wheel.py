@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from .._problems import FLASH_ATTN_BUILD
 from .._requirement_rule import RequirementRule, Verdict
@@ -47,13 +47,12 @@ class FlashAttnCudaWheel(RequirementRule):
     name = "flash-attn-cuda-wheel"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "project"
-    problem = FLASH_ATTN_BUILD
+    impact = Impact(
+        consequence="crash-path", aggregate="project", problem=FLASH_ATTN_BUILD, effort_hours=2.0
+    )
     message = "`flash-attn` wheels are CUDA-only; on ROCm build ROCm/flash-attention or use SDPA"
     fact = "§4a, §9 flash-attn row; [F1]"
-    triggers = _cases("flash", "FlashAttn")
-    effort_hours = 2.0
+    parsing = Parsing(triggers=_cases("flash", "FlashAttn"))
     valid = [
         Valid("flash-attn-rocm-notes\n", path="requirements.txt"),
         Valid("# flash-attn is optional\ntorch\n", path="requirements.txt"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -43,17 +43,18 @@ class JaxCudaExtra(RequirementRule):
     """
 
     code = "ROC805"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Use the JAX ROCm plugin (`jax[rocm7-local]`)",
+        applicability=Applicability.UNSAFE,
+    )
     name = "jax-cuda-extra"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
+    impact = Impact(consequence="cpu-fallback", effort_hours=0.5)
     message = "JAX CUDA plugin: on ROCm JAX finds no GPU and runs on the CPU"
-    fix_title = "Use the JAX ROCm plugin (`jax[rocm7-local]`)"
-    applicability = Applicability.UNSAFE
     fact = "§9 jax row; [K5]"
-    triggers = _cases("jax")
-    effort_hours = 0.5
+    parsing = Parsing(triggers=_cases("jax"))
     valid = [
         Valid("jax[rocm7-local]\n", path="requirements.txt"),
         Valid("jax>=0.4\njaxlib\n", path="requirements.txt"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -45,17 +45,14 @@ class NvidiaRuntimeWheel(RequirementRule):
     """
 
     code = "ROC800"
-    problem = "nvidia-cuda-runtime-wheels"
+    impact = Impact(problem="nvidia-cuda-runtime-wheels", consequence="hygiene", effort_hours=0.1)
     name = "nvidia-cuda-runtime-wheel"
     category = "dependency"
     severity = Severity.INFO
-    consequence = "hygiene"
     message = "NVIDIA CUDA runtime wheel: unused on ROCm, where PyTorch ships its ROCm libraries"
-    fix_title = "Remove the CUDA runtime wheel"
-    applicability = Applicability.SAFE
+    fix = Fixing(title="Remove the CUDA runtime wheel", applicability=Applicability.SAFE)
     fact = "§9 nvidia-* wheels row; [K2]"
-    triggers = _cases("nvidia-", "nvidia_", "nvidia.")
-    effort_hours = 0.1
+    parsing = Parsing(triggers=_cases("nvidia-", "nvidia_", "nvidia."))
     valid = [
         Valid("torch==2.3.1\nnvidia-ml-py>=12\n", path="requirements.txt"),
         Valid("# nvidia-cublas-cu12 is pulled in by torch\ntorch\n", path="requirements.txt"),

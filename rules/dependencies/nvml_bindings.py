@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import NVML_BINDINGS
 
 from .._requirement_rule import RequirementRule, Verdict
@@ -41,11 +41,10 @@ class NvmlBindings(RequirementRule):
     name = "nvml-bindings"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "performance"
+    impact = Impact(consequence="performance", effort_hours=1.0)
     message = "NVML bindings: NVML needs the NVIDIA driver; on ROCm use `amdsmi`"
     fact = "§3a, §9 pynvml row; [A1]"
-    triggers = _cases("nvml", "pyNVML", "nvidia-ml", "nvidia_ml")
-    effort_hours = 1.0
+    parsing = Parsing(triggers=_cases("nvml", "pyNVML", "nvidia-ml", "nvidia_ml"))
     valid = [
         Valid("amdsmi\n", path="requirements.txt"),
         Valid("torch  # needs pynvml for telemetry\n", path="requirements.txt"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -42,17 +42,16 @@ class OnnxruntimeGpu(RequirementRule):
     """
 
     code = "ROC804"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True, title="Use `onnxruntime-migraphx`", applicability=Applicability.UNSAFE
+    )
     name = "onnxruntime-gpu"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
+    impact = Impact(consequence="cpu-fallback", effort_hours=0.5)
     message = "`onnxruntime-gpu` has only the CUDA execution provider; on ROCm it runs on the CPU"
-    fix_title = "Use `onnxruntime-migraphx`"
-    applicability = Applicability.UNSAFE
     fact = "§9 onnxruntime row; [K4][K3]"
-    triggers = _cases("onnxruntime", "OnnxRuntime")
-    effort_hours = 0.5
+    parsing = Parsing(triggers=_cases("onnxruntime", "OnnxRuntime"))
     valid = [
         Valid("onnxruntime-migraphx\n", path="requirements.txt"),
         Valid("onnxruntime>=1.17\n", path="requirements.txt"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Change, Req
@@ -52,13 +52,14 @@ class PypiTriton(RequirementRule):
     name = "pypi-triton"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.25)
     message = "PyPI `triton` would replace `pytorch-triton-rocm`, which ROCm torch depends on"
-    fix_title = "Remove `triton`; ROCm torch brings `pytorch-triton-rocm`"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Remove `triton`; ROCm torch brings `pytorch-triton-rocm`",
+        applicability=Applicability.UNSAFE,
+    )
     fact = "§7 torch.compile row, §9 triton row; [P17][R1]"
-    triggers = _cases("triton")
-    effort_hours = 0.25
+    parsing = Parsing(triggers=_cases("triton"))
     valid = [
         Valid("pytorch-triton-rocm\n", path="requirements.txt"),
         Valid("tritonclient[all]\n", path="requirements.txt"),

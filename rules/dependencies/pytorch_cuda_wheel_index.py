@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 from migrator.api.knowledge import rocm_index_for
 
 from .._dependency_files import conda_file, pyproject_file, requirements_file
@@ -52,19 +62,21 @@ class PytorchCudaWheelIndex(TextRule):
     """
 
     code = "ROC802"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Use the PyTorch ROCm wheel index for the pinned torch",
+        applicability=Applicability.UNSAFE,
+    )
     name = "pytorch-cuda-wheel-index"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
-    aggregate = "project"
+    impact = Impact(consequence="cpu-fallback", aggregate="project", effort_hours=0.25)
     message = "PyTorch CUDA wheel index: pip installs CUDA builds that find no GPU on ROCm"
-    fix_title = "Use the PyTorch ROCm wheel index for the pinned torch"
-    applicability = Applicability.UNSAFE
     fact = "§9 index-url/local-version row, index releases; [P17][P18][K1]"
-    triggers = ("download.pytorch.org/whl/",)
-    file_kinds = frozenset({"requirements", "pyproject", "conda"})
-    effort_hours = 0.25
+    parsing = Parsing(
+        triggers=("download.pytorch.org/whl/",),
+        file_kinds=frozenset({"requirements", "pyproject", "conda"}),
+    )
     valid = [
         Valid(
             "--extra-index-url https://download.pytorch.org/whl/rocm6.0\ntorch==2.3.1\n",

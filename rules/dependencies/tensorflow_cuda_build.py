@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from .._requirement_rule import RequirementRule, Verdict
 from .._requirements import Req
@@ -37,11 +37,10 @@ class TensorflowCuda(RequirementRule):
     name = "tensorflow-cuda-build"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
+    impact = Impact(consequence="cpu-fallback", effort_hours=2.0)
     message = "CUDA build of TensorFlow: on ROCm it finds no GPU and runs on the CPU"
     fact = "§9 tensorflow row; [K3]"
-    triggers = _cases("tensorflow", "TensorFlow")
-    effort_hours = 2.0
+    parsing = Parsing(triggers=_cases("tensorflow", "TensorFlow"))
     valid = [
         Valid("tensorflow-rocm==2.14.0.600\n", path="requirements.txt"),
         Valid("tensorflow==2.16.1\n", path="requirements.txt"),

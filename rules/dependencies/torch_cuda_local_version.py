@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import (
     LOCAL_CUDA_RE,
     rocm_for_companion,
@@ -50,17 +50,18 @@ class TorchCudaLocalVersion(RequirementRule):
     """
 
     code = "ROC801"
-    replaces_vendor = True
+    fix = Fixing(
+        replaces_vendor=True,
+        title="Pin the ROCm build (`+rocmX.Y`) of the same release",
+        applicability=Applicability.UNSAFE,
+    )
     name = "torch-cuda-local-version"
     category = "dependency"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
+    impact = Impact(consequence="cpu-fallback", effort_hours=0.25)
     message = "CUDA build of PyTorch pinned: on ROCm it finds no GPU and runs on the CPU"
-    fix_title = "Pin the ROCm build (`+rocmX.Y`) of the same release"
-    applicability = Applicability.UNSAFE
     fact = "§9 index-url/local-version row; [P17][K1]"
-    triggers = ("+cu",)
-    effort_hours = 0.25
+    parsing = Parsing(triggers=("+cu",))
     valid = [
         Valid("torch==2.3.1+rocm6.0\n", path="requirements.txt"),
         Valid("torch==2.3.1  # was 2.3.1+cu121\n", path="requirements.txt"),

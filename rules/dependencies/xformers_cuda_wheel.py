@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 from migrator.api.knowledge import parse_version, spec_admits
 
 from .._requirement_rule import RequirementRule, Verdict
@@ -39,11 +39,10 @@ class XformersCudaWheel(RequirementRule):
     name = "xformers-cuda-wheel"
     category = "dependency"
     severity = Severity.WARNING
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=1.0)
     message = "PyPI `xformers` wheels are CUDA builds; ROCm wheels are experimental (≥ 0.0.28)"
     fact = "§4d, §9 xformers row; [X3]"
-    triggers = _cases("xformers", "xFormers")
-    effort_hours = 1.0
+    parsing = Parsing(triggers=_cases("xformers", "xFormers"))
     valid = [
         Valid("# xformers==0.0.26\ntorch\n", path="requirements.txt"),
         Valid("xformers; sys_platform == 'darwin'\n", path="requirements.txt"),

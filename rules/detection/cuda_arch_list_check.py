@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import statement_of, strings_in
@@ -81,15 +81,14 @@ class CudaArchListCheck(PythonRule):
     name = "cuda-arch-list-check"
     category = "device-gate"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "scope"
+    impact = Impact(consequence="performance", aggregate="scope", effort_hours=0.5)
     message = "NVIDIA `sm_XY` architecture test: ROCm builds list gfx targets (gfx942), never sm_XY"
     fact = "§1 get_arch_list row; [P2][P9]"
-    triggers = ("get_arch_list", "get_device_capability", "get_device_properties")
     #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
     #: top-level statements connected to a trigger by module-level names
-    parse_scope = "names"
-    effort_hours = 0.5
+    parsing = Parsing(
+        triggers=("get_arch_list", "get_device_capability", "get_device_properties"), scope="names"
+    )
     valid = [
         Valid("import torch\nprint(torch.cuda.get_arch_list())\n"),
         Valid("import torch\nok = 'gfx942' in torch.cuda.get_arch_list()\n"),

@@ -6,7 +6,18 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonContext,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 
 from .._tree import Tree, tree
 from ._cuda_version import _Test, _version_analysis
@@ -107,18 +118,18 @@ class CudaVersionAsGpuCheck(PythonRule):
     name = "cuda-version-as-gpu-check"
     category = "cuda-version"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
+    impact = Impact(consequence="cpu-fallback", effort_hours=0.1)
     message = "`torch.version.cuda` is None on ROCm builds: this GPU check is false on AMD GPUs"
-    fix_title = "Also accept `torch.version.hip`"
-    applicability = Applicability.SAFE
+    fix = Fixing(title="Also accept `torch.version.hip`", applicability=Applicability.SAFE)
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version", "torch import version")
     #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
     #: top-level statements connected to a trigger by module-level names
-    parse_scope = "names"
     #: silent in a file that reads ``torch.version.hip`` anywhere, through any alias of torch
-    scope_triggers = ("version.hip",)
-    effort_hours = 0.1
+    parsing = Parsing(
+        triggers=("version.cuda", "torch.version", "torch import version"),
+        scope="names",
+        scope_triggers=("version.hip",),
+    )
     valid = [
         Valid("import torch\nif torch.cuda.is_available():\n    pass\n"),
         Valid("import torch\nv = torch.version.cuda\nprint('CUDA', torch.version.cuda)\n"),

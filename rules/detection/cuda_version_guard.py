@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from ._cuda_version import _version_analysis
 
@@ -43,19 +43,20 @@ class CudaVersionGuard(PythonRule):
     name = "cuda-version-guard"
     category = "cuda-version"
     severity = Severity.WARNING
-    consequence = "performance"
+    impact = Impact(consequence="performance", effort_hours=0.5)
     message = (
         "branch guarded by `torch.version.cuda` parses the CUDA version: "
         "it never runs on ROCm builds"
     )
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version", "torch import version")
     #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
     #: top-level statements connected to a trigger by module-level names
-    parse_scope = "names"
     #: silent in a file that reads ``torch.version.hip`` anywhere, through any alias of torch
-    scope_triggers = ("version.hip",)
-    effort_hours = 0.5
+    parsing = Parsing(
+        triggers=("version.cuda", "torch.version", "torch import version"),
+        scope="names",
+        scope_triggers=("version.hip",),
+    )
     valid = [
         Valid("import torch\nif torch.version.cuda:\n    model = 1\n"),
         # an assert is no branch that is skipped: it fails on ROCm (ROC102 reports it)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from ._cuda_version import _version_analysis
 
@@ -51,14 +51,14 @@ class CudaVersionParsed(PythonRule):
     name = "cuda-version-parsed"
     category = "cuda-version"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.5)
     message = "`torch.version.cuda` is None on ROCm builds: parsing it raises"
     fact = "§1 torch.version.cuda row; §10.2; [P1][P2]"
-    triggers = ("version.cuda", "torch.version", "torch import version")
     #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
     #: top-level statements connected to a trigger by module-level names
-    parse_scope = "names"
-    effort_hours = 0.5
+    parsing = Parsing(
+        triggers=("version.cuda", "torch.version", "torch import version"), scope="names"
+    )
     valid = [
         Valid(
             "import torch\nif torch.version.cuda:\n"

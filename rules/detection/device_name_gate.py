@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._rocm_guards import unreachable_on_rocm
 from .._tree import Tree
@@ -81,15 +81,12 @@ class DeviceNameGate(PythonRule):
     name = "device-name-gate"
     category = "device-gate"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "scope"
+    impact = Impact(consequence="performance", aggregate="scope", effort_hours=0.5)
     message = "GPU-name test never matches an AMD GPU ('AMD Instinct MI300X')"
     fact = "§0; §1 name gates row; §10.1; [D1]"
-    triggers = ("get_device_name", "get_device_properties")
     #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
     #: top-level statements connected to a trigger by module-level names
-    parse_scope = "names"
-    effort_hours = 0.5
+    parsing = Parsing(triggers=("get_device_name", "get_device_properties"), scope="names")
     valid = [
         Valid("import torch\nprint(torch.cuda.get_device_name(0))\n"),
         Valid("import torch\nname = torch.cuda.get_device_name()\ngpu = name.replace(' ', '-')\n"),

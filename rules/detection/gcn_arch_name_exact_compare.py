@@ -6,7 +6,17 @@ import re
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 
 from ._gates import _gate_analysis, _kind, _literal_strings
 
@@ -45,20 +55,16 @@ class GcnArchNameExactCompare(PythonRule):
     name = "gcn-arch-name-exact-compare"
     category = "device-gate"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(consequence="crash-path", aggregate="scope", effort_hours=0.1)
     message = (
         "`gcnArchName` is 'gfx942:sramecc+:xnack-' on MI300X: "
         "an exact gfx-name compare never matches"
     )
-    fix_title = "Compare `gcnArchName.split(':')[0]`"
-    applicability = Applicability.SAFE
+    fix = Fixing(title="Compare `gcnArchName.split(':')[0]`", applicability=Applicability.SAFE)
     fact = "§0; §1 gcnArchName row; [P2][D1][V]"
-    triggers = ("gcnArchName",)
     #: the gates follow values through assignments (``cap = ...; major = cap[0]``): the
     #: top-level statements connected to a trigger by module-level names
-    parse_scope = "names"
-    effort_hours = 0.1
+    parsing = Parsing(triggers=("gcnArchName",), scope="names")
     valid = [
         Valid("import torch\nok = 'gfx94' in torch.cuda.get_device_properties(0).gcnArchName\n"),
         Valid(

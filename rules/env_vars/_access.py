@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from migrator.api import PythonContext, PythonRule
+from migrator.api import Parsing, PythonContext, PythonRule
 from migrator.api.syntax import string_value
 
 
@@ -65,14 +65,13 @@ def _key_of(subscript: cst.Subscript) -> tuple[str, cst.BaseExpression] | None:
     return (value, index.value) if value is not None else None
 
 
-class _EnvAccessRule(PythonRule):
+class _EnvAccessRule(PythonRule, abstract=True):
     """Walks environment reads and writes and hands those of ``variables`` to ``on_access``."""
 
-    abstract = True
     variables: ClassVar[frozenset[str]] = frozenset()
     # an access may name the variable through a module-level constant, and a check reads the
     # function (or block) around it: the top-level statements connected by module-level names
-    parse_scope = "names"
+    parsing = Parsing(scope="names")
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar, cast
 import libcst as cst
 
 from migrator.api import Applicability, PythonContext, Rewrite
-from migrator.api.knowledge import is_test_path, scanned_project
+from migrator.api.knowledge import is_test_path
 from migrator.api.syntax import string_value, syntax_children
 
 from ._access import EnvAccess, _EnvAccessRule, _quote
@@ -45,11 +45,10 @@ def _calls(ctx: PythonContext, function: cst.FunctionDef) -> list[cst.Call]:
     return calls
 
 
-class _PairedVariable(_EnvAccessRule):
+class _PairedVariable(_EnvAccessRule, abstract=True):
     """Shared matcher of ROC700/ROC701: a write of ``cuda_name`` with no sibling write of a ROCm
     counterpart gets a following statement that copies the value."""
 
-    abstract = True
     cuda_name: ClassVar[str]
 
     def _entry(self) -> dict[str, Any]:
@@ -74,7 +73,7 @@ class _PairedVariable(_EnvAccessRule):
     def _nvml_only_project(self) -> bool:
         """Whether the project's only GPU library is an NVML binding (a monitoring tool) and it
         declares no GPU compute framework: nothing in it has a ROCm path for a HIP copy to serve."""
-        facts = scanned_project()
+        facts = self.ctx.project
         if facts is None:
             return False
         table = _table()["nvml_only"]

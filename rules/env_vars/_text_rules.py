@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from migrator.api import Rewrite, TextRule
+from migrator.api import Parsing, Rewrite, TextRule
 
 from ._settings import _SIMPLE_VALUE, TextSetting, environment_block, find_settings
 from ._table import _table
@@ -13,12 +13,11 @@ from ._table import _table
 _TEXT_KINDS = frozenset({"shell", "dockerfile", "compose", "ci-yaml"})
 
 
-class _TextPaired(TextRule):
+class _TextPaired(TextRule, abstract=True):
     """Shared matcher of ROC710/ROC711 (the text forms of ROC700/ROC701)."""
 
-    abstract = True
     cuda_name: ClassVar[str]
-    file_kinds = _TEXT_KINDS
+    parsing = Parsing(file_kinds=_TEXT_KINDS)
 
     def check(self) -> None:
         entry = _table()["paired"][self.cuda_name]
@@ -89,6 +88,5 @@ class _TextPaired(TextRule):
         return None, 0
 
 
-class _TextVariables(TextRule):
-    abstract = True
-    file_kinds = _TEXT_KINDS
+class _TextVariables(TextRule, abstract=True):
+    parsing = Parsing(file_kinds=_TEXT_KINDS)

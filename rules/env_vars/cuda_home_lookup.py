@@ -6,7 +6,17 @@ from typing import cast
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonContext,
+    Rewrite,
+    Severity,
+    Valid,
+)
 from migrator.api.syntax import string_value
 
 from ._access import _GETTERS, EnvAccess, _EnvAccessRule, _quote
@@ -55,14 +65,13 @@ class CudaHomeLookup(_EnvAccessRule):
     name = "cuda-home-lookup"
     category = "env-var"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.5)
     message = "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm; ROCm uses `ROCM_HOME`/`ROCM_PATH`"
-    fix_title = "Fall back to `ROCM_HOME` and `ROCM_PATH`"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Fall back to `ROCM_HOME` and `ROCM_PATH`", applicability=Applicability.UNSAFE
+    )
     fact = "§6 CUDA_HOME / CUDA_PATH; [P9]"
-    triggers = ("CUDA_HOME", "CUDA_PATH")
-    effort_hours = 0.5
+    parsing = Parsing(triggers=("CUDA_HOME", "CUDA_PATH"))
     variables = frozenset({"CUDA_HOME", "CUDA_PATH", "ROCM_HOME", "ROCM_PATH"})
     valid = [
         Valid('import os\n\nhome = os.environ.get("ROCM_HOME") or os.environ.get("CUDA_HOME")\n'),

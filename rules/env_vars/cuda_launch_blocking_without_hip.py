@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Valid
+from migrator.api import Impact, Invalid, Valid
 
 from ._paired import _PairedVariable
 from ._pairs import _LaunchBlockingPair
@@ -48,7 +48,7 @@ class CudaLaunchBlockingWithoutHip(_LaunchBlockingPair, _PairedVariable):
     """
 
     code = "ROC701"
-    consequence = "hygiene"
+    impact = Impact(consequence="hygiene")
     name = "cuda-launch-blocking-without-hip"
     variables = frozenset({"CUDA_LAUNCH_BLOCKING"})
     valid = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, Valid
+from migrator.api import Impact, Invalid, Problem, Valid
 
 from .._tree import simple_statements
 from ._access import EnvAccess, _EnvAccessRule
@@ -44,7 +44,7 @@ class CudaOnlyEnvVar(_CudaOnlyPair, _EnvAccessRule):
     """
 
     code = "ROC703"
-    consequence = "hygiene"
+    impact = Impact(consequence="hygiene")
     name = "cuda-only-env-var"
     variables = frozenset(cuda_only_variables())
     valid = [

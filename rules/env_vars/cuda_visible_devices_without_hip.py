@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Valid
+from migrator.api import Impact, Invalid, Valid
 
 from ._paired import _PairedVariable
 from ._pairs import _VisibleDevicesPair
@@ -59,7 +59,7 @@ class CudaVisibleDevicesWithoutHip(_VisibleDevicesPair, _PairedVariable):
     """
 
     code = "ROC700"
-    consequence = "hygiene"
+    impact = Impact(consequence="hygiene")
     name = "cuda-visible-devices-without-hip"
     variables = frozenset({"CUDA_VISIBLE_DEVICES"})
     valid = [

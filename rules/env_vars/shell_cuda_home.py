@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from ._settings import find_reads, find_settings
 from ._text_rules import _TextVariables
@@ -38,13 +38,12 @@ class ShellCudaHome(_TextVariables):
     name = "shell-cuda-home"
     category = "env-var"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
-    container_image = "part"
+    impact = Impact(
+        consequence="crash-path", aggregate="file", container_image="part", effort_hours=0.25
+    )
     message = "`CUDA_HOME`/`CUDA_PATH` do not locate ROCm; ROCm uses `ROCM_PATH` (/opt/rocm)"
     fact = "§6 CUDA_HOME / CUDA_PATH; [P9]"
-    triggers = ("CUDA_HOME", "CUDA_PATH")
-    effort_hours = 0.25
+    parsing = Parsing(triggers=("CUDA_HOME", "CUDA_PATH"))
     valid = [
         Valid("export ROCM_PATH=/opt/rocm\n", path="run.sh"),
         Valid("# CUDA_HOME=/usr/local/cuda\n", path="run.sh"),

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Valid
+from migrator.api import Impact, Invalid, Valid
 
 from ._pairs import _LaunchBlockingPair
 from ._text_rules import _TextPaired
@@ -40,7 +40,7 @@ class ShellCudaLaunchBlockingWithoutHip(_LaunchBlockingPair, _TextPaired):
     """
 
     code = "ROC711"
-    consequence = "hygiene"
+    impact = Impact(consequence="hygiene")
     name = "shell-cuda-launch-blocking-without-hip"
     valid = [
         Valid("CUDA_LAUNCH_BLOCKING=1 AMD_SERIALIZE_KERNEL=3 python t.py\n", path="run.sh"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Problem, Valid
+from migrator.api import Impact, Invalid, Problem, Valid
 
 from ._pairs import _CudaOnlyPair
 from ._settings import find_settings
@@ -44,8 +44,7 @@ class ShellCudaOnlyEnvVar(_CudaOnlyPair, _TextVariables):
     """
 
     code = "ROC713"
-    container_image = "part"
-    consequence = "hygiene"
+    impact = Impact(container_image="part", consequence="hygiene")
     name = "shell-cuda-only-env-var"
     valid = [
         Valid('ENV PYTORCH_ROCM_ARCH="gfx942"\n', path="Dockerfile"),

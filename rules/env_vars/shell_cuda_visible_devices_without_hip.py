@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Valid
+from migrator.api import Impact, Invalid, Valid
 
 from ._pairs import _VisibleDevicesPair
 from ._text_rules import _TextPaired
@@ -46,7 +46,7 @@ class ShellCudaVisibleDevicesWithoutHip(_VisibleDevicesPair, _TextPaired):
     """
 
     code = "ROC710"
-    consequence = "hygiene"
+    impact = Impact(consequence="hygiene")
     name = "shell-cuda-visible-devices-without-hip"
     valid = [
         Valid("export CUDA_VISIBLE_DEVICES=0\nexport HIP_VISIBLE_DEVICES=0\n", path="run.sh"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, TextRule, Valid
 
 from ._pairs import _VisibleDevicesConflictPair
 from ._settings import environment_block, find_settings
@@ -41,9 +41,9 @@ class ShellVisibleDevicesConflict(_VisibleDevicesConflictPair, TextRule):
     """
 
     code = "ROC714"
-    consequence = "performance"
+    impact = Impact(consequence="performance")
     name = "shell-visible-devices-conflict"
-    file_kinds = _TEXT_KINDS
+    parsing = Parsing(file_kinds=_TEXT_KINDS)
     valid = [
         Valid("export CUDA_VISIBLE_DEVICES=0,1\nexport HIP_VISIBLE_DEVICES=0,1\n", path="run.sh"),
         Valid(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonContext, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonContext, Valid
 from migrator.api.syntax import string_value
 
 from ._access import EnvAccess, _EnvAccessRule
@@ -46,12 +46,11 @@ class VisibleDevicesConflict(_VisibleDevicesConflictPair, _EnvAccessRule):
     """
 
     code = "ROC704"
-    consequence = "performance"
+    impact = Impact(consequence="performance")
     name = "visible-devices-conflict"
     variables = frozenset({CUDA, HIP, ROCR})
     # a conflict needs a HIP or ROCR list: its statements are read with the CUDA ones
-    requires = (HIP, ROCR)
-    scope_triggers = (HIP, ROCR)
+    parsing = Parsing(requires=(HIP, ROCR), scope_triggers=(HIP, ROCR))
     valid = [
         Valid('import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'),
         Valid(

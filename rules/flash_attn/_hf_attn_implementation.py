@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Problem, PythonRule, Rewrite
+from migrator.api import Parsing, Problem, PythonRule, Rewrite
 from migrator.api.knowledge import is_test_path
 from migrator.api.syntax import fast_visit, syntax_children
 
@@ -26,15 +26,16 @@ _PROBE = re.compile(r"avail|\bhas_|HAS_|import", re.IGNORECASE)
 _PACKING = re.compile(r"packing|flatten|padding_free|multipack|cu_seqlens", re.IGNORECASE)
 
 
-class _HfAttnImplementation(PythonRule):
+class _HfAttnImplementation(PythonRule, abstract=True):
     """Shared matcher of transformers ``attn_implementation`` values (ROC403, ROC404)."""
 
-    abstract = True
     values_key = "fa2"
     # a value reaches the call through module-level names and the function around it decides
     # (its ``if`` tests); the comparisons that make a file dispatch on the name are read too
-    parse_scope = "names"
-    scope_triggers = (*_data()["transformers"]["fa2"], *_data()["transformers"]["fa3"])
+    parsing = Parsing(
+        scope="names",
+        scope_triggers=(*_data()["transformers"]["fa2"], *_data()["transformers"]["fa3"]),
+    )
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)

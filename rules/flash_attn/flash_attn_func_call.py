@@ -6,7 +6,18 @@ import functools
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, Problem, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Problem,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 
 from .._arguments import as_keyword, bind_arguments, new_keyword
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
@@ -127,22 +138,22 @@ class FlashAttnFunc(PythonRule):
 
     code = "ROC400"
     # reads the call, the uses of the names flash-attn imports bind (``plan``) and the imports
-    parse_scope = "statement"
-    dependency = "flash_attn"
+    parsing = Parsing(scope="statement", triggers=("flash_attn",))
+    impact = Impact(
+        dependency="flash_attn", consequence="performance", aggregate="scope", effort_hours=0.5
+    )
     name = "flash-attn-func-call"
     category = "flash-attn"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "scope"
     message = (
         "flash-attn needs a ROCm/flash-attention source build on ROCm; "
         "torch SDPA computes the same attention"
     )
-    fix_title = "Call `torch.nn.functional.scaled_dot_product_attention` (transposed to B,H,S,D)"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Call `torch.nn.functional.scaled_dot_product_attention` (transposed to B,H,S,D)",
+        applicability=Applicability.UNSAFE,
+    )
     fact = "§4a §4b; [F1][S1][V]"
-    triggers = ("flash_attn",)
-    effort_hours = 0.5
     valid = [
         Valid(
             "if _CAN_USE_FLASH_ATTN:\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Problem, PythonRule, Severity, Valid
 
 from .._imports import guarded_imports, imported_modules, matches_package
 from ._table import _data
@@ -44,20 +44,20 @@ class FlashAttnHardImport(PythonRule):
     """
 
     code = "ROC402"
-    parse_scope = "statement"
-    dependency = "flash_attn"
+    # its findings are import statements
+    parsing = Parsing(scope="statement", triggers=("flash_attn",), statement_requires=("import",))
+    impact = Impact(
+        dependency="flash_attn",
+        consequence="crash-import",
+        aggregate="file",
+        effort_hours=2.0,
+        blocker=True,
+    )
     name = "flash-attn-hard-import"
     category = "flash-attn"
     severity = Severity.ERROR
-    consequence = "crash-import"
-    aggregate = "file"
     message = "unguarded flash-attn import: no ROCm wheel on PyPI, so the module fails to import"
     fact = "§4a §9 flash-attn row; [F1][F2]"
-    triggers = ("flash_attn",)
-    # its findings are import statements
-    statement_requires = ("import",)
-    effort_hours = 2.0
-    blocker = True
     valid = [
         Valid("try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\n"),
         Valid(

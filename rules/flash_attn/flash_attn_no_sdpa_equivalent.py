@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._optional_backend import in_optional_backend
 from .._rocm_guards import only_where_imported
@@ -64,17 +64,15 @@ class FlashAttnNoSdpaEquivalent(PythonRule):
     """
 
     code = "ROC401"
-    parse_scope = "statement"
-    dependency = "flash_attn"
+    parsing = Parsing(scope="statement", triggers=("flash_attn",))
+    impact = Impact(
+        dependency="flash_attn", consequence="performance", aggregate="scope", effort_hours=4.0
+    )
     name = "flash-attn-no-sdpa-equivalent"
     category = "flash-attn"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "scope"
     message = "this flash-attn function has no SDPA equivalent and needs ROCm/flash-attention"
     fact = "§4a §4b; [F1][F2]"
-    triggers = ("flash_attn",)
-    effort_hours = 4.0
     valid = [
         Valid(  # defined only where FlashAttention-3 imported: never on ROCm
             "try:\n    from flash_attn_interface import flash_attn_func as fa3\n\n"

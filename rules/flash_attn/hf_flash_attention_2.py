@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from ._hf_attn_implementation import _HfAttnImplementation
 
@@ -66,14 +66,14 @@ class HfFlashAttention2(_HfAttnImplementation):
     name = "hf-flash-attention-2"
     category = "flash-attn"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.1)
     message = "`flash_attention_2` needs ROCm/flash-attention; transformers raises without it"
-    fix_title = 'Keep FlashAttention-2 where installed, else attn_implementation="sdpa"'
-    applicability = Applicability.SAFE
+    fix = Fixing(
+        title='Keep FlashAttention-2 where installed, else attn_implementation="sdpa"',
+        applicability=Applicability.SAFE,
+    )
     fact = "§4c; [X1][X2][V]"
-    triggers = ("flash_attention_2",)
-    effort_hours = 0.1
+    parsing = Parsing(triggers=("flash_attention_2",))
     values_key = "fa2"
     valid = [
         Valid('model = AutoModel.from_pretrained(name, attn_implementation="sdpa")\n'),

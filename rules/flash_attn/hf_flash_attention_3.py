@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from ._hf_attn_implementation import _HfAttnImplementation
 
@@ -50,14 +50,14 @@ class HfFlashAttention3(_HfAttnImplementation):
     name = "hf-flash-attention-3"
     category = "flash-attn"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.1)
     message = "`flash_attention_3` is Hopper-only (no ROCm build); transformers raises on AMD GPUs"
-    fix_title = 'Keep FlashAttention-3 where installed, else attn_implementation="sdpa"'
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title='Keep FlashAttention-3 where installed, else attn_implementation="sdpa"',
+        applicability=Applicability.UNSAFE,
+    )
     fact = "§4c; [F2]"
-    triggers = ("flash_attention_3",)
-    effort_hours = 0.1
+    parsing = Parsing(triggers=("flash_attention_3",))
     values_key = "fa3"
     valid = [
         Valid('model = AutoModel.from_pretrained(name, attn_implementation="flash_attention_2")\n'),

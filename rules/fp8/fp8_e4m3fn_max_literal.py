@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._file_ast import file_text
 from .._rocm_guards import unreachable_on_rocm
@@ -90,18 +90,19 @@ class Fp8E4m3MaxLiteral(PythonRule):
     name = "fp8-e4m3fn-max-literal"
     category = "fp8"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(
+        consequence="crash-path", aggregate="file", targets=("gfx942",), effort_hours=0.25
+    )
     message = "448 is the e4m3fn maximum; MI300X's float8_e4m3fnuz tops out at 240"
     fact = "§8 maxima, rewrite rule, block-scaled formats; §10.4; [V][H4][L4][MX1][MX2][MX3]"
-    triggers = ("float8_e4m3fn",)
-    silenced_by = BLOCK_SCALED
-    requires_imports = (E4M3FN,)
-    targets = ("gfx942",)
-    effort_hours = 0.25
     # the literals' statements besides the dtype's; the rest is read from the whole file
-    parse_scope = "statement"
-    scope_triggers = ("448",)
+    parsing = Parsing(
+        triggers=("float8_e4m3fn",),
+        silenced_by=BLOCK_SCALED,
+        requires_imports=(E4M3FN,),
+        scope="statement",
+        scope_triggers=("448",),
+    )
     valid = [
         Valid("import torch\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n"),
         Valid("import torch\nFP8_MAX = 448.0\nx = torch.zeros(2).to(torch.bfloat16)\n"),

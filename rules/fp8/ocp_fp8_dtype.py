@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import BLOCK_SCALED, OCP, compute_refs, names_fnuz
@@ -80,18 +80,19 @@ class OcpFp8Dtype(PythonRule):
     name = "ocp-fp8-dtype"
     category = "fp8"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(
+        consequence="crash-path", aggregate="file", targets=("gfx942",), effort_hours=1.0
+    )
     message = "OCP FP8 dtype: MI300X (gfx942) supports only FNUZ FP8 (`float8_e4m3fnuz`)"
     fact = "§8 dtypes, hardware, rewrite rule, block-scaled formats; §10.4; [H4][L4][L5][MX2]"
-    triggers = ("float8_e4m3fn", "float8_e5m2")
-    silenced_by = BLOCK_SCALED
-    requires_imports = tuple(sorted(OCP))
-    targets = ("gfx942",)
-    effort_hours = 1.0
     # what a finding needs beyond its statement (an FNUZ dtype, a kernel, a GPU, a table's
     # uses, a called function's parameters) is read from the whole file
-    parse_scope = "statement"
+    parsing = Parsing(
+        triggers=("float8_e4m3fn", "float8_e5m2"),
+        silenced_by=BLOCK_SCALED,
+        requires_imports=tuple(sorted(OCP)),
+        scope="statement",
+    )
     valid = [
         Valid(
             "import torch\n"

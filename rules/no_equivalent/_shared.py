@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from migrator.api import Problem, PythonContext
+from migrator.api import Impact, Parsing, Problem, PythonContext
 from migrator.api.syntax import dotted_name
 
 from .._gpu_tools_util import IMPORT_GUARDS, ScopeTracking
@@ -34,30 +34,31 @@ def _is_main_check(test: cst.BaseExpression) -> bool:
     )
 
 
-class _NoEquivalentImport(ScopeTracking):
+class _NoEquivalentImport(ScopeTracking, abstract=True):
     """Finds imports (and ``numba.cuda`` attribute uses) of packages without a ROCm build and
     reports those whose import is unconditional (``unconditional = True``) or optional."""
 
-    abstract = True
     unconditional: ClassVar[bool]
     #: one package imported several ways in one file is one problem (grouped by package)
-    aggregate: ClassVar[str] = "file"
-    parse_scope = "statement"
-    category = "no-rocm-equivalent"
-    fact = "§9 tensorrt, pycuda/cuda-python, numba.cuda, nvidia-dali rows; [R1][K3]"
-    triggers = (
-        "tensorrt",
-        "pycuda",
-        "import cuda",
-        "from cuda",
-        "numba",
-        "nvidia.dali",
-        "import dali",
-    )
+    impact = Impact(aggregate="file")
     # its findings are import statements, and the first `numba.cuda` use through `import numba`
     # (that trigger is read with the uses of the names its import binds)
-    statement_requires = ("import",)
-    unpaired_triggers = ("numba",)
+    parsing = Parsing(
+        scope="statement",
+        triggers=(
+            "tensorrt",
+            "pycuda",
+            "import cuda",
+            "from cuda",
+            "numba",
+            "nvidia.dali",
+            "import dali",
+        ),
+        statement_requires=("import",),
+        unpaired_triggers=("numba",),
+    )
+    category = "no-rocm-equivalent"
+    fact = "§9 tensorrt, pycuda/cuda-python, numba.cuda, nvidia-dali rows; [R1][K3]"
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)

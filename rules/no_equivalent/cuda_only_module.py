@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 from migrator.api.reach import CUDA_ONLY_PROBLEM, toolkit_of, toolkits
 from migrator.api.syntax import dotted_name
 
@@ -73,20 +73,21 @@ class CudaOnlyModule(PythonRule):
     """
 
     code = "ROC902"
-    parse_scope = "statement"
+    # its findings are import statements
+    parsing = Parsing(
+        scope="statement",
+        triggers=("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt", "msamp"),
+        statement_requires=("import",),
+    )
     name = "cuda-only-module"
     category = "no-rocm-equivalent"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    #: The engine (``migrator.reach.cuda_only``) merges these findings per folder by this key.
+    impact = Impact(
+        consequence="crash-path", effort_hours=8.0, blocker=True, problem=CUDA_ONLY_PROBLEM
+    )
     message = "This module is written on a CUDA-only kernel toolkit and never runs on ROCm"
     fact = "§9 cutlass, cutile, pycuda/cuda-python, tensorrt, ms-amp rows; [K3][K6][K7]"
-    triggers = ("cutlass", "import cuda", "from cuda", "pycuda", "tensorrt", "msamp")
-    # its findings are import statements
-    statement_requires = ("import",)
-    effort_hours = 8.0
-    blocker = True
-    #: The engine (``migrator.reach.cuda_only``) merges these findings per folder by this key.
-    problem = CUDA_ONLY_PROBLEM
     valid = [
         Valid("try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n"),
         Valid("def compile_kernel():\n    import cutlass.cute as cute\n    return cute\n"),

@@ -4,7 +4,7 @@ NVIDIA GPUs."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Severity, Valid
 
 from ._shared import _NoEquivalentImport
 
@@ -44,11 +44,8 @@ class NoRocmEquivalentImport(_NoEquivalentImport):
     code = "ROC900"
     name = "no-rocm-equivalent-import"
     severity = Severity.ERROR
-    consequence = "crash-import"
-    port = True
+    impact = Impact(consequence="crash-import", port=True, effort_hours=8.0, blocker=True)
     message = "This package has no ROCm build; the import fails on ROCm"
-    effort_hours = 8.0
-    blocker = True
     unconditional = True
     valid = [
         Valid("try:\n    import tensorrt as trt\nexcept ImportError:\n    trt = None\n"),

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Severity, Valid
 
 from ._shared import _NoEquivalentImport
 
@@ -39,9 +39,8 @@ class OptionalNoRocmEquivalentImport(_NoEquivalentImport):
     code = "ROC901"
     name = "optional-no-rocm-equivalent-import"
     severity = Severity.WARNING
-    consequence = "performance"
+    impact = Impact(consequence="performance", effort_hours=4.0)
     message = "This optional package has no ROCm build; its code path is unavailable on ROCm"
-    effort_hours = 4.0
     unconditional = False
     valid = [
         Valid("import tensorrt\n"),

@@ -19,11 +19,9 @@ def _data() -> dict[str, Any]:
     return data
 
 
-class _ApexRewrite(PythonRule):
+class _ApexRewrite(PythonRule, abstract=True):
     """Shared reporting for the apex → torch rewrites: import removal and the check that the
     apex class is not also referenced outside calls (``isinstance``), where no fix is offered."""
-
-    abstract = True
 
     def _decline(self, node: cst.Call, short: str, reason: str) -> None:
         """Report the apex class ``short`` without a fix, saying why it is not rewritten."""

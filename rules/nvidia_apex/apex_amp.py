@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from migrator.api import Invalid, QualifiedCallRule, Severity, Valid
+from migrator.api import Impact, Invalid, QualifiedCallRule, Severity, Valid
 
 from ._shared import _data
 
@@ -53,8 +53,7 @@ class ApexAmp(QualifiedCallRule):
     name = "apex-amp"
     category = "apex"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(consequence="crash-path", aggregate="scope", effort_hours=2.0)
     message = "apex.amp needs a ROCm/apex build (removed from NVIDIA apex); migrate to torch.amp"
     fact = "§5 apex.amp row; [AP3][AP2]"
     #: Every ``apex.amp`` call, with the migration note of those the table names.
@@ -65,7 +64,6 @@ class ApexAmp(QualifiedCallRule):
             for short, note in _AMP["notes"].items()
         },
     }
-    effort_hours = 2.0
     valid = [
         Valid("import torch\nscaler = torch.amp.GradScaler('cuda')\n"),
         Valid("from torch.cuda import amp\nwith amp.autocast():\n    pass\n"),

@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from .._arguments import as_keyword, as_positional, bind_arguments, new_keyword, relayout
 from .._imports import (
@@ -69,14 +69,14 @@ class ApexFusedAdam(_ApexRewrite):
     name = "apex-fused-adam"
     category = "apex"
     severity = Severity.WARNING
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.3)
     message = "apex needs a ROCm/apex source build; torch.optim has fused Adam/AdamW on ROCm"
-    fix_title = "Use `torch.optim.AdamW(..., fused=True)` (or Adam for adam_w_mode=False)"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Use `torch.optim.AdamW(..., fused=True)` (or Adam for adam_w_mode=False)",
+        applicability=Applicability.UNSAFE,
+    )
     fact = "§5 apex.optimizers.FusedAdam row; [AP1][O1][O2]"
-    triggers = ("apex",)
-    parse_scope = "statement"
-    effort_hours = 0.3
+    parsing = Parsing(triggers=("apex",), scope="statement")
     valid = [
         Valid("import torch\nopt = torch.optim.AdamW(params, lr=1e-4, fused=True)\n"),
         Valid("from deepspeed.ops.adam import FusedAdam\nopt = FusedAdam(params)\n"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, Severity, Valid
+from migrator.api import Applicability, Fixing, Impact, Invalid, Parsing, Severity, Valid
 
 from .._arguments import bind_arguments, new_keyword, relayout
 from .._imports import (
@@ -66,18 +66,18 @@ class ApexFusedNorm(_ApexRewrite):
     """
 
     code = "ROC500"
-    fix_requires = {"torch": "2.4"}  # torch.nn.RMSNorm
+    fix = Fixing(
+        requires={"torch": "2.4"},
+        title="Use `torch.nn.LayerNorm` / `torch.nn.RMSNorm` (explicit eps)",
+        applicability=Applicability.UNSAFE,
+    )
     name = "apex-fused-norm"
     category = "apex"
     severity = Severity.WARNING
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.2)
     message = "apex needs a ROCm/apex source build; torch.nn has the same normalization"
-    fix_title = "Use `torch.nn.LayerNorm` / `torch.nn.RMSNorm` (explicit eps)"
-    applicability = Applicability.UNSAFE
     fact = "§5 apex.normalization rows; [AP1][AP2][N1]"
-    triggers = ("apex",)
-    parse_scope = "statement"
-    effort_hours = 0.2
+    parsing = Parsing(triggers=("apex",), scope="statement")
     valid = [
         Valid(  # where apex is missing the handler's own class runs: a portable fallback
             "import torch\n"

@@ -3,7 +3,7 @@ ImportError:` or an `if`."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from .._imports import UnguardedPackageImport
 from ._shared import _data
@@ -39,15 +39,16 @@ class ApexHardImport(UnguardedPackageImport):
     name = "apex-hard-import"
     category = "apex"
     severity = Severity.WARNING
-    consequence = "crash-import"
-    aggregate = "file"
     #: the file's uses of the package that offer no fix are sites of this import (one problem)
-    problem = "apex-unguarded-import"
+    impact = Impact(
+        consequence="crash-import",
+        aggregate="file",
+        problem="apex-unguarded-import",
+        effort_hours=1.0,
+    )
     message = "unguarded apex import: apex must be built from ROCm/apex (PyPI `apex` is unrelated)"
     fact = "§5 apex rows; [AP2]"
-    triggers = ("apex",)
-    parse_scope = "statement"
-    effort_hours = 1.0
+    parsing = Parsing(triggers=("apex",), scope="statement")
     valid = [
         Valid("try:\n    import apex\nexcept ImportError:\n    apex = None\n"),
         Valid("import apexpy\nfrom my.apex import thing\n"),

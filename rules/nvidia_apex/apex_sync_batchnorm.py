@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 
 from .._arguments import bind_arguments, relayout
 from .._imports import (
@@ -57,15 +67,11 @@ class ApexSyncBatchNorm(PythonRule):
     name = "apex-sync-batchnorm"
     category = "apex"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(consequence="crash-path", aggregate="scope", effort_hours=0.3)
     message = "apex SyncBatchNorm is listed unsupported on ROCm; torch.nn.SyncBatchNorm works"
-    fix_title = "Use `torch.nn.SyncBatchNorm`"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(title="Use `torch.nn.SyncBatchNorm`", applicability=Applicability.UNSAFE)
     fact = "§5 APEX batch norm row; [R1]"
-    triggers = ("apex",)
-    parse_scope = "statement"
-    effort_hours = 0.3
+    parsing = Parsing(triggers=("apex",), scope="statement")
     valid = [
         Valid("import torch\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"),
         Valid(

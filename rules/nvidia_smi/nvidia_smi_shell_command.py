@@ -6,7 +6,18 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, Problem, Rewrite, Severity, TextRule, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    Problem,
+    Rewrite,
+    Severity,
+    TextRule,
+    Valid,
+)
 
 from .._shell import command_args, command_position, in_quotes, iter_lines
 from ._shared import _FACT, _message, suggest
@@ -115,15 +126,17 @@ class NvidiaSmiShellCommand(TextRule):
     name = "nvidia-smi-shell-command"
     category = "nvidia-smi"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=0.5)
     message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
-    fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Fall back to the matching amd-smi command when nvidia-smi is absent",
+        applicability=Applicability.UNSAFE,
+    )
     fact = _FACT
-    triggers = ("nvidia-smi",)
-    file_kinds = frozenset({"shell", "dockerfile", "compose", "ci-yaml"})
-    effort_hours = 0.5
+    parsing = Parsing(
+        triggers=("nvidia-smi",),
+        file_kinds=frozenset({"shell", "dockerfile", "compose", "ci-yaml"}),
+    )
     valid = [
         Valid("# check GPUs with nvidia-smi\namd-smi list\n", path="run.sh"),
         Valid('echo "install nvidia-smi first"\n', path="run.sh"),

@@ -9,7 +9,10 @@ import libcst as cst
 
 from migrator.api import (
     Applicability,
+    Fixing,
+    Impact,
     Invalid,
+    Parsing,
     PythonContext,
     PythonRule,
     Rewrite,
@@ -194,17 +197,16 @@ class NvidiaSmiSubprocess(PythonRule):
     name = "nvidia-smi-subprocess"
     category = "nvidia-smi"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(consequence="crash-path", aggregate="scope", effort_hours=1.0)
     message = "`nvidia-smi` does not exist on ROCm; use `amd-smi`"
-    fix_title = "Fall back to the matching amd-smi command when nvidia-smi is absent"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Fall back to the matching amd-smi command when nvidia-smi is absent",
+        applicability=Applicability.UNSAFE,
+    )
     fact = _FACT
-    triggers = ("nvidia-smi",)
     # the program reaches a command through module-level constants and helpers, and a helper's
     # callers decide whether it runs: the top-level statements connected by module-level names
-    parse_scope = "names"
-    effort_hours = 1.0
+    parsing = Parsing(triggers=("nvidia-smi",), scope="names")
     valid = [
         Valid(  # a helper called only when the GPU's name says NVIDIA; AMD has its own branch
             "import subprocess\n"

@@ -29,11 +29,9 @@ def _imports_amdsmi(ctx: PythonContext) -> bool:
     return any(module.split(".", 1)[0] == "amdsmi" for module in ctx.imports.modules)
 
 
-class _NvmlResolver(PythonRule):
+class _NvmlResolver(PythonRule, abstract=True):
     """Resolves a call to the NVML function it names, through the file's imports (including
     ``from pynvml import *`` when the module does not redefine the name)."""
-
-    abstract = True
 
     def __init__(self, ctx: PythonContext) -> None:
         super().__init__(ctx)

@@ -11,7 +11,10 @@ import libcst as cst
 from migrator.api import (
     NO_PROBLEM,
     Applicability,
+    Fixing,
+    Impact,
     Invalid,
+    Parsing,
     Problem,
     PythonContext,
     Rewrite,
@@ -188,14 +191,13 @@ class NvmlDeviceQuery(_NvmlResolver):
     name = "nvml-device-query"
     category = "nvml"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(consequence="crash-path", aggregate="scope", effort_hours=0.5)
     message = "NVML query fails on ROCm; use torch.cuda telemetry or amdsmi"
-    fix_title = "Use the portable torch.cuda telemetry call"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Use the portable torch.cuda telemetry call", applicability=Applicability.UNSAFE
+    )
     fact = "§3a, §3b; [A1][A2][P2]"
-    triggers = ("nvml",)
-    effort_hours = 0.5
+    parsing = Parsing(triggers=("nvml",))
     valid = [
         Valid(  # a block in the handler: its simple statements are read, the block skipped
             "import torch\npynvml = None\n\ndef init():\n    global pynvml\n    try:\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonContext, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Problem, PythonContext, Severity, Valid
 from migrator.api.syntax import dotted_name
 
 from .._gpu_tools_util import ScopeTracking
@@ -54,16 +54,16 @@ class NvmlImport(ScopeTracking):
     name = "nvml-import"
     category = "nvml"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "file"
+    impact = Impact(consequence="crash-path", aggregate="file", effort_hours=2.0)
     message = "NVML bindings talk only to the NVIDIA driver; on ROCm every NVML call fails"
     fact = "§3a, §3b dependency row, §9 pynvml row; [A1][P2]"
-    triggers = ("pynvml", "py3nvml", "nvidia_smi")
     # the imports, and the module-level `nvmlInit()` calls (through `from pynvml import *` too,
     # with a module-level definition of that name) that make importing the module fail
-    parse_scope = "statement"
-    scope_triggers = ("nvmlInit",)
-    effort_hours = 2.0
+    parsing = Parsing(
+        triggers=("pynvml", "py3nvml", "nvidia_smi"),
+        scope="statement",
+        scope_triggers=("nvmlInit",),
+    )
     valid = [
         Valid("import amdsmi\n\namdsmi.amdsmi_init()\n"),
         Valid('"""Uses pynvml when present."""\nimport torch\n'),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, Problem, PythonContext, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Problem, PythonContext, Severity, Valid
 
 from .._gpu_tools_util import ScopeTracking
 from ._shared import (
@@ -60,11 +60,10 @@ class NvmlInitUnguarded(ScopeTracking, _NvmlResolver):
     name = "nvml-init-unguarded"
     category = "nvml"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=1.0)
     message = "`nvmlInit()` raises NVMLError_LibraryNotFound on ROCm (no NVML library)"
     fact = "§3a nvmlInit row, §10 item 2; [A1][P2]"
-    triggers = ("nvmlInit",)
-    effort_hours = 1.0
+    parsing = Parsing(triggers=("nvmlInit",))
     valid = [
         Valid(
             "import pynvml\n\ntry:\n    pynvml.nvmlInit()\nexcept pynvml.NVMLError:\n"

@@ -7,7 +7,18 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonContext,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 from migrator.api.syntax import arg, string_value
 
 from ._shared import _AMD_EPS, _FACT, _MIGRAPHX, _NVIDIA_EPS
@@ -87,18 +98,19 @@ class OrtCudaExecutionProvider(PythonRule):
     """
 
     code = "ROC850"
-    parse_scope = "definition"
+    parsing = Parsing(
+        scope="definition", triggers=("CUDAExecutionProvider", "TensorrtExecutionProvider")
+    )
     name = "ort-cuda-execution-provider"
     category = "onnxruntime"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
-    aggregate = "scope"
+    impact = Impact(consequence="cpu-fallback", aggregate="scope", effort_hours=1.0)
     message = "ONNX Runtime has no CUDA/TensorRT provider on AMD GPUs; the model runs on CPU"
-    fix_title = "Put `MIGraphXExecutionProvider` first in the provider list"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Put `MIGraphXExecutionProvider` first in the provider list",
+        applicability=Applicability.UNSAFE,
+    )
     fact = _FACT
-    triggers = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
-    effort_hours = 1.0
     valid = [
         Valid(
             'import onnxruntime as ort\n\nsess = ort.InferenceSession("m.onnx", '

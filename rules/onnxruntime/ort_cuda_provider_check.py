@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonContext, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonContext, PythonRule, Severity, Valid
 from migrator.api.syntax import string_value, syntax_children
 
 from ._shared import _AMD_EPS, _FACT, _MIGRAPHX, _NVIDIA_EPS
@@ -45,16 +45,13 @@ class OrtCudaProviderCheck(PythonRule):
     """
 
     code = "ROC851"
-    parse_scope = "names"
+    parsing = Parsing(scope="names", triggers=("onnxruntime",))
     name = "ort-cuda-provider-check"
     category = "onnxruntime"
     severity = Severity.ERROR
-    consequence = "cpu-fallback"
-    aggregate = "scope"
+    impact = Impact(consequence="cpu-fallback", aggregate="scope", effort_hours=0.5)
     message = "This ONNX Runtime GPU check is false on AMD GPUs; the CPU path runs"
     fact = _FACT
-    triggers = ("onnxruntime",)
-    effort_hours = 0.5
     valid = [
         Valid(
             "import onnxruntime as ort\n\nok = 'MIGraphXExecutionProvider' in "

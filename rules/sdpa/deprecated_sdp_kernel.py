@@ -7,7 +7,18 @@ from typing import cast
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonContext, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonContext,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 
 from .._tree import Tree, bound_at_module_level, is_load_name, tree
 from ._shared import _BACKEND_PREFIXES, SDP_BACKEND, SDP_KERNEL, SDPA_KERNEL, sdp_kernel_backends
@@ -85,15 +96,15 @@ class DeprecatedSdpKernel(PythonRule):
     name = "deprecated-sdp-kernel"
     category = "sdpa"
     severity = Severity.HYGIENE
-    consequence = "hygiene"
-    aggregate = "file"
+    impact = Impact(consequence="hygiene", aggregate="file", effort_hours=0.1)
     message = "`torch.backends.cuda.sdp_kernel` is deprecated: use `torch.nn.attention.sdpa_kernel`"
-    fix_title = "Use `sdpa_kernel([...])` with the same backends"
-    applicability = Applicability.SAFE
+    fix = Fixing(
+        title="Use `sdpa_kernel([...])` with the same backends",
+        applicability=Applicability.SAFE,
+        requires={"torch": "2.3"},
+    )
     fact = "§2 sdp_kernel row; [V][P7]"
-    fix_requires = {"torch": "2.3"}
-    triggers = ("sdp_kernel",)
-    effort_hours = 0.1
+    parsing = Parsing(triggers=("sdp_kernel",))
     valid = [
         Valid(
             "from torch.nn.attention import SDPBackend, sdpa_kernel\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _selections
@@ -46,15 +46,13 @@ class SdpaCudnnOnly(PythonRule):
     name = "sdpa-cudnn-only"
     category = "sdpa"
     severity = Severity.ERROR
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(consequence="crash-path", aggregate="scope", effort_hours=0.25)
     message = (
         "only cuDNN attention is allowed: ROCm has no cuDNN attention backend, so "
         "scaled_dot_product_attention raises 'No available kernel'"
     )
     fact = "§2 SDPBackend.CUDNN_ATTENTION row; §10.6; [G3]"
-    triggers = ("CUDNN_ATTENTION", "sdp_kernel", "enable_cudnn_sdp")
-    effort_hours = 0.25
+    parsing = Parsing(triggers=("CUDNN_ATTENTION", "sdp_kernel", "enable_cudnn_sdp"))
     valid = [
         Valid(
             "from torch.nn.attention import SDPBackend, sdpa_kernel\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._tree import tree
 from ._shared import _selections
@@ -58,8 +58,12 @@ class SdpaNoMathFallback(PythonRule):
     name = "sdpa-no-math-fallback"
     category = "sdpa"
     severity = Severity.HYGIENE
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(
+        consequence="crash-path",
+        aggregate="scope",
+        targets=("gfx908", "gfx1100", "gfx1101", "gfx1150", "gfx1151", "gfx1200"),
+        effort_hours=0.25,
+    )
     message = (
         "SDPA restricted to fused kernels without the math fallback: works on MI200/MI300/MI350 "
         "(AOTriton); raises 'No available kernel' on AMD GPUs AOTriton does not cover"
@@ -68,9 +72,7 @@ class SdpaNoMathFallback(PythonRule):
         "§2 SDPA flash/mem-efficient row; §6 TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL; §10.6; "
         "[P8][P10]"
     )
-    triggers = ("sdp_kernel", "sdpa_kernel", "enable_math_sdp")
-    targets = ("gfx908", "gfx1100", "gfx1101", "gfx1150", "gfx1151", "gfx1200")
-    effort_hours = 0.25
+    parsing = Parsing(triggers=("sdp_kernel", "sdpa_kernel", "enable_math_sdp"))
     valid = [
         Valid(
             "from torch.nn.attention import SDPBackend, sdpa_kernel\n"

@@ -9,7 +9,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from .._literals import is_literal
 from ._shared import _FACT, _MESSAGE
@@ -65,15 +65,13 @@ class TrainerTf32Argument(PythonRule):
     """
 
     code = "ROC142"
-    parse_scope = "statement"
+    parsing = Parsing(scope="statement", triggers=("tf32",))
     name = "trainer-tf32-argument"
     category = "tf32"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.25)
     message = _MESSAGE
     fact = _FACT
-    triggers = ("tf32",)
-    effort_hours = 0.25
     valid = [
         Valid("from transformers import TrainingArguments\nTrainingArguments('o', tf32=False)\n"),
         Valid("from transformers import TrainingArguments\nTrainingArguments('o', bf16=True)\n"),

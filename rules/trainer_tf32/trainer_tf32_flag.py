@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 from ._shared import _FACT, _MESSAGE
@@ -43,12 +43,12 @@ class TrainerTf32Flag(TextRule):
     name = "trainer-tf32-flag"
     category = "tf32"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(consequence="crash-path", effort_hours=0.25)
     message = _MESSAGE.replace("`tf32=True`", "`--tf32 True`")
     fact = _FACT
-    triggers = ("--tf32",)
-    file_kinds = frozenset({"shell", "dockerfile", "ci-yaml"})
-    effort_hours = 0.25
+    parsing = Parsing(
+        triggers=("--tf32",), file_kinds=frozenset({"shell", "dockerfile", "ci-yaml"})
+    )
     valid = [
         Valid("python train.py --tf32 False --bf16 True\n", path="train.sh"),
         Valid("# python train.py --tf32 True\n", path="train.sh"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 from migrator.api.syntax import literal_value
 
 from .._rocm_guards import unreachable_on_rocm
@@ -67,20 +67,24 @@ class HardcodedWarpSize(PythonRule):
 
     code = "ROC301"
     # reads the statement around each literal 32 (and the guards the engine keeps around it)
-    parse_scope = "statement"
+    # the statement holding a finding also holds its literal 32, spelled `32`, `3_2` or with
+    # a base prefix (`0x20`, `0o40`, `0b100000`)
+    parsing = Parsing(
+        scope="statement",
+        triggers=("warp", "Warp", "WARP"),
+        statement_requires=("32", "3_2", "0x", "0X", "0o", "0O", "0b", "0B"),
+    )
     name = "hardcoded-warp-size"
     category = "warp-size"
     severity = Severity.WARNING
-    consequence = "crash-path"
-    aggregate = "scope"
+    impact = Impact(
+        consequence="crash-path",
+        aggregate="scope",
+        targets=("gfx90a", "gfx942", "gfx950"),
+        effort_hours=1.0,
+    )
     message = "warp size hard-coded to 32: AMD CDNA GPUs (MI300X) run 64-lane wavefronts"
     fact = "§0 wave size; §1 warp_size row; §7 custom Triton kernels; §10.3; [D2][T1][H3]"
-    triggers = ("warp", "Warp", "WARP")
-    # the statement holding a finding also holds its literal 32, spelled `32`, `3_2` or with
-    # a base prefix (`0x20`, `0o40`, `0b100000`)
-    statement_requires = ("32", "3_2", "0x", "0X", "0o", "0O", "0b", "0B")
-    targets = ("gfx90a", "gfx942", "gfx950")
-    effort_hours = 1.0
     valid = [
         Valid("import torch\nWARP_SIZE = torch.cuda.get_device_properties(0).warp_size\n"),
         Valid("NUM_WARPS = 32\nconfig = dict(num_warps=32)\n"),

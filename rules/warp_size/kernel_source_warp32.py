@@ -9,7 +9,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid, load_table
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid, load_table
 from migrator.api.syntax import arg
 
 from .._rocm_guards import unreachable_on_rocm
@@ -153,23 +153,25 @@ class KernelSourceWarp32(PythonRule):
     name = "kernel-source-warp32"
     category = "warp-size"
     severity = Severity.ERROR
-    consequence = "crash-path"
+    impact = Impact(
+        consequence="crash-path", targets=("gfx90a", "gfx942", "gfx950"), effort_hours=2.0
+    )
     message = "CUDA kernel source assumes 32-lane warps: AMD CDNA wavefronts have 64 lanes"
     fact = "§7 warp code row; §10.3; §10.11; [H3][P1]"
-    triggers = (
-        "0xffffffff",
-        "0xFFFFFFFF",
-        "__shfl",
-        "__ballot",
-        "_sync(",
-        "WARP_SIZE",
-        "warpSize",
-        "warp_size",
-    )
     # every finding is a string marked as kernel source, or one handed to a kernel compiler
-    requires = ("__global__", "__device__", *kernel_compilers())
-    targets = ("gfx90a", "gfx942", "gfx950")
-    effort_hours = 2.0
+    parsing = Parsing(
+        triggers=(
+            "0xffffffff",
+            "0xFFFFFFFF",
+            "__shfl",
+            "__ballot",
+            "_sync(",
+            "WARP_SIZE",
+            "warpSize",
+            "warp_size",
+        ),
+        requires=("__global__", "__device__", *kernel_compilers()),
+    )
     valid = [
         Valid(
             "import cupy as cp\nk = cp.RawKernel(r'''extern \"C\" __global__ void f(float* x) {\n"

@@ -5,8 +5,18 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Applicability, Invalid, KernelRule, Rewrite, Severity, Valid
-from migrator.api.knowledge import scanned_project
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    KernelRule,
+    Parsing,
+    Rewrite,
+    Severity,
+    Valid,
+)
+from migrator.api.knowledge import ProjectFacts
 
 #: Warp-synchronous intrinsics that take a lane mask first.
 SYNC_INTRINSICS = frozenset(
@@ -44,8 +54,11 @@ _NARROW_BALLOT = re.compile(
 )
 
 
-def full_32bit_mask(argument: str, defines: dict[str, tuple[str, int]]) -> bool:
-    """Whether a mask argument is the 32-lane full mask, literally or through a macro."""
+def full_32bit_mask(
+    argument: str, defines: dict[str, tuple[str, int]], facts: ProjectFacts | None
+) -> bool:
+    """Whether a mask argument is the 32-lane full mask, literally or through a macro (of the
+    file's ``defines``, or of the project's, from its ``facts``)."""
     text = argument.strip()
     for _ in range(4):
         if _FULL_32.match(text) or _CAST_32.match(text):
@@ -53,15 +66,14 @@ def full_32bit_mask(argument: str, defines: dict[str, tuple[str, int]]) -> bool:
         if _MASK_NAME.match(text) and text in defines:
             text = defines[text][0].strip()
             continue
-        if _MASK_NAME.match(text) and text in _project_masks():
+        if _MASK_NAME.match(text) and text in _project_masks(facts):
             return True  # defined as the full mask in another of the project's headers
         return bool(_MASK_NAME.match(text) and _FULL_MASK_NAME.match(text))
     return False
 
 
-def _project_masks() -> frozenset[str]:
+def _project_masks(facts: ProjectFacts | None) -> frozenset[str]:
     """The project's macros defined, in whichever header, as the 32-lane full mask."""
-    facts = scanned_project()
     return frozenset(facts.full_mask_macros) if facts is not None else frozenset()
 
 
@@ -159,18 +171,18 @@ class LaneMask32bit(KernelRule):
     - `docs/rocm-facts.md` §7 warp code; HIP kernel language (warp cross-lane functions)
     """
 
-    fix_title = "Define the mask as 64-bit on ROCm, unchanged for NVIDIA"
-    applicability = Applicability.SAFE
+    fix = Fixing(
+        title="Define the mask as 64-bit on ROCm, unchanged for NVIDIA",
+        applicability=Applicability.SAFE,
+    )
     code = "ROC303"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(aggregate="file", effort_hours=0.5, consequence="crash-import")
     name = "lane-mask-32bit"
     category = "warp-size"
     severity = Severity.WARNING
     message = "32-bit lane mask: HIP masks are 64-bit (64-lane wavefronts on CDNA); use a 64-bit mask on ROCm"
     fact = "§7 warp code; [H3][H7]"
-    triggers = ("_sync", "__activemask", "__ballot", "0xffffffff", "0xFFFFFFFF")
-    effort_hours = 0.5
-    consequence = "crash-import"
+    parsing = Parsing(triggers=("_sync", "__activemask", "__ballot", "0xffffffff", "0xFFFFFFFF"))
     valid = [
         Valid("v += __shfl_xor_sync(0xffffffffffffffffull, v, 1);\n", path="k.cu"),
         Valid(
@@ -226,14 +238,14 @@ class LaneMask32bit(KernelRule):
         source = view.source
         defines = source.defines()
         lines: set[int] = set()
-        facts = scanned_project()
+        facts = self.ctx.project
         shimmed = frozenset(facts.intrinsic_shims) if facts is not None else frozenset()
         for call in source.calls():
             if call.callee not in SYNC_INTRINSICS or not call.arguments:
                 continue
             if call.callee in shimmed:
                 continue  # the project's ROCm definition of the intrinsic decides the mask
-            if full_32bit_mask(call.arguments[0], defines):
+            if full_32bit_mask(call.arguments[0], defines, facts):
                 lines.add(source.line_of(call.start))
                 self.report_bytes((call.start, call.end))
         for node in source.nodes("init_declarator"):

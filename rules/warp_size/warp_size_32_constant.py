@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from migrator.api import Invalid, KernelRule, Severity, Valid
+from migrator.api import Impact, Invalid, KernelRule, Parsing, Severity, Valid
 
 from .lane_mask_32bit import full_32bit_mask
 
@@ -172,7 +172,9 @@ class WarpSize32Constant(KernelRule):
     Flags the warp size written as the number 32 in code hipcc compiles for AMD: a macro or
     constant named for the warp size set to 32 (`#define WARP_SIZE 32`,
     `constexpr int kWarpSize = 32`), lane and warp ids computed from thread ids with `& 31`,
-    `% 32`, `/ 32` or `>> 5`, shuffles with an explicit width of 32, shuffle reductions whose
+    `% 32`, `/ 32` or `>> 5` (named so, or `threadIdx.x % 32` anywhere in a file with warp
+    matrix code: WMMA, `mma.sync`, `ldmatrix`, where it is the lane of a fragment layout),
+    shuffles with an explicit width of 32, shuffle reductions whose
     offsets start at 16, a lane or warp index multiplied by 32 (`wi * 8 * 32`, where `wi` is
     named or commented as the warp index), and, in a file with warp matrix code (WMMA,
     `mma.sync`, `ldmatrix`), a block shaped in rows of 32 threads
@@ -202,17 +204,28 @@ class WarpSize32Constant(KernelRule):
     """
 
     code = "ROC304"
-    aggregate = "file"  # one problem per kernel file: its sites are listed with it
+    impact = Impact(aggregate="file", effort_hours=1.0, consequence="crash-path")
     name = "warp-size-32-constant"
     category = "warp-size"
     severity = Severity.WARNING
     message = "warp size hard-coded as 32: AMD CDNA wavefronts have 64 lanes; use warpSize or a per-platform constant"
     fact = "§7 warp code; [H3]"
-    triggers = ("32", "31", ">> 5", ">>5", "16")
-    requires = ("__global__", "__device__", "WARP", "warp", "Warp")
-    effort_hours = 1.0
-    consequence = "crash-path"
+    parsing = Parsing(
+        triggers=("32", "31", ">> 5", ">>5", "16"),
+        requires=("__global__", "__device__", "WARP", "warp", "Warp"),
+    )
     valid = [
+        Valid(
+            "__global__ void gn(float* s, float v) {\n"
+            "  v += __shfl_xor_sync(m, v, 1);\n"
+            "  if (threadIdx.x % 32 == 0) s[threadIdx.x / 32] = v;\n}\n",
+            path="group_norm.cu",
+        ),
+        Valid(
+            "__global__ void bins(int* x, int* out) {\n  int b = threadIdx.x % 32;\n"
+            "  atomicAdd(&out[b], x[threadIdx.x] % 32);\n}\n",
+            path="hist.cu",
+        ),
         Valid(
             "#if defined(USE_ROCM)\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n",
             path="k.cuh",
@@ -249,6 +262,17 @@ class WarpSize32Constant(KernelRule):
         ),
     ]
     invalid = [
+        Invalid(
+            "__device__ void mma(const int* a, float* c) {\n"
+            '  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 ..." : : );\n}\n'
+            "__global__ void gemm(int* a, float* c, int stride) {\n"
+            "  int a_sh_rd = stride * ((threadIdx.x % 32) % 16) + (threadIdx.x % 32) / 16;\n"
+            "  a_sh_rd += 2 * (threadIdx.x / 32);\n  mma(a + a_sh_rd, c);\n}\n",
+            path="marlin.cu",
+            line=5,
+            count=1,
+            sites=2,
+        ),
         Invalid(
             "__device__ void tile(half* act) {\n"
             "  const uint32_t li = threadIdx.x; // index in warp (lane index)\n"
@@ -315,6 +339,10 @@ class WarpSize32Constant(KernelRule):
         if _wave_aware(view.text, source):
             return
         spans: dict[int, tuple[int, int]] = {}
+        # warp matrix code gives each 32-lane warp a fragment: there ``threadIdx.x % 32`` is the
+        # lane of its layout (Marlin's ``(threadIdx.x % 32) / 4``), whatever the expression is
+        # called; beside shuffles alone it may index 32-lane groups that stay right on wave64
+        warp_matrix = bool(_WARP_MATRIX.search(view.text))
 
         def add(start: int, end: int) -> None:
             spans.setdefault(source.line_of(start), (start, end))
@@ -354,7 +382,10 @@ class WarpSize32Constant(KernelRule):
                 if (
                     (operator.type, number) in _LANE_OPS
                     and _THREAD_OPERAND.search(left_text)
-                    and _names_lane_or_warp(source, node)
+                    and (
+                        _names_lane_or_warp(source, node)
+                        or (warp_matrix and _THREAD_INDEX.match(left_text) is not None)
+                    )
                 ):
                     add(node.start_byte, node.end_byte)
                 elif _BLOCK_DIM.match(left_text) and (
@@ -374,7 +405,9 @@ class WarpSize32Constant(KernelRule):
                     callee.endswith("_sync")
                     and args
                     and full_32bit_mask(
-                        source.text(args[0].start_byte, args[0].end_byte), source.defines()
+                        source.text(args[0].start_byte, args[0].end_byte),
+                        source.defines(),
+                        self.ctx.project,
                     )
                 ):
                     continue  # ROC303 reports the 32-bit mask of this call

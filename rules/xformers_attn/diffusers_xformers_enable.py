@@ -10,7 +10,7 @@ import re
 
 import libcst as cst
 
-from migrator.api import Invalid, PythonRule, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, PythonRule, Severity, Valid
 
 from ._opt_in import _FACT, _MESSAGE
 
@@ -67,18 +67,15 @@ class DiffusersXformersEnable(PythonRule):
     code = "ROC412"
     #: the call's statement; the classes the file defines and the receiver's assignments come
     #: from the file's text
-    parse_scope = "statement"
+    parsing = Parsing(scope="statement", triggers=(_METHOD, _SET_METHOD))
     name = "diffusers-xformers-enable"
     category = "xformers"
     severity = Severity.WARNING
-    consequence = "performance"
-    message = _MESSAGE
-    fact = _FACT
-    triggers = (_METHOD, _SET_METHOD)
-    effort_hours = 0.25
     #: One script switching several modules to xformers (the UNet, then the validation
     #: pipeline) is one problem: one finding per file, the other calls as related sites.
-    aggregate = "file"
+    impact = Impact(consequence="performance", effort_hours=0.25, aggregate="file")
+    message = _MESSAGE
+    fact = _FACT
     valid = [
         Valid("pipe.enable_attention_slicing()\n"),
         Valid(

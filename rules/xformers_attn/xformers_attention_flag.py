@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.api import Invalid, Severity, TextRule, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, TextRule, Valid
 
 from .._shell import iter_lines
 from ._opt_in import _FACT, _MESSAGE
@@ -42,13 +42,12 @@ class XformersAttentionFlag(TextRule):
     name = "xformers-attention-flag"
     category = "xformers"
     severity = Severity.WARNING
-    consequence = "performance"
+    impact = Impact(consequence="performance", effort_hours=0.1, aggregate="file")
     message = _MESSAGE.replace("xformers attention switched on", "xformers attention flag")
     fact = _FACT
-    triggers = ("xformers",)
-    file_kinds = frozenset({"shell", "dockerfile", "ci-yaml"})
-    effort_hours = 0.1
-    aggregate = "file"
+    parsing = Parsing(
+        triggers=("xformers",), file_kinds=frozenset({"shell", "dockerfile", "ci-yaml"})
+    )
     valid = [
         Valid("# add --enable_xformers_memory_efficient_attention on NVIDIA\n", path="t.sh"),
         Valid("python train.py --enable_xformers_memory_efficient_attention_v2\n", path="t.sh"),

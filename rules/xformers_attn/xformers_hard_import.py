@@ -3,7 +3,7 @@ except ImportError:` or an `if` (availability check)."""
 
 from __future__ import annotations
 
-from migrator.api import Invalid, Severity, Valid
+from migrator.api import Impact, Invalid, Parsing, Severity, Valid
 
 from .._imports import UnguardedPackageImport
 from ._table import _data
@@ -36,18 +36,19 @@ class XformersHardImport(UnguardedPackageImport):
     """
 
     code = "ROC411"
-    parse_scope = "statement"
+    parsing = Parsing(scope="statement", triggers=("import xformers", "from xformers"))
     name = "xformers-hard-import"
     category = "xformers"
     severity = Severity.WARNING
-    consequence = "crash-import"
-    aggregate = "file"
     #: the file's uses of the package that offer no fix are sites of this import (one problem)
-    problem = "xformers-unguarded-import"
+    impact = Impact(
+        consequence="crash-import",
+        aggregate="file",
+        problem="xformers-unguarded-import",
+        effort_hours=1.0,
+    )
     message = "unguarded xformers import: ROCm wheels are experimental and only on xformers' index"
     fact = "§4d §9 xformers row; [X3]"
-    triggers = ("import xformers", "from xformers")
-    effort_hours = 1.0
     valid = [
         Valid("try:\n    import xformers.ops as xops\nexcept ImportError:\n    xops = None\n"),
         Valid("if is_xformers_available():\n    import xformers\n"),

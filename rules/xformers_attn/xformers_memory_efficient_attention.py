@@ -7,7 +7,17 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.api import Applicability, Invalid, PythonRule, Rewrite, Severity, Valid
+from migrator.api import (
+    Applicability,
+    Fixing,
+    Impact,
+    Invalid,
+    Parsing,
+    PythonRule,
+    Rewrite,
+    Severity,
+    Valid,
+)
 
 from .._arguments import as_keyword, bind_arguments
 from .._dispatch import dispatch, is_dispatched, optional_edits, plan
@@ -114,24 +124,26 @@ class XformersMemoryEfficientAttention(PythonRule):
     # the dispatch fix reads every use of the imported names in the file (``plan``) and the
     # function around each call of xformers (4-D evidence; a call at module level reads the
     # whole module)
-    parse_scope = "statement"
-    function_words = tuple(
-        sorted({name.rsplit(".", 1)[-1] for name in _data()["rewritable"] + _data()["manual"]})
+    parsing = Parsing(
+        scope="statement",
+        function_words=tuple(
+            sorted({name.rsplit(".", 1)[-1] for name in _data()["rewritable"] + _data()["manual"]})
+        ),
+        triggers=("import xformers", "from xformers"),
     )
     name = "xformers-memory-efficient-attention"
     category = "xformers"
     severity = Severity.WARNING
-    consequence = "performance"
-    aggregate = "scope"
+    impact = Impact(consequence="performance", aggregate="scope", effort_hours=0.5)
     message = (
         "xformers has only experimental ROCm wheels (own index); "
         "torch SDPA computes the same attention"
     )
-    fix_title = "Call `torch.nn.functional.scaled_dot_product_attention` (transposed to B,H,M,K)"
-    applicability = Applicability.UNSAFE
+    fix = Fixing(
+        title="Call `torch.nn.functional.scaled_dot_product_attention` (transposed to B,H,M,K)",
+        applicability=Applicability.UNSAFE,
+    )
     fact = "§4d; [X3][S1]"
-    triggers = ("import xformers", "from xformers")
-    effort_hours = 0.5
     valid = [
         Valid(
             "if is_xformers_available():\n"

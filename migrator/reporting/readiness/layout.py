@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from migrator.reporting.readiness.alternatives import mapped_alternatives
 from migrator.reporting.readiness.amd_evidence import (
@@ -51,6 +52,9 @@ from migrator.reporting.readiness.roles import (
     plugin_module,
     tier,
 )
+
+if TYPE_CHECKING:
+    from migrator.kernels.project import ExtensionView
 
 #: A call by name (``name(``, ``obj.name(``), not a definition.
 _CALL = re.compile(r"(?<!def )(?<![\w])(?:\w+\.)*?(\w+)\s*\(")
@@ -176,6 +180,8 @@ def kernel_roles(
         for relative in paths
     )
     built = {source for view in views for source in view.files} if library else set()
+    if not library:
+        _separate_native_builds(views, roles)
     for relative in kernel_files:
         role = by_file.get(relative, LAZY)
         if library and role != CORE and relative in built:
@@ -188,6 +194,29 @@ def kernel_roles(
         if role != CORE and plugin_module(relative):
             role = OPT_IN  # a plugin's kernels run when a user enables the plugin, as its modules
         roles[relative] = role
+
+
+def _separate_native_builds(views: Sequence[ExtensionView], roles: dict[str, str]) -> None:
+    """A CMake build whose every target is a plain native library no Python module loads, in a
+    project whose Python package builds its own extensions another way (pytorch_cluster: the
+    package's nine ``setup.py`` extensions, and a ``CMakeLists.txt`` that builds the same
+    sources into a C++ library for libtorch users) is a separate C++ deliverable: its findings
+    are work items shown apart, not the package's core path."""
+    from migrator.kernels.buildmodel import CMAKE
+
+    if not any(view.extension.kind != CMAKE for view in views):
+        return
+    by_build: dict[str, list[ExtensionView]] = {}
+    for view in views:
+        by_build.setdefault(view.extension.build, []).append(view)
+    for build, targets in by_build.items():
+        if not all(
+            view.extension.kind == CMAKE and not view.extension.python_module and not view.imports
+            for view in targets
+        ):
+            continue
+        if roles.get(build, path_role(build) or CORE) == CORE:
+            roles[build] = OPTIONAL
 
 
 #: Build files of a nested sub-project: they build what the project imports from it.

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from migrator.engine.rule_parts import Fixing, Impact, Parsing
 from migrator.model import Applicability, Finding, Severity
 
 
@@ -58,10 +59,13 @@ def meta_from_rule(rule: type) -> RuleMeta:
     doc = doc_method() if callable(doc_method) else ""
     sections = _doc_sections(doc if isinstance(doc, str) else "")
     steps = sections.get("manual migration") or sections.get("fix") or ""
-    fix_title = getattr(rule, "fix_title", None)
+    impact: Impact = getattr(rule, "impact", Impact())
+    fixing: Fixing = getattr(rule, "fix", Fixing())
+    parsing: Parsing = getattr(rule, "parsing", Parsing())
+    fix_title = fixing.title
     if not steps:
         steps = fix_title or ""
-    targets = getattr(rule, "targets", ("all",)) or ("all",)
+    targets = impact.targets or ("all",)
     code = str(getattr(rule, "code", "?"))
     return RuleMeta(
         code=code,
@@ -70,17 +74,17 @@ def meta_from_rule(rule: type) -> RuleMeta:
         severity=getattr(rule, "severity", Severity.WARNING),
         message=str(getattr(rule, "message", "")),
         fix_title=fix_title,
-        applicability=getattr(rule, "applicability", Applicability.NONE),
+        applicability=fixing.applicability,
         fact=str(getattr(rule, "fact", "")),
         targets=tuple(str(target) for target in targets),
-        effort_hours=float(getattr(rule, "effort_hours", 0.5)),
-        blocker=bool(getattr(rule, "blocker", False)),
+        effort_hours=float(impact.effort_hours),
+        blocker=impact.blocker,
         manual_steps=steps,
         references=sections.get("references", ""),
-        consequence=str(getattr(rule, "consequence", "")),
-        port=bool(getattr(rule, "port", False)),
-        per_site="cuda" in getattr(rule, "file_kinds", ()),
-        unknown=bool(getattr(rule, "unknown", False)),
+        consequence=impact.consequence,
+        port=impact.port,
+        per_site="cuda" in parsing.file_kinds,
+        unknown=impact.unknown,
     )
 
 

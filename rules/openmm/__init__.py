@@ -1,0 +1,3 @@
+"""ROC54x: OpenMM asked for a platform that AMD GPUs do not have.
+
+One rule per module."""
