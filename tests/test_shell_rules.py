@@ -205,4 +205,4 @@ def test_incomplete_fixture_hard_imports_are_blockers() -> None:
         (12, "ROC902", Severity.ERROR),
         (13, "ROC900", Severity.ERROR),
     ]
-    assert select_rules(["ROC900"], None)[0].blocker
+    assert select_rules(["ROC900"], None)[0].impact.blocker

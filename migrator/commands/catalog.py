@@ -49,12 +49,12 @@ def rule_summary(rule: Any) -> dict[str, Any]:
         "category": rule.category,
         "severity": rule.severity.label,
         "message": rule.message,
-        "fix_title": rule.fix_title,
-        "fix_safety": rule.applicability.value,
+        "fix_title": rule.fix.title,
+        "fix_safety": rule.fix.applicability.value,
         "fix_availability": rule.fix_availability(),
         "fact": rule.fact,
-        "file_kinds": sorted(rule.file_kinds),
-        "consequence": rule.consequence,
+        "file_kinds": sorted(rule.parsing.file_kinds),
+        "consequence": rule.impact.consequence,
         "preview": rule.preview,
     }
 
