@@ -3,7 +3,7 @@
 Usage: python scripts/labelled_eval.py --corpus DIR [--labels DIR] [--projects a,b] [--jobs N]
                                        [--save FILE | --load FILE] [--missed] [--json]
 
-``--labels`` is the shared folder ``labelled/`` (README.md, projects.tsv, set*-sites.tsv,
+``--labels`` is ``tests/eval/labelled/`` by default (projects.tsv, set*-sites.tsv,
 set*-misses*.tsv, set*-readiness.md); ``--corpus`` holds one folder per project, named as in
 ``projects.tsv`` and checked out at its commit by whoever runs this (the script checks out
 nothing and never writes into the corpus). For each project it runs this checkout's
@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_LABELS = Path("/work/shared/corpus/labelled")
+#: The labelled sets, kept in the repository (``tests/eval/labelled/README.md``).
+DEFAULT_LABELS = ROOT / "tests" / "eval" / "labelled"
 SETS = ("set1", "set2", "set3")
 LOUD = ("warning", "error")
 
