@@ -55,7 +55,6 @@ def _located(findings: list[dict[str, object]]) -> Located:
 
 
 async def _served(project: Path, files: list[Path]) -> dict[Path, Located]:
-    from lsprotocol import types
 
     # the tests' LSP client (pygls's own), loaded by name: it is test code, not typed as ours
     editor = importlib.import_module("tests.lsp_session").editor
@@ -63,17 +62,7 @@ async def _served(project: Path, files: list[Path]) -> dict[Path, Located]:
     async with editor(project) as session:
         for path in files:
             uri = session.open(path, path.read_text(encoding="utf-8", errors="replace"))
-            published = await session.diagnostics(uri, 1)
-            seen[path] = sorted(
-                (
-                    str(d.code),
-                    d.range.start.line + 1,
-                    d.range.start.character + 1,
-                    d.message.split(" [fix")[0],
-                )
-                for d in published.diagnostics
-                if d.severity != types.DiagnosticSeverity.Information or d.code
-            )
+            seen[path] = await session.located(uri, 1)
     return seen
 
 

@@ -49,6 +49,25 @@ class Editor:
             if params.uri == uri and (version is None or params.version == version):
                 return params
 
+    async def located(
+        self, uri: str, version: int | None = None
+    ) -> list[tuple[str, int, int, str]]:
+        """The next diagnostics of ``uri`` as ``scan`` prints findings: (rule, line, column,
+        message without the fix note), sorted; the unnamed information notes left out."""
+        from lsprotocol import types
+
+        published = await self.diagnostics(uri, version)
+        return sorted(
+            (
+                str(d.code),
+                d.range.start.line + 1,
+                d.range.start.character + 1,
+                d.message.split(" [fix")[0],
+            )
+            for d in published.diagnostics
+            if d.severity != types.DiagnosticSeverity.Information or d.code
+        )
+
     async def code_actions(self, uri: str, only: list[str] | None = None) -> list[Any]:
         from lsprotocol import types
 

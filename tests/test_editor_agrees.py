@@ -55,23 +55,12 @@ def test_server_stdin_and_scan_path_give_the_same_findings(tmp_path: Path) -> No
     assert len(files) >= 6
 
     async def session(project: Path) -> dict[Path, list[tuple[str, int, int, str]]]:
-        from lsprotocol import types
 
         seen: dict[Path, list[tuple[str, int, int, str]]] = {}
         async with editor(project) as ed:  # the project is the editor's workspace
             for _, path in [(p, f) for p, f in files if p == project]:
                 uri = ed.open(path, path.read_text())
-                published = await ed.diagnostics(uri, 1)
-                seen[path] = sorted(
-                    (
-                        str(d.code),
-                        d.range.start.line + 1,
-                        d.range.start.character + 1,
-                        d.message.split(" [fix")[0],
-                    )
-                    for d in published.diagnostics
-                    if d.severity != types.DiagnosticSeverity.Information or d.code
-                )
+                seen[path] = await ed.located(uri, 1)
         return seen
 
     # the project scanned first, as CI or a pre-commit hook does: the editor takes the sites of

@@ -204,15 +204,31 @@ def test_cmake_include_folders_and_definitions_belong_to_the_target():
     assert ops.defines == ["WITH_OPS=1", "FAST"]
 
 
-def test_a_timed_out_compiler_is_killed_with_everything_it_started(tmp_path):
-    project = _project(tmp_path / "p")
-    pids = tmp_path / "pids"
-    fake = tmp_path / "hipcc"
+def _sleeping_hipcc(folder: Path) -> tuple[Path, Path]:
+    """A fake hipcc that answers ``--version`` and otherwise starts a long sleep, writing its pid
+    to the second path returned: a compile that never ends, with a child of its own."""
+    pids = folder / "pids"
+    fake = folder / "hipcc"
     fake.write_text(
         "#!/bin/sh\ncase \"$*\" in *--version*) echo 'HIP version: 0.0-fake'; exit 0;; esac\n"
         f"sleep 120 & echo $! >> {pids}\nwait\n"
     )
     fake.chmod(0o755)
+    return fake, pids
+
+
+def _ended(pids: Path) -> bool:
+    """Whether every process whose pid ``pids`` lists is gone (or a zombie)."""
+    for pid in pids.read_text().split():
+        stat = Path(f"/proc/{pid}/stat")
+        if stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            return False
+    return True
+
+
+def test_a_timed_out_compiler_is_killed_with_everything_it_started(tmp_path):
+    project = _project(tmp_path / "p")
+    fake, pids = _sleeping_hipcc(tmp_path)
     os.environ["HIPCC"] = str(fake)
     try:
         compiler = find_compiler()
@@ -226,9 +242,7 @@ def test_a_timed_out_compiler_is_killed_with_everything_it_started(tmp_path):
     )
     assert result.status == "timeout"
     time.sleep(0.5)
-    for pid in pids.read_text().split():
-        stat = Path(f"/proc/{pid}/stat")
-        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    assert _ended(pids)
 
 
 def test_torch_through_a_project_header_compiles_on_the_prelude_and_errors_stay_the_units(
@@ -346,13 +360,7 @@ def test_a_stopped_run_ends_the_compilers_it_started(tmp_path):
     """SIGTERM to ``migrate kernels --compile`` ends the compiler groups it started (they run in
     sessions of their own, which the signal to migrate does not reach)."""
     project = _project(tmp_path / "p")
-    pids = tmp_path / "pids"
-    fake = tmp_path / "hipcc"
-    fake.write_text(
-        "#!/bin/sh\ncase \"$*\" in *--version*) echo 'HIP version: 0.0-fake'; exit 0;; esac\n"
-        f"sleep 120 & echo $! >> {pids}\nwait\n"
-    )
-    fake.chmod(0o755)
+    fake, pids = _sleeping_hipcc(tmp_path)
     migrate = subprocess.Popen(
         [sys.executable, "-m", "migrator", "kernels", str(project), "--compile", "-j", "1"]
         + ["--target", "gfx90a"],
@@ -373,6 +381,4 @@ def test_a_stopped_run_ends_the_compilers_it_started(tmp_path):
         if migrate.poll() is None:
             migrate.kill()
     time.sleep(0.5)
-    for pid in started:
-        stat = Path(f"/proc/{pid}/stat")
-        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    assert _ended(pids)
